@@ -1,0 +1,42 @@
+/**
+ * newApp(): the gateway's middleware chain, error handling and route mounting.
+ * Request order: request id → settings → (operator API | platform routes).
+ */
+import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { requestId } from 'hono/request-id';
+import { adminRoutes } from './admin/routes';
+import type { HonoEnv } from './env';
+import { GatewayError, errorResponse } from './errors';
+import { platformRoutes } from './proxy';
+import { loadSettings } from './settings';
+
+export const REQUEST_ID_HEADER = 'X-Request-ID';
+
+export function newApp(): Hono<HonoEnv> {
+  const app = new Hono<HonoEnv>();
+
+  app.use(requestId({ headerName: REQUEST_ID_HEADER, limitLength: 128 }));
+  app.use(async (c, next) => {
+    c.set('settings', loadSettings(c.env));
+    await next();
+  });
+
+  app.route('/admin', adminRoutes());
+  app.route('/', platformRoutes());
+
+  app.notFound((c) => errorResponse(c, new GatewayError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}`)));
+  app.onError((err, c) => errorResponse(c, asGatewayError(err, c.var.requestId)));
+  return app;
+}
+
+/** Anything that is not already a GatewayError is logged and hidden behind a generic 500. */
+function asGatewayError(err: unknown, requestId: string | undefined): GatewayError {
+  if (err instanceof GatewayError) return err;
+  if (err instanceof HTTPException && err.status === 413) return new GatewayError('PAYLOAD_TOO_LARGE');
+  if (err instanceof HTTPException && err.status === 400) return new GatewayError('BAD_REQUEST');
+  // Internal detail stays in the log; query strings are cut in case one carried a key.
+  const detail = err instanceof Error ? `${err.name}: ${err.message}`.replace(/\?\S*/g, '?…') : typeof err;
+  console.error(JSON.stringify({ level: 'error', event: 'unhandled', request_id: requestId, error: detail.slice(0, 300) }));
+  return new GatewayError('INTERNAL');
+}

@@ -1,0 +1,24 @@
+/** The Worker's bindings and the per-request variables, in one typed Hono env. */
+import type { RequestIdVariables } from 'hono/request-id';
+import type { Settings } from './settings';
+import type { Tenant, TokenRecord } from './tenants/types';
+
+export interface Bindings {
+  /** Tenant and token records (docs/STORAGE.md). */
+  TENANTS: KVNamespace;
+  PLATFORM_BASE_URL?: string;
+  ADMIN_TOKEN?: string;
+  UPSTREAM_TIMEOUT_MS?: string;
+  PLATFORM_AUTH_SCHEME?: string;
+  ROUTE_OVERRIDES?: string | Record<string, unknown>;
+  TENANT_MEMO_TTL_MS?: string;
+  MAX_BODY_BYTES?: string;
+}
+
+export interface Variables extends RequestIdVariables {
+  settings: Settings;
+  tenant: Tenant;
+  token: TokenRecord;
+}
+
+export type HonoEnv = { Bindings: Bindings; Variables: Variables };

@@ -1,0 +1,76 @@
+/**
+ * The one error type of the gateway and its documented code catalog
+ * (docs/ERRORS.md). Every response the gateway makes itself is the platform's
+ * `{code, msg, data}` envelope; `data` carries the request id and details.
+ */
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+export const ERRORS = {
+  BAD_REQUEST: { code: 40000, status: 400, msg: 'Bad request' },
+  VALIDATION_FAILED: { code: 40001, status: 400, msg: 'Request validation failed' },
+  INVALID_JSON: { code: 40002, status: 400, msg: 'Request body is not valid JSON' },
+  UNKNOWN_PARAMETER: { code: 40003, status: 400, msg: 'Unknown parameter' },
+  MISSING_TOKEN: { code: 40100, status: 401, msg: 'Missing gateway token' },
+  INVALID_TOKEN: { code: 40101, status: 401, msg: 'Invalid gateway token' },
+  TOKEN_REVOKED: { code: 40102, status: 401, msg: 'Gateway token has been revoked' },
+  TOKEN_EXPIRED: { code: 40103, status: 401, msg: 'Gateway token has expired' },
+  ADMIN_UNAUTHORIZED: { code: 40104, status: 401, msg: 'Invalid or missing operator token' },
+  SCOPE_REQUIRED: { code: 40300, status: 403, msg: 'Token lacks the scope this route needs' },
+  ORIGIN_NOT_ALLOWED: { code: 40301, status: 403, msg: 'Origin not allowed' },
+  TENANT_DISABLED: { code: 40302, status: 403, msg: 'Tenant is disabled' },
+  NOT_FOUND: { code: 40400, status: 404, msg: 'No such route' },
+  RESOURCE_NOT_FOUND: { code: 40401, status: 404, msg: 'Not found' },
+  ADMIN_DISABLED: { code: 40402, status: 404, msg: 'Operator API is disabled' },
+  METHOD_NOT_ALLOWED: { code: 40500, status: 405, msg: 'Method not allowed' },
+  CONFLICT: { code: 40900, status: 409, msg: 'Conflict' },
+  PAYLOAD_TOO_LARGE: { code: 41300, status: 413, msg: 'Request body too large' },
+  UNSUPPORTED_MEDIA_TYPE: { code: 41500, status: 415, msg: 'Request body must be application/json' },
+  RATE_LIMITED: { code: 42900, status: 429, msg: 'Rate limit exceeded' },
+  QUOTA_EXHAUSTED: { code: 42901, status: 429, msg: 'Quota exhausted' },
+  INTERNAL: { code: 50000, status: 500, msg: 'Internal gateway error' },
+  MISCONFIGURED: { code: 50001, status: 500, msg: 'Gateway is misconfigured' },
+  UPSTREAM_HTTP_ERROR: { code: 50200, status: 502, msg: 'Platform answered with an error status' },
+  UPSTREAM_NOT_JSON: { code: 50201, status: 502, msg: 'Platform answered with a non-JSON body' },
+  UPSTREAM_INVALID_JSON: { code: 50202, status: 502, msg: 'Platform answered with invalid JSON' },
+  UPSTREAM_BAD_ENVELOPE: { code: 50203, status: 502, msg: 'Platform answered without a {code, msg, data} envelope' },
+  UPSTREAM_UNREACHABLE: { code: 50204, status: 502, msg: 'Platform could not be reached' },
+  UPSTREAM_AUTH_REJECTED: { code: 50205, status: 502, msg: "Platform rejected this tenant's platform key" },
+  UPSTREAM_TOO_LARGE: { code: 50206, status: 502, msg: 'Platform response too large' },
+  LIMITER_UNAVAILABLE: { code: 50300, status: 503, msg: 'Rate limiter unavailable' },
+  UPSTREAM_TIMEOUT: { code: 50400, status: 504, msg: 'Platform did not answer in time' },
+} as const satisfies Record<string, { code: number; status: ContentfulStatusCode; msg: string }>;
+
+export type ErrorKind = keyof typeof ERRORS;
+
+export class GatewayError extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    /** Replaces the catalog text; must never contain a secret. */
+    message?: string,
+    /** Extra fields for the envelope's `data` (field names, bounds, ...). */
+    readonly details: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message ?? ERRORS[kind].msg);
+    this.name = 'GatewayError';
+  }
+
+  get code(): number {
+    return ERRORS[this.kind].code;
+  }
+
+  get status(): ContentfulStatusCode {
+    return ERRORS[this.kind].status;
+  }
+}
+
+/** The envelope body for an error, with the request id in `data`. */
+export function errorBody(err: GatewayError, requestId: string) {
+  return { code: err.code, msg: err.message, data: { request_id: requestId, ...err.details } };
+}
+
+export function errorResponse(c: Context, err: GatewayError): Response {
+  for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
+  return c.json(errorBody(err, c.get('requestId') ?? ''), err.status);
+}

@@ -1,0 +1,59 @@
+/**
+ * Validation before anything goes upstream: zod schemas from the route table
+ * run through @hono/zod-validator, and every failure becomes one envelope
+ * that names the field and its bound.
+ */
+import { zValidator } from '@hono/zod-validator';
+import { createMiddleware } from 'hono/factory';
+import type { z } from 'zod';
+import type { HonoEnv } from '../env';
+import { GatewayError } from '../errors';
+
+type Target = 'param' | 'query' | 'json';
+const LOCATION: Record<Target, string> = { param: 'path', query: 'query', json: 'body' };
+
+export function validated<T extends Target, S extends z.ZodType>(target: T, schema: S) {
+  return zValidator<S, T, HonoEnv, string>(target, schema, undefined, {
+    // Validation failures never reach a hook's Response: they throw, so onError
+    // renders them in the same envelope as every other gateway error.
+    validationFunction: (s, value) => {
+      const result = s.safeParse(value);
+      if (!result.success) throw validationError(LOCATION[target], result.error);
+      return result;
+    },
+  });
+}
+
+export function validationError(location: string, error: z.ZodError): GatewayError {
+  const unknown = error.issues.flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys : []));
+  if (unknown.length > 0) {
+    const names = unknown.join(', ');
+    return new GatewayError('UNKNOWN_PARAMETER', `Unknown ${location} parameter: ${names}`, {
+      errors: unknown.map((field) => ({ location, field, message: `${field} is not a known parameter` })),
+    });
+  }
+  const errors = error.issues.map((i) => ({
+    location,
+    field: i.path.join('.') || location,
+    message: i.message,
+  }));
+  return new GatewayError('VALIDATION_FAILED', errors.map((e) => e.message).join('; '), { errors });
+}
+
+/**
+ * Requests with a body must say application/json and carry valid JSON.
+ * zValidator alone would read a missing content type as `{}`, hiding the
+ * caller's mistake behind a misleading "field required".
+ */
+export function requireJson() {
+  return createMiddleware<HonoEnv>(async function requireJson(c, next) {
+    const type = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase();
+    if (type !== 'application/json') throw new GatewayError('UNSUPPORTED_MEDIA_TYPE');
+    try {
+      JSON.parse(await c.req.text());
+    } catch {
+      throw new GatewayError('INVALID_JSON');
+    }
+    await next();
+  });
+}

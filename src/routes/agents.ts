@@ -1,0 +1,32 @@
+/** 4.8: agents. */
+import { z } from 'zod';
+import { enumField, noQuery, pageNum, pageSize, uuidField } from './schemas';
+import type { RouteSpec } from './types';
+
+export const agentRoutes: RouteSpec[] = [
+  {
+    id: 'agent.list',
+    section: '4.8',
+    method: 'GET',
+    path: '/agent/lists',
+    upstreamPath: '/agent/lists',
+    credential: 'x-api-key',
+    group: 'agents',
+    query: z.strictObject({
+      agent_type: enumField('agent_type', ['all', 'system', 'user']).optional(),
+      page_num: pageNum(),
+      page_size: pageSize(10),
+    }),
+  },
+  {
+    id: 'agent.info',
+    section: '4.8',
+    method: 'GET',
+    path: '/agent/info/:agent_id',
+    upstreamPath: '/agent/info/:agent_id',
+    credential: 'x-api-key',
+    group: 'agents',
+    params: z.object({ agent_id: uuidField('agent_id') }),
+    query: noQuery(),
+  },
+];

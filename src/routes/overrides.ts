@@ -1,0 +1,35 @@
+/**
+ * ROUTE_OVERRIDES lets an operator point any operation at another upstream
+ * path or credential header without a code change, e.g.
+ * `{"session.create": {"upstream_path": "/v2/session/create", "credential": "authorization"}}`.
+ */
+import { z } from 'zod';
+import { ROUTE_SPECS } from './table';
+import type { RouteSpec } from './types';
+
+const override = z.strictObject({
+  upstream_path: z
+    .string()
+    .regex(/^\/[A-Za-z0-9_\-./:]*$/, 'must be an absolute path; `:name` placeholders allowed')
+    .optional(),
+  credential: z.enum(['authorization', 'x-api-key']).optional(),
+});
+
+const knownIds = new Set(ROUTE_SPECS.map((r) => r.id));
+
+export const routeOverridesSchema = z
+  .record(z.string(), override)
+  .superRefine((value, ctx) => {
+    for (const id of Object.keys(value)) {
+      if (!knownIds.has(id)) ctx.addIssue({ code: 'custom', path: [id], message: 'is not a known operation id' });
+    }
+  });
+
+export type RouteOverrides = z.infer<typeof routeOverridesSchema>;
+
+/** The route as configured: the table entry with the operator's override applied. */
+export function resolveRoute(spec: RouteSpec, overrides: RouteOverrides): RouteSpec {
+  const o = overrides[spec.id];
+  if (!o) return spec;
+  return { ...spec, upstreamPath: o.upstream_path ?? spec.upstreamPath, credential: o.credential ?? spec.credential };
+}

@@ -1,0 +1,79 @@
+/**
+ * Field schemas shared by the route table. Each carries a message that names
+ * the field and its bound, because that text is what the caller reads.
+ */
+import { z } from 'zod';
+
+export const PAGE_SIZE_MAX = 100;
+
+/** zod error option: "<name> is required" when absent, else the bound. */
+const says = (name: string, bound: string) => ({
+  error: (issue: { input?: unknown }) => (issue.input === undefined ? `${name} is required` : bound),
+});
+
+/** A decimal integer query value within [min, max]. */
+export function intField(name: string, min: number, max: number) {
+  const error = says(name, `${name} must be an integer from ${min} to ${max}`);
+  return z
+    .string(error)
+    .regex(/^\d{1,15}$/, error)
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, error);
+}
+
+export const pageNum = () => intField('page_num', 1, Number.MAX_SAFE_INTEGER).default(1);
+export const pageSize = (fallback: number) => intField('page_size', 1, PAGE_SIZE_MAX).default(fallback);
+
+export function enumField<const T extends readonly [string, ...string[]]>(name: string, values: T) {
+  return z.enum(values, says(name, `${name} must be one of ${values.join(', ')}`));
+}
+
+export function textField(name: string, max: number, min = 0) {
+  const error = says(name, `${name} must be a string of ${min} to ${max} characters`);
+  return z.string(error).min(min, error).max(max, error);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const uuidField = (name: string) => {
+  const error = says(name, `${name} must be a UUID`);
+  return z.string(error).regex(UUID, error);
+};
+
+/** Ids the platform leaves opaque: a safe charset, so nothing can escape the path. */
+export const opaqueId = (name: string) => {
+  const error = says(name, `${name} must be 1 to 128 letters, digits or _ - . : (not starting with .)`);
+  return z.string(error).regex(/^[A-Za-z0-9_:-][A-Za-z0-9_.:-]{0,127}$/, error);
+};
+
+/** `YYYY-MM-DD` that names a real calendar day. */
+export function dateField(name: string) {
+  const error = says(name, `${name} must be a real calendar date in YYYY-MM-DD form`);
+  return z
+    .string(error)
+    .regex(/^\d{4}-\d{2}-\d{2}$/, error)
+    .refine((s) => {
+      const d = new Date(`${s}T00:00:00Z`);
+      return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+    }, error);
+}
+
+/** ISO 8601 date-time with a zone (Z or an offset). */
+export function dateTimeField(name: string) {
+  return z.iso.datetime({
+    offset: true,
+    ...says(name, `${name} must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T08:00:00Z`),
+  });
+}
+
+/** Refuses `later` < `earlier` when both are present; compares as instants. */
+export function orderedPair(earlier: string, later: string) {
+  return (value: Record<string, unknown>, ctx: z.RefinementCtx) => {
+    const a = value[earlier];
+    const b = value[later];
+    if (typeof a === 'string' && typeof b === 'string' && Date.parse(a) > Date.parse(b)) {
+      ctx.addIssue({ code: 'custom', path: [later], message: `${later} must not be before ${earlier}` });
+    }
+  };
+}
+
+export const noQuery = () => z.strictObject({});

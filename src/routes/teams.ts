@@ -1,0 +1,33 @@
+/** 4.5 and 4.6: teams, each with its agents and model. */
+import { z } from 'zod';
+import { enumField, noQuery, pageNum, pageSize, uuidField } from './schemas';
+import type { RouteSpec } from './types';
+
+export const teamRoutes: RouteSpec[] = [
+  {
+    id: 'team.list',
+    section: '4.5',
+    method: 'GET',
+    path: '/team/lists',
+    upstreamPath: '/team/lists',
+    credential: 'authorization',
+    group: 'teams',
+    query: z.strictObject({
+      page_num: pageNum(),
+      page_size: pageSize(10),
+      team_type: enumField('team_type', ['all', 'system', 'user']).optional(),
+    }),
+  },
+  {
+    id: 'team.info',
+    section: '4.6',
+    method: 'GET',
+    path: '/team/info/:team_id',
+    upstreamPath: '/team/info/:team_id',
+    // The spec leaves 4.6's header open; Authorization matches 4.1–4.5.
+    credential: 'authorization',
+    group: 'teams',
+    params: z.object({ team_id: uuidField('team_id') }),
+    query: noQuery(),
+  },
+];

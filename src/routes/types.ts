@@ -1,0 +1,32 @@
+import type { z } from 'zod';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** Which request header carries the platform key upstream. */
+export type CredentialHeader = 'authorization' | 'x-api-key';
+
+/** Resource groups; scopes and limits are derived from them. */
+export type RouteGroup = 'apikeys' | 'calls' | 'teams' | 'agents' | 'sessions' | 'browsers';
+
+/**
+ * One upstream operation. Everything the gateway does for a route is driven
+ * by this entry: matching, validation, forwarding, credential injection.
+ */
+export interface RouteSpec {
+  /** Stable operation id: used in ROUTE_OVERRIDES, logs and docs. */
+  id: string;
+  /** The platform's section in PLATFORM.md, for docs. */
+  section: string;
+  method: HttpMethod;
+  /** Gateway path in Hono syntax; the same path as the platform's. */
+  path: string;
+  /** Upstream path template (`:name` placeholders); overridable. */
+  upstreamPath: string;
+  credential: CredentialHeader;
+  group: RouteGroup;
+  params?: z.ZodType;
+  /** Strict object schema; its output (defaults applied) is what goes upstream. */
+  query?: z.ZodType;
+  body?: z.ZodType;
+}
+

@@ -1,0 +1,63 @@
+/**
+ * Settings come from Worker vars and secrets. They are parsed once per env
+ * object with zod; a bad value fails every request with a 500 envelope that
+ * names the setting (never its value: ADMIN_TOKEN is a secret).
+ */
+import { z } from 'zod';
+import { GatewayError } from './errors';
+import type { Bindings } from './env';
+import { type RouteOverrides, routeOverridesSchema } from './routes/overrides';
+
+const intSetting = (min: number, max: number, fallback: number) =>
+  z.preprocess(
+    (v) => (v === undefined || v === '' ? undefined : typeof v === 'string' ? Number(v) : v),
+    z.number().int().min(min).max(max).default(fallback),
+  );
+
+const jsonSetting = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => {
+    if (typeof v !== 'string') return v;
+    if (v.trim() === '') return undefined;
+    try {
+      return JSON.parse(v);
+    } catch {
+      return Symbol('invalid JSON');
+    }
+  }, schema);
+
+const settingsSchema = z.object({
+  PLATFORM_BASE_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .transform((url) => url.replace(/\/+$/, '')),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  UPSTREAM_TIMEOUT_MS: intSetting(1, 300_000, 30_000),
+  PLATFORM_AUTH_SCHEME: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'must be a single word such as Bearer, or empty')
+    .or(z.literal(''))
+    .default(''),
+  ROUTE_OVERRIDES: jsonSetting(routeOverridesSchema.default({})),
+  TENANT_MEMO_TTL_MS: intSetting(0, 300_000, 10_000),
+  MAX_BODY_BYTES: intSetting(1, 10 * 1024 * 1024, 64 * 1024),
+});
+
+export type Settings = z.infer<typeof settingsSchema> & { ROUTE_OVERRIDES: RouteOverrides };
+
+const parsed = new WeakMap<object, Settings | GatewayError>();
+
+export function loadSettings(env: Bindings): Settings {
+  let result = parsed.get(env);
+  if (!result) {
+    const out = settingsSchema.safeParse(env);
+    result = out.success ? out.data : misconfigured(out.error);
+    parsed.set(env, result);
+  }
+  if (result instanceof GatewayError) throw result;
+  return result;
+}
+
+function misconfigured(error: z.ZodError): GatewayError {
+  const problems = error.issues.map((i) => `${i.path.join('.') || 'settings'}: ${i.message}`);
+  console.error(JSON.stringify({ level: 'error', event: 'settings.invalid', problems }));
+  return new GatewayError('MISCONFIGURED', `Gateway is misconfigured: ${problems.join('; ')}`);
+}

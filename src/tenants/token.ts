@@ -1,0 +1,67 @@
+/**
+ * Gateway token format: `apgw_` + 30 base62 random characters (~178 bits) +
+ * 6 base62 characters of CRC-32 over the rest. The prefix lets secret
+ * scanners spot leaked tokens; the checksum lets the gateway refuse a
+ * mistyped or made-up token without a KV read.
+ */
+
+export const TOKEN_PREFIX = 'apgw_';
+const RANDOM_CHARS = 30;
+const CHECKSUM_CHARS = 6;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const TOKEN_SHAPE = new RegExp(`^${TOKEN_PREFIX}[0-9A-Za-z]{${RANDOM_CHARS + CHECKSUM_CHARS}}$`);
+
+export function generateToken(): string {
+  const body = TOKEN_PREFIX + randomBase62(RANDOM_CHARS);
+  return body + checksum(body);
+}
+
+/** True when the token has the right shape and checksum. */
+export function isWellFormedToken(token: string): boolean {
+  if (!TOKEN_SHAPE.test(token)) return false;
+  const cut = token.length - CHECKSUM_CHARS;
+  return checksum(token.slice(0, cut)) === token.slice(cut);
+}
+
+/** The KV lookup key of a token: its SHA-256, hex. */
+export async function hashToken(token: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(token));
+  return toHex(new Uint8Array(digest));
+}
+
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
+      // 248 = 4 * 62: rejecting the top bytes keeps every character equally likely.
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+export function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+function checksum(text: string): string {
+  let n = crc32(new TextEncoder().encode(text));
+  let out = '';
+  for (let i = 0; i < CHECKSUM_CHARS; i++) {
+    out = BASE62[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return out;
+}
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, i) => {
+  let c = i;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(bytes: Uint8Array): number {
+  let crc = 0xffffffff;
+  for (const b of bytes) crc = CRC_TABLE[(crc ^ b) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}

@@ -1,0 +1,53 @@
+/**
+ * Builds the upstream request from validated parts only: nothing the caller
+ * sent reaches the platform unless it passed the route's schema or the
+ * header allow-list below. The caller's Authorization, x-api-key, Cookie and
+ * hop-by-hop headers are therefore never forwarded.
+ */
+import type { Settings } from '../settings';
+import type { RouteSpec } from '../routes/types';
+
+/** Caller headers worth passing on; everything else is dropped. */
+const FORWARDED_HEADERS = ['accept-language', 'user-agent'] as const;
+
+export interface UpstreamCall {
+  route: RouteSpec;
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: unknown;
+  platformKey: string;
+  requestId: string;
+  callerHeaders: Headers;
+}
+
+export function upstreamUrl(base: string, route: RouteSpec, params: Record<string, unknown>, query: Record<string, unknown>): string {
+  const path = route.upstreamPath.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
+    encodeURIComponent(String(params[name] ?? '')),
+  );
+  const search = new URLSearchParams();
+  for (const name of Object.keys(query).sort()) {
+    const value = query[name];
+    if (value !== undefined) search.set(name, String(value));
+  }
+  const qs = search.toString();
+  return `${base}${path}${qs ? `?${qs}` : ''}`;
+}
+
+export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): Request {
+  const headers = new Headers({ accept: 'application/json', 'x-request-id': call.requestId });
+  for (const name of FORWARDED_HEADERS) {
+    const value = call.callerHeaders.get(name);
+    if (value) headers.set(name, value);
+  }
+  const scheme = settings.PLATFORM_AUTH_SCHEME;
+  headers.set(call.route.credential, call.route.credential === 'authorization' && scheme ? `${scheme} ${call.platformKey}` : call.platformKey);
+
+  const hasBody = call.body !== undefined;
+  if (hasBody) headers.set('content-type', 'application/json');
+  return new Request(upstreamUrl(settings.PLATFORM_BASE_URL, call.route, call.params, call.query), {
+    method: call.route.method,
+    headers,
+    body: hasBody ? JSON.stringify(call.body) : null,
+    redirect: 'manual',
+  });
+}

@@ -1,0 +1,108 @@
+/**
+ * Test helpers: talk to the gateway Worker (inside workerd) and to the
+ * platform emulator (a real HTTP server on loopback) that it forwards to.
+ */
+import { env, exports } from 'cloudflare:workers';
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { inject } from 'vitest';
+import worker from '../src/index';
+import type { Bindings } from '../src/env';
+
+export const testEnv = env as unknown as Bindings;
+export const platformKeys = inject('platformKeys');
+export const ADMIN_TOKEN = testEnv.ADMIN_TOKEN!;
+export const UPSTREAM = testEnv.PLATFORM_BASE_URL!;
+
+const BASE = 'https://gateway.test';
+
+/** A request to the deployed-shape Worker, exactly as a client would send it. */
+export function gateway(path: string, init: RequestInit = {}): Promise<Response> {
+  const self = (exports as unknown as { default: Fetcher }).default;
+  return self.fetch(new Request(BASE + path, init));
+}
+
+/** The same Worker with some settings changed: for settings and fault tests. */
+export async function gatewayWith(overrides: Partial<Bindings>, path: string, init: RequestInit = {}): Promise<Response> {
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(new Request(BASE + path, init), { ...testEnv, ...overrides }, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+export function requestId(label = 'test'): string {
+  return `${label}-${crypto.randomUUID()}`;
+}
+
+export interface Envelope<T = any> {
+  code: number;
+  msg: string;
+  data: T;
+}
+
+export async function envelope<T = any>(res: Response): Promise<Envelope<T>> {
+  const text = await res.text();
+  try {
+    return JSON.parse(text) as Envelope<T>;
+  } catch {
+    throw new Error(`not JSON (HTTP ${res.status}): ${text.slice(0, 200)}`);
+  }
+}
+
+export function admin(path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set('authorization', `Bearer ${ADMIN_TOKEN}`);
+  if (init.body) headers.set('content-type', 'application/json');
+  return gateway(`/admin${path}`, { ...init, headers });
+}
+
+export interface TestTenant {
+  id: string;
+  token: string;
+  tokenId: string;
+}
+
+export async function createTenant(platformKey = platformKeys.demo, name = 'test tenant'): Promise<TestTenant> {
+  const res = await admin('/tenants', { method: 'POST', body: JSON.stringify({ name, platform_key: platformKey }) });
+  const body = await envelope(res);
+  if (res.status !== 201) throw new Error(`tenant creation failed: ${res.status} ${JSON.stringify(body)}`);
+  return { id: body.data.tenant_id, token: body.data.token, tokenId: body.data.token_id };
+}
+
+/** Calls the gateway as a tenant, tagging the call with a fresh request id. */
+export async function asTenant(tenant: TestTenant, path: string, init: RequestInit & { json?: unknown } = {}) {
+  const id = requestId();
+  const headers = new Headers(init.headers);
+  if (!headers.has('authorization') && !headers.has('x-api-key')) headers.set('authorization', `Bearer ${tenant.token}`);
+  headers.set('x-request-id', id);
+  let body = init.body;
+  if (init.json !== undefined) {
+    headers.set('content-type', 'application/json');
+    body = JSON.stringify(init.json);
+  }
+  const res = await gateway(path, { ...init, headers, body });
+  return { res, id, body: await envelope(res) };
+}
+
+export interface UpstreamRecord {
+  seq: number;
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+/** What the emulator received for one request id. */
+export async function upstreamSaw(id: string): Promise<UpstreamRecord[]> {
+  const res = await fetch(`${UPSTREAM}/__emulator/requests?request_id=${encodeURIComponent(id)}`);
+  return (await res.json()) as UpstreamRecord[];
+}
+
+export async function injectFault(fault: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${UPSTREAM}/__emulator/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(fault),
+  });
+  if (!res.ok) throw new Error(`fault not accepted: ${res.status} ${await res.text()}`);
+}

@@ -1,0 +1,40 @@
+import { createServer } from 'node:net';
+import { cloudflareTest } from '@cloudflare/vitest-plugin';
+import { defineConfig } from 'vitest/config';
+
+/** A free loopback port for the platform emulator that the tests talk to. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export default defineConfig(async () => {
+  const port = Number(process.env.EMULATOR_PORT) || (await freePort());
+  process.env.EMULATOR_PORT = String(port);
+  return {
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: './wrangler.toml' },
+        miniflare: {
+          bindings: {
+            PLATFORM_BASE_URL: `http://127.0.0.1:${port}`,
+            ADMIN_TOKEN: 'test-admin-token-0123456789',
+            UPSTREAM_TIMEOUT_MS: '2000',
+            TENANT_MEMO_TTL_MS: '0',
+          },
+        },
+      }),
+    ],
+    test: {
+      globalSetup: ['./test/setup/emulator.ts'],
+      include: ['test/**/*.test.ts'],
+      testTimeout: 20_000,
+    },
+  };
+});
