@@ -1,0 +1,37 @@
+// Assembles the emulator: state injection, recording/faults, platform routes,
+// control routes, and envelope-shaped 404s and errors.
+import { Hono } from 'hono';
+import { controlRoutes } from './control';
+import { ApiError, envelope, type EmuEnv } from './http';
+import { CONTROL_PREFIX, recordAndFault } from './record';
+import { accountRoutes } from './routes';
+import { sessionRoutes } from './sessions';
+import { EmulatorState } from './store';
+
+export interface Emulator {
+  app: Hono<EmuEnv>;
+  state: EmulatorState;
+}
+
+/** A fresh emulator with its own seeded state (usable in-process via app.request()). */
+export function createEmulator(): Emulator {
+  const state = new EmulatorState();
+  const app = new Hono<EmuEnv>();
+  app.use('*', async (c, next) => {
+    c.set('state', state);
+    await next();
+  });
+  app.use('*', recordAndFault);
+  app.route(CONTROL_PREFIX, controlRoutes);
+  app.route('/', accountRoutes);
+  app.route('/', sessionRoutes);
+  app.notFound((c) => c.json(envelope(404, 'Not Found', null), 404));
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return new Response(JSON.stringify(envelope(err.code, err.message, null)), {
+      status: err.status, headers: { 'content-type': 'application/json' },
+    });
+    console.error('[emulator] unexpected error', err);
+    return c.json(envelope(500, 'internal emulator error', null), 500);
+  });
+  return { app, state };
+}

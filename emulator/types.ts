@@ -1,0 +1,144 @@
+// Wire shapes of the Agent Platform Service (spec section 2), plus the
+// emulator's internal account record. Field names follow the spec exactly.
+
+export interface Model {
+  system_model_id: string;
+  user_id: string;
+  provider: string;
+  model_type: string;
+  base_url: string;
+  api_key: string; // always "" in responses: the platform hides it
+  icon_url: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Agent {
+  agent_id: string;
+  user_id: string;
+  avatar: string;
+  name: string;
+  description: string;
+  system_message: string;
+  component_type: string;
+  agent_type: string;
+  model: Model;
+  parameters: { system_prompt_role: string; system_prompt_task_skill: string; temperature: number };
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Team {
+  team_id: string;
+  user_id: string;
+  avatar: string;
+  name: string;
+  description: string;
+  component_type: string;
+  team_type: string;
+  agents: Agent[];
+  termination: string;
+  model: Model;
+  parameters: { system_prompt_role: string; system_prompt_task_skill: string; max_turns: number; temperature: number };
+  created_at: string;
+  updated_at: string;
+  deleted_at: number;
+}
+
+export interface CallRecord {
+  session_id: string;
+  api_key_name: string;
+  browser_id: string;
+  platform: string; // emulator extra: not in spec 2.8, but lets tests check the filter
+  duration: number;
+  auth_captcha: { has_used: boolean; used_count: number };
+  ip_proxy_bandwidth: number;
+  cost: {
+    total_credit: number;
+    server_traffic: number;
+    token: number;
+    browser: number;
+    auto_captcha: number;
+    ip_proxy_bandwidth: number;
+  };
+  status: string;
+  created_at: string;
+}
+
+export interface Message {
+  message_id: string;
+  source: string;
+  source_type: string;
+  source_component: string;
+  content: string;
+  message: unknown;
+  type: string;
+  created_at: string;
+  attachments: unknown[];
+  session_round: number;
+}
+
+export interface Session {
+  session_id: string;
+  status: string;
+  browser_id: string;
+  team_id: string;
+  intent_id: string;
+  name: string;
+  task: { role: string; content: string; metadata?: Record<string, unknown> }[];
+  task_result: Record<string, unknown>;
+  messages: Message[];
+  duration: number;
+  error_message: string;
+  attachments: unknown[];
+  platform: string;
+  visibility: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BrowserPage {
+  index: number;
+  url: string;
+  status: string;
+  video_url: string;
+  ws_debugger_url: string;
+  front_debugger_url: string;
+  page_id: string;
+  debugger_host: string;
+}
+
+export interface Browser {
+  browser_id: string;
+  user_id: string;
+  session_id: string;
+  status: string;
+  width: number;
+  height: number;
+  ws_endpoint: string;
+  solve_captcha: boolean;
+  timezone: string;
+  user_agent: string;
+  duration_seconds: number;
+  created_at: string;
+  pages: BrowserPage[];
+}
+
+export interface ApiKey {
+  id: number;
+  name: string;
+  api_key: string;
+  created_at: string;
+  last_used_at: string;
+}
+
+/** Everything one platform account owns; accounts never share records. */
+export interface Account {
+  user_id: string;
+  display_name: string;
+  keys: ApiKey[];
+  teams: Team[];
+  calls: CallRecord[];
+  sessions: Session[];
+  browsers: Browser[];
+}
