@@ -1,0 +1,104 @@
+/** Tenant tokens: the three ways to present one, and every way to get it wrong. */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ERRORS } from '../src/errors';
+import { generateToken } from '../src/tenants/token';
+import { asTenant, createTenant, envelope, gateway, platformKeys, requestId, testEnv, type TestTenant, upstreamSaw } from './helpers';
+
+let tenant: TestTenant;
+beforeAll(async () => {
+  tenant = await createTenant();
+});
+
+describe('presenting the token', () => {
+  it.each([
+    ['Authorization: Bearer <token>', () => ({ authorization: `Bearer ${tenant.token}` })],
+    ['a bare Authorization: <token>, as platform clients send', () => ({ authorization: tenant.token })],
+    ['x-api-key: <token>', () => ({ 'x-api-key': tenant.token })],
+  ])('%s', async (_, headers) => {
+    const { res, body } = await asTenant(tenant, '/user/call/lists', { headers: headers() });
+    expect(res.status).toBe(200);
+    expect(body.code).toBe(0);
+  });
+});
+
+describe('refusing the token', () => {
+  const cases: [string, () => Record<string, string>, keyof typeof ERRORS][] = [
+    ['no token at all', () => ({}), 'MISSING_TOKEN'],
+    ['a token of the wrong shape', () => ({ authorization: 'Bearer hello' }), 'INVALID_TOKEN'],
+    ['a token with a bad checksum', () => ({ authorization: `Bearer ${tenant.token.slice(0, -1)}${tenant.token.endsWith('A') ? 'B' : 'A'}` }), 'INVALID_TOKEN'],
+    ['a well-formed token nobody issued', () => ({ authorization: `Bearer ${generateToken()}` }), 'INVALID_TOKEN'],
+    ['a platform key instead of a gateway token', () => ({ 'x-api-key': platformKeys.demo }), 'INVALID_TOKEN'],
+  ];
+  it.each(cases)('%s: 401 envelope, nothing forwarded', async (_, headers, kind) => {
+    const id = requestId();
+    const res = await gateway('/team/lists', { headers: { ...headers(), 'x-request-id': id } });
+    const body = await envelope(res);
+    expect(res.status).toBe(401);
+    expect(body.code).toBe(ERRORS[kind].code);
+    expect(body.data.request_id).toBe(id);
+    expect(await upstreamSaw(id)).toEqual([]);
+  });
+
+  it('never echoes the presented token', async () => {
+    const wrong = generateToken();
+    const res = await gateway('/team/lists', { headers: { authorization: wrong } });
+    expect(await res.text()).not.toContain(wrong);
+  });
+});
+
+describe('operator API', () => {
+  it('creates a tenant: the token is shown once, the key never', async () => {
+    const res = await gateway('/admin/tenants', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Acme', platform_key: 'sk-emu-secret-key-value' }),
+    });
+    const body = await envelope(res);
+    expect(res.status).toBe(201);
+    expect(body.code).toBe(0);
+    expect(body.data.tenant_id).toMatch(/^ten_/);
+    expect(body.data.token).toMatch(/^apgw_[0-9A-Za-z]{36}$/);
+    expect(JSON.stringify(body)).not.toContain('sk-emu-secret-key-value');
+
+    const shown = await gateway(`/admin/tenants/${body.data.tenant_id}`, { headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}` } });
+    const tenantView = await envelope(shown);
+    expect(tenantView.data).toMatchObject({ id: body.data.tenant_id, name: 'Acme', status: 'active' });
+    const text = JSON.stringify(tenantView);
+    expect(text).not.toContain('sk-emu-secret-key-value');
+    expect(text).not.toContain(body.data.token);
+  });
+
+  it('stores only the hash of a token in KV', async () => {
+    const { keys } = await testEnv.TENANTS.list();
+    for (const { name } of keys) expect(name).not.toContain(tenant.token);
+    const values = await Promise.all(keys.map((k) => testEnv.TENANTS.get(k.name)));
+    for (const value of values) expect(value).not.toContain(tenant.token);
+  });
+
+  it.each([
+    ['no admin token', {}],
+    ['a wrong admin token', { authorization: 'Bearer not-the-admin-token-at-all' }],
+    ['the admin token without Bearer', { authorization: testEnv.ADMIN_TOKEN! }],
+  ])('refuses %s with 401', async (_, headers) => {
+    const res = await gateway('/admin/tenants/ten_0000000000000000', { headers });
+    expect(res.status).toBe(401);
+    expect((await envelope(res)).code).toBe(ERRORS.ADMIN_UNAUTHORIZED.code);
+  });
+
+  it('refuses a bad tenant body with the field named', async () => {
+    const res = await gateway('/admin/tenants', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'no key' }),
+    });
+    const body = await envelope(res);
+    expect(res.status).toBe(400);
+    expect(body.msg).toContain('platform_key is required');
+  });
+
+  it('answers 404 for an unknown tenant', async () => {
+    const res = await gateway('/admin/tenants/ten_0000000000000000', { headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}` } });
+    expect(res.status).toBe(404);
+    expect((await envelope(res)).code).toBe(ERRORS.RESOURCE_NOT_FOUND.code);
+  });
+});

@@ -1,0 +1,126 @@
+/** Responses the gateway makes itself: 404, 405, request ids, settings. */
+import { describe, expect, it } from 'vitest';
+import { ERRORS } from '../src/errors';
+import { asTenant, createTenant, envelope, gateway, gatewayWith, platformKeys, testEnv, upstreamSaw } from './helpers';
+
+describe('unknown routes and methods', () => {
+  it('answers an unknown path with a 404 envelope', async () => {
+    const res = await gateway('/no/such/route');
+    const body = await envelope(res);
+    expect(res.status).toBe(404);
+    expect(body.code).toBe(ERRORS.NOT_FOUND.code);
+    expect(body.data.request_id).toBe(res.headers.get('x-request-id'));
+  });
+
+  it('answers a known path with a wrong method with 405 and Allow', async () => {
+    const tenant = await createTenant();
+    const res = await gateway('/team/lists', { method: 'POST', headers: { authorization: tenant.token } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET');
+    expect((await envelope(res)).code).toBe(ERRORS.METHOD_NOT_ALLOWED.code);
+  });
+
+  it('lists every method of a shared path in Allow', async () => {
+    const res = await gateway('/session/info/abc', { method: 'DELETE' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, PUT');
+  });
+});
+
+describe('request ids', () => {
+  it('generates one when absent and returns it', async () => {
+    const res = await gateway('/nowhere');
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('keeps a caller id, sends it upstream and returns it', async () => {
+    const tenant = await createTenant();
+    const { res, id } = await asTenant(tenant, '/team/lists');
+    expect(res.headers.get('x-request-id')).toBe(id);
+    expect((await upstreamSaw(id))[0]!.headers['x-request-id']).toBe(id);
+  });
+
+  it('replaces an id with unsafe characters', async () => {
+    const res = await gateway('/nowhere', { headers: { 'x-request-id': 'bad id<script>' } });
+    expect(res.headers.get('x-request-id')).not.toContain('<');
+  });
+});
+
+describe('headers never forwarded', () => {
+  it('drops Cookie, hop-by-hop headers and the caller credentials', async () => {
+    const tenant = await createTenant();
+    const { id } = await asTenant(tenant, '/user/call/lists', {
+      headers: {
+        authorization: `Bearer ${tenant.token}`,
+        'x-api-key': tenant.token,
+        cookie: 'session=abc',
+        connection: 'keep-alive, x-secret',
+        'x-secret': 'hop',
+        'proxy-authorization': 'Basic Zm9vOmJhcg==',
+        te: 'trailers',
+        'accept-language': 'de-DE',
+      },
+    });
+    const [seen] = await upstreamSaw(id);
+    expect(seen!.headers.cookie).toBeUndefined();
+    expect(seen!.headers['proxy-authorization']).toBeUndefined();
+    expect(seen!.headers['x-secret']).toBeUndefined();
+    expect(seen!.headers.authorization).toBeUndefined();
+    expect(JSON.stringify(seen!.headers)).not.toContain(tenant.token);
+    expect(seen!.headers['accept-language']).toBe('de-DE');
+  });
+});
+
+describe('settings', () => {
+  it('a bad setting fails with a 500 envelope that names it', async () => {
+    const res = await gatewayWith({ UPSTREAM_TIMEOUT_MS: 'soon' }, '/team/lists');
+    const body = await envelope(res);
+    expect(res.status).toBe(500);
+    expect(body.code).toBe(ERRORS.MISCONFIGURED.code);
+    expect(body.msg).toContain('UPSTREAM_TIMEOUT_MS');
+  });
+
+  it('a missing PLATFORM_BASE_URL is named', async () => {
+    const res = await gatewayWith({ PLATFORM_BASE_URL: undefined }, '/team/lists');
+    expect((await envelope(res)).msg).toContain('PLATFORM_BASE_URL');
+  });
+
+  it('never puts the admin token in the message', async () => {
+    const res = await gatewayWith({ ADMIN_TOKEN: 'short', UPSTREAM_TIMEOUT_MS: '-1' }, '/team/lists');
+    const body = await envelope(res);
+    expect(body.msg).toContain('ADMIN_TOKEN');
+    expect(body.msg).not.toContain('short');
+  });
+
+  it('an unknown operation in ROUTE_OVERRIDES is refused', async () => {
+    const res = await gatewayWith({ ROUTE_OVERRIDES: '{"team.lists": {"credential": "x-api-key"}}' }, '/team/lists');
+    expect((await envelope(res)).msg).toContain('team.lists: is not a known operation id');
+  });
+
+  it('ROUTE_OVERRIDES changes the upstream path and credential header without code', async () => {
+    const tenant = await createTenant();
+    const overrides = { ROUTE_OVERRIDES: JSON.stringify({ 'team.list': { upstream_path: '/agent/lists', credential: 'x-api-key' } }) };
+    const id = `override-${crypto.randomUUID()}`;
+    const res = await gatewayWith(overrides, '/team/lists', { headers: { authorization: tenant.token, 'x-request-id': id } });
+    expect(res.status).toBe(200);
+    const [seen] = await upstreamSaw(id);
+    expect(seen!.path).toBe('/agent/lists');
+    expect(seen!.headers['x-api-key']).toBe(platformKeys.demo);
+    expect(seen!.headers.authorization).toBeUndefined();
+  });
+
+  it('PLATFORM_AUTH_SCHEME puts a scheme before the key in Authorization', async () => {
+    const tenant = await createTenant();
+    const id = `scheme-${crypto.randomUUID()}`;
+    await gatewayWith({ PLATFORM_AUTH_SCHEME: 'Bearer' }, '/team/lists', { headers: { authorization: tenant.token, 'x-request-id': id } });
+    expect((await upstreamSaw(id))[0]!.headers.authorization).toBe(`Bearer ${platformKeys.demo}`);
+  });
+
+  it('without ADMIN_TOKEN the operator API is off', async () => {
+    const res = await gatewayWith({ ADMIN_TOKEN: undefined }, '/admin/tenants/ten_0000000000000000', {
+      headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}` },
+    });
+    expect(res.status).toBe(404);
+    expect((await envelope(res)).code).toBe(ERRORS.ADMIN_DISABLED.code);
+  });
+});
