@@ -1,0 +1,44 @@
+/**
+ * `npm start`: the gateway on http://127.0.0.1:8787 in front of the local
+ * platform emulator, with a demo tenant whose token is printed.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { DEMO_PLATFORM_KEY } from '../emulator/seed';
+import { createTenant, type Stack, startStack } from './stack';
+
+const GATEWAY_PORT = Number(process.env.PORT ?? 8787);
+const EMULATOR_PORT = Number(process.env.EMULATOR_PORT ?? 8790);
+const DEMO_FILE = '.dev/demo-tenant.json';
+
+const stack = await startStack({ gatewayPort: GATEWAY_PORT, emulatorPort: EMULATOR_PORT });
+const shutdown = async () => {
+  await stack.stop();
+  process.exit(0);
+};
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);
+
+const demo = await demoTenant(stack);
+console.log(`
+  Gateway:   ${stack.gatewayUrl}   (platform emulator at ${stack.emulatorUrl})
+  Demo tenant ${demo.tenant_id}, token:
+
+    ${demo.token}
+
+  Try:
+    curl -H "Authorization: Bearer ${demo.token}" ${stack.gatewayUrl}/team/lists
+  Operator token (ADMIN_TOKEN) is in .dev.vars. Ctrl-C stops both servers.
+`);
+
+/** Reuses the demo tenant from the last run while its token still works, else makes one. */
+async function demoTenant(s: Stack): Promise<{ tenant_id: string; token: string }> {
+  if (existsSync(DEMO_FILE)) {
+    const saved = JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as { tenant_id: string; token: string };
+    const res = await fetch(`${s.gatewayUrl}/team/lists?page_size=1`, { headers: { authorization: `Bearer ${saved.token}` } });
+    if (res.ok) return saved;
+  }
+  const created = await createTenant(s, 'Demo tenant', DEMO_PLATFORM_KEY);
+  mkdirSync('.dev', { recursive: true });
+  writeFileSync(DEMO_FILE, JSON.stringify(created, null, 2), { mode: 0o600 });
+  return created;
+}

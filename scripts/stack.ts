@@ -1,0 +1,121 @@
+/**
+ * Starts the local stack: the platform emulator and the gateway under
+ * `wrangler dev` (workerd), each in its own process, and stops both.
+ * Used by `npm start` and `npm run bench`.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+
+export interface StackOptions {
+  gatewayPort: number;
+  emulatorPort: number;
+  /** Extra Worker vars, e.g. settings for a benchmark. */
+  vars?: Record<string, string>;
+  /** Where wrangler keeps local KV and Durable Object state. */
+  persistTo?: string;
+  quiet?: boolean;
+}
+
+export interface Stack {
+  gatewayUrl: string;
+  emulatorUrl: string;
+  adminToken: string;
+  stop(): Promise<void>;
+}
+
+const DEV_VARS = '.dev.vars';
+
+/** Local secrets live in .dev.vars (git-ignored); made once with fresh random values. */
+export function ensureDevVars(): Record<string, string> {
+  if (!existsSync(DEV_VARS)) {
+    const lines = [
+      '# Local-only secrets for `wrangler dev`, made by scripts/stack.ts. Never commit.',
+      `ADMIN_TOKEN=${randomBytes(24).toString('base64url')}`,
+    ];
+    writeFileSync(DEV_VARS, `${lines.join('\n')}\n`, { mode: 0o600 });
+  }
+  const vars: Record<string, string> = {};
+  for (const line of readFileSync(DEV_VARS, 'utf8').split('\n')) {
+    const m = /^([A-Z_]+)=(.*)$/.exec(line.trim());
+    if (m) vars[m[1]!] = m[2]!;
+  }
+  return vars;
+}
+
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const secrets = ensureDevVars();
+  const emulatorUrl = `http://127.0.0.1:${opts.emulatorPort}`;
+  const gatewayUrl = `http://127.0.0.1:${opts.gatewayPort}`;
+  const io = opts.quiet ? 'ignore' : 'inherit';
+
+  const emulator = spawn('tsx', ['emulator/server.ts'], {
+    env: { ...process.env, EMULATOR_PORT: String(opts.emulatorPort) },
+    stdio: ['ignore', 'ignore', io],
+  });
+  const vars = { PLATFORM_BASE_URL: emulatorUrl, ...opts.vars };
+  const gateway = spawn(
+    'wrangler',
+    [
+      'dev',
+      '--ip', '127.0.0.1',
+      '--port', String(opts.gatewayPort),
+      '--persist-to', opts.persistTo ?? '.wrangler/state',
+      '--show-interactive-dev-session=false',
+      '--log-level', opts.quiet ? 'error' : 'log',
+      ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+    ],
+    { env: { ...process.env, WRANGLER_SEND_METRICS: 'false' }, stdio: ['ignore', io, io] },
+  );
+
+  const stop = async () => {
+    await Promise.all([terminate(gateway), terminate(emulator)]);
+  };
+  try {
+    await waitUntilUp(`${emulatorUrl}/__emulator/health`, emulator, 'emulator');
+    await waitUntilUp(`${gatewayUrl}/__health`, gateway, 'gateway (wrangler dev)');
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { gatewayUrl, emulatorUrl, adminToken: secrets.ADMIN_TOKEN!, stop };
+}
+
+/** Any HTTP answer means the server is listening (the gateway answers 404 here). */
+async function waitUntilUp(url: string, child: ChildProcess, name: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode}`);
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(1000) });
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  throw new Error(`${name} did not start within ${timeoutMs / 1000} s (${url})`);
+}
+
+function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Creates a tenant through the operator API; returns its id and token. */
+export async function createTenant(stack: Stack, name: string, platformKey: string) {
+  const res = await fetch(`${stack.gatewayUrl}/admin/tenants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, platform_key: platformKey }),
+  });
+  const body = (await res.json()) as { code: number; msg: string; data: { tenant_id: string; token: string } };
+  if (res.status !== 201) throw new Error(`creating tenant failed: HTTP ${res.status} ${body.msg}`);
+  return body.data;
+}
