@@ -17,6 +17,7 @@ const shutdown = async () => {
 };
 process.on('SIGINT', shutdown);
 process.on('SIGTERM', shutdown);
+process.on('SIGHUP', shutdown);
 
 const demo = await demoTenant(stack);
 console.log(`

@@ -52,6 +52,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const emulator = spawn('tsx', ['emulator/server.ts'], {
     env: { ...process.env, EMULATOR_PORT: String(opts.emulatorPort) },
     stdio: ['ignore', 'ignore', io],
+    detached: true,
   });
   const vars = { PLATFORM_BASE_URL: emulatorUrl, ...opts.vars };
   const gateway = spawn(
@@ -65,7 +66,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       '--log-level', opts.quiet ? 'error' : 'log',
       ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
     ],
-    { env: { ...process.env, WRANGLER_SEND_METRICS: 'false' }, stdio: ['ignore', io, io] },
+    { env: { ...process.env, WRANGLER_SEND_METRICS: 'false' }, stdio: ['ignore', io, io], detached: true },
   );
 
   const stop = async () => {
@@ -96,15 +97,25 @@ async function waitUntilUp(url: string, child: ChildProcess, name: string, timeo
   throw new Error(`${name} did not start within ${timeoutMs / 1000} s (${url})`);
 }
 
+/** Children run in their own process group, so wrangler's and tsx's own children stop too. */
 function terminate(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  if (child.exitCode !== null || child.signalCode !== null || !child.pid) return Promise.resolve();
+  const group = -child.pid;
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(group, sig);
+    } catch {
+      // Already gone.
+    }
+  };
   return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    const timer = setTimeout(() => signal('SIGKILL'), 5000);
     child.once('exit', () => {
       clearTimeout(timer);
+      signal('SIGKILL');
       resolve();
     });
-    child.kill('SIGTERM');
+    signal('SIGTERM');
   });
 }
 
