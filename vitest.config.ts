@@ -27,6 +27,8 @@ export default defineConfig(async () => {
             ADMIN_TOKEN: 'test-admin-token-0123456789',
             UPSTREAM_TIMEOUT_MS: '2000',
             TENANT_MEMO_TTL_MS: '0',
+            // Generous defaults so functional tests never trip them; limit tests set their own.
+            DEFAULT_LIMITS: JSON.stringify({ policies: [{ name: 'burst', limit: 100000, window_s: 10 }], quota: {} }),
           },
         },
       }),

@@ -1,11 +1,14 @@
 /** The Worker's bindings and the per-request variables, in one typed Hono env. */
 import type { RequestIdVariables } from 'hono/request-id';
+import type { TenantGuard } from './limits/guard';
 import type { Settings } from './settings';
 import type { Tenant, TokenRecord } from './tenants/types';
 
 export interface Bindings {
   /** Tenant and token records (docs/STORAGE.md). */
   TENANTS: KVNamespace;
+  /** One TenantGuard per tenant: limits, quotas, revocation (docs/STORAGE.md). */
+  TENANT_GUARD: DurableObjectNamespace<TenantGuard>;
   PLATFORM_BASE_URL?: string;
   ADMIN_TOKEN?: string;
   UPSTREAM_TIMEOUT_MS?: string;
@@ -13,6 +16,9 @@ export interface Bindings {
   ROUTE_OVERRIDES?: string | Record<string, unknown>;
   TENANT_MEMO_TTL_MS?: string;
   MAX_BODY_BYTES?: string;
+  DEFAULT_LIMITS?: string | Record<string, unknown>;
+  LIMITS_ENABLED?: string;
+  LIMITER_FAILURE_MODE?: string;
 }
 
 export interface Variables extends RequestIdVariables {

@@ -1,4 +1,5 @@
-/** Worker entry: the gateway app (and, as they arrive, its Durable Object classes). */
+/** Worker entry: the gateway app and its Durable Object classes. */
 import { newApp } from './app';
 
+export { TenantGuard } from './limits/guard';
 export default newApp();

@@ -1,5 +1,5 @@
 /**
- * Mounts every entry of the route table: authenticate, validate, forward.
+ * Mounts every entry of the route table: authenticate, validate, limit, forward.
  * A path the table knows with a method it does not gets a 405 envelope.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
@@ -8,6 +8,7 @@ import { createMiddleware } from 'hono/factory';
 import type { HonoEnv } from './env';
 import { GatewayError } from './errors';
 import { tenantAuth } from './middleware/auth';
+import { tenantLimits } from './middleware/limits';
 import { requireJson, validated } from './middleware/validate';
 import { resolveRoute } from './routes/overrides';
 import { noQuery } from './routes/schemas';
@@ -24,6 +25,7 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
       ...(spec.params ? [validated('param', spec.params)] : []),
       validated('query', spec.query ?? noQuery()),
       ...(spec.body ? [limitBody, requireJson(), validated('json', spec.body)] : []),
+      tenantLimits(spec),
     ];
     app.on(spec.method, [spec.path], ...chain, async (c) => {
       const route = resolveRoute(spec, c.var.settings.ROUTE_OVERRIDES);

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { GatewayError } from './errors';
+import { DEFAULT_LIMITS, limitsSchema } from './limits/policy';
 import type { Bindings } from './env';
 import { type RouteOverrides, routeOverridesSchema } from './routes/overrides';
 
@@ -39,6 +40,12 @@ const settingsSchema = z.object({
   ROUTE_OVERRIDES: jsonSetting(routeOverridesSchema.default({})),
   TENANT_MEMO_TTL_MS: intSetting(0, 300_000, 10_000),
   MAX_BODY_BYTES: intSetting(1, 10 * 1024 * 1024, 64 * 1024),
+  DEFAULT_LIMITS: jsonSetting(limitsSchema.default(DEFAULT_LIMITS)),
+  LIMITS_ENABLED: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .default('true')
+    .transform((v) => v === 'true'),
+  LIMITER_FAILURE_MODE: z.enum(['closed', 'open'], { error: 'must be closed or open' }).default('closed'),
 });
 
 export type Settings = z.infer<typeof settingsSchema> & { ROUTE_OVERRIDES: RouteOverrides };

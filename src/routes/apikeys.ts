@@ -12,6 +12,7 @@ export const apiKeyRoutes: RouteSpec[] = [
     upstreamPath: '/user/apikey/new',
     credential: 'authorization',
     group: 'apikeys',
+    cost: 5,
     query: noQuery(),
     body: z.strictObject({ name: textField('name', 64, 1) }),
   },

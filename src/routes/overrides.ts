@@ -1,7 +1,7 @@
 /**
  * ROUTE_OVERRIDES lets an operator point any operation at another upstream
  * path or credential header without a code change, e.g.
- * `{"session.create": {"upstream_path": "/v2/session/create", "credential": "authorization"}}`.
+ * `{"session.create": {"upstream_path": "/v2/session/create", "credential": "authorization", "cost": 20}}`.
  */
 import { z } from 'zod';
 import { ROUTE_SPECS } from './table';
@@ -13,6 +13,7 @@ const override = z.strictObject({
     .regex(/^\/[A-Za-z0-9_\-./:]*$/, 'must be an absolute path; `:name` placeholders allowed')
     .optional(),
   credential: z.enum(['authorization', 'x-api-key']).optional(),
+  cost: z.number().int().min(0).max(1000).optional(),
 });
 
 const knownIds = new Set(ROUTE_SPECS.map((r) => r.id));
@@ -27,9 +28,19 @@ export const routeOverridesSchema = z
 
 export type RouteOverrides = z.infer<typeof routeOverridesSchema>;
 
+/** Default cost: reads 1, other writes 2; entries may set their own (README, costs). */
+export function routeCost(spec: RouteSpec): number {
+  return spec.cost ?? (spec.method === 'GET' ? 1 : 2);
+}
+
 /** The route as configured: the table entry with the operator's override applied. */
 export function resolveRoute(spec: RouteSpec, overrides: RouteOverrides): RouteSpec {
   const o = overrides[spec.id];
   if (!o) return spec;
-  return { ...spec, upstreamPath: o.upstream_path ?? spec.upstreamPath, credential: o.credential ?? spec.credential };
+  return {
+    ...spec,
+    upstreamPath: o.upstream_path ?? spec.upstreamPath,
+    credential: o.credential ?? spec.credential,
+    cost: o.cost ?? spec.cost,
+  };
 }

@@ -27,6 +27,8 @@ export const sessionRoutes: RouteSpec[] = [
     upstreamPath: '/session/create',
     credential: 'x-api-key',
     group: 'sessions',
+    // Starting a session starts agents and a browser: far dearer than a read.
+    cost: 10,
     query: noQuery(),
     body: z.strictObject({
       team_id: uuidField('team_id'),

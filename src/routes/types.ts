@@ -24,6 +24,8 @@ export interface RouteSpec {
   upstreamPath: string;
   credential: CredentialHeader;
   group: RouteGroup;
+  /** Units this request counts against rate policies and quotas; see routeCost(). */
+  cost?: number;
   params?: z.ZodType;
   /** Strict object schema; its output (defaults applied) is what goes upstream. */
   query?: z.ZodType;

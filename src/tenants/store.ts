@@ -8,6 +8,8 @@ import type { Tenant, TokenRecord } from './types';
 
 export const tenantKey = (id: string) => `tenant:${id}`;
 export const tokenKey = (hash: string) => `token:${hash}`;
+/** Index of a tenant's tokens: value is the token hash, metadata the record. */
+export const tenantTokenKey = (tenantId: string, tokenId: string) => `tenant-token:${tenantId}:${tokenId}`;
 
 /** Most tokens and tenants one isolate remembers at once (README, limits). */
 export const MEMO_MAX_ENTRIES = 10_000;
@@ -52,8 +54,36 @@ export class TenantStore {
       last4: token.slice(-4),
       created_at: new Date().toISOString(),
     };
-    await this.kv.put(tokenKey(await hashToken(token)), JSON.stringify(record));
+    const hash = await hashToken(token);
+    await this.kv.put(tokenKey(hash), JSON.stringify(record));
+    await this.kv.put(tenantTokenKey(tenantId, record.id), hash, { metadata: record });
     return { token, record };
+  }
+
+  /** The tenant's tokens as stored in the index (never the secrets). */
+  async listTokens(tenantId: string): Promise<TokenRecord[]> {
+    const out: TokenRecord[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.kv.list<TokenRecord>({ prefix: tenantTokenKey(tenantId, ''), cursor });
+      for (const key of page.keys) if (key.metadata) out.push(key.metadata);
+      cursor = page.list_complete ? undefined : page.cursor;
+    } while (cursor);
+    return out;
+  }
+
+  tokenHash(tenantId: string, tokenId: string): Promise<string | null> {
+    return this.kv.get(tenantTokenKey(tenantId, tokenId));
+  }
+
+  /** Deletes a token's records; instant refusal is the TenantGuard's job. */
+  async deleteToken(tenantId: string, tokenId: string): Promise<boolean> {
+    const hash = await this.tokenHash(tenantId, tokenId);
+    if (!hash) return false;
+    await this.kv.delete(tokenKey(hash));
+    await this.kv.delete(tenantTokenKey(tenantId, tokenId));
+    tokenMemo.delete(hash);
+    return true;
   }
 
   async getTenant(id: string): Promise<Tenant | null> {

@@ -1,0 +1,142 @@
+/**
+ * TenantGuard: one SQLite-backed Durable Object per tenant that answers, in a
+ * single call per request, whether the token is still valid, whether the
+ * request fits every rate policy and quota, and counts it.
+ *
+ * A Durable Object runs one call at a time and SQLite calls are synchronous,
+ * so check-and-count is atomic: N concurrent requests against a limit L let
+ * exactly L through. Counters live in SQLite and survive eviction.
+ */
+import { DurableObject } from 'cloudflare:workers';
+import type { RouteGroup } from '../routes/types';
+import { type Limits, limitsSchema, type Meter, metersFor } from './policy';
+
+export interface AdmitRequest {
+  tokenId: string;
+  group: RouteGroup;
+  cost: number;
+  /** Milliseconds since the epoch; passed in so tests can move time. */
+  now: number;
+  /** The settings' limits, used while the tenant has none of its own. */
+  defaults: Limits;
+  /** A sub-partition counted in addition to the tenant (browser tokens). */
+  partition?: string;
+}
+
+export interface MeterState {
+  name: string;
+  kind: 'rate' | 'quota';
+  limit: number;
+  window_s: number;
+  used: number;
+  remaining: number;
+  /** Seconds until this window resets. */
+  reset_s: number;
+}
+
+export type Verdict =
+  | { allowed: true; meters: MeterState[] }
+  | { allowed: false; reason: 'revoked'; meters: MeterState[] }
+  | { allowed: false; reason: 'rate' | 'quota'; violated: string; retryAfter: number; meters: MeterState[] };
+
+export class TenantGuard extends DurableObject {
+  private readonly sql: SqlStorage;
+  private limits: Limits | null | undefined;
+
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`
+      CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, window_start INTEGER NOT NULL, used INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS revoked_tokens (token_id TEXT PRIMARY KEY, revoked_at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+    `);
+  }
+
+  /** The one call per request: revocation, every meter, then count. */
+  admit(req: AdmitRequest): Verdict {
+    if (this.isRevoked(req.tokenId)) return { allowed: false, reason: 'revoked', meters: [] };
+    const meters = metersFor(this.ownLimits() ?? req.defaults, req.group, req.now, req.partition);
+    const used = meters.map((m) => this.used(m));
+    const over = meters.map((m, i) => used[i]! + req.cost > m.limit);
+
+    if (over.some(Boolean)) {
+      const violated = meters.filter((_, i) => over[i]);
+      // An exhausted quota outranks a rate window: waiting for the window would not help.
+      const kind = violated.some((m) => m.kind === 'quota') ? 'quota' : 'rate';
+      const named = violated.filter((m) => m.kind === kind).reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
+      // The request fits again only once every violated window has reset.
+      const resetAt = Math.max(...violated.map((m) => m.resetAt));
+      return {
+        allowed: false,
+        reason: kind,
+        violated: named.name,
+        retryAfter: secondsUntil(resetAt, req.now),
+        meters: meters.map((m, i) => state(m, used[i]!, req.now)),
+      };
+    }
+    meters.forEach((m, i) => {
+      this.sql.exec(
+        'INSERT INTO counters (key, window_start, used) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET window_start = excluded.window_start, used = excluded.used',
+        m.key,
+        m.windowStart,
+        used[i]! + req.cost,
+      );
+    });
+    return { allowed: true, meters: meters.map((m, i) => state(m, used[i]! + req.cost, req.now)) };
+  }
+
+  /** Counters and what remains, without counting anything. */
+  usage(now: number, defaults: Limits): { limits: Limits; custom: boolean; meters: MeterState[] } {
+    const own = this.ownLimits();
+    const limits = own ?? defaults;
+    const groups = Object.keys(limits.quota.groups ?? {}) as RouteGroup[];
+    const meters = new Map<string, Meter>();
+    for (const group of ['teams' as RouteGroup, ...groups]) {
+      for (const m of metersFor(limits, group, now)) meters.set(m.key, m);
+    }
+    return { limits, custom: own !== null, meters: [...meters.values()].map((m) => state(m, this.used(m), now)) };
+  }
+
+  /** Replaces the tenant's limits; `null` returns it to the defaults. */
+  setLimits(limits: Limits | null): void {
+    if (limits === null) {
+      this.sql.exec("DELETE FROM settings WHERE name = 'limits'");
+    } else {
+      const valid = limitsSchema.parse(limits);
+      this.sql.exec("INSERT OR REPLACE INTO settings (name, value) VALUES ('limits', ?)", JSON.stringify(valid));
+    }
+    this.limits = undefined;
+  }
+
+  /** From now on, every request with this token is refused, on every isolate. */
+  revoke(tokenId: string, now: number): void {
+    this.sql.exec('INSERT OR IGNORE INTO revoked_tokens (token_id, revoked_at) VALUES (?, ?)', tokenId, now);
+  }
+
+  private isRevoked(tokenId: string): boolean {
+    return this.sql.exec('SELECT 1 FROM revoked_tokens WHERE token_id = ?', tokenId).toArray().length > 0;
+  }
+
+  private ownLimits(): Limits | null {
+    if (this.limits === undefined) {
+      const row = this.sql.exec<{ value: string }>("SELECT value FROM settings WHERE name = 'limits'").toArray()[0];
+      this.limits = row ? (JSON.parse(row.value) as Limits) : null;
+    }
+    return this.limits;
+  }
+
+  /** Units used in the meter's current window; an older window counts as empty. */
+  private used(m: Meter): number {
+    const row = this.sql.exec<{ window_start: number; used: number }>('SELECT window_start, used FROM counters WHERE key = ?', m.key).toArray()[0];
+    return row && row.window_start === m.windowStart ? row.used : 0;
+  }
+}
+
+function state(m: Meter, used: number, now: number): MeterState {
+  return { name: m.name, kind: m.kind, limit: m.limit, window_s: m.window_s, used, remaining: Math.max(0, m.limit - used), reset_s: secondsUntil(m.resetAt, now) };
+}
+
+function secondsUntil(at: number, now: number): number {
+  return Math.max(1, Math.ceil((at - now) / 1000));
+}

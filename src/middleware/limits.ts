@@ -1,0 +1,52 @@
+/**
+ * Per-tenant limits: one TenantGuard call per request checks revocation,
+ * every rate policy and every quota, and counts the request. Every response
+ * after this point carries freshly computed RateLimit fields.
+ *
+ * @example app.get('/team/lists', tenantAuth(), tenantLimits(spec), handler)
+ */
+import { createMiddleware } from 'hono/factory';
+import type { HonoEnv } from '../env';
+import { GatewayError } from '../errors';
+import type { Verdict } from '../limits/guard';
+import { rateLimitHeaders } from '../limits/headers';
+import { resolveRoute, routeCost } from '../routes/overrides';
+import type { RouteSpec } from '../routes/types';
+
+export function tenantLimits(spec: RouteSpec) {
+  return createMiddleware<HonoEnv>(async function tenantLimits(c, next) {
+    const settings = c.var.settings;
+    if (!settings.LIMITS_ENABLED) return next();
+
+    let verdict: Verdict;
+    try {
+      const guard = c.env.TENANT_GUARD.get(c.env.TENANT_GUARD.idFromName(c.var.tenant.id));
+      verdict = await guard.admit({
+        tokenId: c.var.token.id,
+        group: spec.group,
+        cost: routeCost(resolveRoute(spec, settings.ROUTE_OVERRIDES)),
+        now: Date.now(),
+        defaults: settings.DEFAULT_LIMITS,
+      });
+    } catch (err) {
+      const error = err instanceof Error ? err.name : 'unknown';
+      console.error(JSON.stringify({ level: 'error', event: 'limiter.unavailable', request_id: c.var.requestId, tenant_id: c.var.tenant.id, error, mode: settings.LIMITER_FAILURE_MODE }));
+      if (settings.LIMITER_FAILURE_MODE === 'open') return next();
+      throw new GatewayError('LIMITER_UNAVAILABLE', undefined, {}, { 'Retry-After': '1' });
+    }
+
+    const headers = rateLimitHeaders(verdict.meters);
+    if (!verdict.allowed) throw refusal(verdict, headers);
+    await next();
+    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+  });
+}
+
+function refusal(verdict: Exclude<Verdict, { allowed: true }>, headers: Record<string, string>): GatewayError {
+  if (verdict.reason === 'revoked') return new GatewayError('TOKEN_REVOKED');
+  const retry = String(verdict.retryAfter);
+  const details = { policy: verdict.violated, retry_after_s: verdict.retryAfter };
+  return verdict.reason === 'rate'
+    ? new GatewayError('RATE_LIMITED', `Rate limit "${verdict.violated}" exceeded; retry in ${retry} s`, details, { ...headers, 'Retry-After': retry })
+    : new GatewayError('QUOTA_EXHAUSTED', `Quota "${verdict.violated}" exhausted; retry in ${retry} s`, details, { ...headers, 'Retry-After': retry });
+}
