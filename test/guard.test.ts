@@ -1,0 +1,99 @@
+/**
+ * The TenantGuard Durable Object itself, with injected time: windows that
+ * roll over, quotas that reset at their calendar boundary, exactness under
+ * concurrency, and counters that survive eviction.
+ */
+import { evictDurableObject } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import type { AdmitRequest } from '../src/limits/guard';
+import type { Limits } from '../src/limits/policy';
+import { testEnv } from './helpers';
+
+function guard() {
+  return testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(`guard-test-${crypto.randomUUID()}`));
+}
+
+const limits = (l: Partial<Limits>): Limits => ({ policies: [], quota: {}, ...l });
+const at = (iso: string) => Date.parse(iso);
+const req = (now: number, defaults: Limits, extra: Partial<AdmitRequest> = {}): AdmitRequest => ({ tokenId: 'tok_a', group: 'teams', cost: 1, now, defaults, ...extra });
+
+describe('TenantGuard', () => {
+  it('lets exactly L of N concurrent requests through', async () => {
+    const g = guard();
+    const l = limits({ policies: [{ name: 'burst', limit: 7, window_s: 60 }] });
+    const now = at('2026-11-21T10:00:05Z');
+    const verdicts = await Promise.all(Array.from({ length: 100 }, () => g.admit(req(now, l))));
+    expect(verdicts.filter((v) => v.allowed)).toHaveLength(7);
+  });
+
+  it('rolls a window over at its boundary', async () => {
+    const g = guard();
+    const l = limits({ policies: [{ name: 'burst', limit: 2, window_s: 10 }] });
+    const start = at('2026-11-21T10:00:00Z');
+    expect((await g.admit(req(start + 1000, l))).allowed).toBe(true);
+    expect((await g.admit(req(start + 2000, l))).allowed).toBe(true);
+    const refused = await g.admit(req(start + 9999, l));
+    expect(refused).toMatchObject({ allowed: false, reason: 'rate', violated: 'burst', retryAfter: 1 });
+    expect((await g.admit(req(start + 10_000, l))).allowed).toBe(true);
+  });
+
+  it('resets the daily quota at UTC midnight and the monthly one on the 1st', async () => {
+    const g = guard();
+    const l = limits({ quota: { daily: 2, monthly: 3 } });
+    expect((await g.admit(req(at('2026-11-30T23:59:58Z'), l))).allowed).toBe(true);
+    expect((await g.admit(req(at('2026-11-30T23:59:58Z'), l))).allowed).toBe(true);
+    expect(await g.admit(req(at('2026-11-30T23:59:59Z'), l))).toMatchObject({ allowed: false, reason: 'quota', violated: 'daily', retryAfter: 1 });
+    // New day, same month: the daily quota is fresh, the monthly one has 1 left.
+    expect((await g.admit(req(at('2026-12-01T00:00:00Z'), l))).allowed).toBe(true);
+    expect((await g.admit(req(at('2026-12-01T00:00:01Z'), l))).allowed).toBe(true);
+  });
+
+  it('names the monthly quota when the month is used up', async () => {
+    const g = guard();
+    const l = limits({ quota: { daily: 10, monthly: 2 } });
+    await g.admit(req(at('2026-11-10T12:00:00Z'), l));
+    await g.admit(req(at('2026-11-11T12:00:00Z'), l));
+    const refused = await g.admit(req(at('2026-11-12T12:00:00Z'), l));
+    expect(refused).toMatchObject({ allowed: false, reason: 'quota', violated: 'monthly' });
+    expect(refused.allowed === false && refused.reason !== 'revoked' && refused.retryAfter).toBe((at('2026-12-01T00:00:00Z') - at('2026-11-12T12:00:00Z')) / 1000);
+    expect((await g.admit(req(at('2026-12-01T00:00:00Z'), l))).allowed).toBe(true);
+  });
+
+  it('prefers the quota when both a rate window and a quota are exhausted', async () => {
+    const g = guard();
+    const l = limits({ policies: [{ name: 'burst', limit: 1, window_s: 10 }], quota: { daily: 1 } });
+    const now = at('2026-11-21T10:00:00Z');
+    await g.admit(req(now, l));
+    expect(await g.admit(req(now, l))).toMatchObject({ allowed: false, reason: 'quota', violated: 'daily' });
+  });
+
+  it('keeps counters when the object is evicted and restarted', async () => {
+    const g = guard();
+    const l = limits({ policies: [{ name: 'burst', limit: 3, window_s: 3600 }] });
+    const now = at('2026-11-21T10:00:00Z');
+    await g.admit(req(now, l));
+    await g.admit(req(now, l));
+    await evictDurableObject(g);
+    expect((await g.admit(req(now + 1, l))).allowed).toBe(true);
+    expect((await g.admit(req(now + 2, l))).allowed).toBe(false);
+  });
+
+  it('refuses a revoked token and only that one', async () => {
+    const g = guard();
+    const l = limits({});
+    await g.revoke('tok_a', 0);
+    expect(await g.admit(req(1, l))).toMatchObject({ allowed: false, reason: 'revoked' });
+    expect((await g.admit(req(1, l, { tokenId: 'tok_b' }))).allowed).toBe(true);
+  });
+
+  it('counts a partition inside the tenant limits', async () => {
+    const g = guard();
+    const l = limits({ policies: [{ name: 'burst', limit: 3, window_s: 60 }] });
+    const now = at('2026-11-21T10:00:00Z');
+    await g.admit(req(now, l, { partition: 'b1' }));
+    await g.admit(req(now, l, { partition: 'b1' }));
+    await g.admit(req(now, l));
+    // The tenant-wide window is full, so neither partition nor tenant passes.
+    expect((await g.admit(req(now, l, { partition: 'b2' }))).allowed).toBe(false);
+  });
+});
