@@ -25,6 +25,8 @@ export interface Variables extends RequestIdVariables {
   settings: Settings;
   tenant: Tenant;
   token: TokenRecord;
+  /** From the TenantGuard's verdict; part of every cache key (absent = bypass). */
+  cacheVersion?: string;
 }
 
 export type HonoEnv = { Bindings: Bindings; Variables: Variables };

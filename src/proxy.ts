@@ -1,10 +1,13 @@
 /**
- * Mounts every entry of the route table: authenticate, validate, limit, forward.
- * A path the table knows with a method it does not gets a 405 envelope.
+ * Mounts every entry of the route table: authenticate, validate, limit, then
+ * forward (through the cache for cacheable reads). A path the table knows
+ * with a method it does not gets a 405 envelope.
  */
-import { Hono, type MiddlewareHandler } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { createMiddleware } from 'hono/factory';
+import { cacheKeyUrl } from './cache/key';
+import { type CacheOutcome, readThrough } from './cache/read-through';
 import type { HonoEnv } from './env';
 import { GatewayError } from './errors';
 import { tenantAuth } from './middleware/auth';
@@ -13,12 +16,16 @@ import { requireJson, validated } from './middleware/validate';
 import { resolveRoute } from './routes/overrides';
 import { noQuery } from './routes/schemas';
 import { ROUTE_SPECS } from './routes/table';
-import type { RouteSpec } from './routes/types';
+import type { RouteSpec, ValidatedInput } from './routes/types';
 import { callPlatform } from './upstream/fetch';
 import { buildUpstreamRequest } from './upstream/request';
 
+type Ctx = Context<HonoEnv>;
+
 export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
+  const byId = new Map(specs.map((s) => [s.id, s]));
+
   for (const spec of specs) {
     const chain: MiddlewareHandler<HonoEnv>[] = [
       tenantAuth(),
@@ -28,23 +35,18 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
       tenantLimits(spec),
     ];
     app.on(spec.method, [spec.path], ...chain, async (c) => {
-      const route = resolveRoute(spec, c.var.settings.ROUTE_OVERRIDES);
-      // Validated outputs: defaults applied, unknown fields already refused.
-      const valid = (target: 'param' | 'query' | 'json') => c.req.valid(target as never) as Record<string, unknown>;
-      const params = spec.params ? valid('param') : {};
-      const body = spec.body ? valid('json') : undefined;
-      checkBodyMatchesPath(params, body);
-      const request = buildUpstreamRequest(c.var.settings, {
-        route,
-        params,
-        query: valid('query'),
-        body,
-        platformKey: c.var.tenant.platform_key,
-        requestId: c.var.requestId,
-        callerHeaders: c.req.raw.headers,
+      const input = validatedInput(c, spec);
+      checkBodyMatchesPath(input);
+      await spec.check?.(input, {
+        data: async (routeId) => JSON.parse((await read(c, byId.get(routeId)!, { params: {}, query: {}, body: undefined })).result.text).data,
       });
-      const result = await callPlatform(request, c.var.settings.UPSTREAM_TIMEOUT_MS);
-      return c.body(result.text, result.status as 200, { 'content-type': 'application/json; charset=utf-8' });
+      const outcome = await read(c, spec, input);
+      const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+      if (spec.cache) {
+        headers['X-Cache'] = outcome.status;
+        headers.Age = String(outcome.age);
+      }
+      return c.body(outcome.result.text, outcome.result.status as 200, headers);
     });
   }
   for (const [path, methods] of methodsByPath(specs)) {
@@ -53,6 +55,58 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
     });
   }
   return app;
+}
+
+/** One platform read or write; cacheable reads go through the cache. */
+async function read(c: Ctx, spec: RouteSpec, input: ValidatedInput): Promise<CacheOutcome> {
+  const settings = c.var.settings;
+  const route = resolveRoute(spec, settings.ROUTE_OVERRIDES);
+  const fetchFresh = () =>
+    callPlatform(
+      buildUpstreamRequest(settings, {
+        route,
+        ...input,
+        platformKey: c.var.tenant.platform_key,
+        requestId: c.var.requestId,
+        callerHeaders: c.req.raw.headers,
+      }),
+      settings.UPSTREAM_TIMEOUT_MS,
+    );
+  if (!route.cache) return { result: await fetchFresh(), status: 'BYPASS', age: 0 };
+
+  const cacheControl = c.req.header('cache-control') ?? '';
+  // Without the TenantGuard's cache version a purge could not reach us: bypass.
+  const version = c.var.cacheVersion;
+  const key =
+    version === undefined || /\bno-store\b/i.test(cacheControl)
+      ? null
+      : await cacheKeyUrl({
+          keyFingerprint: c.var.tenant.key_fingerprint,
+          version,
+          upstreamBase: settings.PLATFORM_BASE_URL,
+          routeId: route.id,
+          upstreamPath: route.upstreamPath,
+          credential: route.credential,
+          params: input.params,
+          query: input.query,
+        });
+  return readThrough({
+    key,
+    policy: route.cache,
+    revalidate: /\bno-cache\b/i.test(cacheControl),
+    fetchFresh,
+    waitUntil: (p) => c.executionCtx.waitUntil(p),
+  });
+}
+
+function validatedInput(c: Ctx, spec: RouteSpec): ValidatedInput {
+  // Validated outputs: defaults applied, unknown fields already refused.
+  const valid = (target: 'param' | 'query' | 'json') => c.req.valid(target as never) as Record<string, unknown>;
+  return {
+    params: spec.params ? valid('param') : {},
+    query: valid('query'),
+    body: spec.body ? valid('json') : undefined,
+  };
 }
 
 /** Hono's bodyLimit, sized by the MAX_BODY_BYTES setting of this request's env. */
@@ -67,7 +121,7 @@ const limitBody = createMiddleware<HonoEnv>((c, next) => {
 });
 
 /** The live client repeats session_id in a rename body; a mismatch is a mistake. */
-function checkBodyMatchesPath(params: Record<string, unknown>, body: unknown) {
+function checkBodyMatchesPath({ params, body }: ValidatedInput) {
   if (typeof body !== 'object' || body === null) return;
   for (const [name, value] of Object.entries(params)) {
     const inBody = (body as Record<string, unknown>)[name];

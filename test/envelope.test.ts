@@ -35,7 +35,7 @@ describe('request ids', () => {
 
   it('keeps a caller id, sends it upstream and returns it', async () => {
     const tenant = await createTenant();
-    const { res, id } = await asTenant(tenant, '/team/lists');
+    const { res, id } = await asTenant(tenant, '/agent/lists');
     expect(res.headers.get('x-request-id')).toBe(id);
     expect((await upstreamSaw(id))[0]!.headers['x-request-id']).toBe(id);
   });
@@ -101,7 +101,7 @@ describe('settings', () => {
     const tenant = await createTenant();
     const overrides = { ROUTE_OVERRIDES: JSON.stringify({ 'team.list': { upstream_path: '/agent/lists', credential: 'x-api-key' } }) };
     const id = `override-${crypto.randomUUID()}`;
-    const res = await gatewayWith(overrides, '/team/lists', { headers: { authorization: tenant.token, 'x-request-id': id } });
+    const res = await gatewayWith(overrides, '/team/lists', { headers: { authorization: tenant.token, 'x-request-id': id, 'cache-control': 'no-cache' } });
     expect(res.status).toBe(200);
     const [seen] = await upstreamSaw(id);
     expect(seen!.path).toBe('/agent/lists');
@@ -112,7 +112,7 @@ describe('settings', () => {
   it('PLATFORM_AUTH_SCHEME puts a scheme before the key in Authorization', async () => {
     const tenant = await createTenant();
     const id = `scheme-${crypto.randomUUID()}`;
-    await gatewayWith({ PLATFORM_AUTH_SCHEME: 'Bearer' }, '/team/lists', { headers: { authorization: tenant.token, 'x-request-id': id } });
+    await gatewayWith({ PLATFORM_AUTH_SCHEME: 'Bearer' }, '/user/apikey/lists', { headers: { authorization: tenant.token, 'x-request-id': id } });
     expect((await upstreamSaw(id))[0]!.headers.authorization).toBe(`Bearer ${platformKeys.demo}`);
   });
 

@@ -111,7 +111,9 @@ describe('route table', () => {
 describe.each(ROUTE_SPECS.map((spec) => [spec.id, spec] as const))('%s', (id, spec) => {
   it('forwards with the platform key in its header and returns the envelope', async () => {
     const c = cases[id]!();
-    const { res, body, id: rid } = await asTenant(tenant, c.path, { method: c.method, json: c.json });
+    // no-cache: cacheable reads must still reach the platform in this test.
+    const headers = spec.cache ? { 'cache-control': 'no-cache' } : undefined;
+    const { res, body, id: rid } = await asTenant(tenant, c.path, { method: c.method, json: c.json, headers });
 
     expect(res.status).toBe(200);
     expect(body).toMatchObject({ code: 0, msg: 'Success' });

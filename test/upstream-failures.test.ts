@@ -11,7 +11,7 @@ beforeAll(async () => {
   tenant = await createTenant();
 });
 
-async function callWithFault(fault: Record<string, unknown>, settings: Record<string, string> = {}, path = '/team/lists') {
+async function callWithFault(fault: Record<string, unknown>, settings: Record<string, string> = {}, path = '/agent/lists') {
   const id = requestId('fault');
   await injectFault({ request_id: id, ...fault });
   const started = Date.now();
@@ -49,7 +49,7 @@ describe('upstream failures', () => {
   });
 
   it('a platform that cannot be reached at all: 502', async () => {
-    const res = await gatewayWith({ PLATFORM_BASE_URL: 'http://127.0.0.1:1' }, '/team/lists', {
+    const res = await gatewayWith({ PLATFORM_BASE_URL: 'http://127.0.0.1:1' }, '/agent/lists', {
       headers: { authorization: `Bearer ${tenant.token}` },
     });
     const body = await envelope(res);

@@ -7,6 +7,7 @@ import { limitsSchema } from '../limits/policy';
 import { requireJson, validated } from '../middleware/validate';
 import { textField } from '../routes/schemas';
 import { TenantStore } from '../tenants/store';
+import { randomBase62 } from '../tenants/token';
 import { publicTenant } from '../tenants/types';
 import { adminAuth } from './auth';
 import { tenantGuard } from './guard';
@@ -93,6 +94,18 @@ export function adminRoutes(): Hono<HonoEnv> {
     const { id } = c.req.valid('param');
     await existingTenant(c.env, id);
     return c.json(ok(await tenantGuard(c.env, id).usage(Date.now(), c.var.settings.DEFAULT_LIMITS)));
+  });
+
+  // A new cache version for every tenant that shares this platform key: each of
+  // their entries is orphaned at once (the Cache API lets them expire).
+  app.post('/tenants/:id/cache/purge', validated('param', tenantParams), async (c) => {
+    const { id } = c.req.valid('param');
+    const tenant = await existingTenant(c.env, id);
+    const sharing = new Set([id, ...(await store(c.env).tenantsSharingKey(tenant.key_fingerprint))]);
+    const version = `${Date.now().toString(36)}.${randomBase62(8)}`;
+    await Promise.all([...sharing].map((t) => tenantGuard(c.env, t).setCacheVersion(version)));
+    audit(c.var.requestId, 'cache.purged', { tenant_id: id, tenants: sharing.size });
+    return c.json(ok({ tenants: sharing.size }));
   });
 
   return app;

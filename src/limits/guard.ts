@@ -35,13 +35,14 @@ export interface MeterState {
 }
 
 export type Verdict =
-  | { allowed: true; meters: MeterState[] }
+  | { allowed: true; meters: MeterState[]; cacheVersion: string }
   | { allowed: false; reason: 'revoked'; meters: MeterState[] }
   | { allowed: false; reason: 'rate' | 'quota'; violated: string; retryAfter: number; meters: MeterState[] };
 
 export class TenantGuard extends DurableObject {
   private readonly sql: SqlStorage;
   private limits: Limits | null | undefined;
+  private version: string | undefined;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -83,7 +84,13 @@ export class TenantGuard extends DurableObject {
         used[i]! + req.cost,
       );
     });
-    return { allowed: true, meters: meters.map((m, i) => state(m, used[i]! + req.cost, req.now)) };
+    return { allowed: true, meters: meters.map((m, i) => state(m, used[i]! + req.cost, req.now)), cacheVersion: this.cacheVersion() };
+  }
+
+  /** Part of every cache key of this tenant; a new value orphans every old entry. */
+  setCacheVersion(version: string): void {
+    this.sql.exec("INSERT OR REPLACE INTO settings (name, value) VALUES ('cache_version', ?)", version);
+    this.version = version;
   }
 
   /** Counters and what remains, without counting anything. */
@@ -116,6 +123,14 @@ export class TenantGuard extends DurableObject {
 
   private isRevoked(tokenId: string): boolean {
     return this.sql.exec('SELECT 1 FROM revoked_tokens WHERE token_id = ?', tokenId).toArray().length > 0;
+  }
+
+  private cacheVersion(): string {
+    if (this.version === undefined) {
+      const row = this.sql.exec<{ value: string }>("SELECT value FROM settings WHERE name = 'cache_version'").toArray()[0];
+      this.version = row?.value ?? '0';
+    }
+    return this.version;
   }
 
   private ownLimits(): Limits | null {

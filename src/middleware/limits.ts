@@ -37,6 +37,7 @@ export function tenantLimits(spec: RouteSpec) {
 
     const headers = rateLimitHeaders(verdict.meters);
     if (!verdict.allowed) throw refusal(verdict, headers);
+    c.set('cacheVersion', verdict.cacheVersion);
     await next();
     for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
   });

@@ -1,7 +1,8 @@
 /** 4.4 and 4.7: credit consumption history and its filter values. */
 import { z } from 'zod';
 import { dateField, enumField, noQuery, orderedPair, pageNum, pageSize, textField } from './schemas';
-import type { RouteSpec } from './types';
+import { GatewayError } from '../errors';
+import type { PlatformReader, RouteSpec, ValidatedInput } from './types';
 
 export const callRoutes: RouteSpec[] = [
   {
@@ -12,6 +13,7 @@ export const callRoutes: RouteSpec[] = [
     upstreamPath: '/user/call/filter_values',
     credential: 'authorization',
     group: 'calls',
+    cache: { ttl_s: 300, grace_s: 3600 },
     query: noQuery(),
   },
   {
@@ -22,6 +24,7 @@ export const callRoutes: RouteSpec[] = [
     upstreamPath: '/user/call/lists',
     credential: 'x-api-key',
     group: 'calls',
+    check: statusIsAKnownState,
     query: z
       .strictObject({
         page_num: pageNum(),
@@ -37,3 +40,16 @@ export const callRoutes: RouteSpec[] = [
       .superRefine(orderedPair('start_date', 'end_date')),
   },
 ];
+
+/** 4.7's status must be one of the `states` 4.4 returns for this tenant (read through the cache). */
+async function statusIsAKnownState({ query }: ValidatedInput, platform: PlatformReader): Promise<void> {
+  const status = query.status;
+  if (typeof status !== 'string' || status === '') return;
+  const raw = ((await platform.data('calls.filter_values')) as { states?: unknown } | null)?.states;
+  // The spec types `states` as one string; the emulator and live data send a list.
+  const states = Array.isArray(raw) ? raw.map(String) : typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  if (!states.includes(status)) {
+    const message = `status must be one of ${states.join(', ')}`;
+    throw new GatewayError('VALIDATION_FAILED', message, { errors: [{ location: 'query', field: 'status', message, allowed: states }] });
+  }
+}

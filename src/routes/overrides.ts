@@ -14,6 +14,9 @@ const override = z.strictObject({
     .optional(),
   credential: z.enum(['authorization', 'x-api-key']).optional(),
   cost: z.number().int().min(0).max(1000).optional(),
+  cache: z
+    .strictObject({ ttl_s: z.number().int().min(0).max(86_400), grace_s: z.number().int().min(0).max(86_400) })
+    .optional(),
 });
 
 const knownIds = new Set(ROUTE_SPECS.map((r) => r.id));
@@ -42,5 +45,7 @@ export function resolveRoute(spec: RouteSpec, overrides: RouteOverrides): RouteS
     upstreamPath: o.upstream_path ?? spec.upstreamPath,
     credential: o.credential ?? spec.credential,
     cost: o.cost ?? spec.cost,
+    // Only routes the table marks cacheable can be cached.
+    cache: spec.cache && (o.cache ?? spec.cache),
   };
 }

@@ -12,6 +12,7 @@ export const teamRoutes: RouteSpec[] = [
     upstreamPath: '/team/lists',
     credential: 'authorization',
     group: 'teams',
+    cache: { ttl_s: 60, grace_s: 300 },
     query: z.strictObject({
       page_num: pageNum(),
       page_size: pageSize(10),
@@ -27,6 +28,7 @@ export const teamRoutes: RouteSpec[] = [
     // The spec leaves 4.6's header open; Authorization matches 4.1–4.5.
     credential: 'authorization',
     group: 'teams',
+    cache: { ttl_s: 60, grace_s: 300 },
     params: z.object({ team_id: uuidField('team_id') }),
     query: noQuery(),
   },

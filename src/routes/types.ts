@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { CachePolicy } from '../cache/read-through';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -26,9 +27,24 @@ export interface RouteSpec {
   group: RouteGroup;
   /** Units this request counts against rate policies and quotas; see routeCost(). */
   cost?: number;
+  /** Cacheable reads only: freshness and grace period; overridable. */
+  cache?: CachePolicy;
+  /** Checks that need platform data, run after validation (4.7's status). */
+  check?: (input: ValidatedInput, platform: PlatformReader) => Promise<void>;
   params?: z.ZodType;
   /** Strict object schema; its output (defaults applied) is what goes upstream. */
   query?: z.ZodType;
   body?: z.ZodType;
 }
 
+
+export interface ValidatedInput {
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: unknown;
+}
+
+/** Lets a check read another operation's data, through the cache where it has one. */
+export interface PlatformReader {
+  data(routeId: string): Promise<unknown>;
+}

@@ -2,12 +2,14 @@
  * The tenant store in Workers KV. KV is the source of tenants and tokens,
  * never of counters (see docs/STORAGE.md for every key prefix).
  */
-import { generateToken, hashToken, randomBase62 } from './token';
+import { generateToken, hashToken, randomBase62, sha256Hex } from './token';
 import { Memo } from './memo';
 import type { Tenant, TokenRecord } from './types';
 
 export const tenantKey = (id: string) => `tenant:${id}`;
 export const tokenKey = (hash: string) => `token:${hash}`;
+/** Index of the tenants that share one platform key, for cache purges. */
+export const keyTenantKey = (fingerprint: string, tenantId: string) => `key-tenants:${fingerprint}:${tenantId}`;
 /** Index of a tenant's tokens: value is the token hash, metadata the record. */
 export const tenantTokenKey = (tenantId: string, tokenId: string) => `tenant-token:${tenantId}:${tokenId}`;
 
@@ -35,11 +37,13 @@ export class TenantStore {
       id: `ten_${randomBase62(16)}`,
       name,
       platform_key: platformKey,
+      key_fingerprint: await sha256Hex(platformKey),
       status: 'active',
       created_at: now,
       updated_at: now,
     };
     await this.kv.put(tenantKey(tenant.id), JSON.stringify(tenant));
+    await this.kv.put(keyTenantKey(tenant.key_fingerprint, tenant.id), '');
     const issued = await this.issueToken(tenant.id, 'default');
     return { tenant, issued };
   }
@@ -70,6 +74,18 @@ export class TenantStore {
       cursor = page.list_complete ? undefined : page.cursor;
     } while (cursor);
     return out;
+  }
+
+  /** Ids of the tenants whose platform key has this fingerprint. */
+  async tenantsSharingKey(fingerprint: string): Promise<string[]> {
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.kv.list({ prefix: keyTenantKey(fingerprint, ''), cursor });
+      for (const key of page.keys) ids.push(key.name.slice(key.name.lastIndexOf(':') + 1));
+      cursor = page.list_complete ? undefined : page.cursor;
+    } while (cursor);
+    return ids;
   }
 
   tokenHash(tenantId: string, tokenId: string): Promise<string | null> {

@@ -23,11 +23,13 @@ export function isWellFormedToken(token: string): boolean {
   return checksum(token.slice(0, cut)) === token.slice(cut);
 }
 
-/** The KV lookup key of a token: its SHA-256, hex. */
-export async function hashToken(token: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(token));
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
   return toHex(new Uint8Array(digest));
 }
+
+/** The KV lookup key of a token: its SHA-256, hex. */
+export const hashToken = sha256Hex;
 
 export function randomBase62(length: number): string {
   let out = '';

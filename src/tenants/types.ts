@@ -5,6 +5,8 @@ export interface Tenant {
   name: string;
   /** The platform key injected upstream. Never returned by any endpoint. */
   platform_key: string;
+  /** SHA-256 (hex) of the platform key: its identity for cache keys, never the key. */
+  key_fingerprint: string;
   status: 'active' | 'disabled';
   created_at: string;
   updated_at: string;
@@ -22,8 +24,8 @@ export interface TokenRecord {
 }
 
 /** A tenant as the operator API shows it: everything but the platform key. */
-export type PublicTenant = Omit<Tenant, 'platform_key'>;
+export type PublicTenant = Omit<Tenant, 'platform_key' | 'key_fingerprint'>;
 
-export function publicTenant({ platform_key: _secret, ...rest }: Tenant): PublicTenant {
+export function publicTenant({ platform_key: _secret, key_fingerprint: _fp, ...rest }: Tenant): PublicTenant {
   return rest;
 }

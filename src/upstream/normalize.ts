@@ -18,7 +18,8 @@ export interface UpstreamResult {
   status: number;
   /** The body exactly as the platform sent it. */
   text: string;
-  envelope: Envelope;
+  /** Parsed envelope; null when served from the cache (only successes are cached). */
+  envelope: Envelope | null;
 }
 
 export async function readUpstream(res: Response): Promise<UpstreamResult> {
