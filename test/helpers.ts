@@ -70,9 +70,9 @@ export async function createTenant(platformKey = platformKeys.demo, name = 'test
 
 /** Calls the gateway as a tenant, tagging the call with a fresh request id. */
 export async function asTenant(tenant: TestTenant, path: string, init: RequestInit & { json?: unknown } = {}) {
-  const id = requestId();
   const headers = new Headers(init.headers);
   if (!headers.has('authorization') && !headers.has('x-api-key')) headers.set('authorization', `Bearer ${tenant.token}`);
+  const id = headers.get('x-request-id') ?? requestId();
   headers.set('x-request-id', id);
   let body = init.body;
   if (init.json !== undefined) {

@@ -66,7 +66,7 @@ function fetchAndStore(key: string, r: ReadThrough): Promise<UpstreamResult> {
   if (running) return running;
   const fetched = r.fetchFresh();
   const stored = fetched
-    .then((result) => (isStorable(result) ? store(key, result, r.policy) : undefined))
+    .then((result) => (isStorable(result) ? store(key, result, r.policy, r.now ?? Date.now()) : undefined))
     .catch(() => undefined)
     .finally(() => inflight.delete(key));
   inflight.set(key, fetched);
@@ -78,13 +78,13 @@ function isStorable(result: UpstreamResult): boolean {
   return result.status === 200 && result.envelope?.code === 0;
 }
 
-async function store(key: string, result: UpstreamResult, policy: CachePolicy): Promise<void> {
+async function store(key: string, result: UpstreamResult, policy: CachePolicy, now: number): Promise<void> {
   const response = new Response(result.text, {
     headers: {
       'content-type': 'application/json',
       // The Cache API keeps the entry through its grace period; freshness is ours to judge.
       'cache-control': `max-age=${policy.ttl_s + policy.grace_s}`,
-      [STORED_AT]: String(Date.now()),
+      [STORED_AT]: String(now),
       [UPSTREAM_STATUS]: String(result.status),
     },
   });
