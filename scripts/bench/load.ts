@@ -1,0 +1,102 @@
+/**
+ * A small closed-loop load generator: `concurrency` workers each send one
+ * request, wait for the answer, and send the next, until `requests` have
+ * been sent or the round's time cap is hit. Latency is measured here, in
+ * the client, from just before the request is written until the last byte
+ * of the response has arrived.
+ */
+import http from 'node:http';
+
+export interface Target {
+  url: URL;
+  headers: Record<string, string>;
+  /** Keep-alive connections, reused across rounds so only the warm-up pays for connecting. */
+  agent: http.Agent;
+}
+
+export interface RoundResult {
+  sent: number;
+  ok: number;
+  errors: number;
+  /** First few distinct error descriptions, for the report. */
+  errorSamples: string[];
+  wallMs: number;
+  /** Latencies of the successful requests, in ms, sorted ascending. */
+  latenciesMs: number[];
+}
+
+export interface RoundOptions {
+  requests: number;
+  concurrency: number;
+  capMs: number;
+  requestTimeoutMs: number;
+}
+
+export function keepAliveAgent(concurrency: number): http.Agent {
+  return new http.Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
+}
+
+// Both the emulator and the gateway answer with the platform envelope, code first.
+// A prefix test avoids parsing every body in a client that shares 2 cores with the servers.
+const SUCCESS = /^\{"code":0[,}]/;
+
+export async function runRound(target: Target, opts: RoundOptions): Promise<RoundResult> {
+  const latencies: number[] = [];
+  const samples = new Set<string>();
+  let sent = 0;
+  let errors = 0;
+  const deadline = performance.now() + opts.capMs;
+
+  const worker = async () => {
+    while (sent < opts.requests && performance.now() < deadline) {
+      sent++;
+      const t0 = performance.now();
+      const failure = await getOnce(target, opts.requestTimeoutMs);
+      if (failure === null) latencies.push(performance.now() - t0);
+      else {
+        errors++;
+        if (samples.size < 5) samples.add(failure);
+      }
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: opts.concurrency }, worker));
+  const wallMs = performance.now() - start;
+
+  // Requests never sent because of the time cap count as errors: the round did not finish.
+  const unsent = opts.requests - sent;
+  if (unsent > 0) samples.add(`${unsent} not sent within the ${opts.capMs} ms cap`);
+  latencies.sort((a, b) => a - b);
+  return { sent, ok: latencies.length, errors: errors + unsent, errorSamples: [...samples], wallMs, latenciesMs: latencies };
+}
+
+/** Resolves to null on HTTP 200 with `"code":0`, else to a short description of what went wrong. */
+function getOnce(target: Target, timeoutMs: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const req = http.get(target.url, { agent: target.agent, headers: target.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', (e) => resolve(`response error: ${e.message}`));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        if (res.statusCode !== 200) resolve(`HTTP ${res.statusCode}: ${body.slice(0, 120)}`);
+        else if (!SUCCESS.test(body)) resolve(`HTTP 200 but not code 0: ${body.slice(0, 120)}`);
+        else resolve(null);
+      });
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (e) => resolve(`request error: ${e.message}`));
+  });
+}
+
+/** Nearest-rank percentile of an ascending array. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+export function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
