@@ -174,7 +174,7 @@ function printReport(all: Summary[]): void {
       const r = ratios(s, all);
       if (r) {
         console.log(
-          `${s.scenario} throughput = ${fmt(r.throughput, 2)} × ${r.vs}; p50 = ${fmt(r.p50, 2)} × ${r.vs}; p99 = ${fmt(r.p99, 2)} × ${r.vs}`,
+          `${s.scenario} throughput = ${ratio(r.throughput)} × ${r.vs}; p50 = ${ratio(r.p50)} × ${r.vs}; p99 = ${ratio(r.p99)} × ${r.vs}`,
         );
       }
     }
@@ -217,6 +217,11 @@ function codeVersion(): string {
 
 function round3(n: number): number {
   return Math.round(n * 1000) / 1000;
+}
+
+/** Three significant digits, so small ratios such as 0.0321 keep their precision. */
+function ratio(n: number): string {
+  return Number.isFinite(n) ? String(Number(n.toPrecision(3))) : '–';
 }
 
 function fmt(n: number, digits: number): string {

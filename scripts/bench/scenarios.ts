@@ -53,7 +53,17 @@ export const groups: ScenarioGroup[] = [
         }),
       },
       {
+        // Every request forwarded to the platform: the read cache is bypassed (X-Cache: BYPASS).
         name: 'gateway',
+        request: ({ stack, token }) => ({
+          url: `${stack.gatewayUrl}/team/lists`,
+          headers: { authorization: `Bearer ${token}`, 'cache-control': 'no-store' },
+        }),
+        compareWith: 'direct',
+      },
+      {
+        // The route is cacheable (60 s TTL), so after the warm-up every request is a hit (X-Cache: HIT).
+        name: 'gateway-hit',
         request: ({ stack, token }) => ({
           url: `${stack.gatewayUrl}/team/lists`,
           headers: { authorization: `Bearer ${token}` },
