@@ -25,6 +25,8 @@ export default defineConfig(async () => {
           bindings: {
             PLATFORM_BASE_URL: `http://127.0.0.1:${port}`,
             ADMIN_TOKEN: 'test-admin-token-0123456789',
+            // Two keys: tests seal under k2 and can still open values sealed under k1.
+            KEY_ENCRYPTION_KEY: `k2:${'B'.repeat(43)}=,k1:${'A'.repeat(43)}=`,
             UPSTREAM_TIMEOUT_MS: '2000',
             TENANT_MEMO_TTL_MS: '0',
             // Generous defaults so functional tests never trip them; limit tests set their own.

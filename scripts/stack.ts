@@ -26,19 +26,24 @@ export interface Stack {
 
 const DEV_VARS = '.dev.vars';
 
-/** Local secrets live in .dev.vars (git-ignored); made once with fresh random values. */
+/** Local secrets, made with fresh random values the first time they are missing. */
+const LOCAL_SECRETS: Record<string, () => string> = {
+  ADMIN_TOKEN: () => randomBytes(24).toString('base64url'),
+  KEY_ENCRYPTION_KEY: () => `local1:${randomBytes(32).toString('base64')}`,
+};
+
+/** Local secrets live in .dev.vars (git-ignored, never committed). */
 export function ensureDevVars(): Record<string, string> {
-  if (!existsSync(DEV_VARS)) {
-    const lines = [
-      '# Local-only secrets for `wrangler dev`, made by scripts/stack.ts. Never commit.',
-      `ADMIN_TOKEN=${randomBytes(24).toString('base64url')}`,
-    ];
-    writeFileSync(DEV_VARS, `${lines.join('\n')}\n`, { mode: 0o600 });
-  }
+  const text = existsSync(DEV_VARS) ? readFileSync(DEV_VARS, 'utf8') : '# Local-only secrets for `wrangler dev`, made by scripts/stack.ts. Never commit.\n';
   const vars: Record<string, string> = {};
-  for (const line of readFileSync(DEV_VARS, 'utf8').split('\n')) {
+  for (const line of text.split('\n')) {
     const m = /^([A-Z_]+)=(.*)$/.exec(line.trim());
     if (m) vars[m[1]!] = m[2]!;
+  }
+  const missing = Object.keys(LOCAL_SECRETS).filter((name) => !vars[name]);
+  if (missing.length > 0) {
+    for (const name of missing) vars[name] = LOCAL_SECRETS[name]!();
+    writeFileSync(DEV_VARS, text + missing.map((name) => `${name}=${vars[name]}\n`).join(''), { mode: 0o600 });
   }
   return vars;
 }

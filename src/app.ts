@@ -5,7 +5,7 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
-import { adminRoutes } from './admin/routes';
+import { adminRoutes } from './admin';
 import type { HonoEnv } from './env';
 import { GatewayError, errorResponse } from './errors';
 import { platformRoutes } from './proxy';

@@ -1,5 +1,6 @@
 /** The Worker's bindings and the per-request variables, in one typed Hono env. */
 import type { RequestIdVariables } from 'hono/request-id';
+import type { AuditLog } from './audit/log';
 import type { TenantGuard } from './limits/guard';
 import type { Settings } from './settings';
 import type { Tenant, TokenRecord } from './tenants/types';
@@ -9,6 +10,10 @@ export interface Bindings {
   TENANTS: KVNamespace;
   /** One TenantGuard per tenant: limits, quotas, revocation (docs/STORAGE.md). */
   TENANT_GUARD: DurableObjectNamespace<TenantGuard>;
+  /** The operator audit log (docs/STORAGE.md). */
+  AUDIT_LOG: DurableObjectNamespace<AuditLog>;
+  /** Secret: `kid:base64(32 bytes)`, comma-separated; the first seals (tenants/crypto.ts). */
+  KEY_ENCRYPTION_KEY?: string;
   PLATFORM_BASE_URL?: string;
   ADMIN_TOKEN?: string;
   UPSTREAM_TIMEOUT_MS?: string;

@@ -10,14 +10,16 @@ import { cacheKeyUrl } from './cache/key';
 import { type CacheOutcome, readThrough } from './cache/read-through';
 import type { HonoEnv } from './env';
 import { GatewayError } from './errors';
-import { tenantAuth } from './middleware/auth';
+import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
 import { requireJson, validated } from './middleware/validate';
 import { resolveRoute } from './routes/overrides';
 import { noQuery } from './routes/schemas';
 import { ROUTE_SPECS } from './routes/table';
 import type { RouteSpec, ValidatedInput } from './routes/types';
+import { hasScope } from './tenants/scopes';
 import { callPlatform } from './upstream/fetch';
+import { maskApiKeys } from './upstream/redact';
 import { buildUpstreamRequest } from './upstream/request';
 
 type Ctx = Context<HonoEnv>;
@@ -29,6 +31,7 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
   for (const spec of specs) {
     const chain: MiddlewareHandler<HonoEnv>[] = [
       tenantAuth(),
+      requireScope(spec),
       ...(spec.params ? [validated('param', spec.params)] : []),
       validated('query', spec.query ?? noQuery()),
       ...(spec.body ? [limitBody, requireJson(), validated('json', spec.body)] : []),
@@ -41,12 +44,13 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
         data: async (routeId) => JSON.parse((await read(c, byId.get(routeId)!, { params: {}, query: {}, body: undefined })).result.text).data,
       });
       const outcome = await read(c, spec, input);
+      const text = spec.secrets && !hasScope(c.var.token.scopes, 'apikeys:admin') ? maskApiKeys(outcome.result.text) : outcome.result.text;
       const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
       if (spec.cache) {
         headers['X-Cache'] = outcome.status;
         headers.Age = String(outcome.age);
       }
-      return c.body(outcome.result.text, outcome.result.status as 200, headers);
+      return c.body(text, outcome.result.status as 200, headers);
     });
   }
   for (const [path, methods] of methodsByPath(specs)) {

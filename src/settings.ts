@@ -31,6 +31,9 @@ const settingsSchema = z.object({
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .transform((url) => url.replace(/\/+$/, '')),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  KEY_ENCRYPTION_KEY: z
+    .string({ error: 'is required: kid:base64 of 32 random bytes (openssl rand -base64 32)' })
+    .regex(/^[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/_-]{43}=?(,\s*[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/_-]{43}=?)*$/, 'must be kid:base64 of 32 bytes, comma-separated'),
   UPSTREAM_TIMEOUT_MS: intSetting(1, 300_000, 30_000),
   PLATFORM_AUTH_SCHEME: z
     .string()

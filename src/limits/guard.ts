@@ -36,27 +36,29 @@ export interface MeterState {
 
 export type Verdict =
   | { allowed: true; meters: MeterState[]; cacheVersion: string }
-  | { allowed: false; reason: 'revoked'; meters: MeterState[] }
+  | { allowed: false; reason: 'revoked' | 'expired' | 'disabled'; meters: MeterState[] }
   | { allowed: false; reason: 'rate' | 'quota'; violated: string; retryAfter: number; meters: MeterState[] };
 
 export class TenantGuard extends DurableObject {
   private readonly sql: SqlStorage;
   private limits: Limits | null | undefined;
-  private version: string | undefined;
+  private readonly cachedSettings = new Map<string, string | null>();
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.sql.exec(`
       CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, window_start INTEGER NOT NULL, used INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS revoked_tokens (token_id TEXT PRIMARY KEY, revoked_at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS token_states (token_id TEXT PRIMARY KEY, not_after INTEGER NOT NULL, reason TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
     `);
   }
 
-  /** The one call per request: revocation, every meter, then count. */
+  /** The one call per request: tenant and token state, every meter, then count. */
   admit(req: AdmitRequest): Verdict {
-    if (this.isRevoked(req.tokenId)) return { allowed: false, reason: 'revoked', meters: [] };
+    if (this.setting('disabled') === 'true') return { allowed: false, reason: 'disabled', meters: [] };
+    const ended = this.tokenEnded(req.tokenId, req.now);
+    if (ended) return { allowed: false, reason: ended, meters: [] };
     const meters = metersFor(this.ownLimits() ?? req.defaults, req.group, req.now, req.partition);
     const used = meters.map((m) => this.used(m));
     const over = meters.map((m, i) => used[i]! + req.cost > m.limit);
@@ -84,13 +86,13 @@ export class TenantGuard extends DurableObject {
         used[i]! + req.cost,
       );
     });
-    return { allowed: true, meters: meters.map((m, i) => state(m, used[i]! + req.cost, req.now)), cacheVersion: this.cacheVersion() };
+    return { allowed: true, meters: meters.map((m, i) => state(m, used[i]! + req.cost, req.now)), cacheVersion: this.setting('cache_version') ?? '0' };
   }
 
   /** Part of every cache key of this tenant; a new value orphans every old entry. */
   setCacheVersion(version: string): void {
     this.sql.exec("INSERT OR REPLACE INTO settings (name, value) VALUES ('cache_version', ?)", version);
-    this.version = version;
+    this.cachedSettings.delete('cache_version');
   }
 
   /** Counters and what remains, without counting anything. */
@@ -114,29 +116,43 @@ export class TenantGuard extends DurableObject {
       this.sql.exec("INSERT OR REPLACE INTO settings (name, value) VALUES ('limits', ?)", JSON.stringify(valid));
     }
     this.limits = undefined;
+    this.cachedSettings.delete('limits');
   }
 
   /** From now on, every request with this token is refused, on every isolate. */
   revoke(tokenId: string, now: number): void {
-    this.sql.exec('INSERT OR IGNORE INTO revoked_tokens (token_id, revoked_at) VALUES (?, ?)', tokenId, now);
+    this.sql.exec("INSERT OR REPLACE INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'revoked')", tokenId, now);
   }
 
-  private isRevoked(tokenId: string): boolean {
-    return this.sql.exec('SELECT 1 FROM revoked_tokens WHERE token_id = ?', tokenId).toArray().length > 0;
+  /** The token is refused from `at` on (rotation's overlap end); revocation wins. */
+  expireAt(tokenId: string, at: number): void {
+    this.sql.exec("INSERT INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'expired') ON CONFLICT(token_id) DO UPDATE SET not_after = MIN(not_after, excluded.not_after)", tokenId, at);
   }
 
-  private cacheVersion(): string {
-    if (this.version === undefined) {
-      const row = this.sql.exec<{ value: string }>("SELECT value FROM settings WHERE name = 'cache_version'").toArray()[0];
-      this.version = row?.value ?? '0';
+  /** A disabled (or deleted) tenant is refused at once, whatever KV still says. */
+  setDisabled(disabled: boolean): void {
+    this.sql.exec("INSERT OR REPLACE INTO settings (name, value) VALUES ('disabled', ?)", String(disabled));
+    this.cachedSettings.delete('disabled');
+  }
+
+  private tokenEnded(tokenId: string, now: number): 'revoked' | 'expired' | null {
+    const row = this.sql.exec<{ not_after: number; reason: string }>('SELECT not_after, reason FROM token_states WHERE token_id = ?', tokenId).toArray()[0];
+    return row && now >= row.not_after ? (row.reason as 'revoked' | 'expired') : null;
+  }
+
+  /** Small settings are read once per object life and then kept in memory. */
+  private setting(name: string): string | null {
+    if (!this.cachedSettings.has(name)) {
+      const row = this.sql.exec<{ value: string }>('SELECT value FROM settings WHERE name = ?', name).toArray()[0];
+      this.cachedSettings.set(name, row?.value ?? null);
     }
-    return this.version;
+    return this.cachedSettings.get(name) ?? null;
   }
 
   private ownLimits(): Limits | null {
     if (this.limits === undefined) {
-      const row = this.sql.exec<{ value: string }>("SELECT value FROM settings WHERE name = 'limits'").toArray()[0];
-      this.limits = row ? (JSON.parse(row.value) as Limits) : null;
+      const value = this.setting('limits');
+      this.limits = value ? (JSON.parse(value) as Limits) : null;
     }
     return this.limits;
   }

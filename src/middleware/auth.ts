@@ -7,7 +7,10 @@
  */
 import { createMiddleware } from 'hono/factory';
 import type { HonoEnv } from '../env';
+import type { RouteSpec } from '../routes/types';
 import { GatewayError } from '../errors';
+import { keyRing } from '../tenants/crypto';
+import { hasScope, requiredScope } from '../tenants/scopes';
 import { TenantStore } from '../tenants/store';
 import { hashToken, isWellFormedToken } from '../tenants/token';
 
@@ -18,15 +21,28 @@ export function tenantAuth() {
     // Shape and checksum first: garbage never costs a KV read.
     if (!isWellFormedToken(token)) throw new GatewayError('INVALID_TOKEN', 'Malformed gateway token');
 
-    const store = new TenantStore(c.env.TENANTS, c.var.settings.TENANT_MEMO_TTL_MS);
+    const settings = c.var.settings;
+    const store = new TenantStore(c.env.TENANTS, await keyRing(settings.KEY_ENCRYPTION_KEY), settings.TENANT_MEMO_TTL_MS);
     const record = await store.findToken(await hashToken(token));
     if (!record) throw new GatewayError('INVALID_TOKEN', 'Unknown gateway token');
+    if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) throw new GatewayError('TOKEN_EXPIRED');
     const tenant = await store.getTenant(record.tenant_id);
     if (!tenant) throw new GatewayError('INVALID_TOKEN', 'Unknown gateway token');
     if (tenant.status !== 'active') throw new GatewayError('TENANT_DISABLED');
 
     c.set('tenant', tenant);
     c.set('token', record);
+    await next();
+  });
+}
+
+/** A token without the scope a route needs gets a 403 that names the scope. */
+export function requireScope(spec: RouteSpec) {
+  const needed = requiredScope(spec);
+  return createMiddleware<HonoEnv>(async function requireScope(c, next) {
+    if (!hasScope(c.var.token.scopes, needed)) {
+      throw new GatewayError('SCOPE_REQUIRED', `This token lacks the scope ${needed}`, { scope: needed });
+    }
     await next();
   });
 }

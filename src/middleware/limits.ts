@@ -44,7 +44,14 @@ export function tenantLimits(spec: RouteSpec) {
 }
 
 function refusal(verdict: Exclude<Verdict, { allowed: true }>, headers: Record<string, string>): GatewayError {
-  if (verdict.reason === 'revoked') return new GatewayError('TOKEN_REVOKED');
+  switch (verdict.reason) {
+    case 'revoked':
+      return new GatewayError('TOKEN_REVOKED');
+    case 'expired':
+      return new GatewayError('TOKEN_EXPIRED');
+    case 'disabled':
+      return new GatewayError('TENANT_DISABLED');
+  }
   const retry = String(verdict.retryAfter);
   const details = { policy: verdict.violated, retry_after_s: verdict.retryAfter };
   return verdict.reason === 'rate'

@@ -12,6 +12,7 @@ export const apiKeyRoutes: RouteSpec[] = [
     upstreamPath: '/user/apikey/new',
     credential: 'authorization',
     group: 'apikeys',
+    secrets: true,
     cost: 5,
     query: noQuery(),
     body: z.strictObject({ name: textField('name', 64, 1) }),
@@ -35,6 +36,7 @@ export const apiKeyRoutes: RouteSpec[] = [
     upstreamPath: '/user/apikey/lists',
     credential: 'authorization',
     group: 'apikeys',
+    secrets: true,
     query: z.strictObject({ page_num: pageNum(), page_size: pageSize(10) }),
   },
 ];

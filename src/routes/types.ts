@@ -27,6 +27,8 @@ export interface RouteSpec {
   group: RouteGroup;
   /** Units this request counts against rate policies and quotas; see routeCost(). */
   cost?: number;
+  /** Responses carry platform secrets (`api_key`): masked without apikeys:admin. */
+  secrets?: true;
   /** Cacheable reads only: freshness and grace period; overridable. */
   cache?: CachePolicy;
   /** Checks that need platform data, run after validation (4.7's status). */

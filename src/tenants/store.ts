@@ -2,9 +2,11 @@
  * The tenant store in Workers KV. KV is the source of tenants and tokens,
  * never of counters (see docs/STORAGE.md for every key prefix).
  */
-import { generateToken, hashToken, randomBase62, sha256Hex } from './token';
+import { type KeyRing, open, seal, sealedKid } from './crypto';
 import { Memo } from './memo';
-import type { Tenant, TokenRecord } from './types';
+import { generateToken, hashToken, randomBase62, sha256Hex } from './token';
+import type { PublicTenant, StoredTenant, Tenant, TenantStatus, TokenRecord } from './types';
+import { publicTenant } from './types';
 
 export const tenantKey = (id: string) => `tenant:${id}`;
 export const tokenKey = (hash: string) => `token:${hash}`;
@@ -25,43 +27,126 @@ export interface Issued {
   record: TokenRecord;
 }
 
+export interface NewToken {
+  name: string;
+  scopes: string[];
+  expires_at: string | null;
+}
+
+export interface TenantPatch {
+  name?: string;
+  status?: TenantStatus;
+  platform_key?: string;
+}
+
 export class TenantStore {
   constructor(
     private readonly kv: KVNamespace,
-    private readonly memoTtlMs: number,
+    private readonly ring: KeyRing,
+    private readonly memoTtlMs = 0,
   ) {}
 
-  async createTenant(name: string, platformKey: string): Promise<{ tenant: Tenant; issued: Issued }> {
+  async createTenant(name: string, platformKey: string, firstToken: NewToken): Promise<{ tenant: StoredTenant; issued: Issued }> {
     const now = new Date().toISOString();
-    const tenant: Tenant = {
-      id: `ten_${randomBase62(16)}`,
+    const id = `ten_${randomBase62(16)}`;
+    const tenant: StoredTenant = {
+      id,
       name,
-      platform_key: platformKey,
-      key_fingerprint: await sha256Hex(platformKey),
       status: 'active',
+      platform_key_sealed: await seal(this.ring, platformKey, id),
+      key_fingerprint: await sha256Hex(platformKey),
       created_at: now,
       updated_at: now,
     };
-    await this.kv.put(tenantKey(tenant.id), JSON.stringify(tenant));
-    await this.kv.put(keyTenantKey(tenant.key_fingerprint, tenant.id), '');
-    const issued = await this.issueToken(tenant.id, 'default');
-    return { tenant, issued };
+    await this.putTenant(tenant);
+    await this.kv.put(keyTenantKey(tenant.key_fingerprint, id), '');
+    return { tenant, issued: await this.issueToken(id, firstToken) };
   }
 
-  async issueToken(tenantId: string, name: string): Promise<Issued> {
+  /** The stored tenant (for the operator API; nothing decrypted). */
+  getStored(id: string): Promise<StoredTenant | null> {
+    return this.kv.get<StoredTenant>(tenantKey(id), 'json');
+  }
+
+  /** The tenant with its platform key opened, memoized for the memo period (hot path). */
+  async getTenant(id: string): Promise<Tenant | null> {
+    const hit = tenantMemo.get(id);
+    if (hit !== undefined) return hit;
+    const stored = await this.getStored(id);
+    const tenant = stored && (await this.openTenant(stored));
+    tenantMemo.set(id, tenant, this.memoTtlMs);
+    return tenant;
+  }
+
+  /** One page of tenants, from KV metadata alone (no per-tenant reads). */
+  async listTenants(cursor: string | undefined, limit: number): Promise<{ tenants: PublicTenant[]; cursor: string | null }> {
+    const page = await this.kv.list<PublicTenant>({ prefix: 'tenant:', cursor, limit });
+    return {
+      tenants: page.keys.flatMap((k) => (k.metadata ? [k.metadata] : [])),
+      cursor: page.list_complete ? null : page.cursor,
+    };
+  }
+
+  async updateTenant(stored: StoredTenant, patch: TenantPatch): Promise<StoredTenant> {
+    const next: StoredTenant = {
+      ...stored,
+      name: patch.name ?? stored.name,
+      status: patch.status ?? stored.status,
+      updated_at: new Date().toISOString(),
+    };
+    if (patch.platform_key !== undefined) {
+      next.platform_key_sealed = await seal(this.ring, patch.platform_key, stored.id);
+      next.key_fingerprint = await sha256Hex(patch.platform_key);
+    }
+    await this.putTenant(next);
+    if (next.key_fingerprint !== stored.key_fingerprint) {
+      await this.kv.put(keyTenantKey(next.key_fingerprint, stored.id), '');
+      await this.kv.delete(keyTenantKey(stored.key_fingerprint, stored.id));
+    }
+    return next;
+  }
+
+  /** Removes the tenant, its tokens and index entries. */
+  async deleteTenant(stored: StoredTenant): Promise<void> {
+    for (const token of await this.listTokens(stored.id)) await this.deleteToken(stored.id, token.id);
+    await this.kv.delete(keyTenantKey(stored.key_fingerprint, stored.id));
+    await this.kv.delete(tenantKey(stored.id));
+    tenantMemo.delete(stored.id);
+  }
+
+  /** Re-seals the platform key under the current encryption key if it was sealed under another. */
+  async reseal(stored: StoredTenant): Promise<boolean> {
+    if (sealedKid(stored.platform_key_sealed) === this.ring.currentKid) return false;
+    const platformKey = await open(this.ring, stored.platform_key_sealed, stored.id);
+    await this.putTenant({ ...stored, platform_key_sealed: await seal(this.ring, platformKey, stored.id) });
+    return true;
+  }
+
+  async issueToken(tenantId: string, t: NewToken): Promise<Issued> {
     const token = generateToken();
     const record: TokenRecord = {
       id: `tok_${randomBase62(16)}`,
       tenant_id: tenantId,
-      name,
+      name: t.name,
       prefix: token.slice(0, 9),
       last4: token.slice(-4),
+      scopes: t.scopes,
       created_at: new Date().toISOString(),
+      expires_at: t.expires_at,
     };
     const hash = await hashToken(token);
     await this.kv.put(tokenKey(hash), JSON.stringify(record));
     await this.kv.put(tenantTokenKey(tenantId, record.id), hash, { metadata: record });
     return { token, record };
+  }
+
+  /** The token record for a token hash, memoized for the memo period. */
+  async findToken(hash: string): Promise<TokenRecord | null> {
+    const hit = tokenMemo.get(hash);
+    if (hit !== undefined) return hit;
+    const record = await this.kv.get<TokenRecord>(tokenKey(hash), 'json');
+    tokenMemo.set(hash, record, this.memoTtlMs);
+    return record;
   }
 
   /** The tenant's tokens as stored in the index (never the secrets). */
@@ -76,6 +161,32 @@ export class TenantStore {
     return out;
   }
 
+  async getToken(tenantId: string, tokenId: string): Promise<{ hash: string; record: TokenRecord } | null> {
+    const { value, metadata } = await this.kv.getWithMetadata<TokenRecord>(tenantTokenKey(tenantId, tokenId));
+    return value && metadata ? { hash: value, record: metadata } : null;
+  }
+
+  /** Sets a token's expiry (rotation); the TenantGuard enforces it at once. */
+  async setTokenExpiry(tenantId: string, tokenId: string, expiresAt: string): Promise<TokenRecord | null> {
+    const found = await this.getToken(tenantId, tokenId);
+    if (!found) return null;
+    const record = { ...found.record, expires_at: expiresAt };
+    await this.kv.put(tokenKey(found.hash), JSON.stringify(record));
+    await this.kv.put(tenantTokenKey(tenantId, tokenId), found.hash, { metadata: record });
+    tokenMemo.delete(found.hash);
+    return record;
+  }
+
+  /** Deletes a token's records; instant refusal is the TenantGuard's job. */
+  async deleteToken(tenantId: string, tokenId: string): Promise<boolean> {
+    const found = await this.getToken(tenantId, tokenId);
+    if (!found) return false;
+    await this.kv.delete(tokenKey(found.hash));
+    await this.kv.delete(tenantTokenKey(tenantId, tokenId));
+    tokenMemo.delete(found.hash);
+    return true;
+  }
+
   /** Ids of the tenants whose platform key has this fingerprint. */
   async tenantsSharingKey(fingerprint: string): Promise<string[]> {
     const ids: string[] = [];
@@ -88,34 +199,14 @@ export class TenantStore {
     return ids;
   }
 
-  tokenHash(tenantId: string, tokenId: string): Promise<string | null> {
-    return this.kv.get(tenantTokenKey(tenantId, tokenId));
+  private async putTenant(tenant: StoredTenant): Promise<void> {
+    // Metadata lets the tenant list come from one KV list call.
+    await this.kv.put(tenantKey(tenant.id), JSON.stringify(tenant), { metadata: publicTenant(tenant) });
+    tenantMemo.delete(tenant.id);
   }
 
-  /** Deletes a token's records; instant refusal is the TenantGuard's job. */
-  async deleteToken(tenantId: string, tokenId: string): Promise<boolean> {
-    const hash = await this.tokenHash(tenantId, tokenId);
-    if (!hash) return false;
-    await this.kv.delete(tokenKey(hash));
-    await this.kv.delete(tenantTokenKey(tenantId, tokenId));
-    tokenMemo.delete(hash);
-    return true;
-  }
-
-  async getTenant(id: string): Promise<Tenant | null> {
-    const hit = tenantMemo.get(id);
-    if (hit !== undefined) return hit;
-    const tenant = await this.kv.get<Tenant>(tenantKey(id), 'json');
-    tenantMemo.set(id, tenant, this.memoTtlMs);
-    return tenant;
-  }
-
-  /** The token record for a token hash, memoized for the memo period. */
-  async findToken(hash: string): Promise<TokenRecord | null> {
-    const hit = tokenMemo.get(hash);
-    if (hit !== undefined) return hit;
-    const record = await this.kv.get<TokenRecord>(tokenKey(hash), 'json');
-    tokenMemo.set(hash, record, this.memoTtlMs);
-    return record;
+  private async openTenant(stored: StoredTenant): Promise<Tenant> {
+    const { platform_key_sealed, ...rest } = stored;
+    return { ...rest, platform_key: await open(this.ring, platform_key_sealed, stored.id) };
   }
 }

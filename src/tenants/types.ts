@@ -1,15 +1,23 @@
 /** Records kept in the TENANTS KV namespace (docs/STORAGE.md). */
 
-export interface Tenant {
+export type TenantStatus = 'active' | 'disabled';
+
+/** A tenant as stored: the platform key only sealed (tenants/crypto.ts). */
+export interface StoredTenant {
   id: string;
   name: string;
-  /** The platform key injected upstream. Never returned by any endpoint. */
-  platform_key: string;
+  status: TenantStatus;
+  /** `v1.<kid>.<iv>.<ciphertext>`: AES-GCM under KEY_ENCRYPTION_KEY. */
+  platform_key_sealed: string;
   /** SHA-256 (hex) of the platform key: its identity for cache keys, never the key. */
   key_fingerprint: string;
-  status: 'active' | 'disabled';
   created_at: string;
   updated_at: string;
+}
+
+/** A tenant with its platform key opened; exists only in memory. */
+export interface Tenant extends Omit<StoredTenant, 'platform_key_sealed'> {
+  platform_key: string;
 }
 
 /** Stored under the SHA-256 of the token; the token itself is never stored. */
@@ -20,12 +28,15 @@ export interface TokenRecord {
   /** First characters and last four, so operators can tell tokens apart. */
   prefix: string;
   last4: string;
+  scopes: string[];
   created_at: string;
+  /** ISO time after which the token is refused; null = no expiry. */
+  expires_at: string | null;
 }
 
-/** A tenant as the operator API shows it: everything but the platform key. */
-export type PublicTenant = Omit<Tenant, 'platform_key' | 'key_fingerprint'>;
+/** A tenant as the operator API shows it: no key, sealed or not. */
+export type PublicTenant = Omit<StoredTenant, 'platform_key_sealed' | 'key_fingerprint'>;
 
-export function publicTenant({ platform_key: _secret, key_fingerprint: _fp, ...rest }: Tenant): PublicTenant {
-  return rest;
+export function publicTenant(t: StoredTenant | Tenant): PublicTenant {
+  return { id: t.id, name: t.name, status: t.status, created_at: t.created_at, updated_at: t.updated_at };
 }

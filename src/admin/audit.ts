@@ -1,0 +1,46 @@
+/** Operator API: the audit log (newest first, paged) and key maintenance. */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { HonoEnv } from '../env';
+import { intField } from '../routes/schemas';
+import { validated } from '../middleware/validate';
+import { adminStore, audit, ok } from './common';
+
+const auditQuery = z.strictObject({
+  page_num: intField('page_num', 1, 1_000_000).default(1),
+  page_size: intField('page_size', 1, 100).default(20),
+  tenant_id: z.string().regex(/^ten_[0-9A-Za-z]{16}$/, 'tenant_id must be a tenant id (ten_...)').optional(),
+});
+
+export function auditRoutes(): Hono<HonoEnv> {
+  const app = new Hono<HonoEnv>();
+
+  app.get('/audit', validated('query', auditQuery), async (c) => {
+    const { page_num, page_size, tenant_id } = c.req.valid('query');
+    const log = c.env.AUDIT_LOG.get(c.env.AUDIT_LOG.idFromName('global'));
+    return c.json(ok(await log.list(page_num, page_size, tenant_id)));
+  });
+
+  // After putting a new key first in KEY_ENCRYPTION_KEY: re-seal every stored
+  // platform key under it, so the old key can be removed.
+  app.post('/maintenance/reencrypt', async (c) => {
+    const store = await adminStore(c);
+    let tenants = 0;
+    let resealed = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await store.listTenants(cursor, 100);
+      for (const t of page.tenants) {
+        const stored = await store.getStored(t.id);
+        if (!stored) continue;
+        tenants++;
+        if (await store.reseal(stored)) resealed++;
+      }
+      cursor = page.cursor ?? undefined;
+    } while (cursor);
+    await audit(c, 'keys.resealed', { detail: { tenants, resealed } });
+    return c.json(ok({ tenants, resealed }));
+  });
+
+  return app;
+}

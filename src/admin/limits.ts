@@ -1,0 +1,49 @@
+/** Operator API: a tenant's limits, usage and cache. */
+import { Hono } from 'hono';
+import type { HonoEnv } from '../env';
+import { limitsSchema } from '../limits/policy';
+import { requireJson, validated } from '../middleware/validate';
+import { randomBase62 } from '../tenants/token';
+import { adminStore, audit, existingTenant, ok, tenantGuard, tenantParams } from './common';
+
+export function limitRoutes(): Hono<HonoEnv> {
+  const app = new Hono<HonoEnv>();
+
+  app.put('/:id/limits', validated('param', tenantParams), requireJson(), validated('json', limitsSchema), async (c) => {
+    const { id } = c.req.valid('param');
+    await existingTenant(await adminStore(c), id);
+    const limits = c.req.valid('json');
+    await tenantGuard(c.env, id).setLimits(limits);
+    await audit(c, 'limits.set', { tenant_id: id, detail: { limits } });
+    return c.json(ok({ limits }));
+  });
+
+  app.delete('/:id/limits', validated('param', tenantParams), async (c) => {
+    const { id } = c.req.valid('param');
+    await existingTenant(await adminStore(c), id);
+    await tenantGuard(c.env, id).setLimits(null);
+    await audit(c, 'limits.reset', { tenant_id: id });
+    return c.json(ok({ limits: c.var.settings.DEFAULT_LIMITS }));
+  });
+
+  app.get('/:id/usage', validated('param', tenantParams), async (c) => {
+    const { id } = c.req.valid('param');
+    await existingTenant(await adminStore(c), id);
+    return c.json(ok(await tenantGuard(c.env, id).usage(Date.now(), c.var.settings.DEFAULT_LIMITS)));
+  });
+
+  // A new cache version for every tenant that shares this platform key: each of
+  // their entries is orphaned at once (the Cache API lets them expire).
+  app.post('/:id/cache/purge', validated('param', tenantParams), async (c) => {
+    const { id } = c.req.valid('param');
+    const store = await adminStore(c);
+    const tenant = await existingTenant(store, id);
+    const sharing = new Set([id, ...(await store.tenantsSharingKey(tenant.key_fingerprint))]);
+    const version = `${Date.now().toString(36)}.${randomBase62(8)}`;
+    await Promise.all([...sharing].map((t) => tenantGuard(c.env, t).setCacheVersion(version)));
+    await audit(c, 'cache.purged', { tenant_id: id, detail: { tenants: sharing.size } });
+    return c.json(ok({ tenants: sharing.size }));
+  });
+
+  return app;
+}

@@ -1,0 +1,73 @@
+/** Operator API: tenants. No endpoint ever returns a platform key. */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { HonoEnv } from '../env';
+import { requireJson, validated } from '../middleware/validate';
+import { intField, textField } from '../routes/schemas';
+import { publicTenant } from '../tenants/types';
+import { adminStore, audit, existingTenant, ok, tenantGuard, tenantParams } from './common';
+import { newToken, tokenSpecSchema } from './token-spec';
+
+const platformKey = textField('platform_key', 512, 8);
+const createBody = z.strictObject({ name: textField('name', 100, 1), platform_key: platformKey, token: tokenSpecSchema.default({ name: 'default', scopes: ['full'] }) });
+const updateBody = z
+  .strictObject({ name: textField('name', 100, 1).optional(), status: z.enum(['active', 'disabled']).optional(), platform_key: platformKey.optional() })
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of name, status, platform_key');
+const listQuery = z.strictObject({ page_size: intField('page_size', 1, 100).default(20), cursor: z.string().max(1024).optional() });
+
+export function tenantRoutes(): Hono<HonoEnv> {
+  const app = new Hono<HonoEnv>();
+
+  app.post('/', requireJson(), validated('json', createBody), async (c) => {
+    const body = c.req.valid('json');
+    const { tenant, issued } = await (await adminStore(c)).createTenant(body.name, body.platform_key, newToken(body.token));
+    await audit(c, 'tenant.created', { tenant_id: tenant.id, token_id: issued.record.id, detail: { name: tenant.name, scopes: issued.record.scopes } });
+    // The token appears only here, once.
+    return c.json(ok({ tenant_id: tenant.id, token_id: issued.record.id, token: issued.token, scopes: issued.record.scopes, expires_at: issued.record.expires_at }), 201);
+  });
+
+  app.get('/', validated('query', listQuery), async (c) => {
+    const { page_size, cursor } = c.req.valid('query');
+    return c.json(ok(await (await adminStore(c)).listTenants(cursor, page_size)));
+  });
+
+  app.get('/:id', validated('param', tenantParams), async (c) => {
+    return c.json(ok(publicTenant(await existingTenant(await adminStore(c), c.req.valid('param').id))));
+  });
+
+  app.patch('/:id', validated('param', tenantParams), requireJson(), validated('json', updateBody), async (c) => {
+    const { id } = c.req.valid('param');
+    const patch = c.req.valid('json');
+    const store = await adminStore(c);
+    const updated = await store.updateTenant(await existingTenant(store, id), patch);
+    // The TenantGuard makes a status change take effect on the next request everywhere.
+    if (patch.status) await tenantGuard(c.env, id).setDisabled(patch.status === 'disabled');
+    await audit(c, 'tenant.updated', { tenant_id: id, detail: { fields: Object.keys(patch).sort(), status: updated.status } });
+    return c.json(ok(publicTenant(updated)));
+  });
+
+  for (const [action, status] of [['disable', 'disabled'], ['enable', 'active']] as const) {
+    app.post(`/:id/${action}`, validated('param', tenantParams), async (c) => {
+      const { id } = c.req.valid('param');
+      const store = await adminStore(c);
+      const updated = await store.updateTenant(await existingTenant(store, id), { status });
+      await tenantGuard(c.env, id).setDisabled(status === 'disabled');
+      await audit(c, `tenant.${action}d`, { tenant_id: id });
+      return c.json(ok(publicTenant(updated)));
+    });
+  }
+
+  app.delete('/:id', validated('param', tenantParams), async (c) => {
+    const { id } = c.req.valid('param');
+    const store = await adminStore(c);
+    const tenant = await existingTenant(store, id);
+    // Refuse first (instant, everywhere), then remove the records.
+    await tenantGuard(c.env, id).setDisabled(true);
+    await store.deleteTenant(tenant);
+    await audit(c, 'tenant.deleted', { tenant_id: id });
+    return c.json(ok({ tenant_id: id, deleted: true }));
+  });
+
+  return app;
+}
+

@@ -1,0 +1,80 @@
+/**
+ * Platform keys are sealed with AES-256-GCM (WebCrypto) before they reach KV.
+ *
+ * KEY_ENCRYPTION_KEY holds one or more keys, `kid:base64` separated by commas;
+ * the first seals, all of them open, so the key can be rotated: put the new
+ * key first, run `POST /admin/maintenance/reencrypt`, then drop the old one.
+ * A sealed value is `v1.<kid>.<iv>.<ciphertext>` (base64url), bound to its
+ * tenant id as additional data, so a value copied to another tenant won't open.
+ */
+import { GatewayError } from '../errors';
+
+export interface KeyRing {
+  currentKid: string;
+  keys: Map<string, CryptoKey>;
+}
+
+const rings = new Map<string, Promise<KeyRing>>();
+
+/** Parses and imports KEY_ENCRYPTION_KEY once per isolate. */
+export function keyRing(setting: string): Promise<KeyRing> {
+  let ring = rings.get(setting);
+  if (!ring) {
+    ring = importRing(setting);
+    rings.set(setting, ring);
+  }
+  return ring;
+}
+
+async function importRing(setting: string): Promise<KeyRing> {
+  const entries = setting.split(',').map((part) => part.trim().split(':'));
+  const keys = new Map<string, CryptoKey>();
+  for (const [kid, material] of entries) {
+    const raw = material ? fromBase64Url(material) : new Uint8Array();
+    if (!kid || !/^[A-Za-z0-9_-]{1,32}$/.test(kid) || raw.length !== 32) {
+      throw new GatewayError('MISCONFIGURED', 'Gateway is misconfigured: KEY_ENCRYPTION_KEY must be kid:base64 of 32 bytes, comma-separated');
+    }
+    keys.set(kid, await crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']));
+  }
+  return { currentKid: entries[0]![0]!, keys };
+}
+
+export async function seal(ring: KeyRing, plaintext: string, boundTo: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const ct = await crypto.subtle.encrypt(
+    { name: 'AES-GCM', iv, additionalData: new TextEncoder().encode(boundTo) },
+    ring.keys.get(ring.currentKid)!,
+    new TextEncoder().encode(plaintext),
+  );
+  return ['v1', ring.currentKid, toBase64Url(iv), toBase64Url(new Uint8Array(ct))].join('.');
+}
+
+export async function open(ring: KeyRing, sealed: string, boundTo: string): Promise<string> {
+  const [version, kid, iv, ct] = sealed.split('.');
+  const key = kid ? ring.keys.get(kid) : undefined;
+  if (version !== 'v1' || !key || !iv || !ct) {
+    throw new GatewayError('MISCONFIGURED', `Gateway is misconfigured: no encryption key "${kid}" in KEY_ENCRYPTION_KEY`);
+  }
+  const plain = await crypto.subtle.decrypt(
+    { name: 'AES-GCM', iv: fromBase64Url(iv), additionalData: new TextEncoder().encode(boundTo) },
+    key,
+    fromBase64Url(ct),
+  );
+  return new TextDecoder().decode(plain);
+}
+
+/** The key id a sealed value was sealed under. */
+export const sealedKid = (sealed: string) => sealed.split('.')[1];
+
+function toBase64Url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromBase64Url(text: string): Uint8Array {
+  try {
+    const b64 = text.replace(/-/g, '+').replace(/_/g, '/');
+    return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  } catch {
+    return new Uint8Array();
+  }
+}
