@@ -14,31 +14,52 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Two projects: `workers` runs inside workerd against the emulator (almost
+ * everything); `node` drives a real `wrangler dev` gateway from outside, as
+ * the operator CLI and a browser would.
+ */
 export default defineConfig(async () => {
   const port = Number(process.env.EMULATOR_PORT) || (await freePort());
   process.env.EMULATOR_PORT = String(port);
   return {
-    plugins: [
-      cloudflareTest({
-        wrangler: { configPath: './wrangler.toml' },
-        miniflare: {
-          bindings: {
-            PLATFORM_BASE_URL: `http://127.0.0.1:${port}`,
-            ADMIN_TOKEN: 'test-admin-token-0123456789',
-            // Two keys: tests seal under k2 and can still open values sealed under k1.
-            KEY_ENCRYPTION_KEY: `k2:${'B'.repeat(43)}=,k1:${'A'.repeat(43)}=`,
-            UPSTREAM_TIMEOUT_MS: '2000',
-            TENANT_MEMO_TTL_MS: '0',
-            // Generous defaults so functional tests never trip them; limit tests set their own.
-            DEFAULT_LIMITS: JSON.stringify({ policies: [{ name: 'burst', limit: 100000, window_s: 10 }], quota: {} }),
+    test: {
+      projects: [
+        {
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: './wrangler.toml' },
+              miniflare: {
+                bindings: {
+                  PLATFORM_BASE_URL: `http://127.0.0.1:${port}`,
+                  ADMIN_TOKEN: 'test-admin-token-0123456789',
+                  // Two keys: tests seal under k2 and can still open values sealed under k1.
+                  KEY_ENCRYPTION_KEY: `k2:${'B'.repeat(43)}=,k1:${'A'.repeat(43)}=`,
+                  UPSTREAM_TIMEOUT_MS: '2000',
+                  TENANT_MEMO_TTL_MS: '0',
+                  // Generous defaults so functional tests never trip them; limit tests set their own.
+                  DEFAULT_LIMITS: JSON.stringify({ policies: [{ name: 'burst', limit: 100000, window_s: 10 }], quota: {} }),
+                },
+              },
+            }),
+          ],
+          test: {
+            name: 'workers',
+            globalSetup: ['./test/setup/emulator.ts'],
+            include: ['test/*.test.ts'],
+            testTimeout: 20_000,
           },
         },
-      }),
-    ],
-    test: {
-      globalSetup: ['./test/setup/emulator.ts'],
-      include: ['test/**/*.test.ts'],
-      testTimeout: 20_000,
+        {
+          test: {
+            name: 'node',
+            environment: 'node',
+            include: ['test/node/*.test.ts'],
+            testTimeout: 120_000,
+            hookTimeout: 120_000,
+          },
+        },
+      ],
     },
   };
 });

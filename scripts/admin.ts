@@ -1,0 +1,176 @@
+/**
+ * `npm run admin -- <command>`: the operator CLI over the operator API.
+ * Run with no command for help. Talks to --url (or GATEWAY_URL, default the
+ * local dev gateway) with ADMIN_TOKEN (or the one in .dev.vars).
+ */
+import { parseArgs } from 'node:util';
+import { adminToken, CliError, type Client, client } from './admin/client';
+
+const HELP = `Usage: npm run admin -- <command> [arguments] [options]
+
+Tenants
+  tenant create --name NAME --platform-key KEY [--scopes LIST] [--token-name NAME] [--expires-in SECONDS]
+  tenant list [--page-size N] [--cursor CURSOR]
+  tenant get TENANT_ID
+  tenant update TENANT_ID [--name NAME] [--platform-key KEY]
+  tenant disable TENANT_ID | tenant enable TENANT_ID | tenant delete TENANT_ID
+Tokens
+  token issue TENANT_ID --name NAME [--scopes LIST] [--expires-in SECONDS | --expires-at ISO]
+  token list TENANT_ID
+  token rotate TENANT_ID TOKEN_ID [--overlap SECONDS | --old-valid-until ISO]
+  token revoke TENANT_ID TOKEN_ID
+Limits, cache, audit
+  limits set TENANT_ID [--policy NAME=LIMIT/WINDOW_S]... [--daily N] [--monthly N] [--group GROUP:daily=N]...
+  limits reset TENANT_ID
+  usage TENANT_ID
+  cache purge TENANT_ID
+  audit [--tenant TENANT_ID] [--page N] [--page-size N]
+  reencrypt
+
+Scopes: comma-separated scopes (teams:read, sessions:write, apikeys:admin, ...) or presets (full, read-only).
+Options: --url URL (default $GATEWAY_URL or http://127.0.0.1:8787), --json (print the raw data)`;
+
+const { values: o, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    url: { type: 'string' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+    name: { type: 'string' },
+    'platform-key': { type: 'string' },
+    scopes: { type: 'string' },
+    'token-name': { type: 'string' },
+    'expires-in': { type: 'string' },
+    'expires-at': { type: 'string' },
+    overlap: { type: 'string' },
+    'old-valid-until': { type: 'string' },
+    policy: { type: 'string', multiple: true },
+    daily: { type: 'string' },
+    monthly: { type: 'string' },
+    group: { type: 'string', multiple: true },
+    tenant: { type: 'string' },
+    page: { type: 'string' },
+    'page-size': { type: 'string' },
+    cursor: { type: 'string' },
+  },
+});
+
+const [command = '', sub = '', ...args] = positionals;
+const num = (name: string, v: string | undefined) => {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw new CliError(`--${name} must be a whole number, got "${v}"`);
+  return Number(v);
+};
+const need = (v: string | undefined, what: string) => {
+  if (!v) throw new CliError(`Missing ${what}. Run "npm run admin -- --help".`);
+  return v;
+};
+const tokenSpec = () => ({
+  name: o.name ?? o['token-name'] ?? 'default',
+  ...(o.scopes ? { scopes: o.scopes.split(',').map((s) => s.trim()) } : {}),
+  ...(o['expires-in'] ? { expires_in_s: num('expires-in', o['expires-in']) } : {}),
+  ...(o['expires-at'] ? { expires_at: o['expires-at'] } : {}),
+});
+
+function limitsBody() {
+  const policies = (o.policy ?? []).map((p) => {
+    const m = /^([a-z][a-z0-9_-]*)=(\d+)\/(\d+)$/.exec(p);
+    if (!m) throw new CliError(`--policy must look like burst=20/10 (name=limit/window seconds), got "${p}"`);
+    return { name: m[1], limit: Number(m[2]), window_s: Number(m[3]) };
+  });
+  const groups: Record<string, Record<string, number>> = {};
+  for (const g of o.group ?? []) {
+    const m = /^([a-z]+):(daily|monthly)=(\d+)$/.exec(g);
+    if (!m) throw new CliError(`--group must look like sessions:daily=100, got "${g}"`);
+    (groups[m[1]!] ??= {})[m[2]!] = Number(m[3]);
+  }
+  const quota = { daily: num('daily', o.daily), monthly: num('monthly', o.monthly), ...(Object.keys(groups).length ? { groups } : {}) };
+  return { policies, quota };
+}
+
+async function run(api: Client): Promise<{ data: unknown; say: string }> {
+  switch (`${command} ${sub}`.trim()) {
+    case 'tenant create': {
+      const body = { name: need(o.name, '--name'), platform_key: need(o['platform-key'], '--platform-key'), token: { ...tokenSpec(), name: o['token-name'] ?? 'default' } };
+      const { data } = await api.call('POST', '/tenants', body);
+      return { data, say: `Tenant ${data.tenant_id} created.\nToken ${data.token_id} (${data.scopes.join(' ')}), shown only now:\n\n  ${data.token}\n` };
+    }
+    case 'tenant list': {
+      const qs = new URLSearchParams({ page_size: o['page-size'] ?? '20', ...(o.cursor ? { cursor: o.cursor } : {}) });
+      const { data } = await api.call('GET', `/tenants?${qs}`);
+      const rows = data.tenants.map((x: any) => `${x.id}  ${x.status.padEnd(8)}  ${x.name}`).join('\n');
+      return { data, say: `${rows || '(no tenants)'}${data.cursor ? `\nmore: --cursor ${data.cursor}` : ''}` };
+    }
+    case 'tenant get':
+      return show(await api.call('GET', `/tenants/${need(args[0], 'TENANT_ID')}`));
+    case 'tenant update': {
+      const body = { ...(o.name ? { name: o.name } : {}), ...(o['platform-key'] ? { platform_key: o['platform-key'] } : {}) };
+      return show(await api.call('PATCH', `/tenants/${need(args[0], 'TENANT_ID')}`, body));
+    }
+    case 'tenant disable':
+    case 'tenant enable':
+      return show(await api.call('POST', `/tenants/${need(args[0], 'TENANT_ID')}/${sub}`));
+    case 'tenant delete':
+      return show(await api.call('DELETE', `/tenants/${need(args[0], 'TENANT_ID')}`));
+    case 'token issue': {
+      const { data } = await api.call('POST', `/tenants/${need(args[0], 'TENANT_ID')}/tokens`, tokenSpec());
+      return { data, say: `Token ${data.id} (${data.scopes.join(' ')})${data.expires_at ? `, expires ${data.expires_at}` : ''}, shown only now:\n\n  ${data.token}\n` };
+    }
+    case 'token list': {
+      const { data } = await api.call('GET', `/tenants/${need(args[0], 'TENANT_ID')}/tokens`);
+      const rows = data.tokens.map((x: any) => `${x.id}  ${x.prefix}…${x.last4}  ${x.name}  [${x.scopes.join(' ')}]  expires ${x.expires_at ?? 'never'}`);
+      return { data, say: rows.join('\n') || '(no tokens)' };
+    }
+    case 'token rotate': {
+      const body = { ...(o.overlap ? { overlap_s: num('overlap', o.overlap) } : {}), ...(o['old-valid-until'] ? { old_valid_until: o['old-valid-until'] } : {}) };
+      const { data } = await api.call('POST', `/tenants/${need(args[0], 'TENANT_ID')}/tokens/${need(args[1], 'TOKEN_ID')}/rotate`, body);
+      return { data, say: `New token ${data.id}, shown only now:\n\n  ${data.token}\n\nOld token ${data.old_token.id} works until ${data.old_token.expires_at}.` };
+    }
+    case 'token revoke':
+      return show(await api.call('DELETE', `/tenants/${need(args[0], 'TENANT_ID')}/tokens/${need(args[1], 'TOKEN_ID')}`));
+    case 'limits set':
+      return show(await api.call('PUT', `/tenants/${need(args[0], 'TENANT_ID')}/limits`, limitsBody()));
+    case 'limits reset':
+      return show(await api.call('DELETE', `/tenants/${need(args[0], 'TENANT_ID')}/limits`));
+    case 'cache purge':
+      return show(await api.call('POST', `/tenants/${need(args[0], 'TENANT_ID')}/cache/purge`));
+    default:
+      break;
+  }
+  switch (command) {
+    case 'usage': {
+      // `usage TENANT_ID`: the tenant id stands where other commands have a sub-command.
+      const { data } = await api.call('GET', `/tenants/${need(sub, 'TENANT_ID')}/usage`);
+      const rows = data.meters.map((m: any) => `${m.name.padEnd(16)} ${String(m.used).padStart(8)} used of ${m.limit}, ${m.remaining} left, resets in ${m.reset_s} s`);
+      return { data, say: rows.join('\n') };
+    }
+    case 'audit': {
+      const qs = new URLSearchParams({ page_num: o.page ?? '1', page_size: o['page-size'] ?? '20', ...(o.tenant ? { tenant_id: o.tenant } : {}) });
+      const { data } = await api.call('GET', `/audit?${qs}`);
+      const rows = data.data.map((e: any) => `${e.at}  ${e.action.padEnd(16)} ${e.tenant_id ?? '-'} ${e.token_id ?? ''}`);
+      return { data, say: `${rows.join('\n') || '(empty)'}\npage ${data.page_num} of ${data.total_page} (${data.total} entries)` };
+    }
+    case 'reencrypt':
+      return show(await api.call('POST', '/maintenance/reencrypt'));
+    default:
+      throw new CliError(`Unknown command "${[command, sub].join(' ').trim()}". Run "npm run admin -- --help".`);
+  }
+}
+
+function show(envelope: { data: unknown }) {
+  return { data: envelope.data, say: JSON.stringify(envelope.data, null, 2) };
+}
+
+if (o.help || !command) {
+  console.log(HELP);
+  process.exit(command || o.help ? 0 : 2);
+}
+try {
+  const api = client(o.url ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:8787', adminToken());
+  const { data, say } = await run(api);
+  console.log(o.json ? JSON.stringify(data, null, 2) : say);
+} catch (err) {
+  if (!(err instanceof CliError)) throw err;
+  console.error(`error: ${err.message}`);
+  process.exit(1);
+}

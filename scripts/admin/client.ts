@@ -1,0 +1,56 @@
+/** The operator API over HTTP, for the CLI: one call, one envelope, clear errors. */
+import { existsSync, readFileSync } from 'node:fs';
+
+export class CliError extends Error {}
+
+export interface Envelope {
+  code: number;
+  msg: string;
+  data: any;
+}
+
+export interface Client {
+  url: string;
+  call(method: string, path: string, body?: unknown): Promise<Envelope>;
+}
+
+/** ADMIN_TOKEN from the environment, else from the local .dev.vars that `npm start` writes. */
+export function adminToken(): string {
+  if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
+  if (existsSync('.dev.vars')) {
+    const m = /^ADMIN_TOKEN=(.+)$/m.exec(readFileSync('.dev.vars', 'utf8'));
+    if (m) return m[1]!.trim();
+  }
+  throw new CliError('No operator token: set ADMIN_TOKEN (for a local gateway it is in .dev.vars).');
+}
+
+export function client(url: string, token: string): Client {
+  const base = url.replace(/\/+$/, '');
+  return {
+    url: base,
+    async call(method, path, body) {
+      let res: Response;
+      try {
+        res = await fetch(`${base}/admin${path}`, {
+          method,
+          headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(30_000),
+        });
+      } catch {
+        throw new CliError(`Cannot reach the gateway at ${base}: is it running (npm start) and is --url right?`);
+      }
+      let envelope: Envelope;
+      try {
+        envelope = (await res.json()) as Envelope;
+      } catch {
+        throw new CliError(`The gateway at ${base} answered HTTP ${res.status} without a JSON envelope: is --url a gateway?`);
+      }
+      if (envelope.code !== 0) {
+        const rid = envelope.data?.request_id ? ` (request id ${envelope.data.request_id})` : '';
+        throw new CliError(`${envelope.msg} [code ${envelope.code}, HTTP ${res.status}]${rid}`);
+      }
+      return envelope;
+    },
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * The operator CLI against a running gateway (wrangler dev + emulator):
+ * onboard a partner with a read-only token, rotate it without a failed
+ * request, revoke it; and clear errors for bad input.
+ */
+import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
+import { type Stack, startStack } from '../../scripts/stack';
+
+const run = promisify(execFile);
+let stack: Stack;
+
+const STATE = '.wrangler/cli-test-state';
+
+beforeAll(async () => {
+  rmSync(STATE, { recursive: true, force: true });
+  stack = await startStack({ gatewayPort: 8777, emulatorPort: 8778, persistTo: STATE, quiet: true });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function cli(...args: string[]) {
+  try {
+    const { stdout, stderr } = await run('tsx', ['scripts/admin.ts', '--url', stack.gatewayUrl, ...args], {
+      env: { ...process.env, ADMIN_TOKEN: stack.adminToken },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+const token = (out: string) => /apgw_[0-9A-Za-z]{36}/.exec(out)![0];
+const call = (t: string, path = '/team/lists', init: RequestInit = {}) =>
+  fetch(`${stack.gatewayUrl}${path}`, { ...init, headers: { authorization: `Bearer ${t}`, ...init.headers } });
+
+describe('operator CLI', () => {
+  it('onboards a read-only partner, rotates without a failed request, revokes', async () => {
+    const created = await cli('tenant', 'create', '--name', 'Partner', '--platform-key', DEMO_PLATFORM_KEY, '--scopes', 'read-only');
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).not.toContain(DEMO_PLATFORM_KEY);
+    const tenantId = /ten_[0-9A-Za-z]{16}/.exec(created.stdout)![0];
+    const first = token(created.stdout);
+    expect((await call(first)).status).toBe(200);
+    const write = await call(first, '/session/create', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"team_id":"3f6c1e2a-5b7d-4c8e-9f01-23456789abcd"}' });
+    expect(write.status).toBe(403);
+
+    const limits = await cli('limits', 'set', tenantId, '--policy', 'burst=1000/10', '--daily', '10000');
+    expect(limits.code, limits.stderr).toBe(0);
+
+    const listed = await cli('token', 'list', tenantId);
+    const tokenId = /tok_[0-9A-Za-z]{16}/.exec(listed.stdout)![0];
+    expect(listed.stdout).not.toContain(first);
+
+    // A client keeps calling while the operator rotates; it switches when told.
+    let current = first;
+    let failures = 0;
+    let calls = 0;
+    let stop = false;
+    const traffic = (async () => {
+      while (!stop) {
+        calls++;
+        if ((await call(current)).status !== 200) failures++;
+      }
+    })();
+    const rotated = await cli('token', 'rotate', tenantId, tokenId, '--overlap', '60');
+    expect(rotated.code, rotated.stderr).toBe(0);
+    current = token(rotated.stdout);
+    await new Promise((r) => setTimeout(r, 300));
+    stop = true;
+    await traffic;
+    expect(calls).toBeGreaterThan(3);
+    expect(failures).toBe(0);
+    expect((await call(first)).status).toBe(200);
+
+    const revoked = await cli('token', 'revoke', tenantId, tokenId);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect((await call(first)).status).toBe(401);
+    expect((await call(current)).status).toBe(200);
+
+    const usage = await cli('usage', tenantId);
+    expect(usage.stdout).toMatch(/burst\s+\d+ used of 1000/);
+    const audit = await cli('audit', '--tenant', tenantId);
+    expect(audit.stdout).toMatch(/token\.revoked[\s\S]*token\.rotated[\s\S]*limits\.set[\s\S]*tenant\.created/);
+  });
+
+  it('explains bad input and unreachable gateways, exiting 1', async () => {
+    const missing = await cli('tenant', 'create', '--name', 'x');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('Missing --platform-key');
+    const refused = await cli('tenant', 'get', 'nope');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/id must be a tenant id .*code 40001, HTTP 400/);
+    const badScope = await cli('token', 'issue', 'ten_0000000000000000', '--name', 'x');
+    expect(badScope.stderr).toContain('No such tenant');
+    const down = await run('tsx', ['scripts/admin.ts', '--url', 'http://127.0.0.1:1', 'tenant', 'list'], { env: { ...process.env, ADMIN_TOKEN: 'x'.repeat(20) } }).catch((e: { stderr: string }) => e);
+    expect(down.stderr).toContain('Cannot reach the gateway');
+    const unknown = await cli('frobnicate');
+    expect(unknown.stderr).toContain('Unknown command');
+  });
+});
