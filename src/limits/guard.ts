@@ -5,7 +5,8 @@
  *
  * A Durable Object runs one call at a time and SQLite calls are synchronous,
  * so check-and-count is atomic: N concurrent requests against a limit L let
- * exactly L through. Counters live in SQLite and survive eviction.
+ * exactly L through. Counters are written to SQLite on every admitted request
+ * and survive eviction; reads come from memory.
  */
 import { DurableObject } from 'cloudflare:workers';
 import type { RouteGroup } from '../routes/types';
@@ -42,7 +43,11 @@ export type Verdict =
 export class TenantGuard extends DurableObject {
   private readonly sql: SqlStorage;
   private limits: Limits | null | undefined;
+  // Memory mirrors of SQLite rows, filled on first use: an object lives in one
+  // place and is the only writer, so they cannot go stale; SQLite survives eviction.
   private readonly cachedSettings = new Map<string, string | null>();
+  private readonly counters = new Map<string, { windowStart: number; used: number }>();
+  private readonly tokenStates = new Map<string, { notAfter: number; reason: 'revoked' | 'expired' } | null>();
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -78,14 +83,14 @@ export class TenantGuard extends DurableObject {
         meters: meters.map((m, i) => state(m, used[i]!, req.now)),
       };
     }
-    meters.forEach((m, i) => {
-      this.sql.exec(
-        'INSERT INTO counters (key, window_start, used) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET window_start = excluded.window_start, used = excluded.used',
-        m.key,
-        m.windowStart,
-        used[i]! + req.cost,
-      );
-    });
+    // One statement for every meter; memory mirrors what was written.
+    const rows = meters.map((m, i) => ({ key: m.key, windowStart: m.windowStart, used: used[i]! + req.cost }));
+    if (rows.length > 0) this.sql.exec(
+      `INSERT INTO counters (key, window_start, used) VALUES ${rows.map(() => '(?, ?, ?)').join(', ')}
+       ON CONFLICT(key) DO UPDATE SET window_start = excluded.window_start, used = excluded.used`,
+      ...rows.flatMap((r) => [r.key, r.windowStart, r.used]),
+    );
+    for (const r of rows) this.counters.set(r.key, { windowStart: r.windowStart, used: r.used });
     return { allowed: true, meters: meters.map((m, i) => state(m, used[i]! + req.cost, req.now)), cacheVersion: this.setting('cache_version') ?? '0' };
   }
 
@@ -122,11 +127,13 @@ export class TenantGuard extends DurableObject {
   /** From now on, every request with this token is refused, on every isolate. */
   revoke(tokenId: string, now: number): void {
     this.sql.exec("INSERT OR REPLACE INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'revoked')", tokenId, now);
+    this.tokenStates.delete(tokenId);
   }
 
   /** The token is refused from `at` on (rotation's overlap end); revocation wins. */
   expireAt(tokenId: string, at: number): void {
     this.sql.exec("INSERT INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'expired') ON CONFLICT(token_id) DO UPDATE SET not_after = MIN(not_after, excluded.not_after)", tokenId, at);
+    this.tokenStates.delete(tokenId);
   }
 
   /** A disabled (or deleted) tenant is refused at once, whatever KV still says. */
@@ -136,8 +143,13 @@ export class TenantGuard extends DurableObject {
   }
 
   private tokenEnded(tokenId: string, now: number): 'revoked' | 'expired' | null {
-    const row = this.sql.exec<{ not_after: number; reason: string }>('SELECT not_after, reason FROM token_states WHERE token_id = ?', tokenId).toArray()[0];
-    return row && now >= row.not_after ? (row.reason as 'revoked' | 'expired') : null;
+    let state = this.tokenStates.get(tokenId);
+    if (state === undefined) {
+      const row = this.sql.exec<{ not_after: number; reason: string }>('SELECT not_after, reason FROM token_states WHERE token_id = ?', tokenId).toArray()[0];
+      state = row ? { notAfter: row.not_after, reason: row.reason as 'revoked' | 'expired' } : null;
+      this.tokenStates.set(tokenId, state);
+    }
+    return state && now >= state.notAfter ? state.reason : null;
   }
 
   /** Small settings are read once per object life and then kept in memory. */
@@ -159,8 +171,13 @@ export class TenantGuard extends DurableObject {
 
   /** Units used in the meter's current window; an older window counts as empty. */
   private used(m: Meter): number {
-    const row = this.sql.exec<{ window_start: number; used: number }>('SELECT window_start, used FROM counters WHERE key = ?', m.key).toArray()[0];
-    return row && row.window_start === m.windowStart ? row.used : 0;
+    let counter = this.counters.get(m.key);
+    if (!counter) {
+      const row = this.sql.exec<{ window_start: number; used: number }>('SELECT window_start, used FROM counters WHERE key = ?', m.key).toArray()[0];
+      counter = row ? { windowStart: row.window_start, used: row.used } : { windowStart: -1, used: 0 };
+      this.counters.set(m.key, counter);
+    }
+    return counter.windowStart === m.windowStart ? counter.used : 0;
   }
 }
 
