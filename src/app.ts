@@ -1,13 +1,17 @@
 /**
  * newApp(): the gateway's middleware chain, error handling and route mounting.
- * Request order: request id → settings → (operator API | platform routes).
+ * Request order: request id → settings → CORS → (operator API | browser
+ * tokens | session event stream | platform routes).
  */
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import { adminRoutes } from './admin';
+import { browserTokenRoutes } from './browser/mint';
+import { sessionEventRoutes } from './browser/ws-proxy';
 import type { HonoEnv } from './env';
 import { GatewayError, errorResponse } from './errors';
+import { browserCors } from './middleware/cors';
 import { platformRoutes } from './proxy';
 import { loadSettings } from './settings';
 
@@ -22,7 +26,10 @@ export function newApp(): Hono<HonoEnv> {
     await next();
   });
 
+  app.use(browserCors());
   app.route('/admin', adminRoutes());
+  app.route('/', browserTokenRoutes());
+  app.route('/', sessionEventRoutes());
   app.route('/', platformRoutes());
 
   app.notFound((c) => errorResponse(c, new GatewayError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}`)));

@@ -24,6 +24,7 @@ export interface Bindings {
   DEFAULT_LIMITS?: string | Record<string, unknown>;
   LIMITS_ENABLED?: string;
   LIMITER_FAILURE_MODE?: string;
+  BROWSER_PARTITION_SHARE?: string;
 }
 
 export interface Variables extends RequestIdVariables {
@@ -32,6 +33,8 @@ export interface Variables extends RequestIdVariables {
   token: TokenRecord;
   /** From the TenantGuard's verdict; part of every cache key (absent = bypass). */
   cacheVersion?: string;
+  /** Set for browser tokens: their own rate-limit partition inside the tenant's. */
+  partition?: string;
 }
 
 export type HonoEnv = { Bindings: Bindings; Variables: Variables };

@@ -13,7 +13,7 @@ import { GatewayError } from './errors';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
 import { requireJson, validated } from './middleware/validate';
-import { resolveRoute } from './routes/overrides';
+import { resolveRoute, routeCost } from './routes/overrides';
 import { noQuery } from './routes/schemas';
 import { ROUTE_SPECS } from './routes/table';
 import type { RouteSpec, ValidatedInput } from './routes/types';
@@ -35,7 +35,7 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
       ...(spec.params ? [validated('param', spec.params)] : []),
       validated('query', spec.query ?? noQuery()),
       ...(spec.body ? [limitBody, requireJson(), validated('json', spec.body)] : []),
-      tenantLimits(spec),
+      tenantLimits(spec.group, (settings) => routeCost(resolveRoute(spec, settings.ROUTE_OVERRIDES))),
     ];
     app.on(spec.method, [spec.path], ...chain, async (c) => {
       const input = validatedInput(c, spec);

@@ -49,6 +49,10 @@ const settingsSchema = z.object({
     .default('true')
     .transform((v) => v === 'true'),
   LIMITER_FAILURE_MODE: z.enum(['closed', 'open'], { error: 'must be closed or open' }).default('closed'),
+  BROWSER_PARTITION_SHARE: z.preprocess(
+    (v) => (v === undefined || v === '' ? undefined : Number(v)),
+    z.number({ error: 'must be a number' }).gt(0, 'must be above 0').max(1, 'must be at most 1').default(0.25),
+  ),
 });
 
 export type Settings = z.infer<typeof settingsSchema> & { ROUTE_OVERRIDES: RouteOverrides };

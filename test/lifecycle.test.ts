@@ -26,7 +26,7 @@ describe('tenants', () => {
     expect(first.data.cursor).toEqual(expect.any(String));
     const second = await envelope(await admin(`/tenants?page_size=1&cursor=${encodeURIComponent(first.data.cursor)}`));
     expect(second.data.tenants[0].id).not.toBe(first.data.tenants[0].id);
-    expect(Object.keys(first.data.tenants[0]).sort()).toEqual(['created_at', 'id', 'name', 'status', 'updated_at']);
+    expect(Object.keys(first.data.tenants[0]).sort()).toEqual(['cors_origins', 'created_at', 'id', 'name', 'status', 'updated_at']);
   });
 
   it('renames a tenant', async () => {

@@ -9,10 +9,30 @@ import { adminStore, audit, existingTenant, ok, tenantGuard, tenantParams } from
 import { newToken, tokenSpecSchema } from './token-spec';
 
 const platformKey = textField('platform_key', 512, 8);
-const createBody = z.strictObject({ name: textField('name', 100, 1), platform_key: platformKey, token: tokenSpecSchema.default({ name: 'default', scopes: ['full'] }) });
+/** Most browser origins one tenant may allow (README, limits). */
+const MAX_CORS_ORIGINS = 20;
+const corsOrigins = z
+  .array(
+    z
+      .string()
+      .regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, 'each origin must be scheme://host[:port], without a path')
+      .transform((o) => o.toLowerCase()),
+  )
+  .max(MAX_CORS_ORIGINS);
+const createBody = z.strictObject({
+  name: textField('name', 100, 1),
+  platform_key: platformKey,
+  cors_origins: corsOrigins.default([]),
+  token: tokenSpecSchema.default({ name: 'default', scopes: ['full'] }),
+});
 const updateBody = z
-  .strictObject({ name: textField('name', 100, 1).optional(), status: z.enum(['active', 'disabled']).optional(), platform_key: platformKey.optional() })
-  .refine((b) => Object.keys(b).length > 0, 'give at least one of name, status, platform_key');
+  .strictObject({
+    name: textField('name', 100, 1).optional(),
+    status: z.enum(['active', 'disabled']).optional(),
+    platform_key: platformKey.optional(),
+    cors_origins: corsOrigins.optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of name, status, platform_key, cors_origins');
 const listQuery = z.strictObject({ page_size: intField('page_size', 1, 100).default(20), cursor: z.string().max(1024).optional() });
 
 export function tenantRoutes(): Hono<HonoEnv> {
@@ -20,7 +40,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
 
   app.post('/', requireJson(), validated('json', createBody), async (c) => {
     const body = c.req.valid('json');
-    const { tenant, issued } = await (await adminStore(c)).createTenant(body.name, body.platform_key, newToken(body.token));
+    const { tenant, issued } = await (await adminStore(c)).createTenant(body.name, body.platform_key, newToken(body.token), body.cors_origins);
     await audit(c, 'tenant.created', { tenant_id: tenant.id, token_id: issued.record.id, detail: { name: tenant.name, scopes: issued.record.scopes } });
     // The token appears only here, once.
     return c.json(ok({ tenant_id: tenant.id, token_id: issued.record.id, token: issued.token, scopes: issued.record.scopes, expires_at: issued.record.expires_at }), 201);

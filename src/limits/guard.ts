@@ -14,7 +14,8 @@ import { type Limits, limitsSchema, type Meter, metersFor } from './policy';
 
 export interface AdmitRequest {
   tokenId: string;
-  group: RouteGroup;
+  /** Route group, for group quotas (`auth` for minting browser tokens). */
+  group: string;
   cost: number;
   /** Milliseconds since the epoch; passed in so tests can move time. */
   now: number;
@@ -22,6 +23,8 @@ export interface AdmitRequest {
   defaults: Limits;
   /** A sub-partition counted in addition to the tenant (browser tokens). */
   partition?: string;
+  /** Fraction of each rate policy a partition may use (BROWSER_PARTITION_SHARE). */
+  partitionShare?: number;
 }
 
 export interface MeterState {
@@ -64,7 +67,7 @@ export class TenantGuard extends DurableObject {
     if (this.setting('disabled') === 'true') return { allowed: false, reason: 'disabled', meters: [] };
     const ended = this.tokenEnded(req.tokenId, req.now);
     if (ended) return { allowed: false, reason: ended, meters: [] };
-    const meters = metersFor(this.ownLimits() ?? req.defaults, req.group, req.now, req.partition);
+    const meters = metersFor(this.ownLimits() ?? req.defaults, req.group, req.now, req.partition ? { id: req.partition, share: req.partitionShare ?? 1 } : undefined);
     const used = meters.map((m) => this.used(m));
     const over = meters.map((m, i) => used[i]! + req.cost > m.limit);
 
@@ -106,7 +109,7 @@ export class TenantGuard extends DurableObject {
     const limits = own ?? defaults;
     const groups = Object.keys(limits.quota.groups ?? {}) as RouteGroup[];
     const meters = new Map<string, Meter>();
-    for (const group of ['teams' as RouteGroup, ...groups]) {
+    for (const group of ['teams', ...groups]) {
       for (const m of metersFor(limits, group, now)) meters.set(m.key, m);
     }
     return { limits, custom: own !== null, meters: [...meters.values()].map((m) => state(m, this.used(m), now)) };

@@ -14,7 +14,7 @@ const GROUPS = ['apikeys', 'calls', 'teams', 'agents', 'sessions', 'browsers'] a
 const policyName = z
   .string()
   .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be 1 to 32 lower-case letters, digits, _ or -, starting with a letter')
-  .refine((n) => !/^(daily|monthly)$|-(daily|monthly)$/.test(n), 'daily, monthly and *-daily/*-monthly are reserved for quotas');
+  .refine((n) => !/^(daily|monthly)$|-(daily|monthly|browser)$/.test(n), 'daily, monthly, *-daily, *-monthly and *-browser are reserved');
 
 export const ratePolicySchema = z.strictObject({
   name: policyName,
@@ -63,19 +63,29 @@ export interface Meter {
   resetAt: number;
 }
 
+/** A browser token's own share of each rate policy, counted besides the tenant's. */
+export interface Partition {
+  id: string;
+  share: number;
+}
+
 /** The meters a request of `group` is counted against at time `now` (ms). */
-export function metersFor(limits: Limits, group: RouteGroup, now: number, partition?: string): Meter[] {
+export function metersFor(limits: Limits, group: string, now: number, partition?: Partition): Meter[] {
   const meters: Meter[] = [];
   for (const p of limits.policies) {
     const w = p.window_s * 1000;
     const windowStart = Math.floor(now / w) * w;
     const base = { name: p.name, kind: 'rate' as const, limit: p.limit, window_s: p.window_s, windowStart, resetAt: windowStart + w };
     meters.push({ ...base, key: `rate:${p.name}` });
-    if (partition) meters.push({ ...base, key: `rate:${p.name}:${partition}`, name: `${p.name}-${partition}` });
+    if (partition) {
+      // The wire name says "this browser token's share"; each token has its own counter.
+      const limit = Math.max(1, Math.floor(p.limit * partition.share));
+      meters.push({ ...base, key: `rate:${p.name}:${partition.id}`, name: `${p.name}-browser`, limit });
+    }
   }
   const { groups, ...tenantWide } = limits.quota;
   meters.push(...quotaMeters(tenantWide, '', now));
-  const forGroup = groups?.[group];
+  const forGroup = groups?.[group as RouteGroup];
   if (forGroup) meters.push(...quotaMeters(forGroup, `${group}-`, now));
   return meters;
 }

@@ -3,17 +3,17 @@
  * every rate policy and every quota, and counts the request. Every response
  * after this point carries freshly computed RateLimit fields.
  *
- * @example app.get('/team/lists', tenantAuth(), tenantLimits(spec), handler)
+ * @example app.get('/team/lists', tenantAuth(), tenantLimits('teams', () => 1), handler)
  */
 import { createMiddleware } from 'hono/factory';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
 import type { Verdict } from '../limits/guard';
 import { rateLimitHeaders } from '../limits/headers';
-import { resolveRoute, routeCost } from '../routes/overrides';
-import type { RouteSpec } from '../routes/types';
+import type { Settings } from '../settings';
 
-export function tenantLimits(spec: RouteSpec) {
+/** `group` selects group quotas; `cost` is read per request (settings may override it). */
+export function tenantLimits(group: string, cost: (settings: Settings) => number) {
   return createMiddleware<HonoEnv>(async function tenantLimits(c, next) {
     const settings = c.var.settings;
     if (!settings.LIMITS_ENABLED) return next();
@@ -23,10 +23,12 @@ export function tenantLimits(spec: RouteSpec) {
       const guard = c.env.TENANT_GUARD.get(c.env.TENANT_GUARD.idFromName(c.var.tenant.id));
       verdict = await guard.admit({
         tokenId: c.var.token.id,
-        group: spec.group,
-        cost: routeCost(resolveRoute(spec, settings.ROUTE_OVERRIDES)),
+        group,
+        cost: cost(settings),
         now: Date.now(),
         defaults: settings.DEFAULT_LIMITS,
+        partition: c.var.partition,
+        partitionShare: settings.BROWSER_PARTITION_SHARE,
       });
     } catch (err) {
       const error = err instanceof Error ? err.name : 'unknown';

@@ -12,6 +12,8 @@ import { GatewayError } from '../errors';
 export interface KeyRing {
   currentKid: string;
   keys: Map<string, CryptoKey>;
+  /** HMAC-SHA-256 keys derived from the same material (HKDF), for browser tokens. */
+  signing: Map<string, CryptoKey>;
 }
 
 const rings = new Map<string, Promise<KeyRing>>();
@@ -29,14 +31,27 @@ export function keyRing(setting: string): Promise<KeyRing> {
 async function importRing(setting: string): Promise<KeyRing> {
   const entries = setting.split(',').map((part) => part.trim().split(':'));
   const keys = new Map<string, CryptoKey>();
+  const signing = new Map<string, CryptoKey>();
   for (const [kid, material] of entries) {
     const raw = material ? fromBase64Url(material) : new Uint8Array();
     if (!kid || !/^[A-Za-z0-9_-]{1,32}$/.test(kid) || raw.length !== 32) {
       throw new GatewayError('MISCONFIGURED', 'Gateway is misconfigured: KEY_ENCRYPTION_KEY must be kid:base64 of 32 bytes, comma-separated');
     }
     keys.set(kid, await crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']));
+    // A separate key for signing, so no key is ever used for two purposes.
+    const hkdf = await crypto.subtle.importKey('raw', raw, 'HKDF', false, ['deriveKey']);
+    signing.set(
+      kid,
+      await crypto.subtle.deriveKey(
+        { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(), info: new TextEncoder().encode('apgw browser token v1') },
+        hkdf,
+        { name: 'HMAC', hash: 'SHA-256', length: 256 },
+        false,
+        ['sign', 'verify'],
+      ),
+    );
   }
-  return { currentKid: entries[0]![0]!, keys };
+  return { currentKid: entries[0]![0]!, keys, signing };
 }
 
 export async function seal(ring: KeyRing, plaintext: string, boundTo: string): Promise<string> {
@@ -66,11 +81,11 @@ export async function open(ring: KeyRing, sealed: string, boundTo: string): Prom
 /** The key id a sealed value was sealed under. */
 export const sealedKid = (sealed: string) => sealed.split('.')[1];
 
-function toBase64Url(bytes: Uint8Array): string {
+export function toBase64Url(bytes: Uint8Array): string {
   return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
-function fromBase64Url(text: string): Uint8Array {
+export function fromBase64Url(text: string): Uint8Array {
   try {
     const b64 = text.replace(/-/g, '+').replace(/_/g, '/');
     return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));

@@ -12,6 +12,8 @@ export const tenantKey = (id: string) => `tenant:${id}`;
 export const tokenKey = (hash: string) => `token:${hash}`;
 /** Index of the tenants that share one platform key, for cache purges. */
 export const keyTenantKey = (fingerprint: string, tenantId: string) => `key-tenants:${fingerprint}:${tenantId}`;
+/** Index of the origins some tenant allows, so preflights can be answered without a token. */
+export const corsOriginKey = (origin: string, tenantId: string) => `cors-origin:${origin}:${tenantId}`;
 /** Index of a tenant's tokens: value is the token hash, metadata the record. */
 export const tenantTokenKey = (tenantId: string, tokenId: string) => `tenant-token:${tenantId}:${tokenId}`;
 
@@ -21,6 +23,7 @@ export const MEMO_MAX_ENTRIES = 10_000;
 // `null` memoizes "unknown", so a flood of wrong tokens cannot hammer KV.
 const tokenMemo = new Memo<TokenRecord | null>(MEMO_MAX_ENTRIES);
 const tenantMemo = new Memo<Tenant | null>(MEMO_MAX_ENTRIES);
+const originMemo = new Memo<boolean>(MEMO_MAX_ENTRIES);
 
 export interface Issued {
   token: string;
@@ -37,6 +40,7 @@ export interface TenantPatch {
   name?: string;
   status?: TenantStatus;
   platform_key?: string;
+  cors_origins?: string[];
 }
 
 export class TenantStore {
@@ -46,13 +50,14 @@ export class TenantStore {
     private readonly memoTtlMs = 0,
   ) {}
 
-  async createTenant(name: string, platformKey: string, firstToken: NewToken): Promise<{ tenant: StoredTenant; issued: Issued }> {
+  async createTenant(name: string, platformKey: string, firstToken: NewToken, corsOrigins: string[] = []): Promise<{ tenant: StoredTenant; issued: Issued }> {
     const now = new Date().toISOString();
     const id = `ten_${randomBase62(16)}`;
     const tenant: StoredTenant = {
       id,
       name,
       status: 'active',
+      cors_origins: corsOrigins,
       platform_key_sealed: await seal(this.ring, platformKey, id),
       key_fingerprint: await sha256Hex(platformKey),
       created_at: now,
@@ -60,6 +65,7 @@ export class TenantStore {
     };
     await this.putTenant(tenant);
     await this.kv.put(keyTenantKey(tenant.key_fingerprint, id), '');
+    await this.indexOrigins(id, [], corsOrigins);
     return { tenant, issued: await this.issueToken(id, firstToken) };
   }
 
@@ -92,6 +98,7 @@ export class TenantStore {
       ...stored,
       name: patch.name ?? stored.name,
       status: patch.status ?? stored.status,
+      cors_origins: patch.cors_origins ?? stored.cors_origins ?? [],
       updated_at: new Date().toISOString(),
     };
     if (patch.platform_key !== undefined) {
@@ -103,13 +110,31 @@ export class TenantStore {
       await this.kv.put(keyTenantKey(next.key_fingerprint, stored.id), '');
       await this.kv.delete(keyTenantKey(stored.key_fingerprint, stored.id));
     }
+    await this.indexOrigins(stored.id, stored.cors_origins ?? [], next.cors_origins);
     return next;
+  }
+
+  /** True when some tenant allows this origin (memoized; answers preflights). */
+  async originKnown(origin: string): Promise<boolean> {
+    const hit = originMemo.get(origin);
+    if (hit !== undefined) return hit;
+    const page = await this.kv.list({ prefix: corsOriginKey(origin, ''), limit: 1 });
+    const known = page.keys.length > 0;
+    originMemo.set(origin, known, this.memoTtlMs);
+    return known;
+  }
+
+  private async indexOrigins(tenantId: string, before: string[], after: string[]): Promise<void> {
+    for (const origin of before.filter((o) => !after.includes(o))) await this.kv.delete(corsOriginKey(origin, tenantId));
+    for (const origin of after.filter((o) => !before.includes(o))) await this.kv.put(corsOriginKey(origin, tenantId), '');
+    for (const origin of [...before, ...after]) originMemo.delete(origin);
   }
 
   /** Removes the tenant, its tokens and index entries. */
   async deleteTenant(stored: StoredTenant): Promise<void> {
     for (const token of await this.listTokens(stored.id)) await this.deleteToken(stored.id, token.id);
     await this.kv.delete(keyTenantKey(stored.key_fingerprint, stored.id));
+    await this.indexOrigins(stored.id, stored.cors_origins ?? [], []);
     await this.kv.delete(tenantKey(stored.id));
     tenantMemo.delete(stored.id);
   }

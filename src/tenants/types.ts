@@ -7,6 +7,8 @@ export interface StoredTenant {
   id: string;
   name: string;
   status: TenantStatus;
+  /** Browser origins allowed to call with this tenant's tokens (CORS). */
+  cors_origins: string[];
   /** `v1.<kid>.<iv>.<ciphertext>`: AES-GCM under KEY_ENCRYPTION_KEY. */
   platform_key_sealed: string;
   /** SHA-256 (hex) of the platform key: its identity for cache keys, never the key. */
@@ -38,5 +40,5 @@ export interface TokenRecord {
 export type PublicTenant = Omit<StoredTenant, 'platform_key_sealed' | 'key_fingerprint'>;
 
 export function publicTenant(t: StoredTenant | Tenant): PublicTenant {
-  return { id: t.id, name: t.name, status: t.status, created_at: t.created_at, updated_at: t.updated_at };
+  return { id: t.id, name: t.name, status: t.status, cors_origins: t.cors_origins ?? [], created_at: t.created_at, updated_at: t.updated_at };
 }

@@ -1,0 +1,59 @@
+/**
+ * `POST /auth/browser-token`: a tenant's backend exchanges its own token for
+ * a short-lived browser token bound to one origin and a subset of its scopes.
+ */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { HonoEnv } from '../env';
+import { GatewayError } from '../errors';
+import { tenantAuth } from '../middleware/auth';
+import { tenantLimits } from '../middleware/limits';
+import { requireJson, validated } from '../middleware/validate';
+import { keyRing } from '../tenants/crypto';
+import { expandScopes, hasScope } from '../tenants/scopes';
+import { randomBase62 } from '../tenants/token';
+import { BROWSER_TOKEN_MAX_TTL_S, BROWSER_TOKEN_MIN_TTL_S, BROWSER_TOKEN_PREFIX, signBrowserToken } from './token';
+
+/** Lifetime when the caller names none (README, limits). */
+export const BROWSER_TOKEN_DEFAULT_TTL_S = 900;
+
+const mintBody = z.strictObject({
+  origin: z.string().regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, 'origin must be scheme://host[:port], without a path').transform((o) => o.toLowerCase()),
+  scopes: z.array(z.string().max(64)).min(1).max(32).optional(),
+  ttl_s: z
+    .number()
+    .int()
+    .min(BROWSER_TOKEN_MIN_TTL_S, `ttl_s must be from ${BROWSER_TOKEN_MIN_TTL_S} to ${BROWSER_TOKEN_MAX_TTL_S}`)
+    .max(BROWSER_TOKEN_MAX_TTL_S, `ttl_s must be from ${BROWSER_TOKEN_MIN_TTL_S} to ${BROWSER_TOKEN_MAX_TTL_S}`)
+    .default(BROWSER_TOKEN_DEFAULT_TTL_S),
+});
+
+export function browserTokenRoutes(): Hono<HonoEnv> {
+  const app = new Hono<HonoEnv>();
+  app.post('/auth/browser-token', tenantAuth(), requireJson(), validated('json', mintBody), tenantLimits('auth', () => 1), async (c) => {
+    const parent = c.var.token;
+    if (parent.prefix === BROWSER_TOKEN_PREFIX) throw new GatewayError('BROWSER_TOKEN_CANNOT_MINT');
+    const { origin, scopes: asked, ttl_s } = c.req.valid('json');
+    if (!(c.var.tenant.cors_origins ?? []).includes(origin)) {
+      throw new GatewayError('ORIGIN_NOT_ALLOWED', `Origin ${origin} is not among this tenant's cors_origins`);
+    }
+    // By default a browser gets the minting token's scopes, less the API key ones.
+    const scopes = asked ? expandScopes(asked) : { scopes: parent.scopes.filter((s) => !s.startsWith('apikeys:')), unknown: [] };
+    if (scopes.unknown.length > 0) throw new GatewayError('VALIDATION_FAILED', `Unknown scope ${scopes.unknown.join(', ')}`);
+    const beyond = scopes.scopes.filter((s) => !hasScope(parent.scopes, s));
+    if (beyond.length > 0) throw new GatewayError('SCOPE_REQUIRED', `A browser token cannot get scopes its minting token lacks: ${beyond.join(', ')}`, { scope: beyond[0] });
+
+    const parentEnd = parent.expires_at ? Date.parse(parent.expires_at) : Infinity;
+    const exp = Math.floor(Math.min(Date.now() + ttl_s * 1000, parentEnd) / 1000);
+    const token = await signBrowserToken(await keyRing(c.var.settings.KEY_ENCRYPTION_KEY), {
+      ten: c.var.tenant.id,
+      tok: parent.id,
+      org: origin,
+      scp: scopes.scopes,
+      exp,
+      prt: `b${randomBase62(10)}`,
+    });
+    return c.json({ code: 0, msg: 'Success', data: { token, origin, scopes: scopes.scopes, expires_at: new Date(exp * 1000).toISOString() } }, 201);
+  });
+  return app;
+}

@@ -1,0 +1,59 @@
+/**
+ * Browser tokens: short-lived, signed, bound to one origin and to a subset of
+ * the minting token's scopes. `apgb_<payload>.<signature>`, both base64url;
+ * the payload is JSON, the signature HMAC-SHA-256 under a key derived from
+ * KEY_ENCRYPTION_KEY (its `kid` names which). Nothing is stored: the gateway
+ * verifies the signature, the expiry and the Origin header on every request,
+ * and the TenantGuard still checks the minting token (revoke it, and its
+ * browser tokens stop too).
+ */
+import { fromBase64Url, type KeyRing, toBase64Url } from '../tenants/crypto';
+
+export const BROWSER_TOKEN_PREFIX = 'apgb_';
+/** Longest and shortest browser token lifetimes (README, limits). */
+export const BROWSER_TOKEN_MAX_TTL_S = 3600;
+export const BROWSER_TOKEN_MIN_TTL_S = 5;
+/** Longest browser token accepted, before any parsing (README, limits). */
+const MAX_LENGTH = 2048;
+
+export interface BrowserClaims {
+  /** Tenant id. */
+  ten: string;
+  /** Id of the tenant token that minted it (its revocation ends this token). */
+  tok: string;
+  /** The only origin it may be used from. */
+  org: string;
+  scp: string[];
+  /** Expiry, seconds since the epoch. */
+  exp: number;
+  /** Rate-limit partition of this token. */
+  prt: string;
+  kid: string;
+}
+
+export async function signBrowserToken(ring: KeyRing, claims: Omit<BrowserClaims, 'kid'>): Promise<string> {
+  const payload = toBase64Url(new TextEncoder().encode(JSON.stringify({ ...claims, kid: ring.currentKid })));
+  const signature = await crypto.subtle.sign('HMAC', ring.signing.get(ring.currentKid)!, new TextEncoder().encode(payload));
+  return `${BROWSER_TOKEN_PREFIX}${payload}.${toBase64Url(new Uint8Array(signature))}`;
+}
+
+export type Verified = { ok: true; claims: BrowserClaims } | { ok: false; reason: 'malformed' | 'forged' | 'expired' };
+
+/** Checks shape, signature (constant time, via WebCrypto) and expiry. */
+export async function verifyBrowserToken(ring: KeyRing, token: string, nowMs = Date.now()): Promise<Verified> {
+  if (token.length > MAX_LENGTH || !token.startsWith(BROWSER_TOKEN_PREFIX)) return { ok: false, reason: 'malformed' };
+  const [payload, signature, extra] = token.slice(BROWSER_TOKEN_PREFIX.length).split('.');
+  if (!payload || !signature || extra !== undefined) return { ok: false, reason: 'malformed' };
+  let claims: BrowserClaims;
+  try {
+    claims = JSON.parse(new TextDecoder().decode(fromBase64Url(payload))) as BrowserClaims;
+  } catch {
+    return { ok: false, reason: 'malformed' };
+  }
+  const key = typeof claims.kid === 'string' ? ring.signing.get(claims.kid) : undefined;
+  if (!key || !(await crypto.subtle.verify('HMAC', key, fromBase64Url(signature), new TextEncoder().encode(payload)))) {
+    return { ok: false, reason: 'forged' };
+  }
+  if (!(claims.exp * 1000 > nowMs)) return { ok: false, reason: 'expired' };
+  return { ok: true, claims };
+}

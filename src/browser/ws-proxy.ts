@@ -1,0 +1,85 @@
+/**
+ * `/session/ws/{session_id}`: the platform's live session event stream,
+ * proxied with credential translation. The caller authenticates with a
+ * gateway or browser token (header, `Sec-WebSocket-Protocol` or
+ * `?access_token=`); upstream the gateway connects with the platform key in
+ * the query as `api_key`, as the platform expects. Frames pass through both ways.
+ */
+import { type Context, Hono } from 'hono';
+import { z } from 'zod';
+import type { HonoEnv } from '../env';
+import { GatewayError } from '../errors';
+import { requireScope, tenantAuth, WS_PROTOCOL } from '../middleware/auth';
+import { tenantLimits } from '../middleware/limits';
+import { validated } from '../middleware/validate';
+import { opaqueId } from '../routes/schemas';
+
+/** What opening an event stream counts against the tenant's limits. */
+export const WS_CONNECT_COST = 1;
+
+export function sessionEventRoutes(): Hono<HonoEnv> {
+  const app = new Hono<HonoEnv>();
+  app.get(
+    '/session/ws/:session_id',
+    tenantAuth({ websocket: true }),
+    requireScope({ group: 'sessions', method: 'GET' }),
+    validated('param', z.object({ session_id: opaqueId('session_id') })),
+    tenantLimits('sessions', () => WS_CONNECT_COST),
+    async (c) => {
+      if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') throw new GatewayError('UPGRADE_REQUIRED');
+      const upstream = await connectUpstream(c, c.req.valid('param').session_id);
+      const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+      server.accept();
+      upstream.accept();
+      pipe(server, upstream);
+      pipe(upstream, server);
+      // A browser that offered subprotocols must get one of them back; the token is never echoed.
+      const offered = (c.req.header('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim());
+      const headers: Record<string, string> = offered.includes(WS_PROTOCOL) ? { 'Sec-WebSocket-Protocol': WS_PROTOCOL } : {};
+      return new Response(null, { status: 101, webSocket: client, headers });
+    },
+  );
+  return app;
+}
+
+async function connectUpstream(c: Context<HonoEnv>, sessionId: string): Promise<WebSocket> {
+  const settings = c.var.settings;
+  const url = new URL(`${settings.PLATFORM_BASE_URL}/session/ws/${encodeURIComponent(sessionId)}`);
+  url.searchParams.set('api_key', c.var.tenant.platform_key);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new GatewayError('UPSTREAM_TIMEOUT', `Platform did not answer within ${settings.UPSTREAM_TIMEOUT_MS} ms`)), settings.UPSTREAM_TIMEOUT_MS);
+  });
+  let res: Response;
+  try {
+    res = await Promise.race([fetch(url, { headers: { upgrade: 'websocket', 'x-request-id': c.var.requestId } }), deadline]);
+  } catch (err) {
+    // Never let the URL (it carries the key) reach a message or a log.
+    throw err instanceof GatewayError ? err : new GatewayError('UPSTREAM_UNREACHABLE');
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+  if (res.status === 101 && res.webSocket) return res.webSocket;
+  await res.body?.cancel();
+  const details = { upstream_status: res.status };
+  throw new GatewayError(res.status === 401 || res.status === 403 ? 'UPSTREAM_AUTH_REJECTED' : 'UPSTREAM_HTTP_ERROR', undefined, details);
+}
+
+/** Frames from `from` go to `to`; a close on one side closes the other. */
+function pipe(from: WebSocket, to: WebSocket) {
+  from.addEventListener('message', (event) => {
+    if (to.readyState === WebSocket.OPEN) to.send(event.data);
+  });
+  from.addEventListener('close', (event) => closeQuietly(to, event.code, event.reason));
+  from.addEventListener('error', () => closeQuietly(to, 1011, 'peer error'));
+}
+
+function closeQuietly(ws: WebSocket, code: number, reason: string) {
+  // 1005 and 1006 describe a close; they may not be sent in one.
+  const sendable = code === 1000 || (code >= 3000 && code <= 4999) ? code : 1011;
+  try {
+    ws.close(sendable, reason.slice(0, 120));
+  } catch {
+    // Already closed.
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * CORS per tenant. A preflight carries no token, so it is answered at the
+ * edge (never forwarded) when some tenant allows the origin; the real request
+ * is then checked against its own tenant's origins (middleware/auth.ts). A
+ * disallowed origin gets no CORS grant and a 403 envelope.
+ *
+ * @example app.use(browserCors())
+ */
+import { createMiddleware } from 'hono/factory';
+import type { HonoEnv } from '../env';
+import { GatewayError } from '../errors';
+import { keyRing } from '../tenants/crypto';
+import { TenantStore } from '../tenants/store';
+
+/** How long a browser may reuse a preflight answer (README, limits). */
+export const PREFLIGHT_MAX_AGE_S = 600;
+const ALLOW_HEADERS = 'authorization, x-api-key, content-type, x-request-id, cache-control';
+const EXPOSE_HEADERS = 'X-Request-ID, RateLimit, RateLimit-Policy, Retry-After, X-Cache, Age';
+
+export function browserCors() {
+  return createMiddleware<HonoEnv>(async function browserCors(c, next) {
+    const origin = c.req.header('origin');
+    if (!origin) return next();
+    const settings = c.var.settings;
+    const known = async () => new TenantStore(c.env.TENANTS, await keyRing(settings.KEY_ENCRYPTION_KEY), settings.TENANT_MEMO_TTL_MS).originKnown(origin);
+
+    if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
+      if (!(await known())) throw new GatewayError('ORIGIN_NOT_ALLOWED', `Origin ${origin} is not allowed`);
+      return c.body(null, 204, {
+        'Access-Control-Allow-Origin': origin,
+        'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE',
+        'Access-Control-Allow-Headers': ALLOW_HEADERS,
+        'Access-Control-Max-Age': String(PREFLIGHT_MAX_AGE_S),
+        Vary: 'Origin',
+      });
+    }
+
+    await next();
+    // Grant only what this request's tenant allows; before authentication
+    // (a 401, say) any tenant's allowance lets the page read the envelope.
+    const tenant = c.var.tenant;
+    const allowed = tenant ? (tenant.cors_origins ?? []).includes(origin) : await known();
+    if (allowed && c.res.status !== 101) {
+      c.res.headers.set('Access-Control-Allow-Origin', origin);
+      c.res.headers.set('Access-Control-Expose-Headers', EXPOSE_HEADERS);
+      c.res.headers.append('Vary', 'Origin');
+    }
+  });
+}
