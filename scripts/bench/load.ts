@@ -12,6 +12,8 @@ export interface Target {
   headers: Record<string, string>;
   /** Keep-alive connections, reused across rounds so only the warm-up pays for connecting. */
   agent: http.Agent;
+  /** A request succeeds on this HTTP status with this envelope code. */
+  expect: { status: number; code: number };
 }
 
 export interface RoundResult {
@@ -38,7 +40,7 @@ export function keepAliveAgent(concurrency: number): http.Agent {
 
 // Both the emulator and the gateway answer with the platform envelope, code first.
 // A prefix test avoids parsing every body in a client that shares 2 cores with the servers.
-const SUCCESS = /^\{"code":0[,}]/;
+const envelopeWithCode = (code: number) => new RegExp(`^\\{"code":${code}[,}]`);
 
 export async function runRound(target: Target, opts: RoundOptions): Promise<RoundResult> {
   const latencies: number[] = [];
@@ -46,12 +48,13 @@ export async function runRound(target: Target, opts: RoundOptions): Promise<Roun
   let sent = 0;
   let errors = 0;
   const deadline = performance.now() + opts.capMs;
+  const success = envelopeWithCode(target.expect.code);
 
   const worker = async () => {
     while (sent < opts.requests && performance.now() < deadline) {
       sent++;
       const t0 = performance.now();
-      const failure = await getOnce(target, opts.requestTimeoutMs);
+      const failure = await getOnce(target, success, opts.requestTimeoutMs);
       if (failure === null) latencies.push(performance.now() - t0);
       else {
         errors++;
@@ -70,8 +73,8 @@ export async function runRound(target: Target, opts: RoundOptions): Promise<Roun
   return { sent, ok: latencies.length, errors: errors + unsent, errorSamples: [...samples], wallMs, latenciesMs: latencies };
 }
 
-/** Resolves to null on HTTP 200 with `"code":0`, else to a short description of what went wrong. */
-function getOnce(target: Target, timeoutMs: number): Promise<string | null> {
+/** Resolves to null on the expected status and envelope code, else to a short description of what went wrong. */
+function getOnce(target: Target, success: RegExp, timeoutMs: number): Promise<string | null> {
   return new Promise((resolve) => {
     const req = http.get(target.url, { agent: target.agent, headers: target.headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -79,8 +82,8 @@ function getOnce(target: Target, timeoutMs: number): Promise<string | null> {
       res.on('error', (e) => resolve(`response error: ${e.message}`));
       res.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode !== 200) resolve(`HTTP ${res.statusCode}: ${body.slice(0, 120)}`);
-        else if (!SUCCESS.test(body)) resolve(`HTTP 200 but not code 0: ${body.slice(0, 120)}`);
+        if (res.statusCode !== target.expect.status) resolve(`HTTP ${res.statusCode}: ${body.slice(0, 120)}`);
+        else if (!success.test(body)) resolve(`HTTP ${res.statusCode} but not code ${target.expect.code}: ${body.slice(0, 120)}`);
         else resolve(null);
       });
     });
