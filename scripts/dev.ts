@@ -1,13 +1,16 @@
 /**
  * `npm start`: the gateway on http://127.0.0.1:8787 in front of the local
- * platform emulator, with a demo tenant whose token is printed.
+ * platform emulator, with a demo tenant whose token is printed, and the
+ * browser demo page on http://127.0.0.1:8791.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { startDemo } from '../demo/server';
 import { DEMO_PLATFORM_KEY } from '../emulator/seed';
 import { createTenant, type Stack, startStack } from './stack';
 
 const GATEWAY_PORT = Number(process.env.PORT ?? 8787);
 const EMULATOR_PORT = Number(process.env.EMULATOR_PORT ?? 8790);
+const DEMO_PAGE_PORT = Number(process.env.DEMO_PORT ?? 8791);
 const DEMO_FILE = '.dev/demo-tenant.json';
 
 const stack = await startStack({ gatewayPort: GATEWAY_PORT, emulatorPort: EMULATOR_PORT });
@@ -20,6 +23,7 @@ process.on('SIGTERM', shutdown);
 process.on('SIGHUP', shutdown);
 
 const demo = await demoTenant(stack);
+const page = await demoPage(stack, demo);
 console.log(`
   Gateway:   ${stack.gatewayUrl}   (platform emulator at ${stack.emulatorUrl})
   Demo tenant ${demo.tenant_id}, token:
@@ -28,8 +32,22 @@ console.log(`
 
   Try:
     curl -H "Authorization: Bearer ${demo.token}" ${stack.gatewayUrl}/team/lists
-  Operator token (ADMIN_TOKEN) is in .dev.vars. Ctrl-C stops both servers.
+  Browser demo (browser tokens, CORS, live session events): ${page}
+  Operator CLI: npm run admin -- --help   (operator token ADMIN_TOKEN is in .dev.vars)
+  Ctrl-C stops everything.
 `);
+
+/** The browser demo on its own origin, which the demo tenant allows. */
+async function demoPage(s: Stack, tenant: { tenant_id: string; token: string }): Promise<string> {
+  const origin = `http://127.0.0.1:${DEMO_PAGE_PORT}`;
+  const res = await fetch(`${s.gatewayUrl}/admin/tenants/${tenant.tenant_id}`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ cors_origins: [origin] }),
+  });
+  if (!res.ok) throw new Error(`could not allow the demo origin: HTTP ${res.status}`);
+  return (await startDemo({ port: DEMO_PAGE_PORT, gatewayUrl: s.gatewayUrl, tenantToken: tenant.token })).url;
+}
 
 /** Reuses the demo tenant from the last run while its token still works, else makes one. */
 async function demoTenant(s: Stack): Promise<{ tenant_id: string; token: string }> {

@@ -51,7 +51,7 @@ const settingsSchema = z.object({
   LIMITER_FAILURE_MODE: z.enum(['closed', 'open'], { error: 'must be closed or open' }).default('closed'),
   BROWSER_PARTITION_SHARE: z.preprocess(
     (v) => (v === undefined || v === '' ? undefined : Number(v)),
-    z.number({ error: 'must be a number' }).gt(0, 'must be above 0').max(1, 'must be at most 1').default(0.25),
+    z.number({ error: 'must be a number' }).gt(0, 'must be above 0').max(1, 'must be at most 1').default(0.5),
   ),
 });
 

@@ -153,15 +153,15 @@ describe('using browser tokens', () => {
 
   it('counts in its own partition inside the tenant limits', async () => {
     const t = await tenantWithOrigins();
-    await admin(`/tenants/${t.id}/limits`, { method: 'PUT', body: JSON.stringify({ policies: [{ name: 'burst', limit: 8, window_s: 3600 }] }) });
+    await admin(`/tenants/${t.id}/limits`, { method: 'PUT', body: JSON.stringify({ policies: [{ name: 'burst', limit: 10, window_s: 3600 }] }) });
     const { body: minted } = await mint(t, { origin: APP });
-    // BROWSER_PARTITION_SHARE 0.25 of 8: two requests for this browser token.
+    // BROWSER_PARTITION_SHARE 0.5 of 10: five requests for this browser token.
     const first = await asBrowser(minted.data.token, '/agent/lists');
-    expect(first.headers.get('ratelimit-policy')).toBe('"burst";q=8;w=3600, "burst-browser";q=2;w=3600');
-    expect((await asBrowser(minted.data.token, '/agent/lists')).status).toBe(200);
-    const third = await asBrowser(minted.data.token, '/agent/lists');
-    expect(third.status).toBe(429);
-    expect((await envelope(third)).data.policy).toBe('burst-browser');
+    expect(first.headers.get('ratelimit-policy')).toBe('"burst";q=10;w=3600, "burst-browser";q=5;w=3600');
+    for (let i = 0; i < 4; i++) expect((await asBrowser(minted.data.token, '/agent/lists')).status).toBe(200);
+    const sixth = await asBrowser(minted.data.token, '/agent/lists');
+    expect(sixth.status).toBe(429);
+    expect((await envelope(sixth)).data.policy).toBe('burst-browser');
     // Another browser token of the same tenant has its own share; the tenant its own.
     const { body: other } = await mint(t, { origin: APP });
     expect((await asBrowser(other.data.token, '/agent/lists')).status).toBe(200);

@@ -28,7 +28,7 @@ export const sessionRoutes: RouteSpec[] = [
     credential: 'x-api-key',
     group: 'sessions',
     // Starting a session starts agents and a browser: far dearer than a read.
-    cost: 10,
+    cost: 5,
     query: noQuery(),
     body: z.strictObject({
       team_id: uuidField('team_id'),
