@@ -9,10 +9,10 @@ import { adminToken, CliError, type Client, client } from './admin/client';
 const HELP = `Usage: npm run admin -- <command> [arguments] [options]
 
 Tenants
-  tenant create --name NAME --platform-key KEY [--scopes LIST] [--token-name NAME] [--expires-in SECONDS]
+  tenant create --name NAME --platform-key KEY [--scopes LIST] [--token-name NAME] [--expires-in SECONDS] [--cors-origin ORIGIN]...
   tenant list [--page-size N] [--cursor CURSOR]
   tenant get TENANT_ID
-  tenant update TENANT_ID [--name NAME] [--platform-key KEY]
+  tenant update TENANT_ID [--name NAME] [--platform-key KEY] [--cors-origin ORIGIN]... [--no-cors-origins]
   tenant disable TENANT_ID | tenant enable TENANT_ID | tenant delete TENANT_ID
 Tokens
   token issue TENANT_ID --name NAME [--scopes LIST] [--expires-in SECONDS | --expires-at ISO]
@@ -52,6 +52,8 @@ const { values: o, positionals } = parseArgs({
     page: { type: 'string' },
     'page-size': { type: 'string' },
     cursor: { type: 'string' },
+    'cors-origin': { type: 'string', multiple: true },
+    'no-cors-origins': { type: 'boolean' },
   },
 });
 
@@ -91,7 +93,12 @@ function limitsBody() {
 async function run(api: Client): Promise<{ data: unknown; say: string }> {
   switch (`${command} ${sub}`.trim()) {
     case 'tenant create': {
-      const body = { name: need(o.name, '--name'), platform_key: need(o['platform-key'], '--platform-key'), token: { ...tokenSpec(), name: o['token-name'] ?? 'default' } };
+      const body = {
+        name: need(o.name, '--name'),
+        platform_key: need(o['platform-key'], '--platform-key'),
+        cors_origins: o['cors-origin'] ?? [],
+        token: { ...tokenSpec(), name: o['token-name'] ?? 'default' },
+      };
       const { data } = await api.call('POST', '/tenants', body);
       return { data, say: `Tenant ${data.tenant_id} created.\nToken ${data.token_id} (${data.scopes.join(' ')}), shown only now:\n\n  ${data.token}\n` };
     }
@@ -104,7 +111,8 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
     case 'tenant get':
       return show(await api.call('GET', `/tenants/${need(args[0], 'TENANT_ID')}`));
     case 'tenant update': {
-      const body = { ...(o.name ? { name: o.name } : {}), ...(o['platform-key'] ? { platform_key: o['platform-key'] } : {}) };
+      const origins = o['no-cors-origins'] ? [] : o['cors-origin'];
+      const body = { ...(o.name ? { name: o.name } : {}), ...(o['platform-key'] ? { platform_key: o['platform-key'] } : {}), ...(origins ? { cors_origins: origins } : {}) };
       return show(await api.call('PATCH', `/tenants/${need(args[0], 'TENANT_ID')}`, body));
     }
     case 'tenant disable':
