@@ -3,7 +3,7 @@
  * roll over, quotas that reset at their calendar boundary, exactness under
  * concurrency, and counters that survive eviction.
  */
-import { evictDurableObject } from 'cloudflare:test';
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { AdmitRequest } from '../src/limits/guard';
 import type { Limits } from '../src/limits/policy';
@@ -95,5 +95,19 @@ describe('TenantGuard', () => {
     await g.admit(req(now, l));
     // The tenant-wide window is full, so neither partition nor tenant passes.
     expect((await g.admit(req(now, l, { partition: 'b2' }))).allowed).toBe(false);
+  });
+
+  it('sweeps away counter rows of ended windows that browser tokens leave behind', async () => {
+    const g = guard();
+    const l = limits({ policies: [{ name: 'burst', limit: 10, window_s: 60 }] });
+    const longAgo = Date.now() - 3_600_000;
+    for (const partition of ['b1', 'b2', 'b3']) await g.admit(req(longAgo, l, { partition }));
+    await g.admit(req(Date.now(), l, { partition: 'b4' }));
+    const rows = () => runInDurableObject(g, (_, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM counters').one().n);
+    expect(await rows()).toBe(5);
+    expect(await runDurableObjectAlarm(g)).toBe(true);
+    // Only the current window's rows are left: the tenant's and b4's.
+    expect(await rows()).toBe(2);
+    expect((await g.admit(req(Date.now(), l, { partition: 'b4' }))).allowed).toBe(true);
   });
 });

@@ -43,23 +43,30 @@ export type Verdict =
   | { allowed: false; reason: 'revoked' | 'expired' | 'disabled'; meters: MeterState[] }
   | { allowed: false; reason: 'rate' | 'quota'; violated: string; retryAfter: number; meters: MeterState[] };
 
+/** How often ended counter windows are swept away (docs/STORAGE.md). */
+const SWEEP_EVERY_MS = 3_600_000;
+
 export class TenantGuard extends DurableObject {
   private readonly sql: SqlStorage;
   private limits: Limits | null | undefined;
   // Memory mirrors of SQLite rows, filled on first use: an object lives in one
   // place and is the only writer, so they cannot go stale; SQLite survives eviction.
   private readonly cachedSettings = new Map<string, string | null>();
-  private readonly counters = new Map<string, { windowStart: number; used: number }>();
+  private readonly counters = new Map<string, { windowStart: number; used: number; resetAt: number }>();
   private readonly tokenStates = new Map<string, { notAfter: number; reason: 'revoked' | 'expired' } | null>();
+  private sweepScheduled = false;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, window_start INTEGER NOT NULL, used INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, window_start INTEGER NOT NULL, used INTEGER NOT NULL, reset_at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS token_states (token_id TEXT PRIMARY KEY, not_after INTEGER NOT NULL, reason TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
     `);
+    // Objects created before counters had reset_at: add it (0 = sweep at once; such a row is ended or soon will be).
+    const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(counters)').toArray();
+    if (!columns.some((c) => c.name === 'reset_at')) this.sql.exec('ALTER TABLE counters ADD COLUMN reset_at INTEGER NOT NULL DEFAULT 0');
   }
 
   /** The one call per request: tenant and token state, every meter, then count. */
@@ -87,14 +94,35 @@ export class TenantGuard extends DurableObject {
       };
     }
     // One statement for every meter; memory mirrors what was written.
-    const rows = meters.map((m, i) => ({ key: m.key, windowStart: m.windowStart, used: used[i]! + req.cost }));
-    if (rows.length > 0) this.sql.exec(
-      `INSERT INTO counters (key, window_start, used) VALUES ${rows.map(() => '(?, ?, ?)').join(', ')}
-       ON CONFLICT(key) DO UPDATE SET window_start = excluded.window_start, used = excluded.used`,
-      ...rows.flatMap((r) => [r.key, r.windowStart, r.used]),
-    );
-    for (const r of rows) this.counters.set(r.key, { windowStart: r.windowStart, used: r.used });
+    const rows = meters.map((m, i) => ({ key: m.key, windowStart: m.windowStart, used: used[i]! + req.cost, resetAt: m.resetAt }));
+    if (rows.length > 0) {
+      this.sql.exec(
+        `INSERT INTO counters (key, window_start, used, reset_at) VALUES ${rows.map(() => '(?, ?, ?, ?)').join(', ')}
+         ON CONFLICT(key) DO UPDATE SET window_start = excluded.window_start, used = excluded.used, reset_at = excluded.reset_at`,
+        ...rows.flatMap((r) => [r.key, r.windowStart, r.used, r.resetAt]),
+      );
+      for (const r of rows) this.counters.set(r.key, { windowStart: r.windowStart, used: r.used, resetAt: r.resetAt });
+      if (req.partition) this.scheduleSweep();
+    }
     return { allowed: true, meters: meters.map((m, i) => state(m, used[i]! + req.cost, req.now)), cacheVersion: this.setting('cache_version') ?? '0' };
+  }
+
+  /**
+   * Every browser token leaves counter rows behind; a row whose window has
+   * ended counts as zero, so an hourly sweep deletes them and memory follows.
+   */
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    this.sql.exec('DELETE FROM counters WHERE reset_at <= ?', now);
+    for (const [key, counter] of this.counters) if (counter.resetAt <= now) this.counters.delete(key);
+    this.sweepScheduled = false;
+  }
+
+  private scheduleSweep(): void {
+    if (this.sweepScheduled) return;
+    this.sweepScheduled = true;
+    // Alarms run on the real clock, whatever time a caller passed in.
+    void this.ctx.storage.getAlarm().then((at) => (at === null ? this.ctx.storage.setAlarm(Date.now() + SWEEP_EVERY_MS) : undefined));
   }
 
   /** Part of every cache key of this tenant; a new value orphans every old entry. */
@@ -176,8 +204,8 @@ export class TenantGuard extends DurableObject {
   private used(m: Meter): number {
     let counter = this.counters.get(m.key);
     if (!counter) {
-      const row = this.sql.exec<{ window_start: number; used: number }>('SELECT window_start, used FROM counters WHERE key = ?', m.key).toArray()[0];
-      counter = row ? { windowStart: row.window_start, used: row.used } : { windowStart: -1, used: 0 };
+      const row = this.sql.exec<{ window_start: number; used: number; reset_at: number }>('SELECT window_start, used, reset_at FROM counters WHERE key = ?', m.key).toArray()[0];
+      counter = row ? { windowStart: row.window_start, used: row.used, resetAt: row.reset_at } : { windowStart: -1, used: 0, resetAt: 0 };
       this.counters.set(m.key, counter);
     }
     return counter.windowStart === m.windowStart ? counter.used : 0;
