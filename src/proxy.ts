@@ -44,7 +44,8 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
         data: async (routeId) => JSON.parse((await read(c, byId.get(routeId)!, { params: {}, query: {}, body: undefined })).result.text).data,
       });
       const outcome = await read(c, spec, input);
-      const text = spec.secrets && !hasScope(c.var.token.scopes, 'apikeys:admin') ? maskApiKeys(outcome.result.text) : outcome.result.text;
+      const seesSecrets = hasScope(c.var.token.scopes, 'apikeys:admin') && !c.var.partition;
+      const text = spec.secrets && !seesSecrets ? maskApiKeys(outcome.result.text) : outcome.result.text;
       const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
       if (spec.cache) {
         headers['X-Cache'] = outcome.status;

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { signBrowserToken } from '../src/browser/token';
 import { ERRORS } from '../src/errors';
 import { keyRing } from '../src/tenants/crypto';
-import { admin, createTenant, envelope, gateway, platformKeys, requestId, testEnv, type TestTenant, upstreamSaw } from './helpers';
+import { admin, createTenant, envelope, gateway, gatewayWith, platformKeys, requestId, testEnv, type TestTenant, upstreamSaw } from './helpers';
 
 const APP = 'https://app.example';
 const EVIL = 'https://evil.example';
@@ -60,6 +60,17 @@ describe('minting browser tokens', () => {
     const { res, body: out } = await mint(tenant, body);
     expect(res.status).toBe(status);
     expect(out.code).toBe(code);
+  });
+
+  it('never grants API key scopes to a browser, even from a full token', async () => {
+    const { res, body } = await mint(tenant, { origin: APP, scopes: ['apikeys:admin'] });
+    expect(res.status).toBe(400);
+    expect(body.msg).toContain('cannot have API key scopes');
+    const full = await mint(tenant, { origin: APP, scopes: ['full'] });
+    expect(full.body.data.scopes).not.toContain('apikeys:admin');
+    expect(full.body.data.scopes).toContain('teams:read');
+    const keys = await asBrowser(full.body.data.token, '/user/apikey/lists');
+    expect(keys.status).toBe(403);
   });
 
   it('refuses scopes beyond the minting token', async () => {
@@ -125,6 +136,21 @@ describe('using browser tokens', () => {
     }
   });
 
+  it('a token whose claims are not an object is refused, not a crash', async () => {
+    const res = await asBrowser('apgb_bnVsbA.eA', '/agent/lists');
+    expect(res.status).toBe(401);
+    expect((await envelope(res)).code).toBe(ERRORS.INVALID_TOKEN.code);
+  });
+
+  it('stops with its minting token even where the TenantGuard is off', async () => {
+    const t = await tenantWithOrigins();
+    const { body: minted } = await mint(t, { origin: APP });
+    await admin(`/tenants/${t.id}/tokens/${t.tokenId}`, { method: 'DELETE' });
+    const res = await gatewayWith({ LIMITS_ENABLED: 'false' }, '/agent/lists', { headers: { authorization: `Bearer ${minted.data.token}`, origin: APP } });
+    expect(res.status).toBe(401);
+    expect((await envelope(res)).code).toBe(ERRORS.TOKEN_REVOKED.code);
+  });
+
   it('an expired token is refused', async () => {
     const ring = await keyRing(testEnv.KEY_ENCRYPTION_KEY!);
     const expired = await signBrowserToken(ring, { ten: tenant.id, tok: tenant.tokenId, org: APP, scp: ['teams:read'], exp: Math.floor(Date.now() / 1000) - 1, prt: 'bexpired' });
@@ -185,6 +211,19 @@ describe('preflight', () => {
     expect(res.headers.get('access-control-max-age')).toBe('600');
   });
 
+  it('does not mistake an origin for another with a port', async () => {
+    await tenantWithOrigins(['http://ports.example:8080']);
+    expect((await preflight('http://ports.example:8080')).status).toBe(204);
+    expect((await preflight('http://ports.example')).status).toBe(403);
+  });
+
+  it('never answers for the operator API', async () => {
+    const res = await gateway('/admin/tenants', { method: 'OPTIONS', headers: { origin: APP, 'access-control-request-method': 'POST' } });
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    const get = await gateway('/admin/tenants', { headers: { origin: APP, authorization: `Bearer ${testEnv.ADMIN_TOKEN}` } });
+    expect(get.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
   it('gets a 403 envelope and no grant for any other origin', async () => {
     const res = await preflight(EVIL);
     expect(res.status).toBe(403);
@@ -234,6 +273,12 @@ describe('session event stream', () => {
     expect(plain.status).toBe(426);
     const wrong = await gateway('/session/ws/abc', { headers: { upgrade: 'websocket', origin: EVIL, 'sec-websocket-protocol': `apgw, ${minted.data.token}` } });
     expect(wrong.status).toBe(403);
+  });
+
+  it('does not take a long-lived tenant token from the URL', async () => {
+    const res = await gateway(`/session/ws/abc?access_token=${tenant.token}`, { headers: { upgrade: 'websocket' } });
+    expect(res.status).toBe(401);
+    expect((await envelope(res)).code).toBe(ERRORS.MISSING_TOKEN.code);
   });
 
   it('takes ?access_token= too, and reports an unknown session by closing', async () => {

@@ -3,22 +3,16 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { HonoEnv } from '../env';
 import { requireJson, validated } from '../middleware/validate';
-import { intField, textField } from '../routes/schemas';
+import { intField, originField, textField } from '../routes/schemas';
 import { publicTenant } from '../tenants/types';
 import { adminStore, audit, existingTenant, ok, tenantGuard, tenantParams } from './common';
 import { newToken, tokenSpecSchema } from './token-spec';
 
-const platformKey = textField('platform_key', 512, 8);
+// Printable ASCII only: the key goes into an HTTP header, and workerd warns (quoting the value) on anything else.
+const platformKey = textField('platform_key', 512, 8).regex(/^[\x21-\x7E]+$/, 'platform_key must be printable ASCII without spaces');
 /** Most browser origins one tenant may allow (README, limits). */
 const MAX_CORS_ORIGINS = 20;
-const corsOrigins = z
-  .array(
-    z
-      .string()
-      .regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, 'each origin must be scheme://host[:port], without a path')
-      .transform((o) => o.toLowerCase()),
-  )
-  .max(MAX_CORS_ORIGINS);
+const corsOrigins = z.array(originField('each origin')).max(MAX_CORS_ORIGINS);
 const createBody = z.strictObject({
   name: textField('name', 100, 1),
   platform_key: platformKey,

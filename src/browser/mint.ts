@@ -3,12 +3,14 @@
  * a short-lived browser token bound to one origin and a subset of its scopes.
  */
 import { Hono } from 'hono';
+import { createMiddleware } from 'hono/factory';
 import { z } from 'zod';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
 import { tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { requireJson, validated } from '../middleware/validate';
+import { originField } from '../routes/schemas';
 import { keyRing } from '../tenants/crypto';
 import { expandScopes, hasScope } from '../tenants/scopes';
 import { randomBase62 } from '../tenants/token';
@@ -18,7 +20,7 @@ import { BROWSER_TOKEN_MAX_TTL_S, BROWSER_TOKEN_MIN_TTL_S, BROWSER_TOKEN_PREFIX,
 export const BROWSER_TOKEN_DEFAULT_TTL_S = 900;
 
 const mintBody = z.strictObject({
-  origin: z.string().regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, 'origin must be scheme://host[:port], without a path').transform((o) => o.toLowerCase()),
+  origin: originField(),
   scopes: z.array(z.string().max(64)).min(1).max(32).optional(),
   ttl_s: z
     .number()
@@ -28,32 +30,46 @@ const mintBody = z.strictObject({
     .default(BROWSER_TOKEN_DEFAULT_TTL_S),
 });
 
+/** Browser tokens never see platform secrets, whatever the minting token may. */
+const isBrowserScope = (scope: string) => !scope.startsWith('apikeys:');
+
+/** Refused before the limiter counts anything: a browser token cannot mint. */
+const notFromBrowser = createMiddleware<HonoEnv>(async (c, next) => {
+  if (c.var.token.prefix === BROWSER_TOKEN_PREFIX) throw new GatewayError('BROWSER_TOKEN_CANNOT_MINT');
+  await next();
+});
+
 export function browserTokenRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
-  app.post('/auth/browser-token', tenantAuth(), requireJson(), validated('json', mintBody), tenantLimits('auth', () => 1), async (c) => {
+  app.post('/auth/browser-token', tenantAuth(), notFromBrowser, requireJson(), validated('json', mintBody), tenantLimits('auth', () => 1), async (c) => {
     const parent = c.var.token;
-    if (parent.prefix === BROWSER_TOKEN_PREFIX) throw new GatewayError('BROWSER_TOKEN_CANNOT_MINT');
     const { origin, scopes: asked, ttl_s } = c.req.valid('json');
     if (!(c.var.tenant.cors_origins ?? []).includes(origin)) {
       throw new GatewayError('ORIGIN_NOT_ALLOWED', `Origin ${origin} is not among this tenant's cors_origins`);
     }
     // By default a browser gets the minting token's scopes, less the API key ones.
-    const scopes = asked ? expandScopes(asked) : { scopes: parent.scopes.filter((s) => !s.startsWith('apikeys:')), unknown: [] };
+    const scopes = asked ? expandScopes(asked) : { scopes: parent.scopes.filter(isBrowserScope), unknown: [] };
     if (scopes.unknown.length > 0) throw new GatewayError('VALIDATION_FAILED', `Unknown scope ${scopes.unknown.join(', ')}`);
-    const beyond = scopes.scopes.filter((s) => !hasScope(parent.scopes, s));
+    // Presets such as `full` include API key scopes: a browser simply does not get them.
+    const granted = scopes.scopes.filter(isBrowserScope);
+    if (granted.length === 0) throw new GatewayError('VALIDATION_FAILED', 'Browser tokens cannot have API key scopes; ask for others');
+    const beyond = granted.filter((s) => !hasScope(parent.scopes, s));
     if (beyond.length > 0) throw new GatewayError('SCOPE_REQUIRED', `A browser token cannot get scopes its minting token lacks: ${beyond.join(', ')}`, { scope: beyond[0] });
 
     const parentEnd = parent.expires_at ? Date.parse(parent.expires_at) : Infinity;
     const exp = Math.floor(Math.min(Date.now() + ttl_s * 1000, parentEnd) / 1000);
+    if (exp * 1000 - Date.now() < BROWSER_TOKEN_MIN_TTL_S * 1000) {
+      throw new GatewayError('CONFLICT', `The minting token expires within ${BROWSER_TOKEN_MIN_TTL_S} s: rotate it first`);
+    }
     const token = await signBrowserToken(await keyRing(c.var.settings.KEY_ENCRYPTION_KEY), {
       ten: c.var.tenant.id,
       tok: parent.id,
       org: origin,
-      scp: scopes.scopes,
+      scp: granted,
       exp,
       prt: `b${randomBase62(10)}`,
     });
-    return c.json({ code: 0, msg: 'Success', data: { token, origin, scopes: scopes.scopes, expires_at: new Date(exp * 1000).toISOString() } }, 201);
+    return c.json({ code: 0, msg: 'Success', data: { token, origin, scopes: granted, expires_at: new Date(exp * 1000).toISOString() } }, 201);
   });
   return app;
 }

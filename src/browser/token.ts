@@ -7,6 +7,7 @@
  * and the TenantGuard still checks the minting token (revoke it, and its
  * browser tokens stop too).
  */
+import { z } from 'zod';
 import { fromBase64Url, type KeyRing, toBase64Url } from '../tenants/crypto';
 
 export const BROWSER_TOKEN_PREFIX = 'apgb_';
@@ -16,20 +17,22 @@ export const BROWSER_TOKEN_MIN_TTL_S = 5;
 /** Longest browser token accepted, before any parsing (README, limits). */
 const MAX_LENGTH = 2048;
 
-export interface BrowserClaims {
+const claimsSchema = z.object({
   /** Tenant id. */
-  ten: string;
+  ten: z.string(),
   /** Id of the tenant token that minted it (its revocation ends this token). */
-  tok: string;
+  tok: z.string(),
   /** The only origin it may be used from. */
-  org: string;
-  scp: string[];
+  org: z.string(),
+  scp: z.array(z.string()),
   /** Expiry, seconds since the epoch. */
-  exp: number;
+  exp: z.number(),
   /** Rate-limit partition of this token. */
-  prt: string;
-  kid: string;
-}
+  prt: z.string().regex(/^[A-Za-z0-9]{1,32}$/),
+  kid: z.string(),
+});
+
+export type BrowserClaims = z.infer<typeof claimsSchema>;
 
 export async function signBrowserToken(ring: KeyRing, claims: Omit<BrowserClaims, 'kid'>): Promise<string> {
   const payload = toBase64Url(new TextEncoder().encode(JSON.stringify({ ...claims, kid: ring.currentKid })));
@@ -46,11 +49,13 @@ export async function verifyBrowserToken(ring: KeyRing, token: string, nowMs = D
   if (!payload || !signature || extra !== undefined) return { ok: false, reason: 'malformed' };
   let claims: BrowserClaims;
   try {
-    claims = JSON.parse(new TextDecoder().decode(fromBase64Url(payload))) as BrowserClaims;
+    const parsed = claimsSchema.safeParse(JSON.parse(new TextDecoder().decode(fromBase64Url(payload))));
+    if (!parsed.success) return { ok: false, reason: 'malformed' };
+    claims = parsed.data;
   } catch {
     return { ok: false, reason: 'malformed' };
   }
-  const key = typeof claims.kid === 'string' ? ring.signing.get(claims.kid) : undefined;
+  const key = ring.signing.get(claims.kid);
   if (!key || !(await crypto.subtle.verify('HMAC', key, fromBase64Url(signature), new TextEncoder().encode(payload)))) {
     return { ok: false, reason: 'forged' };
   }

@@ -7,9 +7,8 @@
  * - Quotas count per calendar day and calendar month in UTC.
  */
 import { z } from 'zod';
-import type { RouteGroup } from '../routes/types';
+import { ROUTE_GROUPS, type RouteGroup } from '../routes/types';
 
-const GROUPS = ['apikeys', 'calls', 'teams', 'agents', 'sessions', 'browsers'] as const satisfies readonly RouteGroup[];
 
 const policyName = z
   .string()
@@ -33,7 +32,7 @@ export const limitsSchema = z.strictObject({
     .max(8)
     .refine((ps) => new Set(ps.map((p) => p.name)).size === ps.length, 'policy names must be unique'),
   quota: quotaAmounts
-    .extend({ groups: z.partialRecord(z.enum(GROUPS), quotaAmounts).optional() })
+    .extend({ groups: z.partialRecord(z.enum(ROUTE_GROUPS), quotaAmounts).optional() })
     .default({}),
 });
 

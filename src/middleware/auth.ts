@@ -60,6 +60,11 @@ async function browserToken(c: Context<HonoEnv>, store: TenantStore, token: stri
   if (c.req.header('origin') !== claims.org) {
     throw new GatewayError('ORIGIN_NOT_ALLOWED', 'This browser token is bound to another origin');
   }
+  // The minting token must still exist and be in date (revocation deletes it), even
+  // where the TenantGuard is off or fails open; the guard makes revocation instant.
+  const minter = await store.findTokenById(claims.ten, claims.tok);
+  if (!minter) throw new GatewayError('TOKEN_REVOKED', 'The token that minted this browser token was revoked');
+  if (minter.expires_at && Date.parse(minter.expires_at) <= Date.now()) throw new GatewayError('TOKEN_EXPIRED');
   const tenant = await store.getTenant(claims.ten);
   if (!tenant) throw new GatewayError('INVALID_TOKEN', 'Invalid browser token');
   c.set('partition', claims.prt);
@@ -101,5 +106,8 @@ function presentedToken(c: Context<HonoEnv>, websocket: boolean): string | null 
   if (apiKey) return apiKey;
   if (!websocket) return null;
   const offered = (c.req.header('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim());
-  return offered.find((p) => p.startsWith(BROWSER_TOKEN_PREFIX) || p.startsWith('apgw_')) ?? c.req.query('access_token') ?? null;
+  const fromProtocol = offered.find((p) => p.startsWith(BROWSER_TOKEN_PREFIX) || p.startsWith('apgw_'));
+  // URLs end up in logs and histories: only short-lived browser tokens may ride there.
+  const fromQuery = c.req.query('access_token');
+  return fromProtocol ?? (fromQuery?.startsWith(BROWSER_TOKEN_PREFIX) ? fromQuery : null);
 }

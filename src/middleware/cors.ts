@@ -20,7 +20,8 @@ const EXPOSE_HEADERS = 'X-Request-ID, RateLimit, RateLimit-Policy, Retry-After, 
 export function browserCors() {
   return createMiddleware<HonoEnv>(async function browserCors(c, next) {
     const origin = c.req.header('origin');
-    if (!origin) return next();
+    // The operator API is never for browsers: no preflight answer, no grant.
+    if (!origin || c.req.path.startsWith('/admin')) return next();
     const settings = c.var.settings;
     const known = async () => new TenantStore(c.env.TENANTS, await keyRing(settings.KEY_ENCRYPTION_KEY), settings.TENANT_MEMO_TTL_MS).originKnown(origin);
 

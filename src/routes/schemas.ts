@@ -77,3 +77,11 @@ export function orderedPair(earlier: string, later: string) {
 }
 
 export const noQuery = () => z.strictObject({});
+
+/** A browser origin: scheme://host[:port], no path, lower-cased; at most 253 characters. */
+export const originField = (name = 'origin') =>
+  z
+    .string()
+    .max(253, `${name} must be at most 253 characters`)
+    .regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, `${name} must be scheme://host[:port], without a path`)
+    .transform((o) => o.toLowerCase());

@@ -7,7 +7,8 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 export type CredentialHeader = 'authorization' | 'x-api-key';
 
 /** Resource groups; scopes and limits are derived from them. */
-export type RouteGroup = 'apikeys' | 'calls' | 'teams' | 'agents' | 'sessions' | 'browsers';
+export const ROUTE_GROUPS = ['apikeys', 'calls', 'teams', 'agents', 'sessions', 'browsers'] as const;
+export type RouteGroup = (typeof ROUTE_GROUPS)[number];
 
 /**
  * One upstream operation. Everything the gateway does for a route is driven

@@ -4,17 +4,16 @@
  * secrets, so they have a third scope: `apikeys:admin` implies read and
  * write and is the only one that sees `api_key` values unmasked.
  */
-import type { RouteGroup, RouteSpec } from '../routes/types';
+import { ROUTE_GROUPS, type RouteSpec } from '../routes/types';
 
-const GROUPS: readonly RouteGroup[] = ['apikeys', 'calls', 'teams', 'agents', 'sessions', 'browsers'];
 
-export const ALL_SCOPES: readonly string[] = [...GROUPS.flatMap((g) => [`${g}:read`, `${g}:write`]), 'apikeys:admin'];
+export const ALL_SCOPES: readonly string[] = [...ROUTE_GROUPS.flatMap((g) => [`${g}:read`, `${g}:write`]), 'apikeys:admin'];
 
 /** Named bundles an operator may grant instead of listing scopes. */
 export const PRESETS: Record<string, readonly string[]> = {
   full: ALL_SCOPES,
   /** A partner that may look but not change anything, and never sees platform secrets. */
-  'read-only': GROUPS.filter((g) => g !== 'apikeys').map((g) => `${g}:read`),
+  'read-only': ROUTE_GROUPS.filter((g) => g !== 'apikeys').map((g) => `${g}:read`),
 };
 
 /** Expands presets; returns the unknown names separately so callers can refuse them. */

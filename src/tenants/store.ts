@@ -5,7 +5,7 @@
 import { type KeyRing, open, seal, sealedKid } from './crypto';
 import { Memo } from './memo';
 import { generateToken, hashToken, randomBase62, sha256Hex } from './token';
-import type { PublicTenant, StoredTenant, Tenant, TenantStatus, TokenRecord } from './types';
+import type { ListedTenant, StoredTenant, Tenant, TenantStatus, TokenRecord } from './types';
 import { publicTenant } from './types';
 
 export const tenantKey = (id: string) => `tenant:${id}`;
@@ -13,7 +13,8 @@ export const tokenKey = (hash: string) => `token:${hash}`;
 /** Index of the tenants that share one platform key, for cache purges. */
 export const keyTenantKey = (fingerprint: string, tenantId: string) => `key-tenants:${fingerprint}:${tenantId}`;
 /** Index of the origins some tenant allows, so preflights can be answered without a token. */
-export const corsOriginKey = (origin: string, tenantId: string) => `cors-origin:${origin}:${tenantId}`;
+// Encoded: an origin's own ':' (before a port) must not make `http://a` a prefix of `http://a:8080`.
+export const corsOriginKey = (origin: string, tenantId: string) => `cors-origin:${encodeURIComponent(origin)}:${tenantId}`;
 /** Index of a tenant's tokens: value is the token hash, metadata the record. */
 export const tenantTokenKey = (tenantId: string, tokenId: string) => `tenant-token:${tenantId}:${tokenId}`;
 
@@ -85,8 +86,8 @@ export class TenantStore {
   }
 
   /** One page of tenants, from KV metadata alone (no per-tenant reads). */
-  async listTenants(cursor: string | undefined, limit: number): Promise<{ tenants: PublicTenant[]; cursor: string | null }> {
-    const page = await this.kv.list<PublicTenant>({ prefix: 'tenant:', cursor, limit });
+  async listTenants(cursor: string | undefined, limit: number): Promise<{ tenants: ListedTenant[]; cursor: string | null }> {
+    const page = await this.kv.list<ListedTenant>({ prefix: 'tenant:', cursor, limit });
     return {
       tenants: page.keys.flatMap((k) => (k.metadata ? [k.metadata] : [])),
       cursor: page.list_complete ? null : page.cursor,
@@ -174,6 +175,16 @@ export class TenantStore {
     return record;
   }
 
+  /** A token record by id (for browser tokens, which name their minting token), memoized. */
+  async findTokenById(tenantId: string, tokenId: string): Promise<TokenRecord | null> {
+    const memoKey = `id:${tenantId}:${tokenId}`;
+    const hit = tokenMemo.get(memoKey);
+    if (hit !== undefined) return hit;
+    const record = (await this.getToken(tenantId, tokenId))?.record ?? null;
+    tokenMemo.set(memoKey, record, this.memoTtlMs);
+    return record;
+  }
+
   /** The tenant's tokens as stored in the index (never the secrets). */
   async listTokens(tenantId: string): Promise<TokenRecord[]> {
     const out: TokenRecord[] = [];
@@ -199,6 +210,7 @@ export class TenantStore {
     await this.kv.put(tokenKey(found.hash), JSON.stringify(record));
     await this.kv.put(tenantTokenKey(tenantId, tokenId), found.hash, { metadata: record });
     tokenMemo.delete(found.hash);
+    tokenMemo.delete(`id:${tenantId}:${tokenId}`);
     return record;
   }
 
@@ -209,6 +221,7 @@ export class TenantStore {
     await this.kv.delete(tokenKey(found.hash));
     await this.kv.delete(tenantTokenKey(tenantId, tokenId));
     tokenMemo.delete(found.hash);
+    tokenMemo.delete(`id:${tenantId}:${tokenId}`);
     return true;
   }
 
@@ -225,8 +238,9 @@ export class TenantStore {
   }
 
   private async putTenant(tenant: StoredTenant): Promise<void> {
-    // Metadata lets the tenant list come from one KV list call.
-    await this.kv.put(tenantKey(tenant.id), JSON.stringify(tenant), { metadata: publicTenant(tenant) });
+    // Metadata (KV allows 1024 bytes) lets the tenant list come from one KV list call.
+    const { cors_origins: _origins, ...listed } = publicTenant(tenant);
+    await this.kv.put(tenantKey(tenant.id), JSON.stringify(tenant), { metadata: listed });
     tenantMemo.delete(tenant.id);
   }
 

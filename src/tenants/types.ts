@@ -39,6 +39,9 @@ export interface TokenRecord {
 /** A tenant as the operator API shows it: no key, sealed or not. */
 export type PublicTenant = Omit<StoredTenant, 'platform_key_sealed' | 'key_fingerprint'>;
 
+/** What the tenant list shows (kept in KV metadata, which is small). */
+export type ListedTenant = Omit<PublicTenant, 'cors_origins'>;
+
 export function publicTenant(t: StoredTenant | Tenant): PublicTenant {
   return { id: t.id, name: t.name, status: t.status, cors_origins: t.cors_origins ?? [], created_at: t.created_at, updated_at: t.updated_at };
 }
