@@ -30,6 +30,11 @@ export async function startDemo(opts: DemoOptions): Promise<{ url: string; close
     });
   });
   async function handle(req: IncomingMessage, res: ServerResponse) {
+    // Only this host: a page elsewhere must not reach us through DNS rebinding.
+    if (`http://${req.headers.host}` !== origin) {
+      res.writeHead(421, { 'content-type': 'text/plain' }).end('wrong host');
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://demo');
     const file = FILES[url.pathname];
     if (req.method === 'GET' && file) {

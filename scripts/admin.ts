@@ -9,10 +9,10 @@ import { adminToken, CliError, type Client, client } from './admin/client';
 const HELP = `Usage: npm run admin -- <command> [arguments] [options]
 
 Tenants
-  tenant create --name NAME --platform-key KEY [--scopes LIST] [--token-name NAME] [--expires-in SECONDS] [--cors-origin ORIGIN]...
+  tenant create --name NAME [--platform-key KEY] [--scopes LIST] [--token-name NAME] [--expires-in SECONDS] [--cors-origin ORIGIN]...
   tenant list [--page-size N] [--cursor CURSOR]
   tenant get TENANT_ID
-  tenant update TENANT_ID [--name NAME] [--platform-key KEY] [--cors-origin ORIGIN]... [--no-cors-origins]
+  tenant update TENANT_ID [--name NAME] [--platform-key KEY | --new-platform-key] [--cors-origin ORIGIN]... [--no-cors-origins]
   tenant disable TENANT_ID | tenant enable TENANT_ID | tenant delete TENANT_ID
 Tokens
   token issue TENANT_ID --name NAME [--scopes LIST] [--expires-in SECONDS | --expires-at ISO]
@@ -27,6 +27,9 @@ Limits, cache, audit
   audit [--tenant TENANT_ID] [--page N] [--page-size N]
   reencrypt
 
+Platform keys: prefer the PLATFORM_KEY environment variable to --platform-key, which shows in
+  the process list and shell history (tenant create reads PLATFORM_KEY when --platform-key is absent;
+  tenant update --new-platform-key reads it).
 Scopes: comma-separated scopes (teams:read, sessions:write, apikeys:admin, ...) or presets (full, read-only).
 Options: --url URL (default $GATEWAY_URL or http://127.0.0.1:8787), --json (print the raw data)`;
 
@@ -54,6 +57,7 @@ const { values: o, positionals } = parseArgs({
     cursor: { type: 'string' },
     'cors-origin': { type: 'string', multiple: true },
     'no-cors-origins': { type: 'boolean' },
+    'new-platform-key': { type: 'boolean' },
   },
 });
 
@@ -95,7 +99,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
     case 'tenant create': {
       const body = {
         name: need(o.name, '--name'),
-        platform_key: need(o['platform-key'], '--platform-key'),
+        platform_key: need(o['platform-key'] ?? process.env.PLATFORM_KEY, '--platform-key or PLATFORM_KEY'),
         cors_origins: o['cors-origin'] ?? [],
         token: { ...tokenSpec(), name: o['token-name'] ?? 'default' },
       };
@@ -112,7 +116,8 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       return show(await api.call('GET', `/tenants/${need(args[0], 'TENANT_ID')}`));
     case 'tenant update': {
       const origins = o['no-cors-origins'] ? [] : o['cors-origin'];
-      const body = { ...(o.name ? { name: o.name } : {}), ...(o['platform-key'] ? { platform_key: o['platform-key'] } : {}), ...(origins ? { cors_origins: origins } : {}) };
+      const key = o['new-platform-key'] ? need(process.env.PLATFORM_KEY, 'PLATFORM_KEY') : o['platform-key'];
+      const body = { ...(o.name ? { name: o.name } : {}), ...(key ? { platform_key: key } : {}), ...(origins ? { cors_origins: origins } : {}) };
       return show(await api.call('PATCH', `/tenants/${need(args[0], 'TENANT_ID')}`, body));
     }
     case 'tenant disable':
@@ -174,7 +179,8 @@ if (o.help || !command) {
   process.exit(command || o.help ? 0 : 2);
 }
 try {
-  const api = client(o.url ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:8787', adminToken());
+  const url = o.url ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:8787';
+  const api = client(url, adminToken(url));
   const { data, say } = await run(api);
   console.log(o.json ? JSON.stringify(data, null, 2) : say);
 } catch (err) {

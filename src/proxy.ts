@@ -34,12 +34,11 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
       requireScope(spec),
       ...(spec.params ? [validated('param', spec.params)] : []),
       validated('query', spec.query ?? noQuery()),
-      ...(spec.body ? [limitBody, requireJson(), validated('json', spec.body)] : []),
+      ...(spec.body ? [limitBody, requireJson(), validated('json', spec.body), bodyMatchesPath] : []),
       tenantLimits(spec.group, (settings) => routeCost(resolveRoute(spec, settings.ROUTE_OVERRIDES))),
     ];
     app.on(spec.method, [spec.path], ...chain, async (c) => {
       const input = validatedInput(c, spec);
-      checkBodyMatchesPath(input);
       await spec.check?.(input, {
         data: async (routeId) => JSON.parse((await read(c, byId.get(routeId)!, { params: {}, query: {}, body: undefined })).result.text).data,
       });
@@ -126,17 +125,18 @@ const limitBody = createMiddleware<HonoEnv>((c, next) => {
 });
 
 /** The live client repeats session_id in a rename body; a mismatch is a mistake. */
-function checkBodyMatchesPath({ params, body }: ValidatedInput) {
-  if (typeof body !== 'object' || body === null) return;
+const bodyMatchesPath = createMiddleware<HonoEnv>(async (c, next) => {
+  const params = c.req.param() as Record<string, string>;
+  const body = c.req.valid('json' as never) as Record<string, unknown>;
   for (const [name, value] of Object.entries(params)) {
-    const inBody = (body as Record<string, unknown>)[name];
-    if (inBody !== undefined && inBody !== value) {
+    if (body[name] !== undefined && body[name] !== value) {
       throw new GatewayError('VALIDATION_FAILED', `${name} in the body must match the path`, {
         errors: [{ location: 'body', field: name, message: `${name} in the body must match the path` }],
       });
     }
   }
-}
+  await next();
+});
 
 function methodsByPath(specs: readonly RouteSpec[]): Map<string, string[]> {
   const map = new Map<string, string[]>();

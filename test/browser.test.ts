@@ -269,8 +269,13 @@ describe('session event stream', () => {
 
   it('refuses a plain GET with 426 and a wrong origin with 403', async () => {
     const { body: minted } = await mint(tenant, { origin: APP });
-    const plain = await gateway('/session/ws/abc', { headers: { authorization: tenant.token } });
+    const t = await tenantWithOrigins();
+    await admin(`/tenants/${t.id}/limits`, { method: 'PUT', body: JSON.stringify({ policies: [{ name: 'burst', limit: 100, window_s: 3600 }] }) });
+    const plain = await gateway('/session/ws/abc', { headers: { authorization: t.token } });
     expect(plain.status).toBe(426);
+    // Refused before the limiter: nothing was counted.
+    const usage = await envelope(await admin(`/tenants/${t.id}/usage`));
+    expect(usage.data.meters[0].used).toBe(0);
     const wrong = await gateway('/session/ws/abc', { headers: { upgrade: 'websocket', origin: EVIL, 'sec-websocket-protocol': `apgw, ${minted.data.token}` } });
     expect(wrong.status).toBe(403);
   });

@@ -117,6 +117,9 @@ describe('tokens', () => {
     const { res, body } = await asTenant(short, '/agent/lists');
     expect(res.status).toBe(401);
     expect(body.code).toBe(ERRORS.TOKEN_EXPIRED.code);
+    // An expired token cannot be rotated back to life.
+    const rotate = await admin(`/tenants/${t.id}/tokens/${short.tokenId}/rotate`, { method: 'POST', body: '{}' });
+    expect(rotate.status).toBe(409);
   });
 
   it('rotates without a failed request: both work during the overlap', async () => {
@@ -270,7 +273,7 @@ describe('audit log', () => {
       'token.issued',
       'tenant.created',
     ]);
-    expect(log.data.data[1].detail).toEqual({ fields: ['platform_key'], status: 'active' });
+    expect(log.data.data[1].detail).toEqual({ fields: ['platform_key'] });
     expect(log.data.data[3].token_id).toBe(extra.tokenId);
     const text = JSON.stringify(log);
     for (const secret of [t.token, extra.token, platformKeys.demo, platformKeys.other]) expect(text).not.toContain(secret);

@@ -95,6 +95,16 @@ describe('costs', () => {
     expect((await asTenant(tenant, '/team/lists')).res.status).toBe(200);
   });
 
+  it('a request dearer than a whole window says so instead of "retry later"', async () => {
+    const tenant = await createTenant();
+    await setLimits(tenant, { policies: [{ name: 'tiny', limit: 3, window_s: 3600 }] });
+    const team = '3f6c1e2a-5b7d-4c8e-9f01-23456789abcd';
+    const { res, body } = await asTenant(tenant, '/session/create', { method: 'POST', json: { team_id: team } });
+    expect(res.status).toBe(429);
+    expect(body.msg).toContain('costs more than "tiny" allows per window (3)');
+    expect(res.headers.get('retry-after')).toBeNull();
+  });
+
   it('ROUTE_OVERRIDES can change a cost', async () => {
     const tenant = await createTenant();
     await setLimits(tenant, { policies: [{ name: 'units', limit: 100, window_s: 3600 }] });

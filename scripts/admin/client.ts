@@ -14,14 +14,18 @@ export interface Client {
   call(method: string, path: string, body?: unknown): Promise<Envelope>;
 }
 
-/** ADMIN_TOKEN from the environment, else from the local .dev.vars that `npm start` writes. */
-export function adminToken(): string {
+/**
+ * ADMIN_TOKEN from the environment, else, for a gateway on this machine only,
+ * from the local .dev.vars that `npm start` writes.
+ */
+export function adminToken(url: string): string {
   if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
-  if (existsSync('.dev.vars')) {
+  const local = /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?(\/|$)/.test(url);
+  if (local && existsSync('.dev.vars')) {
     const m = /^ADMIN_TOKEN=(.+)$/m.exec(readFileSync('.dev.vars', 'utf8'));
     if (m) return m[1]!.trim();
   }
-  throw new CliError('No operator token: set ADMIN_TOKEN (for a local gateway it is in .dev.vars).');
+  throw new CliError('No operator token: set ADMIN_TOKEN (for the local dev gateway it is read from .dev.vars).');
 }
 
 export function client(url: string, token: string): Client {

@@ -22,11 +22,10 @@ const createBody = z.strictObject({
 const updateBody = z
   .strictObject({
     name: textField('name', 100, 1).optional(),
-    status: z.enum(['active', 'disabled']).optional(),
     platform_key: platformKey.optional(),
     cors_origins: corsOrigins.optional(),
   })
-  .refine((b) => Object.keys(b).length > 0, 'give at least one of name, status, platform_key, cors_origins');
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of name, platform_key, cors_origins (status: POST .../disable or .../enable)');
 const listQuery = z.strictObject({ page_size: intField('page_size', 1, 100).default(20), cursor: z.string().max(1024).optional() });
 
 export function tenantRoutes(): Hono<HonoEnv> {
@@ -54,9 +53,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const patch = c.req.valid('json');
     const store = await adminStore(c);
     const updated = await store.updateTenant(await existingTenant(store, id), patch);
-    // The TenantGuard makes a status change take effect on the next request everywhere.
-    if (patch.status) await tenantGuard(c.env, id).setDisabled(patch.status === 'disabled');
-    await audit(c, 'tenant.updated', { tenant_id: id, detail: { fields: Object.keys(patch).sort(), status: updated.status } });
+    await audit(c, 'tenant.updated', { tenant_id: id, detail: { fields: Object.keys(patch).sort() } });
     return c.json(ok(publicTenant(updated)));
   });
 
@@ -65,6 +62,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
       const { id } = c.req.valid('param');
       const store = await adminStore(c);
       const updated = await store.updateTenant(await existingTenant(store, id), { status });
+      // The TenantGuard makes the change take effect on the next request everywhere.
       await tenantGuard(c.env, id).setDisabled(status === 'disabled');
       await audit(c, `tenant.${action}d`, { tenant_id: id });
       return c.json(ok(publicTenant(updated)));

@@ -48,6 +48,9 @@ export function tokenRoutes(): Hono<HonoEnv> {
     if (!old) throw new GatewayError('RESOURCE_NOT_FOUND', 'No such token');
 
     const now = Date.now();
+    if (old.record.expires_at && Date.parse(old.record.expires_at) <= now) {
+      throw new GatewayError('CONFLICT', 'This token has already expired: issue a new one instead');
+    }
     const until = body.old_valid_until ? Date.parse(body.old_valid_until) : now + (body.overlap_s ?? DEFAULT_ROTATION_OVERLAP_S) * 1000;
     if (until < now || until > now + MAX_ROTATION_OVERLAP_S * 1000) {
       throw new GatewayError('VALIDATION_FAILED', 'old_valid_until must be between now and 30 days from now');

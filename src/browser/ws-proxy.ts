@@ -6,6 +6,7 @@
  * the query as `api_key`, as the platform expects. Frames pass through both ways.
  */
 import { type Context, Hono } from 'hono';
+import { createMiddleware } from 'hono/factory';
 import { z } from 'zod';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
@@ -24,15 +25,16 @@ export function sessionEventRoutes(): Hono<HonoEnv> {
     tenantAuth({ websocket: true }),
     requireScope({ group: 'sessions', method: 'GET' }),
     validated('param', z.object({ session_id: opaqueId('session_id') })),
+    upgradeOnly,
     tenantLimits('sessions', () => WS_CONNECT_COST),
     async (c) => {
-      if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') throw new GatewayError('UPGRADE_REQUIRED');
       const upstream = await connectUpstream(c, c.req.valid('param').session_id);
       const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
       server.accept();
       upstream.accept();
       pipe(server, upstream);
       pipe(upstream, server);
+      closeAtExpiry(c.var.token.expires_at, server, upstream);
       // A browser that offered subprotocols must get one of them back; the token is never echoed.
       const offered = (c.req.header('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim());
       const headers: Record<string, string> = offered.includes(WS_PROTOCOL) ? { 'Sec-WebSocket-Protocol': WS_PROTOCOL } : {};
@@ -42,22 +44,36 @@ export function sessionEventRoutes(): Hono<HonoEnv> {
   return app;
 }
 
+/** Checked before the limiter counts anything. */
+const upgradeOnly = createMiddleware<HonoEnv>(async (c, next) => {
+  if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') throw new GatewayError('UPGRADE_REQUIRED');
+  await next();
+});
+
+/** A stream ends when its token does (4401, "token expired"); revocation is checked at connect. */
+function closeAtExpiry(expiresAt: string | null, ...sockets: WebSocket[]) {
+  if (!expiresAt) return;
+  const timer = setTimeout(() => sockets.forEach((ws) => closeQuietly(ws, 4401, 'token expired')), Math.max(0, Date.parse(expiresAt) - Date.now()));
+  sockets[0]!.addEventListener('close', () => clearTimeout(timer));
+}
+
 async function connectUpstream(c: Context<HonoEnv>, sessionId: string): Promise<WebSocket> {
   const settings = c.var.settings;
   const url = new URL(`${settings.PLATFORM_BASE_URL}/session/ws/${encodeURIComponent(sessionId)}`);
   url.searchParams.set('api_key', c.var.tenant.platform_key);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new GatewayError('UPSTREAM_TIMEOUT', `Platform did not answer within ${settings.UPSTREAM_TIMEOUT_MS} ms`)), settings.UPSTREAM_TIMEOUT_MS);
-  });
+  // The deadline covers the handshake only: once upgraded, the stream may live on.
+  const handshake = new AbortController();
+  const timer = setTimeout(() => handshake.abort(), settings.UPSTREAM_TIMEOUT_MS);
   let res: Response;
   try {
-    res = await Promise.race([fetch(url, { headers: { upgrade: 'websocket', 'x-request-id': c.var.requestId } }), deadline]);
-  } catch (err) {
+    res = await fetch(url, { headers: { upgrade: 'websocket', 'x-request-id': c.var.requestId }, signal: handshake.signal });
+  } catch {
     // Never let the URL (it carries the key) reach a message or a log.
-    throw err instanceof GatewayError ? err : new GatewayError('UPSTREAM_UNREACHABLE');
+    throw handshake.signal.aborted
+      ? new GatewayError('UPSTREAM_TIMEOUT', `Platform did not answer within ${settings.UPSTREAM_TIMEOUT_MS} ms`)
+      : new GatewayError('UPSTREAM_UNREACHABLE');
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    clearTimeout(timer);
   }
   if (res.status === 101 && res.webSocket) return res.webSocket;
   await res.body?.cancel();

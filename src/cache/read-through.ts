@@ -34,7 +34,6 @@ export interface ReadThrough {
 }
 
 const STORED_AT = 'x-gateway-stored-at';
-const UPSTREAM_STATUS = 'x-gateway-upstream-status';
 
 /** In-flight upstream reads of this isolate, by cache key. */
 const inflight = new Map<string, Promise<UpstreamResult>>();
@@ -49,7 +48,8 @@ export async function readThrough(r: ReadThrough): Promise<CacheOutcome> {
     const hit = await cache.match(key);
     if (hit) {
       const ageMs = now - Number(hit.headers.get(STORED_AT));
-      const result: UpstreamResult = { status: Number(hit.headers.get(UPSTREAM_STATUS)) || 200, text: await hit.text(), envelope: null };
+      // Only HTTP 200 answers are stored.
+      const result: UpstreamResult = { status: 200, text: await hit.text(), envelope: null };
       if (ageMs < r.policy.ttl_s * 1000) return { result, status: 'HIT', age: seconds(ageMs) };
       if (ageMs < (r.policy.ttl_s + r.policy.grace_s) * 1000) {
         r.waitUntil(fetchAndStore(key, r).catch(() => undefined));
@@ -85,7 +85,6 @@ async function store(key: string, result: UpstreamResult, policy: CachePolicy, n
       // The Cache API keeps the entry through its grace period; freshness is ours to judge.
       'cache-control': `max-age=${policy.ttl_s + policy.grace_s}`,
       [STORED_AT]: String(now),
-      [UPSTREAM_STATUS]: String(result.status),
     },
   });
   await caches.default.put(key, response);

@@ -41,7 +41,8 @@ export interface MeterState {
 export type Verdict =
   | { allowed: true; meters: MeterState[]; cacheVersion: string }
   | { allowed: false; reason: 'revoked' | 'expired' | 'disabled'; meters: MeterState[] }
-  | { allowed: false; reason: 'rate' | 'quota'; violated: string; retryAfter: number; meters: MeterState[] };
+  | { allowed: false; reason: 'rate' | 'quota'; violated: string; retryAfter: number; meters: MeterState[] }
+  | { allowed: false; reason: 'too_costly'; violated: string; limit: number; meters: MeterState[] };
 
 /** How often ended counter windows are swept away (docs/STORAGE.md). */
 const SWEEP_EVERY_MS = 3_600_000;
@@ -64,9 +65,13 @@ export class TenantGuard extends DurableObject {
       CREATE TABLE IF NOT EXISTS token_states (token_id TEXT PRIMARY KEY, not_after INTEGER NOT NULL, reason TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
     `);
-    // Objects created before counters had reset_at: add it (0 = sweep at once; such a row is ended or soon will be).
+    // Objects created before counters had reset_at get the column.
     const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(counters)').toArray();
-    if (!columns.some((c) => c.name === 'reset_at')) this.sql.exec('ALTER TABLE counters ADD COLUMN reset_at INTEGER NOT NULL DEFAULT 0');
+    if (!columns.some((c) => c.name === 'reset_at')) {
+      // Older rows: assume the longest window (31 days), so no live counter is swept early.
+      this.sql.exec('ALTER TABLE counters ADD COLUMN reset_at INTEGER NOT NULL DEFAULT 0');
+      this.sql.exec('UPDATE counters SET reset_at = window_start + ? WHERE reset_at = 0', 31 * 86_400_000);
+    }
   }
 
   /** The one call per request: tenant and token state, every meter, then count. */
@@ -78,6 +83,9 @@ export class TenantGuard extends DurableObject {
     const used = meters.map((m) => this.used(m));
     const over = meters.map((m, i) => used[i]! + req.cost > m.limit);
 
+    // A request dearer than a whole window would wait forever: say so instead.
+    const never = meters.find((m) => req.cost > m.limit);
+    if (never) return { allowed: false, reason: 'too_costly', violated: never.name, limit: never.limit, meters: meters.map((m, i) => state(m, used[i]!, req.now)) };
     if (over.some(Boolean)) {
       const violated = meters.filter((_, i) => over[i]);
       // An exhausted quota outranks a rate window: waiting for the window would not help.
@@ -122,7 +130,12 @@ export class TenantGuard extends DurableObject {
     if (this.sweepScheduled) return;
     this.sweepScheduled = true;
     // Alarms run on the real clock, whatever time a caller passed in.
-    void this.ctx.storage.getAlarm().then((at) => (at === null ? this.ctx.storage.setAlarm(Date.now() + SWEEP_EVERY_MS) : undefined));
+    void this.ctx.storage
+      .getAlarm()
+      .then((at) => (at === null ? this.ctx.storage.setAlarm(Date.now() + SWEEP_EVERY_MS) : undefined))
+      .catch(() => {
+        this.sweepScheduled = false;
+      });
   }
 
   /** Part of every cache key of this tenant; a new value orphans every old entry. */

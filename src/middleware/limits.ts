@@ -53,6 +53,8 @@ function refusal(verdict: Exclude<Verdict, { allowed: true }>, headers: Record<s
       return new GatewayError('TOKEN_EXPIRED');
     case 'disabled':
       return new GatewayError('TENANT_DISABLED');
+    case 'too_costly':
+      return new GatewayError('RATE_LIMITED', `This request costs more than "${verdict.violated}" allows per window (${verdict.limit}); ask the operator to raise it`, { policy: verdict.violated, retry_after_s: null }, headers);
   }
   const retry = String(verdict.retryAfter);
   const details = { policy: verdict.violated, retry_after_s: verdict.retryAfter };
