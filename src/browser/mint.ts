@@ -57,10 +57,10 @@ export function browserTokenRoutes(): Hono<HonoEnv> {
     if (beyond.length > 0) throw new GatewayError('SCOPE_REQUIRED', `A browser token cannot get scopes its minting token lacks: ${beyond.join(', ')}`, { scope: beyond[0] });
 
     const parentEnd = parent.expires_at ? Date.parse(parent.expires_at) : Infinity;
-    const exp = Math.floor(Math.min(Date.now() + ttl_s * 1000, parentEnd) / 1000);
-    if (exp * 1000 - Date.now() < BROWSER_TOKEN_MIN_TTL_S * 1000) {
+    if (parentEnd - Date.now() < BROWSER_TOKEN_MIN_TTL_S * 1000) {
       throw new GatewayError('CONFLICT', `The minting token expires within ${BROWSER_TOKEN_MIN_TTL_S} s: rotate it first`);
     }
+    const exp = Math.floor(Math.min(Date.now() + ttl_s * 1000, parentEnd) / 1000);
     const token = await signBrowserToken(await keyRing(c.var.settings.KEY_ENCRYPTION_KEY), {
       ten: c.var.tenant.id,
       tok: parent.id,
