@@ -15,7 +15,7 @@ import { browserCors } from './middleware/cors';
 import { platformRoutes } from './proxy';
 import { loadSettings } from './settings';
 
-export const REQUEST_ID_HEADER = 'X-Request-ID';
+const REQUEST_ID_HEADER = 'X-Request-ID';
 
 export function newApp(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();

@@ -68,7 +68,7 @@ export class GatewayError extends Error {
 }
 
 /** The envelope body for an error, with the request id in `data`. */
-export function errorBody(err: GatewayError, requestId: string) {
+function errorBody(err: GatewayError, requestId: string) {
   return { code: err.code, msg: err.message, data: { request_id: requestId, ...err.details } };
 }
 

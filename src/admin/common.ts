@@ -8,7 +8,7 @@ import { keyRing } from '../tenants/crypto';
 import { TenantStore } from '../tenants/store';
 import type { StoredTenant } from '../tenants/types';
 
-export type AdminContext = Context<HonoEnv>;
+type AdminContext = Context<HonoEnv>;
 
 export const ok = (data: unknown) => ({ code: 0, msg: 'Success', data });
 

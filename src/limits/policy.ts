@@ -15,7 +15,7 @@ const policyName = z
   .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be 1 to 32 lower-case letters, digits, _ or -, starting with a letter')
   .refine((n) => !/^(daily|monthly)$|-(daily|monthly|browser)$/.test(n), 'daily, monthly, *-daily, *-monthly and *-browser are reserved');
 
-export const ratePolicySchema = z.strictObject({
+const ratePolicySchema = z.strictObject({
   name: policyName,
   limit: z.number().int().min(1).max(1_000_000_000),
   window_s: z.number().int().min(1).max(31 * 86_400),

@@ -24,7 +24,7 @@ export function validated<T extends Target, S extends z.ZodType>(target: T, sche
   });
 }
 
-export function validationError(location: string, error: z.ZodError): GatewayError {
+function validationError(location: string, error: z.ZodError): GatewayError {
   const unknown = error.issues.flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => [...i.path, k].join('.')) : []));
   if (unknown.length > 0) {
     return new GatewayError('UNKNOWN_PARAMETER', `Unknown ${location} parameter: ${unknown.join(', ')}`, {

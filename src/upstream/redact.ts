@@ -7,7 +7,7 @@ export function maskApiKeys(text: string): string {
   return JSON.stringify(mask(JSON.parse(text)));
 }
 
-export function maskKey(key: string): string {
+function maskKey(key: string): string {
   return key.length >= 12 ? `${key.slice(0, 3)}…${key.slice(-4)}` : '…';
 }
 

@@ -20,7 +20,7 @@ export interface UpstreamCall {
   callerHeaders: Headers;
 }
 
-export function upstreamUrl(base: string, route: RouteSpec, params: Record<string, unknown>, query: Record<string, unknown>): string {
+function upstreamUrl(base: string, route: RouteSpec, params: Record<string, unknown>, query: Record<string, unknown>): string {
   const path = route.upstreamPath.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
     encodeURIComponent(String(params[name] ?? '')),
   );
