@@ -20,15 +20,8 @@ export interface AuditEntry {
 
 export type NewAuditEntry = Omit<AuditEntry, 'id' | 'at'>;
 
-interface Row extends Record<string, SqlStorageValue> {
-  id: number;
-  at: string;
-  action: string;
-  tenant_id: string | null;
-  token_id: string | null;
-  request_id: string;
-  detail: string;
-}
+/** A stored entry: `detail` is kept as JSON text. */
+type Row = Omit<AuditEntry, 'detail'> & { detail: string } & Record<string, SqlStorageValue>;
 
 export class AuditLog extends DurableObject {
   private readonly sql: SqlStorage;
