@@ -16,7 +16,7 @@ import { requireJson, validated } from './middleware/validate';
 import { resolveRoute, routeCost } from './routes/overrides';
 import { noQuery } from './routes/schemas';
 import { ROUTE_SPECS } from './routes/table';
-import type { RouteSpec, ValidatedInput } from './routes/types';
+import type { PlatformReader, RouteSpec, ValidatedInput } from './routes/types';
 import { hasScope } from './tenants/scopes';
 import { callPlatform } from './upstream/fetch';
 import { maskApiKeys } from './upstream/redact';
@@ -39,9 +39,7 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
     ];
     app.on(spec.method, [spec.path], ...chain, async (c) => {
       const input = validatedInput(c, spec);
-      await spec.check?.(input, {
-        data: async (routeId) => JSON.parse((await read(c, byId.get(routeId)!, { params: {}, query: {}, body: undefined })).result.text).data,
-      });
+      await spec.check?.(input, platformReader(c, byId));
       const outcome = await read(c, spec, input);
       const seesSecrets = hasScope(c.var.token.scopes, 'apikeys:admin') && !c.var.partition;
       const text = spec.secrets && !seesSecrets ? maskApiKeys(outcome.result.text) : outcome.result.text;
@@ -59,6 +57,18 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
     });
   }
   return app;
+}
+
+/** Lets a route's check read another operation's data with this request's tenant, through the cache. */
+function platformReader(c: Ctx, byId: Map<string, RouteSpec>): PlatformReader {
+  return {
+    async data(routeId) {
+      const { result } = await read(c, byId.get(routeId)!, { params: {}, query: {}, body: undefined });
+      const envelope = JSON.parse(result.text) as { code: number; msg: string; data: unknown };
+      if (envelope.code !== 0) throw new GatewayError('UPSTREAM_HTTP_ERROR', `Platform refused ${routeId}: ${envelope.msg}`, { upstream_code: envelope.code });
+      return envelope.data;
+    },
+  };
 }
 
 /** One platform read or write; cacheable reads go through the cache. */
