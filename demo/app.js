@@ -33,7 +33,7 @@ demo.listTeams = async () => {
   try {
     const page = await gateway('/team/lists?page_size=5');
     demo.teams = page.data;
-    $('teams').replaceChildren(...page.data.map((t) => Object.assign(document.createElement('li'), { textContent: `${t.name} (${t.agents.length} agents)` })));
+    $('teams').replaceChildren(...page.data.map((t) => Object.assign(document.createElement('li'), { textContent: `${t.name} (${t.agents.length} agent${t.agents.length === 1 ? '' : 's'})` })));
     $('create-session').disabled = page.data.length === 0;
   } catch (err) {
     showError(err.message);

@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { startDemo } from '../demo/server';
-import { DEMO_PLATFORM_KEY } from '../emulator/seed';
+import { DEMO_PLATFORM_KEY, OTHER_PLATFORM_KEY } from '../emulator/seed';
 import { createTenant, type Stack, startStack } from './stack';
 
 const GATEWAY_PORT = Number(process.env.PORT ?? 8787);
@@ -34,6 +34,8 @@ console.log(`
     curl -H "Authorization: Bearer ${demo.token}" ${stack.gatewayUrl}/team/lists
   Browser demo (browser tokens, CORS, live session events): ${page}
   Operator CLI: npm run admin -- --help   (operator token ADMIN_TOKEN is in .dev.vars)
+  Emulator platform keys, for more tenants: ${DEMO_PLATFORM_KEY} (account Demo),
+    ${OTHER_PLATFORM_KEY} (account Other)
   Ctrl-C stops everything.
 `);
 

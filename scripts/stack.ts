@@ -71,7 +71,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       '--log-level', opts.quiet ? 'error' : 'log',
       ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
     ],
-    { env: { ...process.env, WRANGLER_SEND_METRICS: 'false' }, stdio: ['ignore', io, io], detached: true },
+    // Offline: no metrics, and no fetch of Cloudflare's request.cf sample (a placeholder is used).
+    { env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' }, stdio: ['ignore', io, io], detached: true },
   );
 
   const stop = async () => {
@@ -79,7 +80,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   };
   try {
     await waitUntilUp(`${emulatorUrl}/__emulator/health`, emulator, 'emulator');
-    await waitUntilUp(`${gatewayUrl}/__health`, gateway, 'gateway (wrangler dev)');
+    await waitUntilUp(`${gatewayUrl}/healthz`, gateway, 'gateway (wrangler dev)');
   } catch (err) {
     await stop();
     throw err;
@@ -87,7 +88,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   return { gatewayUrl, emulatorUrl, adminToken: secrets.ADMIN_TOKEN!, stop };
 }
 
-/** Any HTTP answer means the server is listening (the gateway answers 404 here). */
+/** Any HTTP answer means the server is listening. */
 async function waitUntilUp(url: string, child: ChildProcess, name: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

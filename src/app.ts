@@ -26,6 +26,8 @@ export function newApp(): Hono<HonoEnv> {
     await next();
   });
 
+  // For load balancers and readiness probes: answers once settings parse; no token, no upstream.
+  app.get('/healthz', (c) => c.json({ code: 0, msg: 'Success', data: { status: 'ok' } }));
   app.use(browserCors());
   app.route('/admin', adminRoutes());
   app.route('/', browserTokenRoutes());

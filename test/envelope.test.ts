@@ -27,6 +27,18 @@ describe('unknown routes and methods', () => {
   });
 });
 
+describe('health', () => {
+  it('answers /healthz without a token and without calling the platform', async () => {
+    const res = await gateway('/healthz');
+    expect(res.status).toBe(200);
+    expect(await envelope(res)).toEqual({ code: 0, msg: 'Success', data: { status: 'ok' } });
+  });
+
+  it('fails /healthz while a setting is bad', async () => {
+    expect((await gatewayWith({ UPSTREAM_TIMEOUT_MS: 'x' }, '/healthz')).status).toBe(500);
+  });
+});
+
 describe('request ids', () => {
   it('generates one when absent and returns it', async () => {
     const res = await gateway('/nowhere');

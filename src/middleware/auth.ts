@@ -57,8 +57,9 @@ async function browserToken(c: Context<HonoEnv>, store: TenantStore, token: stri
     throw new GatewayError('INVALID_TOKEN', 'Invalid browser token');
   }
   const claims = verified.claims;
-  if (c.req.header('origin') !== claims.org) {
-    throw new GatewayError('ORIGIN_NOT_ALLOWED', 'This browser token is bound to another origin');
+  const origin = c.req.header('origin');
+  if (origin !== claims.org) {
+    throw new GatewayError('ORIGIN_NOT_ALLOWED', origin ? 'This browser token is bound to another origin' : 'A browser token must come with its Origin header');
   }
   // The minting token must still exist and be in date (revocation deletes it), even
   // where the TenantGuard is off or fails open; the guard makes revocation instant.
