@@ -1,6 +1,6 @@
 /** 4.8: agents. */
 import { z } from 'zod';
-import { enumField, noQuery, pageNum, pageSize, uuidField } from './schemas';
+import { enumField, pageNum, pageSize, uuidField } from './schemas';
 import type { RouteSpec } from './types';
 
 export const agentRoutes: RouteSpec[] = [
@@ -9,7 +9,6 @@ export const agentRoutes: RouteSpec[] = [
     section: '4.8',
     method: 'GET',
     path: '/agent/lists',
-    upstreamPath: '/agent/lists',
     credential: 'x-api-key',
     group: 'agents',
     query: z.strictObject({
@@ -23,10 +22,8 @@ export const agentRoutes: RouteSpec[] = [
     section: '4.8',
     method: 'GET',
     path: '/agent/info/:agent_id',
-    upstreamPath: '/agent/info/:agent_id',
     credential: 'x-api-key',
     group: 'agents',
     params: z.object({ agent_id: uuidField('agent_id') }),
-    query: noQuery(),
   },
 ];

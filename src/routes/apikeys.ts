@@ -1,6 +1,6 @@
 /** 4.1–4.4: the platform's API keys and call-history filter values. */
 import { z } from 'zod';
-import { intField, noQuery, pageNum, pageSize, textField } from './schemas';
+import { intField, pageNum, pageSize, textField } from './schemas';
 import type { RouteSpec } from './types';
 
 export const apiKeyRoutes: RouteSpec[] = [
@@ -9,12 +9,10 @@ export const apiKeyRoutes: RouteSpec[] = [
     section: '4.1',
     method: 'POST',
     path: '/user/apikey/new',
-    upstreamPath: '/user/apikey/new',
     credential: 'authorization',
     group: 'apikeys',
     secrets: true,
     cost: 5,
-    query: noQuery(),
     body: z.strictObject({ name: textField('name', 64, 1) }),
   },
   {
@@ -22,18 +20,15 @@ export const apiKeyRoutes: RouteSpec[] = [
     section: '4.2',
     method: 'DELETE',
     path: '/user/apikey/delete/:id',
-    upstreamPath: '/user/apikey/delete/:id',
     credential: 'authorization',
     group: 'apikeys',
     params: z.object({ id: intField('id', 1, Number.MAX_SAFE_INTEGER) }),
-    query: noQuery(),
   },
   {
     id: 'apikey.list',
     section: '4.3',
     method: 'GET',
     path: '/user/apikey/lists',
-    upstreamPath: '/user/apikey/lists',
     credential: 'authorization',
     group: 'apikeys',
     secrets: true,

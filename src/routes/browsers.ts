@@ -1,6 +1,6 @@
 /** 4.8: browser instances and their pages. */
 import { z } from 'zod';
-import { noQuery, opaqueId, pageNum, pageSize } from './schemas';
+import { opaqueId, pageNum, pageSize } from './schemas';
 import type { RouteSpec } from './types';
 
 const browserParams = z.object({ browser_id: opaqueId('browser_id') });
@@ -11,18 +11,15 @@ export const browserRoutes: RouteSpec[] = [
     section: '4.8',
     method: 'GET',
     path: '/browser/info/:browser_id',
-    upstreamPath: '/browser/info/:browser_id',
     credential: 'x-api-key',
     group: 'browsers',
     params: browserParams,
-    query: noQuery(),
   },
   {
     id: 'browser.list',
     section: '4.8',
     method: 'GET',
     path: '/browser/lists',
-    upstreamPath: '/browser/lists',
     credential: 'x-api-key',
     group: 'browsers',
     query: z.strictObject({ session_id: opaqueId('session_id').optional(), page_num: pageNum(), page_size: pageSize(20) }),
@@ -32,18 +29,15 @@ export const browserRoutes: RouteSpec[] = [
     section: '4.8',
     method: 'DELETE',
     path: '/browser/release/:browser_id',
-    upstreamPath: '/browser/release/:browser_id',
     credential: 'x-api-key',
     group: 'browsers',
     params: browserParams,
-    query: noQuery(),
   },
   {
     id: 'browser.pages',
     section: '4.8',
     method: 'GET',
     path: '/browser/page/lists',
-    upstreamPath: '/browser/page/lists',
     credential: 'x-api-key',
     group: 'browsers',
     query: z.strictObject({ browser_id: opaqueId('browser_id'), page_num: pageNum(), page_size: pageSize(20) }),

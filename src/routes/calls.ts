@@ -1,6 +1,6 @@
 /** 4.4 and 4.7: credit consumption history and its filter values. */
 import { z } from 'zod';
-import { dateField, enumField, noQuery, orderedPair, pageNum, pageSize, textField } from './schemas';
+import { dateField, enumField, orderedPair, pageNum, pageSize, textField } from './schemas';
 import { GatewayError } from '../errors';
 import type { PlatformReader, RouteSpec, ValidatedInput } from './types';
 
@@ -10,18 +10,15 @@ export const callRoutes: RouteSpec[] = [
     section: '4.4',
     method: 'GET',
     path: '/user/call/filter_values',
-    upstreamPath: '/user/call/filter_values',
     credential: 'authorization',
     group: 'calls',
     cache: { ttl_s: 300, grace_s: 3600 },
-    query: noQuery(),
   },
   {
     id: 'calls.list',
     section: '4.7',
     method: 'GET',
     path: '/user/call/lists',
-    upstreamPath: '/user/call/lists',
     credential: 'x-api-key',
     group: 'calls',
     check: statusIsAKnownState,

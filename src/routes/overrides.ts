@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { ROUTE_SPECS } from './table';
-import type { RouteSpec } from './types';
+import type { ResolvedRoute, RouteSpec } from './types';
 
 const override = z.strictObject({
   upstream_path: z
@@ -37,12 +37,13 @@ export function routeCost(spec: RouteSpec): number {
 }
 
 /** The route as configured: the table entry with the operator's override applied. */
-export function resolveRoute(spec: RouteSpec, overrides: RouteOverrides): RouteSpec {
+export function resolveRoute(spec: RouteSpec, overrides: RouteOverrides): ResolvedRoute {
   const o = overrides[spec.id];
-  if (!o) return spec;
+  // The platform's own path unless the entry or an operator says otherwise.
+  if (!o) return { ...spec, upstreamPath: spec.upstreamPath ?? spec.path };
   return {
     ...spec,
-    upstreamPath: o.upstream_path ?? spec.upstreamPath,
+    upstreamPath: o.upstream_path ?? spec.upstreamPath ?? spec.path,
     credential: o.credential ?? spec.credential,
     cost: o.cost ?? spec.cost,
     // Only routes the table marks cacheable can be cached.

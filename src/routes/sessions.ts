@@ -2,7 +2,6 @@
 import { z } from 'zod';
 import {
   dateTimeField,
-  noQuery,
   opaqueId,
   orderedPair,
   pageNum,
@@ -24,12 +23,10 @@ export const sessionRoutes: RouteSpec[] = [
     section: '4.8',
     method: 'POST',
     path: '/session/create',
-    upstreamPath: '/session/create',
     credential: 'x-api-key',
     group: 'sessions',
     // Starting a session starts agents and a browser: far dearer than a read.
     cost: 5,
-    query: noQuery(),
     body: z.strictObject({
       team_id: uuidField('team_id'),
       task: textField('task', TASK_MAX_CHARS).default(''),
@@ -41,22 +38,18 @@ export const sessionRoutes: RouteSpec[] = [
     section: '4.8',
     method: 'GET',
     path: '/session/info/:session_id',
-    upstreamPath: '/session/info/:session_id',
     credential: 'x-api-key',
     group: 'sessions',
     params: sessionParams,
-    query: noQuery(),
   },
   {
     id: 'session.rename',
     section: '4.8',
     method: 'PUT',
     path: '/session/info/:session_id',
-    upstreamPath: '/session/info/:session_id',
     credential: 'x-api-key',
     group: 'sessions',
     params: sessionParams,
-    query: noQuery(),
     // The live client repeats session_id in the body; it must match the path.
     body: z.strictObject({
       title: textField('title', TITLE_MAX_CHARS, 1),
@@ -68,7 +61,6 @@ export const sessionRoutes: RouteSpec[] = [
     section: '4.8',
     method: 'GET',
     path: '/session/message/lists',
-    upstreamPath: '/session/message/lists',
     credential: 'x-api-key',
     group: 'sessions',
     query: z
@@ -88,7 +80,6 @@ export const sessionRoutes: RouteSpec[] = [
     section: '4.8',
     method: 'GET',
     path: '/session/message/between',
-    upstreamPath: '/session/message/between',
     credential: 'x-api-key',
     group: 'sessions',
     query: z.strictObject({

@@ -1,6 +1,6 @@
 /** 4.5 and 4.6: teams, each with its agents and model. */
 import { z } from 'zod';
-import { enumField, noQuery, pageNum, pageSize, uuidField } from './schemas';
+import { enumField, pageNum, pageSize, uuidField } from './schemas';
 import type { RouteSpec } from './types';
 
 export const teamRoutes: RouteSpec[] = [
@@ -9,7 +9,6 @@ export const teamRoutes: RouteSpec[] = [
     section: '4.5',
     method: 'GET',
     path: '/team/lists',
-    upstreamPath: '/team/lists',
     credential: 'authorization',
     group: 'teams',
     cache: { ttl_s: 60, grace_s: 300 },
@@ -24,12 +23,10 @@ export const teamRoutes: RouteSpec[] = [
     section: '4.6',
     method: 'GET',
     path: '/team/info/:team_id',
-    upstreamPath: '/team/info/:team_id',
     // The spec leaves 4.6's header open; Authorization matches 4.1–4.5.
     credential: 'authorization',
     group: 'teams',
     cache: { ttl_s: 60, grace_s: 300 },
     params: z.object({ team_id: uuidField('team_id') }),
-    query: noQuery(),
   },
 ];

@@ -22,8 +22,8 @@ export interface RouteSpec {
   method: HttpMethod;
   /** Gateway path in Hono syntax; the same path as the platform's. */
   path: string;
-  /** Upstream path template (`:name` placeholders); overridable. */
-  upstreamPath: string;
+  /** Upstream path template (`:name` placeholders) when it differs from `path`; overridable. */
+  upstreamPath?: string;
   credential: CredentialHeader;
   group: RouteGroup;
   /** Units this request counts against rate policies and quotas; see routeCost(). */
@@ -35,11 +35,14 @@ export interface RouteSpec {
   /** Checks that need platform data, run after validation (4.7's status). */
   check?: (input: ValidatedInput, platform: PlatformReader) => Promise<void>;
   params?: z.ZodType;
-  /** Strict object schema; its output (defaults applied) is what goes upstream. */
+  /** Strict object schema; its output (defaults applied) is what goes upstream. Absent: no query parameters. */
   query?: z.ZodType;
   body?: z.ZodType;
 }
 
+
+/** A route as configured: overrides applied, upstream path settled. */
+export type ResolvedRoute = RouteSpec & { upstreamPath: string };
 
 export interface ValidatedInput {
   params: Record<string, unknown>;

@@ -5,13 +5,13 @@
  * hop-by-hop headers are therefore never forwarded.
  */
 import type { Settings } from '../settings';
-import type { RouteSpec } from '../routes/types';
+import type { ResolvedRoute } from '../routes/types';
 
 /** Caller headers worth passing on; everything else is dropped. */
 const FORWARDED_HEADERS = ['accept-language', 'user-agent'] as const;
 
 export interface UpstreamCall {
-  route: RouteSpec;
+  route: ResolvedRoute;
   params: Record<string, unknown>;
   query: Record<string, unknown>;
   body: unknown;
@@ -20,7 +20,7 @@ export interface UpstreamCall {
   callerHeaders: Headers;
 }
 
-function upstreamUrl(base: string, route: RouteSpec, params: Record<string, unknown>, query: Record<string, unknown>): string {
+function upstreamUrl(base: string, route: ResolvedRoute, params: Record<string, unknown>, query: Record<string, unknown>): string {
   const path = route.upstreamPath.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
     encodeURIComponent(String(params[name] ?? '')),
   );
