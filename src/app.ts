@@ -10,7 +10,7 @@ import { adminRoutes } from './admin';
 import { browserTokenRoutes } from './browser/mint';
 import { sessionEventRoutes } from './browser/ws-proxy';
 import type { HonoEnv } from './env';
-import { GatewayError, errorResponse } from './errors';
+import { GatewayError, errorResponse, ok } from './errors';
 import { browserCors } from './middleware/cors';
 import { platformRoutes } from './proxy';
 import { loadSettings } from './settings';
@@ -27,7 +27,7 @@ export function newApp(): Hono<HonoEnv> {
   });
 
   // For load balancers and readiness probes: answers once settings parse; no token, no upstream.
-  app.get('/healthz', (c) => c.json({ code: 0, msg: 'Success', data: { status: 'ok' } }));
+  app.get('/healthz', (c) => c.json(ok({ status: 'ok' })));
   app.use(browserCors());
   app.route('/admin', adminRoutes());
   app.route('/', browserTokenRoutes());

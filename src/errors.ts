@@ -67,6 +67,9 @@ export class GatewayError extends Error {
   }
 }
 
+/** The platform's success envelope, for answers the gateway makes itself. */
+export const ok = (data: unknown) => ({ code: 0, msg: 'Success', data });
+
 /** The envelope body for an error, with the request id in `data`. */
 function errorBody(err: GatewayError, requestId: string) {
   return { code: err.code, msg: err.message, data: { request_id: requestId, ...err.details } };

@@ -4,12 +4,14 @@ import { z } from 'zod';
 import type { HonoEnv } from '../env';
 import { intField } from '../routes/schemas';
 import { validated } from '../middleware/validate';
-import { adminStore, audit, ok } from './common';
+import { auditLog } from '../audit/log';
+import { ok } from '../errors';
+import { adminStore, audit, tenantIdField } from './common';
 
 const auditQuery = z.strictObject({
   page_num: intField('page_num', 1, 1_000_000).default(1),
   page_size: intField('page_size', 1, 100).default(20),
-  tenant_id: z.string().regex(/^ten_[0-9A-Za-z]{16}$/, 'tenant_id must be a tenant id (ten_...)').optional(),
+  tenant_id: tenantIdField('tenant_id').optional(),
 });
 
 export function auditRoutes(): Hono<HonoEnv> {
@@ -17,8 +19,7 @@ export function auditRoutes(): Hono<HonoEnv> {
 
   app.get('/audit', validated('query', auditQuery), async (c) => {
     const { page_num, page_size, tenant_id } = c.req.valid('query');
-    const log = c.env.AUDIT_LOG.get(c.env.AUDIT_LOG.idFromName('global'));
-    return c.json(ok(await log.list(page_num, page_size, tenant_id)));
+    return c.json(ok(await auditLog(c.env).list(page_num, page_size, tenant_id)));
   });
 
   // After putting a new key first in KEY_ENCRYPTION_KEY: re-seal every stored

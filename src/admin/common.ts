@@ -1,25 +1,24 @@
 /** Shared pieces of the operator API: envelopes, params, store and audit access. */
 import type { Context } from 'hono';
 import { z } from 'zod';
-import type { NewAuditEntry } from '../audit/log';
-import type { Bindings, HonoEnv } from '../env';
+import { auditLog, type NewAuditEntry } from '../audit/log';
+import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
-import { keyRing } from '../tenants/crypto';
-import { TenantStore } from '../tenants/store';
+import { type TenantStore, tenantStore } from '../tenants/store';
 import type { StoredTenant } from '../tenants/types';
 
 type AdminContext = Context<HonoEnv>;
 
-export const ok = (data: unknown) => ({ code: 0, msg: 'Success', data });
+export { ok } from '../errors';
 
-const tenantId = z.string().regex(/^ten_[0-9A-Za-z]{16}$/, 'id must be a tenant id (ten_...)');
+export const tenantIdField = (name: string) => z.string().regex(/^ten_[0-9A-Za-z]{16}$/, `${name} must be a tenant id (ten_...)`);
 const tokenId = z.string().regex(/^tok_[0-9A-Za-z]{16}$/, 'token_id must be a token id (tok_...)');
-export const tenantParams = z.object({ id: tenantId });
-export const tokenParams = z.object({ id: tenantId, token_id: tokenId });
+export const tenantParams = z.object({ id: tenantIdField('id') });
+export const tokenParams = z.object({ id: tenantIdField('id'), token_id: tokenId });
 
 /** The operator API reads KV directly (no memo): it must see its own writes. */
-export async function adminStore(c: AdminContext): Promise<TenantStore> {
-  return new TenantStore(c.env.TENANTS, await keyRing(c.var.settings.KEY_ENCRYPTION_KEY));
+export function adminStore(c: AdminContext): Promise<TenantStore> {
+  return tenantStore(c.env, c.var.settings, false);
 }
 
 export async function existingTenant(store: TenantStore, id: string): Promise<StoredTenant> {
@@ -28,9 +27,7 @@ export async function existingTenant(store: TenantStore, id: string): Promise<St
   return tenant;
 }
 
-export function tenantGuard(env: Bindings, id: string) {
-  return env.TENANT_GUARD.get(env.TENANT_GUARD.idFromName(id));
-}
+export { guardFor as tenantGuard } from '../limits/guard';
 
 /**
  * Records an operator action in the AuditLog and the log stream. Callers pass
@@ -45,5 +42,5 @@ export async function audit(c: AdminContext, action: string, entry: Partial<Omit
     detail: entry.detail ?? {},
   };
   console.log(JSON.stringify({ level: 'info', event: `audit.${action}`, ...record }));
-  await c.env.AUDIT_LOG.get(c.env.AUDIT_LOG.idFromName('global')).record(record);
+  await auditLog(c.env).record(record);
 }

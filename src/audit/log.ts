@@ -23,6 +23,11 @@ export type NewAuditEntry = Omit<AuditEntry, 'id' | 'at'>;
 /** A stored entry: `detail` is kept as JSON text. */
 type Row = Omit<AuditEntry, 'detail'> & { detail: string } & Record<string, SqlStorageValue>;
 
+/** The one audit log object. */
+export function auditLog(env: { AUDIT_LOG: DurableObjectNamespace<AuditLog> }) {
+  return env.AUDIT_LOG.get(env.AUDIT_LOG.idFromName('global'));
+}
+
 export class AuditLog extends DurableObject {
   private readonly sql: SqlStorage;
 

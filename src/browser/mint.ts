@@ -6,7 +6,7 @@ import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { z } from 'zod';
 import type { HonoEnv } from '../env';
-import { GatewayError } from '../errors';
+import { GatewayError, ok } from '../errors';
 import { tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { requireJson, validated } from '../middleware/validate';
@@ -69,7 +69,7 @@ export function browserTokenRoutes(): Hono<HonoEnv> {
       exp,
       prt: `b${randomBase62(10)}`,
     });
-    return c.json({ code: 0, msg: 'Success', data: { token, origin, scopes: granted, expires_at: new Date(exp * 1000).toISOString() } }, 201);
+    return c.json(ok({ token, origin, scopes: granted, expires_at: new Date(exp * 1000).toISOString() }), 201);
   });
   return app;
 }

@@ -44,6 +44,11 @@ export type Verdict =
   | { allowed: false; reason: 'rate' | 'quota'; violated: string; retryAfter: number; meters: MeterState[] }
   | { allowed: false; reason: 'too_costly'; violated: string; limit: number; meters: MeterState[] };
 
+/** The TenantGuard of one tenant. */
+export function guardFor(env: { TENANT_GUARD: DurableObjectNamespace<TenantGuard> }, tenantId: string) {
+  return env.TENANT_GUARD.get(env.TENANT_GUARD.idFromName(tenantId));
+}
+
 /** How often ended counter windows are swept away (docs/STORAGE.md). */
 const SWEEP_EVERY_MS = 3_600_000;
 

@@ -15,7 +15,7 @@ import { GatewayError } from '../errors';
 import type { RouteSpec } from '../routes/types';
 import { keyRing } from '../tenants/crypto';
 import { hasScope, requiredScope } from '../tenants/scopes';
-import { TenantStore } from '../tenants/store';
+import { type TenantStore, tenantStore } from '../tenants/store';
 import { hashToken, isWellFormedToken } from '../tenants/token';
 import type { Tenant, TokenRecord } from '../tenants/types';
 
@@ -23,8 +23,7 @@ export function tenantAuth(opts: { websocket?: boolean } = {}) {
   return createMiddleware<HonoEnv>(async function tenantAuth(c, next) {
     const token = presentedToken(c, opts.websocket ?? false);
     if (!token) throw new GatewayError('MISSING_TOKEN', 'Missing gateway token: send Authorization: Bearer <token>');
-    const settings = c.var.settings;
-    const store = new TenantStore(c.env.TENANTS, await keyRing(settings.KEY_ENCRYPTION_KEY), settings.TENANT_MEMO_TTL_MS);
+    const store = await tenantStore(c.env, c.var.settings, true);
     const { tenant, record } = token.startsWith(BROWSER_TOKEN_PREFIX) ? await browserToken(c, store, token) : await tenantToken(store, token);
     if (tenant.status !== 'active') throw new GatewayError('TENANT_DISABLED');
 

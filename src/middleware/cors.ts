@@ -9,8 +9,7 @@
 import { createMiddleware } from 'hono/factory';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
-import { keyRing } from '../tenants/crypto';
-import { TenantStore } from '../tenants/store';
+import { tenantStore } from '../tenants/store';
 
 /** How long a browser may reuse a preflight answer (README, limits). */
 export const PREFLIGHT_MAX_AGE_S = 600;
@@ -23,7 +22,7 @@ export function browserCors() {
     // The operator API is never for browsers: no preflight answer, no grant.
     if (!origin || c.req.path.startsWith('/admin')) return next();
     const settings = c.var.settings;
-    const known = async () => new TenantStore(c.env.TENANTS, await keyRing(settings.KEY_ENCRYPTION_KEY), settings.TENANT_MEMO_TTL_MS).originKnown(origin);
+    const known = async () => (await tenantStore(c.env, settings, true)).originKnown(origin);
 
     if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
       if (!(await known())) throw new GatewayError('ORIGIN_NOT_ALLOWED', `Origin ${origin} is not allowed`);

@@ -8,7 +8,7 @@
 import { createMiddleware } from 'hono/factory';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
-import type { Verdict } from '../limits/guard';
+import { guardFor, type Verdict } from '../limits/guard';
 import { rateLimitHeaders } from '../limits/headers';
 import type { Settings } from '../settings';
 
@@ -20,8 +20,7 @@ export function tenantLimits(group: string, cost: (settings: Settings) => number
 
     let verdict: Verdict;
     try {
-      const guard = c.env.TENANT_GUARD.get(c.env.TENANT_GUARD.idFromName(c.var.tenant.id));
-      verdict = await guard.admit({
+      verdict = await guardFor(c.env, c.var.tenant.id).admit({
         tokenId: c.var.token.id,
         group,
         cost: cost(settings),

@@ -2,29 +2,37 @@
  * The tenant store in Workers KV. KV is the source of tenants and tokens,
  * never of counters (see docs/STORAGE.md for every key prefix).
  */
-import { type KeyRing, open, seal, sealedKid } from './crypto';
+import { type KeyRing, keyRing, open, seal, sealedKid } from './crypto';
 import { Memo } from './memo';
 import { generateToken, hashToken, randomBase62, sha256Hex } from './token';
 import type { ListedTenant, StoredTenant, Tenant, TenantStatus, TokenRecord } from './types';
 import { publicTenant } from './types';
 
-export const tenantKey = (id: string) => `tenant:${id}`;
-export const tokenKey = (hash: string) => `token:${hash}`;
+const tenantKey = (id: string) => `tenant:${id}`;
+const tokenKey = (hash: string) => `token:${hash}`;
 /** Index of the tenants that share one platform key, for cache purges. */
-export const keyTenantKey = (fingerprint: string, tenantId: string) => `key-tenants:${fingerprint}:${tenantId}`;
+const keyTenantKey = (fingerprint: string, tenantId: string) => `key-tenants:${fingerprint}:${tenantId}`;
 /** Index of the origins some tenant allows, so preflights can be answered without a token. */
 // Encoded: an origin's own ':' (before a port) must not make `http://a` a prefix of `http://a:8080`.
-export const corsOriginKey = (origin: string, tenantId: string) => `cors-origin:${encodeURIComponent(origin)}:${tenantId}`;
+const corsOriginKey = (origin: string, tenantId: string) => `cors-origin:${encodeURIComponent(origin)}:${tenantId}`;
 /** Index of a tenant's tokens: value is the token hash, metadata the record. */
-export const tenantTokenKey = (tenantId: string, tokenId: string) => `tenant-token:${tenantId}:${tokenId}`;
+const tenantTokenKey = (tenantId: string, tokenId: string) => `tenant-token:${tenantId}:${tokenId}`;
 
 /** Most tokens and tenants one isolate remembers at once (README, limits). */
-export const MEMO_MAX_ENTRIES = 10_000;
+const MEMO_MAX_ENTRIES = 10_000;
 
 // `null` memoizes "unknown", so a flood of wrong tokens cannot hammer KV.
 const tokenMemo = new Memo<TokenRecord | null>(MEMO_MAX_ENTRIES);
 const tenantMemo = new Memo<Tenant | null>(MEMO_MAX_ENTRIES);
 const originMemo = new Memo<boolean>(MEMO_MAX_ENTRIES);
+
+const idMemoKey = (tenantId: string, tokenId: string) => `id:${tenantId}:${tokenId}`;
+
+/** Drops a token from this isolate's memo, under both ways it is looked up. */
+function forgetToken(hash: string, record: Pick<TokenRecord, 'tenant_id' | 'id'>) {
+  tokenMemo.delete(hash);
+  tokenMemo.delete(idMemoKey(record.tenant_id, record.id));
+}
 
 export interface Issued {
   token: string;
@@ -42,6 +50,14 @@ export interface TenantPatch {
   status?: TenantStatus;
   platform_key?: string;
   cors_origins?: string[];
+}
+
+/**
+ * The store for a request: memoized reads on the hot path (`memo`), direct
+ * reads for the operator API, which must see its own writes.
+ */
+export async function tenantStore(env: { TENANTS: KVNamespace }, settings: { KEY_ENCRYPTION_KEY: string; TENANT_MEMO_TTL_MS: number }, memo: boolean) {
+  return new TenantStore(env.TENANTS, await keyRing(settings.KEY_ENCRYPTION_KEY), memo ? settings.TENANT_MEMO_TTL_MS : 0);
 }
 
 export class TenantStore {
@@ -160,9 +176,7 @@ export class TenantStore {
       created_at: new Date().toISOString(),
       expires_at: t.expires_at,
     };
-    const hash = await hashToken(token);
-    await this.kv.put(tokenKey(hash), JSON.stringify(record));
-    await this.kv.put(tenantTokenKey(tenantId, record.id), hash, { metadata: record });
+    await this.putToken(await hashToken(token), record);
     return { token, record };
   }
 
@@ -177,7 +191,7 @@ export class TenantStore {
 
   /** A token record by id (for browser tokens, which name their minting token), memoized. */
   async findTokenById(tenantId: string, tokenId: string): Promise<TokenRecord | null> {
-    const memoKey = `id:${tenantId}:${tokenId}`;
+    const memoKey = idMemoKey(tenantId, tokenId);
     const hit = tokenMemo.get(memoKey);
     if (hit !== undefined) return hit;
     const record = (await this.getToken(tenantId, tokenId))?.record ?? null;
@@ -187,14 +201,8 @@ export class TenantStore {
 
   /** The tenant's tokens as stored in the index (never the secrets). */
   async listTokens(tenantId: string): Promise<TokenRecord[]> {
-    const out: TokenRecord[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.kv.list<TokenRecord>({ prefix: tenantTokenKey(tenantId, ''), cursor });
-      for (const key of page.keys) if (key.metadata) out.push(key.metadata);
-      cursor = page.list_complete ? undefined : page.cursor;
-    } while (cursor);
-    return out;
+    const keys = await this.listAll<TokenRecord>(tenantTokenKey(tenantId, ''));
+    return keys.flatMap((k) => (k.metadata ? [k.metadata] : []));
   }
 
   async getToken(tenantId: string, tokenId: string): Promise<{ hash: string; record: TokenRecord } | null> {
@@ -207,10 +215,7 @@ export class TenantStore {
     const found = await this.getToken(tenantId, tokenId);
     if (!found) return null;
     const record = { ...found.record, expires_at: expiresAt };
-    await this.kv.put(tokenKey(found.hash), JSON.stringify(record));
-    await this.kv.put(tenantTokenKey(tenantId, tokenId), found.hash, { metadata: record });
-    tokenMemo.delete(found.hash);
-    tokenMemo.delete(`id:${tenantId}:${tokenId}`);
+    await this.putToken(found.hash, record);
     return record;
   }
 
@@ -220,21 +225,33 @@ export class TenantStore {
     if (!found) return false;
     await this.kv.delete(tokenKey(found.hash));
     await this.kv.delete(tenantTokenKey(tenantId, tokenId));
-    tokenMemo.delete(found.hash);
-    tokenMemo.delete(`id:${tenantId}:${tokenId}`);
+    forgetToken(found.hash, found.record);
     return true;
   }
 
   /** Ids of the tenants whose platform key has this fingerprint. */
   async tenantsSharingKey(fingerprint: string): Promise<string[]> {
-    const ids: string[] = [];
+    const keys = await this.listAll(keyTenantKey(fingerprint, ''));
+    return keys.map((k) => k.name.slice(k.name.lastIndexOf(':') + 1));
+  }
+
+  /** Every key under a prefix, page after page. */
+  private async listAll<M>(prefix: string): Promise<KVNamespaceListKey<M>[]> {
+    const keys: KVNamespaceListKey<M>[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.kv.list({ prefix: keyTenantKey(fingerprint, ''), cursor });
-      for (const key of page.keys) ids.push(key.name.slice(key.name.lastIndexOf(':') + 1));
+      const page = await this.kv.list<M>({ prefix, cursor });
+      keys.push(...page.keys);
       cursor = page.list_complete ? undefined : page.cursor;
     } while (cursor);
-    return ids;
+    return keys;
+  }
+
+  /** A token's record under its hash (hot path) and in its tenant's index (listing). */
+  private async putToken(hash: string, record: TokenRecord): Promise<void> {
+    await this.kv.put(tokenKey(hash), JSON.stringify(record));
+    await this.kv.put(tenantTokenKey(record.tenant_id, record.id), hash, { metadata: record });
+    forgetToken(hash, record);
   }
 
   private async putTenant(tenant: StoredTenant): Promise<void> {
