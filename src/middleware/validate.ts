@@ -5,6 +5,7 @@
  */
 import { zValidator } from '@hono/zod-validator';
 import { createMiddleware } from 'hono/factory';
+import { HTTPException } from 'hono/http-exception';
 import type { z } from 'zod';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
@@ -13,7 +14,7 @@ type Target = 'param' | 'query' | 'json';
 const LOCATION: Record<Target, string> = { param: 'path', query: 'query', json: 'body' };
 
 export function validated<T extends Target, S extends z.ZodType>(target: T, schema: S) {
-  return zValidator<S, T, HonoEnv, string>(target, schema, undefined, {
+  const validator = zValidator<S, T, HonoEnv, string>(target, schema, undefined, {
     // Validation failures never reach a hook's Response: they throw, so onError
     // renders them in the same envelope as every other gateway error.
     validationFunction: (s, value) => {
@@ -22,6 +23,16 @@ export function validated<T extends Target, S extends z.ZodType>(target: T, sche
       return result;
     },
   });
+  if (target !== 'json') return validator;
+  // The body is parsed once, here; the validator reports broken JSON as a bare 400.
+  return createMiddleware<HonoEnv>(async (c, next) => {
+    try {
+      return await validator(c as never, next);
+    } catch (err) {
+      if (err instanceof HTTPException && err.status === 400) throw new GatewayError('INVALID_JSON');
+      throw err;
+    }
+  }) as unknown as typeof validator;
 }
 
 function validationError(location: string, error: z.ZodError): GatewayError {
@@ -40,19 +51,14 @@ function validationError(location: string, error: z.ZodError): GatewayError {
 }
 
 /**
- * Requests with a body must say application/json and carry valid JSON.
- * zValidator alone would read a missing content type as `{}`, hiding the
- * caller's mistake behind a misleading "field required".
+ * Requests with a body must say application/json. zValidator alone would
+ * read any other content type as `{}`, hiding the caller's mistake behind a
+ * misleading "field required".
  */
 export function requireJson() {
   return createMiddleware<HonoEnv>(async function requireJson(c, next) {
     const type = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase();
     if (type !== 'application/json') throw new GatewayError('UNSUPPORTED_MEDIA_TYPE');
-    try {
-      JSON.parse(await c.req.text());
-    } catch {
-      throw new GatewayError('INVALID_JSON');
-    }
     await next();
   });
 }
