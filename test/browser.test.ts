@@ -267,6 +267,24 @@ describe('session event stream', () => {
     expect(JSON.stringify(frames)).not.toContain(platformKeys.demo);
   });
 
+  it('closes an open stream when its token expires (4401)', async () => {
+    const ring = await keyRing(testEnv.KEY_ENCRYPTION_KEY!);
+    // Expires in 0.3 to 1.3 s: before the emulator's stream would complete (about 1.5 s).
+    const exp = Math.ceil((Date.now() + 300) / 1000);
+    const shortLived = await signBrowserToken(ring, { ten: tenant.id, tok: tenant.tokenId, org: APP, scp: ['sessions:read', 'teams:read', 'sessions:write'], exp, prt: 'bshort' });
+    const res = await gateway(`/session/ws/${await sessionId(tenant)}`, {
+      headers: { upgrade: 'websocket', origin: APP, 'sec-websocket-protocol': `apgw, ${shortLived}` },
+    });
+    expect(res.status).toBe(101);
+    const ws = res.webSocket!;
+    const types: string[] = [];
+    const closed = new Promise<number>((resolve) => ws.addEventListener('close', (e) => resolve(e.code)));
+    ws.addEventListener('message', (e) => types.push(JSON.parse(e.data as string).type));
+    ws.accept();
+    expect(await closed).toBe(4401);
+    expect(types).not.toContain('session.status');
+  });
+
   it('refuses a plain GET with 426 and a wrong origin with 403', async () => {
     const { body: minted } = await mint(tenant, { origin: APP });
     const t = await tenantWithOrigins();
