@@ -73,6 +73,11 @@ describe('minting browser tokens', () => {
     expect(keys.status).toBe(403);
   });
 
+  it('lives 900 s when no lifetime is asked for', async () => {
+    const { body } = await mint(tenant, { origin: APP });
+    expect(Math.abs(Date.parse(body.data.expires_at) - (Date.now() + 900_000))).toBeLessThan(5_000);
+  });
+
   it('refuses scopes beyond the minting token', async () => {
     const t = await tenantWithOrigins();
     const narrow = await envelope(await admin(`/tenants/${t.id}/tokens`, { method: 'POST', body: JSON.stringify({ name: 'ro', scopes: ['read-only'] }) }));
@@ -294,6 +299,11 @@ describe('session event stream', () => {
     // Refused before the limiter: nothing was counted.
     const usage = await envelope(await admin(`/tenants/${t.id}/usage`));
     expect(usage.data.meters[0].used).toBe(0);
+    // Opening a stream counts 1, whatever happens on it.
+    const opened = await gateway('/session/ws/no-such-session', { headers: { upgrade: 'websocket', authorization: t.token } });
+    expect(opened.status).toBe(101);
+    opened.webSocket!.accept();
+    expect((await envelope(await admin(`/tenants/${t.id}/usage`))).data.meters[0].used).toBe(1);
     const wrong = await gateway('/session/ws/abc', { headers: { upgrade: 'websocket', origin: EVIL, 'sec-websocket-protocol': `apgw, ${minted.data.token}` } });
     expect(wrong.status).toBe(403);
   });

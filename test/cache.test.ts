@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
-import { admin, asTenant, createTenant, injectFault, platformKeys, requestId, type TestTenant, UPSTREAM, upstreamSaw } from './helpers';
+import { admin, asTenant, createTenant, gatewayWith, injectFault, platformKeys, requestId, type TestTenant, UPSTREAM, upstreamSaw } from './helpers';
 
 /** A tenant with a platform key of its own (same emulator account), so its cache space is its own. */
 async function tenantWithOwnKey(): Promise<TestTenant & { platformKey: string }> {
@@ -97,6 +97,17 @@ describe('read cache', () => {
     const calls = await Promise.all(Array.from({ length: 10 }, () => asTenant(t, '/team/lists', { headers: { 'x-request-id': id } })));
     expect(calls.every((c) => c.body.code === 0)).toBe(true);
     expect(await upstreamSaw(id)).toHaveLength(1);
+  });
+
+  it('ttl_s 0 in ROUTE_OVERRIDES turns a route\'s cache off', async () => {
+    const t = await tenantWithOwnKey();
+    const off = { ROUTE_OVERRIDES: JSON.stringify({ 'team.list': { cache: { ttl_s: 0, grace_s: 0 } } }) };
+    for (let i = 0; i < 2; i++) {
+      const id = requestId('nocache');
+      const res = await gatewayWith(off, '/team/lists', { headers: { authorization: t.token, 'x-request-id': id } });
+      expect(res.headers.get('x-cache')).toBe('BYPASS');
+      expect(await upstreamSaw(id)).toHaveLength(1);
+    }
   });
 
   it('revalidates on Cache-Control: no-cache and bypasses on no-store', async () => {

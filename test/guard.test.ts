@@ -5,6 +5,7 @@
  */
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
+import { AUDIT_MAX_ENTRIES } from '../src/audit/log';
 import type { AdmitRequest } from '../src/limits/guard';
 import type { Limits } from '../src/limits/policy';
 import { testEnv } from './helpers';
@@ -109,5 +110,21 @@ describe('TenantGuard', () => {
     // Only the current window's rows are left: the tenant's and b4's.
     expect(await rows()).toBe(2);
     expect((await g.admit(req(Date.now(), l, { partition: 'b4' }))).allowed).toBe(true);
+  });
+});
+
+describe('AuditLog', () => {
+  it('keeps only the newest AUDIT_MAX_ENTRIES entries', async () => {
+    const log = testEnv.AUDIT_LOG.get(testEnv.AUDIT_LOG.idFromName(`audit-test-${crypto.randomUUID()}`));
+    const entry = { action: 'test', tenant_id: null, token_id: null, request_id: 'r', detail: {} };
+    await log.record(entry);
+    await log.record(entry);
+    // Jump the id sequence as if AUDIT_MAX_ENTRIES entries had been written since.
+    await runInDurableObject(log, (_, state) => {
+      state.storage.sql.exec("INSERT INTO entries (id, at, action, request_id, detail) VALUES (?, '', 'filler', 'r', '{}')", AUDIT_MAX_ENTRIES + 1);
+    });
+    await log.record(entry);
+    const page = (await log.list(1, 100)) as unknown as { data: { id: number }[] };
+    expect(page.data.map((e) => e.id)).toEqual([AUDIT_MAX_ENTRIES + 2, AUDIT_MAX_ENTRIES + 1]);
   });
 });

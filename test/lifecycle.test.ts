@@ -134,6 +134,12 @@ describe('tokens', () => {
     }
   });
 
+  it('keeps the old token for 3600 s when no overlap is given', async () => {
+    const t = await createTenant();
+    const rotated = await envelope(await admin(`/tenants/${t.id}/tokens/${t.tokenId}/rotate`, { method: 'POST', body: '{}' }));
+    expect(Math.abs(Date.parse(rotated.data.old_token.expires_at) - (Date.now() + 3_600_000))).toBeLessThan(5_000);
+  });
+
   it('ends the old token at the chosen time, even where it is remembered', async () => {
     const t = await createTenant();
     const until = new Date(Date.now() + 1200).toISOString();
