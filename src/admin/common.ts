@@ -27,7 +27,7 @@ export async function existingTenant(store: TenantStore, id: string): Promise<St
   return tenant;
 }
 
-export { guardFor as tenantGuard } from '../limits/guard';
+export { guardFor } from '../limits/guard';
 
 /**
  * Records an operator action in the AuditLog and the log stream. Callers pass

@@ -4,7 +4,7 @@ import type { HonoEnv } from '../env';
 import { limitsSchema } from '../limits/policy';
 import { requireJson, validated } from '../middleware/validate';
 import { randomBase62 } from '../tenants/token';
-import { adminStore, audit, existingTenant, ok, tenantGuard, tenantParams } from './common';
+import { adminStore, audit, existingTenant, ok, guardFor, tenantParams } from './common';
 
 export function limitRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
@@ -13,7 +13,7 @@ export function limitRoutes(): Hono<HonoEnv> {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStore(c), id);
     const limits = c.req.valid('json');
-    await tenantGuard(c.env, id).setLimits(limits);
+    await guardFor(c.env, id).setLimits(limits);
     await audit(c, 'limits.set', { tenant_id: id, detail: { limits } });
     return c.json(ok({ limits }));
   });
@@ -21,7 +21,7 @@ export function limitRoutes(): Hono<HonoEnv> {
   app.delete('/:id/limits', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStore(c), id);
-    await tenantGuard(c.env, id).setLimits(null);
+    await guardFor(c.env, id).setLimits(null);
     await audit(c, 'limits.reset', { tenant_id: id });
     return c.json(ok({ limits: c.var.settings.DEFAULT_LIMITS }));
   });
@@ -29,7 +29,7 @@ export function limitRoutes(): Hono<HonoEnv> {
   app.get('/:id/usage', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStore(c), id);
-    return c.json(ok(await tenantGuard(c.env, id).usage(Date.now(), c.var.settings.DEFAULT_LIMITS)));
+    return c.json(ok(await guardFor(c.env, id).usage(Date.now(), c.var.settings.DEFAULT_LIMITS)));
   });
 
   // A new cache version for every tenant that shares this platform key: each of
@@ -40,7 +40,7 @@ export function limitRoutes(): Hono<HonoEnv> {
     const tenant = await existingTenant(store, id);
     const sharing = new Set([id, ...(await store.tenantsSharingKey(tenant.key_fingerprint))]);
     const version = `${Date.now().toString(36)}.${randomBase62(8)}`;
-    await Promise.all([...sharing].map((t) => tenantGuard(c.env, t).setCacheVersion(version)));
+    await Promise.all([...sharing].map((t) => guardFor(c.env, t).setCacheVersion(version)));
     await audit(c, 'cache.purged', { tenant_id: id, detail: { tenants: sharing.size } });
     return c.json(ok({ tenants: sharing.size }));
   });

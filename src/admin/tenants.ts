@@ -5,7 +5,7 @@ import type { HonoEnv } from '../env';
 import { requireJson, validated } from '../middleware/validate';
 import { intField, originField, textField } from '../routes/schemas';
 import { publicTenant } from '../tenants/types';
-import { adminStore, audit, existingTenant, ok, tenantGuard, tenantParams } from './common';
+import { adminStore, audit, existingTenant, ok, guardFor, tenantParams } from './common';
 import { newToken, tokenSpecSchema } from './token-spec';
 
 // Printable ASCII only: the key goes into an HTTP header, and workerd warns (quoting the value) on anything else.
@@ -63,7 +63,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
       const store = await adminStore(c);
       const updated = await store.updateTenant(await existingTenant(store, id), { status });
       // The TenantGuard makes the change take effect on the next request everywhere.
-      await tenantGuard(c.env, id).setDisabled(status === 'disabled');
+      await guardFor(c.env, id).setDisabled(status === 'disabled');
       await audit(c, `tenant.${action}d`, { tenant_id: id });
       return c.json(ok(publicTenant(updated)));
     });
@@ -74,7 +74,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const store = await adminStore(c);
     const tenant = await existingTenant(store, id);
     // Refuse first (instant, everywhere), then remove the records.
-    await tenantGuard(c.env, id).setDisabled(true);
+    await guardFor(c.env, id).setDisabled(true);
     await store.deleteTenant(tenant);
     await audit(c, 'tenant.deleted', { tenant_id: id });
     return c.json(ok({ tenant_id: id, deleted: true }));

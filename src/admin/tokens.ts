@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
 import { requireJson, validated } from '../middleware/validate';
-import { adminStore, audit, existingTenant, ok, tenantGuard, tenantParams, tokenParams } from './common';
+import { adminStore, audit, existingTenant, ok, guardFor, tenantParams, tokenParams } from './common';
 import { newToken, tokenSpecSchema } from './token-spec';
 
 /** How long a rotated-out token keeps working by default (README, limits). */
@@ -57,7 +57,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
     }
     const issued = await store.issueToken(id, { name: old.record.name, scopes: old.record.scopes, expires_at: old.record.expires_at });
     const oldUntil = new Date(Math.min(until, old.record.expires_at ? Date.parse(old.record.expires_at) : Infinity)).toISOString();
-    await tenantGuard(c.env, id).expireAt(token_id, Date.parse(oldUntil));
+    await guardFor(c.env, id).expireAt(token_id, Date.parse(oldUntil));
     await store.setTokenExpiry(id, token_id, oldUntil);
     await audit(c, 'token.rotated', { tenant_id: id, token_id, detail: { new_token_id: issued.record.id, old_valid_until: oldUntil } });
     return c.json(ok({ ...issued.record, token: issued.token, old_token: { id: token_id, expires_at: oldUntil } }), 201);
@@ -70,7 +70,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
     const store = await adminStore(c);
     await existingTenant(store, id);
     if (!(await store.getToken(id, token_id))) throw new GatewayError('RESOURCE_NOT_FOUND', 'No such token');
-    await tenantGuard(c.env, id).revoke(token_id, Date.now());
+    await guardFor(c.env, id).revoke(token_id, Date.now());
     await store.deleteToken(id, token_id);
     await audit(c, 'token.revoked', { tenant_id: id, token_id });
     return c.json(ok({ token_id, revoked: true }));
