@@ -32,6 +32,8 @@ export async function readUpstream(res: Response): Promise<UpstreamResult> {
   if (text.length > MAX_UPSTREAM_BYTES) throw new GatewayError('UPSTREAM_TOO_LARGE');
 
   const upstream = { upstream_status: res.status };
+  // The tenant's key was refused, whatever the body looks like.
+  if (res.status === 401 || res.status === 403) throw new GatewayError('UPSTREAM_AUTH_REJECTED', undefined, upstream);
   const type = res.headers.get('content-type') ?? '';
   if (!/\bjson\b/i.test(type)) {
     throw new GatewayError(res.ok ? 'UPSTREAM_NOT_JSON' : 'UPSTREAM_HTTP_ERROR', undefined, upstream);
@@ -45,7 +47,6 @@ export async function readUpstream(res: Response): Promise<UpstreamResult> {
   if (!isEnvelope(parsed)) {
     throw new GatewayError(res.ok ? 'UPSTREAM_BAD_ENVELOPE' : 'UPSTREAM_HTTP_ERROR', undefined, upstream);
   }
-  if (res.status === 401 || res.status === 403) throw new GatewayError('UPSTREAM_AUTH_REJECTED', undefined, upstream);
   if (res.status >= 500 || (!res.ok && parsed.code === 0)) {
     throw new GatewayError('UPSTREAM_HTTP_ERROR', undefined, { ...upstream, upstream_code: parsed.code });
   }
