@@ -38,7 +38,10 @@ export default defineConfig(async () => {
                   UPSTREAM_TIMEOUT_MS: '2000',
                   TENANT_MEMO_TTL_MS: '0',
                   // Generous defaults so functional tests never trip them; limit tests set their own.
-                  DEFAULT_LIMITS: JSON.stringify({ policies: [{ name: 'burst', limit: 100000, window_s: 10 }], quota: {} }),
+                  DEFAULT_LIMITS: JSON.stringify({
+                    policies: [{ name: 'burst', limit: 100000, window_s: 10 }],
+                    quota: {},
+                  }),
                 },
               },
             }),

@@ -21,12 +21,22 @@ const FILES: Record<string, [string, string]> = {
   '/app.js': ['app.js', 'text/javascript; charset=utf-8'],
 };
 
-export async function startDemo(opts: DemoOptions): Promise<{ url: string; close(): Promise<void> }> {
+export async function startDemo(
+  opts: DemoOptions,
+): Promise<{ url: string; close(): Promise<void> }> {
   const host = opts.host ?? '127.0.0.1';
   let origin = '';
   const server = createServer((req, res) => {
     handle(req, res).catch(() => {
-      res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 50204, msg: 'The demo backend could not reach the gateway', data: null }));
+      res
+        .writeHead(502, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({
+            code: 50204,
+            msg: 'The demo backend could not reach the gateway',
+            data: null,
+          }),
+        );
     });
   });
   async function handle(req: IncomingMessage, res: ServerResponse) {
@@ -38,14 +48,21 @@ export async function startDemo(opts: DemoOptions): Promise<{ url: string; close
     const url = new URL(req.url ?? '/', 'http://demo');
     const file = FILES[url.pathname];
     if (req.method === 'GET' && file) {
-      res.writeHead(200, { 'content-type': file[1] }).end(readFileSync(new URL(file[0], import.meta.url)));
+      res
+        .writeHead(200, { 'content-type': file[1] })
+        .end(readFileSync(new URL(file[0], import.meta.url)));
     } else if (req.method === 'GET' && url.pathname === '/config.json') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ gateway_url: opts.gatewayUrl }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ gateway_url: opts.gatewayUrl }));
     } else if (req.method === 'POST' && url.pathname === '/api/browser-token') {
       const ttl = Number(url.searchParams.get('ttl') ?? 600);
       const minted = await fetch(`${opts.gatewayUrl}/auth/browser-token`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${opts.tenantToken}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${opts.tenantToken}`,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify({ origin, ttl_s: ttl }),
       });
       res.writeHead(minted.status, { 'content-type': 'application/json' }).end(await minted.text());

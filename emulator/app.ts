@@ -2,7 +2,7 @@
 // control routes, and envelope-shaped 404s and errors.
 import { Hono } from 'hono';
 import { controlRoutes } from './control';
-import { ApiError, envelope, type EmuEnv } from './http';
+import { ApiError, type EmuEnv, envelope } from './http';
 import { CONTROL_PREFIX, recordAndFault } from './record';
 import { accountRoutes } from './routes';
 import { sessionRoutes } from './sessions';
@@ -27,9 +27,11 @@ export function createEmulator(): Emulator {
   app.route('/', sessionRoutes);
   app.notFound((c) => c.json(envelope(404, 'Not Found', null), 404));
   app.onError((err, c) => {
-    if (err instanceof ApiError) return new Response(JSON.stringify(envelope(err.code, err.message, null)), {
-      status: err.status, headers: { 'content-type': 'application/json' },
-    });
+    if (err instanceof ApiError)
+      return new Response(JSON.stringify(envelope(err.code, err.message, null)), {
+        status: err.status,
+        headers: { 'content-type': 'application/json' },
+      });
     console.error('[emulator] unexpected error', err);
     return c.json(envelope(500, 'internal emulator error', null), 500);
   });

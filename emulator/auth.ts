@@ -6,7 +6,11 @@ import type { EmuEnv } from './http';
 
 export type KeyHeader = 'authorization' | 'x-api-key';
 
-export const UNAUTHORIZED = { code: 401, msg: 'Unauthorized: invalid or missing API key', data: null } as const;
+export const UNAUTHORIZED = {
+  code: 401,
+  msg: 'Unauthorized: invalid or missing API key',
+  data: null,
+} as const;
 
 /** The key carried by a header value: raw, or `Bearer <key>` in Authorization. */
 export function keyFromHeader(header: KeyHeader, value: string | undefined): string | undefined {

@@ -19,7 +19,8 @@ export const controlRoutes = new Hono<EmuEnv>()
     } catch {
       throw new ApiError(400, 10400, 'fault body must be JSON');
     }
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ApiError(400, 10400, 'fault body must be a JSON object');
+    if (typeof input !== 'object' || input === null || Array.isArray(input))
+      throw new ApiError(400, 10400, 'fault body must be a JSON object');
     return c.json(c.get('state').addFault(parseFault(input as Record<string, unknown>)));
   })
   .delete('/faults', (c) => {

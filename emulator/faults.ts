@@ -1,6 +1,6 @@
 // Fault injection: turns a registered fault into the broken answer the
 // gateway must survive (bad status, non-JSON, bad envelope, hang, reset).
-import { ApiError, badRequest, envelope, type Ctx } from './http';
+import { ApiError, badRequest, type Ctx, envelope } from './http';
 import { FAULT_KINDS, type Fault, type FaultKind } from './store';
 
 const NO_BODY_STATUSES = [204, 205, 304];
@@ -11,14 +11,27 @@ export function parseFault(input: Record<string, unknown>): Omit<Fault, 'id'> {
   if (typeof kind !== 'string' || !(FAULT_KINDS as readonly string[]).includes(kind)) {
     throw badRequest(`kind must be one of ${FAULT_KINDS.join(', ')}`);
   }
-  if (request_id !== undefined && (typeof request_id !== 'string' || request_id === '')) throw badRequest('request_id must be a non-empty string');
+  if (request_id !== undefined && (typeof request_id !== 'string' || request_id === ''))
+    throw badRequest('request_id must be a non-empty string');
   if (path !== undefined && typeof path !== 'string') throw badRequest('path must be a string');
-  if (!Number.isInteger(status) || (status as number) < 200 || (status as number) > 599 || NO_BODY_STATUSES.includes(status as number)) {
+  if (
+    !Number.isInteger(status) ||
+    (status as number) < 200 ||
+    (status as number) > 599 ||
+    NO_BODY_STATUSES.includes(status as number)
+  ) {
     throw badRequest('status must be an integer HTTP status 200..599 that allows a body');
   }
-  if (!Number.isInteger(delay_ms) || (delay_ms as number) < 0) throw badRequest('delay_ms must be a non-negative integer');
-  if (!Number.isInteger(times) || (times as number) < 1) throw badRequest('times must be a positive integer');
-  const fault: Omit<Fault, 'id'> = { kind: kind as FaultKind, status: status as number, delay_ms: delay_ms as number, remaining: times as number };
+  if (!Number.isInteger(delay_ms) || (delay_ms as number) < 0)
+    throw badRequest('delay_ms must be a non-negative integer');
+  if (!Number.isInteger(times) || (times as number) < 1)
+    throw badRequest('times must be a positive integer');
+  const fault: Omit<Fault, 'id'> = {
+    kind: kind as FaultKind,
+    status: status as number,
+    delay_ms: delay_ms as number,
+    remaining: times as number,
+  };
   if (request_id !== undefined) fault.request_id = request_id;
   if (path !== undefined) fault.path = path;
   return fault;
@@ -40,13 +53,18 @@ export function wait(ms: number, signal?: AbortSignal): Promise<boolean> {
   });
 }
 
-const raw = (body: string, type: string, status = 200) => new Response(body, { status, headers: { 'content-type': type } });
+const raw = (body: string, type: string, status = 200) =>
+  new Response(body, { status, headers: { 'content-type': type } });
 
 /** The faulty response, or undefined when the request should then be answered normally (hang). */
 export async function faultResponse(c: Ctx, fault: Fault): Promise<Response | undefined> {
   switch (fault.kind) {
     case 'status':
-      return raw(JSON.stringify(envelope(fault.status, 'emulated failure', null)), 'application/json', fault.status);
+      return raw(
+        JSON.stringify(envelope(fault.status, 'emulated failure', null)),
+        'application/json',
+        fault.status,
+      );
     case 'html':
       return raw('<html>oops</html>', 'text/html');
     case 'invalid_json':
@@ -57,10 +75,13 @@ export async function faultResponse(c: Ctx, fault: Fault): Promise<Response | un
       return raw(JSON.stringify(envelope(20001, 'platform says no', null)), 'application/json');
     case 'hang':
       // Nobody reads the answer once the client is gone; any response will do.
-      return (await wait(fault.delay_ms, c.req.raw.signal)) ? undefined : new Response(null, { status: 499 });
+      return (await wait(fault.delay_ms, c.req.raw.signal))
+        ? undefined
+        : new Response(null, { status: 499 });
     case 'reset': {
       const socket = c.env.incoming?.socket;
-      if (!socket) throw new ApiError(500, 500, 'reset fault needs a real socket (use startEmulator)');
+      if (!socket)
+        throw new ApiError(500, 500, 'reset fault needs a real socket (use startEmulator)');
       socket.destroy();
       return new Response(null, { status: 499 });
     }

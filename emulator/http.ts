@@ -1,6 +1,7 @@
 // Envelope, error and input-parsing helpers shared by the platform routes.
-import type { Context } from 'hono';
+
 import type { HttpBindings } from '@hono/node-server';
+import type { Context } from 'hono';
 import type { EmulatorState } from './store';
 import type { Account, ApiKey } from './types';
 
@@ -12,7 +13,11 @@ export type Ctx = Context<EmuEnv>;
 
 /** A failure answered with the platform envelope; `status` is the HTTP status. */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: number, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -34,10 +39,16 @@ export function intParam(c: Ctx, name: string, def: number, min: number, max: nu
 }
 
 /** Query value that must be one of `allowed`; empty counts as absent. */
-export function enumParam<T extends string>(c: Ctx, name: string, allowed: readonly T[], def: T): T {
+export function enumParam<T extends string>(
+  c: Ctx,
+  name: string,
+  allowed: readonly T[],
+  def: T,
+): T {
   const raw = c.req.query(name);
   if (raw === undefined || raw === '') return def;
-  if (!(allowed as readonly string[]).includes(raw)) throw badRequest(`${name} must be one of ${allowed.join(', ')}`);
+  if (!(allowed as readonly string[]).includes(raw))
+    throw badRequest(`${name} must be one of ${allowed.join(', ')}`);
   return raw as T;
 }
 
@@ -48,7 +59,10 @@ export function requiredParam(c: Ctx, name: string): string {
 }
 
 export function pageParams(c: Ctx, defSize: number): { page_num: number; page_size: number } {
-  return { page_num: intParam(c, 'page_num', 1, 1, 1_000_000), page_size: intParam(c, 'page_size', defSize, 1, 100) };
+  return {
+    page_num: intParam(c, 'page_num', 1, 1, 1_000_000),
+    page_size: intParam(c, 'page_size', defSize, 1, 100),
+  };
 }
 
 export function slicePage<T>(items: T[], p: { page_num: number; page_size: number }): T[] {
@@ -57,7 +71,12 @@ export function slicePage<T>(items: T[], p: { page_num: number; page_size: numbe
 
 /** The paged list wrapper of spec 2.1. */
 export function paged<T>(items: T[], p: { page_num: number; page_size: number }) {
-  return { ...p, total: items.length, total_page: Math.ceil(items.length / p.page_size), data: slicePage(items, p) };
+  return {
+    ...p,
+    total: items.length,
+    total_page: Math.ceil(items.length / p.page_size),
+    data: slicePage(items, p),
+  };
 }
 
 /** The recorded request body parsed as a JSON object (requests with a body are JSON per the spec). */
@@ -70,7 +89,8 @@ export function jsonBody(c: Ctx): Record<string, unknown> {
   } catch {
     throw badRequest('request body must be JSON');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw badRequest('request body must be a JSON object');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw badRequest('request body must be a JSON object');
   return parsed as Record<string, unknown>;
 }
 

@@ -2,7 +2,17 @@
 import { randomBytes } from 'node:crypto';
 import { Hono } from 'hono';
 import { requireKey } from './auth';
-import { badRequest, enumParam, notFound, ok, optString, pageParams, paged, jsonBody, type EmuEnv } from './http';
+import {
+  badRequest,
+  type EmuEnv,
+  enumParam,
+  jsonBody,
+  notFound,
+  ok,
+  optString,
+  paged,
+  pageParams,
+} from './http';
 import { PLATFORMS, STATES, SYSTEM_USER_ID } from './seed';
 import type { CallRecord } from './types';
 
@@ -13,7 +23,10 @@ const xApiKey = requireKey('x-api-key');
 function dateParam(value: string | undefined, name: string): string | undefined {
   if (!value) return undefined;
   const t = Date.parse(`${value}T00:00:00Z`); // NaN for month 13; rolls over for Feb 30, caught below
-  const valid = /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(t) && new Date(t).toISOString().startsWith(value);
+  const valid =
+    /^\d{4}-\d{2}-\d{2}$/.test(value) &&
+    !Number.isNaN(t) &&
+    new Date(t).toISOString().startsWith(value);
   if (!valid) throw badRequest(`${name} must be a date YYYY-MM-DD`);
   return value;
 }
@@ -26,7 +39,13 @@ export const accountRoutes = new Hono<EmuEnv>()
     const state = c.get('state');
     const now = new Date().toISOString();
     const api_key = `sk-emu-${randomBytes(20).toString('hex')}`;
-    c.get('account').keys.push({ id: state.nextKeyId++, name, api_key, created_at: now, last_used_at: now });
+    c.get('account').keys.push({
+      id: state.nextKeyId++,
+      name,
+      api_key,
+      created_at: now,
+      last_used_at: now,
+    });
     return ok(c, { api_key });
   })
   // 4.2: only the caller's own keys can be deleted; another account's id is "not found".
@@ -47,7 +66,11 @@ export const accountRoutes = new Hono<EmuEnv>()
   // 4.5: "system" teams belong to the platform's system user, "user" teams to the account.
   .get('/team/lists', authz, (c) => {
     const type = enumParam(c, 'team_type', ['all', 'system', 'user'] as const, 'all');
-    const teams = c.get('account').teams.filter((t) => type === 'all' || (t.user_id === SYSTEM_USER_ID) === (type === 'system'));
+    const teams = c
+      .get('account')
+      .teams.filter(
+        (t) => type === 'all' || (t.user_id === SYSTEM_USER_ID) === (type === 'system'),
+      );
     return ok(c, paged(teams, pageParams(c, 10)));
   })
   .get('/team/info/:team_id', authz, (c) => {
@@ -69,11 +92,23 @@ export const accountRoutes = new Hono<EmuEnv>()
 
     const rows = c.get('account').calls.filter((r) => {
       const d = r.created_at.slice(0, 10);
-      return (platform === 'all' || r.platform === platform) && (!status || r.status === status)
-        && (!keyName || r.api_key_name === keyName) && (!start || d >= start) && (!end || d <= end);
+      return (
+        (platform === 'all' || r.platform === platform) &&
+        (!status || r.status === status) &&
+        (!keyName || r.api_key_name === keyName) &&
+        (!start || d >= start) &&
+        (!end || d <= end)
+      );
     });
-    const value = (r: CallRecord) => (field === 'total_cost' ? r.cost.total_credit : Date.parse(r.created_at));
+    const value = (r: CallRecord) =>
+      field === 'total_cost' ? r.cost.total_credit : Date.parse(r.created_at);
     const sign = order === 'asc' ? 1 : -1;
-    rows.sort((a, b) => sign * (value(a) - value(b) || a.created_at.localeCompare(b.created_at) || a.session_id.localeCompare(b.session_id)));
+    rows.sort(
+      (a, b) =>
+        sign *
+        (value(a) - value(b) ||
+          a.created_at.localeCompare(b.created_at) ||
+          a.session_id.localeCompare(b.session_id)),
+    );
     return ok(c, paged(rows, page));
   });

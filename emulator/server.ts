@@ -1,9 +1,10 @@
 // Runs the emulator on a real port: HTTP via @hono/node-server and the
 // session WebSocket via `ws`, sharing one server. Run directly to start a
 // standalone emulator (`npx tsx emulator/server.ts`, port from EMULATOR_PORT).
+
+import { realpathSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { createAdaptorServer } from '@hono/node-server';
 import { createEmulator } from './app';
@@ -17,7 +18,9 @@ export interface RunningEmulator {
 }
 
 /** Starts an emulator with fresh seeded state; port 0 picks a free port. */
-export async function startEmulator(opts: { port?: number; host?: string } = {}): Promise<RunningEmulator> {
+export async function startEmulator(
+  opts: { port?: number; host?: string } = {},
+): Promise<RunningEmulator> {
   const host = opts.host ?? '127.0.0.1';
   const { app, state } = createEmulator();
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
@@ -33,19 +36,24 @@ export async function startEmulator(opts: { port?: number; host?: string } = {})
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
-    close: () => new Promise<void>((resolve, reject) => {
-      stream.close();
-      server.close((err) => (err ? reject(err) : resolve()));
-      server.closeAllConnections(); // hanging (fault) requests must not keep the server open
-    }),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        stream.close();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections(); // hanging (fault) requests must not keep the server open
+      }),
   };
 }
 
-const runDirectly = process.argv[1] !== undefined
-  && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
+const runDirectly =
+  process.argv[1] !== undefined &&
+  import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
 
 if (runDirectly) {
-  const emu = await startEmulator({ port: Number(process.env.EMULATOR_PORT ?? 8790), host: process.env.EMULATOR_HOST ?? '127.0.0.1' });
+  const emu = await startEmulator({
+    port: Number(process.env.EMULATOR_PORT ?? 8790),
+    host: process.env.EMULATOR_HOST ?? '127.0.0.1',
+  });
   console.log(`Agent Platform emulator listening on ${emu.url}`);
   console.log(`  DEMO_PLATFORM_KEY  ${DEMO_PLATFORM_KEY}  (account Demo)`);
   console.log(`  DEMO_SECOND_KEY    ${DEMO_SECOND_KEY}  (account Demo, second key)`);

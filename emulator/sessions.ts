@@ -2,7 +2,21 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { requireKey } from './auth';
-import { badRequest, enumParam, envelope, jsonBody, notFound, ok, optString, pageParams, paged, requiredParam, slicePage, type Ctx, type EmuEnv } from './http';
+import {
+  badRequest,
+  type Ctx,
+  type EmuEnv,
+  enumParam,
+  envelope,
+  jsonBody,
+  notFound,
+  ok,
+  optString,
+  paged,
+  pageParams,
+  requiredParam,
+  slicePage,
+} from './http';
 import { makeBrowser, SYSTEM_USER_ID } from './seed';
 import type { Message, Session } from './types';
 
@@ -24,22 +38,29 @@ function timeParam(c: Ctx, name: string): number | undefined {
   const raw = c.req.query(name);
   if (!raw) return undefined;
   const t = Date.parse(raw);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(t)) throw badRequest(`${name} must be an ISO 8601 date-time`);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(t))
+    throw badRequest(`${name} must be an ISO 8601 date-time`);
   return t;
 }
 
 /** Filter role names the sender; messages call the assistant side "agent". */
-const roleMatches = (m: Message, role: string) => m.source === role || (role === 'assistant' && m.source === 'agent');
+const roleMatches = (m: Message, role: string) =>
+  m.source === role || (role === 'assistant' && m.source === 'agent');
 
 export const sessionRoutes = new Hono<EmuEnv>()
   .get('/agent/lists', xApiKey, (c) => {
     const type = enumParam(c, 'agent_type', ['all', 'system', 'user'] as const, 'all');
-    const agents = c.get('account').teams.flatMap((t) => t.agents)
+    const agents = c
+      .get('account')
+      .teams.flatMap((t) => t.agents)
       .filter((a) => type === 'all' || (a.user_id === SYSTEM_USER_ID) === (type === 'system'));
     return ok(c, paged(agents, pageParams(c, 10)));
   })
   .get('/agent/info/:agent_id', xApiKey, (c) => {
-    const agent = c.get('account').teams.flatMap((t) => t.agents).find((a) => a.agent_id === c.req.param('agent_id'));
+    const agent = c
+      .get('account')
+      .teams.flatMap((t) => t.agents)
+      .find((a) => a.agent_id === c.req.param('agent_id'));
     if (!agent) throw notFound('agent');
     return ok(c, agent);
   })
@@ -57,14 +78,28 @@ export const sessionRoutes = new Hono<EmuEnv>()
     const browser = makeBrowser(randomUUID(), account.user_id, session_id, now, 'open', 1);
     account.browsers.push(browser);
     account.sessions.push({
-      session_id, status: 'active', browser_id: browser.browser_id, team_id: teamId, intent_id: randomUUID(),
-      name: title || task.slice(0, 60) || 'Untitled session', task: task ? [{ role: 'user', content: task }] : [],
-      task_result: {}, messages: [], duration: 0, error_message: '', attachments: [], platform: 'api',
-      visibility: 'private', created_at: now, updated_at: now,
+      session_id,
+      status: 'active',
+      browser_id: browser.browser_id,
+      team_id: teamId,
+      intent_id: randomUUID(),
+      name: title || task.slice(0, 60) || 'Untitled session',
+      task: task ? [{ role: 'user', content: task }] : [],
+      task_result: {},
+      messages: [],
+      duration: 0,
+      error_message: '',
+      attachments: [],
+      platform: 'api',
+      visibility: 'private',
+      created_at: now,
+      updated_at: now,
     });
     return ok(c, { session_id });
   })
-  .get('/session/info/:session_id', xApiKey, (c) => ok(c, findSession(c, c.req.param('session_id'))))
+  .get('/session/info/:session_id', xApiKey, (c) =>
+    ok(c, findSession(c, c.req.param('session_id'))),
+  )
   .put('/session/info/:session_id', xApiKey, (c) => {
     const session = findSession(c, c.req.param('session_id'));
     const title = optString(jsonBody(c), 'title');
@@ -82,13 +117,21 @@ export const sessionRoutes = new Hono<EmuEnv>()
     const to = timeParam(c, 'to_timestamp');
     const rows = session.messages.filter((m) => {
       const t = Date.parse(m.created_at);
-      return (!role || roleMatches(m, role)) && (!content || m.content.toLowerCase().includes(content))
-        && (from === undefined || t >= from) && (to === undefined || t <= to);
+      return (
+        (!role || roleMatches(m, role)) &&
+        (!content || m.content.toLowerCase().includes(content)) &&
+        (from === undefined || t >= from) &&
+        (to === undefined || t <= to)
+      );
     });
     const total_page = Math.ceil(rows.length / page.page_size);
     return ok(c, {
-      messages: slicePage(rows, page), total_count: rows.length, has_next: page.page_num < total_page,
-      has_prev: page.page_num > 1, ...page, total_page,
+      messages: slicePage(rows, page),
+      total_count: rows.length,
+      has_next: page.page_num < total_page,
+      has_prev: page.page_num > 1,
+      ...page,
+      total_page,
     });
   })
   // Inclusive range between two message ids, in session order whichever id comes first.
@@ -100,11 +143,15 @@ export const sessionRoutes = new Hono<EmuEnv>()
     if (a < 0 || b < 0) throw notFound('message');
     return ok(c, session.messages.slice(Math.min(a, b), Math.max(a, b) + 1));
   })
-  .get('/browser/info/:browser_id', xApiKey, (c) => ok(c, findBrowser(c, c.req.param('browser_id'))))
+  .get('/browser/info/:browser_id', xApiKey, (c) =>
+    ok(c, findBrowser(c, c.req.param('browser_id'))),
+  )
   .get('/browser/lists', xApiKey, (c) => {
     const sessionId = c.req.query('session_id');
     if (sessionId) findSession(c, sessionId);
-    const browsers = c.get('account').browsers.filter((b) => !sessionId || b.session_id === sessionId);
+    const browsers = c
+      .get('account')
+      .browsers.filter((b) => !sessionId || b.session_id === sessionId);
     return ok(c, { browsers: slicePage(browsers, pageParams(c, 20)), total: browsers.length });
   })
   .delete('/browser/release/:browser_id', xApiKey, (c) => {
@@ -113,7 +160,12 @@ export const sessionRoutes = new Hono<EmuEnv>()
   })
   .get('/browser/page/lists', xApiKey, (c) => {
     const browser = findBrowser(c, requiredParam(c, 'browser_id'));
-    return ok(c, { pages: slicePage(browser.pages, pageParams(c, 20)), total: browser.pages.length });
+    return ok(c, {
+      pages: slicePage(browser.pages, pageParams(c, 20)),
+      total: browser.pages.length,
+    });
   })
   // The event stream is WebSocket only (see ws.ts); a plain GET gets told so.
-  .get('/session/ws/:session_id', (c) => c.json(envelope(426, 'Upgrade Required: use a WebSocket', null), 426));
+  .get('/session/ws/:session_id', (c) =>
+    c.json(envelope(426, 'Upgrade Required: use a WebSocket', null), 426),
+  );

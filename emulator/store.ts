@@ -13,7 +13,15 @@ export interface RecordedRequest {
   at: string;
 }
 
-export const FAULT_KINDS = ['status', 'html', 'invalid_json', 'bad_envelope', 'platform_error', 'hang', 'reset'] as const;
+export const FAULT_KINDS = [
+  'status',
+  'html',
+  'invalid_json',
+  'bad_envelope',
+  'platform_error',
+  'hang',
+  'reset',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface Fault {
@@ -56,11 +64,14 @@ export class EmulatorState {
 
   record(r: Omit<RecordedRequest, 'seq' | 'at'>): void {
     this.requests.push({ seq: ++this.seq, ...r, at: new Date().toISOString() });
-    if (this.requests.length > MAX_RECORDS) this.requests.splice(0, this.requests.length - MAX_RECORDS);
+    if (this.requests.length > MAX_RECORDS)
+      this.requests.splice(0, this.requests.length - MAX_RECORDS);
   }
 
   requestsFor(requestId: string | undefined): RecordedRequest[] {
-    return requestId === undefined ? this.requests : this.requests.filter((r) => r.headers['x-request-id'] === requestId);
+    return requestId === undefined
+      ? this.requests
+      : this.requests.filter((r) => r.headers['x-request-id'] === requestId);
   }
 
   addFault(f: Omit<Fault, 'id'>): Fault {
@@ -75,8 +86,11 @@ export class EmulatorState {
    * independent); a path, when given, must prefix the request path.
    */
   takeFault(path: string, requestId: string | undefined): Fault | undefined {
-    const fault = this.faults.find((f) =>
-      (f.request_id === undefined || f.request_id === requestId) && (f.path === undefined || path.startsWith(f.path)));
+    const fault = this.faults.find(
+      (f) =>
+        (f.request_id === undefined || f.request_id === requestId) &&
+        (f.path === undefined || path.startsWith(f.path)),
+    );
     if (!fault) return undefined;
     fault.remaining -= 1;
     if (fault.remaining <= 0) this.faults = this.faults.filter((f) => f !== fault);

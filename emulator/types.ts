@@ -39,7 +39,12 @@ export interface Team {
   agents: Agent[];
   termination: string;
   model: Model;
-  parameters: { system_prompt_role: string; system_prompt_task_skill: string; max_turns: number; temperature: number };
+  parameters: {
+    system_prompt_role: string;
+    system_prompt_task_skill: string;
+    max_turns: number;
+    temperature: number;
+  };
   created_at: string;
   updated_at: string;
   deleted_at: number;

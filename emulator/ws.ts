@@ -1,10 +1,11 @@
 // The session event stream: GET /session/ws/{session_id}?api_key=<key>, a
 // WebSocket on the same port as HTTP. It replays the session, then emits a
 // bounded burst of synthetic messages and a final "completed" status.
+
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { randomUUID } from 'node:crypto';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { UNAUTHORIZED } from './auth';
 import { wait } from './faults';
 import { envelope } from './http';
@@ -14,13 +15,20 @@ import type { Account, Message, Session } from './types';
 const WS_PATH = /^\/session\/ws\/([^/]+)$/;
 const TICK_MS = 300;
 const SYNTHETIC_MESSAGES = 5; // bounded so a test's stream always ends on its own
-const LINES = ['Thinking about the next step.', 'Opening a new page.', 'Extracting the results table.',
-  'Checking the price against the budget.', 'Writing the final summary.'];
+const LINES = [
+  'Thinking about the next step.',
+  'Opening a new page.',
+  'Extracting the results table.',
+  'Checking the price against the budget.',
+  'Writing the final summary.',
+];
 
 /** Answers a refused upgrade with a plain HTTP response and closes the socket. */
 function refuse(socket: Duplex, status: number, body: unknown): void {
   const payload = JSON.stringify(body);
-  socket.end(`HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`);
+  socket.end(
+    `HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
+  );
 }
 
 function safeDecode(segment: string): string {
@@ -34,8 +42,15 @@ function safeDecode(segment: string): string {
 function synthetic(session: Session, n: number): Message {
   const content = LINES[n % LINES.length]!;
   return {
-    message_id: randomUUID(), source: 'agent', source_type: 'llm', source_component: session.team_id, content,
-    message: { type: 'text', text: content }, type: 'text', created_at: new Date().toISOString(), attachments: [],
+    message_id: randomUUID(),
+    source: 'agent',
+    source_type: 'llm',
+    source_component: session.team_id,
+    content,
+    message: { type: 'text', text: content },
+    type: 'text',
+    created_at: new Date().toISOString(),
+    attachments: [],
     session_round: (session.messages.at(-1)?.session_round ?? 0) + 1,
   };
 }
@@ -49,8 +64,14 @@ export function attachSessionStream(server: Server, state: EmulatorState): { clo
     const session = account.sessions.find((s) => s.session_id === sessionId);
     if (!session) return ws.close(4404, 'session not found');
     const send = (frame: object) => ws.send(JSON.stringify(frame));
-    send({ type: 'session.snapshot', session_id: sessionId, status: session.status, message_count: session.messages.length });
-    for (const message of session.messages) send({ type: 'message', session_id: sessionId, message });
+    send({
+      type: 'session.snapshot',
+      session_id: sessionId,
+      status: session.status,
+      message_count: session.messages.length,
+    });
+    for (const message of session.messages)
+      send({ type: 'message', session_id: sessionId, message });
     let sent = 0;
     const timer = setInterval(() => {
       if (sent < SYNTHETIC_MESSAGES) {
@@ -78,8 +99,15 @@ export function attachSessionStream(server: Server, state: EmulatorState): { clo
     socket.once('close', () => handshakes.delete(socket));
     const url = new URL(req.url ?? '/', 'http://emulator.invalid');
     const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = String(value);
-    state.record({ method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body: null });
+    for (const [name, value] of Object.entries(req.headers))
+      if (value !== undefined) headers[name] = String(value);
+    state.record({
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers,
+      body: null,
+    });
 
     const fault = state.takeFault(url.pathname, headers['x-request-id']);
     if (fault?.kind === 'reset') return void socket.destroy();
@@ -87,7 +115,8 @@ export function attachSessionStream(server: Server, state: EmulatorState): { clo
       const gone = new AbortController();
       socket.once('close', () => gone.abort());
       if (!(await wait(fault.delay_ms, gone.signal))) return;
-    } else if (fault) return refuse(socket, fault.status, envelope(fault.status, 'emulated failure', null));
+    } else if (fault)
+      return refuse(socket, fault.status, envelope(fault.status, 'emulated failure', null));
 
     const match = WS_PATH.exec(url.pathname);
     if (!match) return refuse(socket, 404, envelope(404, 'Not Found', null));
@@ -100,7 +129,10 @@ export function attachSessionStream(server: Server, state: EmulatorState): { clo
     });
   }
 
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head));
+  server.on(
+    'upgrade',
+    (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head),
+  );
   return {
     close() {
       for (const timer of timers) clearInterval(timer);

@@ -81,7 +81,10 @@ const tokenSpec = () => ({
 function limitsBody() {
   const policies = (o.policy ?? []).map((p) => {
     const m = /^([a-z][a-z0-9_-]*)=(\d+)\/(\d+)$/.exec(p);
-    if (!m) throw new CliError(`--policy must look like burst=20/10 (name=limit/window seconds), got "${p}"`);
+    if (!m)
+      throw new CliError(
+        `--policy must look like burst=20/10 (name=limit/window seconds), got "${p}"`,
+      );
     return { name: m[1], limit: Number(m[2]), window_s: Number(m[3]) };
   });
   const groups: Record<string, Record<string, number>> = {};
@@ -90,7 +93,11 @@ function limitsBody() {
     if (!m) throw new CliError(`--group must look like sessions:daily=100, got "${g}"`);
     (groups[m[1]!] ??= {})[m[2]!] = Number(m[3]);
   }
-  const quota = { daily: num('daily', o.daily), monthly: num('monthly', o.monthly), ...(Object.keys(groups).length ? { groups } : {}) };
+  const quota = {
+    daily: num('daily', o.daily),
+    monthly: num('monthly', o.monthly),
+    ...(Object.keys(groups).length ? { groups } : {}),
+  };
   return { policies, quota };
 }
 
@@ -99,25 +106,45 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
     case 'tenant create': {
       const body = {
         name: need(o.name, '--name'),
-        platform_key: need(o['platform-key'] ?? process.env.PLATFORM_KEY, '--platform-key or PLATFORM_KEY'),
+        platform_key: need(
+          o['platform-key'] ?? process.env.PLATFORM_KEY,
+          '--platform-key or PLATFORM_KEY',
+        ),
         cors_origins: o['cors-origin'] ?? [],
         token: { ...tokenSpec(), name: o['token-name'] ?? 'default' },
       };
       const { data } = await api.call('POST', '/tenants', body);
-      return { data, say: `Tenant ${data.tenant_id} created.\nToken ${data.token_id} (${data.scopes.join(' ')}), shown only now:\n\n  ${data.token}\n` };
+      return {
+        data,
+        say: `Tenant ${data.tenant_id} created.\nToken ${data.token_id} (${data.scopes.join(' ')}), shown only now:\n\n  ${data.token}\n`,
+      };
     }
     case 'tenant list': {
-      const qs = new URLSearchParams({ page_size: o['page-size'] ?? '20', ...(o.cursor ? { cursor: o.cursor } : {}) });
+      const qs = new URLSearchParams({
+        page_size: o['page-size'] ?? '20',
+        ...(o.cursor ? { cursor: o.cursor } : {}),
+      });
       const { data } = await api.call('GET', `/tenants?${qs}`);
-      const rows = data.tenants.map((x: any) => `${x.id}  ${x.status.padEnd(8)}  ${x.name}`).join('\n');
-      return { data, say: `${rows || '(no tenants)'}${data.cursor ? `\nmore: --cursor ${data.cursor}` : ''}` };
+      const rows = data.tenants
+        .map((x: any) => `${x.id}  ${x.status.padEnd(8)}  ${x.name}`)
+        .join('\n');
+      return {
+        data,
+        say: `${rows || '(no tenants)'}${data.cursor ? `\nmore: --cursor ${data.cursor}` : ''}`,
+      };
     }
     case 'tenant get':
       return show(await api.call('GET', `/tenants/${need(args[0], 'TENANT_ID')}`));
     case 'tenant update': {
       const origins = o['no-cors-origins'] ? [] : o['cors-origin'];
-      const key = o['new-platform-key'] ? need(process.env.PLATFORM_KEY, 'PLATFORM_KEY') : o['platform-key'];
-      const body = { ...(o.name ? { name: o.name } : {}), ...(key ? { platform_key: key } : {}), ...(origins ? { cors_origins: origins } : {}) };
+      const key = o['new-platform-key']
+        ? need(process.env.PLATFORM_KEY, 'PLATFORM_KEY')
+        : o['platform-key'];
+      const body = {
+        ...(o.name ? { name: o.name } : {}),
+        ...(key ? { platform_key: key } : {}),
+        ...(origins ? { cors_origins: origins } : {}),
+      };
       return show(await api.call('PATCH', `/tenants/${need(args[0], 'TENANT_ID')}`, body));
     }
     case 'tenant disable':
@@ -126,23 +153,50 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
     case 'tenant delete':
       return show(await api.call('DELETE', `/tenants/${need(args[0], 'TENANT_ID')}`));
     case 'token issue': {
-      const { data } = await api.call('POST', `/tenants/${need(args[0], 'TENANT_ID')}/tokens`, tokenSpec());
-      return { data, say: `Token ${data.id} (${data.scopes.join(' ')})${data.expires_at ? `, expires ${data.expires_at}` : ''}, shown only now:\n\n  ${data.token}\n` };
+      const { data } = await api.call(
+        'POST',
+        `/tenants/${need(args[0], 'TENANT_ID')}/tokens`,
+        tokenSpec(),
+      );
+      return {
+        data,
+        say: `Token ${data.id} (${data.scopes.join(' ')})${data.expires_at ? `, expires ${data.expires_at}` : ''}, shown only now:\n\n  ${data.token}\n`,
+      };
     }
     case 'token list': {
       const { data } = await api.call('GET', `/tenants/${need(args[0], 'TENANT_ID')}/tokens`);
-      const rows = data.tokens.map((x: any) => `${x.id}  ${x.prefix}…${x.last4}  ${x.name}  [${x.scopes.join(' ')}]  expires ${x.expires_at ?? 'never'}`);
+      const rows = data.tokens.map(
+        (x: any) =>
+          `${x.id}  ${x.prefix}…${x.last4}  ${x.name}  [${x.scopes.join(' ')}]  expires ${x.expires_at ?? 'never'}`,
+      );
       return { data, say: rows.join('\n') || '(no tokens)' };
     }
     case 'token rotate': {
-      const body = { ...(o.overlap ? { overlap_s: num('overlap', o.overlap) } : {}), ...(o['old-valid-until'] ? { old_valid_until: o['old-valid-until'] } : {}) };
-      const { data } = await api.call('POST', `/tenants/${need(args[0], 'TENANT_ID')}/tokens/${need(args[1], 'TOKEN_ID')}/rotate`, body);
-      return { data, say: `New token ${data.id}, shown only now:\n\n  ${data.token}\n\nOld token ${data.old_token.id} works until ${data.old_token.expires_at}.` };
+      const body = {
+        ...(o.overlap ? { overlap_s: num('overlap', o.overlap) } : {}),
+        ...(o['old-valid-until'] ? { old_valid_until: o['old-valid-until'] } : {}),
+      };
+      const { data } = await api.call(
+        'POST',
+        `/tenants/${need(args[0], 'TENANT_ID')}/tokens/${need(args[1], 'TOKEN_ID')}/rotate`,
+        body,
+      );
+      return {
+        data,
+        say: `New token ${data.id}, shown only now:\n\n  ${data.token}\n\nOld token ${data.old_token.id} works until ${data.old_token.expires_at}.`,
+      };
     }
     case 'token revoke':
-      return show(await api.call('DELETE', `/tenants/${need(args[0], 'TENANT_ID')}/tokens/${need(args[1], 'TOKEN_ID')}`));
+      return show(
+        await api.call(
+          'DELETE',
+          `/tenants/${need(args[0], 'TENANT_ID')}/tokens/${need(args[1], 'TOKEN_ID')}`,
+        ),
+      );
     case 'limits set':
-      return show(await api.call('PUT', `/tenants/${need(args[0], 'TENANT_ID')}/limits`, limitsBody()));
+      return show(
+        await api.call('PUT', `/tenants/${need(args[0], 'TENANT_ID')}/limits`, limitsBody()),
+      );
     case 'limits reset':
       return show(await api.call('DELETE', `/tenants/${need(args[0], 'TENANT_ID')}/limits`));
     case 'cache purge':
@@ -154,19 +208,33 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
     case 'usage': {
       // `usage TENANT_ID`: the tenant id stands where other commands have a sub-command.
       const { data } = await api.call('GET', `/tenants/${need(sub, 'TENANT_ID')}/usage`);
-      const rows = data.meters.map((m: any) => `${m.name.padEnd(16)} ${String(m.used).padStart(8)} used of ${m.limit}, ${m.remaining} left, resets in ${m.reset_s} s`);
+      const rows = data.meters.map(
+        (m: any) =>
+          `${m.name.padEnd(16)} ${String(m.used).padStart(8)} used of ${m.limit}, ${m.remaining} left, resets in ${m.reset_s} s`,
+      );
       return { data, say: rows.join('\n') };
     }
     case 'audit': {
-      const qs = new URLSearchParams({ page_num: o.page ?? '1', page_size: o['page-size'] ?? '20', ...(o.tenant ? { tenant_id: o.tenant } : {}) });
+      const qs = new URLSearchParams({
+        page_num: o.page ?? '1',
+        page_size: o['page-size'] ?? '20',
+        ...(o.tenant ? { tenant_id: o.tenant } : {}),
+      });
       const { data } = await api.call('GET', `/audit?${qs}`);
-      const rows = data.data.map((e: any) => `${e.at}  ${e.action.padEnd(16)} ${e.tenant_id ?? '-'} ${e.token_id ?? ''}`);
-      return { data, say: `${rows.join('\n') || '(empty)'}\npage ${data.page_num} of ${data.total_page} (${data.total} entries)` };
+      const rows = data.data.map(
+        (e: any) => `${e.at}  ${e.action.padEnd(16)} ${e.tenant_id ?? '-'} ${e.token_id ?? ''}`,
+      );
+      return {
+        data,
+        say: `${rows.join('\n') || '(empty)'}\npage ${data.page_num} of ${data.total_page} (${data.total} entries)`,
+      };
     }
     case 'reencrypt':
       return show(await api.call('POST', '/maintenance/reencrypt'));
     default:
-      throw new CliError(`Unknown command "${[command, sub].join(' ').trim()}". Run "npm run admin -- --help".`);
+      throw new CliError(
+        `Unknown command "${[command, sub].join(' ').trim()}". Run "npm run admin -- --help".`,
+      );
   }
 }
 

@@ -9,7 +9,14 @@ import { execFileSync } from 'node:child_process';
 import { rmSync, watch } from 'node:fs';
 import os from 'node:os';
 import { DEMO_PLATFORM_KEY } from '../emulator/seed';
-import { keepAliveAgent, median, percentile, type RoundResult, runRound, type Target } from './bench/load';
+import {
+  keepAliveAgent,
+  median,
+  percentile,
+  type RoundResult,
+  runRound,
+  type Target,
+} from './bench/load';
 import { type BenchContext, type Scenario, scenarios } from './bench/scenarios';
 import { createTenant, type Stack, startStack } from './stack';
 
@@ -54,7 +61,10 @@ const running: Stack[] = [];
 async function stopAll(): Promise<void> {
   await Promise.all(running.splice(0).map((stack) => stack.stop()));
 }
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
   process.once(signal, () => {
     console.error(`\n${signal}: stopping the stacks`);
     void stopAll().finally(() => process.exit(code));
@@ -83,11 +93,15 @@ const failing = summaries.filter((s) => s.errors > CONFIG.maxErrorRate * s.reque
 console.log(`\nbench took ${totalSeconds.toFixed(1)} s in total`);
 console.log(`BENCH_RESULT ${JSON.stringify(resultJson(summaries, totalSeconds))}`);
 if (srcChanges.size > 0) {
-  console.error(`INVALID: src/ changed during the run (${[...srcChanges].slice(0, 5).join(', ')}); wrangler dev reloaded the gateway`);
+  console.error(
+    `INVALID: src/ changed during the run (${[...srcChanges].slice(0, 5).join(', ')}); wrangler dev reloaded the gateway`,
+  );
   process.exitCode = 1;
 }
 if (failing.length > 0) {
-  console.error(`FAILED: more than ${CONFIG.maxErrorRate * 100}% errors in ${failing.map((s) => s.scenario).join(', ')}`);
+  console.error(
+    `FAILED: more than ${CONFIG.maxErrorRate * 100}% errors in ${failing.map((s) => s.scenario).join(', ')}`,
+  );
   process.exitCode = 1;
 }
 
@@ -128,7 +142,12 @@ async function runAll(): Promise<Summary[]> {
     return { scenario, stack: ctx.index + 1, target, rounds: [] as RoundResult[], xCache: '' };
   });
   const round = (target: Target, requests: number) =>
-    runRound(target, { requests, concurrency: CONFIG.concurrency, capMs: CONFIG.roundCapMs, requestTimeoutMs: CONFIG.requestTimeoutMs });
+    runRound(target, {
+      requests,
+      concurrency: CONFIG.concurrency,
+      capMs: CONFIG.roundCapMs,
+      requestTimeoutMs: CONFIG.requestTimeoutMs,
+    });
 
   try {
     // Warm-up: opens the keep-alive connections and warms JITs, the gateway's tenant memo and the cache; not counted.
@@ -155,7 +174,9 @@ async function runAll(): Promise<Summary[]> {
   } finally {
     for (const run of runs) run.target.agent.destroy();
   }
-  return runs.map(({ scenario, stack, rounds, xCache }) => summarize(scenario, stack, rounds, xCache));
+  return runs.map(({ scenario, stack, rounds, xCache }) =>
+    summarize(scenario, stack, rounds, xCache),
+  );
 }
 
 function varsKey(vars: Record<string, string>): string {
@@ -165,7 +186,11 @@ function varsKey(vars: Record<string, string>): string {
 /** Vars in short, e.g. `LIMITS_ENABLED=true, DEFAULT_LIMITS={"policies":[{"name":"bu…`. */
 function varsLabel(vars: Record<string, string>): string {
   const short = (v: string) => (v.length > 24 ? `${v.slice(0, 24)}…` : v);
-  return Object.entries(vars).map(([k, v]) => `${k}=${short(v)}`).join(', ') || 'default vars';
+  return (
+    Object.entries(vars)
+      .map(([k, v]) => `${k}=${short(v)}`)
+      .join(', ') || 'default vars'
+  );
 }
 
 /** Successful requests per second of wall time. */
@@ -173,7 +198,12 @@ function rps(r: RoundResult): number {
   return (r.ok / r.wallMs) * 1000;
 }
 
-function summarize(scenario: Scenario, stack: number, rounds: RoundResult[], xCache: string): Summary {
+function summarize(
+  scenario: Scenario,
+  stack: number,
+  rounds: RoundResult[],
+  xCache: string,
+): Summary {
   const perRound = rounds.map(rps);
   return {
     scenario: scenario.name,
@@ -194,7 +224,14 @@ function summarize(scenario: Scenario, stack: number, rounds: RoundResult[], xCa
 /** Ratios of this scenario's medians to those of the one it is compared with. */
 function ratios(s: Summary, all: Summary[]) {
   const base = all.find((b) => b.scenario === s.compareWith);
-  return base && { vs: base.scenario, throughput: s.rps / base.rps, p50: s.p50 / base.p50, p99: s.p99 / base.p99 };
+  return (
+    base && {
+      vs: base.scenario,
+      throughput: s.rps / base.rps,
+      p50: s.p50 / base.p50,
+      p99: s.p99 / base.p99,
+    }
+  );
 }
 
 /**
@@ -210,7 +247,9 @@ function printReport(all: Summary[]): void {
     `\nMedians over ${CONFIG.rounds} interleaved rounds of ${CONFIG.requestsPerRound} requests, ` +
       `concurrency ${CONFIG.concurrency}, keep-alive; ${os.cpus().length} CPUs, Node ${process.version}; code ${code}`,
   );
-  stacks.forEach((st, i) => console.log(`stack ${i + 1}: gateway :${st.gatewayPort}, ${varsLabel(st.vars)}`));
+  stacks.forEach((st, i) =>
+    console.log(`stack ${i + 1}: gateway :${st.gatewayPort}, ${varsLabel(st.vars)}`),
+  );
   console.log(
     `\n${'scenario'.padEnd(NAME_WIDTH)} stack ${'req/s'.padStart(7)} ${'(min–max)'.padStart(13)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} x-cache  errors`,
   );
@@ -228,7 +267,9 @@ function printReport(all: Summary[]): void {
     if (!r) continue;
     const base = all.find((b) => b.scenario === r.vs)!;
     const diff = msPerRequest(s) - msPerRequest(base);
-    console.log(`${s.scenario} / ${r.vs}: throughput ${ratio(r.throughput)} ×, p50 ${ratio(r.p50)} ×, p99 ${ratio(r.p99)} ×`);
+    console.log(
+      `${s.scenario} / ${r.vs}: throughput ${ratio(r.throughput)} ×, p50 ${ratio(r.p50)} ×, p99 ${ratio(r.p99)} ×`,
+    );
     console.log(
       `    derived, 1/throughput: ${s.scenario} ${fmt(msPerRequest(s), 3)} ms, ${r.vs} ${fmt(msPerRequest(base), 3)} ms per request` +
         ` → ${diff >= 0 ? s.scenario : r.vs} takes ${fmt(Math.abs(diff), 3)} ms more per request`,
@@ -262,14 +303,24 @@ function resultJson(all: Summary[], totalSeconds: number) {
 }
 
 function ratioJson(r: ReturnType<typeof ratios>) {
-  return r ? { vs: r.vs, throughputRatio: round3(r.throughput), p50Ratio: round3(r.p50), p99Ratio: round3(r.p99) } : {};
+  return r
+    ? {
+        vs: r.vs,
+        throughputRatio: round3(r.throughput),
+        p50Ratio: round3(r.p50),
+        p99Ratio: round3(r.p99),
+      }
+    : {};
 }
 
 /** The commit measured, marked dirty when src/ or wrangler.toml differ from it. */
 function codeVersion(): string {
   try {
     const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
-    return git('rev-parse', '--short', 'HEAD') + (git('status', '--porcelain', '--', 'src', 'wrangler.toml') ? '+dirty' : '');
+    return (
+      git('rev-parse', '--short', 'HEAD') +
+      (git('status', '--porcelain', '--', 'src', 'wrangler.toml') ? '+dirty' : '')
+    );
   } catch {
     return 'unknown';
   }

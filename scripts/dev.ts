@@ -48,14 +48,21 @@ async function demoPage(s: Stack, tenant: { tenant_id: string; token: string }):
     body: JSON.stringify({ cors_origins: [origin] }),
   });
   if (!res.ok) throw new Error(`could not allow the demo origin: HTTP ${res.status}`);
-  return (await startDemo({ port: DEMO_PAGE_PORT, gatewayUrl: s.gatewayUrl, tenantToken: tenant.token })).url;
+  return (
+    await startDemo({ port: DEMO_PAGE_PORT, gatewayUrl: s.gatewayUrl, tenantToken: tenant.token })
+  ).url;
 }
 
 /** Reuses the demo tenant from the last run while its token still works, else makes one. */
 async function demoTenant(s: Stack): Promise<{ tenant_id: string; token: string }> {
   if (existsSync(DEMO_FILE)) {
-    const saved = JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as { tenant_id: string; token: string };
-    const res = await fetch(`${s.gatewayUrl}/team/lists?page_size=1`, { headers: { authorization: `Bearer ${saved.token}` } });
+    const saved = JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as {
+      tenant_id: string;
+      token: string;
+    };
+    const res = await fetch(`${s.gatewayUrl}/team/lists?page_size=1`, {
+      headers: { authorization: `Bearer ${saved.token}` },
+    });
     if (res.ok) return saved;
   }
   const created = await createTenant(s, 'Demo tenant', DEMO_PLATFORM_KEY);

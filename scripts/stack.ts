@@ -34,7 +34,9 @@ const LOCAL_SECRETS: Record<string, () => string> = {
 
 /** Local secrets live in .dev.vars (git-ignored, never committed). */
 export function ensureDevVars(): Record<string, string> {
-  const text = existsSync(DEV_VARS) ? readFileSync(DEV_VARS, 'utf8') : '# Local-only secrets for `wrangler dev`, made by scripts/stack.ts. Never commit.\n';
+  const text = existsSync(DEV_VARS)
+    ? readFileSync(DEV_VARS, 'utf8')
+    : '# Local-only secrets for `wrangler dev`, made by scripts/stack.ts. Never commit.\n';
   const vars: Record<string, string> = {};
   for (const line of text.split('\n')) {
     const m = /^([A-Z_]+)=(.*)$/.exec(line.trim());
@@ -43,7 +45,9 @@ export function ensureDevVars(): Record<string, string> {
   const missing = Object.keys(LOCAL_SECRETS).filter((name) => !vars[name]);
   if (missing.length > 0) {
     for (const name of missing) vars[name] = LOCAL_SECRETS[name]!();
-    writeFileSync(DEV_VARS, text + missing.map((name) => `${name}=${vars[name]}\n`).join(''), { mode: 0o600 });
+    writeFileSync(DEV_VARS, text + missing.map((name) => `${name}=${vars[name]}\n`).join(''), {
+      mode: 0o600,
+    });
   }
   return vars;
 }
@@ -64,15 +68,23 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     'wrangler',
     [
       'dev',
-      '--ip', '127.0.0.1',
-      '--port', String(opts.gatewayPort),
-      '--persist-to', opts.persistTo ?? '.wrangler/state',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(opts.gatewayPort),
+      '--persist-to',
+      opts.persistTo ?? '.wrangler/state',
       '--show-interactive-dev-session=false',
-      '--log-level', opts.quiet ? 'error' : 'log',
+      '--log-level',
+      opts.quiet ? 'error' : 'log',
       ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
     ],
     // Offline: no metrics, and no fetch of Cloudflare's request.cf sample (a placeholder is used).
-    { env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' }, stdio: ['ignore', io, io], detached: true },
+    {
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
+      stdio: ['ignore', io, io],
+      detached: true,
+    },
   );
 
   const stop = async () => {
@@ -89,7 +101,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 }
 
 /** Any HTTP answer means the server is listening. */
-async function waitUntilUp(url: string, child: ChildProcess, name: string, timeoutMs = 60_000): Promise<void> {
+async function waitUntilUp(
+  url: string,
+  child: ChildProcess,
+  name: string,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode}`);
@@ -132,7 +149,11 @@ export async function createTenant(stack: Stack, name: string, platformKey: stri
     headers: { authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name, platform_key: platformKey }),
   });
-  const body = (await res.json()) as { code: number; msg: string; data: { tenant_id: string; token: string } };
+  const body = (await res.json()) as {
+    code: number;
+    msg: string;
+    data: { tenant_id: string; token: string };
+  };
   if (res.status !== 201) throw new Error(`creating tenant failed: HTTP ${res.status} ${body.msg}`);
   return body.data;
 }

@@ -34,15 +34,20 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
       requireScope(spec),
       ...(spec.params ? [validated('param', spec.params)] : []),
       validated('query', spec.query ?? noQuery()),
-      ...(spec.body ? [limitBody, requireJson(), validated('json', spec.body), bodyMatchesPath] : []),
-      tenantLimits(spec.group, (settings) => routeCost(resolveRoute(spec, settings.ROUTE_OVERRIDES))),
+      ...(spec.body
+        ? [limitBody, requireJson(), validated('json', spec.body), bodyMatchesPath]
+        : []),
+      tenantLimits(spec.group, (settings) =>
+        routeCost(resolveRoute(spec, settings.ROUTE_OVERRIDES)),
+      ),
     ];
     app.on(spec.method, [spec.path], ...chain, async (c) => {
       const input = validatedInput(c, spec);
       await spec.check?.(input, platformReader(c, byId));
       const outcome = await read(c, spec, input);
       const seesSecrets = hasScope(c.var.token.scopes, 'apikeys:admin') && !c.var.partition;
-      const text = spec.secrets && !seesSecrets ? maskApiKeys(outcome.result.text) : outcome.result.text;
+      const text =
+        spec.secrets && !seesSecrets ? maskApiKeys(outcome.result.text) : outcome.result.text;
       const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
       if (spec.cache) {
         headers['X-Cache'] = outcome.status;
@@ -53,7 +58,12 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
   }
   for (const [path, methods] of methodsByPath(specs)) {
     app.all(path, () => {
-      throw new GatewayError('METHOD_NOT_ALLOWED', `Method not allowed; ${path} accepts ${methods.join(', ')}`, {}, { Allow: methods.join(', ') });
+      throw new GatewayError(
+        'METHOD_NOT_ALLOWED',
+        `Method not allowed; ${path} accepts ${methods.join(', ')}`,
+        {},
+        { Allow: methods.join(', ') },
+      );
     });
   }
   return app;
@@ -63,9 +73,18 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
 function platformReader(c: Ctx, byId: Map<string, RouteSpec>): PlatformReader {
   return {
     async data(routeId) {
-      const { result } = await read(c, byId.get(routeId)!, { params: {}, query: {}, body: undefined });
+      const { result } = await read(c, byId.get(routeId)!, {
+        params: {},
+        query: {},
+        body: undefined,
+      });
       const envelope = JSON.parse(result.text) as { code: number; msg: string; data: unknown };
-      if (envelope.code !== 0) throw new GatewayError('UPSTREAM_HTTP_ERROR', `Platform refused ${routeId}: ${envelope.msg}`, { upstream_code: envelope.code });
+      if (envelope.code !== 0)
+        throw new GatewayError(
+          'UPSTREAM_HTTP_ERROR',
+          `Platform refused ${routeId}: ${envelope.msg}`,
+          { upstream_code: envelope.code },
+        );
       return envelope.data;
     },
   };
@@ -115,7 +134,8 @@ async function read(c: Ctx, spec: RouteSpec, input: ValidatedInput): Promise<Cac
 
 function validatedInput(c: Ctx, spec: RouteSpec): ValidatedInput {
   // Validated outputs: defaults applied, unknown fields already refused.
-  const valid = (target: 'param' | 'query' | 'json') => c.req.valid(target as never) as Record<string, unknown>;
+  const valid = (target: 'param' | 'query' | 'json') =>
+    c.req.valid(target as never) as Record<string, unknown>;
   return {
     params: spec.params ? valid('param') : {},
     query: valid('query'),
@@ -129,7 +149,10 @@ const limitBody = createMiddleware<HonoEnv>((c, next) => {
   return bodyLimit({
     maxSize,
     onError: () => {
-      throw new GatewayError('PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${maxSize} bytes`);
+      throw new GatewayError(
+        'PAYLOAD_TOO_LARGE',
+        `Request body exceeds the limit of ${maxSize} bytes`,
+      );
     },
   })(c, next);
 });
@@ -141,7 +164,9 @@ const bodyMatchesPath = createMiddleware<HonoEnv>(async (c, next) => {
   for (const [name, value] of Object.entries(params)) {
     if (body[name] !== undefined && body[name] !== value) {
       throw new GatewayError('VALIDATION_FAILED', `${name} in the body must match the path`, {
-        errors: [{ location: 'body', field: name, message: `${name} in the body must match the path` }],
+        errors: [
+          { location: 'body', field: name, message: `${name} in the body must match the path` },
+        ],
       });
     }
   }

@@ -4,9 +4,9 @@
  * names the setting (never its value: ADMIN_TOKEN is a secret).
  */
 import { z } from 'zod';
+import type { Bindings } from './env';
 import { GatewayError } from './errors';
 import { DEFAULT_LIMITS, limitsSchema } from './limits/policy';
-import type { Bindings } from './env';
 import { type RouteOverrides, routeOverridesSchema } from './routes/overrides';
 
 const intSetting = (min: number, max: number, fallback: number) =>
@@ -33,7 +33,10 @@ const settingsSchema = z.object({
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   KEY_ENCRYPTION_KEY: z
     .string({ error: 'is required: kid:base64 of 32 random bytes (openssl rand -base64 32)' })
-    .regex(/^[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/_-]{43}=?(,\s*[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/_-]{43}=?)*$/, 'must be kid:base64 of 32 bytes, comma-separated'),
+    .regex(
+      /^[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/_-]{43}=?(,\s*[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/_-]{43}=?)*$/,
+      'must be kid:base64 of 32 bytes, comma-separated',
+    ),
   UPSTREAM_TIMEOUT_MS: intSetting(1, 300_000, 30_000),
   PLATFORM_AUTH_SCHEME: z
     .string()
@@ -48,10 +51,16 @@ const settingsSchema = z.object({
     .enum(['true', 'false'], { error: 'must be true or false' })
     .default('true')
     .transform((v) => v === 'true'),
-  LIMITER_FAILURE_MODE: z.enum(['closed', 'open'], { error: 'must be closed or open' }).default('closed'),
+  LIMITER_FAILURE_MODE: z
+    .enum(['closed', 'open'], { error: 'must be closed or open' })
+    .default('closed'),
   BROWSER_PARTITION_SHARE: z.preprocess(
     (v) => (v === undefined || v === '' ? undefined : Number(v)),
-    z.number({ error: 'must be a number' }).gt(0, 'must be above 0').max(1, 'must be at most 1').default(0.5),
+    z
+      .number({ error: 'must be a number' })
+      .gt(0, 'must be above 0')
+      .max(1, 'must be at most 1')
+      .default(0.5),
   ),
 });
 

@@ -2,7 +2,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
 import { generateToken } from '../src/tenants/token';
-import { asTenant, createTenant, envelope, gateway, platformKeys, requestId, testEnv, type TestTenant, upstreamSaw } from './helpers';
+import {
+  asTenant,
+  createTenant,
+  envelope,
+  gateway,
+  platformKeys,
+  requestId,
+  type TestTenant,
+  testEnv,
+  upstreamSaw,
+} from './helpers';
 
 let tenant: TestTenant;
 beforeAll(async () => {
@@ -12,7 +22,10 @@ beforeAll(async () => {
 describe('presenting the token', () => {
   it.each([
     ['Authorization: Bearer <token>', () => ({ authorization: `Bearer ${tenant.token}` })],
-    ['a bare Authorization: <token>, as platform clients send', () => ({ authorization: tenant.token })],
+    [
+      'a bare Authorization: <token>, as platform clients send',
+      () => ({ authorization: tenant.token }),
+    ],
     ['x-api-key: <token>', () => ({ 'x-api-key': tenant.token })],
   ])('%s', async (_, headers) => {
     const { res, body } = await asTenant(tenant, '/user/call/lists', { headers: headers() });
@@ -25,9 +38,23 @@ describe('refusing the token', () => {
   const cases: [string, () => Record<string, string>, keyof typeof ERRORS][] = [
     ['no token at all', () => ({}), 'MISSING_TOKEN'],
     ['a token of the wrong shape', () => ({ authorization: 'Bearer hello' }), 'INVALID_TOKEN'],
-    ['a token with a bad checksum', () => ({ authorization: `Bearer ${tenant.token.slice(0, -1)}${tenant.token.endsWith('A') ? 'B' : 'A'}` }), 'INVALID_TOKEN'],
-    ['a well-formed token nobody issued', () => ({ authorization: `Bearer ${generateToken()}` }), 'INVALID_TOKEN'],
-    ['a platform key instead of a gateway token', () => ({ 'x-api-key': platformKeys.demo }), 'INVALID_TOKEN'],
+    [
+      'a token with a bad checksum',
+      () => ({
+        authorization: `Bearer ${tenant.token.slice(0, -1)}${tenant.token.endsWith('A') ? 'B' : 'A'}`,
+      }),
+      'INVALID_TOKEN',
+    ],
+    [
+      'a well-formed token nobody issued',
+      () => ({ authorization: `Bearer ${generateToken()}` }),
+      'INVALID_TOKEN',
+    ],
+    [
+      'a platform key instead of a gateway token',
+      () => ({ 'x-api-key': platformKeys.demo }),
+      'INVALID_TOKEN',
+    ],
   ];
   it.each(cases)('%s: 401 envelope, nothing forwarded', async (_, headers, kind) => {
     const id = requestId();
@@ -50,7 +77,10 @@ describe('operator API', () => {
   it('creates a tenant: the token is shown once, the key never', async () => {
     const res = await gateway('/admin/tenants', {
       method: 'POST',
-      headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${testEnv.ADMIN_TOKEN}`,
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ name: 'Acme', platform_key: 'sk-emu-secret-key-value' }),
     });
     const body = await envelope(res);
@@ -60,9 +90,15 @@ describe('operator API', () => {
     expect(body.data.token).toMatch(/^apgw_[0-9A-Za-z]{36}$/);
     expect(JSON.stringify(body)).not.toContain('sk-emu-secret-key-value');
 
-    const shown = await gateway(`/admin/tenants/${body.data.tenant_id}`, { headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}` } });
+    const shown = await gateway(`/admin/tenants/${body.data.tenant_id}`, {
+      headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}` },
+    });
     const tenantView = await envelope(shown);
-    expect(tenantView.data).toMatchObject({ id: body.data.tenant_id, name: 'Acme', status: 'active' });
+    expect(tenantView.data).toMatchObject({
+      id: body.data.tenant_id,
+      name: 'Acme',
+      status: 'active',
+    });
     const text = JSON.stringify(tenantView);
     expect(text).not.toContain('sk-emu-secret-key-value');
     expect(text).not.toContain(body.data.token);
@@ -88,7 +124,10 @@ describe('operator API', () => {
   it('refuses a bad tenant body with the field named', async () => {
     const res = await gateway('/admin/tenants', {
       method: 'POST',
-      headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${testEnv.ADMIN_TOKEN}`,
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ name: 'no key' }),
     });
     const body = await envelope(res);
@@ -97,7 +136,9 @@ describe('operator API', () => {
   });
 
   it('answers 404 for an unknown tenant', async () => {
-    const res = await gateway('/admin/tenants/ten_0000000000000000', { headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}` } });
+    const res = await gateway('/admin/tenants/ten_0000000000000000', {
+      headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}` },
+    });
     expect(res.status).toBe(404);
     expect((await envelope(res)).code).toBe(ERRORS.RESOURCE_NOT_FOUND.code);
   });

@@ -7,7 +7,18 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { signBrowserToken } from '../src/browser/token';
 import { ERRORS } from '../src/errors';
 import { keyRing } from '../src/tenants/crypto';
-import { admin, createTenant, envelope, gateway, gatewayWith, platformKeys, requestId, testEnv, type TestTenant, upstreamSaw } from './helpers';
+import {
+  admin,
+  createTenant,
+  envelope,
+  gateway,
+  gatewayWith,
+  platformKeys,
+  requestId,
+  type TestTenant,
+  testEnv,
+  upstreamSaw,
+} from './helpers';
 
 const APP = 'https://app.example';
 const EVIL = 'https://evil.example';
@@ -15,7 +26,10 @@ let tenant: TestTenant;
 
 async function tenantWithOrigins(origins = [APP]): Promise<TestTenant> {
   const t = await createTenant();
-  const res = await admin(`/tenants/${t.id}`, { method: 'PATCH', body: JSON.stringify({ cors_origins: origins }) });
+  const res = await admin(`/tenants/${t.id}`, {
+    method: 'PATCH',
+    body: JSON.stringify({ cors_origins: origins }),
+  });
   expect(res.status).toBe(200);
   return t;
 }
@@ -80,8 +94,17 @@ describe('minting browser tokens', () => {
 
   it('refuses scopes beyond the minting token', async () => {
     const t = await tenantWithOrigins();
-    const narrow = await envelope(await admin(`/tenants/${t.id}/tokens`, { method: 'POST', body: JSON.stringify({ name: 'ro', scopes: ['read-only'] }) }));
-    const { res, body } = await mint(t, { origin: APP, scopes: ['sessions:write'] }, narrow.data.token);
+    const narrow = await envelope(
+      await admin(`/tenants/${t.id}/tokens`, {
+        method: 'POST',
+        body: JSON.stringify({ name: 'ro', scopes: ['read-only'] }),
+      }),
+    );
+    const { res, body } = await mint(
+      t,
+      { origin: APP, scopes: ['sessions:write'] },
+      narrow.data.token,
+    );
     expect(res.status).toBe(403);
     expect(body.msg).toContain('sessions:write');
   });
@@ -114,7 +137,9 @@ describe('using browser tokens', () => {
   ])('is refused from %s with 403 and no CORS grant', async (_, origin) => {
     const { body: minted } = await mint(tenant, { origin: APP });
     const id = requestId();
-    const res = await asBrowser(minted.data.token, '/agent/lists', origin, { headers: { 'x-request-id': id } });
+    const res = await asBrowser(minted.data.token, '/agent/lists', origin, {
+      headers: { 'x-request-id': id },
+    });
     expect(res.status).toBe(403);
     expect((await envelope(res)).code).toBe(ERRORS.ORIGIN_NOT_ALLOWED.code);
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
@@ -133,8 +158,15 @@ describe('using browser tokens', () => {
     const { body: minted } = await mint(tenant, { origin: APP });
     const [payload, sig] = (minted.data.token as string).slice(5).split('.');
     const claims = JSON.parse(atob(payload!.replace(/-/g, '+').replace(/_/g, '/')));
-    const widened = btoa(JSON.stringify({ ...claims, org: EVIL })).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-    for (const forged of [`apgb_${widened}.${sig}`, `${minted.data.token.slice(0, -3)}abc`, 'apgb_garbage']) {
+    const widened = btoa(JSON.stringify({ ...claims, org: EVIL }))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '');
+    for (const forged of [
+      `apgb_${widened}.${sig}`,
+      `${minted.data.token.slice(0, -3)}abc`,
+      'apgb_garbage',
+    ]) {
       const res = await asBrowser(forged, '/agent/lists', EVIL);
       expect(res.status).toBe(401);
       expect((await envelope(res)).code).toBe(ERRORS.INVALID_TOKEN.code);
@@ -151,14 +183,23 @@ describe('using browser tokens', () => {
     const t = await tenantWithOrigins();
     const { body: minted } = await mint(t, { origin: APP });
     await admin(`/tenants/${t.id}/tokens/${t.tokenId}`, { method: 'DELETE' });
-    const res = await gatewayWith({ LIMITS_ENABLED: 'false' }, '/agent/lists', { headers: { authorization: `Bearer ${minted.data.token}`, origin: APP } });
+    const res = await gatewayWith({ LIMITS_ENABLED: 'false' }, '/agent/lists', {
+      headers: { authorization: `Bearer ${minted.data.token}`, origin: APP },
+    });
     expect(res.status).toBe(401);
     expect((await envelope(res)).code).toBe(ERRORS.TOKEN_REVOKED.code);
   });
 
   it('an expired token is refused', async () => {
     const ring = await keyRing(testEnv.KEY_ENCRYPTION_KEY!);
-    const expired = await signBrowserToken(ring, { ten: tenant.id, tok: tenant.tokenId, org: APP, scp: ['teams:read'], exp: Math.floor(Date.now() / 1000) - 1, prt: 'bexpired' });
+    const expired = await signBrowserToken(ring, {
+      ten: tenant.id,
+      tok: tenant.tokenId,
+      org: APP,
+      scp: ['teams:read'],
+      exp: Math.floor(Date.now() / 1000) - 1,
+      prt: 'bexpired',
+    });
     const res = await asBrowser(expired, '/team/lists');
     expect(res.status).toBe(401);
     expect((await envelope(res)).code).toBe(ERRORS.TOKEN_EXPIRED.code);
@@ -184,19 +225,27 @@ describe('using browser tokens', () => {
 
   it('counts in its own partition inside the tenant limits', async () => {
     const t = await tenantWithOrigins();
-    await admin(`/tenants/${t.id}/limits`, { method: 'PUT', body: JSON.stringify({ policies: [{ name: 'burst', limit: 10, window_s: 3600 }] }) });
+    await admin(`/tenants/${t.id}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({ policies: [{ name: 'burst', limit: 10, window_s: 3600 }] }),
+    });
     const { body: minted } = await mint(t, { origin: APP });
     // BROWSER_PARTITION_SHARE 0.5 of 10: five requests for this browser token.
     const first = await asBrowser(minted.data.token, '/agent/lists');
-    expect(first.headers.get('ratelimit-policy')).toBe('"burst";q=10;w=3600, "burst-browser";q=5;w=3600');
-    for (let i = 0; i < 4; i++) expect((await asBrowser(minted.data.token, '/agent/lists')).status).toBe(200);
+    expect(first.headers.get('ratelimit-policy')).toBe(
+      '"burst";q=10;w=3600, "burst-browser";q=5;w=3600',
+    );
+    for (let i = 0; i < 4; i++)
+      expect((await asBrowser(minted.data.token, '/agent/lists')).status).toBe(200);
     const sixth = await asBrowser(minted.data.token, '/agent/lists');
     expect(sixth.status).toBe(429);
     expect((await envelope(sixth)).data.policy).toBe('burst-browser');
     // Another browser token of the same tenant has its own share; the tenant its own.
     const { body: other } = await mint(t, { origin: APP });
     expect((await asBrowser(other.data.token, '/agent/lists')).status).toBe(200);
-    expect((await gateway('/agent/lists', { headers: { authorization: t.token } })).status).toBe(200);
+    expect((await gateway('/agent/lists', { headers: { authorization: t.token } })).status).toBe(
+      200,
+    );
   });
 });
 
@@ -204,7 +253,11 @@ describe('preflight', () => {
   const preflight = (origin: string) =>
     gateway('/session/create', {
       method: 'OPTIONS',
-      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      },
     });
 
   it('is answered at the edge for an allowed origin', async () => {
@@ -223,9 +276,14 @@ describe('preflight', () => {
   });
 
   it('never answers for the operator API', async () => {
-    const res = await gateway('/admin/tenants', { method: 'OPTIONS', headers: { origin: APP, 'access-control-request-method': 'POST' } });
+    const res = await gateway('/admin/tenants', {
+      method: 'OPTIONS',
+      headers: { origin: APP, 'access-control-request-method': 'POST' },
+    });
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
-    const get = await gateway('/admin/tenants', { headers: { origin: APP, authorization: `Bearer ${testEnv.ADMIN_TOKEN}` } });
+    const get = await gateway('/admin/tenants', {
+      headers: { origin: APP, authorization: `Bearer ${testEnv.ADMIN_TOKEN}` },
+    });
     expect(get.headers.get('access-control-allow-origin')).toBeNull();
   });
 
@@ -239,7 +297,9 @@ describe('preflight', () => {
 
 describe('session event stream', () => {
   async function sessionId(t: TestTenant) {
-    const teams = await envelope(await gateway('/team/lists', { headers: { authorization: t.token } }));
+    const teams = await envelope(
+      await gateway('/team/lists', { headers: { authorization: t.token } }),
+    );
     const created = await envelope(
       await gateway('/session/create', {
         method: 'POST',
@@ -254,13 +314,20 @@ describe('session event stream', () => {
     const { body: minted } = await mint(tenant, { origin: APP });
     const id = requestId('ws');
     const res = await gateway(`/session/ws/${await sessionId(tenant)}`, {
-      headers: { upgrade: 'websocket', origin: APP, 'sec-websocket-protocol': `apgw, ${minted.data.token}`, 'x-request-id': id },
+      headers: {
+        upgrade: 'websocket',
+        origin: APP,
+        'sec-websocket-protocol': `apgw, ${minted.data.token}`,
+        'x-request-id': id,
+      },
     });
     expect(res.status).toBe(101);
     expect(res.headers.get('sec-websocket-protocol')).toBe('apgw');
     const ws = res.webSocket!;
     const frames: { type: string }[] = [];
-    const closed = new Promise<number>((resolve) => ws.addEventListener('close', (e) => resolve(e.code)));
+    const closed = new Promise<number>((resolve) =>
+      ws.addEventListener('close', (e) => resolve(e.code)),
+    );
     ws.addEventListener('message', (e) => frames.push(JSON.parse(e.data as string)));
     ws.accept();
     expect(await closed).toBe(1000);
@@ -276,14 +343,27 @@ describe('session event stream', () => {
     const ring = await keyRing(testEnv.KEY_ENCRYPTION_KEY!);
     // Expires in 0.3 to 1.3 s: before the emulator's stream would complete (about 1.5 s).
     const exp = Math.ceil((Date.now() + 300) / 1000);
-    const shortLived = await signBrowserToken(ring, { ten: tenant.id, tok: tenant.tokenId, org: APP, scp: ['sessions:read', 'teams:read', 'sessions:write'], exp, prt: 'bshort' });
+    const shortLived = await signBrowserToken(ring, {
+      ten: tenant.id,
+      tok: tenant.tokenId,
+      org: APP,
+      scp: ['sessions:read', 'teams:read', 'sessions:write'],
+      exp,
+      prt: 'bshort',
+    });
     const res = await gateway(`/session/ws/${await sessionId(tenant)}`, {
-      headers: { upgrade: 'websocket', origin: APP, 'sec-websocket-protocol': `apgw, ${shortLived}` },
+      headers: {
+        upgrade: 'websocket',
+        origin: APP,
+        'sec-websocket-protocol': `apgw, ${shortLived}`,
+      },
     });
     expect(res.status).toBe(101);
     const ws = res.webSocket!;
     const types: string[] = [];
-    const closed = new Promise<number>((resolve) => ws.addEventListener('close', (e) => resolve(e.code)));
+    const closed = new Promise<number>((resolve) =>
+      ws.addEventListener('close', (e) => resolve(e.code)),
+    );
     ws.addEventListener('message', (e) => types.push(JSON.parse(e.data as string).type));
     ws.accept();
     expect(await closed).toBe(4401);
@@ -293,33 +373,50 @@ describe('session event stream', () => {
   it('refuses a plain GET with 426 and a wrong origin with 403', async () => {
     const { body: minted } = await mint(tenant, { origin: APP });
     const t = await tenantWithOrigins();
-    await admin(`/tenants/${t.id}/limits`, { method: 'PUT', body: JSON.stringify({ policies: [{ name: 'burst', limit: 100, window_s: 3600 }] }) });
+    await admin(`/tenants/${t.id}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({ policies: [{ name: 'burst', limit: 100, window_s: 3600 }] }),
+    });
     const plain = await gateway('/session/ws/abc', { headers: { authorization: t.token } });
     expect(plain.status).toBe(426);
     // Refused before the limiter: nothing was counted.
     const usage = await envelope(await admin(`/tenants/${t.id}/usage`));
     expect(usage.data.meters[0].used).toBe(0);
     // Opening a stream counts 1, whatever happens on it.
-    const opened = await gateway('/session/ws/no-such-session', { headers: { upgrade: 'websocket', authorization: t.token } });
+    const opened = await gateway('/session/ws/no-such-session', {
+      headers: { upgrade: 'websocket', authorization: t.token },
+    });
     expect(opened.status).toBe(101);
     opened.webSocket!.accept();
     expect((await envelope(await admin(`/tenants/${t.id}/usage`))).data.meters[0].used).toBe(1);
-    const wrong = await gateway('/session/ws/abc', { headers: { upgrade: 'websocket', origin: EVIL, 'sec-websocket-protocol': `apgw, ${minted.data.token}` } });
+    const wrong = await gateway('/session/ws/abc', {
+      headers: {
+        upgrade: 'websocket',
+        origin: EVIL,
+        'sec-websocket-protocol': `apgw, ${minted.data.token}`,
+      },
+    });
     expect(wrong.status).toBe(403);
   });
 
   it('does not take a long-lived tenant token from the URL', async () => {
-    const res = await gateway(`/session/ws/abc?access_token=${tenant.token}`, { headers: { upgrade: 'websocket' } });
+    const res = await gateway(`/session/ws/abc?access_token=${tenant.token}`, {
+      headers: { upgrade: 'websocket' },
+    });
     expect(res.status).toBe(401);
     expect((await envelope(res)).code).toBe(ERRORS.MISSING_TOKEN.code);
   });
 
   it('takes ?access_token= too, and reports an unknown session by closing', async () => {
     const { body: minted } = await mint(tenant, { origin: APP });
-    const res = await gateway(`/session/ws/no-such-session?access_token=${minted.data.token}`, { headers: { upgrade: 'websocket', origin: APP } });
+    const res = await gateway(`/session/ws/no-such-session?access_token=${minted.data.token}`, {
+      headers: { upgrade: 'websocket', origin: APP },
+    });
     expect(res.status).toBe(101);
     const ws = res.webSocket!;
-    const closed = new Promise<number>((resolve) => ws.addEventListener('close', (e) => resolve(e.code)));
+    const closed = new Promise<number>((resolve) =>
+      ws.addEventListener('close', (e) => resolve(e.code)),
+    );
     ws.accept();
     expect(await closed).toBe(4404);
   });

@@ -5,7 +5,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
-import { admin, asTenant, createTenant, gatewayWith, injectFault, platformKeys, requestId, type TestTenant, UPSTREAM, upstreamSaw } from './helpers';
+import {
+  admin,
+  asTenant,
+  createTenant,
+  gatewayWith,
+  injectFault,
+  platformKeys,
+  requestId,
+  type TestTenant,
+  UPSTREAM,
+  upstreamSaw,
+} from './helpers';
 
 /** A tenant with a platform key of its own (same emulator account), so its cache space is its own. */
 async function tenantWithOwnKey(): Promise<TestTenant & { platformKey: string }> {
@@ -38,8 +49,12 @@ describe('read cache', () => {
     const t = await tenantWithOwnKey();
     expect((await asTenant(t, '/team/lists')).res.headers.get('x-cache')).toBe('MISS');
     expect((await asTenant(t, '/team/lists?page_size=10')).res.headers.get('x-cache')).toBe('HIT');
-    expect((await asTenant(t, '/team/lists?page_size=10&page_num=1')).res.headers.get('x-cache')).toBe('HIT');
-    expect((await asTenant(t, '/team/lists?page_num=1&page_size=10')).res.headers.get('x-cache')).toBe('HIT');
+    expect(
+      (await asTenant(t, '/team/lists?page_size=10&page_num=1')).res.headers.get('x-cache'),
+    ).toBe('HIT');
+    expect(
+      (await asTenant(t, '/team/lists?page_num=1&page_size=10')).res.headers.get('x-cache'),
+    ).toBe('HIT');
     expect((await asTenant(t, '/team/lists?page_size=5')).res.headers.get('x-cache')).toBe('MISS');
   });
 
@@ -94,17 +109,25 @@ describe('read cache', () => {
     const id = requestId('coalesce');
     // The first upstream call is held for 300 ms, so the others arrive while it is in flight.
     await injectFault({ request_id: id, kind: 'hang', delay_ms: 300 });
-    const calls = await Promise.all(Array.from({ length: 10 }, () => asTenant(t, '/team/lists', { headers: { 'x-request-id': id } })));
+    const calls = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        asTenant(t, '/team/lists', { headers: { 'x-request-id': id } }),
+      ),
+    );
     expect(calls.every((c) => c.body.code === 0)).toBe(true);
     expect(await upstreamSaw(id)).toHaveLength(1);
   });
 
-  it('ttl_s 0 in ROUTE_OVERRIDES turns a route\'s cache off', async () => {
+  it("ttl_s 0 in ROUTE_OVERRIDES turns a route's cache off", async () => {
     const t = await tenantWithOwnKey();
-    const off = { ROUTE_OVERRIDES: JSON.stringify({ 'team.list': { cache: { ttl_s: 0, grace_s: 0 } } }) };
+    const off = {
+      ROUTE_OVERRIDES: JSON.stringify({ 'team.list': { cache: { ttl_s: 0, grace_s: 0 } } }),
+    };
     for (let i = 0; i < 2; i++) {
       const id = requestId('nocache');
-      const res = await gatewayWith(off, '/team/lists', { headers: { authorization: t.token, 'x-request-id': id } });
+      const res = await gatewayWith(off, '/team/lists', {
+        headers: { authorization: t.token, 'x-request-id': id },
+      });
       expect(res.headers.get('x-cache')).toBe('BYPASS');
       expect(await upstreamSaw(id)).toHaveLength(1);
     }
@@ -113,7 +136,9 @@ describe('read cache', () => {
   it('revalidates on Cache-Control: no-cache and bypasses on no-store', async () => {
     const t = await tenantWithOwnKey();
     await asTenant(t, '/team/lists');
-    const revalidated = await asTenant(t, '/team/lists', { headers: { 'cache-control': 'no-cache' } });
+    const revalidated = await asTenant(t, '/team/lists', {
+      headers: { 'cache-control': 'no-cache' },
+    });
     expect(revalidated.res.headers.get('x-cache')).toBe('MISS');
     expect(await upstreamSaw(revalidated.id)).toHaveLength(1);
     const bypassed = await asTenant(t, '/team/lists', { headers: { 'cache-control': 'no-store' } });
@@ -123,7 +148,10 @@ describe('read cache', () => {
 
   it('still applies rate limits to hits, with fresh RateLimit fields', async () => {
     const t = await tenantWithOwnKey();
-    await admin(`/tenants/${t.id}/limits`, { method: 'PUT', body: JSON.stringify({ policies: [{ name: 'burst', limit: 3, window_s: 3600 }] }) });
+    await admin(`/tenants/${t.id}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({ policies: [{ name: 'burst', limit: 3, window_s: 3600 }] }),
+    });
     const results = [];
     for (let i = 0; i < 4; i++) results.push(await asTenant(t, '/team/lists'));
     expect(results.map((r) => r.res.headers.get('x-cache'))).toEqual(['MISS', 'HIT', 'HIT', null]);
@@ -150,7 +178,9 @@ describe('read cache', () => {
   it('bypasses the cache when the limiter is off (no cache version to purge by)', async () => {
     const t = await tenantWithOwnKey();
     const { gatewayWith } = await import('./helpers');
-    const res = await gatewayWith({ LIMITS_ENABLED: 'false' }, '/team/lists', { headers: { authorization: t.token } });
+    const res = await gatewayWith({ LIMITS_ENABLED: 'false' }, '/team/lists', {
+      headers: { authorization: t.token },
+    });
     expect(res.headers.get('x-cache')).toBe('BYPASS');
   });
 });
@@ -160,7 +190,10 @@ describe('4.7 status against 4.4 states', () => {
     const t = await tenantWithOwnKey();
     const first = await asTenant(t, '/user/call/lists?status=success');
     expect(first.res.status).toBe(200);
-    expect((await upstreamSaw(first.id)).map((r) => r.path)).toEqual(['/user/call/filter_values', '/user/call/lists']);
+    expect((await upstreamSaw(first.id)).map((r) => r.path)).toEqual([
+      '/user/call/filter_values',
+      '/user/call/lists',
+    ]);
     const second = await asTenant(t, '/user/call/lists?status=failed');
     expect((await upstreamSaw(second.id)).map((r) => r.path)).toEqual(['/user/call/lists']);
   });

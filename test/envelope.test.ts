@@ -1,7 +1,16 @@
 /** Responses the gateway makes itself: 404, 405, request ids, settings. */
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
-import { asTenant, createTenant, envelope, gateway, gatewayWith, platformKeys, testEnv, upstreamSaw } from './helpers';
+import {
+  asTenant,
+  createTenant,
+  envelope,
+  gateway,
+  gatewayWith,
+  platformKeys,
+  testEnv,
+  upstreamSaw,
+} from './helpers';
 
 describe('unknown routes and methods', () => {
   it('answers an unknown path with a 404 envelope', async () => {
@@ -14,7 +23,10 @@ describe('unknown routes and methods', () => {
 
   it('answers a known path with a wrong method with 405 and Allow', async () => {
     const tenant = await createTenant();
-    const res = await gateway('/team/lists', { method: 'POST', headers: { authorization: tenant.token } });
+    const res = await gateway('/team/lists', {
+      method: 'POST',
+      headers: { authorization: tenant.token },
+    });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET');
     expect((await envelope(res)).code).toBe(ERRORS.METHOD_NOT_ALLOWED.code);
@@ -98,22 +110,34 @@ describe('settings', () => {
   });
 
   it('never puts the admin token in the message', async () => {
-    const res = await gatewayWith({ ADMIN_TOKEN: 'short', UPSTREAM_TIMEOUT_MS: '-1' }, '/team/lists');
+    const res = await gatewayWith(
+      { ADMIN_TOKEN: 'short', UPSTREAM_TIMEOUT_MS: '-1' },
+      '/team/lists',
+    );
     const body = await envelope(res);
     expect(body.msg).toContain('ADMIN_TOKEN');
     expect(body.msg).not.toContain('short');
   });
 
   it('an unknown operation in ROUTE_OVERRIDES is refused', async () => {
-    const res = await gatewayWith({ ROUTE_OVERRIDES: '{"team.lists": {"credential": "x-api-key"}}' }, '/team/lists');
+    const res = await gatewayWith(
+      { ROUTE_OVERRIDES: '{"team.lists": {"credential": "x-api-key"}}' },
+      '/team/lists',
+    );
     expect((await envelope(res)).msg).toContain('team.lists: is not a known operation id');
   });
 
   it('ROUTE_OVERRIDES changes the upstream path and credential header without code', async () => {
     const tenant = await createTenant();
-    const overrides = { ROUTE_OVERRIDES: JSON.stringify({ 'team.list': { upstream_path: '/agent/lists', credential: 'x-api-key' } }) };
+    const overrides = {
+      ROUTE_OVERRIDES: JSON.stringify({
+        'team.list': { upstream_path: '/agent/lists', credential: 'x-api-key' },
+      }),
+    };
     const id = `override-${crypto.randomUUID()}`;
-    const res = await gatewayWith(overrides, '/team/lists', { headers: { authorization: tenant.token, 'x-request-id': id, 'cache-control': 'no-cache' } });
+    const res = await gatewayWith(overrides, '/team/lists', {
+      headers: { authorization: tenant.token, 'x-request-id': id, 'cache-control': 'no-cache' },
+    });
     expect(res.status).toBe(200);
     const [seen] = await upstreamSaw(id);
     expect(seen!.path).toBe('/agent/lists');
@@ -124,14 +148,20 @@ describe('settings', () => {
   it('PLATFORM_AUTH_SCHEME puts a scheme before the key in Authorization', async () => {
     const tenant = await createTenant();
     const id = `scheme-${crypto.randomUUID()}`;
-    await gatewayWith({ PLATFORM_AUTH_SCHEME: 'Bearer' }, '/user/apikey/lists', { headers: { authorization: tenant.token, 'x-request-id': id } });
+    await gatewayWith({ PLATFORM_AUTH_SCHEME: 'Bearer' }, '/user/apikey/lists', {
+      headers: { authorization: tenant.token, 'x-request-id': id },
+    });
     expect((await upstreamSaw(id))[0]!.headers.authorization).toBe(`Bearer ${platformKeys.demo}`);
   });
 
   it('without ADMIN_TOKEN the operator API is off', async () => {
-    const res = await gatewayWith({ ADMIN_TOKEN: undefined }, '/admin/tenants/ten_0000000000000000', {
-      headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}` },
-    });
+    const res = await gatewayWith(
+      { ADMIN_TOKEN: undefined },
+      '/admin/tenants/ten_0000000000000000',
+      {
+        headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}` },
+      },
+    );
     expect(res.status).toBe(404);
     expect((await envelope(res)).code).toBe(ERRORS.ADMIN_DISABLED.code);
   });

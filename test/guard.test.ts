@@ -11,12 +11,21 @@ import type { Limits } from '../src/limits/policy';
 import { testEnv } from './helpers';
 
 function guard() {
-  return testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(`guard-test-${crypto.randomUUID()}`));
+  return testEnv.TENANT_GUARD.get(
+    testEnv.TENANT_GUARD.idFromName(`guard-test-${crypto.randomUUID()}`),
+  );
 }
 
 const limits = (l: Partial<Limits>): Limits => ({ policies: [], quota: {}, ...l });
 const at = (iso: string) => Date.parse(iso);
-const req = (now: number, defaults: Limits, extra: Partial<AdmitRequest> = {}): AdmitRequest => ({ tokenId: 'tok_a', group: 'teams', cost: 1, now, defaults, ...extra });
+const req = (now: number, defaults: Limits, extra: Partial<AdmitRequest> = {}): AdmitRequest => ({
+  tokenId: 'tok_a',
+  group: 'teams',
+  cost: 1,
+  now,
+  defaults,
+  ...extra,
+});
 
 describe('TenantGuard', () => {
   it('lets exactly L of N concurrent requests through', async () => {
@@ -34,7 +43,12 @@ describe('TenantGuard', () => {
     expect((await g.admit(req(start + 1000, l))).allowed).toBe(true);
     expect((await g.admit(req(start + 2000, l))).allowed).toBe(true);
     const refused = await g.admit(req(start + 9999, l));
-    expect(refused).toMatchObject({ allowed: false, reason: 'rate', violated: 'burst', retryAfter: 1 });
+    expect(refused).toMatchObject({
+      allowed: false,
+      reason: 'rate',
+      violated: 'burst',
+      retryAfter: 1,
+    });
     expect((await g.admit(req(start + 10_000, l))).allowed).toBe(true);
   });
 
@@ -43,7 +57,12 @@ describe('TenantGuard', () => {
     const l = limits({ quota: { daily: 2, monthly: 3 } });
     expect((await g.admit(req(at('2026-11-30T23:59:58Z'), l))).allowed).toBe(true);
     expect((await g.admit(req(at('2026-11-30T23:59:58Z'), l))).allowed).toBe(true);
-    expect(await g.admit(req(at('2026-11-30T23:59:59Z'), l))).toMatchObject({ allowed: false, reason: 'quota', violated: 'daily', retryAfter: 1 });
+    expect(await g.admit(req(at('2026-11-30T23:59:59Z'), l))).toMatchObject({
+      allowed: false,
+      reason: 'quota',
+      violated: 'daily',
+      retryAfter: 1,
+    });
     // New day, same month: the daily quota is fresh, the monthly one has 1 left.
     expect((await g.admit(req(at('2026-12-01T00:00:00Z'), l))).allowed).toBe(true);
     expect((await g.admit(req(at('2026-12-01T00:00:01Z'), l))).allowed).toBe(true);
@@ -56,16 +75,25 @@ describe('TenantGuard', () => {
     await g.admit(req(at('2026-11-11T12:00:00Z'), l));
     const refused = await g.admit(req(at('2026-11-12T12:00:00Z'), l));
     expect(refused).toMatchObject({ allowed: false, reason: 'quota', violated: 'monthly' });
-    expect('retryAfter' in refused && refused.retryAfter).toBe((at('2026-12-01T00:00:00Z') - at('2026-11-12T12:00:00Z')) / 1000);
+    expect('retryAfter' in refused && refused.retryAfter).toBe(
+      (at('2026-12-01T00:00:00Z') - at('2026-11-12T12:00:00Z')) / 1000,
+    );
     expect((await g.admit(req(at('2026-12-01T00:00:00Z'), l))).allowed).toBe(true);
   });
 
   it('prefers the quota when both a rate window and a quota are exhausted', async () => {
     const g = guard();
-    const l = limits({ policies: [{ name: 'burst', limit: 1, window_s: 10 }], quota: { daily: 1 } });
+    const l = limits({
+      policies: [{ name: 'burst', limit: 1, window_s: 10 }],
+      quota: { daily: 1 },
+    });
     const now = at('2026-11-21T10:00:00Z');
     await g.admit(req(now, l));
-    expect(await g.admit(req(now, l))).toMatchObject({ allowed: false, reason: 'quota', violated: 'daily' });
+    expect(await g.admit(req(now, l))).toMatchObject({
+      allowed: false,
+      reason: 'quota',
+      violated: 'daily',
+    });
   });
 
   it('keeps counters when the object is evicted and restarted', async () => {
@@ -104,7 +132,12 @@ describe('TenantGuard', () => {
     const longAgo = Date.now() - 3_600_000;
     for (const partition of ['b1', 'b2', 'b3']) await g.admit(req(longAgo, l, { partition }));
     await g.admit(req(Date.now(), l, { partition: 'b4' }));
-    const rows = () => runInDurableObject(g, (_, state) => state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM counters').one().n);
+    const rows = () =>
+      runInDurableObject(
+        g,
+        (_, state) =>
+          state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM counters').one().n,
+      );
     expect(await rows()).toBe(5);
     expect(await runDurableObjectAlarm(g)).toBe(true);
     // Only the current window's rows are left: the tenant's and b4's.
@@ -115,13 +148,18 @@ describe('TenantGuard', () => {
 
 describe('AuditLog', () => {
   it('keeps only the newest AUDIT_MAX_ENTRIES entries', async () => {
-    const log = testEnv.AUDIT_LOG.get(testEnv.AUDIT_LOG.idFromName(`audit-test-${crypto.randomUUID()}`));
+    const log = testEnv.AUDIT_LOG.get(
+      testEnv.AUDIT_LOG.idFromName(`audit-test-${crypto.randomUUID()}`),
+    );
     const entry = { action: 'test', tenant_id: null, token_id: null, request_id: 'r', detail: {} };
     await log.record(entry);
     await log.record(entry);
     // Jump the id sequence as if AUDIT_MAX_ENTRIES entries had been written since.
     await runInDurableObject(log, (_, state) => {
-      state.storage.sql.exec("INSERT INTO entries (id, at, action, request_id, detail) VALUES (?, '', 'filler', 'r', '{}')", AUDIT_MAX_ENTRIES + 1);
+      state.storage.sql.exec(
+        "INSERT INTO entries (id, at, action, request_id, detail) VALUES (?, '', 'filler', 'r', '{}')",
+        AUDIT_MAX_ENTRIES + 1,
+      );
     });
     await log.record(entry);
     const page = (await log.list(1, 100)) as unknown as { data: { id: number }[] };

@@ -2,11 +2,12 @@
  * Test helpers: talk to the gateway Worker (inside workerd) and to the
  * platform emulator (a real HTTP server on loopback) that it forwards to.
  */
-import { env, exports } from 'cloudflare:workers';
+
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { env, exports } from 'cloudflare:workers';
 import { inject } from 'vitest';
-import worker from '../src/index';
 import type { Bindings } from '../src/env';
+import worker from '../src/index';
 
 export const testEnv = env as unknown as Bindings;
 export const platformKeys = inject('platformKeys');
@@ -22,7 +23,11 @@ export function gateway(path: string, init: RequestInit = {}): Promise<Response>
 }
 
 /** The same Worker with some settings changed: for settings and fault tests. */
-export async function gatewayWith(overrides: Partial<Bindings>, path: string, init: RequestInit = {}): Promise<Response> {
+export async function gatewayWith(
+  overrides: Partial<Bindings>,
+  path: string,
+  init: RequestInit = {},
+): Promise<Response> {
   const ctx = createExecutionContext();
   const res = await worker.fetch(new Request(BASE + path, init), { ...testEnv, ...overrides }, ctx);
   await waitOnExecutionContext(ctx);
@@ -61,17 +66,29 @@ export interface TestTenant {
   tokenId: string;
 }
 
-export async function createTenant(platformKey = platformKeys.demo, name = 'test tenant'): Promise<TestTenant> {
-  const res = await admin('/tenants', { method: 'POST', body: JSON.stringify({ name, platform_key: platformKey }) });
+export async function createTenant(
+  platformKey = platformKeys.demo,
+  name = 'test tenant',
+): Promise<TestTenant> {
+  const res = await admin('/tenants', {
+    method: 'POST',
+    body: JSON.stringify({ name, platform_key: platformKey }),
+  });
   const body = await envelope(res);
-  if (res.status !== 201) throw new Error(`tenant creation failed: ${res.status} ${JSON.stringify(body)}`);
+  if (res.status !== 201)
+    throw new Error(`tenant creation failed: ${res.status} ${JSON.stringify(body)}`);
   return { id: body.data.tenant_id, token: body.data.token, tokenId: body.data.token_id };
 }
 
 /** Calls the gateway as a tenant, tagging the call with a fresh request id. */
-export async function asTenant(tenant: TestTenant, path: string, init: RequestInit & { json?: unknown } = {}) {
+export async function asTenant(
+  tenant: TestTenant,
+  path: string,
+  init: RequestInit & { json?: unknown } = {},
+) {
   const headers = new Headers(init.headers);
-  if (!headers.has('authorization') && !headers.has('x-api-key')) headers.set('authorization', `Bearer ${tenant.token}`);
+  if (!headers.has('authorization') && !headers.has('x-api-key'))
+    headers.set('authorization', `Bearer ${tenant.token}`);
   const id = headers.get('x-request-id') ?? requestId();
   headers.set('x-request-id', id);
   let body = init.body;

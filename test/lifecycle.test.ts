@@ -6,13 +6,31 @@ import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
 import { ROUTE_SPECS } from '../src/routes/table';
 import { ALL_SCOPES, requiredScope } from '../src/tenants/scopes';
-import { admin, asTenant, createTenant, envelope, gatewayWith, platformKeys, testEnv, type TestTenant, upstreamSaw } from './helpers';
+import {
+  admin,
+  asTenant,
+  createTenant,
+  envelope,
+  gatewayWith,
+  platformKeys,
+  type TestTenant,
+  testEnv,
+  upstreamSaw,
+} from './helpers';
 
 async function issue(tenant: { id: string }, spec: Record<string, unknown>) {
-  const res = await admin(`/tenants/${tenant.id}/tokens`, { method: 'POST', body: JSON.stringify(spec) });
+  const res = await admin(`/tenants/${tenant.id}/tokens`, {
+    method: 'POST',
+    body: JSON.stringify(spec),
+  });
   const body = await envelope(res);
   expect(res.status, JSON.stringify(body)).toBe(201);
-  return { id: tenant.id, token: body.data.token as string, tokenId: body.data.id as string, record: body.data };
+  return {
+    id: tenant.id,
+    token: body.data.token as string,
+    tokenId: body.data.id as string,
+    record: body.data,
+  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -24,14 +42,25 @@ describe('tenants', () => {
     const first = await envelope(await admin('/tenants?page_size=1'));
     expect(first.data.tenants).toHaveLength(1);
     expect(first.data.cursor).toEqual(expect.any(String));
-    const second = await envelope(await admin(`/tenants?page_size=1&cursor=${encodeURIComponent(first.data.cursor)}`));
+    const second = await envelope(
+      await admin(`/tenants?page_size=1&cursor=${encodeURIComponent(first.data.cursor)}`),
+    );
     expect(second.data.tenants[0].id).not.toBe(first.data.tenants[0].id);
-    expect(Object.keys(first.data.tenants[0]).sort()).toEqual(['created_at', 'id', 'name', 'status', 'updated_at']);
+    expect(Object.keys(first.data.tenants[0]).sort()).toEqual([
+      'created_at',
+      'id',
+      'name',
+      'status',
+      'updated_at',
+    ]);
   });
 
   it('renames a tenant', async () => {
     const t = await createTenant();
-    const res = await admin(`/tenants/${t.id}`, { method: 'PATCH', body: JSON.stringify({ name: 'Renamed' }) });
+    const res = await admin(`/tenants/${t.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ name: 'Renamed' }),
+    });
     expect((await envelope(res)).data.name).toBe('Renamed');
     expect((await envelope(await admin(`/tenants/${t.id}`))).data.name).toBe('Renamed');
   });
@@ -39,19 +68,25 @@ describe('tenants', () => {
   it('updates the platform key: the next request carries the new key', async () => {
     const t = await createTenant(platformKeys.demo);
     await asTenant(t, '/team/lists');
-    const res = await admin(`/tenants/${t.id}`, { method: 'PATCH', body: JSON.stringify({ platform_key: platformKeys.other }) });
+    const res = await admin(`/tenants/${t.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ platform_key: platformKeys.other }),
+    });
     expect(JSON.stringify(await envelope(res))).not.toContain(platformKeys.other);
     const after = await asTenant(t, '/agent/lists');
     expect((await upstreamSaw(after.id))[0]!.headers['x-api-key']).toBe(platformKeys.other);
     // Its cached team list was the old key's: the new key does not see it.
     const teams = await asTenant(t, '/team/lists');
-    expect(teams.body.data.data.every((team: { name: string }) => team.name.startsWith('Other:'))).toBe(true);
+    expect(
+      teams.body.data.data.every((team: { name: string }) => team.name.startsWith('Other:')),
+    ).toBe(true);
   });
 
   it('disables at once (even where the tenant is remembered), enables again', async () => {
     const t = await createTenant();
     const remember = { TENANT_MEMO_TTL_MS: '60000' };
-    const call = () => gatewayWith(remember, '/agent/lists', { headers: { authorization: t.token } });
+    const call = () =>
+      gatewayWith(remember, '/agent/lists', { headers: { authorization: t.token } });
     expect((await call()).status).toBe(200);
     expect((await admin(`/tenants/${t.id}/disable`, { method: 'POST' })).status).toBe(200);
     const refused = await call();
@@ -71,25 +106,74 @@ describe('tenants', () => {
 
   it.each([
     ['no platform_key', 'POST', '/tenants', { name: 'x' }, 'platform_key is required'],
-    ['an unknown scope', 'POST', '/tenants', { name: 'x', platform_key: 'sk-12345678', token: { scopes: ['teams:delete'] } }, 'Unknown scope teams:delete'],
-    ['an expiry in the past', 'POST', '/tenants', { name: 'x', platform_key: 'sk-12345678', token: { expires_at: '2020-01-01T00:00:00Z' } }, 'expires_at must be in the future'],
-    ['a platform key that cannot go in a header', 'POST', '/tenants', { name: 'x', platform_key: 'sk-ключ-12345678' }, 'printable ASCII'],
-    ['an origin with a path', 'POST', '/tenants', { name: 'x', platform_key: 'sk-12345678', cors_origins: ['https://a.example/app'] }, 'without a path'],
-    ['an unknown field', 'POST', '/tenants', { name: 'x', platform_key: 'sk-12345678', plan: 'gold' }, 'Unknown body parameter: plan'],
+    [
+      'an unknown scope',
+      'POST',
+      '/tenants',
+      { name: 'x', platform_key: 'sk-12345678', token: { scopes: ['teams:delete'] } },
+      'Unknown scope teams:delete',
+    ],
+    [
+      'an expiry in the past',
+      'POST',
+      '/tenants',
+      { name: 'x', platform_key: 'sk-12345678', token: { expires_at: '2020-01-01T00:00:00Z' } },
+      'expires_at must be in the future',
+    ],
+    [
+      'a platform key that cannot go in a header',
+      'POST',
+      '/tenants',
+      { name: 'x', platform_key: 'sk-ключ-12345678' },
+      'printable ASCII',
+    ],
+    [
+      'an origin with a path',
+      'POST',
+      '/tenants',
+      { name: 'x', platform_key: 'sk-12345678', cors_origins: ['https://a.example/app'] },
+      'without a path',
+    ],
+    [
+      'an unknown field',
+      'POST',
+      '/tenants',
+      { name: 'x', platform_key: 'sk-12345678', plan: 'gold' },
+      'Unknown body parameter: plan',
+    ],
     ['an empty update', 'PATCH', '/tenants/ten_0000000000000000', {}, 'give at least one of'],
     ['a bad status', 'PATCH', '/tenants/ten_0000000000000000', { status: 'paused' }, 'status'],
     ['a bad tenant id', 'GET', '/tenants/tenant-1', undefined, 'id must be a tenant id'],
-    ['a bad page size', 'GET', '/tenants?page_size=500', undefined, 'page_size must be an integer from 1 to 100'],
+    [
+      'a bad page size',
+      'GET',
+      '/tenants?page_size=500',
+      undefined,
+      'page_size must be an integer from 1 to 100',
+    ],
   ])('refuses %s', async (_, method, path, body, says) => {
-    const res = await admin(path, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await admin(path, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     expect(res.status).toBe(400);
     expect((await envelope(res)).msg).toContain(says);
   });
 });
 
 it('stores a tenant with the most and longest origins allowed', async () => {
-  const origins = Array.from({ length: 20 }, (_, i) => `https://${'a'.repeat(200)}-${i}.example.com`);
-  const res = await admin('/tenants', { method: 'POST', body: JSON.stringify({ name: 'many origins', platform_key: platformKeys.demo, cors_origins: origins }) });
+  const origins = Array.from(
+    { length: 20 },
+    (_, i) => `https://${'a'.repeat(200)}-${i}.example.com`,
+  );
+  const res = await admin('/tenants', {
+    method: 'POST',
+    body: JSON.stringify({
+      name: 'many origins',
+      platform_key: platformKeys.demo,
+      cors_origins: origins,
+    }),
+  });
   expect(res.status).toBe(201);
   const shown = await envelope(await admin(`/tenants/${(await envelope(res)).data.tenant_id}`));
   expect(shown.data.cors_origins).toHaveLength(20);
@@ -105,26 +189,48 @@ describe('tokens', () => {
     expect(text).not.toContain(second.token);
     expect(listed.data.tokens).toHaveLength(2);
     const ci = listed.data.tokens.find((x: { id: string }) => x.id === second.tokenId);
-    expect(ci).toMatchObject({ name: 'ci', prefix: second.token.slice(0, 9), last4: second.token.slice(-4), expires_at: null });
-    expect(ci.scopes).toEqual(['agents:read', 'browsers:read', 'calls:read', 'sessions:read', 'teams:read']);
+    expect(ci).toMatchObject({
+      name: 'ci',
+      prefix: second.token.slice(0, 9),
+      last4: second.token.slice(-4),
+      expires_at: null,
+    });
+    expect(ci.scopes).toEqual([
+      'agents:read',
+      'browsers:read',
+      'calls:read',
+      'sessions:read',
+      'teams:read',
+    ]);
   });
 
   it('refuses a token after its expiry', async () => {
     const t = await createTenant();
-    const short = await issue(t, { name: 'short', expires_at: new Date(Date.now() + 1500).toISOString() });
+    const short = await issue(t, {
+      name: 'short',
+      expires_at: new Date(Date.now() + 1500).toISOString(),
+    });
     expect((await asTenant(short, '/agent/lists')).res.status).toBe(200);
     await sleep(1600);
     const { res, body } = await asTenant(short, '/agent/lists');
     expect(res.status).toBe(401);
     expect(body.code).toBe(ERRORS.TOKEN_EXPIRED.code);
     // An expired token cannot be rotated back to life.
-    const rotate = await admin(`/tenants/${t.id}/tokens/${short.tokenId}/rotate`, { method: 'POST', body: '{}' });
+    const rotate = await admin(`/tenants/${t.id}/tokens/${short.tokenId}/rotate`, {
+      method: 'POST',
+      body: '{}',
+    });
     expect(rotate.status).toBe(409);
   });
 
   it('rotates without a failed request: both work during the overlap', async () => {
     const t = await createTenant();
-    const rotated = await envelope(await admin(`/tenants/${t.id}/tokens/${t.tokenId}/rotate`, { method: 'POST', body: JSON.stringify({ overlap_s: 600 }) }));
+    const rotated = await envelope(
+      await admin(`/tenants/${t.id}/tokens/${t.tokenId}/rotate`, {
+        method: 'POST',
+        body: JSON.stringify({ overlap_s: 600 }),
+      }),
+    );
     const fresh = { ...t, token: rotated.data.token as string };
     expect(rotated.data.old_token.id).toBe(t.tokenId);
     expect(Date.parse(rotated.data.old_token.expires_at) - Date.now()).toBeGreaterThan(590_000);
@@ -136,16 +242,26 @@ describe('tokens', () => {
 
   it('keeps the old token for 3600 s when no overlap is given', async () => {
     const t = await createTenant();
-    const rotated = await envelope(await admin(`/tenants/${t.id}/tokens/${t.tokenId}/rotate`, { method: 'POST', body: '{}' }));
-    expect(Math.abs(Date.parse(rotated.data.old_token.expires_at) - (Date.now() + 3_600_000))).toBeLessThan(5_000);
+    const rotated = await envelope(
+      await admin(`/tenants/${t.id}/tokens/${t.tokenId}/rotate`, { method: 'POST', body: '{}' }),
+    );
+    expect(
+      Math.abs(Date.parse(rotated.data.old_token.expires_at) - (Date.now() + 3_600_000)),
+    ).toBeLessThan(5_000);
   });
 
   it('ends the old token at the chosen time, even where it is remembered', async () => {
     const t = await createTenant();
     const until = new Date(Date.now() + 1200).toISOString();
-    const rotated = await envelope(await admin(`/tenants/${t.id}/tokens/${t.tokenId}/rotate`, { method: 'POST', body: JSON.stringify({ old_valid_until: until }) }));
+    const rotated = await envelope(
+      await admin(`/tenants/${t.id}/tokens/${t.tokenId}/rotate`, {
+        method: 'POST',
+        body: JSON.stringify({ old_valid_until: until }),
+      }),
+    );
     const remember = { TENANT_MEMO_TTL_MS: '60000' };
-    const call = (token: string) => gatewayWith(remember, '/agent/lists', { headers: { authorization: token } });
+    const call = (token: string) =>
+      gatewayWith(remember, '/agent/lists', { headers: { authorization: token } });
     expect((await call(t.token)).status).toBe(200);
     await sleep(1300);
     const old = await call(t.token);
@@ -156,25 +272,41 @@ describe('tokens', () => {
 });
 
 describe('scopes', () => {
-  it.each(ROUTE_SPECS.map((s) => [`${s.method} ${s.path}`, s] as const))('%s needs its scope', async (_, spec) => {
-    const needed = requiredScope(spec);
-    const t = await createTenant();
-    const without = await issue(t, { name: 'narrow', scopes: ALL_SCOPES.filter((s) => s !== needed && s !== 'apikeys:admin') });
-    const path = spec.path.replace(':team_id', '3f6c1e2a-5b7d-4c8e-9f01-23456789abcd').replace(':agent_id', '3f6c1e2a-5b7d-4c8e-9f01-23456789abcd').replace(/:[a-z_]+/, '1');
-    const { res, body, id } = await asTenant(without, path, { method: spec.method });
-    expect(res.status).toBe(403);
-    expect(body.code).toBe(ERRORS.SCOPE_REQUIRED.code);
-    expect(body.msg).toContain(needed);
-    expect(body.data.scope).toBe(needed);
-    expect(await upstreamSaw(id)).toEqual([]);
-  });
+  it.each(ROUTE_SPECS.map((s) => [`${s.method} ${s.path}`, s] as const))(
+    '%s needs its scope',
+    async (_, spec) => {
+      const needed = requiredScope(spec);
+      const t = await createTenant();
+      const without = await issue(t, {
+        name: 'narrow',
+        scopes: ALL_SCOPES.filter((s) => s !== needed && s !== 'apikeys:admin'),
+      });
+      const path = spec.path
+        .replace(':team_id', '3f6c1e2a-5b7d-4c8e-9f01-23456789abcd')
+        .replace(':agent_id', '3f6c1e2a-5b7d-4c8e-9f01-23456789abcd')
+        .replace(/:[a-z_]+/, '1');
+      const { res, body, id } = await asTenant(without, path, { method: spec.method });
+      expect(res.status).toBe(403);
+      expect(body.code).toBe(ERRORS.SCOPE_REQUIRED.code);
+      expect(body.msg).toContain(needed);
+      expect(body.data.scope).toBe(needed);
+      expect(await upstreamSaw(id)).toEqual([]);
+    },
+  );
 
   it('the read-only preset reads but does not write or see API keys', async () => {
     const t = await createTenant();
     const partner = await issue(t, { name: 'partner', scopes: ['read-only'] });
     expect((await asTenant(partner, '/team/lists')).res.status).toBe(200);
     expect((await asTenant(partner, '/user/call/lists')).res.status).toBe(200);
-    expect((await asTenant(partner, '/session/create', { method: 'POST', json: { team_id: '3f6c1e2a-5b7d-4c8e-9f01-23456789abcd' } })).body.data.scope).toBe('sessions:write');
+    expect(
+      (
+        await asTenant(partner, '/session/create', {
+          method: 'POST',
+          json: { team_id: '3f6c1e2a-5b7d-4c8e-9f01-23456789abcd' },
+        })
+      ).body.data.scope,
+    ).toBe('sessions:write');
     expect((await asTenant(partner, '/user/apikey/lists')).body.data.scope).toBe('apikeys:read');
   });
 });
@@ -202,7 +334,10 @@ describe('redaction of platform secrets', () => {
   it('masks the new key of 4.1 without apikeys:admin', async () => {
     const t = await createTenant();
     const writer = await issue(t, { name: 'writer', scopes: ['apikeys:write'] });
-    const { body } = await asTenant(writer, '/user/apikey/new', { method: 'POST', json: { name: 'masked' } });
+    const { body } = await asTenant(writer, '/user/apikey/new', {
+      method: 'POST',
+      json: { name: 'masked' },
+    });
     expect(body.code).toBe(0);
     expect(body.data.api_key).toMatch(/^sk-…[0-9a-f]{4}$/);
   });
@@ -237,18 +372,35 @@ describe('platform keys at rest', () => {
     const onlyOld = { KEY_ENCRYPTION_KEY: `k1:${'A'.repeat(43)}=` };
     const res = await gatewayWith(onlyOld, '/admin/tenants', {
       method: 'POST',
-      headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${testEnv.ADMIN_TOKEN}`,
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ name: 'old key', platform_key: platformKeys.demo }),
     });
     const created = (await envelope(res)).data;
-    expect(JSON.parse((await testEnv.TENANTS.get(`tenant:${created.tenant_id}`))!).platform_key_sealed).toMatch(/^v1\.k1\./);
+    expect(
+      JSON.parse((await testEnv.TENANTS.get(`tenant:${created.tenant_id}`))!).platform_key_sealed,
+    ).toMatch(/^v1\.k1\./);
     // The current ring (k2 first, k1 still present) opens it.
-    expect((await asTenant({ id: created.tenant_id, token: created.token, tokenId: created.token_id }, '/agent/lists')).res.status).toBe(200);
+    expect(
+      (
+        await asTenant(
+          { id: created.tenant_id, token: created.token, tokenId: created.token_id },
+          '/agent/lists',
+        )
+      ).res.status,
+    ).toBe(200);
     const resealed = await envelope(await admin('/maintenance/reencrypt', { method: 'POST' }));
     expect(resealed.data.resealed).toBeGreaterThanOrEqual(1);
-    expect(JSON.parse((await testEnv.TENANTS.get(`tenant:${created.tenant_id}`))!).platform_key_sealed).toMatch(/^v1\.k2\./);
+    expect(
+      JSON.parse((await testEnv.TENANTS.get(`tenant:${created.tenant_id}`))!).platform_key_sealed,
+    ).toMatch(/^v1\.k2\./);
     const onlyNew = { KEY_ENCRYPTION_KEY: `k2:${'B'.repeat(43)}=` };
-    expect((await gatewayWith(onlyNew, '/agent/lists', { headers: { authorization: created.token } })).status).toBe(200);
+    expect(
+      (await gatewayWith(onlyNew, '/agent/lists', { headers: { authorization: created.token } }))
+        .status,
+    ).toBe(200);
   });
 
   it('a missing KEY_ENCRYPTION_KEY is named, never guessed', async () => {
@@ -263,10 +415,19 @@ describe('audit log', () => {
   it('records every operator action, newest first, paged, without secrets', async () => {
     const t = await createTenant(platformKeys.demo, 'audited');
     const extra = await issue(t, { name: 'extra', scopes: ['read-only'] });
-    await admin(`/tenants/${t.id}/tokens/${extra.tokenId}/rotate`, { method: 'POST', body: JSON.stringify({ overlap_s: 60 }) });
+    await admin(`/tenants/${t.id}/tokens/${extra.tokenId}/rotate`, {
+      method: 'POST',
+      body: JSON.stringify({ overlap_s: 60 }),
+    });
     await admin(`/tenants/${t.id}/tokens/${extra.tokenId}`, { method: 'DELETE' });
-    await admin(`/tenants/${t.id}/limits`, { method: 'PUT', body: JSON.stringify({ policies: [] }) });
-    await admin(`/tenants/${t.id}`, { method: 'PATCH', body: JSON.stringify({ platform_key: platformKeys.other }) });
+    await admin(`/tenants/${t.id}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({ policies: [] }),
+    });
+    await admin(`/tenants/${t.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ platform_key: platformKeys.other }),
+    });
     await admin(`/tenants/${t.id}/disable`, { method: 'POST' });
 
     const log = await envelope(await admin(`/audit?tenant_id=${t.id}&page_size=100`));
@@ -282,10 +443,15 @@ describe('audit log', () => {
     expect(log.data.data[1].detail).toEqual({ fields: ['platform_key'] });
     expect(log.data.data[3].token_id).toBe(extra.tokenId);
     const text = JSON.stringify(log);
-    for (const secret of [t.token, extra.token, platformKeys.demo, platformKeys.other]) expect(text).not.toContain(secret);
+    for (const secret of [t.token, extra.token, platformKeys.demo, platformKeys.other])
+      expect(text).not.toContain(secret);
 
     const page2 = await envelope(await admin(`/audit?tenant_id=${t.id}&page_size=3&page_num=2`));
     expect(page2.data).toMatchObject({ page_num: 2, page_size: 3, total: 7, total_page: 3 });
-    expect(page2.data.data.map((e: { action: string }) => e.action)).toEqual(['token.revoked', 'token.rotated', 'token.issued']);
+    expect(page2.data.data.map((e: { action: string }) => e.action)).toEqual([
+      'token.revoked',
+      'token.rotated',
+      'token.issued',
+    ]);
   });
 });

@@ -5,17 +5,32 @@
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
 import type { Limits } from '../src/limits/policy';
-import { admin, asTenant, createTenant, envelope, gateway, gatewayWith, requestId, testEnv, type TestTenant, upstreamSaw } from './helpers';
+import {
+  admin,
+  asTenant,
+  createTenant,
+  envelope,
+  gateway,
+  gatewayWith,
+  requestId,
+  type TestTenant,
+  testEnv,
+  upstreamSaw,
+} from './helpers';
 
 async function setLimits(tenant: TestTenant, limits: Partial<Limits>) {
-  const res = await admin(`/tenants/${tenant.id}/limits`, { method: 'PUT', body: JSON.stringify({ quota: {}, ...limits }) });
+  const res = await admin(`/tenants/${tenant.id}/limits`, {
+    method: 'PUT',
+    body: JSON.stringify({ quota: {}, ...limits }),
+  });
   expect(res.status, JSON.stringify(await res.clone().json())).toBe(200);
 }
 
 /** Keeps a burst of requests inside one fixed window (windows align to the epoch). */
 async function awayFromWindowEdge(windowS: number) {
   const into = Date.now() % (windowS * 1000);
-  if (into > windowS * 1000 - 3000) await new Promise((r) => setTimeout(r, windowS * 1000 - into + 50));
+  if (into > windowS * 1000 - 3000)
+    await new Promise((r) => setTimeout(r, windowS * 1000 - into + 50));
 }
 
 const SF_POLICY = /^"[a-z0-9_-]+";q=\d+;w=\d+(, "[a-z0-9_-]+";q=\d+;w=\d+)*$/;
@@ -28,7 +43,9 @@ describe('rate policies', () => {
     await awayFromWindowEdge(10);
 
     // An uncached read, so every admitted request is one the platform answers.
-    const calls = await Promise.all(Array.from({ length: 50 }, () => asTenant(partner, '/agent/lists')));
+    const calls = await Promise.all(
+      Array.from({ length: 50 }, () => asTenant(partner, '/agent/lists')),
+    );
     const answered = calls.filter((c) => c.res.status === 200);
     const refused = calls.filter((c) => c.res.status === 429);
     expect(answered).toHaveLength(5);
@@ -47,14 +64,22 @@ describe('rate policies', () => {
 
   it('sends RateLimit-Policy and RateLimit as structured-field lists, counting down', async () => {
     const tenant = await createTenant();
-    await setLimits(tenant, { policies: [{ name: 'burst', limit: 20, window_s: 3600 }, { name: 'sustained', limit: 600, window_s: 7200 }], quota: { daily: 1000 } });
+    await setLimits(tenant, {
+      policies: [
+        { name: 'burst', limit: 20, window_s: 3600 },
+        { name: 'sustained', limit: 600, window_s: 7200 },
+      ],
+      quota: { daily: 1000 },
+    });
     const first = await asTenant(tenant, '/team/lists');
     const second = await asTenant(tenant, '/team/lists');
     const policy = first.res.headers.get('ratelimit-policy')!;
     expect(policy).toMatch(SF_POLICY);
     expect(policy).toBe('"burst";q=20;w=3600, "sustained";q=600;w=7200, "daily";q=1000;w=86400');
     expect(first.res.headers.get('ratelimit')).toMatch(SF_LIMIT);
-    expect(first.res.headers.get('ratelimit')).toMatch(/^"burst";r=19;t=\d+, "sustained";r=599;t=\d+, "daily";r=999;t=\d+$/);
+    expect(first.res.headers.get('ratelimit')).toMatch(
+      /^"burst";r=19;t=\d+, "sustained";r=599;t=\d+, "daily";r=999;t=\d+$/,
+    );
     expect(second.res.headers.get('ratelimit')).toMatch(/^"burst";r=18;/);
   });
 
@@ -67,7 +92,8 @@ describe('rate policies', () => {
   it('does not count requests refused by validation', async () => {
     const tenant = await createTenant();
     await setLimits(tenant, { policies: [{ name: 'burst', limit: 3, window_s: 3600 }] });
-    for (let i = 0; i < 5; i++) expect((await asTenant(tenant, '/team/lists?page_size=0')).res.status).toBe(400);
+    for (let i = 0; i < 5; i++)
+      expect((await asTenant(tenant, '/team/lists?page_size=0')).res.status).toBe(400);
     expect((await asTenant(tenant, '/team/lists')).res.headers.get('ratelimit')).toMatch(/r=2;/);
   });
 });
@@ -77,7 +103,10 @@ describe('costs', () => {
     const tenant = await createTenant();
     await setLimits(tenant, { policies: [{ name: 'units', limit: 100, window_s: 3600 }] });
     const team = (await asTenant(tenant, '/team/lists')).body.data.data[0].team_id;
-    const created = await asTenant(tenant, '/session/create', { method: 'POST', json: { team_id: team } });
+    const created = await asTenant(tenant, '/session/create', {
+      method: 'POST',
+      json: { team_id: team },
+    });
     expect(created.res.headers.get('ratelimit')).toMatch(/^"units";r=94;/);
     const browser = (await asTenant(tenant, `/session/info/${created.body.data.session_id}`)).res;
     expect(browser.headers.get('ratelimit')).toMatch(/^"units";r=93;/);
@@ -90,7 +119,11 @@ describe('costs', () => {
     await asTenant(tenant, '/team/lists');
     await asTenant(tenant, '/team/lists');
     const id = requestId();
-    const create = await asTenant(tenant, '/session/create', { method: 'POST', json: { team_id: team }, headers: { 'x-request-id': id } });
+    const create = await asTenant(tenant, '/session/create', {
+      method: 'POST',
+      json: { team_id: team },
+      headers: { 'x-request-id': id },
+    });
     expect(create.res.status).toBe(429);
     expect((await asTenant(tenant, '/team/lists')).res.status).toBe(200);
   });
@@ -99,7 +132,10 @@ describe('costs', () => {
     const tenant = await createTenant();
     await setLimits(tenant, { policies: [{ name: 'tiny', limit: 3, window_s: 3600 }] });
     const team = '3f6c1e2a-5b7d-4c8e-9f01-23456789abcd';
-    const { res, body } = await asTenant(tenant, '/session/create', { method: 'POST', json: { team_id: team } });
+    const { res, body } = await asTenant(tenant, '/session/create', {
+      method: 'POST',
+      json: { team_id: team },
+    });
     expect(res.status).toBe(429);
     expect(body.msg).toContain('costs more than "tiny" allows per window (3)');
     expect(res.headers.get('retry-after')).toBeNull();
@@ -108,7 +144,11 @@ describe('costs', () => {
   it('ROUTE_OVERRIDES can change a cost', async () => {
     const tenant = await createTenant();
     await setLimits(tenant, { policies: [{ name: 'units', limit: 100, window_s: 3600 }] });
-    const res = await gatewayWith({ ROUTE_OVERRIDES: '{"team.list": {"cost": 7}}' }, '/team/lists', { headers: { authorization: tenant.token } });
+    const res = await gatewayWith(
+      { ROUTE_OVERRIDES: '{"team.list": {"cost": 7}}' },
+      '/team/lists',
+      { headers: { authorization: tenant.token } },
+    );
     expect(res.headers.get('ratelimit')).toMatch(/^"units";r=93;/);
   });
 });
@@ -117,14 +157,17 @@ describe('quotas', () => {
   it('an exhausted daily quota is its own code, with Retry-After until UTC midnight', async () => {
     const tenant = await createTenant();
     await setLimits(tenant, { policies: [], quota: { daily: 3 } });
-    for (let i = 0; i < 3; i++) expect((await asTenant(tenant, '/team/lists')).res.status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await asTenant(tenant, '/team/lists')).res.status).toBe(200);
     const { res, body, id } = await asTenant(tenant, '/team/lists');
     expect(res.status).toBe(429);
     expect(body.code).toBe(ERRORS.QUOTA_EXHAUSTED.code);
     expect(body.data.policy).toBe('daily');
     const now = new Date();
     const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
-    expect(Math.abs(Number(res.headers.get('retry-after')) - (midnight - Date.now()) / 1000)).toBeLessThan(5);
+    expect(
+      Math.abs(Number(res.headers.get('retry-after')) - (midnight - Date.now()) / 1000),
+    ).toBeLessThan(5);
     expect(await upstreamSaw(id)).toEqual([]);
   });
 
@@ -132,8 +175,14 @@ describe('quotas', () => {
     const tenant = await createTenant();
     await setLimits(tenant, { policies: [], quota: { groups: { sessions: { daily: 5 } } } });
     const team = (await asTenant(tenant, '/team/lists')).body.data.data[0].team_id;
-    expect((await asTenant(tenant, '/session/create', { method: 'POST', json: { team_id: team } })).res.status).toBe(200);
-    const second = await asTenant(tenant, '/session/create', { method: 'POST', json: { team_id: team } });
+    expect(
+      (await asTenant(tenant, '/session/create', { method: 'POST', json: { team_id: team } })).res
+        .status,
+    ).toBe(200);
+    const second = await asTenant(tenant, '/session/create', {
+      method: 'POST',
+      json: { team_id: team },
+    });
     expect(second.res.status).toBe(429);
     expect(second.body.data.policy).toBe('sessions-daily');
     expect((await asTenant(tenant, '/team/lists')).res.status).toBe(200);
@@ -143,15 +192,24 @@ describe('quotas', () => {
 describe('revocation', () => {
   it('a revoked token fails on its very next request, even while isolates still remember it', async () => {
     const tenant = await createTenant();
-    const issued = await envelope(await admin(`/tenants/${tenant.id}/tokens`, { method: 'POST', body: JSON.stringify({ name: 'second' }) }));
+    const issued = await envelope(
+      await admin(`/tenants/${tenant.id}/tokens`, {
+        method: 'POST',
+        body: JSON.stringify({ name: 'second' }),
+      }),
+    );
     const second = issued.data.token as string;
     const remember = { TENANT_MEMO_TTL_MS: '60000' };
-    const call = (token: string) => gatewayWith(remember, '/team/lists', { headers: { authorization: token } });
+    const call = (token: string) =>
+      gatewayWith(remember, '/team/lists', { headers: { authorization: token } });
     expect((await call(tenant.token)).status).toBe(200);
 
     // What another isolate sees right after a revocation: KV still has the
     // token (deletion not yet propagated), only the TenantGuard knows.
-    await testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenant.id)).revoke(tenant.tokenId, Date.now());
+    await testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenant.id)).revoke(
+      tenant.tokenId,
+      Date.now(),
+    );
 
     const res = await call(tenant.token);
     expect(res.status).toBe(401);
@@ -162,7 +220,9 @@ describe('revocation', () => {
   it('the operator endpoint revokes: 401 on the next request', async () => {
     const tenant = await createTenant();
     expect((await asTenant(tenant, '/team/lists')).res.status).toBe(200);
-    expect((await admin(`/tenants/${tenant.id}/tokens/${tenant.tokenId}`, { method: 'DELETE' })).status).toBe(200);
+    expect(
+      (await admin(`/tenants/${tenant.id}/tokens/${tenant.tokenId}`, { method: 'DELETE' })).status,
+    ).toBe(200);
     const { res, body } = await asTenant(tenant, '/team/lists');
     expect(res.status).toBe(401);
     expect([ERRORS.TOKEN_REVOKED.code, ERRORS.INVALID_TOKEN.code]).toContain(body.code);
@@ -171,9 +231,17 @@ describe('revocation', () => {
   it('lists tokens without their secrets, and 404s an unknown token', async () => {
     const tenant = await createTenant();
     const listed = await envelope(await admin(`/tenants/${tenant.id}/tokens`));
-    expect(listed.data.tokens).toEqual([expect.objectContaining({ id: tenant.tokenId, prefix: tenant.token.slice(0, 9), last4: tenant.token.slice(-4) })]);
+    expect(listed.data.tokens).toEqual([
+      expect.objectContaining({
+        id: tenant.tokenId,
+        prefix: tenant.token.slice(0, 9),
+        last4: tenant.token.slice(-4),
+      }),
+    ]);
     expect(JSON.stringify(listed)).not.toContain(tenant.token);
-    const res = await admin(`/tenants/${tenant.id}/tokens/tok_0000000000000000`, { method: 'DELETE' });
+    const res = await admin(`/tenants/${tenant.id}/tokens/tok_0000000000000000`, {
+      method: 'DELETE',
+    });
     expect(res.status).toBe(404);
   });
 });
@@ -182,13 +250,17 @@ describe('when the limiter cannot be reached', () => {
   // A namespace whose objects cannot be reached, as during an outage.
   const unreachable = {
     idFromName: (name: string) => testEnv.TENANT_GUARD.idFromName(name),
-    get: () => ({ admit: () => Promise.reject(new Error('Durable Object reset because its code was updated.')) }),
+    get: () => ({
+      admit: () => Promise.reject(new Error('Durable Object reset because its code was updated.')),
+    }),
   } as unknown as typeof testEnv.TENANT_GUARD;
 
   it('fails closed by default: 503, nothing forwarded', async () => {
     const tenant = await createTenant();
     const id = requestId();
-    const res = await gatewayWith({ TENANT_GUARD: unreachable }, '/team/lists', { headers: { authorization: tenant.token, 'x-request-id': id } });
+    const res = await gatewayWith({ TENANT_GUARD: unreachable }, '/team/lists', {
+      headers: { authorization: tenant.token, 'x-request-id': id },
+    });
     expect(res.status).toBe(503);
     expect((await envelope(res)).code).toBe(ERRORS.LIMITER_UNAVAILABLE.code);
     expect(await upstreamSaw(id)).toEqual([]);
@@ -196,7 +268,11 @@ describe('when the limiter cannot be reached', () => {
 
   it('fails open when LIMITER_FAILURE_MODE=open', async () => {
     const tenant = await createTenant();
-    const res = await gatewayWith({ TENANT_GUARD: unreachable, LIMITER_FAILURE_MODE: 'open' }, '/team/lists', { headers: { authorization: tenant.token } });
+    const res = await gatewayWith(
+      { TENANT_GUARD: unreachable, LIMITER_FAILURE_MODE: 'open' },
+      '/team/lists',
+      { headers: { authorization: tenant.token } },
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('ratelimit')).toBeNull();
   });
@@ -205,19 +281,38 @@ describe('when the limiter cannot be reached', () => {
 describe('operator limits API', () => {
   it.each([
     ['a reserved name', { policies: [{ name: 'daily', limit: 1, window_s: 1 }] }, 'reserved'],
-    ['duplicate names', { policies: [{ name: 'a', limit: 1, window_s: 1 }, { name: 'a', limit: 2, window_s: 2 }] }, 'unique'],
+    [
+      'duplicate names',
+      {
+        policies: [
+          { name: 'a', limit: 1, window_s: 1 },
+          { name: 'a', limit: 2, window_s: 2 },
+        ],
+      },
+      'unique',
+    ],
     ['a zero limit', { policies: [{ name: 'a', limit: 0, window_s: 1 }] }, 'policies.0.limit'],
-    ['an unknown group', { policies: [], quota: { groups: { widgets: { daily: 1 } } } }, 'quota.groups'],
+    [
+      'an unknown group',
+      { policies: [], quota: { groups: { widgets: { daily: 1 } } } },
+      'quota.groups',
+    ],
   ])('refuses %s', async (_, limits, says) => {
     const tenant = await createTenant();
-    const res = await admin(`/tenants/${tenant.id}/limits`, { method: 'PUT', body: JSON.stringify(limits) });
+    const res = await admin(`/tenants/${tenant.id}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify(limits),
+    });
     expect(res.status).toBe(400);
     expect(JSON.stringify(await envelope(res))).toContain(says);
   });
 
   it('shows usage: counters and what remains', async () => {
     const tenant = await createTenant();
-    await setLimits(tenant, { policies: [{ name: 'burst', limit: 10, window_s: 3600 }], quota: { daily: 50, monthly: 500 } });
+    await setLimits(tenant, {
+      policies: [{ name: 'burst', limit: 10, window_s: 3600 }],
+      quota: { daily: 50, monthly: 500 },
+    });
     await asTenant(tenant, '/team/lists');
     await asTenant(tenant, '/team/lists');
     const usage = await envelope(await admin(`/tenants/${tenant.id}/usage`));

@@ -1,6 +1,15 @@
 /** No log line the gateway writes carries a token or a platform key. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { admin, asTenant, createTenant, envelope, gatewayWith, injectFault, platformKeys, requestId } from './helpers';
+import {
+  admin,
+  asTenant,
+  createTenant,
+  envelope,
+  gatewayWith,
+  injectFault,
+  platformKeys,
+  requestId,
+} from './helpers';
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -13,18 +22,29 @@ describe('logs', () => {
       });
     }
     const t = await createTenant(platformKeys.demo, 'logged');
-    const issued = await envelope(await admin(`/tenants/${t.id}/tokens`, { method: 'POST', body: JSON.stringify({ name: 'x' }) }));
+    const issued = await envelope(
+      await admin(`/tenants/${t.id}/tokens`, {
+        method: 'POST',
+        body: JSON.stringify({ name: 'x' }),
+      }),
+    );
     await asTenant(t, '/team/lists');
     await asTenant(t, '/user/apikey/lists');
-    await admin(`/tenants/${t.id}`, { method: 'PATCH', body: JSON.stringify({ platform_key: platformKeys.other }) });
+    await admin(`/tenants/${t.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ platform_key: platformKeys.other }),
+    });
     const id = requestId();
     await injectFault({ request_id: id, kind: 'reset' });
     await asTenant(t, '/agent/lists', { headers: { 'x-request-id': id } });
-    await gatewayWith({ TENANT_GUARD: undefined as never }, '/agent/lists', { headers: { authorization: t.token } });
+    await gatewayWith({ TENANT_GUARD: undefined as never }, '/agent/lists', {
+      headers: { authorization: t.token },
+    });
     await admin(`/tenants/${t.id}/tokens/${issued.data.id}`, { method: 'DELETE' });
 
     expect(lines.length).toBeGreaterThan(4);
     const all = lines.join('\n');
-    for (const secret of [t.token, issued.data.token, platformKeys.demo, platformKeys.other]) expect(all).not.toContain(secret);
+    for (const secret of [t.token, issued.data.token, platformKeys.demo, platformKeys.other])
+      expect(all).not.toContain(secret);
   });
 });

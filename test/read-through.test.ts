@@ -21,9 +21,21 @@ function upstream(code = 0) {
   return { fetchFresh, calls: () => calls };
 }
 
-async function read(key: string, fetchFresh: ReadThrough['fetchFresh'], now: number, revalidate = false) {
+async function read(
+  key: string,
+  fetchFresh: ReadThrough['fetchFresh'],
+  now: number,
+  revalidate = false,
+) {
   const ctx = createExecutionContext();
-  const outcome = await readThrough({ key, policy, revalidate, fetchFresh, now, waitUntil: (p) => ctx.waitUntil(p) });
+  const outcome = await readThrough({
+    key,
+    policy,
+    revalidate,
+    fetchFresh,
+    now,
+    waitUntil: (p) => ctx.waitUntil(p),
+  });
   await waitOnExecutionContext(ctx);
   return { ...outcome, data: JSON.parse(outcome.result.text).data };
 }
@@ -34,16 +46,35 @@ describe('readThrough', () => {
   it('is fresh for ttl_s, stale for grace_s with one background refresh, then a miss', async () => {
     const key = freshKey();
     const up = upstream();
-    expect(await read(key, up.fetchFresh, T0)).toMatchObject({ status: 'MISS', age: 0, data: { version: 1 } });
-    expect(await read(key, up.fetchFresh, T0 + 59_999)).toMatchObject({ status: 'HIT', age: 59, data: { version: 1 } });
+    expect(await read(key, up.fetchFresh, T0)).toMatchObject({
+      status: 'MISS',
+      age: 0,
+      data: { version: 1 },
+    });
+    expect(await read(key, up.fetchFresh, T0 + 59_999)).toMatchObject({
+      status: 'HIT',
+      age: 59,
+      data: { version: 1 },
+    });
 
     // Past the TTL: the stale entry is served at once, a refresh runs behind it.
-    expect(await read(key, up.fetchFresh, T0 + 61_000)).toMatchObject({ status: 'STALE', age: 61, data: { version: 1 } });
+    expect(await read(key, up.fetchFresh, T0 + 61_000)).toMatchObject({
+      status: 'STALE',
+      age: 61,
+      data: { version: 1 },
+    });
     expect(up.calls()).toBe(2);
-    expect(await read(key, up.fetchFresh, T0 + 61_000)).toMatchObject({ status: 'HIT', age: 0, data: { version: 2 } });
+    expect(await read(key, up.fetchFresh, T0 + 61_000)).toMatchObject({
+      status: 'HIT',
+      age: 0,
+      data: { version: 2 },
+    });
 
     // Past TTL + grace of the refreshed entry: a plain miss.
-    expect(await read(key, up.fetchFresh, T0 + 61_000 + 360_000)).toMatchObject({ status: 'MISS', data: { version: 3 } });
+    expect(await read(key, up.fetchFresh, T0 + 61_000 + 360_000)).toMatchObject({
+      status: 'MISS',
+      data: { version: 3 },
+    });
   });
 
   it('never stores a platform error', async () => {
@@ -58,7 +89,10 @@ describe('readThrough', () => {
     const key = freshKey();
     const up = upstream();
     await read(key, up.fetchFresh, T0);
-    expect(await read(key, up.fetchFresh, T0 + 1, true)).toMatchObject({ status: 'MISS', data: { version: 2 } });
+    expect(await read(key, up.fetchFresh, T0 + 1, true)).toMatchObject({
+      status: 'MISS',
+      data: { version: 2 },
+    });
   });
 
   it('coalesces concurrent misses into one upstream call', async () => {
@@ -89,17 +123,26 @@ describe('cache keys', () => {
   };
 
   it('are the same for the same normalized query in any order', async () => {
-    expect(await cacheKeyUrl(parts)).toBe(await cacheKeyUrl({ ...parts, query: { page_size: 10, page_num: 1, team_type: undefined } }));
+    expect(await cacheKeyUrl(parts)).toBe(
+      await cacheKeyUrl({ ...parts, query: { page_size: 10, page_num: 1, team_type: undefined } }),
+    );
   });
 
   it('differ by platform key, version, route and query', async () => {
     const base = await cacheKeyUrl(parts);
-    for (const change of [{ keyFingerprint: 'b'.repeat(64) }, { version: '1' }, { routeId: 'x' }, { query: { page_num: 2, page_size: 10 } }]) {
+    for (const change of [
+      { keyFingerprint: 'b'.repeat(64) },
+      { version: '1' },
+      { routeId: 'x' },
+      { query: { page_num: 2, page_size: 10 } },
+    ]) {
       expect(await cacheKeyUrl({ ...parts, ...change })).not.toBe(base);
     }
   });
 
   it('contain nothing but a hash', async () => {
-    expect(await cacheKeyUrl(parts)).toMatch(/^https:\/\/gateway-cache\.invalid\/v1\/[0-9a-f]{64}$/);
+    expect(await cacheKeyUrl(parts)).toMatch(
+      /^https:\/\/gateway-cache\.invalid\/v1\/[0-9a-f]{64}$/,
+    );
   });
 });

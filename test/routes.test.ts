@@ -19,19 +19,37 @@ interface Case {
 }
 
 let tenant: TestTenant;
-const ids = { team: '', agent: '', session: '', seededSession: '', browser: '', message1: '', message2: '', apiKey: 0 };
+const ids = {
+  team: '',
+  agent: '',
+  session: '',
+  seededSession: '',
+  browser: '',
+  message1: '',
+  message2: '',
+  apiKey: 0,
+};
 
 beforeAll(async () => {
   tenant = await createTenant(platformKeys.demo, 'routes');
   const teams = (await asTenant(tenant, '/team/lists')).body.data.data;
   ids.team = teams[0].team_id;
   ids.agent = (await asTenant(tenant, '/agent/lists')).body.data.data[0].agent_id;
-  ids.session = (await asTenant(tenant, '/session/create', { method: 'POST', json: { team_id: ids.team, task: 'seed' } })).body.data.session_id;
+  ids.session = (
+    await asTenant(tenant, '/session/create', {
+      method: 'POST',
+      json: { team_id: ids.team, task: 'seed' },
+    })
+  ).body.data.session_id;
   const session = (await asTenant(tenant, `/session/info/${ids.session}`)).body.data;
   ids.browser = session.browser_id;
   // Seeded sessions have history; the emulator's call records name them.
-  ids.seededSession = (await asTenant(tenant, '/user/call/lists?order=asc')).body.data.data[0].session_id;
-  const messages = (await asTenant(tenant, `/session/message/lists?session_id=${ids.seededSession}`)).body.data.messages;
+  ids.seededSession = (
+    await asTenant(tenant, '/user/call/lists?order=asc')
+  ).body.data.data[0].session_id;
+  const messages = (
+    await asTenant(tenant, `/session/message/lists?session_id=${ids.seededSession}`)
+  ).body.data.messages;
   [ids.message1, ids.message2] = [messages[0].message_id, messages.at(-1).message_id];
   const seeded = (await asTenant(tenant, '/team/lists')).body.data;
   expect(seeded.total).toBeGreaterThan(0);
@@ -41,20 +59,66 @@ beforeAll(async () => {
 });
 
 const cases: Record<string, () => Case> = {
-  'apikey.create': () => ({ method: 'POST', path: '/user/apikey/new', json: { name: 'ci' }, upstreamPath: '/user/apikey/new', upstreamBody: { name: 'ci' } }),
-  'apikey.delete': () => ({ method: 'DELETE', path: `/user/apikey/delete/${ids.apiKey}`, upstreamPath: `/user/apikey/delete/${ids.apiKey}` }),
-  'apikey.list': () => ({ method: 'GET', path: '/user/apikey/lists', upstreamPath: '/user/apikey/lists', upstreamQuery: { page_num: '1', page_size: '10' } }),
-  'calls.filter_values': () => ({ method: 'GET', path: '/user/call/filter_values', upstreamPath: '/user/call/filter_values', upstreamQuery: {} }),
+  'apikey.create': () => ({
+    method: 'POST',
+    path: '/user/apikey/new',
+    json: { name: 'ci' },
+    upstreamPath: '/user/apikey/new',
+    upstreamBody: { name: 'ci' },
+  }),
+  'apikey.delete': () => ({
+    method: 'DELETE',
+    path: `/user/apikey/delete/${ids.apiKey}`,
+    upstreamPath: `/user/apikey/delete/${ids.apiKey}`,
+  }),
+  'apikey.list': () => ({
+    method: 'GET',
+    path: '/user/apikey/lists',
+    upstreamPath: '/user/apikey/lists',
+    upstreamQuery: { page_num: '1', page_size: '10' },
+  }),
+  'calls.filter_values': () => ({
+    method: 'GET',
+    path: '/user/call/filter_values',
+    upstreamPath: '/user/call/filter_values',
+    upstreamQuery: {},
+  }),
   'calls.list': () => ({
     method: 'GET',
     path: '/user/call/lists?start_date=2026-09-01&end_date=2026-10-31&order_field=total_cost&order=asc&page_size=5',
     upstreamPath: '/user/call/lists',
-    upstreamQuery: { page_num: '1', page_size: '5', platform: 'all', start_date: '2026-09-01', end_date: '2026-10-31', order_field: 'total_cost', order: 'asc' },
+    upstreamQuery: {
+      page_num: '1',
+      page_size: '5',
+      platform: 'all',
+      start_date: '2026-09-01',
+      end_date: '2026-10-31',
+      order_field: 'total_cost',
+      order: 'asc',
+    },
   }),
-  'team.list': () => ({ method: 'GET', path: '/team/lists?team_type=user&page_num=1', upstreamPath: '/team/lists', upstreamQuery: { page_num: '1', page_size: '10', team_type: 'user' } }),
-  'team.info': () => ({ method: 'GET', path: `/team/info/${ids.team}`, upstreamPath: `/team/info/${ids.team}` }),
-  'agent.list': () => ({ method: 'GET', path: '/agent/lists?agent_type=all', upstreamPath: '/agent/lists', upstreamQuery: { agent_type: 'all', page_num: '1', page_size: '10' } }),
-  'agent.info': () => ({ method: 'GET', path: `/agent/info/${ids.agent}`, upstreamPath: `/agent/info/${ids.agent}` }),
+  'team.list': () => ({
+    method: 'GET',
+    path: '/team/lists?team_type=user&page_num=1',
+    upstreamPath: '/team/lists',
+    upstreamQuery: { page_num: '1', page_size: '10', team_type: 'user' },
+  }),
+  'team.info': () => ({
+    method: 'GET',
+    path: `/team/info/${ids.team}`,
+    upstreamPath: `/team/info/${ids.team}`,
+  }),
+  'agent.list': () => ({
+    method: 'GET',
+    path: '/agent/lists?agent_type=all',
+    upstreamPath: '/agent/lists',
+    upstreamQuery: { agent_type: 'all', page_num: '1', page_size: '10' },
+  }),
+  'agent.info': () => ({
+    method: 'GET',
+    path: `/agent/info/${ids.agent}`,
+    upstreamPath: `/agent/info/${ids.agent}`,
+  }),
   'session.create': () => ({
     method: 'POST',
     path: '/session/create',
@@ -62,7 +126,11 @@ const cases: Record<string, () => Case> = {
     upstreamPath: '/session/create',
     upstreamBody: { team_id: ids.team, task: 'Find flights', title: 'Trip' },
   }),
-  'session.info': () => ({ method: 'GET', path: `/session/info/${ids.session}`, upstreamPath: `/session/info/${ids.session}` }),
+  'session.info': () => ({
+    method: 'GET',
+    path: `/session/info/${ids.session}`,
+    upstreamPath: `/session/info/${ids.session}`,
+  }),
   'session.rename': () => ({
     method: 'PUT',
     path: `/session/info/${ids.session}`,
@@ -74,15 +142,29 @@ const cases: Record<string, () => Case> = {
     method: 'GET',
     path: `/session/message/lists?session_id=${ids.session}&role=user&from_timestamp=2020-01-01T00:00:00Z`,
     upstreamPath: '/session/message/lists',
-    upstreamQuery: { session_id: ids.session, page_num: '1', page_size: '20', role: 'user', from_timestamp: '2020-01-01T00:00:00Z' },
+    upstreamQuery: {
+      session_id: ids.session,
+      page_num: '1',
+      page_size: '20',
+      role: 'user',
+      from_timestamp: '2020-01-01T00:00:00Z',
+    },
   }),
   'session.messages_between': () => ({
     method: 'GET',
     path: `/session/message/between?session_id=${ids.seededSession}&from_message_id=${ids.message1}&to_message_id=${ids.message2}`,
     upstreamPath: '/session/message/between',
-    upstreamQuery: { session_id: ids.seededSession, from_message_id: ids.message1, to_message_id: ids.message2 },
+    upstreamQuery: {
+      session_id: ids.seededSession,
+      from_message_id: ids.message1,
+      to_message_id: ids.message2,
+    },
   }),
-  'browser.info': () => ({ method: 'GET', path: `/browser/info/${ids.browser}`, upstreamPath: `/browser/info/${ids.browser}` }),
+  'browser.info': () => ({
+    method: 'GET',
+    path: `/browser/info/${ids.browser}`,
+    upstreamPath: `/browser/info/${ids.browser}`,
+  }),
   'browser.list': () => ({
     method: 'GET',
     path: `/browser/lists?session_id=${ids.session}`,
@@ -95,7 +177,11 @@ const cases: Record<string, () => Case> = {
     upstreamPath: '/browser/page/lists',
     upstreamQuery: { browser_id: ids.browser, page_num: '1', page_size: '3' },
   }),
-  'browser.release': () => ({ method: 'DELETE', path: `/browser/release/${ids.browser}`, upstreamPath: `/browser/release/${ids.browser}` }),
+  'browser.release': () => ({
+    method: 'DELETE',
+    path: `/browser/release/${ids.browser}`,
+    upstreamPath: `/browser/release/${ids.browser}`,
+  }),
 };
 
 describe('route table', () => {
@@ -114,7 +200,11 @@ describe.each(ROUTE_SPECS.map((spec) => [spec.id, spec] as const))('%s', (id, sp
     const c = cases[id]!();
     // no-cache: cacheable reads must still reach the platform in this test.
     const headers = spec.cache ? { 'cache-control': 'no-cache' } : undefined;
-    const { res, body, id: rid } = await asTenant(tenant, c.path, { method: c.method, json: c.json, headers });
+    const {
+      res,
+      body,
+      id: rid,
+    } = await asTenant(tenant, c.path, { method: c.method, json: c.json, headers });
 
     expect(res.status).toBe(200);
     expect(body).toMatchObject({ code: 0, msg: 'Success' });
@@ -125,7 +215,9 @@ describe.each(ROUTE_SPECS.map((spec) => [spec.id, spec] as const))('%s', (id, sp
     expect(seen!.method).toBe(spec.method);
     expect(seen!.path).toBe(c.upstreamPath);
     if (c.upstreamQuery) expect(seen!.query).toEqual(c.upstreamQuery);
-    expect(seen!.body === null || seen!.body === '' ? undefined : JSON.parse(seen!.body)).toEqual(c.upstreamBody);
+    expect(seen!.body === null || seen!.body === '' ? undefined : JSON.parse(seen!.body)).toEqual(
+      c.upstreamBody,
+    );
 
     // The platform key in the route's header, raw; the caller's token nowhere.
     const other = spec.credential === 'authorization' ? 'x-api-key' : 'authorization';

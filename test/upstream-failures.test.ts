@@ -4,18 +4,32 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
-import { createTenant, envelope, gatewayWith, injectFault, requestId, type TestTenant, upstreamSaw } from './helpers';
+import {
+  createTenant,
+  envelope,
+  gatewayWith,
+  injectFault,
+  requestId,
+  type TestTenant,
+  upstreamSaw,
+} from './helpers';
 
 let tenant: TestTenant;
 beforeAll(async () => {
   tenant = await createTenant();
 });
 
-async function callWithFault(fault: Record<string, unknown>, settings: Record<string, string> = {}, path = '/agent/lists') {
+async function callWithFault(
+  fault: Record<string, unknown>,
+  settings: Record<string, string> = {},
+  path = '/agent/lists',
+) {
   const id = requestId('fault');
   await injectFault({ request_id: id, ...fault });
   const started = Date.now();
-  const res = await gatewayWith(settings, path, { headers: { authorization: `Bearer ${tenant.token}`, 'x-request-id': id } });
+  const res = await gatewayWith(settings, path, {
+    headers: { authorization: `Bearer ${tenant.token}`, 'x-request-id': id },
+  });
   return { res, id, body: await envelope(res), elapsed: Date.now() - started };
 }
 
@@ -23,7 +37,11 @@ describe('upstream failures', () => {
   const cases = [
     ['HTTP 500 from the platform', { kind: 'status', status: 500 }, 'UPSTREAM_HTTP_ERROR'],
     ['HTTP 503 from the platform', { kind: 'status', status: 503 }, 'UPSTREAM_HTTP_ERROR'],
-    ['HTTP 401: the tenant key is rejected', { kind: 'status', status: 401 }, 'UPSTREAM_AUTH_REJECTED'],
+    [
+      'HTTP 401: the tenant key is rejected',
+      { kind: 'status', status: 401 },
+      'UPSTREAM_AUTH_REJECTED',
+    ],
     ['an HTML page', { kind: 'html' }, 'UPSTREAM_NOT_JSON'],
     ['truncated JSON', { kind: 'invalid_json' }, 'UPSTREAM_INVALID_JSON'],
     ['JSON without an envelope', { kind: 'bad_envelope' }, 'UPSTREAM_BAD_ENVELOPE'],
@@ -41,7 +59,10 @@ describe('upstream failures', () => {
   });
 
   it('a platform that does not answer in time: 504 after UPSTREAM_TIMEOUT_MS', async () => {
-    const { res, body, elapsed } = await callWithFault({ kind: 'hang', delay_ms: 5000 }, { UPSTREAM_TIMEOUT_MS: '300' });
+    const { res, body, elapsed } = await callWithFault(
+      { kind: 'hang', delay_ms: 5000 },
+      { UPSTREAM_TIMEOUT_MS: '300' },
+    );
     expect(res.status).toBe(504);
     expect(body.code).toBe(ERRORS.UPSTREAM_TIMEOUT.code);
     expect(body.msg).toContain('300 ms');

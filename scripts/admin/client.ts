@@ -25,7 +25,9 @@ export function adminToken(url: string): string {
     const m = /^ADMIN_TOKEN=(.+)$/m.exec(readFileSync('.dev.vars', 'utf8'));
     if (m) return m[1]!.trim();
   }
-  throw new CliError('No operator token: set ADMIN_TOKEN (for the local dev gateway it is read from .dev.vars).');
+  throw new CliError(
+    'No operator token: set ADMIN_TOKEN (for the local dev gateway it is read from .dev.vars).',
+  );
 }
 
 export function client(url: string, token: string): Client {
@@ -37,18 +39,25 @@ export function client(url: string, token: string): Client {
       try {
         res = await fetch(`${base}/admin${path}`, {
           method,
-          headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          headers: {
+            authorization: `Bearer ${token}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(30_000),
         });
       } catch {
-        throw new CliError(`Cannot reach the gateway at ${base}: is it running (npm start) and is --url right?`);
+        throw new CliError(
+          `Cannot reach the gateway at ${base}: is it running (npm start) and is --url right?`,
+        );
       }
       let envelope: Envelope;
       try {
         envelope = (await res.json()) as Envelope;
       } catch {
-        throw new CliError(`The gateway at ${base} answered HTTP ${res.status} without a JSON envelope: is --url a gateway?`);
+        throw new CliError(
+          `The gateway at ${base} answered HTTP ${res.status} without a JSON envelope: is --url a gateway?`,
+        );
       }
       if (envelope.code !== 0) {
         const rid = envelope.data?.request_id ? ` (request id ${envelope.data.request_id})` : '';

@@ -70,7 +70,14 @@ export async function runRound(target: Target, opts: RoundOptions): Promise<Roun
   const unsent = opts.requests - sent;
   if (unsent > 0) samples.add(`${unsent} not sent within the ${opts.capMs} ms cap`);
   latencies.sort((a, b) => a - b);
-  return { sent, ok: latencies.length, errors: errors + unsent, errorSamples: [...samples], wallMs, latenciesMs: latencies };
+  return {
+    sent,
+    ok: latencies.length,
+    errors: errors + unsent,
+    errorSamples: [...samples],
+    wallMs,
+    latenciesMs: latencies,
+  };
 }
 
 /** Resolves to null on the expected status and envelope code, else to a short description of what went wrong. */
@@ -82,8 +89,12 @@ function getOnce(target: Target, success: RegExp, timeoutMs: number): Promise<st
       res.on('error', (e) => resolve(`response error: ${e.message}`));
       res.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode !== target.expect.status) resolve(`HTTP ${res.statusCode}: ${body.slice(0, 120)}`);
-        else if (!success.test(body)) resolve(`HTTP ${res.statusCode} but not code ${target.expect.code}: ${body.slice(0, 120)}`);
+        if (res.statusCode !== target.expect.status)
+          resolve(`HTTP ${res.statusCode}: ${body.slice(0, 120)}`);
+        else if (!success.test(body))
+          resolve(
+            `HTTP ${res.statusCode} but not code ${target.expect.code}: ${body.slice(0, 120)}`,
+          );
         else resolve(null);
       });
     });

@@ -41,16 +41,24 @@ const LIMITS_ON = {
 // No TenantGuard call at all. Without its cache version the read cache is bypassed too.
 const LIMITS_OFF = { LIMITS_ENABLED: 'false' };
 
-const teamLists = (cacheControl?: string) => ({ stack, token }: BenchContext) => ({
-  url: `${stack.gatewayUrl}/team/lists`,
-  headers: { authorization: `Bearer ${token}`, ...(cacheControl ? { 'cache-control': cacheControl } : {}) },
-});
+const teamLists =
+  (cacheControl?: string) =>
+  ({ stack, token }: BenchContext) => ({
+    url: `${stack.gatewayUrl}/team/lists`,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(cacheControl ? { 'cache-control': cacheControl } : {}),
+    },
+  });
 
 export const scenarios: Scenario[] = [
   {
     name: 'direct',
     vars: LIMITS_ON,
-    request: ({ stack }) => ({ url: `${stack.emulatorUrl}/team/lists`, headers: { authorization: DEMO_PLATFORM_KEY } }),
+    request: ({ stack }) => ({
+      url: `${stack.emulatorUrl}/team/lists`,
+      headers: { authorization: DEMO_PLATFORM_KEY },
+    }),
   },
   {
     // Every request forwarded to the platform: the read cache is bypassed (X-Cache: BYPASS).

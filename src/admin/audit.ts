@@ -1,11 +1,11 @@
 /** Operator API: the audit log (newest first, paged) and key maintenance. */
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { HonoEnv } from '../env';
-import { intField } from '../routes/schemas';
-import { validated } from '../middleware/validate';
 import { auditLog } from '../audit/log';
+import type { HonoEnv } from '../env';
 import { ok } from '../errors';
+import { validated } from '../middleware/validate';
+import { intField } from '../routes/schemas';
 import { adminStore, audit, tenantIdField } from './common';
 
 const auditQuery = z.strictObject({

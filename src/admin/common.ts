@@ -11,7 +11,8 @@ type AdminContext = Context<HonoEnv>;
 
 export { ok } from '../errors';
 
-export const tenantIdField = (name: string) => z.string().regex(/^ten_[0-9A-Za-z]{16}$/, `${name} must be a tenant id (ten_...)`);
+export const tenantIdField = (name: string) =>
+  z.string().regex(/^ten_[0-9A-Za-z]{16}$/, `${name} must be a tenant id (ten_...)`);
 const tokenId = z.string().regex(/^tok_[0-9A-Za-z]{16}$/, 'token_id must be a token id (tok_...)');
 export const tenantParams = z.object({ id: tenantIdField('id') });
 export const tokenParams = z.object({ id: tenantIdField('id'), token_id: tokenId });
@@ -33,7 +34,11 @@ export { guardFor } from '../limits/guard';
  * Records an operator action in the AuditLog and the log stream. Callers pass
  * ids and field names only, never a token or a platform key.
  */
-export async function audit(c: AdminContext, action: string, entry: Partial<Omit<NewAuditEntry, 'action' | 'request_id'>> = {}) {
+export async function audit(
+  c: AdminContext,
+  action: string,
+  entry: Partial<Omit<NewAuditEntry, 'action' | 'request_id'>> = {},
+) {
   const record: NewAuditEntry = {
     action,
     tenant_id: entry.tenant_id ?? null,

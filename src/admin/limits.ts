@@ -4,19 +4,25 @@ import type { HonoEnv } from '../env';
 import { limitsSchema } from '../limits/policy';
 import { requireJson, validated } from '../middleware/validate';
 import { randomBase62 } from '../tenants/token';
-import { adminStore, audit, existingTenant, ok, guardFor, tenantParams } from './common';
+import { adminStore, audit, existingTenant, guardFor, ok, tenantParams } from './common';
 
 export function limitRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
 
-  app.put('/:id/limits', validated('param', tenantParams), requireJson(), validated('json', limitsSchema), async (c) => {
-    const { id } = c.req.valid('param');
-    await existingTenant(await adminStore(c), id);
-    const limits = c.req.valid('json');
-    await guardFor(c.env, id).setLimits(limits);
-    await audit(c, 'limits.set', { tenant_id: id, detail: { limits } });
-    return c.json(ok({ limits }));
-  });
+  app.put(
+    '/:id/limits',
+    validated('param', tenantParams),
+    requireJson(),
+    validated('json', limitsSchema),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      await existingTenant(await adminStore(c), id);
+      const limits = c.req.valid('json');
+      await guardFor(c.env, id).setLimits(limits);
+      await audit(c, 'limits.set', { tenant_id: id, detail: { limits } });
+      return c.json(ok({ limits }));
+    },
+  );
 
   app.delete('/:id/limits', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');

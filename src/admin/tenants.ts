@@ -5,11 +5,14 @@ import type { HonoEnv } from '../env';
 import { requireJson, validated } from '../middleware/validate';
 import { intField, originField, textField } from '../routes/schemas';
 import { publicTenant } from '../tenants/types';
-import { adminStore, audit, existingTenant, ok, guardFor, tenantParams } from './common';
+import { adminStore, audit, existingTenant, guardFor, ok, tenantParams } from './common';
 import { newToken, tokenSpecSchema } from './token-spec';
 
 // Printable ASCII only: the key goes into an HTTP header, and workerd warns (quoting the value) on anything else.
-const platformKey = textField('platform_key', 512, 8).regex(/^[\x21-\x7E]+$/, 'platform_key must be printable ASCII without spaces');
+const platformKey = textField('platform_key', 512, 8).regex(
+  /^[\x21-\x7E]+$/,
+  'platform_key must be printable ASCII without spaces',
+);
 /** Most browser origins one tenant may allow (README, limits). */
 const MAX_CORS_ORIGINS = 20;
 const corsOrigins = z.array(originField('each origin')).max(MAX_CORS_ORIGINS);
@@ -25,18 +28,42 @@ const updateBody = z
     platform_key: platformKey.optional(),
     cors_origins: corsOrigins.optional(),
   })
-  .refine((b) => Object.keys(b).length > 0, 'give at least one of name, platform_key, cors_origins (status: POST .../disable or .../enable)');
-const listQuery = z.strictObject({ page_size: intField('page_size', 1, 100).default(20), cursor: z.string().max(1024).optional() });
+  .refine(
+    (b) => Object.keys(b).length > 0,
+    'give at least one of name, platform_key, cors_origins (status: POST .../disable or .../enable)',
+  );
+const listQuery = z.strictObject({
+  page_size: intField('page_size', 1, 100).default(20),
+  cursor: z.string().max(1024).optional(),
+});
 
 export function tenantRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
 
   app.post('/', requireJson(), validated('json', createBody), async (c) => {
     const body = c.req.valid('json');
-    const { tenant, issued } = await (await adminStore(c)).createTenant(body.name, body.platform_key, newToken(body.token), body.cors_origins);
-    await audit(c, 'tenant.created', { tenant_id: tenant.id, token_id: issued.record.id, detail: { name: tenant.name, scopes: issued.record.scopes } });
+    const { tenant, issued } = await (await adminStore(c)).createTenant(
+      body.name,
+      body.platform_key,
+      newToken(body.token),
+      body.cors_origins,
+    );
+    await audit(c, 'tenant.created', {
+      tenant_id: tenant.id,
+      token_id: issued.record.id,
+      detail: { name: tenant.name, scopes: issued.record.scopes },
+    });
     // The token appears only here, once.
-    return c.json(ok({ tenant_id: tenant.id, token_id: issued.record.id, token: issued.token, scopes: issued.record.scopes, expires_at: issued.record.expires_at }), 201);
+    return c.json(
+      ok({
+        tenant_id: tenant.id,
+        token_id: issued.record.id,
+        token: issued.token,
+        scopes: issued.record.scopes,
+        expires_at: issued.record.expires_at,
+      }),
+      201,
+    );
   });
 
   app.get('/', validated('query', listQuery), async (c) => {
@@ -45,19 +72,33 @@ export function tenantRoutes(): Hono<HonoEnv> {
   });
 
   app.get('/:id', validated('param', tenantParams), async (c) => {
-    return c.json(ok(publicTenant(await existingTenant(await adminStore(c), c.req.valid('param').id))));
+    return c.json(
+      ok(publicTenant(await existingTenant(await adminStore(c), c.req.valid('param').id))),
+    );
   });
 
-  app.patch('/:id', validated('param', tenantParams), requireJson(), validated('json', updateBody), async (c) => {
-    const { id } = c.req.valid('param');
-    const patch = c.req.valid('json');
-    const store = await adminStore(c);
-    const updated = await store.updateTenant(await existingTenant(store, id), patch);
-    await audit(c, 'tenant.updated', { tenant_id: id, detail: { fields: Object.keys(patch).sort() } });
-    return c.json(ok(publicTenant(updated)));
-  });
+  app.patch(
+    '/:id',
+    validated('param', tenantParams),
+    requireJson(),
+    validated('json', updateBody),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const patch = c.req.valid('json');
+      const store = await adminStore(c);
+      const updated = await store.updateTenant(await existingTenant(store, id), patch);
+      await audit(c, 'tenant.updated', {
+        tenant_id: id,
+        detail: { fields: Object.keys(patch).sort() },
+      });
+      return c.json(ok(publicTenant(updated)));
+    },
+  );
 
-  for (const [action, status] of [['disable', 'disabled'], ['enable', 'active']] as const) {
+  for (const [action, status] of [
+    ['disable', 'disabled'],
+    ['enable', 'active'],
+  ] as const) {
     app.post(`/:id/${action}`, validated('param', tenantParams), async (c) => {
       const { id } = c.req.valid('param');
       const store = await adminStore(c);
@@ -82,4 +123,3 @@ export function tenantRoutes(): Hono<HonoEnv> {
 
   return app;
 }
-

@@ -11,7 +11,9 @@ export const MAX_TOKEN_LIFETIME_S = 5 * 365 * 86_400;
 export const tokenSpecSchema = z.strictObject({
   name: textField('name', 64, 1).default('default'),
   scopes: z.array(z.string().max(64)).min(1).max(32).default(['full']),
-  expires_at: z.iso.datetime({ offset: true, error: 'expires_at must be an ISO 8601 date-time with a zone' }).optional(),
+  expires_at: z.iso
+    .datetime({ offset: true, error: 'expires_at must be an ISO 8601 date-time with a zone' })
+    .optional(),
   expires_in_s: z.number().int().min(60).max(MAX_TOKEN_LIFETIME_S).optional(),
 });
 
@@ -21,21 +23,40 @@ export function newToken(spec: TokenSpec, now = Date.now()): NewToken {
   const { scopes, unknown } = expandScopes(spec.scopes);
   if (unknown.length > 0) {
     const allowed = [...Object.keys(PRESETS), ...ALL_SCOPES].join(', ');
-    throw new GatewayError('VALIDATION_FAILED', `Unknown scope ${unknown.join(', ')}; allowed: ${allowed}`, {
-      errors: [{ location: 'body', field: 'scopes', message: `unknown scope ${unknown.join(', ')}`, allowed: [...Object.keys(PRESETS), ...ALL_SCOPES] }],
-    });
+    throw new GatewayError(
+      'VALIDATION_FAILED',
+      `Unknown scope ${unknown.join(', ')}; allowed: ${allowed}`,
+      {
+        errors: [
+          {
+            location: 'body',
+            field: 'scopes',
+            message: `unknown scope ${unknown.join(', ')}`,
+            allowed: [...Object.keys(PRESETS), ...ALL_SCOPES],
+          },
+        ],
+      },
+    );
   }
-  if (spec.expires_at && spec.expires_in_s) throw bad('expires_at', 'give expires_at or expires_in_s, not both');
+  if (spec.expires_at && spec.expires_in_s)
+    throw bad('expires_at', 'give expires_at or expires_in_s, not both');
   let expires: number | null = null;
   if (spec.expires_in_s) expires = now + spec.expires_in_s * 1000;
   if (spec.expires_at) {
     expires = Date.parse(spec.expires_at);
     if (expires <= now) throw bad('expires_at', 'expires_at must be in the future');
-    if (expires > now + MAX_TOKEN_LIFETIME_S * 1000) throw bad('expires_at', 'expires_at must be within 5 years');
+    if (expires > now + MAX_TOKEN_LIFETIME_S * 1000)
+      throw bad('expires_at', 'expires_at must be within 5 years');
   }
-  return { name: spec.name, scopes, expires_at: expires === null ? null : new Date(expires).toISOString() };
+  return {
+    name: spec.name,
+    scopes,
+    expires_at: expires === null ? null : new Date(expires).toISOString(),
+  };
 }
 
 function bad(field: string, message: string) {
-  return new GatewayError('VALIDATION_FAILED', message, { errors: [{ location: 'body', field, message }] });
+  return new GatewayError('VALIDATION_FAILED', message, {
+    errors: [{ location: 'body', field, message }],
+  });
 }

@@ -52,23 +52,35 @@ export class AuditLog extends DurableObject {
       entry.request_id,
       JSON.stringify(entry.detail),
     );
-    this.sql.exec('DELETE FROM entries WHERE id <= (SELECT MAX(id) FROM entries) - ?', AUDIT_MAX_ENTRIES);
+    this.sql.exec(
+      'DELETE FROM entries WHERE id <= (SELECT MAX(id) FROM entries) - ?',
+      AUDIT_MAX_ENTRIES,
+    );
   }
 
   /** Newest first, in the platform's paged wrapper shape. */
   list(pageNum: number, pageSize: number, tenantId?: string) {
     const where = tenantId ? 'WHERE tenant_id = ?' : '';
     const args = tenantId ? [tenantId] : [];
-    const total = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM entries ${where}`, ...args).one().n;
+    const total = this.sql
+      .exec<{ n: number }>(`SELECT COUNT(*) AS n FROM entries ${where}`, ...args)
+      .one().n;
     const rows = this.sql
-      .exec<Row>(`SELECT * FROM entries ${where} ORDER BY id DESC LIMIT ? OFFSET ?`, ...args, pageSize, (pageNum - 1) * pageSize)
+      .exec<Row>(
+        `SELECT * FROM entries ${where} ORDER BY id DESC LIMIT ? OFFSET ?`,
+        ...args,
+        pageSize,
+        (pageNum - 1) * pageSize,
+      )
       .toArray();
     return {
       page_num: pageNum,
       page_size: pageSize,
       total,
       total_page: Math.ceil(total / pageSize),
-      data: rows.map((r): AuditEntry => ({ ...r, detail: JSON.parse(r.detail) as Record<string, unknown> })),
+      data: rows.map(
+        (r): AuditEntry => ({ ...r, detail: JSON.parse(r.detail) as Record<string, unknown> }),
+      ),
     };
   }
 }

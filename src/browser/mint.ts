@@ -14,7 +14,12 @@ import { originField } from '../routes/schemas';
 import { keyRing } from '../tenants/crypto';
 import { expandScopes, hasScope } from '../tenants/scopes';
 import { randomBase62 } from '../tenants/token';
-import { BROWSER_TOKEN_MAX_TTL_S, BROWSER_TOKEN_MIN_TTL_S, BROWSER_TOKEN_PREFIX, signBrowserToken } from './token';
+import {
+  BROWSER_TOKEN_MAX_TTL_S,
+  BROWSER_TOKEN_MIN_TTL_S,
+  BROWSER_TOKEN_PREFIX,
+  signBrowserToken,
+} from './token';
 
 /** Lifetime when the caller names none (README, limits). */
 export const BROWSER_TOKEN_DEFAULT_TTL_S = 900;
@@ -25,8 +30,14 @@ const mintBody = z.strictObject({
   ttl_s: z
     .number()
     .int()
-    .min(BROWSER_TOKEN_MIN_TTL_S, `ttl_s must be from ${BROWSER_TOKEN_MIN_TTL_S} to ${BROWSER_TOKEN_MAX_TTL_S}`)
-    .max(BROWSER_TOKEN_MAX_TTL_S, `ttl_s must be from ${BROWSER_TOKEN_MIN_TTL_S} to ${BROWSER_TOKEN_MAX_TTL_S}`)
+    .min(
+      BROWSER_TOKEN_MIN_TTL_S,
+      `ttl_s must be from ${BROWSER_TOKEN_MIN_TTL_S} to ${BROWSER_TOKEN_MAX_TTL_S}`,
+    )
+    .max(
+      BROWSER_TOKEN_MAX_TTL_S,
+      `ttl_s must be from ${BROWSER_TOKEN_MIN_TTL_S} to ${BROWSER_TOKEN_MAX_TTL_S}`,
+    )
     .default(BROWSER_TOKEN_DEFAULT_TTL_S),
 });
 
@@ -35,41 +46,71 @@ const isBrowserScope = (scope: string) => !scope.startsWith('apikeys:');
 
 /** Refused before the limiter counts anything: a browser token cannot mint. */
 const notFromBrowser = createMiddleware<HonoEnv>(async (c, next) => {
-  if (c.var.token.prefix === BROWSER_TOKEN_PREFIX) throw new GatewayError('BROWSER_TOKEN_CANNOT_MINT');
+  if (c.var.token.prefix === BROWSER_TOKEN_PREFIX)
+    throw new GatewayError('BROWSER_TOKEN_CANNOT_MINT');
   await next();
 });
 
 export function browserTokenRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
-  app.post('/auth/browser-token', tenantAuth(), notFromBrowser, requireJson(), validated('json', mintBody), tenantLimits('auth', () => 1), async (c) => {
-    const parent = c.var.token;
-    const { origin, scopes: asked, ttl_s } = c.req.valid('json');
-    if (!(c.var.tenant.cors_origins ?? []).includes(origin)) {
-      throw new GatewayError('ORIGIN_NOT_ALLOWED', `Origin ${origin} is not among this tenant's cors_origins`);
-    }
-    // By default a browser gets the minting token's scopes, less the API key ones.
-    const scopes = asked ? expandScopes(asked) : { scopes: parent.scopes.filter(isBrowserScope), unknown: [] };
-    if (scopes.unknown.length > 0) throw new GatewayError('VALIDATION_FAILED', `Unknown scope ${scopes.unknown.join(', ')}`);
-    // Presets such as `full` include API key scopes: a browser simply does not get them.
-    const granted = scopes.scopes.filter(isBrowserScope);
-    if (granted.length === 0) throw new GatewayError('VALIDATION_FAILED', 'Browser tokens cannot have API key scopes; ask for others');
-    const beyond = granted.filter((s) => !hasScope(parent.scopes, s));
-    if (beyond.length > 0) throw new GatewayError('SCOPE_REQUIRED', `A browser token cannot get scopes its minting token lacks: ${beyond.join(', ')}`, { scope: beyond[0] });
+  app.post(
+    '/auth/browser-token',
+    tenantAuth(),
+    notFromBrowser,
+    requireJson(),
+    validated('json', mintBody),
+    tenantLimits('auth', () => 1),
+    async (c) => {
+      const parent = c.var.token;
+      const { origin, scopes: asked, ttl_s } = c.req.valid('json');
+      if (!(c.var.tenant.cors_origins ?? []).includes(origin)) {
+        throw new GatewayError(
+          'ORIGIN_NOT_ALLOWED',
+          `Origin ${origin} is not among this tenant's cors_origins`,
+        );
+      }
+      // By default a browser gets the minting token's scopes, less the API key ones.
+      const scopes = asked
+        ? expandScopes(asked)
+        : { scopes: parent.scopes.filter(isBrowserScope), unknown: [] };
+      if (scopes.unknown.length > 0)
+        throw new GatewayError('VALIDATION_FAILED', `Unknown scope ${scopes.unknown.join(', ')}`);
+      // Presets such as `full` include API key scopes: a browser simply does not get them.
+      const granted = scopes.scopes.filter(isBrowserScope);
+      if (granted.length === 0)
+        throw new GatewayError(
+          'VALIDATION_FAILED',
+          'Browser tokens cannot have API key scopes; ask for others',
+        );
+      const beyond = granted.filter((s) => !hasScope(parent.scopes, s));
+      if (beyond.length > 0)
+        throw new GatewayError(
+          'SCOPE_REQUIRED',
+          `A browser token cannot get scopes its minting token lacks: ${beyond.join(', ')}`,
+          { scope: beyond[0] },
+        );
 
-    const parentEnd = parent.expires_at ? Date.parse(parent.expires_at) : Infinity;
-    if (parentEnd - Date.now() < BROWSER_TOKEN_MIN_TTL_S * 1000) {
-      throw new GatewayError('CONFLICT', `The minting token expires within ${BROWSER_TOKEN_MIN_TTL_S} s: rotate it first`);
-    }
-    const exp = Math.floor(Math.min(Date.now() + ttl_s * 1000, parentEnd) / 1000);
-    const token = await signBrowserToken(await keyRing(c.var.settings.KEY_ENCRYPTION_KEY), {
-      ten: c.var.tenant.id,
-      tok: parent.id,
-      org: origin,
-      scp: granted,
-      exp,
-      prt: `b${randomBase62(10)}`,
-    });
-    return c.json(ok({ token, origin, scopes: granted, expires_at: new Date(exp * 1000).toISOString() }), 201);
-  });
+      const parentEnd = parent.expires_at ? Date.parse(parent.expires_at) : Infinity;
+      if (parentEnd - Date.now() < BROWSER_TOKEN_MIN_TTL_S * 1000) {
+        throw new GatewayError(
+          'CONFLICT',
+          `The minting token expires within ${BROWSER_TOKEN_MIN_TTL_S} s: rotate it first`,
+        );
+      }
+      const exp = Math.floor(Math.min(Date.now() + ttl_s * 1000, parentEnd) / 1000);
+      const token = await signBrowserToken(await keyRing(c.var.settings.KEY_ENCRYPTION_KEY), {
+        ten: c.var.tenant.id,
+        tok: parent.id,
+        org: origin,
+        scp: granted,
+        exp,
+        prt: `b${randomBase62(10)}`,
+      });
+      return c.json(
+        ok({ token, origin, scopes: granted, expires_at: new Date(exp * 1000).toISOString() }),
+        201,
+      );
+    },
+  );
   return app;
 }

@@ -34,29 +34,55 @@ const claimsSchema = z.object({
 
 export type BrowserClaims = z.infer<typeof claimsSchema>;
 
-export async function signBrowserToken(ring: KeyRing, claims: Omit<BrowserClaims, 'kid'>): Promise<string> {
-  const payload = toBase64Url(new TextEncoder().encode(JSON.stringify({ ...claims, kid: ring.currentKid })));
-  const signature = await crypto.subtle.sign('HMAC', ring.signing.get(ring.currentKid)!, new TextEncoder().encode(payload));
+export async function signBrowserToken(
+  ring: KeyRing,
+  claims: Omit<BrowserClaims, 'kid'>,
+): Promise<string> {
+  const payload = toBase64Url(
+    new TextEncoder().encode(JSON.stringify({ ...claims, kid: ring.currentKid })),
+  );
+  const signature = await crypto.subtle.sign(
+    'HMAC',
+    ring.signing.get(ring.currentKid)!,
+    new TextEncoder().encode(payload),
+  );
   return `${BROWSER_TOKEN_PREFIX}${payload}.${toBase64Url(new Uint8Array(signature))}`;
 }
 
-export type Verified = { ok: true; claims: BrowserClaims } | { ok: false; reason: 'malformed' | 'forged' | 'expired' };
+export type Verified =
+  | { ok: true; claims: BrowserClaims }
+  | { ok: false; reason: 'malformed' | 'forged' | 'expired' };
 
 /** Checks shape, signature (constant time, via WebCrypto) and expiry. */
-export async function verifyBrowserToken(ring: KeyRing, token: string, nowMs = Date.now()): Promise<Verified> {
-  if (token.length > MAX_LENGTH || !token.startsWith(BROWSER_TOKEN_PREFIX)) return { ok: false, reason: 'malformed' };
+export async function verifyBrowserToken(
+  ring: KeyRing,
+  token: string,
+  nowMs = Date.now(),
+): Promise<Verified> {
+  if (token.length > MAX_LENGTH || !token.startsWith(BROWSER_TOKEN_PREFIX))
+    return { ok: false, reason: 'malformed' };
   const [payload, signature, extra] = token.slice(BROWSER_TOKEN_PREFIX.length).split('.');
   if (!payload || !signature || extra !== undefined) return { ok: false, reason: 'malformed' };
   let claims: BrowserClaims;
   try {
-    const parsed = claimsSchema.safeParse(JSON.parse(new TextDecoder().decode(fromBase64Url(payload))));
+    const parsed = claimsSchema.safeParse(
+      JSON.parse(new TextDecoder().decode(fromBase64Url(payload))),
+    );
     if (!parsed.success) return { ok: false, reason: 'malformed' };
     claims = parsed.data;
   } catch {
     return { ok: false, reason: 'malformed' };
   }
   const key = ring.signing.get(claims.kid);
-  if (!key || !(await crypto.subtle.verify('HMAC', key, fromBase64Url(signature), new TextEncoder().encode(payload)))) {
+  if (
+    !key ||
+    !(await crypto.subtle.verify(
+      'HMAC',
+      key,
+      fromBase64Url(signature),
+      new TextEncoder().encode(payload),
+    ))
+  ) {
     return { ok: false, reason: 'forged' };
   }
   if (!(claims.exp * 1000 > nowMs)) return { ok: false, reason: 'expired' };

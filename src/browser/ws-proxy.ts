@@ -36,8 +36,12 @@ export function sessionEventRoutes(): Hono<HonoEnv> {
       pipe(upstream, server);
       closeAtExpiry(c.var.token.expires_at, server, upstream);
       // A browser that offered subprotocols must get one of them back; the token is never echoed.
-      const offered = (c.req.header('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim());
-      const headers: Record<string, string> = offered.includes(WS_PROTOCOL) ? { 'Sec-WebSocket-Protocol': WS_PROTOCOL } : {};
+      const offered = (c.req.header('sec-websocket-protocol') ?? '')
+        .split(',')
+        .map((p) => p.trim());
+      const headers: Record<string, string> = offered.includes(WS_PROTOCOL)
+        ? { 'Sec-WebSocket-Protocol': WS_PROTOCOL }
+        : {};
       return new Response(null, { status: 101, webSocket: client, headers });
     },
   );
@@ -46,14 +50,18 @@ export function sessionEventRoutes(): Hono<HonoEnv> {
 
 /** Checked before the limiter counts anything. */
 const upgradeOnly = createMiddleware<HonoEnv>(async (c, next) => {
-  if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') throw new GatewayError('UPGRADE_REQUIRED');
+  if (c.req.header('upgrade')?.toLowerCase() !== 'websocket')
+    throw new GatewayError('UPGRADE_REQUIRED');
   await next();
 });
 
 /** A stream ends when its token does (4401, "token expired"); revocation is checked at connect. */
 function closeAtExpiry(expiresAt: string | null, ...sockets: WebSocket[]) {
   if (!expiresAt) return;
-  const timer = setTimeout(() => sockets.forEach((ws) => closeQuietly(ws, 4401, 'token expired')), Math.max(0, Date.parse(expiresAt) - Date.now()));
+  const timer = setTimeout(
+    () => sockets.forEach((ws) => closeQuietly(ws, 4401, 'token expired')),
+    Math.max(0, Date.parse(expiresAt) - Date.now()),
+  );
   sockets[0]!.addEventListener('close', () => clearTimeout(timer));
 }
 
@@ -66,11 +74,17 @@ async function connectUpstream(c: Context<HonoEnv>, sessionId: string): Promise<
   const timer = setTimeout(() => handshake.abort(), settings.UPSTREAM_TIMEOUT_MS);
   let res: Response;
   try {
-    res = await fetch(url, { headers: { upgrade: 'websocket', 'x-request-id': c.var.requestId }, signal: handshake.signal });
+    res = await fetch(url, {
+      headers: { upgrade: 'websocket', 'x-request-id': c.var.requestId },
+      signal: handshake.signal,
+    });
   } catch {
     // Never let the URL (it carries the key) reach a message or a log.
     throw handshake.signal.aborted
-      ? new GatewayError('UPSTREAM_TIMEOUT', `Platform did not answer within ${settings.UPSTREAM_TIMEOUT_MS} ms`)
+      ? new GatewayError(
+          'UPSTREAM_TIMEOUT',
+          `Platform did not answer within ${settings.UPSTREAM_TIMEOUT_MS} ms`,
+        )
       : new GatewayError('UPSTREAM_UNREACHABLE');
   } finally {
     clearTimeout(timer);
@@ -78,7 +92,11 @@ async function connectUpstream(c: Context<HonoEnv>, sessionId: string): Promise<
   if (res.status === 101 && res.webSocket) return res.webSocket;
   await res.body?.cancel();
   const details = { upstream_status: res.status };
-  throw new GatewayError(res.status === 401 || res.status === 403 ? 'UPSTREAM_AUTH_REJECTED' : 'UPSTREAM_HTTP_ERROR', undefined, details);
+  throw new GatewayError(
+    res.status === 401 || res.status === 403 ? 'UPSTREAM_AUTH_REJECTED' : 'UPSTREAM_HTTP_ERROR',
+    undefined,
+    details,
+  );
 }
 
 /** Frames from `from` go to `to`; a close on one side closes the other. */

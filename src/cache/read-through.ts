@@ -40,7 +40,8 @@ const inflight = new Map<string, Promise<UpstreamResult>>();
 
 export async function readThrough(r: ReadThrough): Promise<CacheOutcome> {
   const now = r.now ?? Date.now();
-  if (!r.key || r.policy.ttl_s <= 0) return { result: await r.fetchFresh(), status: 'BYPASS', age: 0 };
+  if (!r.key || r.policy.ttl_s <= 0)
+    return { result: await r.fetchFresh(), status: 'BYPASS', age: 0 };
   const key = r.key;
   const cache = caches.default;
 
@@ -66,7 +67,9 @@ function fetchAndStore(key: string, r: ReadThrough): Promise<UpstreamResult> {
   if (running) return running;
   const fetched = r.fetchFresh();
   const stored = fetched
-    .then((result) => (isStorable(result) ? store(key, result, r.policy, r.now ?? Date.now()) : undefined))
+    .then((result) =>
+      isStorable(result) ? store(key, result, r.policy, r.now ?? Date.now()) : undefined,
+    )
     .catch(() => undefined)
     .finally(() => inflight.delete(key));
   inflight.set(key, fetched);
@@ -78,7 +81,12 @@ function isStorable(result: UpstreamResult): boolean {
   return result.status === 200 && result.envelope?.code === 0;
 }
 
-async function store(key: string, result: UpstreamResult, policy: CachePolicy, now: number): Promise<void> {
+async function store(
+  key: string,
+  result: UpstreamResult,
+  policy: CachePolicy,
+  now: number,
+): Promise<void> {
   const response = new Response(result.text, {
     headers: {
       'content-type': 'application/json',

@@ -41,11 +41,20 @@ export interface MeterState {
 export type Verdict =
   | { allowed: true; meters: MeterState[]; cacheVersion: string }
   | { allowed: false; reason: 'revoked' | 'expired' | 'disabled'; meters: MeterState[] }
-  | { allowed: false; reason: 'rate' | 'quota'; violated: string; retryAfter: number; meters: MeterState[] }
+  | {
+      allowed: false;
+      reason: 'rate' | 'quota';
+      violated: string;
+      retryAfter: number;
+      meters: MeterState[];
+    }
   | { allowed: false; reason: 'too_costly'; violated: string; limit: number; meters: MeterState[] };
 
 /** The TenantGuard of one tenant. */
-export function guardFor(env: { TENANT_GUARD: DurableObjectNamespace<TenantGuard> }, tenantId: string) {
+export function guardFor(
+  env: { TENANT_GUARD: DurableObjectNamespace<TenantGuard> },
+  tenantId: string,
+) {
   return env.TENANT_GUARD.get(env.TENANT_GUARD.idFromName(tenantId));
 }
 
@@ -58,8 +67,14 @@ export class TenantGuard extends DurableObject {
   // Memory mirrors of SQLite rows, filled on first use: an object lives in one
   // place and is the only writer, so they cannot go stale; SQLite survives eviction.
   private readonly cachedSettings = new Map<string, string | null>();
-  private readonly counters = new Map<string, { windowStart: number; used: number; resetAt: number }>();
-  private readonly tokenStates = new Map<string, { notAfter: number; reason: 'revoked' | 'expired' } | null>();
+  private readonly counters = new Map<
+    string,
+    { windowStart: number; used: number; resetAt: number }
+  >();
+  private readonly tokenStates = new Map<
+    string,
+    { notAfter: number; reason: 'revoked' | 'expired' } | null
+  >();
   private sweepScheduled = false;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -75,27 +90,45 @@ export class TenantGuard extends DurableObject {
     if (!columns.some((c) => c.name === 'reset_at')) {
       // Older rows: assume the longest window (31 days), so no live counter is swept early.
       this.sql.exec('ALTER TABLE counters ADD COLUMN reset_at INTEGER NOT NULL DEFAULT 0');
-      this.sql.exec('UPDATE counters SET reset_at = window_start + ? WHERE reset_at = 0', 31 * 86_400_000);
+      this.sql.exec(
+        'UPDATE counters SET reset_at = window_start + ? WHERE reset_at = 0',
+        31 * 86_400_000,
+      );
     }
   }
 
   /** The one call per request: tenant and token state, every meter, then count. */
   admit(req: AdmitRequest): Verdict {
-    if (this.setting('disabled') === 'true') return { allowed: false, reason: 'disabled', meters: [] };
+    if (this.setting('disabled') === 'true')
+      return { allowed: false, reason: 'disabled', meters: [] };
     const ended = this.tokenEnded(req.tokenId, req.now);
     if (ended) return { allowed: false, reason: ended, meters: [] };
-    const meters = metersFor(this.ownLimits() ?? req.defaults, req.group, req.now, req.partition ? { id: req.partition, share: req.partitionShare ?? 1 } : undefined);
+    const meters = metersFor(
+      this.ownLimits() ?? req.defaults,
+      req.group,
+      req.now,
+      req.partition ? { id: req.partition, share: req.partitionShare ?? 1 } : undefined,
+    );
     const used = meters.map((m) => this.used(m));
     const over = meters.map((m, i) => used[i]! + req.cost > m.limit);
 
     // A request dearer than a whole window would wait forever: say so instead.
     const never = meters.find((m) => req.cost > m.limit);
-    if (never) return { allowed: false, reason: 'too_costly', violated: never.name, limit: never.limit, meters: meters.map((m, i) => state(m, used[i]!, req.now)) };
+    if (never)
+      return {
+        allowed: false,
+        reason: 'too_costly',
+        violated: never.name,
+        limit: never.limit,
+        meters: meters.map((m, i) => state(m, used[i]!, req.now)),
+      };
     if (over.some(Boolean)) {
       const violated = meters.filter((_, i) => over[i]);
       // An exhausted quota outranks a rate window: waiting for the window would not help.
       const kind = violated.some((m) => m.kind === 'quota') ? 'quota' : 'rate';
-      const named = violated.filter((m) => m.kind === kind).reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
+      const named = violated
+        .filter((m) => m.kind === kind)
+        .reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
       // The request fits again only once every violated window has reset.
       const resetAt = Math.max(...violated.map((m) => m.resetAt));
       return {
@@ -107,17 +140,27 @@ export class TenantGuard extends DurableObject {
       };
     }
     // One statement for every meter; memory mirrors what was written.
-    const rows = meters.map((m, i) => ({ key: m.key, windowStart: m.windowStart, used: used[i]! + req.cost, resetAt: m.resetAt }));
+    const rows = meters.map((m, i) => ({
+      key: m.key,
+      windowStart: m.windowStart,
+      used: used[i]! + req.cost,
+      resetAt: m.resetAt,
+    }));
     if (rows.length > 0) {
       this.sql.exec(
         `INSERT INTO counters (key, window_start, used, reset_at) VALUES ${rows.map(() => '(?, ?, ?, ?)').join(', ')}
          ON CONFLICT(key) DO UPDATE SET window_start = excluded.window_start, used = excluded.used, reset_at = excluded.reset_at`,
         ...rows.flatMap((r) => [r.key, r.windowStart, r.used, r.resetAt]),
       );
-      for (const r of rows) this.counters.set(r.key, { windowStart: r.windowStart, used: r.used, resetAt: r.resetAt });
+      for (const r of rows)
+        this.counters.set(r.key, { windowStart: r.windowStart, used: r.used, resetAt: r.resetAt });
       if (req.partition) this.scheduleSweep();
     }
-    return { allowed: true, meters: meters.map((m, i) => state(m, used[i]! + req.cost, req.now)), cacheVersion: this.setting('cache_version') ?? '0' };
+    return {
+      allowed: true,
+      meters: meters.map((m, i) => state(m, used[i]! + req.cost, req.now)),
+      cacheVersion: this.setting('cache_version') ?? '0',
+    };
   }
 
   /**
@@ -127,7 +170,8 @@ export class TenantGuard extends DurableObject {
   override async alarm(): Promise<void> {
     const now = Date.now();
     this.sql.exec('DELETE FROM counters WHERE reset_at <= ?', now);
-    for (const [key, counter] of this.counters) if (counter.resetAt <= now) this.counters.delete(key);
+    for (const [key, counter] of this.counters)
+      if (counter.resetAt <= now) this.counters.delete(key);
     this.sweepScheduled = false;
   }
 
@@ -137,7 +181,9 @@ export class TenantGuard extends DurableObject {
     // Alarms run on the real clock, whatever time a caller passed in.
     void this.ctx.storage
       .getAlarm()
-      .then((at) => (at === null ? this.ctx.storage.setAlarm(Date.now() + SWEEP_EVERY_MS) : undefined))
+      .then((at) =>
+        at === null ? this.ctx.storage.setAlarm(Date.now() + SWEEP_EVERY_MS) : undefined,
+      )
       .catch(() => {
         this.sweepScheduled = false;
       });
@@ -145,7 +191,10 @@ export class TenantGuard extends DurableObject {
 
   /** Part of every cache key of this tenant; a new value orphans every old entry. */
   setCacheVersion(version: string): void {
-    this.sql.exec("INSERT OR REPLACE INTO settings (name, value) VALUES ('cache_version', ?)", version);
+    this.sql.exec(
+      "INSERT OR REPLACE INTO settings (name, value) VALUES ('cache_version', ?)",
+      version,
+    );
     this.cachedSettings.delete('cache_version');
   }
 
@@ -158,7 +207,11 @@ export class TenantGuard extends DurableObject {
     for (const group of ['teams', ...groups]) {
       for (const m of metersFor(limits, group, now)) meters.set(m.key, m);
     }
-    return { limits, custom: own !== null, meters: [...meters.values()].map((m) => state(m, this.used(m), now)) };
+    return {
+      limits,
+      custom: own !== null,
+      meters: [...meters.values()].map((m) => state(m, this.used(m), now)),
+    };
   }
 
   /** Replaces the tenant's limits; `null` returns it to the defaults. */
@@ -167,7 +220,10 @@ export class TenantGuard extends DurableObject {
       this.sql.exec("DELETE FROM settings WHERE name = 'limits'");
     } else {
       const valid = limitsSchema.parse(limits);
-      this.sql.exec("INSERT OR REPLACE INTO settings (name, value) VALUES ('limits', ?)", JSON.stringify(valid));
+      this.sql.exec(
+        "INSERT OR REPLACE INTO settings (name, value) VALUES ('limits', ?)",
+        JSON.stringify(valid),
+      );
     }
     this.limits = undefined;
     this.cachedSettings.delete('limits');
@@ -175,26 +231,42 @@ export class TenantGuard extends DurableObject {
 
   /** From now on, every request with this token is refused, on every isolate. */
   revoke(tokenId: string, now: number): void {
-    this.sql.exec("INSERT OR REPLACE INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'revoked')", tokenId, now);
+    this.sql.exec(
+      "INSERT OR REPLACE INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'revoked')",
+      tokenId,
+      now,
+    );
     this.tokenStates.delete(tokenId);
   }
 
   /** The token is refused from `at` on (rotation's overlap end); revocation wins. */
   expireAt(tokenId: string, at: number): void {
-    this.sql.exec("INSERT INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'expired') ON CONFLICT(token_id) DO UPDATE SET not_after = MIN(not_after, excluded.not_after)", tokenId, at);
+    this.sql.exec(
+      "INSERT INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'expired') ON CONFLICT(token_id) DO UPDATE SET not_after = MIN(not_after, excluded.not_after)",
+      tokenId,
+      at,
+    );
     this.tokenStates.delete(tokenId);
   }
 
   /** A disabled (or deleted) tenant is refused at once, whatever KV still says. */
   setDisabled(disabled: boolean): void {
-    this.sql.exec("INSERT OR REPLACE INTO settings (name, value) VALUES ('disabled', ?)", String(disabled));
+    this.sql.exec(
+      "INSERT OR REPLACE INTO settings (name, value) VALUES ('disabled', ?)",
+      String(disabled),
+    );
     this.cachedSettings.delete('disabled');
   }
 
   private tokenEnded(tokenId: string, now: number): 'revoked' | 'expired' | null {
     let state = this.tokenStates.get(tokenId);
     if (state === undefined) {
-      const row = this.sql.exec<{ not_after: number; reason: string }>('SELECT not_after, reason FROM token_states WHERE token_id = ?', tokenId).toArray()[0];
+      const row = this.sql
+        .exec<{ not_after: number; reason: string }>(
+          'SELECT not_after, reason FROM token_states WHERE token_id = ?',
+          tokenId,
+        )
+        .toArray()[0];
       state = row ? { notAfter: row.not_after, reason: row.reason as 'revoked' | 'expired' } : null;
       this.tokenStates.set(tokenId, state);
     }
@@ -204,7 +276,9 @@ export class TenantGuard extends DurableObject {
   /** Small settings are read once per object life and then kept in memory. */
   private setting(name: string): string | null {
     if (!this.cachedSettings.has(name)) {
-      const row = this.sql.exec<{ value: string }>('SELECT value FROM settings WHERE name = ?', name).toArray()[0];
+      const row = this.sql
+        .exec<{ value: string }>('SELECT value FROM settings WHERE name = ?', name)
+        .toArray()[0];
       this.cachedSettings.set(name, row?.value ?? null);
     }
     return this.cachedSettings.get(name) ?? null;
@@ -222,8 +296,15 @@ export class TenantGuard extends DurableObject {
   private used(m: Meter): number {
     let counter = this.counters.get(m.key);
     if (!counter) {
-      const row = this.sql.exec<{ window_start: number; used: number; reset_at: number }>('SELECT window_start, used, reset_at FROM counters WHERE key = ?', m.key).toArray()[0];
-      counter = row ? { windowStart: row.window_start, used: row.used, resetAt: row.reset_at } : { windowStart: -1, used: 0, resetAt: 0 };
+      const row = this.sql
+        .exec<{ window_start: number; used: number; reset_at: number }>(
+          'SELECT window_start, used, reset_at FROM counters WHERE key = ?',
+          m.key,
+        )
+        .toArray()[0];
+      counter = row
+        ? { windowStart: row.window_start, used: row.used, resetAt: row.reset_at }
+        : { windowStart: -1, used: 0, resetAt: 0 };
       this.counters.set(m.key, counter);
     }
     return counter.windowStart === m.windowStart ? counter.used : 0;
@@ -231,7 +312,15 @@ export class TenantGuard extends DurableObject {
 }
 
 function state(m: Meter, used: number, now: number): MeterState {
-  return { name: m.name, kind: m.kind, limit: m.limit, window_s: m.window_s, used, remaining: Math.max(0, m.limit - used), reset_s: secondsUntil(m.resetAt, now) };
+  return {
+    name: m.name,
+    kind: m.kind,
+    limit: m.limit,
+    window_s: m.window_s,
+    used,
+    remaining: Math.max(0, m.limit - used),
+    reset_s: secondsUntil(m.resetAt, now),
+  };
 }
 
 function secondsUntil(at: number, now: number): number {

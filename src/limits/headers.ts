@@ -9,7 +9,9 @@ import type { MeterState } from './guard';
 export function rateLimitHeaders(meters: readonly MeterState[]): Record<string, string> {
   if (meters.length === 0) return {};
   return {
-    'RateLimit-Policy': meters.map((m) => `${sfString(m.name)};q=${m.limit};w=${m.window_s}`).join(', '),
+    'RateLimit-Policy': meters
+      .map((m) => `${sfString(m.name)};q=${m.limit};w=${m.window_s}`)
+      .join(', '),
     RateLimit: meters.map((m) => `${sfString(m.name)};r=${m.remaining};t=${m.reset_s}`).join(', '),
   };
 }

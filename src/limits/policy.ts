@@ -9,16 +9,25 @@
 import { z } from 'zod';
 import { ROUTE_GROUPS, type RouteGroup } from '../routes/types';
 
-
 const policyName = z
   .string()
-  .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be 1 to 32 lower-case letters, digits, _ or -, starting with a letter')
-  .refine((n) => !/^(daily|monthly)$|-(daily|monthly|browser)$/.test(n), 'daily, monthly, *-daily, *-monthly and *-browser are reserved');
+  .regex(
+    /^[a-z][a-z0-9_-]{0,31}$/,
+    'must be 1 to 32 lower-case letters, digits, _ or -, starting with a letter',
+  )
+  .refine(
+    (n) => !/^(daily|monthly)$|-(daily|monthly|browser)$/.test(n),
+    'daily, monthly, *-daily, *-monthly and *-browser are reserved',
+  );
 
 const ratePolicySchema = z.strictObject({
   name: policyName,
   limit: z.number().int().min(1).max(1_000_000_000),
-  window_s: z.number().int().min(1).max(31 * 86_400),
+  window_s: z
+    .number()
+    .int()
+    .min(1)
+    .max(31 * 86_400),
 });
 
 const quotaAmounts = z.strictObject({
@@ -30,7 +39,10 @@ export const limitsSchema = z.strictObject({
   policies: z
     .array(ratePolicySchema)
     .max(8)
-    .refine((ps) => new Set(ps.map((p) => p.name)).size === ps.length, 'policy names must be unique'),
+    .refine(
+      (ps) => new Set(ps.map((p) => p.name)).size === ps.length,
+      'policy names must be unique',
+    ),
   quota: quotaAmounts
     .extend({ groups: z.partialRecord(z.enum(ROUTE_GROUPS), quotaAmounts).optional() })
     .default({}),
@@ -69,17 +81,34 @@ export interface Partition {
 }
 
 /** The meters a request of `group` is counted against at time `now` (ms). */
-export function metersFor(limits: Limits, group: string, now: number, partition?: Partition): Meter[] {
+export function metersFor(
+  limits: Limits,
+  group: string,
+  now: number,
+  partition?: Partition,
+): Meter[] {
   const meters: Meter[] = [];
   for (const p of limits.policies) {
     const w = p.window_s * 1000;
     const windowStart = Math.floor(now / w) * w;
-    const base = { name: p.name, kind: 'rate' as const, limit: p.limit, window_s: p.window_s, windowStart, resetAt: windowStart + w };
+    const base = {
+      name: p.name,
+      kind: 'rate' as const,
+      limit: p.limit,
+      window_s: p.window_s,
+      windowStart,
+      resetAt: windowStart + w,
+    };
     meters.push({ ...base, key: `rate:${p.name}` });
     if (partition) {
       // The wire name says "this browser token's share"; each token has its own counter.
       const limit = Math.max(1, Math.floor(p.limit * partition.share));
-      meters.push({ ...base, key: `rate:${p.name}:${partition.id}`, name: `${p.name}-browser`, limit });
+      meters.push({
+        ...base,
+        key: `rate:${p.name}:${partition.id}`,
+        name: `${p.name}-browser`,
+        limit,
+      });
     }
   }
   const { groups, ...tenantWide } = limits.quota;
@@ -89,17 +118,37 @@ export function metersFor(limits: Limits, group: string, now: number, partition?
   return meters;
 }
 
-function quotaMeters(q: { daily?: number; monthly?: number }, prefix: string, now: number): Meter[] {
+function quotaMeters(
+  q: { daily?: number; monthly?: number },
+  prefix: string,
+  now: number,
+): Meter[] {
   const out: Meter[] = [];
   const d = new Date(now);
   if (q.daily) {
     const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
-    out.push({ key: `quota:${prefix}daily`, name: `${prefix}daily`, kind: 'quota', limit: q.daily, window_s: 86_400, windowStart: start, resetAt: start + 86_400_000 });
+    out.push({
+      key: `quota:${prefix}daily`,
+      name: `${prefix}daily`,
+      kind: 'quota',
+      limit: q.daily,
+      window_s: 86_400,
+      windowStart: start,
+      resetAt: start + 86_400_000,
+    });
   }
   if (q.monthly) {
     const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
     const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-    out.push({ key: `quota:${prefix}monthly`, name: `${prefix}monthly`, kind: 'quota', limit: q.monthly, window_s: (end - start) / 1000, windowStart: start, resetAt: end });
+    out.push({
+      key: `quota:${prefix}monthly`,
+      name: `${prefix}monthly`,
+      kind: 'quota',
+      limit: q.monthly,
+      window_s: (end - start) / 1000,
+      windowStart: start,
+      resetAt: end,
+    });
   }
   return out;
 }

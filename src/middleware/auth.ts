@@ -22,15 +22,24 @@ import type { Tenant, TokenRecord } from '../tenants/types';
 export function tenantAuth(opts: { websocket?: boolean } = {}) {
   return createMiddleware<HonoEnv>(async function tenantAuth(c, next) {
     const token = presentedToken(c, opts.websocket ?? false);
-    if (!token) throw new GatewayError('MISSING_TOKEN', 'Missing gateway token: send Authorization: Bearer <token>');
+    if (!token)
+      throw new GatewayError(
+        'MISSING_TOKEN',
+        'Missing gateway token: send Authorization: Bearer <token>',
+      );
     const store = await tenantStore(c.env, c.var.settings, true);
-    const { tenant, record } = token.startsWith(BROWSER_TOKEN_PREFIX) ? await browserToken(c, store, token) : await tenantToken(store, token);
+    const { tenant, record } = token.startsWith(BROWSER_TOKEN_PREFIX)
+      ? await browserToken(c, store, token)
+      : await tenantToken(store, token);
     if (tenant.status !== 'active') throw new GatewayError('TENANT_DISABLED');
 
     // A browser may only call from an origin its tenant allows.
     const origin = c.req.header('origin');
     if (origin && !(tenant.cors_origins ?? []).includes(origin)) {
-      throw new GatewayError('ORIGIN_NOT_ALLOWED', `Origin ${origin} is not allowed for this tenant`);
+      throw new GatewayError(
+        'ORIGIN_NOT_ALLOWED',
+        `Origin ${origin} is not allowed for this tenant`,
+      );
     }
     c.set('tenant', tenant);
     c.set('token', record);
@@ -38,33 +47,52 @@ export function tenantAuth(opts: { websocket?: boolean } = {}) {
   });
 }
 
-async function tenantToken(store: TenantStore, token: string): Promise<{ tenant: Tenant; record: TokenRecord }> {
+async function tenantToken(
+  store: TenantStore,
+  token: string,
+): Promise<{ tenant: Tenant; record: TokenRecord }> {
   // Shape and checksum first: garbage never costs a KV read.
   if (!isWellFormedToken(token)) throw new GatewayError('INVALID_TOKEN', 'Malformed gateway token');
   const record = await store.findToken(await hashToken(token));
   if (!record) throw new GatewayError('INVALID_TOKEN', 'Unknown gateway token');
-  if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) throw new GatewayError('TOKEN_EXPIRED');
+  if (record.expires_at && Date.parse(record.expires_at) <= Date.now())
+    throw new GatewayError('TOKEN_EXPIRED');
   const tenant = await store.getTenant(record.tenant_id);
   if (!tenant) throw new GatewayError('INVALID_TOKEN', 'Unknown gateway token');
   return { tenant, record };
 }
 
-async function browserToken(c: Context<HonoEnv>, store: TenantStore, token: string): Promise<{ tenant: Tenant; record: TokenRecord }> {
-  const verified = await verifyBrowserToken(await keyRing(c.var.settings.KEY_ENCRYPTION_KEY), token);
+async function browserToken(
+  c: Context<HonoEnv>,
+  store: TenantStore,
+  token: string,
+): Promise<{ tenant: Tenant; record: TokenRecord }> {
+  const verified = await verifyBrowserToken(
+    await keyRing(c.var.settings.KEY_ENCRYPTION_KEY),
+    token,
+  );
   if (!verified.ok) {
-    if (verified.reason === 'expired') throw new GatewayError('TOKEN_EXPIRED', 'Browser token has expired');
+    if (verified.reason === 'expired')
+      throw new GatewayError('TOKEN_EXPIRED', 'Browser token has expired');
     throw new GatewayError('INVALID_TOKEN', 'Invalid browser token');
   }
   const claims = verified.claims;
   const origin = c.req.header('origin');
   if (origin !== claims.org) {
-    throw new GatewayError('ORIGIN_NOT_ALLOWED', origin ? 'This browser token is bound to another origin' : 'A browser token must come with its Origin header');
+    throw new GatewayError(
+      'ORIGIN_NOT_ALLOWED',
+      origin
+        ? 'This browser token is bound to another origin'
+        : 'A browser token must come with its Origin header',
+    );
   }
   // The minting token must still exist and be in date (revocation deletes it), even
   // where the TenantGuard is off or fails open; the guard makes revocation instant.
   const minter = await store.findTokenById(claims.ten, claims.tok);
-  if (!minter) throw new GatewayError('TOKEN_REVOKED', 'The token that minted this browser token was revoked');
-  if (minter.expires_at && Date.parse(minter.expires_at) <= Date.now()) throw new GatewayError('TOKEN_EXPIRED');
+  if (!minter)
+    throw new GatewayError('TOKEN_REVOKED', 'The token that minted this browser token was revoked');
+  if (minter.expires_at && Date.parse(minter.expires_at) <= Date.now())
+    throw new GatewayError('TOKEN_EXPIRED');
   const tenant = await store.getTenant(claims.ten);
   if (!tenant) throw new GatewayError('INVALID_TOKEN', 'Invalid browser token');
   c.set('partition', claims.prt);
@@ -87,7 +115,9 @@ export function requireScope(spec: Pick<RouteSpec, 'group' | 'method'>) {
   const needed = requiredScope(spec);
   return createMiddleware<HonoEnv>(async function requireScope(c, next) {
     if (!hasScope(c.var.token.scopes, needed)) {
-      throw new GatewayError('SCOPE_REQUIRED', `This token lacks the scope ${needed}`, { scope: needed });
+      throw new GatewayError('SCOPE_REQUIRED', `This token lacks the scope ${needed}`, {
+        scope: needed,
+      });
     }
     await next();
   });
@@ -106,7 +136,9 @@ function presentedToken(c: Context<HonoEnv>, websocket: boolean): string | null 
   if (apiKey) return apiKey;
   if (!websocket) return null;
   const offered = (c.req.header('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim());
-  const fromProtocol = offered.find((p) => p.startsWith(BROWSER_TOKEN_PREFIX) || p.startsWith('apgw_'));
+  const fromProtocol = offered.find(
+    (p) => p.startsWith(BROWSER_TOKEN_PREFIX) || p.startsWith('apgw_'),
+  );
   // URLs end up in logs and histories: only short-lived browser tokens may ride there.
   const fromQuery = c.req.query('access_token');
   return fromProtocol ?? (fromQuery?.startsWith(BROWSER_TOKEN_PREFIX) ? fromQuery : null);

@@ -25,7 +25,8 @@ export function browserCors() {
     const known = async () => (await tenantStore(c.env, settings, true)).originKnown(origin);
 
     if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
-      if (!(await known())) throw new GatewayError('ORIGIN_NOT_ALLOWED', `Origin ${origin} is not allowed`);
+      if (!(await known()))
+        throw new GatewayError('ORIGIN_NOT_ALLOWED', `Origin ${origin} is not allowed`);
       return c.body(null, 204, {
         'Access-Control-Allow-Origin': origin,
         'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE',

@@ -31,7 +31,16 @@ export function tenantLimits(group: string, cost: (settings: Settings) => number
       });
     } catch (err) {
       const error = err instanceof Error ? err.name : 'unknown';
-      console.error(JSON.stringify({ level: 'error', event: 'limiter.unavailable', request_id: c.var.requestId, tenant_id: c.var.tenant.id, error, mode: settings.LIMITER_FAILURE_MODE }));
+      console.error(
+        JSON.stringify({
+          level: 'error',
+          event: 'limiter.unavailable',
+          request_id: c.var.requestId,
+          tenant_id: c.var.tenant.id,
+          error,
+          mode: settings.LIMITER_FAILURE_MODE,
+        }),
+      );
       if (settings.LIMITER_FAILURE_MODE === 'open') return next();
       throw new GatewayError('LIMITER_UNAVAILABLE', undefined, {}, { 'Retry-After': '1' });
     }
@@ -44,7 +53,10 @@ export function tenantLimits(group: string, cost: (settings: Settings) => number
   });
 }
 
-function refusal(verdict: Exclude<Verdict, { allowed: true }>, headers: Record<string, string>): GatewayError {
+function refusal(
+  verdict: Exclude<Verdict, { allowed: true }>,
+  headers: Record<string, string>,
+): GatewayError {
   switch (verdict.reason) {
     case 'revoked':
       return new GatewayError('TOKEN_REVOKED');
@@ -53,11 +65,26 @@ function refusal(verdict: Exclude<Verdict, { allowed: true }>, headers: Record<s
     case 'disabled':
       return new GatewayError('TENANT_DISABLED');
     case 'too_costly':
-      return new GatewayError('RATE_LIMITED', `This request costs more than "${verdict.violated}" allows per window (${verdict.limit}); ask the operator to raise it`, { policy: verdict.violated, retry_after_s: null }, headers);
+      return new GatewayError(
+        'RATE_LIMITED',
+        `This request costs more than "${verdict.violated}" allows per window (${verdict.limit}); ask the operator to raise it`,
+        { policy: verdict.violated, retry_after_s: null },
+        headers,
+      );
   }
   const retry = String(verdict.retryAfter);
   const details = { policy: verdict.violated, retry_after_s: verdict.retryAfter };
   return verdict.reason === 'rate'
-    ? new GatewayError('RATE_LIMITED', `Rate limit "${verdict.violated}" exceeded; retry in ${retry} s`, details, { ...headers, 'Retry-After': retry })
-    : new GatewayError('QUOTA_EXHAUSTED', `Quota "${verdict.violated}" exhausted; retry in ${retry} s`, details, { ...headers, 'Retry-After': retry });
+    ? new GatewayError(
+        'RATE_LIMITED',
+        `Rate limit "${verdict.violated}" exceeded; retry in ${retry} s`,
+        details,
+        { ...headers, 'Retry-After': retry },
+      )
+    : new GatewayError(
+        'QUOTA_EXHAUSTED',
+        `Quota "${verdict.violated}" exhausted; retry in ${retry} s`,
+        details,
+        { ...headers, 'Retry-After': retry },
+      );
 }

@@ -29,23 +29,37 @@ export function validated<T extends Target, S extends z.ZodType>(target: T, sche
     try {
       return await validator(c as never, next);
     } catch (err) {
-      if (err instanceof HTTPException && err.status === 400) throw new GatewayError('INVALID_JSON');
+      if (err instanceof HTTPException && err.status === 400)
+        throw new GatewayError('INVALID_JSON');
       throw err;
     }
   }) as unknown as typeof validator;
 }
 
 function validationError(location: string, error: z.ZodError): GatewayError {
-  const unknown = error.issues.flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => [...i.path, k].join('.')) : []));
+  const unknown = error.issues.flatMap((i) =>
+    i.code === 'unrecognized_keys' ? i.keys.map((k) => [...i.path, k].join('.')) : [],
+  );
   if (unknown.length > 0) {
-    return new GatewayError('UNKNOWN_PARAMETER', `Unknown ${location} parameter: ${unknown.join(', ')}`, {
-      errors: unknown.map((field) => ({ location, field, message: `${field} is not a known parameter` })),
-    });
+    return new GatewayError(
+      'UNKNOWN_PARAMETER',
+      `Unknown ${location} parameter: ${unknown.join(', ')}`,
+      {
+        errors: unknown.map((field) => ({
+          location,
+          field,
+          message: `${field} is not a known parameter`,
+        })),
+      },
+    );
   }
   const errors = error.issues.map((i) => ({
     location,
     field: i.path.join('.') || location,
-    message: i.path.length > 0 && !i.message.startsWith(String(i.path.at(-1))) ? `${i.path.join('.')}: ${i.message}` : i.message,
+    message:
+      i.path.length > 0 && !i.message.startsWith(String(i.path.at(-1)))
+        ? `${i.path.join('.')}: ${i.message}`
+        : i.message,
   }));
   return new GatewayError('VALIDATION_FAILED', errors.map((e) => e.message).join('; '), { errors });
 }

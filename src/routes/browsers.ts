@@ -22,7 +22,11 @@ export const browserRoutes: RouteSpec[] = [
     path: '/browser/lists',
     credential: 'x-api-key',
     group: 'browsers',
-    query: z.strictObject({ session_id: opaqueId('session_id').optional(), page_num: pageNum(), page_size: pageSize(20) }),
+    query: z.strictObject({
+      session_id: opaqueId('session_id').optional(),
+      page_num: pageNum(),
+      page_size: pageSize(20),
+    }),
   },
   {
     id: 'browser.release',
@@ -40,6 +44,10 @@ export const browserRoutes: RouteSpec[] = [
     path: '/browser/page/lists',
     credential: 'x-api-key',
     group: 'browsers',
-    query: z.strictObject({ browser_id: opaqueId('browser_id'), page_num: pageNum(), page_size: pageSize(20) }),
+    query: z.strictObject({
+      browser_id: opaqueId('browser_id'),
+      page_num: pageNum(),
+      page_size: pageSize(20),
+    }),
   },
 ];

@@ -1,7 +1,7 @@
 /** 4.4 and 4.7: credit consumption history and its filter values. */
 import { z } from 'zod';
-import { dateField, enumField, orderedPair, pageNum, pageSize, textField } from './schemas';
 import { GatewayError } from '../errors';
+import { dateField, enumField, orderedPair, pageNum, pageSize, textField } from './schemas';
 import type { PlatformReader, RouteSpec, ValidatedInput } from './types';
 
 export const callRoutes: RouteSpec[] = [
@@ -39,14 +39,26 @@ export const callRoutes: RouteSpec[] = [
 ];
 
 /** 4.7's status must be one of the `states` 4.4 returns for this tenant (read through the cache). */
-async function statusIsAKnownState({ query }: ValidatedInput, platform: PlatformReader): Promise<void> {
+async function statusIsAKnownState(
+  { query }: ValidatedInput,
+  platform: PlatformReader,
+): Promise<void> {
   const status = query.status;
   if (typeof status !== 'string' || status === '') return;
   const raw = ((await platform.data('calls.filter_values')) as { states?: unknown } | null)?.states;
   // The spec types `states` as one string; the emulator and live data send a list.
-  const states = Array.isArray(raw) ? raw.map(String) : typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  const states = Array.isArray(raw)
+    ? raw.map(String)
+    : typeof raw === 'string'
+      ? raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [];
   if (!states.includes(status)) {
     const message = `status must be one of ${states.join(', ')}`;
-    throw new GatewayError('VALIDATION_FAILED', message, { errors: [{ location: 'query', field: 'status', message, allowed: states }] });
+    throw new GatewayError('VALIDATION_FAILED', message, {
+      errors: [{ location: 'query', field: 'status', message, allowed: states }],
+    });
   }
 }

@@ -15,19 +15,21 @@ const override = z.strictObject({
   credential: z.enum(['authorization', 'x-api-key']).optional(),
   cost: z.number().int().min(0).max(1000).optional(),
   cache: z
-    .strictObject({ ttl_s: z.number().int().min(0).max(86_400), grace_s: z.number().int().min(0).max(86_400) })
+    .strictObject({
+      ttl_s: z.number().int().min(0).max(86_400),
+      grace_s: z.number().int().min(0).max(86_400),
+    })
     .optional(),
 });
 
 const knownIds = new Set(ROUTE_SPECS.map((r) => r.id));
 
-export const routeOverridesSchema = z
-  .record(z.string(), override)
-  .superRefine((value, ctx) => {
-    for (const id of Object.keys(value)) {
-      if (!knownIds.has(id)) ctx.addIssue({ code: 'custom', path: [id], message: 'is not a known operation id' });
-    }
-  });
+export const routeOverridesSchema = z.record(z.string(), override).superRefine((value, ctx) => {
+  for (const id of Object.keys(value)) {
+    if (!knownIds.has(id))
+      ctx.addIssue({ code: 'custom', path: [id], message: 'is not a known operation id' });
+  }
+});
 
 export type RouteOverrides = z.infer<typeof routeOverridesSchema>;
 

@@ -8,7 +8,8 @@ export const PAGE_SIZE_MAX = 100;
 
 /** zod error option: "<name> is required" when absent, else the bound. */
 const says = (name: string, bound: string) => ({
-  error: (issue: { input?: unknown }) => (issue.input === undefined ? `${name} is required` : bound),
+  error: (issue: { input?: unknown }) =>
+    issue.input === undefined ? `${name} is required` : bound,
 });
 
 /** A decimal integer query value within [min, max]. */
@@ -22,7 +23,8 @@ export function intField(name: string, min: number, max: number) {
 }
 
 export const pageNum = () => intField('page_num', 1, Number.MAX_SAFE_INTEGER).default(1);
-export const pageSize = (fallback: number) => intField('page_size', 1, PAGE_SIZE_MAX).default(fallback);
+export const pageSize = (fallback: number) =>
+  intField('page_size', 1, PAGE_SIZE_MAX).default(fallback);
 
 export function enumField<const T extends readonly [string, ...string[]]>(name: string, values: T) {
   return z.enum(values, says(name, `${name} must be one of ${values.join(', ')}`));
@@ -41,7 +43,10 @@ export const uuidField = (name: string) => {
 
 /** Ids the platform leaves opaque: a safe charset, so nothing can escape the path. */
 export const opaqueId = (name: string) => {
-  const error = says(name, `${name} must be 1 to 128 letters, digits or _ - . : (not starting with .)`);
+  const error = says(
+    name,
+    `${name} must be 1 to 128 letters, digits or _ - . : (not starting with .)`,
+  );
   return z.string(error).regex(/^[A-Za-z0-9_:-][A-Za-z0-9_.:-]{0,127}$/, error);
 };
 
@@ -61,7 +66,10 @@ export function dateField(name: string) {
 export function dateTimeField(name: string) {
   return z.iso.datetime({
     offset: true,
-    ...says(name, `${name} must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T08:00:00Z`),
+    ...says(
+      name,
+      `${name} must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T08:00:00Z`,
+    ),
   });
 }
 
@@ -71,7 +79,11 @@ export function orderedPair(earlier: string, later: string) {
     const a = value[earlier];
     const b = value[later];
     if (typeof a === 'string' && typeof b === 'string' && Date.parse(a) > Date.parse(b)) {
-      ctx.addIssue({ code: 'custom', path: [later], message: `${later} must not be before ${earlier}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: [later],
+        message: `${later} must not be before ${earlier}`,
+      });
     }
   };
 }
@@ -83,5 +95,8 @@ export const originField = (name = 'origin') =>
   z
     .string()
     .max(253, `${name} must be at most 253 characters`)
-    .regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, `${name} must be scheme://host[:port], without a path`)
+    .regex(
+      /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/,
+      `${name} must be scheme://host[:port], without a path`,
+    )
     .transform((o) => o.toLowerCase());

@@ -7,7 +7,14 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 export type CredentialHeader = 'authorization' | 'x-api-key';
 
 /** Resource groups; scopes and limits are derived from them. */
-export const ROUTE_GROUPS = ['apikeys', 'calls', 'teams', 'agents', 'sessions', 'browsers'] as const;
+export const ROUTE_GROUPS = [
+  'apikeys',
+  'calls',
+  'teams',
+  'agents',
+  'sessions',
+  'browsers',
+] as const;
 export type RouteGroup = (typeof ROUTE_GROUPS)[number];
 
 /**
@@ -39,7 +46,6 @@ export interface RouteSpec {
   query?: z.ZodType;
   body?: z.ZodType;
 }
-
 
 /** A route as configured: overrides applied, upstream path settled. */
 export type ResolvedRoute = RouteSpec & { upstreamPath: string };

@@ -35,15 +35,26 @@ async function importRing(setting: string): Promise<KeyRing> {
   for (const [kid, material] of entries) {
     const raw = material ? fromBase64Url(material) : new Uint8Array();
     if (!kid || !/^[A-Za-z0-9_-]{1,32}$/.test(kid) || raw.length !== 32) {
-      throw new GatewayError('MISCONFIGURED', 'Gateway is misconfigured: KEY_ENCRYPTION_KEY must be kid:base64 of 32 bytes, comma-separated');
+      throw new GatewayError(
+        'MISCONFIGURED',
+        'Gateway is misconfigured: KEY_ENCRYPTION_KEY must be kid:base64 of 32 bytes, comma-separated',
+      );
     }
-    keys.set(kid, await crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']));
+    keys.set(
+      kid,
+      await crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']),
+    );
     // A separate key for signing, so no key is ever used for two purposes.
     const hkdf = await crypto.subtle.importKey('raw', raw, 'HKDF', false, ['deriveKey']);
     signing.set(
       kid,
       await crypto.subtle.deriveKey(
-        { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(), info: new TextEncoder().encode('apgw browser token v1') },
+        {
+          name: 'HKDF',
+          hash: 'SHA-256',
+          salt: new Uint8Array(),
+          info: new TextEncoder().encode('apgw browser token v1'),
+        },
         hkdf,
         { name: 'HMAC', hash: 'SHA-256', length: 256 },
         false,
@@ -68,7 +79,10 @@ export async function open(ring: KeyRing, sealed: string, boundTo: string): Prom
   const [version, kid, iv, ct] = sealed.split('.');
   const key = kid ? ring.keys.get(kid) : undefined;
   if (version !== 'v1' || !key || !iv || !ct) {
-    throw new GatewayError('MISCONFIGURED', `Gateway is misconfigured: no encryption key "${kid}" in KEY_ENCRYPTION_KEY`);
+    throw new GatewayError(
+      'MISCONFIGURED',
+      `Gateway is misconfigured: no encryption key "${kid}" in KEY_ENCRYPTION_KEY`,
+    );
   }
   const plain = await crypto.subtle.decrypt(
     { name: 'AES-GCM', iv: fromBase64Url(iv), additionalData: new TextEncoder().encode(boundTo) },
@@ -82,7 +96,10 @@ export async function open(ring: KeyRing, sealed: string, boundTo: string): Prom
 export const sealedKid = (sealed: string) => sealed.split('.')[1];
 
 export function toBase64Url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 export function fromBase64Url(text: string): Uint8Array {

@@ -6,8 +6,10 @@
  */
 import { ROUTE_GROUPS, type RouteSpec } from '../routes/types';
 
-
-export const ALL_SCOPES: readonly string[] = [...ROUTE_GROUPS.flatMap((g) => [`${g}:read`, `${g}:write`]), 'apikeys:admin'];
+export const ALL_SCOPES: readonly string[] = [
+  ...ROUTE_GROUPS.flatMap((g) => [`${g}:read`, `${g}:write`]),
+  'apikeys:admin',
+];
 
 /** Named bundles an operator may grant instead of listing scopes. */
 export const PRESETS: Record<string, readonly string[]> = {

@@ -11,10 +11,12 @@ import { publicTenant } from './types';
 const tenantKey = (id: string) => `tenant:${id}`;
 const tokenKey = (hash: string) => `token:${hash}`;
 /** Index of the tenants that share one platform key, for cache purges. */
-const keyTenantKey = (fingerprint: string, tenantId: string) => `key-tenants:${fingerprint}:${tenantId}`;
+const keyTenantKey = (fingerprint: string, tenantId: string) =>
+  `key-tenants:${fingerprint}:${tenantId}`;
 /** Index of the origins some tenant allows, so preflights can be answered without a token. */
 // Encoded: an origin's own ':' (before a port) must not make `http://a` a prefix of `http://a:8080`.
-const corsOriginKey = (origin: string, tenantId: string) => `cors-origin:${encodeURIComponent(origin)}:${tenantId}`;
+const corsOriginKey = (origin: string, tenantId: string) =>
+  `cors-origin:${encodeURIComponent(origin)}:${tenantId}`;
 /** Index of a tenant's tokens: value is the token hash, metadata the record. */
 const tenantTokenKey = (tenantId: string, tokenId: string) => `tenant-token:${tenantId}:${tokenId}`;
 
@@ -56,8 +58,16 @@ export interface TenantPatch {
  * The store for a request: memoized reads on the hot path (`memo`), direct
  * reads for the operator API, which must see its own writes.
  */
-export async function tenantStore(env: { TENANTS: KVNamespace }, settings: { KEY_ENCRYPTION_KEY: string; TENANT_MEMO_TTL_MS: number }, memo: boolean) {
-  return new TenantStore(env.TENANTS, await keyRing(settings.KEY_ENCRYPTION_KEY), memo ? settings.TENANT_MEMO_TTL_MS : 0);
+export async function tenantStore(
+  env: { TENANTS: KVNamespace },
+  settings: { KEY_ENCRYPTION_KEY: string; TENANT_MEMO_TTL_MS: number },
+  memo: boolean,
+) {
+  return new TenantStore(
+    env.TENANTS,
+    await keyRing(settings.KEY_ENCRYPTION_KEY),
+    memo ? settings.TENANT_MEMO_TTL_MS : 0,
+  );
 }
 
 export class TenantStore {
@@ -67,7 +77,12 @@ export class TenantStore {
     private readonly memoTtlMs = 0,
   ) {}
 
-  async createTenant(name: string, platformKey: string, firstToken: NewToken, corsOrigins: string[] = []): Promise<{ tenant: StoredTenant; issued: Issued }> {
+  async createTenant(
+    name: string,
+    platformKey: string,
+    firstToken: NewToken,
+    corsOrigins: string[] = [],
+  ): Promise<{ tenant: StoredTenant; issued: Issued }> {
     const now = new Date().toISOString();
     const id = `ten_${randomBase62(16)}`;
     const tenant: StoredTenant = {
@@ -102,7 +117,10 @@ export class TenantStore {
   }
 
   /** One page of tenants, from KV metadata alone (no per-tenant reads). */
-  async listTenants(cursor: string | undefined, limit: number): Promise<{ tenants: ListedTenant[]; cursor: string | null }> {
+  async listTenants(
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<{ tenants: ListedTenant[]; cursor: string | null }> {
     const page = await this.kv.list<ListedTenant>({ prefix: 'tenant:', cursor, limit });
     return {
       tenants: page.keys.flatMap((k) => (k.metadata ? [k.metadata] : [])),
@@ -142,14 +160,17 @@ export class TenantStore {
   }
 
   private async indexOrigins(tenantId: string, before: string[], after: string[]): Promise<void> {
-    for (const origin of before.filter((o) => !after.includes(o))) await this.kv.delete(corsOriginKey(origin, tenantId));
-    for (const origin of after.filter((o) => !before.includes(o))) await this.kv.put(corsOriginKey(origin, tenantId), '');
+    for (const origin of before.filter((o) => !after.includes(o)))
+      await this.kv.delete(corsOriginKey(origin, tenantId));
+    for (const origin of after.filter((o) => !before.includes(o)))
+      await this.kv.put(corsOriginKey(origin, tenantId), '');
     for (const origin of [...before, ...after]) originMemo.delete(origin);
   }
 
   /** Removes the tenant, its tokens and index entries. */
   async deleteTenant(stored: StoredTenant): Promise<void> {
-    for (const token of await this.listTokens(stored.id)) await this.deleteToken(stored.id, token.id);
+    for (const token of await this.listTokens(stored.id))
+      await this.deleteToken(stored.id, token.id);
     await this.kv.delete(keyTenantKey(stored.key_fingerprint, stored.id));
     await this.indexOrigins(stored.id, stored.cors_origins ?? [], []);
     await this.kv.delete(tenantKey(stored.id));
@@ -160,7 +181,10 @@ export class TenantStore {
   async reseal(stored: StoredTenant): Promise<boolean> {
     if (sealedKid(stored.platform_key_sealed) === this.ring.currentKid) return false;
     const platformKey = await open(this.ring, stored.platform_key_sealed, stored.id);
-    await this.putTenant({ ...stored, platform_key_sealed: await seal(this.ring, platformKey, stored.id) });
+    await this.putTenant({
+      ...stored,
+      platform_key_sealed: await seal(this.ring, platformKey, stored.id),
+    });
     return true;
   }
 
@@ -205,13 +229,22 @@ export class TenantStore {
     return keys.flatMap((k) => (k.metadata ? [k.metadata] : []));
   }
 
-  async getToken(tenantId: string, tokenId: string): Promise<{ hash: string; record: TokenRecord } | null> {
-    const { value, metadata } = await this.kv.getWithMetadata<TokenRecord>(tenantTokenKey(tenantId, tokenId));
+  async getToken(
+    tenantId: string,
+    tokenId: string,
+  ): Promise<{ hash: string; record: TokenRecord } | null> {
+    const { value, metadata } = await this.kv.getWithMetadata<TokenRecord>(
+      tenantTokenKey(tenantId, tokenId),
+    );
     return value && metadata ? { hash: value, record: metadata } : null;
   }
 
   /** Sets a token's expiry (rotation); the TenantGuard enforces it at once. */
-  async setTokenExpiry(tenantId: string, tokenId: string, expiresAt: string): Promise<TokenRecord | null> {
+  async setTokenExpiry(
+    tenantId: string,
+    tokenId: string,
+    expiresAt: string,
+  ): Promise<TokenRecord | null> {
     const found = await this.getToken(tenantId, tokenId);
     if (!found) return null;
     const record = { ...found.record, expires_at: expiresAt };

@@ -43,5 +43,12 @@ export type PublicTenant = Omit<StoredTenant, 'platform_key_sealed' | 'key_finge
 export type ListedTenant = Omit<PublicTenant, 'cors_origins'>;
 
 export function publicTenant(t: StoredTenant | Tenant): PublicTenant {
-  return { id: t.id, name: t.name, status: t.status, cors_origins: t.cors_origins ?? [], created_at: t.created_at, updated_at: t.updated_at };
+  return {
+    id: t.id,
+    name: t.name,
+    status: t.status,
+    cors_origins: t.cors_origins ?? [],
+    created_at: t.created_at,
+    updated_at: t.updated_at,
+  };
 }

@@ -33,22 +33,38 @@ export async function readUpstream(res: Response): Promise<UpstreamResult> {
 
   const upstream = { upstream_status: res.status };
   // The tenant's key was refused, whatever the body looks like.
-  if (res.status === 401 || res.status === 403) throw new GatewayError('UPSTREAM_AUTH_REJECTED', undefined, upstream);
+  if (res.status === 401 || res.status === 403)
+    throw new GatewayError('UPSTREAM_AUTH_REJECTED', undefined, upstream);
   const type = res.headers.get('content-type') ?? '';
   if (!/\bjson\b/i.test(type)) {
-    throw new GatewayError(res.ok ? 'UPSTREAM_NOT_JSON' : 'UPSTREAM_HTTP_ERROR', undefined, upstream);
+    throw new GatewayError(
+      res.ok ? 'UPSTREAM_NOT_JSON' : 'UPSTREAM_HTTP_ERROR',
+      undefined,
+      upstream,
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new GatewayError(res.ok ? 'UPSTREAM_INVALID_JSON' : 'UPSTREAM_HTTP_ERROR', undefined, upstream);
+    throw new GatewayError(
+      res.ok ? 'UPSTREAM_INVALID_JSON' : 'UPSTREAM_HTTP_ERROR',
+      undefined,
+      upstream,
+    );
   }
   if (!isEnvelope(parsed)) {
-    throw new GatewayError(res.ok ? 'UPSTREAM_BAD_ENVELOPE' : 'UPSTREAM_HTTP_ERROR', undefined, upstream);
+    throw new GatewayError(
+      res.ok ? 'UPSTREAM_BAD_ENVELOPE' : 'UPSTREAM_HTTP_ERROR',
+      undefined,
+      upstream,
+    );
   }
   if (res.status >= 500 || (!res.ok && parsed.code === 0)) {
-    throw new GatewayError('UPSTREAM_HTTP_ERROR', undefined, { ...upstream, upstream_code: parsed.code });
+    throw new GatewayError('UPSTREAM_HTTP_ERROR', undefined, {
+      ...upstream,
+      upstream_code: parsed.code,
+    });
   }
   return { status: res.status, text, envelope: parsed };
 }

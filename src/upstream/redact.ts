@@ -15,6 +15,9 @@ function mask(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(mask);
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [k, k === 'api_key' && typeof v === 'string' && v !== '' ? maskKey(v) : mask(v)]),
+    Object.entries(value).map(([k, v]) => [
+      k,
+      k === 'api_key' && typeof v === 'string' && v !== '' ? maskKey(v) : mask(v),
+    ]),
   );
 }

@@ -4,8 +4,9 @@
  * header allow-list below. The caller's Authorization, x-api-key, Cookie and
  * hop-by-hop headers are therefore never forwarded.
  */
-import type { Settings } from '../settings';
+
 import type { ResolvedRoute } from '../routes/types';
+import type { Settings } from '../settings';
 
 /** Caller headers worth passing on; everything else is dropped. */
 const FORWARDED_HEADERS = ['accept-language', 'user-agent'] as const;
@@ -20,7 +21,12 @@ export interface UpstreamCall {
   callerHeaders: Headers;
 }
 
-function upstreamUrl(base: string, route: ResolvedRoute, params: Record<string, unknown>, query: Record<string, unknown>): string {
+function upstreamUrl(
+  base: string,
+  route: ResolvedRoute,
+  params: Record<string, unknown>,
+  query: Record<string, unknown>,
+): string {
   const path = route.upstreamPath.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
     encodeURIComponent(String(params[name] ?? '')),
   );
@@ -40,7 +46,12 @@ export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): Re
     if (value) headers.set(name, value);
   }
   const scheme = settings.PLATFORM_AUTH_SCHEME;
-  headers.set(call.route.credential, call.route.credential === 'authorization' && scheme ? `${scheme} ${call.platformKey}` : call.platformKey);
+  headers.set(
+    call.route.credential,
+    call.route.credential === 'authorization' && scheme
+      ? `${scheme} ${call.platformKey}`
+      : call.platformKey,
+  );
 
   const hasBody = call.body !== undefined;
   if (hasBody) headers.set('content-type', 'application/json');

@@ -22,7 +22,12 @@ const received: string[] = [];
 
 beforeAll(async () => {
   rmSync(STATE, { recursive: true, force: true });
-  stack = await startStack({ gatewayPort: 8747, emulatorPort: 8748, persistTo: STATE, quiet: true });
+  stack = await startStack({
+    gatewayPort: 8747,
+    emulatorPort: 8748,
+    persistTo: STATE,
+    quiet: true,
+  });
   const tenant = await createTenant(stack, 'e2e', DEMO_PLATFORM_KEY);
   tenantToken = tenant.token;
   const allowed = await startDemo({ port: 8749, gatewayUrl: stack.gatewayUrl, tenantToken });
@@ -52,7 +57,9 @@ async function openPage(url: string): Promise<Page> {
     received.push(JSON.stringify(await response.allHeaders()));
     if (response.status() !== 101) received.push(await response.text().catch(() => ''));
   });
-  page.on('websocket', (ws) => ws.on('framereceived', (frame) => received.push(String(frame.payload))));
+  page.on('websocket', (ws) =>
+    ws.on('framereceived', (frame) => received.push(String(frame.payload))),
+  );
   await page.goto(url);
   await page.waitForFunction(() => (window as any).demo?.gateway);
   return page;
@@ -77,7 +84,11 @@ describe('browser demo in Chromium', () => {
     expect(teams.every((t) => t.startsWith('Demo:'))).toBe(true);
 
     await page.click('#create-session');
-    await page.waitForFunction(() => document.getElementById('stream-status')!.textContent === 'completed', null, { timeout: 20_000 });
+    await page.waitForFunction(
+      () => document.getElementById('stream-status')!.textContent === 'completed',
+      null,
+      { timeout: 20_000 },
+    );
     expect(await text(page, '#session-id')).toMatch(/^[0-9a-f-]{36}$/);
     const events = await page.locator('#events li').allInnerTexts();
     expect(events[0]).toContain('session.snapshot');
@@ -88,18 +99,26 @@ describe('browser demo in Chromium', () => {
 
   it('refuses the same token from another origin, over HTTP and WebSocket', async () => {
     const page = await openPage(demos[1]!.url);
-    const outcome = await page.evaluate(async ([gateway, t]) => {
-      const http = await fetch(`${gateway}/team/lists`, { headers: { authorization: `Bearer ${t}` } }).then(
-        (r) => `status ${r.status}`,
-        (e: Error) => `blocked: ${e.name}`,
-      );
-      const ws = await new Promise<string>((resolve) => {
-        const socket = new WebSocket(`${gateway.replace(/^http/, 'ws')}/session/ws/anything`, ['apgw', t]);
-        socket.onopen = () => resolve('open');
-        socket.onclose = (e) => resolve(`closed ${e.code}`);
-      });
-      return { http, ws };
-    }, [stack.gatewayUrl, token] as const);
+    const outcome = await page.evaluate(
+      async ([gateway, t]) => {
+        const http = await fetch(`${gateway}/team/lists`, {
+          headers: { authorization: `Bearer ${t}` },
+        }).then(
+          (r) => `status ${r.status}`,
+          (e: Error) => `blocked: ${e.name}`,
+        );
+        const ws = await new Promise<string>((resolve) => {
+          const socket = new WebSocket(`${gateway.replace(/^http/, 'ws')}/session/ws/anything`, [
+            'apgw',
+            t,
+          ]);
+          socket.onopen = () => resolve('open');
+          socket.onclose = (e) => resolve(`closed ${e.code}`);
+        });
+        return { http, ws };
+      },
+      [stack.gatewayUrl, token] as const,
+    );
     // No CORS grant for this origin: the browser may not read the answer at all.
     expect(outcome.http).toBe('blocked: TypeError');
     expect(outcome.ws).toBe('closed 1006');
@@ -111,7 +130,9 @@ describe('browser demo in Chromium', () => {
     await page.close();
 
     // What the gateway answered (read outside the browser): 403, origin not allowed.
-    const res = await fetch(`${stack.gatewayUrl}/team/lists`, { headers: { authorization: `Bearer ${token}`, origin: demos[1]!.url } });
+    const res = await fetch(`${stack.gatewayUrl}/team/lists`, {
+      headers: { authorization: `Bearer ${token}`, origin: demos[1]!.url },
+    });
     expect(res.status).toBe(403);
     expect(((await res.json()) as { code: number }).code).toBe(40301);
   });

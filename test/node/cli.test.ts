@@ -17,7 +17,12 @@ const STATE = '.wrangler/cli-test-state';
 
 beforeAll(async () => {
   rmSync(STATE, { recursive: true, force: true });
-  stack = await startStack({ gatewayPort: 8777, emulatorPort: 8778, persistTo: STATE, quiet: true });
+  stack = await startStack({
+    gatewayPort: 8777,
+    emulatorPort: 8778,
+    persistTo: STATE,
+    quiet: true,
+  });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -25,9 +30,13 @@ afterAll(async () => {
 
 async function cli(...args: string[]) {
   try {
-    const { stdout, stderr } = await run('tsx', ['scripts/admin.ts', '--url', stack.gatewayUrl, ...args], {
-      env: { ...process.env, ADMIN_TOKEN: stack.adminToken, PLATFORM_KEY: DEMO_PLATFORM_KEY },
-    });
+    const { stdout, stderr } = await run(
+      'tsx',
+      ['scripts/admin.ts', '--url', stack.gatewayUrl, ...args],
+      {
+        env: { ...process.env, ADMIN_TOKEN: stack.adminToken, PLATFORM_KEY: DEMO_PLATFORM_KEY },
+      },
+    );
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -37,7 +46,10 @@ async function cli(...args: string[]) {
 
 const token = (out: string) => /apgw_[0-9A-Za-z]{36}/.exec(out)![0];
 const call = (t: string, path = '/team/lists', init: RequestInit = {}) =>
-  fetch(`${stack.gatewayUrl}${path}`, { ...init, headers: { authorization: `Bearer ${t}`, ...init.headers } });
+  fetch(`${stack.gatewayUrl}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${t}`, ...init.headers },
+  });
 
 describe('operator CLI', () => {
   it('onboards a read-only partner, rotates without a failed request, revokes', async () => {
@@ -47,10 +59,22 @@ describe('operator CLI', () => {
     const tenantId = /ten_[0-9A-Za-z]{16}/.exec(created.stdout)![0];
     const first = token(created.stdout);
     expect((await call(first)).status).toBe(200);
-    const write = await call(first, '/session/create', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"team_id":"3f6c1e2a-5b7d-4c8e-9f01-23456789abcd"}' });
+    const write = await call(first, '/session/create', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"team_id":"3f6c1e2a-5b7d-4c8e-9f01-23456789abcd"}',
+    });
     expect(write.status).toBe(403);
 
-    const limits = await cli('limits', 'set', tenantId, '--policy', 'burst=1000/10', '--daily', '10000');
+    const limits = await cli(
+      'limits',
+      'set',
+      tenantId,
+      '--policy',
+      'burst=1000/10',
+      '--daily',
+      '10000',
+    );
     expect(limits.code, limits.stderr).toBe(0);
 
     const listed = await cli('token', 'list', tenantId);
@@ -86,7 +110,9 @@ describe('operator CLI', () => {
     const usage = await cli('usage', tenantId);
     expect(usage.stdout).toMatch(/burst\s+\d+ used of 1000/);
     const audit = await cli('audit', '--tenant', tenantId);
-    expect(audit.stdout).toMatch(/token\.revoked[\s\S]*token\.rotated[\s\S]*limits\.set[\s\S]*tenant\.created/);
+    expect(audit.stdout).toMatch(
+      /token\.revoked[\s\S]*token\.rotated[\s\S]*limits\.set[\s\S]*tenant\.created/,
+    );
   });
 
   it('explains bad input and unreachable gateways, exiting 1', async () => {
@@ -98,7 +124,11 @@ describe('operator CLI', () => {
     expect(refused.stderr).toMatch(/id must be a tenant id .*code 40001, HTTP 400/);
     const badScope = await cli('token', 'issue', 'ten_0000000000000000', '--name', 'x');
     expect(badScope.stderr).toContain('No such tenant');
-    const down = await run('tsx', ['scripts/admin.ts', '--url', 'http://127.0.0.1:1', 'tenant', 'list'], { env: { ...process.env, ADMIN_TOKEN: 'x'.repeat(20) } }).catch((e: { stderr: string }) => e);
+    const down = await run(
+      'tsx',
+      ['scripts/admin.ts', '--url', 'http://127.0.0.1:1', 'tenant', 'list'],
+      { env: { ...process.env, ADMIN_TOKEN: 'x'.repeat(20) } },
+    ).catch((e: { stderr: string }) => e);
     expect(down.stderr).toContain('Cannot reach the gateway');
     const unknown = await cli('frobnicate');
     expect(unknown.stderr).toContain('Unknown command');
