@@ -15,9 +15,9 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * Two projects: `workers` runs inside workerd against the emulator (almost
- * everything); `node` drives a real `wrangler dev` gateway from outside, as
- * the operator CLI and a browser would.
+ * Projects: `workers` runs inside workerd against the emulator (almost
+ * everything); `unit` tests pure modules next to their source; `node` drives
+ * a real gateway from outside, as the operator CLI and a browser would.
  */
 export default defineConfig(async () => {
   const port = Number(process.env.EMULATOR_PORT) || (await freePort());
@@ -52,6 +52,10 @@ export default defineConfig(async () => {
             include: ['test/*.test.ts'],
             testTimeout: 20_000,
           },
+        },
+        {
+          // Pure modules, tested next to their source: no runtime bindings needed.
+          test: { name: 'unit', environment: 'node', include: ['src/**/*.test.ts'] },
         },
         {
           test: {

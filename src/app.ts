@@ -11,6 +11,7 @@ import { browserTokenRoutes } from './browser/mint';
 import { sessionEventRoutes } from './browser/ws-proxy';
 import type { HonoEnv } from './env';
 import { errorResponse, GatewayError, ok } from './errors';
+import { log } from './log';
 import { browserCors } from './middleware/cors';
 import { platformRoutes } from './proxy';
 import { loadSettings } from './settings';
@@ -35,7 +36,10 @@ export function newApp(): Hono<HonoEnv> {
   app.route('/', platformRoutes());
 
   app.notFound((c) =>
-    errorResponse(c, new GatewayError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}`)),
+    errorResponse(
+      c,
+      new GatewayError('NOT_FOUND', { message: `No route for ${c.req.method} ${c.req.path}` }),
+    ),
   );
   app.onError((err, c) => errorResponse(c, asGatewayError(err, c.var.requestId)));
   return app;
@@ -44,19 +48,13 @@ export function newApp(): Hono<HonoEnv> {
 /** Anything that is not already a GatewayError is logged and hidden behind a generic 500. */
 function asGatewayError(err: unknown, requestId: string | undefined): GatewayError {
   if (err instanceof GatewayError) return err;
-  if (err instanceof HTTPException && err.status === 413)
+  if (err instanceof HTTPException && err.status === 413) {
     return new GatewayError('PAYLOAD_TOO_LARGE');
+  }
   if (err instanceof HTTPException && err.status === 400) return new GatewayError('BAD_REQUEST');
   // Internal detail stays in the log; query strings are cut in case one carried a key.
   const detail =
     err instanceof Error ? `${err.name}: ${err.message}`.replace(/\?\S*/g, '?…') : typeof err;
-  console.error(
-    JSON.stringify({
-      level: 'error',
-      event: 'unhandled',
-      request_id: requestId,
-      error: detail.slice(0, 300),
-    }),
-  );
+  log.error('unhandled', { request_id: requestId, error: detail.slice(0, 300) });
   return new GatewayError('INTERNAL');
 }

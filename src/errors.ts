@@ -65,17 +65,26 @@ export const ERRORS = {
 
 export type ErrorKind = keyof typeof ERRORS;
 
+export interface GatewayErrorOptions {
+  /** Replaces the catalog text; must never contain a secret. */
+  message?: string;
+  /** Extra fields for the envelope's `data` (field names, bounds, ...). */
+  details?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
 export class GatewayError extends Error {
+  readonly details: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
   constructor(
     readonly kind: ErrorKind,
-    /** Replaces the catalog text; must never contain a secret. */
-    message?: string,
-    /** Extra fields for the envelope's `data` (field names, bounds, ...). */
-    readonly details: Record<string, unknown> = {},
-    readonly headers: Record<string, string> = {},
+    options: GatewayErrorOptions = {},
   ) {
-    super(message ?? ERRORS[kind].msg);
+    super(options.message ?? ERRORS[kind].msg);
     this.name = 'GatewayError';
+    this.details = options.details ?? {};
+    this.headers = options.headers ?? {};
   }
 
   get code(): number {
@@ -85,6 +94,35 @@ export class GatewayError extends Error {
   get status(): ContentfulStatusCode {
     return ERRORS[this.kind].status;
   }
+}
+
+/** Where a rejected value came from, as the caller sees it. */
+export type InputLocation = 'path' | 'query' | 'body';
+
+export interface FieldError {
+  location: InputLocation;
+  field: string;
+  message: string;
+  /** Allowed values, where a field must be one of a known set. */
+  allowed?: string[];
+}
+
+/** A 400 for one or more rejected fields; `msg` joins their messages. */
+export function validationFailed(...errors: [FieldError, ...FieldError[]]): GatewayError {
+  return new GatewayError('VALIDATION_FAILED', {
+    message: errors.map((e) => e.message).join('; '),
+    details: { errors },
+  });
+}
+
+/** A 400 for one rejected field. */
+export function invalidField(
+  location: InputLocation,
+  field: string,
+  message: string,
+  allowed?: string[],
+): GatewayError {
+  return validationFailed({ location, field, message, ...(allowed ? { allowed } : {}) });
 }
 
 /** The platform's success envelope, for answers the gateway makes itself. */

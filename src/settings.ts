@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { Bindings } from './env';
 import { GatewayError } from './errors';
 import { DEFAULT_LIMITS, limitsSchema } from './limits/policy';
+import { log } from './log';
 import { type RouteOverrides, routeOverridesSchema } from './routes/overrides';
 
 const intSetting = (min: number, max: number, fallback: number) =>
@@ -81,6 +82,8 @@ export function loadSettings(env: Bindings): Settings {
 
 function misconfigured(error: z.ZodError): GatewayError {
   const problems = error.issues.map((i) => `${i.path.join('.') || 'settings'}: ${i.message}`);
-  console.error(JSON.stringify({ level: 'error', event: 'settings.invalid', problems }));
-  return new GatewayError('MISCONFIGURED', `Gateway is misconfigured: ${problems.join('; ')}`);
+  log.error('settings.invalid', { problems });
+  return new GatewayError('MISCONFIGURED', {
+    message: `Gateway is misconfigured: ${problems.join('; ')}`,
+  });
 }

@@ -9,7 +9,7 @@ import { inject } from 'vitest';
 import type { Bindings } from '../src/env';
 import worker from '../src/index';
 
-export const testEnv = env as unknown as Bindings;
+export const testEnv: Bindings = env;
 export const platformKeys = inject('platformKeys');
 export const ADMIN_TOKEN = testEnv.ADMIN_TOKEN!;
 export const UPSTREAM = testEnv.PLATFORM_BASE_URL!;

@@ -2,7 +2,7 @@
  * The tenant lifecycle through the operator API: tenants, tokens with scopes,
  * expiry and rotation, platform key updates, sealed keys at rest, the audit log.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
 import { ROUTE_SPECS } from '../src/routes/table';
 import { ALL_SCOPES, requiredScope } from '../src/tenants/scopes';
@@ -33,7 +33,10 @@ async function issue(tenant: { id: string }, spec: Record<string, unknown>) {
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// Time moves by injection, never by sleeping: only Date is faked, timers run as usual.
+beforeEach(() => vi.useFakeTimers({ toFake: ['Date'], now: Date.now() }));
+afterEach(() => vi.useRealTimers());
 
 describe('tenants', () => {
   it('lists tenants page by page with a cursor, without keys', async () => {
@@ -211,7 +214,7 @@ describe('tokens', () => {
       expires_at: new Date(Date.now() + 1500).toISOString(),
     });
     expect((await asTenant(short, '/agent/lists')).res.status).toBe(200);
-    await sleep(1600);
+    vi.setSystemTime(Date.now() + 1600);
     const { res, body } = await asTenant(short, '/agent/lists');
     expect(res.status).toBe(401);
     expect(body.code).toBe(ERRORS.TOKEN_EXPIRED.code);
@@ -263,7 +266,7 @@ describe('tokens', () => {
     const call = (token: string) =>
       gatewayWith(remember, '/agent/lists', { headers: { authorization: token } });
     expect((await call(t.token)).status).toBe(200);
-    await sleep(1300);
+    vi.setSystemTime(Date.now() + 1300);
     const old = await call(t.token);
     expect(old.status).toBe(401);
     expect((await envelope(old)).code).toBe(ERRORS.TOKEN_EXPIRED.code);

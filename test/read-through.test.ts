@@ -4,7 +4,6 @@
  */
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { cacheKeyUrl } from '../src/cache/key';
 import { type ReadThrough, readThrough } from '../src/cache/read-through';
 import type { UpstreamResult } from '../src/upstream/normalize';
 
@@ -107,42 +106,5 @@ describe('readThrough', () => {
     const outcomes = await Promise.all(Array.from({ length: 20 }, () => read(key, slow, T0)));
     expect(calls).toBe(1);
     expect(outcomes.every((o) => o.status === 'MISS')).toBe(true);
-  });
-});
-
-describe('cache keys', () => {
-  const parts = {
-    keyFingerprint: 'a'.repeat(64),
-    version: '0',
-    upstreamBase: 'http://platform',
-    routeId: 'team.list',
-    upstreamPath: '/team/lists',
-    credential: 'authorization',
-    params: {},
-    query: { page_num: 1, page_size: 10 },
-  };
-
-  it('are the same for the same normalized query in any order', async () => {
-    expect(await cacheKeyUrl(parts)).toBe(
-      await cacheKeyUrl({ ...parts, query: { page_size: 10, page_num: 1, team_type: undefined } }),
-    );
-  });
-
-  it('differ by platform key, version, route and query', async () => {
-    const base = await cacheKeyUrl(parts);
-    for (const change of [
-      { keyFingerprint: 'b'.repeat(64) },
-      { version: '1' },
-      { routeId: 'x' },
-      { query: { page_num: 2, page_size: 10 } },
-    ]) {
-      expect(await cacheKeyUrl({ ...parts, ...change })).not.toBe(base);
-    }
-  });
-
-  it('contain nothing but a hash', async () => {
-    expect(await cacheKeyUrl(parts)).toMatch(
-      /^https:\/\/gateway-cache\.invalid\/v1\/[0-9a-f]{64}$/,
-    );
   });
 });

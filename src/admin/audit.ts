@@ -6,7 +6,7 @@ import type { HonoEnv } from '../env';
 import { ok } from '../errors';
 import { validated } from '../middleware/validate';
 import { intField } from '../routes/schemas';
-import { adminStore, audit, tenantIdField } from './common';
+import { adminStores, audit, tenantIdField } from './common';
 
 const auditQuery = z.strictObject({
   page_num: intField('page_num', 1, 1_000_000).default(1),
@@ -25,12 +25,12 @@ export function auditRoutes(): Hono<HonoEnv> {
   // After putting a new key first in KEY_ENCRYPTION_KEY: re-seal every stored
   // platform key under it, so the old key can be removed.
   app.post('/maintenance/reencrypt', async (c) => {
-    const store = await adminStore(c);
+    const { tenants: store } = await adminStores(c);
     let tenants = 0;
     let resealed = 0;
     let cursor: string | undefined;
     do {
-      const page = await store.listTenants(cursor, 100);
+      const page = await store.list(cursor, 100);
       for (const t of page.tenants) {
         const stored = await store.getStored(t.id);
         if (!stored) continue;

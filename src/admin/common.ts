@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { auditLog, type NewAuditEntry } from '../audit/log';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
-import { type TenantStore, tenantStore } from '../tenants/store';
+import { log } from '../log';
+import { directStores, type Stores } from '../tenants/stores';
 import type { StoredTenant } from '../tenants/types';
 
 type AdminContext = Context<HonoEnv>;
@@ -18,13 +19,13 @@ export const tenantParams = z.object({ id: tenantIdField('id') });
 export const tokenParams = z.object({ id: tenantIdField('id'), token_id: tokenId });
 
 /** The operator API reads KV directly (no memo): it must see its own writes. */
-export function adminStore(c: AdminContext): Promise<TenantStore> {
-  return tenantStore(c.env, c.var.settings, false);
+export function adminStores(c: AdminContext): Promise<Stores> {
+  return directStores(c.env, c.var.settings);
 }
 
-export async function existingTenant(store: TenantStore, id: string): Promise<StoredTenant> {
-  const tenant = await store.getStored(id);
-  if (!tenant) throw new GatewayError('RESOURCE_NOT_FOUND', 'No such tenant');
+export async function existingTenant(stores: Stores, id: string): Promise<StoredTenant> {
+  const tenant = await stores.tenants.getStored(id);
+  if (!tenant) throw new GatewayError('RESOURCE_NOT_FOUND', { message: 'No such tenant' });
   return tenant;
 }
 
@@ -46,6 +47,6 @@ export async function audit(
     request_id: c.var.requestId,
     detail: entry.detail ?? {},
   };
-  console.log(JSON.stringify({ level: 'info', event: `audit.${action}`, ...record }));
+  log.info(`audit.${action}`, record);
   await auditLog(c.env).record(record);
 }

@@ -2,9 +2,9 @@
 import { Hono } from 'hono';
 import type { HonoEnv } from '../env';
 import { limitsSchema } from '../limits/policy';
-import { requireJson, validated } from '../middleware/validate';
+import { validated } from '../middleware/validate';
 import { randomBase62 } from '../tenants/token';
-import { adminStore, audit, existingTenant, guardFor, ok, tenantParams } from './common';
+import { adminStores, audit, existingTenant, guardFor, ok, tenantParams } from './common';
 
 export function limitRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
@@ -12,11 +12,10 @@ export function limitRoutes(): Hono<HonoEnv> {
   app.put(
     '/:id/limits',
     validated('param', tenantParams),
-    requireJson(),
     validated('json', limitsSchema),
     async (c) => {
       const { id } = c.req.valid('param');
-      await existingTenant(await adminStore(c), id);
+      await existingTenant(await adminStores(c), id);
       const limits = c.req.valid('json');
       await guardFor(c.env, id).setLimits(limits);
       await audit(c, 'limits.set', { tenant_id: id, detail: { limits } });
@@ -26,7 +25,7 @@ export function limitRoutes(): Hono<HonoEnv> {
 
   app.delete('/:id/limits', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
-    await existingTenant(await adminStore(c), id);
+    await existingTenant(await adminStores(c), id);
     await guardFor(c.env, id).setLimits(null);
     await audit(c, 'limits.reset', { tenant_id: id });
     return c.json(ok({ limits: c.var.settings.DEFAULT_LIMITS }));
@@ -34,7 +33,7 @@ export function limitRoutes(): Hono<HonoEnv> {
 
   app.get('/:id/usage', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
-    await existingTenant(await adminStore(c), id);
+    await existingTenant(await adminStores(c), id);
     return c.json(ok(await guardFor(c.env, id).usage(Date.now(), c.var.settings.DEFAULT_LIMITS)));
   });
 
@@ -42,9 +41,9 @@ export function limitRoutes(): Hono<HonoEnv> {
   // their entries is orphaned at once (the Cache API lets them expire).
   app.post('/:id/cache/purge', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
-    const store = await adminStore(c);
-    const tenant = await existingTenant(store, id);
-    const sharing = new Set([id, ...(await store.tenantsSharingKey(tenant.key_fingerprint))]);
+    const stores = await adminStores(c);
+    const tenant = await existingTenant(stores, id);
+    const sharing = new Set([id, ...(await stores.keys.tenantsSharing(tenant.key_fingerprint))]);
     const version = `${Date.now().toString(36)}.${randomBase62(8)}`;
     await Promise.all([...sharing].map((t) => guardFor(c.env, t).setCacheVersion(version)));
     await audit(c, 'cache.purged', { tenant_id: id, detail: { tenants: sharing.size } });

@@ -2,10 +2,10 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { HonoEnv } from '../env';
-import { requireJson, validated } from '../middleware/validate';
+import { validated } from '../middleware/validate';
 import { intField, originField, textField } from '../routes/schemas';
 import { publicTenant } from '../tenants/types';
-import { adminStore, audit, existingTenant, guardFor, ok, tenantParams } from './common';
+import { adminStores, audit, existingTenant, guardFor, ok, tenantParams } from './common';
 import { newToken, tokenSpecSchema } from './token-spec';
 
 // Printable ASCII only: the key goes into an HTTP header, and workerd warns (quoting the value) on anything else.
@@ -40,14 +40,16 @@ const listQuery = z.strictObject({
 export function tenantRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
 
-  app.post('/', requireJson(), validated('json', createBody), async (c) => {
+  app.post('/', validated('json', createBody), async (c) => {
     const body = c.req.valid('json');
-    const { tenant, issued } = await (await adminStore(c)).createTenant(
-      body.name,
-      body.platform_key,
-      newToken(body.token),
-      body.cors_origins,
-    );
+    const firstToken = newToken(body.token);
+    const stores = await adminStores(c);
+    const tenant = await stores.tenants.create({
+      name: body.name,
+      platformKey: body.platform_key,
+      corsOrigins: body.cors_origins,
+    });
+    const issued = await stores.tokens.issue(tenant.id, firstToken);
     await audit(c, 'tenant.created', {
       tenant_id: tenant.id,
       token_id: issued.record.id,
@@ -68,32 +70,26 @@ export function tenantRoutes(): Hono<HonoEnv> {
 
   app.get('/', validated('query', listQuery), async (c) => {
     const { page_size, cursor } = c.req.valid('query');
-    return c.json(ok(await (await adminStore(c)).listTenants(cursor, page_size)));
+    return c.json(ok(await (await adminStores(c)).tenants.list(cursor, page_size)));
   });
 
   app.get('/:id', validated('param', tenantParams), async (c) => {
     return c.json(
-      ok(publicTenant(await existingTenant(await adminStore(c), c.req.valid('param').id))),
+      ok(publicTenant(await existingTenant(await adminStores(c), c.req.valid('param').id))),
     );
   });
 
-  app.patch(
-    '/:id',
-    validated('param', tenantParams),
-    requireJson(),
-    validated('json', updateBody),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      const patch = c.req.valid('json');
-      const store = await adminStore(c);
-      const updated = await store.updateTenant(await existingTenant(store, id), patch);
-      await audit(c, 'tenant.updated', {
-        tenant_id: id,
-        detail: { fields: Object.keys(patch).sort() },
-      });
-      return c.json(ok(publicTenant(updated)));
-    },
-  );
+  app.patch('/:id', validated('param', tenantParams), validated('json', updateBody), async (c) => {
+    const { id } = c.req.valid('param');
+    const patch = c.req.valid('json');
+    const stores = await adminStores(c);
+    const updated = await stores.tenants.update(await existingTenant(stores, id), patch);
+    await audit(c, 'tenant.updated', {
+      tenant_id: id,
+      detail: { fields: Object.keys(patch).sort() },
+    });
+    return c.json(ok(publicTenant(updated)));
+  });
 
   for (const [action, status] of [
     ['disable', 'disabled'],
@@ -101,8 +97,8 @@ export function tenantRoutes(): Hono<HonoEnv> {
   ] as const) {
     app.post(`/:id/${action}`, validated('param', tenantParams), async (c) => {
       const { id } = c.req.valid('param');
-      const store = await adminStore(c);
-      const updated = await store.updateTenant(await existingTenant(store, id), { status });
+      const stores = await adminStores(c);
+      const updated = await stores.tenants.update(await existingTenant(stores, id), { status });
       // The TenantGuard makes the change take effect on the next request everywhere.
       await guardFor(c.env, id).setDisabled(status === 'disabled');
       await audit(c, `tenant.${action}d`, { tenant_id: id });
@@ -112,11 +108,15 @@ export function tenantRoutes(): Hono<HonoEnv> {
 
   app.delete('/:id', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
-    const store = await adminStore(c);
-    const tenant = await existingTenant(store, id);
+    const stores = await adminStores(c);
+    const tenant = await existingTenant(stores, id);
     // Refuse first (instant, everywhere), then remove the records.
     await guardFor(c.env, id).setDisabled(true);
-    await store.deleteTenant(tenant);
+    for (const record of await stores.tokens.list(id)) {
+      const entry = await stores.tokens.find({ tenantId: id, tokenId: record.id });
+      if (entry) await stores.tokens.delete(entry);
+    }
+    await stores.tenants.delete(tenant);
     await audit(c, 'tenant.deleted', { tenant_id: id });
     return c.json(ok({ tenant_id: id, deleted: true }));
   });

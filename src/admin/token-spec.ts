@@ -1,9 +1,9 @@
 /** The body that describes a token to issue: name, scopes or presets, expiry. */
 import { z } from 'zod';
-import { GatewayError } from '../errors';
+import { invalidField } from '../errors';
 import { textField } from '../routes/schemas';
 import { ALL_SCOPES, expandScopes, PRESETS } from '../tenants/scopes';
-import type { NewToken } from '../tenants/store';
+import type { NewToken } from '../tenants/token-store';
 
 /** Longest lifetime an operator may give a token (README, limits). */
 export const MAX_TOKEN_LIFETIME_S = 5 * 365 * 86_400;
@@ -22,41 +22,26 @@ export type TokenSpec = z.infer<typeof tokenSpecSchema>;
 export function newToken(spec: TokenSpec, now = Date.now()): NewToken {
   const { scopes, unknown } = expandScopes(spec.scopes);
   if (unknown.length > 0) {
-    const allowed = [...Object.keys(PRESETS), ...ALL_SCOPES].join(', ');
-    throw new GatewayError(
-      'VALIDATION_FAILED',
-      `Unknown scope ${unknown.join(', ')}; allowed: ${allowed}`,
-      {
-        errors: [
-          {
-            location: 'body',
-            field: 'scopes',
-            message: `unknown scope ${unknown.join(', ')}`,
-            allowed: [...Object.keys(PRESETS), ...ALL_SCOPES],
-          },
-        ],
-      },
-    );
+    const allowed = [...Object.keys(PRESETS), ...ALL_SCOPES];
+    const message = `Unknown scope ${unknown.join(', ')}; allowed: ${allowed.join(', ')}`;
+    throw invalidField('body', 'scopes', message, allowed);
   }
-  if (spec.expires_at && spec.expires_in_s)
-    throw bad('expires_at', 'give expires_at or expires_in_s, not both');
+  if (spec.expires_at && spec.expires_in_s) {
+    throw invalidField('body', 'expires_at', 'give expires_at or expires_in_s, not both');
+  }
   let expires: number | null = null;
   if (spec.expires_in_s) expires = now + spec.expires_in_s * 1000;
   if (spec.expires_at) {
     expires = Date.parse(spec.expires_at);
-    if (expires <= now) throw bad('expires_at', 'expires_at must be in the future');
-    if (expires > now + MAX_TOKEN_LIFETIME_S * 1000)
-      throw bad('expires_at', 'expires_at must be within 5 years');
+    if (expires <= now)
+      throw invalidField('body', 'expires_at', 'expires_at must be in the future');
+    if (expires > now + MAX_TOKEN_LIFETIME_S * 1000) {
+      throw invalidField('body', 'expires_at', 'expires_at must be within 5 years');
+    }
   }
   return {
     name: spec.name,
     scopes,
     expires_at: expires === null ? null : new Date(expires).toISOString(),
   };
-}
-
-function bad(field: string, message: string) {
-  return new GatewayError('VALIDATION_FAILED', message, {
-    errors: [{ location: 'body', field, message }],
-  });
 }

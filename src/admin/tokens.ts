@@ -2,10 +2,11 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { HonoEnv } from '../env';
-import { GatewayError } from '../errors';
-import { requireJson, validated } from '../middleware/validate';
+import { GatewayError, invalidField } from '../errors';
+import { validated } from '../middleware/validate';
+import type { Stores } from '../tenants/stores';
 import {
-  adminStore,
+  adminStores,
   audit,
   existingTenant,
   guardFor,
@@ -40,13 +41,12 @@ export function tokenRoutes(): Hono<HonoEnv> {
   app.post(
     '/:id/tokens',
     validated('param', tenantParams),
-    requireJson(),
     validated('json', tokenSpecSchema),
     async (c) => {
       const { id } = c.req.valid('param');
-      const store = await adminStore(c);
-      await existingTenant(store, id);
-      const issued = await store.issueToken(id, newToken(c.req.valid('json')));
+      const stores = await adminStores(c);
+      await existingTenant(stores, id);
+      const issued = await stores.tokens.issue(id, newToken(c.req.valid('json')));
       await audit(c, 'token.issued', {
         tenant_id: id,
         token_id: issued.record.id,
@@ -62,9 +62,9 @@ export function tokenRoutes(): Hono<HonoEnv> {
 
   app.get('/:id/tokens', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
-    const store = await adminStore(c);
-    await existingTenant(store, id);
-    return c.json(ok({ tokens: await store.listTokens(id) }));
+    const stores = await adminStores(c);
+    await existingTenant(stores, id);
+    return c.json(ok({ tokens: await stores.tokens.list(id) }));
   });
 
   // A new token with the same name and scopes; the old one keeps working until
@@ -72,42 +72,39 @@ export function tokenRoutes(): Hono<HonoEnv> {
   app.post(
     '/:id/tokens/:token_id/rotate',
     validated('param', tokenParams),
-    requireJson(),
     validated('json', rotateBody),
     async (c) => {
       const { id, token_id } = c.req.valid('param');
       const body = c.req.valid('json');
-      const store = await adminStore(c);
-      await existingTenant(store, id);
-      const old = await store.getToken(id, token_id);
-      if (!old) throw new GatewayError('RESOURCE_NOT_FOUND', 'No such token');
+      const stores = await adminStores(c);
+      await existingTenant(stores, id);
+      const old = await existingToken(stores, id, token_id);
 
       const now = Date.now();
-      if (old.record.expires_at && Date.parse(old.record.expires_at) <= now) {
-        throw new GatewayError(
-          'CONFLICT',
-          'This token has already expired: issue a new one instead',
-        );
+      const oldEnds = old.record.expires_at ? Date.parse(old.record.expires_at) : Infinity;
+      if (oldEnds <= now) {
+        throw new GatewayError('CONFLICT', {
+          message: 'This token has already expired: issue a new one instead',
+        });
       }
       const until = body.old_valid_until
         ? Date.parse(body.old_valid_until)
         : now + (body.overlap_s ?? DEFAULT_ROTATION_OVERLAP_S) * 1000;
       if (until < now || until > now + MAX_ROTATION_OVERLAP_S * 1000) {
-        throw new GatewayError(
-          'VALIDATION_FAILED',
+        throw invalidField(
+          'body',
+          'old_valid_until',
           'old_valid_until must be between now and 30 days from now',
         );
       }
-      const issued = await store.issueToken(id, {
+      const issued = await stores.tokens.issue(id, {
         name: old.record.name,
         scopes: old.record.scopes,
         expires_at: old.record.expires_at,
       });
-      const oldUntil = new Date(
-        Math.min(until, old.record.expires_at ? Date.parse(old.record.expires_at) : Infinity),
-      ).toISOString();
+      const oldUntil = new Date(Math.min(until, oldEnds)).toISOString();
       await guardFor(c.env, id).expireAt(token_id, Date.parse(oldUntil));
-      await store.setTokenExpiry(id, token_id, oldUntil);
+      await stores.tokens.setExpiry(old, oldUntil);
       await audit(c, 'token.rotated', {
         tenant_id: id,
         token_id,
@@ -128,15 +125,20 @@ export function tokenRoutes(): Hono<HonoEnv> {
   // next request on every isolate, long before KV's deletion propagates.
   app.delete('/:id/tokens/:token_id', validated('param', tokenParams), async (c) => {
     const { id, token_id } = c.req.valid('param');
-    const store = await adminStore(c);
-    await existingTenant(store, id);
-    if (!(await store.getToken(id, token_id)))
-      throw new GatewayError('RESOURCE_NOT_FOUND', 'No such token');
+    const stores = await adminStores(c);
+    await existingTenant(stores, id);
+    const entry = await existingToken(stores, id, token_id);
     await guardFor(c.env, id).revoke(token_id, Date.now());
-    await store.deleteToken(id, token_id);
+    await stores.tokens.delete(entry);
     await audit(c, 'token.revoked', { tenant_id: id, token_id });
     return c.json(ok({ token_id, revoked: true }));
   });
 
   return app;
+}
+
+async function existingToken(stores: Stores, tenantId: string, tokenId: string) {
+  const entry = await stores.tokens.find({ tenantId, tokenId });
+  if (!entry) throw new GatewayError('RESOURCE_NOT_FOUND', { message: 'No such token' });
+  return entry;
 }

@@ -6,10 +6,10 @@ import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { z } from 'zod';
 import type { HonoEnv } from '../env';
-import { GatewayError, ok } from '../errors';
+import { GatewayError, invalidField, ok } from '../errors';
 import { tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
-import { requireJson, validated } from '../middleware/validate';
+import { validated } from '../middleware/validate';
 import { originField } from '../routes/schemas';
 import { keyRing } from '../tenants/crypto';
 import { expandScopes, hasScope } from '../tenants/scopes';
@@ -46,8 +46,9 @@ const isBrowserScope = (scope: string) => !scope.startsWith('apikeys:');
 
 /** Refused before the limiter counts anything: a browser token cannot mint. */
 const notFromBrowser = createMiddleware<HonoEnv>(async (c, next) => {
-  if (c.var.token.prefix === BROWSER_TOKEN_PREFIX)
+  if (c.var.token.prefix === BROWSER_TOKEN_PREFIX) {
     throw new GatewayError('BROWSER_TOKEN_CANNOT_MINT');
+  }
   await next();
 });
 
@@ -57,45 +58,46 @@ export function browserTokenRoutes(): Hono<HonoEnv> {
     '/auth/browser-token',
     tenantAuth(),
     notFromBrowser,
-    requireJson(),
-    validated('json', mintBody),
+    // Counted before the body is read: a flood of bad bodies still spends the tenant's limits.
     tenantLimits('auth', () => 1),
+    validated('json', mintBody),
     async (c) => {
       const parent = c.var.token;
       const { origin, scopes: asked, ttl_s } = c.req.valid('json');
       if (!(c.var.tenant.cors_origins ?? []).includes(origin)) {
-        throw new GatewayError(
-          'ORIGIN_NOT_ALLOWED',
-          `Origin ${origin} is not among this tenant's cors_origins`,
-        );
+        throw new GatewayError('ORIGIN_NOT_ALLOWED', {
+          message: `Origin ${origin} is not among this tenant's cors_origins`,
+        });
       }
       // By default a browser gets the minting token's scopes, less the API key ones.
       const scopes = asked
         ? expandScopes(asked)
         : { scopes: parent.scopes.filter(isBrowserScope), unknown: [] };
-      if (scopes.unknown.length > 0)
-        throw new GatewayError('VALIDATION_FAILED', `Unknown scope ${scopes.unknown.join(', ')}`);
+      if (scopes.unknown.length > 0) {
+        throw invalidField('body', 'scopes', `Unknown scope ${scopes.unknown.join(', ')}`);
+      }
       // Presets such as `full` include API key scopes: a browser simply does not get them.
       const granted = scopes.scopes.filter(isBrowserScope);
-      if (granted.length === 0)
-        throw new GatewayError(
-          'VALIDATION_FAILED',
+      if (granted.length === 0) {
+        throw invalidField(
+          'body',
+          'scopes',
           'Browser tokens cannot have API key scopes; ask for others',
         );
+      }
       const beyond = granted.filter((s) => !hasScope(parent.scopes, s));
-      if (beyond.length > 0)
-        throw new GatewayError(
-          'SCOPE_REQUIRED',
-          `A browser token cannot get scopes its minting token lacks: ${beyond.join(', ')}`,
-          { scope: beyond[0] },
-        );
+      if (beyond.length > 0) {
+        throw new GatewayError('SCOPE_REQUIRED', {
+          message: `A browser token cannot get scopes its minting token lacks: ${beyond.join(', ')}`,
+          details: { scope: beyond[0] },
+        });
+      }
 
       const parentEnd = parent.expires_at ? Date.parse(parent.expires_at) : Infinity;
       if (parentEnd - Date.now() < BROWSER_TOKEN_MIN_TTL_S * 1000) {
-        throw new GatewayError(
-          'CONFLICT',
-          `The minting token expires within ${BROWSER_TOKEN_MIN_TTL_S} s: rotate it first`,
-        );
+        throw new GatewayError('CONFLICT', {
+          message: `The minting token expires within ${BROWSER_TOKEN_MIN_TTL_S} s: rotate it first`,
+        });
       }
       const exp = Math.floor(Math.min(Date.now() + ttl_s * 1000, parentEnd) / 1000);
       const token = await signBrowserToken(await keyRing(c.var.settings.KEY_ENCRYPTION_KEY), {

@@ -43,7 +43,7 @@ export async function signBrowserToken(
   );
   const signature = await crypto.subtle.sign(
     'HMAC',
-    ring.signing.get(ring.currentKid)!,
+    ring.current.sign,
     new TextEncoder().encode(payload),
   );
   return `${BROWSER_TOKEN_PREFIX}${payload}.${toBase64Url(new Uint8Array(signature))}`;

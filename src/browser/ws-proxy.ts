@@ -50,19 +50,23 @@ export function sessionEventRoutes(): Hono<HonoEnv> {
 
 /** Checked before the limiter counts anything. */
 const upgradeOnly = createMiddleware<HonoEnv>(async (c, next) => {
-  if (c.req.header('upgrade')?.toLowerCase() !== 'websocket')
+  if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') {
     throw new GatewayError('UPGRADE_REQUIRED');
+  }
   await next();
 });
 
 /** A stream ends when its token does (4401, "token expired"); revocation is checked at connect. */
-function closeAtExpiry(expiresAt: string | null, ...sockets: WebSocket[]) {
+function closeAtExpiry(expiresAt: string | null, client: WebSocket, upstream: WebSocket) {
   if (!expiresAt) return;
   const timer = setTimeout(
-    () => sockets.forEach((ws) => closeQuietly(ws, 4401, 'token expired')),
+    () => {
+      closeQuietly(client, 4401, 'token expired');
+      closeQuietly(upstream, 4401, 'token expired');
+    },
     Math.max(0, Date.parse(expiresAt) - Date.now()),
   );
-  sockets[0]!.addEventListener('close', () => clearTimeout(timer));
+  client.addEventListener('close', () => clearTimeout(timer));
 }
 
 async function connectUpstream(c: Context<HonoEnv>, sessionId: string): Promise<WebSocket> {
@@ -81,10 +85,9 @@ async function connectUpstream(c: Context<HonoEnv>, sessionId: string): Promise<
   } catch {
     // Never let the URL (it carries the key) reach a message or a log.
     throw handshake.signal.aborted
-      ? new GatewayError(
-          'UPSTREAM_TIMEOUT',
-          `Platform did not answer within ${settings.UPSTREAM_TIMEOUT_MS} ms`,
-        )
+      ? new GatewayError('UPSTREAM_TIMEOUT', {
+          message: `Platform did not answer within ${settings.UPSTREAM_TIMEOUT_MS} ms`,
+        })
       : new GatewayError('UPSTREAM_UNREACHABLE');
   } finally {
     clearTimeout(timer);
@@ -94,8 +97,7 @@ async function connectUpstream(c: Context<HonoEnv>, sessionId: string): Promise<
   const details = { upstream_status: res.status };
   throw new GatewayError(
     res.status === 401 || res.status === 403 ? 'UPSTREAM_AUTH_REJECTED' : 'UPSTREAM_HTTP_ERROR',
-    undefined,
-    details,
+    { details },
   );
 }
 

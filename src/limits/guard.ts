@@ -9,13 +9,13 @@
  * and survive eviction; reads come from memory.
  */
 import { DurableObject } from 'cloudflare:workers';
-import type { RouteGroup } from '../routes/types';
-import { type Limits, limitsSchema, type Meter, metersFor } from './policy';
+import { ROUTE_GROUPS } from '../routes/types';
+import { type LimitGroup, type Limits, limitsSchema, type Meter, metersFor } from './policy';
 
 export interface AdmitRequest {
   tokenId: string;
   /** Route group, for group quotas (`auth` for minting browser tokens). */
-  group: string;
+  group: LimitGroup;
   cost: number;
   /** Milliseconds since the epoch; passed in so tests can move time. */
   now: number;
@@ -50,6 +50,9 @@ export type Verdict =
     }
   | { allowed: false; reason: 'too_costly'; violated: string; limit: number; meters: MeterState[] };
 
+/** Rows of the `settings` table (docs/STORAGE.md). */
+type SettingName = 'limits' | 'cache_version' | 'disabled';
+
 /** The TenantGuard of one tenant. */
 export function guardFor(
   env: { TENANT_GUARD: DurableObjectNamespace<TenantGuard> },
@@ -66,7 +69,7 @@ export class TenantGuard extends DurableObject {
   private limits: Limits | null | undefined;
   // Memory mirrors of SQLite rows, filled on first use: an object lives in one
   // place and is the only writer, so they cannot go stale; SQLite survives eviction.
-  private readonly cachedSettings = new Map<string, string | null>();
+  private readonly cachedSettings = new Map<SettingName, string | null>();
   private readonly counters = new Map<
     string,
     { windowStart: number; used: number; resetAt: number }
@@ -103,27 +106,27 @@ export class TenantGuard extends DurableObject {
       return { allowed: false, reason: 'disabled', meters: [] };
     const ended = this.tokenEnded(req.tokenId, req.now);
     if (ended) return { allowed: false, reason: ended, meters: [] };
-    const meters = metersFor(
-      this.ownLimits() ?? req.defaults,
-      req.group,
-      req.now,
-      req.partition ? { id: req.partition, share: req.partitionShare ?? 1 } : undefined,
+    const partition = req.partition
+      ? { id: req.partition, share: req.partitionShare ?? 1 }
+      : undefined;
+    const counted = metersFor(this.ownLimits() ?? req.defaults, req.group, req.now, partition).map(
+      (meter) => ({ meter, used: this.used(meter) }),
     );
-    const used = meters.map((m) => this.used(m));
-    const over = meters.map((m, i) => used[i]! + req.cost > m.limit);
+    const states = (extra: number) => counted.map((c) => state(c.meter, c.used + extra, req.now));
 
     // A request dearer than a whole window would wait forever: say so instead.
-    const never = meters.find((m) => req.cost > m.limit);
-    if (never)
+    const never = counted.find((c) => req.cost > c.meter.limit)?.meter;
+    if (never) {
       return {
         allowed: false,
         reason: 'too_costly',
         violated: never.name,
         limit: never.limit,
-        meters: meters.map((m, i) => state(m, used[i]!, req.now)),
+        meters: states(0),
       };
-    if (over.some(Boolean)) {
-      const violated = meters.filter((_, i) => over[i]);
+    }
+    const violated = counted.filter((c) => c.used + req.cost > c.meter.limit).map((c) => c.meter);
+    if (violated.length > 0) {
       // An exhausted quota outranks a rate window: waiting for the window would not help.
       const kind = violated.some((m) => m.kind === 'quota') ? 'quota' : 'rate';
       const named = violated
@@ -136,31 +139,33 @@ export class TenantGuard extends DurableObject {
         reason: kind,
         violated: named.name,
         retryAfter: secondsUntil(resetAt, req.now),
-        meters: meters.map((m, i) => state(m, used[i]!, req.now)),
+        meters: states(0),
       };
     }
-    // One statement for every meter; memory mirrors what was written.
-    const rows = meters.map((m, i) => ({
-      key: m.key,
-      windowStart: m.windowStart,
-      used: used[i]! + req.cost,
-      resetAt: m.resetAt,
-    }));
-    if (rows.length > 0) {
-      this.sql.exec(
-        `INSERT INTO counters (key, window_start, used, reset_at) VALUES ${rows.map(() => '(?, ?, ?, ?)').join(', ')}
-         ON CONFLICT(key) DO UPDATE SET window_start = excluded.window_start, used = excluded.used, reset_at = excluded.reset_at`,
-        ...rows.flatMap((r) => [r.key, r.windowStart, r.used, r.resetAt]),
-      );
-      for (const r of rows)
-        this.counters.set(r.key, { windowStart: r.windowStart, used: r.used, resetAt: r.resetAt });
-      if (req.partition) this.scheduleSweep();
-    }
+    this.count(counted.map((c) => ({ meter: c.meter, used: c.used + req.cost })));
+    if (req.partition && counted.length > 0) this.scheduleSweep();
     return {
       allowed: true,
-      meters: meters.map((m, i) => state(m, used[i]! + req.cost, req.now)),
+      meters: states(req.cost),
       cacheVersion: this.setting('cache_version') ?? '0',
     };
+  }
+
+  /** One statement for every meter; memory mirrors what was written. */
+  private count(rows: { meter: Meter; used: number }[]): void {
+    if (rows.length === 0) return;
+    this.sql.exec(
+      `INSERT INTO counters (key, window_start, used, reset_at) VALUES ${rows.map(() => '(?, ?, ?, ?)').join(', ')}
+       ON CONFLICT(key) DO UPDATE SET window_start = excluded.window_start, used = excluded.used, reset_at = excluded.reset_at`,
+      ...rows.flatMap(({ meter, used }) => [meter.key, meter.windowStart, used, meter.resetAt]),
+    );
+    for (const { meter, used } of rows) {
+      this.counters.set(meter.key, {
+        windowStart: meter.windowStart,
+        used,
+        resetAt: meter.resetAt,
+      });
+    }
   }
 
   /**
@@ -202,9 +207,9 @@ export class TenantGuard extends DurableObject {
   usage(now: number, defaults: Limits): { limits: Limits; custom: boolean; meters: MeterState[] } {
     const own = this.ownLimits();
     const limits = own ?? defaults;
-    const groups = Object.keys(limits.quota.groups ?? {}) as RouteGroup[];
+    const groups = ROUTE_GROUPS.filter((g) => limits.quota.groups?.[g]);
     const meters = new Map<string, Meter>();
-    for (const group of ['teams', ...groups]) {
+    for (const group of ['teams' as const, ...groups]) {
       for (const m of metersFor(limits, group, now)) meters.set(m.key, m);
     }
     return {
@@ -274,7 +279,7 @@ export class TenantGuard extends DurableObject {
   }
 
   /** Small settings are read once per object life and then kept in memory. */
-  private setting(name: string): string | null {
+  private setting(name: SettingName): string | null {
     if (!this.cachedSettings.has(name)) {
       const row = this.sql
         .exec<{ value: string }>('SELECT value FROM settings WHERE name = ?', name)

@@ -74,6 +74,9 @@ export interface Meter {
   resetAt: number;
 }
 
+/** What a request is counted as, for group quotas: a route group, or `auth` (minting). */
+export type LimitGroup = RouteGroup | 'auth';
+
 /** A browser token's own share of each rate policy, counted besides the tenant's. */
 export interface Partition {
   id: string;
@@ -83,7 +86,7 @@ export interface Partition {
 /** The meters a request of `group` is counted against at time `now` (ms). */
 export function metersFor(
   limits: Limits,
-  group: string,
+  group: LimitGroup,
   now: number,
   partition?: Partition,
 ): Meter[] {
@@ -113,7 +116,7 @@ export function metersFor(
   }
   const { groups, ...tenantWide } = limits.quota;
   meters.push(...quotaMeters(tenantWide, '', now));
-  const forGroup = groups?.[group as RouteGroup];
+  const forGroup = group === 'auth' ? undefined : groups?.[group];
   if (forGroup) meters.push(...quotaMeters(forGroup, `${group}-`, now));
   return meters;
 }

@@ -15,87 +15,96 @@ import { GatewayError } from '../errors';
 import type { RouteSpec } from '../routes/types';
 import { keyRing } from '../tenants/crypto';
 import { hasScope, requiredScope } from '../tenants/scopes';
-import { type TenantStore, tenantStore } from '../tenants/store';
-import { hashToken, isWellFormedToken } from '../tenants/token';
+import { memoizedStores, type Stores } from '../tenants/stores';
+import { hashToken, isWellFormedToken, TOKEN_PREFIX } from '../tenants/token';
 import type { Tenant, TokenRecord } from '../tenants/types';
 
+interface Authenticated {
+  tenant: Tenant;
+  record: TokenRecord;
+  /** Browser tokens only: their own rate-limit partition. */
+  partition?: string;
+}
+
 export function tenantAuth(opts: { websocket?: boolean } = {}) {
+  const websocket = opts.websocket ?? false;
   return createMiddleware<HonoEnv>(async function tenantAuth(c, next) {
-    const token = presentedToken(c, opts.websocket ?? false);
-    if (!token)
-      throw new GatewayError(
-        'MISSING_TOKEN',
-        'Missing gateway token: send Authorization: Bearer <token>',
-      );
-    const store = await tenantStore(c.env, c.var.settings, true);
-    const { tenant, record } = token.startsWith(BROWSER_TOKEN_PREFIX)
-      ? await browserToken(c, store, token)
-      : await tenantToken(store, token);
-    if (tenant.status !== 'active') throw new GatewayError('TENANT_DISABLED');
+    const token = presentedToken(c, websocket);
+    if (!token) {
+      throw new GatewayError('MISSING_TOKEN', {
+        message: 'Missing gateway token: send Authorization: Bearer <token>',
+      });
+    }
+    const stores = await memoizedStores(c.env, c.var.settings);
+    const found = token.startsWith(BROWSER_TOKEN_PREFIX)
+      ? await browserToken(c, stores, token)
+      : await tenantToken(stores, token);
+    if (found.tenant.status !== 'active') throw new GatewayError('TENANT_DISABLED');
 
     // A browser may only call from an origin its tenant allows.
     const origin = c.req.header('origin');
-    if (origin && !(tenant.cors_origins ?? []).includes(origin)) {
-      throw new GatewayError(
-        'ORIGIN_NOT_ALLOWED',
-        `Origin ${origin} is not allowed for this tenant`,
-      );
+    if (origin && !(found.tenant.cors_origins ?? []).includes(origin)) {
+      throw new GatewayError('ORIGIN_NOT_ALLOWED', {
+        message: `Origin ${origin} is not allowed for this tenant`,
+      });
     }
-    c.set('tenant', tenant);
-    c.set('token', record);
+    c.set('tenant', found.tenant);
+    c.set('token', found.record);
+    if (found.partition) c.set('partition', found.partition);
     await next();
   });
 }
 
-async function tenantToken(
-  store: TenantStore,
-  token: string,
-): Promise<{ tenant: Tenant; record: TokenRecord }> {
+async function tenantToken(stores: Stores, token: string): Promise<Authenticated> {
   // Shape and checksum first: garbage never costs a KV read.
-  if (!isWellFormedToken(token)) throw new GatewayError('INVALID_TOKEN', 'Malformed gateway token');
-  const record = await store.findToken(await hashToken(token));
-  if (!record) throw new GatewayError('INVALID_TOKEN', 'Unknown gateway token');
-  if (record.expires_at && Date.parse(record.expires_at) <= Date.now())
+  if (!isWellFormedToken(token)) {
+    throw new GatewayError('INVALID_TOKEN', { message: 'Malformed gateway token' });
+  }
+  const entry = await stores.tokens.find({ hash: await hashToken(token) });
+  if (!entry) throw new GatewayError('INVALID_TOKEN', { message: 'Unknown gateway token' });
+  const { record } = entry;
+  if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) {
     throw new GatewayError('TOKEN_EXPIRED');
-  const tenant = await store.getTenant(record.tenant_id);
-  if (!tenant) throw new GatewayError('INVALID_TOKEN', 'Unknown gateway token');
+  }
+  const tenant = await stores.tenants.get(record.tenant_id);
+  if (!tenant) throw new GatewayError('INVALID_TOKEN', { message: 'Unknown gateway token' });
   return { tenant, record };
 }
 
 async function browserToken(
   c: Context<HonoEnv>,
-  store: TenantStore,
+  stores: Stores,
   token: string,
-): Promise<{ tenant: Tenant; record: TokenRecord }> {
-  const verified = await verifyBrowserToken(
-    await keyRing(c.var.settings.KEY_ENCRYPTION_KEY),
-    token,
-  );
+): Promise<Authenticated> {
+  const ring = await keyRing(c.var.settings.KEY_ENCRYPTION_KEY);
+  const verified = await verifyBrowserToken(ring, token);
   if (!verified.ok) {
-    if (verified.reason === 'expired')
-      throw new GatewayError('TOKEN_EXPIRED', 'Browser token has expired');
-    throw new GatewayError('INVALID_TOKEN', 'Invalid browser token');
+    if (verified.reason === 'expired') {
+      throw new GatewayError('TOKEN_EXPIRED', { message: 'Browser token has expired' });
+    }
+    throw new GatewayError('INVALID_TOKEN', { message: 'Invalid browser token' });
   }
   const claims = verified.claims;
   const origin = c.req.header('origin');
   if (origin !== claims.org) {
-    throw new GatewayError(
-      'ORIGIN_NOT_ALLOWED',
-      origin
+    throw new GatewayError('ORIGIN_NOT_ALLOWED', {
+      message: origin
         ? 'This browser token is bound to another origin'
         : 'A browser token must come with its Origin header',
-    );
+    });
   }
   // The minting token must still exist and be in date (revocation deletes it), even
   // where the TenantGuard is off or fails open; the guard makes revocation instant.
-  const minter = await store.findTokenById(claims.ten, claims.tok);
-  if (!minter)
-    throw new GatewayError('TOKEN_REVOKED', 'The token that minted this browser token was revoked');
-  if (minter.expires_at && Date.parse(minter.expires_at) <= Date.now())
-    throw new GatewayError('TOKEN_EXPIRED');
-  const tenant = await store.getTenant(claims.ten);
-  if (!tenant) throw new GatewayError('INVALID_TOKEN', 'Invalid browser token');
-  c.set('partition', claims.prt);
+  const minter = await stores.tokens.find({ tenantId: claims.ten, tokenId: claims.tok });
+  if (!minter) {
+    throw new GatewayError('TOKEN_REVOKED', {
+      message: 'The token that minted this browser token was revoked',
+    });
+  }
+  const minterEnds = minter.record.expires_at;
+  if (minterEnds && Date.parse(minterEnds) <= Date.now()) throw new GatewayError('TOKEN_EXPIRED');
+  const tenant = await stores.tenants.get(claims.ten);
+  if (!tenant) throw new GatewayError('INVALID_TOKEN', { message: 'Invalid browser token' });
   // The minting token's id: the TenantGuard refuses this token once that one is revoked.
   const record: TokenRecord = {
     id: claims.tok,
@@ -107,7 +116,7 @@ async function browserToken(
     created_at: '',
     expires_at: new Date(claims.exp * 1000).toISOString(),
   };
-  return { tenant, record };
+  return { tenant, record, partition: claims.prt };
 }
 
 /** A token without the scope a route needs gets a 403 that names the scope. */
@@ -115,8 +124,9 @@ export function requireScope(spec: Pick<RouteSpec, 'group' | 'method'>) {
   const needed = requiredScope(spec);
   return createMiddleware<HonoEnv>(async function requireScope(c, next) {
     if (!hasScope(c.var.token.scopes, needed)) {
-      throw new GatewayError('SCOPE_REQUIRED', `This token lacks the scope ${needed}`, {
-        scope: needed,
+      throw new GatewayError('SCOPE_REQUIRED', {
+        message: `This token lacks the scope ${needed}`,
+        details: { scope: needed },
       });
     }
     await next();
@@ -128,16 +138,13 @@ export const WS_PROTOCOL = 'apgw';
 
 function presentedToken(c: Context<HonoEnv>, websocket: boolean): string | null {
   const authorization = c.req.header('authorization')?.trim();
-  if (authorization) {
-    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-    return match ? match[1]! : authorization;
-  }
+  if (authorization) return /^Bearer\s+(\S+)$/i.exec(authorization)?.[1] ?? authorization;
   const apiKey = c.req.header('x-api-key')?.trim();
   if (apiKey) return apiKey;
   if (!websocket) return null;
   const offered = (c.req.header('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim());
   const fromProtocol = offered.find(
-    (p) => p.startsWith(BROWSER_TOKEN_PREFIX) || p.startsWith('apgw_'),
+    (p) => p.startsWith(BROWSER_TOKEN_PREFIX) || p.startsWith(TOKEN_PREFIX),
   );
   // URLs end up in logs and histories: only short-lived browser tokens may ride there.
   const fromQuery = c.req.query('access_token');

@@ -9,7 +9,7 @@
 import { createMiddleware } from 'hono/factory';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
-import { tenantStore } from '../tenants/store';
+import { memoizedStores } from '../tenants/stores';
 
 /** How long a browser may reuse a preflight answer (README, limits). */
 export const PREFLIGHT_MAX_AGE_S = 600;
@@ -22,11 +22,13 @@ export function browserCors() {
     // The operator API is never for browsers: no preflight answer, no grant.
     if (!origin || c.req.path.startsWith('/admin')) return next();
     const settings = c.var.settings;
-    const known = async () => (await tenantStore(c.env, settings, true)).originKnown(origin);
+    const known = async () => (await memoizedStores(c.env, settings)).origins.known(origin);
 
     if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
       if (!(await known()))
-        throw new GatewayError('ORIGIN_NOT_ALLOWED', `Origin ${origin} is not allowed`);
+        throw new GatewayError('ORIGIN_NOT_ALLOWED', {
+          message: `Origin ${origin} is not allowed`,
+        });
       return c.body(null, 204, {
         'Access-Control-Allow-Origin': origin,
         'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE',

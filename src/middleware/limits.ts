@@ -10,16 +10,20 @@ import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
 import { guardFor, type Verdict } from '../limits/guard';
 import { rateLimitHeaders } from '../limits/headers';
+import type { LimitGroup } from '../limits/policy';
+import { log } from '../log';
 import type { Settings } from '../settings';
+import { count } from '../stats';
 
 /** `group` selects group quotas; `cost` is read per request (settings may override it). */
-export function tenantLimits(group: string, cost: (settings: Settings) => number) {
+export function tenantLimits(group: LimitGroup, cost: (settings: Settings) => number) {
   return createMiddleware<HonoEnv>(async function tenantLimits(c, next) {
     const settings = c.var.settings;
     if (!settings.LIMITS_ENABLED) return next();
 
     let verdict: Verdict;
     try {
+      count('guard_calls');
       verdict = await guardFor(c.env, c.var.tenant.id).admit({
         tokenId: c.var.token.id,
         group,
@@ -30,19 +34,14 @@ export function tenantLimits(group: string, cost: (settings: Settings) => number
         partitionShare: settings.BROWSER_PARTITION_SHARE,
       });
     } catch (err) {
-      const error = err instanceof Error ? err.name : 'unknown';
-      console.error(
-        JSON.stringify({
-          level: 'error',
-          event: 'limiter.unavailable',
-          request_id: c.var.requestId,
-          tenant_id: c.var.tenant.id,
-          error,
-          mode: settings.LIMITER_FAILURE_MODE,
-        }),
-      );
+      log.error('limiter.unavailable', {
+        request_id: c.var.requestId,
+        tenant_id: c.var.tenant.id,
+        error: err instanceof Error ? err.name : 'unknown',
+        mode: settings.LIMITER_FAILURE_MODE,
+      });
       if (settings.LIMITER_FAILURE_MODE === 'open') return next();
-      throw new GatewayError('LIMITER_UNAVAILABLE', undefined, {}, { 'Retry-After': '1' });
+      throw new GatewayError('LIMITER_UNAVAILABLE', { headers: { 'Retry-After': '1' } });
     }
 
     const headers = rateLimitHeaders(verdict.meters);
@@ -65,26 +64,24 @@ function refusal(
     case 'disabled':
       return new GatewayError('TENANT_DISABLED');
     case 'too_costly':
-      return new GatewayError(
-        'RATE_LIMITED',
-        `This request costs more than "${verdict.violated}" allows per window (${verdict.limit}); ask the operator to raise it`,
-        { policy: verdict.violated, retry_after_s: null },
+      return new GatewayError('RATE_LIMITED', {
+        message: `This request costs more than "${verdict.violated}" allows per window (${verdict.limit}); ask the operator to raise it`,
+        details: { policy: verdict.violated, retry_after_s: null },
         headers,
-      );
+      });
   }
   const retry = String(verdict.retryAfter);
   const details = { policy: verdict.violated, retry_after_s: verdict.retryAfter };
+  const withRetry = { ...headers, 'Retry-After': retry };
   return verdict.reason === 'rate'
-    ? new GatewayError(
-        'RATE_LIMITED',
-        `Rate limit "${verdict.violated}" exceeded; retry in ${retry} s`,
+    ? new GatewayError('RATE_LIMITED', {
+        message: `Rate limit "${verdict.violated}" exceeded; retry in ${retry} s`,
         details,
-        { ...headers, 'Retry-After': retry },
-      )
-    : new GatewayError(
-        'QUOTA_EXHAUSTED',
-        `Quota "${verdict.violated}" exhausted; retry in ${retry} s`,
+        headers: withRetry,
+      })
+    : new GatewayError('QUOTA_EXHAUSTED', {
+        message: `Quota "${verdict.violated}" exhausted; retry in ${retry} s`,
         details,
-        { ...headers, 'Retry-After': retry },
-      );
+        headers: withRetry,
+      });
 }

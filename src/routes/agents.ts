@@ -6,7 +6,6 @@ import type { RouteSpec } from './types';
 export const agentRoutes: RouteSpec[] = [
   {
     id: 'agent.list',
-    section: '4.8',
     method: 'GET',
     path: '/agent/lists',
     credential: 'x-api-key',
@@ -19,7 +18,6 @@ export const agentRoutes: RouteSpec[] = [
   },
   {
     id: 'agent.info',
-    section: '4.8',
     method: 'GET',
     path: '/agent/info/:agent_id',
     credential: 'x-api-key',

@@ -6,7 +6,6 @@ import type { RouteSpec } from './types';
 export const apiKeyRoutes: RouteSpec[] = [
   {
     id: 'apikey.create',
-    section: '4.1',
     method: 'POST',
     path: '/user/apikey/new',
     credential: 'authorization',
@@ -17,7 +16,6 @@ export const apiKeyRoutes: RouteSpec[] = [
   },
   {
     id: 'apikey.delete',
-    section: '4.2',
     method: 'DELETE',
     path: '/user/apikey/delete/:id',
     credential: 'authorization',
@@ -26,7 +24,6 @@ export const apiKeyRoutes: RouteSpec[] = [
   },
   {
     id: 'apikey.list',
-    section: '4.3',
     method: 'GET',
     path: '/user/apikey/lists',
     credential: 'authorization',

@@ -8,7 +8,6 @@ const browserParams = z.object({ browser_id: opaqueId('browser_id') });
 export const browserRoutes: RouteSpec[] = [
   {
     id: 'browser.info',
-    section: '4.8',
     method: 'GET',
     path: '/browser/info/:browser_id',
     credential: 'x-api-key',
@@ -17,7 +16,6 @@ export const browserRoutes: RouteSpec[] = [
   },
   {
     id: 'browser.list',
-    section: '4.8',
     method: 'GET',
     path: '/browser/lists',
     credential: 'x-api-key',
@@ -30,7 +28,6 @@ export const browserRoutes: RouteSpec[] = [
   },
   {
     id: 'browser.release',
-    section: '4.8',
     method: 'DELETE',
     path: '/browser/release/:browser_id',
     credential: 'x-api-key',
@@ -39,7 +36,6 @@ export const browserRoutes: RouteSpec[] = [
   },
   {
     id: 'browser.pages',
-    section: '4.8',
     method: 'GET',
     path: '/browser/page/lists',
     credential: 'x-api-key',

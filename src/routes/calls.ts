@@ -1,13 +1,12 @@
 /** 4.4 and 4.7: credit consumption history and its filter values. */
 import { z } from 'zod';
-import { GatewayError } from '../errors';
+import { invalidField } from '../errors';
 import { dateField, enumField, orderedPair, pageNum, pageSize, textField } from './schemas';
 import type { PlatformReader, RouteSpec, ValidatedInput } from './types';
 
 export const callRoutes: RouteSpec[] = [
   {
     id: 'calls.filter_values',
-    section: '4.4',
     method: 'GET',
     path: '/user/call/filter_values',
     credential: 'authorization',
@@ -16,7 +15,6 @@ export const callRoutes: RouteSpec[] = [
   },
   {
     id: 'calls.list',
-    section: '4.7',
     method: 'GET',
     path: '/user/call/lists',
     credential: 'x-api-key',
@@ -45,7 +43,8 @@ async function statusIsAKnownState(
 ): Promise<void> {
   const status = query.status;
   if (typeof status !== 'string' || status === '') return;
-  const raw = ((await platform.data('calls.filter_values')) as { states?: unknown } | null)?.states;
+  const data = await platform.data('calls.filter_values');
+  const raw = typeof data === 'object' && data !== null ? Reflect.get(data, 'states') : undefined;
   // The spec types `states` as one string; the emulator and live data send a list.
   const states = Array.isArray(raw)
     ? raw.map(String)
@@ -56,9 +55,6 @@ async function statusIsAKnownState(
           .filter(Boolean)
       : [];
   if (!states.includes(status)) {
-    const message = `status must be one of ${states.join(', ')}`;
-    throw new GatewayError('VALIDATION_FAILED', message, {
-      errors: [{ location: 'query', field: 'status', message, allowed: states }],
-    });
+    throw invalidField('query', 'status', `status must be one of ${states.join(', ')}`, states);
   }
 }

@@ -34,7 +34,7 @@ export const routeOverridesSchema = z.record(z.string(), override).superRefine((
 export type RouteOverrides = z.infer<typeof routeOverridesSchema>;
 
 /** Default cost: reads 1, other writes 2; entries may set their own (README, costs). */
-export function routeCost(spec: RouteSpec): number {
+function defaultCost(spec: RouteSpec): number {
   return spec.cost ?? (spec.method === 'GET' ? 1 : 2);
 }
 
@@ -42,13 +42,31 @@ export function routeCost(spec: RouteSpec): number {
 export function resolveRoute(spec: RouteSpec, overrides: RouteOverrides): ResolvedRoute {
   const o = overrides[spec.id];
   // The platform's own path unless the entry or an operator says otherwise.
-  if (!o) return { ...spec, upstreamPath: spec.upstreamPath ?? spec.path };
+  if (!o) return { ...spec, upstreamPath: spec.upstreamPath ?? spec.path, cost: defaultCost(spec) };
   return {
     ...spec,
     upstreamPath: o.upstream_path ?? spec.upstreamPath ?? spec.path,
     credential: o.credential ?? spec.credential,
-    cost: o.cost ?? spec.cost,
+    cost: o.cost ?? defaultCost(spec),
     // Only routes the table marks cacheable can be cached.
     cache: spec.cache && (o.cache ?? spec.cache),
   };
+}
+
+// Resolved once per overrides object (settings are parsed once per env), not per request.
+const resolved = new WeakMap<RouteOverrides, Map<string, ResolvedRoute>>();
+
+/** The configured route for this request's settings, resolved once. */
+export function configuredRoute(spec: RouteSpec, overrides: RouteOverrides): ResolvedRoute {
+  let routes = resolved.get(overrides);
+  if (!routes) {
+    routes = new Map();
+    resolved.set(overrides, routes);
+  }
+  let route = routes.get(spec.id);
+  if (!route) {
+    route = resolveRoute(spec, overrides);
+    routes.set(spec.id, route);
+  }
+  return route;
 }

@@ -20,7 +20,6 @@ const sessionParams = z.object({ session_id: opaqueId('session_id') });
 export const sessionRoutes: RouteSpec[] = [
   {
     id: 'session.create',
-    section: '4.8',
     method: 'POST',
     path: '/session/create',
     credential: 'x-api-key',
@@ -35,7 +34,6 @@ export const sessionRoutes: RouteSpec[] = [
   },
   {
     id: 'session.info',
-    section: '4.8',
     method: 'GET',
     path: '/session/info/:session_id',
     credential: 'x-api-key',
@@ -44,7 +42,6 @@ export const sessionRoutes: RouteSpec[] = [
   },
   {
     id: 'session.rename',
-    section: '4.8',
     method: 'PUT',
     path: '/session/info/:session_id',
     credential: 'x-api-key',
@@ -58,7 +55,6 @@ export const sessionRoutes: RouteSpec[] = [
   },
   {
     id: 'session.messages',
-    section: '4.8',
     method: 'GET',
     path: '/session/message/lists',
     credential: 'x-api-key',
@@ -77,7 +73,6 @@ export const sessionRoutes: RouteSpec[] = [
   },
   {
     id: 'session.messages_between',
-    section: '4.8',
     method: 'GET',
     path: '/session/message/between',
     credential: 'x-api-key',

@@ -6,7 +6,6 @@ import type { RouteSpec } from './types';
 export const teamRoutes: RouteSpec[] = [
   {
     id: 'team.list',
-    section: '4.5',
     method: 'GET',
     path: '/team/lists',
     credential: 'authorization',
@@ -20,7 +19,6 @@ export const teamRoutes: RouteSpec[] = [
   },
   {
     id: 'team.info',
-    section: '4.6',
     method: 'GET',
     path: '/team/info/:team_id',
     // The spec leaves 4.6's header open; Authorization matches 4.1–4.5.

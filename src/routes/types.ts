@@ -24,8 +24,6 @@ export type RouteGroup = (typeof ROUTE_GROUPS)[number];
 export interface RouteSpec {
   /** Stable operation id: used in ROUTE_OVERRIDES, logs and docs. */
   id: string;
-  /** The platform's section in PLATFORM.md, for docs. */
-  section: string;
   method: HttpMethod;
   /** Gateway path in Hono syntax; the same path as the platform's. */
   path: string;
@@ -41,19 +39,21 @@ export interface RouteSpec {
   cache?: CachePolicy;
   /** Checks that need platform data, run after validation (4.7's status). */
   check?: (input: ValidatedInput, platform: PlatformReader) => Promise<void>;
-  params?: z.ZodType;
+  params?: z.ZodType<Record<string, unknown>>;
   /** Strict object schema; its output (defaults applied) is what goes upstream. Absent: no query parameters. */
-  query?: z.ZodType;
-  body?: z.ZodType;
+  query?: z.ZodType<Record<string, unknown>>;
+  body?: z.ZodType<Record<string, unknown>>;
 }
 
-/** A route as configured: overrides applied, upstream path settled. */
-export type ResolvedRoute = RouteSpec & { upstreamPath: string };
+/** A route as configured: overrides applied, upstream path and cost settled. */
+export type ResolvedRoute = RouteSpec & { upstreamPath: string; cost: number };
 
+/** A request's validated path, query and body (defaults applied, unknown fields refused). */
 export interface ValidatedInput {
   params: Record<string, unknown>;
   query: Record<string, unknown>;
-  body: unknown;
+  /** Absent for routes without a body. */
+  body?: Record<string, unknown>;
 }
 
 /** Lets a check read another operation's data, through the cache where it has one. */

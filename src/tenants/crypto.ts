@@ -11,6 +11,8 @@ import { GatewayError } from '../errors';
 
 export interface KeyRing {
   currentKid: string;
+  /** The current key's AES-GCM key (seals) and HMAC key (signs browser tokens). */
+  current: { seal: CryptoKey; sign: CryptoKey };
   keys: Map<string, CryptoKey>;
   /** HMAC-SHA-256 keys derived from the same material (HKDF), for browser tokens. */
   signing: Map<string, CryptoKey>;
@@ -32,44 +34,52 @@ async function importRing(setting: string): Promise<KeyRing> {
   const entries = setting.split(',').map((part) => part.trim().split(':'));
   const keys = new Map<string, CryptoKey>();
   const signing = new Map<string, CryptoKey>();
+  let current: (KeyRing['current'] & { kid: string }) | undefined;
   for (const [kid, material] of entries) {
     const raw = material ? fromBase64Url(material) : new Uint8Array();
     if (!kid || !/^[A-Za-z0-9_-]{1,32}$/.test(kid) || raw.length !== 32) {
-      throw new GatewayError(
-        'MISCONFIGURED',
-        'Gateway is misconfigured: KEY_ENCRYPTION_KEY must be kid:base64 of 32 bytes, comma-separated',
-      );
+      throw new GatewayError('MISCONFIGURED', {
+        message:
+          'Gateway is misconfigured: KEY_ENCRYPTION_KEY must be kid:base64 of 32 bytes, comma-separated',
+      });
     }
-    keys.set(
-      kid,
-      await crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']),
-    );
+    const sealKey = await crypto.subtle.importKey('raw', raw, 'AES-GCM', false, [
+      'encrypt',
+      'decrypt',
+    ]);
     // A separate key for signing, so no key is ever used for two purposes.
     const hkdf = await crypto.subtle.importKey('raw', raw, 'HKDF', false, ['deriveKey']);
-    signing.set(
-      kid,
-      await crypto.subtle.deriveKey(
-        {
-          name: 'HKDF',
-          hash: 'SHA-256',
-          salt: new Uint8Array(),
-          info: new TextEncoder().encode('apgw browser token v1'),
-        },
-        hkdf,
-        { name: 'HMAC', hash: 'SHA-256', length: 256 },
-        false,
-        ['sign', 'verify'],
-      ),
+    const signKey = await crypto.subtle.deriveKey(
+      {
+        name: 'HKDF',
+        hash: 'SHA-256',
+        salt: new Uint8Array(),
+        info: new TextEncoder().encode('apgw browser token v1'),
+      },
+      hkdf,
+      { name: 'HMAC', hash: 'SHA-256', length: 256 },
+      false,
+      ['sign', 'verify'],
     );
+    keys.set(kid, sealKey);
+    signing.set(kid, signKey);
+    // The first entry seals and signs.
+    current ??= { kid, seal: sealKey, sign: signKey };
   }
-  return { currentKid: entries[0]![0]!, keys, signing };
+  if (!current) throw new GatewayError('MISCONFIGURED', { message: 'KEY_ENCRYPTION_KEY is empty' });
+  return {
+    currentKid: current.kid,
+    current: { seal: current.seal, sign: current.sign },
+    keys,
+    signing,
+  };
 }
 
 export async function seal(ring: KeyRing, plaintext: string, boundTo: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
   const ct = await crypto.subtle.encrypt(
     { name: 'AES-GCM', iv, additionalData: new TextEncoder().encode(boundTo) },
-    ring.keys.get(ring.currentKid)!,
+    ring.current.seal,
     new TextEncoder().encode(plaintext),
   );
   return ['v1', ring.currentKid, toBase64Url(iv), toBase64Url(new Uint8Array(ct))].join('.');
@@ -79,10 +89,9 @@ export async function open(ring: KeyRing, sealed: string, boundTo: string): Prom
   const [version, kid, iv, ct] = sealed.split('.');
   const key = kid ? ring.keys.get(kid) : undefined;
   if (version !== 'v1' || !key || !iv || !ct) {
-    throw new GatewayError(
-      'MISCONFIGURED',
-      `Gateway is misconfigured: no encryption key "${kid}" in KEY_ENCRYPTION_KEY`,
-    );
+    throw new GatewayError('MISCONFIGURED', {
+      message: `Gateway is misconfigured: no encryption key "${kid}" in KEY_ENCRYPTION_KEY`,
+    });
   }
   const plain = await crypto.subtle.decrypt(
     { name: 'AES-GCM', iv: fromBase64Url(iv), additionalData: new TextEncoder().encode(boundTo) },

@@ -24,7 +24,7 @@ export function expandScopes(names: readonly string[]): { scopes: string[]; unkn
   const unknown: string[] = [];
   for (const name of names) {
     const preset = PRESETS[name];
-    if (preset) preset.forEach((s) => scopes.add(s));
+    if (preset) for (const scope of preset) scopes.add(scope);
     else if (ALL_SCOPES.includes(name)) scopes.add(name);
     else unknown.push(name);
   }

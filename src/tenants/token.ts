@@ -56,7 +56,7 @@ function checksum(text: string): string {
   return out;
 }
 
-const CRC_TABLE = Array.from({ length: 256 }, (_, i) => {
+const CRC_TABLE = Uint32Array.from({ length: 256 }, (_, i) => {
   let c = i;
   for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
   return c >>> 0;
@@ -64,6 +64,7 @@ const CRC_TABLE = Array.from({ length: 256 }, (_, i) => {
 
 function crc32(bytes: Uint8Array): number {
   let crc = 0xffffffff;
-  for (const b of bytes) crc = CRC_TABLE[(crc ^ b) & 0xff]! ^ (crc >>> 8);
+  // The index is masked to 0..255, so the entry always exists.
+  for (const b of bytes) crc = (CRC_TABLE.at((crc ^ b) & 0xff) ?? 0) ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
 }

@@ -3,9 +3,10 @@
  * envelope passes through unchanged; every kind of failure becomes a gateway
  * envelope with its own code (docs/ERRORS.md).
  */
+import { readCapped } from '../bytes';
 import { GatewayError } from '../errors';
 
-/** Largest upstream body the gateway will buffer (README, limits). */
+/** Largest upstream body the gateway will read, in bytes (README, limits). */
 export const MAX_UPSTREAM_BYTES = 8 * 1024 * 1024;
 
 export interface Envelope {
@@ -22,55 +23,58 @@ export interface UpstreamResult {
   envelope: Envelope | null;
 }
 
-export async function readUpstream(res: Response): Promise<UpstreamResult> {
+/** Reads the platform's answer within MAX_UPSTREAM_BYTES and checks its envelope. */
+export async function readUpstream(res: Response, signal?: AbortSignal): Promise<UpstreamResult> {
+  const tooLarge = () => new GatewayError('UPSTREAM_TOO_LARGE');
   const declared = Number(res.headers.get('content-length') ?? 0);
   if (declared > MAX_UPSTREAM_BYTES) {
     await res.body?.cancel();
-    throw new GatewayError('UPSTREAM_TOO_LARGE');
+    throw tooLarge();
   }
-  const text = await res.text();
-  if (text.length > MAX_UPSTREAM_BYTES) throw new GatewayError('UPSTREAM_TOO_LARGE');
+  const text = new TextDecoder().decode(
+    await readCapped(res.body, MAX_UPSTREAM_BYTES, tooLarge, signal),
+  );
 
   const upstream = { upstream_status: res.status };
+  const failed = (kind: 'UPSTREAM_NOT_JSON' | 'UPSTREAM_INVALID_JSON' | 'UPSTREAM_BAD_ENVELOPE') =>
+    new GatewayError(res.ok ? kind : 'UPSTREAM_HTTP_ERROR', { details: upstream });
   // The tenant's key was refused, whatever the body looks like.
-  if (res.status === 401 || res.status === 403)
-    throw new GatewayError('UPSTREAM_AUTH_REJECTED', undefined, upstream);
-  const type = res.headers.get('content-type') ?? '';
-  if (!/\bjson\b/i.test(type)) {
-    throw new GatewayError(
-      res.ok ? 'UPSTREAM_NOT_JSON' : 'UPSTREAM_HTTP_ERROR',
-      undefined,
-      upstream,
-    );
+  if (res.status === 401 || res.status === 403) {
+    throw new GatewayError('UPSTREAM_AUTH_REJECTED', { details: upstream });
   }
+  if (!/\bjson\b/i.test(res.headers.get('content-type') ?? '')) throw failed('UPSTREAM_NOT_JSON');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new GatewayError(
-      res.ok ? 'UPSTREAM_INVALID_JSON' : 'UPSTREAM_HTTP_ERROR',
-      undefined,
-      upstream,
-    );
+    throw failed('UPSTREAM_INVALID_JSON');
   }
-  if (!isEnvelope(parsed)) {
-    throw new GatewayError(
-      res.ok ? 'UPSTREAM_BAD_ENVELOPE' : 'UPSTREAM_HTTP_ERROR',
-      undefined,
-      upstream,
-    );
-  }
-  if (res.status >= 500 || (!res.ok && parsed.code === 0)) {
-    throw new GatewayError('UPSTREAM_HTTP_ERROR', undefined, {
-      ...upstream,
-      upstream_code: parsed.code,
+  if (!isEnvelope(parsed)) throw failed('UPSTREAM_BAD_ENVELOPE');
+  // A redirect is no answer to pass on: the caller cannot follow it to the platform.
+  const redirect = res.status >= 300 && res.status < 400;
+  if (res.status >= 500 || redirect || (!res.ok && parsed.code === 0)) {
+    throw new GatewayError('UPSTREAM_HTTP_ERROR', {
+      details: { ...upstream, upstream_code: parsed.code },
     });
   }
   return { status: res.status, text, envelope: parsed };
 }
 
+/** The envelope in a body, or null when it is not one. */
+export function parseEnvelope(text: string): Envelope | null {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return isEnvelope(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
 function isEnvelope(value: unknown): value is Envelope {
   if (typeof value !== 'object' || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return Number.isInteger(v.code) && typeof v.msg === 'string' && 'data' in v;
+  return (
+    Number.isInteger(Reflect.get(value, 'code')) &&
+    typeof Reflect.get(value, 'msg') === 'string' &&
+    'data' in value
+  );
 }

@@ -15,7 +15,7 @@ export interface UpstreamCall {
   route: ResolvedRoute;
   params: Record<string, unknown>;
   query: Record<string, unknown>;
-  body: unknown;
+  body?: Record<string, unknown>;
   platformKey: string;
   requestId: string;
   callerHeaders: Headers;

@@ -1,0 +1,59 @@
+/**
+ * Reading a body as a stream while counting bytes, so an oversized body is
+ * refused after `maxBytes` have been read, never after it has been buffered
+ * whole (and a compressed body is never inflated past the limit).
+ */
+
+/**
+ * Reads `stream` into one array of at most `maxBytes` bytes; throws
+ * `tooLarge()` as soon as more arrive. When `signal` aborts, reading stops and
+ * its reason is thrown, so a deadline covers the body, not only the headers.
+ */
+export async function readCapped(
+  stream: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+  tooLarge: () => Error,
+  signal?: AbortSignal,
+): Promise<Uint8Array> {
+  if (!stream) return new Uint8Array();
+  const reader = stream.getReader();
+  const aborted = signal ? abortion(signal) : null;
+  // Handled here too, so an abort after the last chunk is no unhandled rejection.
+  aborted?.catch(() => undefined);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await (aborted
+        ? Promise.race([reader.read(), aborted])
+        : reader.read());
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) throw tooLarge();
+      chunks.push(value);
+    }
+  } catch (err) {
+    reader.cancel().catch(() => undefined);
+    throw err;
+  }
+  return concat(chunks, total);
+}
+
+/** A promise that rejects with the signal's reason once it aborts. */
+function abortion(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
+function concat(chunks: Uint8Array[], total: number): Uint8Array {
+  if (chunks.length === 1 && chunks[0]) return chunks[0];
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}

@@ -1,0 +1,66 @@
+/**
+ * forward(): one platform call for a validated request, with the tenant's
+ * platform key in the route's header; cacheable reads go through the read
+ * cache. The only caller of the upstream client.
+ */
+import type { Context } from 'hono';
+import { cacheKeyUrl } from './cache/key';
+import { type CacheOutcome, readThrough } from './cache/read-through';
+import type { HonoEnv } from './env';
+import type { ResolvedRoute, ValidatedInput } from './routes/types';
+import { callPlatform } from './upstream/fetch';
+import { buildUpstreamRequest } from './upstream/request';
+
+export interface ForwardOptions {
+  /**
+   * Whether the caller's `Cache-Control` (no-cache, no-store) applies. A route
+   * check's own read goes through the cache whatever the caller asked, so one
+   * counted request never makes two upstream calls.
+   */
+  callerCacheControl: boolean;
+}
+
+export async function forward(
+  c: Context<HonoEnv>,
+  route: ResolvedRoute,
+  input: ValidatedInput,
+  options: ForwardOptions = { callerCacheControl: true },
+): Promise<CacheOutcome> {
+  const settings = c.var.settings;
+  const fetchFresh = () =>
+    callPlatform(
+      buildUpstreamRequest(settings, {
+        route,
+        ...input,
+        platformKey: c.var.tenant.platform_key,
+        requestId: c.var.requestId,
+        callerHeaders: c.req.raw.headers,
+      }),
+      settings.UPSTREAM_TIMEOUT_MS,
+    );
+  if (!route.cache) return { result: await fetchFresh(), status: 'BYPASS', age: 0 };
+
+  const cacheControl = options.callerCacheControl ? (c.req.header('cache-control') ?? '') : '';
+  // Without the TenantGuard's cache version a purge could not reach us: bypass.
+  const version = c.var.cacheVersion;
+  const key =
+    version === undefined || /\bno-store\b/i.test(cacheControl)
+      ? null
+      : await cacheKeyUrl({
+          keyFingerprint: c.var.tenant.key_fingerprint,
+          version,
+          upstreamBase: settings.PLATFORM_BASE_URL,
+          routeId: route.id,
+          upstreamPath: route.upstreamPath,
+          credential: route.credential,
+          params: input.params,
+          query: input.query,
+        });
+  return readThrough({
+    key,
+    policy: route.cache,
+    revalidate: /\bno-cache\b/i.test(cacheControl),
+    fetchFresh,
+    waitUntil: (p) => c.executionCtx.waitUntil(p),
+  });
+}

@@ -1,0 +1,19 @@
+/**
+ * Per-isolate counters of the work requests cause: what the benchmark reads
+ * (`GET /admin/stats`) to report KV reads, Cache API calls and TenantGuard
+ * calls per request, counted where they happen rather than guessed.
+ */
+export const isolateStats = {
+  /** When this isolate started counting (ms since the epoch). */
+  started_at: Date.now(),
+  requests: 0,
+  kv_reads: 0,
+  cache_api_calls: 0,
+  guard_calls: 0,
+};
+
+export type CountedWork = Exclude<keyof typeof isolateStats, 'started_at'>;
+
+export function count(work: CountedWork, n = 1): void {
+  isolateStats[work] += n;
+}

@@ -1,0 +1,75 @@
+/**
+ * The two KV indexes beside tenants and tokens: which tenants share a
+ * platform key (for cache purges and versions) and which origins some tenant
+ * allows (to answer preflights without a token).
+ */
+import { count } from '../stats';
+import { corsOriginKey, keyTenantKey, lastSegment } from './kv-keys';
+import { Memo } from './memo';
+
+/** Most origins one isolate remembers at once (README, limits). */
+const ORIGIN_MEMO_MAX = 10_000;
+const originMemo = new Memo<boolean>(ORIGIN_MEMO_MAX);
+
+export class KeyIndex {
+  constructor(private readonly kv: KVNamespace) {}
+
+  add(fingerprint: string, tenantId: string): Promise<void> {
+    return this.kv.put(keyTenantKey(fingerprint, tenantId), '');
+  }
+
+  remove(fingerprint: string, tenantId: string): Promise<void> {
+    return this.kv.delete(keyTenantKey(fingerprint, tenantId));
+  }
+
+  /** Ids of the tenants whose platform key has this fingerprint. */
+  async tenantsSharing(fingerprint: string): Promise<string[]> {
+    const keys = await listAll(this.kv, keyTenantKey(fingerprint, ''));
+    return keys.map((k) => lastSegment(k.name));
+  }
+}
+
+export class OriginIndex {
+  constructor(
+    private readonly kv: KVNamespace,
+    private readonly memoTtlMs: number,
+  ) {}
+
+  /** True when some tenant allows this origin (memoized; answers preflights). */
+  async known(origin: string): Promise<boolean> {
+    const hit = originMemo.get(origin);
+    if (hit !== undefined) return hit;
+    count('kv_reads');
+    const page = await this.kv.list({ prefix: corsOriginKey(origin, ''), limit: 1 });
+    const known = page.keys.length > 0;
+    originMemo.set(origin, known, this.memoTtlMs);
+    return known;
+  }
+
+  /** Moves a tenant's entries from the origins it allowed to those it allows now. */
+  async update(tenantId: string, before: string[], after: string[]): Promise<void> {
+    for (const origin of before.filter((o) => !after.includes(o))) {
+      await this.kv.delete(corsOriginKey(origin, tenantId));
+    }
+    for (const origin of after.filter((o) => !before.includes(o))) {
+      await this.kv.put(corsOriginKey(origin, tenantId), '');
+    }
+    for (const origin of [...before, ...after]) originMemo.delete(origin);
+  }
+}
+
+/** Every key under a prefix, page after page. */
+export async function listAll<M>(
+  kv: KVNamespace,
+  prefix: string,
+): Promise<KVNamespaceListKey<M>[]> {
+  const keys: KVNamespaceListKey<M>[] = [];
+  let cursor: string | undefined;
+  do {
+    count('kv_reads');
+    const page = await kv.list<M>({ prefix, cursor });
+    keys.push(...page.keys);
+    cursor = page.list_complete ? undefined : page.cursor;
+  } while (cursor);
+  return keys;
+}

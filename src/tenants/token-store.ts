@@ -1,0 +1,130 @@
+/**
+ * Gateway tokens in KV. Only a token's SHA-256 is stored; its record lives
+ * under that hash (the hot-path lookup) and in its tenant's index (listing,
+ * operator changes). Records of expiring tokens carry KV's own `expiration`,
+ * a day after the token ends, so KV removes them.
+ */
+import { count } from '../stats';
+import { listAll } from './indexes';
+import { tenantTokenKey, tokenKey } from './kv-keys';
+import { Memo } from './memo';
+import { generateToken, hashToken, randomBase62 } from './token';
+import type { TokenRecord } from './types';
+
+/** Most tokens one isolate remembers at once (README, limits). */
+const MEMO_MAX_ENTRIES = 10_000;
+/** How long KV keeps an expired token's record, so it answers "expired", not "unknown". */
+export const EXPIRED_RECORD_KEPT_S = 86_400;
+
+export interface NewToken {
+  name: string;
+  scopes: string[];
+  expires_at: string | null;
+}
+
+export interface Issued {
+  token: string;
+  record: TokenRecord;
+}
+
+/** A stored token: its hash (the KV key of its record) and its record. */
+export interface TokenEntry {
+  hash: string;
+  record: TokenRecord;
+}
+
+/** How a token is looked up: by the hash of the presented token, or by its ids. */
+export type TokenRef = { hash: string } | { tenantId: string; tokenId: string };
+
+// `null` memoizes "unknown", so a repeated wrong token costs one KV read per memo period.
+const memo = new Memo<TokenEntry | null>(MEMO_MAX_ENTRIES);
+const memoKey = (ref: TokenRef) =>
+  'hash' in ref ? `h:${ref.hash}` : `id:${ref.tenantId}:${ref.tokenId}`;
+
+export class TokenStore {
+  constructor(
+    private readonly kv: KVNamespace,
+    private readonly memoTtlMs: number,
+  ) {}
+
+  async issue(tenantId: string, t: NewToken): Promise<Issued> {
+    const token = generateToken();
+    const record: TokenRecord = {
+      id: `tok_${randomBase62(16)}`,
+      tenant_id: tenantId,
+      name: t.name,
+      prefix: token.slice(0, 9),
+      last4: token.slice(-4),
+      scopes: t.scopes,
+      created_at: new Date().toISOString(),
+      expires_at: t.expires_at,
+    };
+    await this.put({ hash: await hashToken(token), record });
+    return { token, record };
+  }
+
+  /** The one token lookup: memoized for the store's memo period (none for the operator API). */
+  async find(ref: TokenRef): Promise<TokenEntry | null> {
+    const key = memoKey(ref);
+    const hit = memo.get(key);
+    if (hit !== undefined) return hit;
+    count('kv_reads');
+    let entry: TokenEntry | null = null;
+    if ('hash' in ref) {
+      const record = await this.kv.get<TokenRecord>(tokenKey(ref.hash), 'json');
+      entry = record && { hash: ref.hash, record };
+    } else {
+      const { value, metadata } = await this.kv.getWithMetadata<TokenRecord>(
+        tenantTokenKey(ref.tenantId, ref.tokenId),
+      );
+      entry = value && metadata ? { hash: value, record: metadata } : null;
+    }
+    memo.set(key, entry, this.memoTtlMs);
+    return entry;
+  }
+
+  /** The tenant's tokens as stored in the index (never the secrets). */
+  async list(tenantId: string): Promise<TokenRecord[]> {
+    const keys = await listAll<TokenRecord>(this.kv, tenantTokenKey(tenantId, ''));
+    return keys.flatMap((k) => (k.metadata ? [k.metadata] : []));
+  }
+
+  /** Sets a token's expiry (rotation); the TenantGuard enforces it at once. */
+  async setExpiry(entry: TokenEntry, expiresAt: string): Promise<TokenRecord> {
+    const record = { ...entry.record, expires_at: expiresAt };
+    await this.put({ hash: entry.hash, record });
+    return record;
+  }
+
+  /** Deletes a token's records; instant refusal is the TenantGuard's job. */
+  async delete(entry: TokenEntry): Promise<void> {
+    await this.kv.delete(tokenKey(entry.hash));
+    await this.kv.delete(tenantTokenKey(entry.record.tenant_id, entry.record.id));
+    forget(entry);
+  }
+
+  /** A token's record under its hash (hot path) and in its tenant's index (listing). */
+  private async put(entry: TokenEntry): Promise<void> {
+    const { hash, record } = entry;
+    const options = expiringAt(record.expires_at);
+    await this.kv.put(tokenKey(hash), JSON.stringify(record), options);
+    await this.kv.put(tenantTokenKey(record.tenant_id, record.id), hash, {
+      ...options,
+      metadata: record,
+    });
+    forget(entry);
+  }
+}
+
+/** KV `expiration` (seconds) a day after the token ends; KV needs it 60 s ahead at least. */
+function expiringAt(expiresAt: string | null): { expiration?: number } {
+  if (!expiresAt) return {};
+  const ends = Math.ceil(Date.parse(expiresAt) / 1000) + EXPIRED_RECORD_KEPT_S;
+  return { expiration: Math.max(ends, Math.ceil(Date.now() / 1000) + 60) };
+}
+
+/** Drops a token from this isolate's memo, under both ways it is looked up. */
+function forget({ hash, record }: TokenEntry): void {
+  memo.delete(memoKey({ hash }));
+  memo.delete(memoKey({ tenantId: record.tenant_id, tokenId: record.id }));
+}
