@@ -10,7 +10,8 @@
  *   platform key, fetch upstream, stream the body back) on the same runtime,
  *   the baseline of `npm run bench`.
  *
- * Each runs in its own workerd process on 127.0.0.1 and records every line
+ * Each runs in its own workerd process on 127.0.0.1, by default on a socket
+ * straight to the Worker (no Miniflare entry Worker in between), and records every line
  * workerd prints (`logs()`), so a test can assert that no warning such as
  * "different request context" appeared. Used by `npm run bench` and by
  * test/node/workerd-host.test.ts.
@@ -75,6 +76,12 @@ export interface GatewayBundle {
 interface CommonOptions {
   /** 0 (the default) picks a free port. */
   port?: number;
+  /**
+   * `direct` (default): the port is a workerd socket straight to the Worker, as plain as
+   * workerd gets. `entry`: through Miniflare's entry Worker (routing, `request.cf`, pretty
+   * error pages), one more Worker hop per request, as `wrangler dev` and `dispatchFetch` use.
+   */
+  via?: 'direct' | 'entry';
   /** Called with each line as it is printed, e.g. to echo it. */
   onLog?: (line: LogLine) => void;
 }
@@ -286,10 +293,19 @@ async function serve(
     if (lines.length > MAX_LOG_LINES) lines.splice(0, lines.length - MAX_LOG_LINES);
     opts.onLog?.(line);
   };
+  const direct = (opts.via ?? 'direct') === 'direct';
+  const [first, ...rest] = workers;
+  if (!first) throw new Error('no Worker to serve');
   const options: V4MiniflareOptions = {
     host: '127.0.0.1',
-    port: opts.port ?? 0,
-    workers,
+    // With a direct socket, Miniflare's own entry socket still exists, on any free port.
+    port: direct ? 0 : (opts.port ?? 0),
+    workers: [
+      direct
+        ? { ...first, unsafeDirectSockets: [{ host: '127.0.0.1', port: opts.port ?? 0 }] }
+        : first,
+      ...rest,
+    ],
     // Every line workerd prints (structured or not) arrives here instead of on our console.
     handleStructuredLogs: ({ level, message }) => record({ level, message }),
     log: new RecordingLog((level, message) => record({ level: `mf:${level}`, message })),
@@ -304,6 +320,7 @@ async function serve(
   let url: URL;
   try {
     url = await mf.ready;
+    if (direct) url = await mf.unsafeGetDirectURL(first.name);
   } catch (err) {
     await mf.dispose().catch(() => undefined);
     afterStop();

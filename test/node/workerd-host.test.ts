@@ -60,6 +60,21 @@ describe('workerd host', () => {
     expect((await fetch(`${bare.url}/nowhere`)).status).toBe(404);
   });
 
+  it("also serves through Miniflare's entry Worker (via: 'entry')", async () => {
+    const viaEntry = await startBareWorker({
+      upstreamUrl: emulator.url,
+      platformKey: DEMO_PLATFORM_KEY,
+      via: 'entry',
+    });
+    try {
+      const res = await fetch(`${viaEntry.url}/team/lists`);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { code: number }).code).toBe(0);
+    } finally {
+      await viaEntry.stop();
+    }
+  });
+
   it('captures what workerd prints, and it printed no warning', async () => {
     // The operator API logs one audit line per change, through workerd's stdout.
     expect(gateway.logs().some((l) => l.message.includes('audit.tenant.created'))).toBe(true);
