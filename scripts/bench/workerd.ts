@@ -212,6 +212,7 @@ async function runUpstream(
   running.add(stopEmulator);
 
   const hosts = new Map<WorkerId, WorkerHost>();
+  const gatewayHosts = new Map<WorkerId, GatewayHost>();
   const gateways = new Map<WorkerId, Gateway>();
   const stops: (() => Promise<void>)[] = [stopEmulator];
   try {
@@ -240,16 +241,12 @@ async function runUpstream(
         running.add(host.stop);
         stops.push(host.stop);
         hosts.set(id, host);
+        if (spec.kind === 'gateway') gatewayHosts.set(id, host as GatewayHost);
       }),
     );
-    for (const id of used) {
-      const host = hosts.get(id)!;
-      console.log(`${WORKERS[id].label.padEnd(WORKER_WIDTH)}  ${host.url}`);
-      if ('adminToken' in host) {
-        const gw = await setUpGateway(host as GatewayHost);
-        gateways.set(id, gw);
-      }
-    }
+    for (const id of used)
+      console.log(`${WORKERS[id].label.padEnd(WORKER_WIDTH)}  ${hosts.get(id)!.url}`);
+    for (const [id, host] of gatewayHosts) gateways.set(id, await setUpGateway(host));
 
     const runs: Run[] = scenarios.map((scenario) => {
       const gw = gateways.get(scenario.worker);
@@ -468,7 +465,8 @@ function printRun(run: UpstreamRun): void {
     ),
   ];
   if (notes.length > 0) console.log(`per-request counts n/a: ${notes.join('; ')}`);
-  if (bare)
+  // Only while every Worker is saturated: with added latency the forwarding ones mostly wait.
+  if (bare && run.latencyMs === 0)
     console.log(
       `derived, 1000 / req/s (machine time per request at this load): ${run.scenarios
         .map((s) => {
