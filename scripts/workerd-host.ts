@@ -35,7 +35,7 @@ import {
   type V4ModuleRule,
   type V4WorkerOptions,
 } from 'miniflare';
-import { unstable_getMiniflareWorkerOptions } from 'wrangler';
+import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from 'wrangler';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DEFAULT_CONFIG = path.join(ROOT, 'wrangler.toml');
@@ -203,17 +203,29 @@ export async function startGateway(opts: GatewayOptions): Promise<GatewayHost> {
 }
 
 /**
- * What `wrangler dev` would give Miniflare for this config: bindings, vars
- * (and .dev.vars if present), compatibility date and flags, module rules.
+ * What `wrangler dev` would give Miniflare for this config: bindings, vars,
+ * compatibility date and flags, module rules. wrangler.toml only: wrangler
+ * would also read `.dev.vars` or `.env` beside it, but the host sets the
+ * secrets itself, so a local file cannot change what runs (or is measured).
  */
 function configWorkerOptions(configPath: string) {
-  const { workerOptions, externalWorkers } = unstable_getMiniflareWorkerOptions(configPath);
-  // wrangler declares them as Omit<V4WorkerOptions, …>, which loses the field types
-  // (V4WorkerOptions has an index signature); they are V4 worker options without a script.
-  return {
-    workerOptions: workerOptions as V4WorkerOptions & { modulesRules?: V4ModuleRule[] },
-    externalWorkers,
-  };
+  const config = unstable_readConfig({ config: configPath });
+  // wrangler looks for .dev.vars and .env beside `userConfigPath`: point it at an empty directory.
+  const empty = mkdtempSync(path.join(os.tmpdir(), 'no-dev-vars-'));
+  try {
+    const { workerOptions, externalWorkers } = unstable_getMiniflareWorkerOptions({
+      ...config,
+      userConfigPath: path.join(empty, 'wrangler.toml'),
+    });
+    // wrangler declares them as Omit<V4WorkerOptions, …>, which loses the field types
+    // (V4WorkerOptions has an index signature); they are V4 worker options without a script.
+    return {
+      workerOptions: workerOptions as V4WorkerOptions & { modulesRules?: V4ModuleRule[] },
+      externalWorkers,
+    };
+  } finally {
+    rmSync(empty, { recursive: true, force: true });
+  }
 }
 
 /**

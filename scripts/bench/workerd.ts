@@ -246,7 +246,10 @@ async function runUpstream(
     );
     for (const id of used)
       console.log(`${WORKERS[id].label.padEnd(WORKER_WIDTH)}  ${hosts.get(id)!.url}`);
-    for (const [id, host] of gatewayHosts) gateways.set(id, await setUpGateway(host));
+    for (const id of used) {
+      const host = gatewayHosts.get(id);
+      if (host) gateways.set(id, await setUpGateway(host));
+    }
 
     const runs: Run[] = scenarios.map((scenario) => {
       const gw = gateways.get(scenario.worker);
@@ -306,7 +309,7 @@ async function runUpstream(
     const guardUsage: Partial<Record<WorkerId, unknown>> = {};
     for (const [id, gw] of gateways) guardUsage[id] = await readGuardUsage(gw);
     const warnings: Partial<Record<WorkerId, string[]>> = {};
-    for (const [id, host] of hosts) warnings[id] = workerdWarnings(host.logs());
+    for (const id of used) warnings[id] = workerdWarnings(hosts.get(id)!.logs());
 
     const summaries = runs.map((run) => summarize(run, config, gateways.get(run.scenario.worker)));
     return {
