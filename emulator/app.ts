@@ -13,14 +13,26 @@ export interface Emulator {
   state: EmulatorState;
 }
 
+export interface EmulatorOptions {
+  /** Added to every platform route's answer (not the control routes), in ms; e.g. a network round trip. */
+  latencyMs?: number;
+}
+
 /** A fresh emulator with its own seeded state (usable in-process via app.request()). */
-export function createEmulator(): Emulator {
+export function createEmulator(opts: EmulatorOptions = {}): Emulator {
   const state = new EmulatorState();
   const app = new Hono<EmuEnv>();
   app.use('*', async (c, next) => {
     c.set('state', state);
     await next();
   });
+  const latencyMs = opts.latencyMs ?? 0;
+  if (latencyMs > 0)
+    app.use('*', async (c, next) => {
+      await next();
+      if (c.req.path !== CONTROL_PREFIX && !c.req.path.startsWith(`${CONTROL_PREFIX}/`))
+        await new Promise((resolve) => setTimeout(resolve, latencyMs));
+    });
   app.use('*', recordAndFault);
   app.route(CONTROL_PREFIX, controlRoutes);
   app.route('/', accountRoutes);

@@ -1,6 +1,7 @@
 // Runs the emulator on a real port: HTTP via @hono/node-server and the
 // session WebSocket via `ws`, sharing one server. Run directly to start a
-// standalone emulator (`npx tsx emulator/server.ts`, port from EMULATOR_PORT).
+// standalone emulator (`npx tsx emulator/server.ts`, port from EMULATOR_PORT,
+// added latency per platform answer from EMULATOR_LATENCY_MS).
 
 import { realpathSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -17,12 +18,15 @@ export interface RunningEmulator {
   close(): Promise<void>;
 }
 
-/** Starts an emulator with fresh seeded state; port 0 picks a free port. */
+/**
+ * Starts an emulator with fresh seeded state; port 0 picks a free port.
+ * `latencyMs` delays every platform route's answer (not the control routes).
+ */
 export async function startEmulator(
-  opts: { port?: number; host?: string } = {},
+  opts: { port?: number; host?: string; latencyMs?: number } = {},
 ): Promise<RunningEmulator> {
   const host = opts.host ?? '127.0.0.1';
-  const { app, state } = createEmulator();
+  const { app, state } = createEmulator({ latencyMs: opts.latencyMs });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   const stream = attachSessionStream(server, state);
   await new Promise<void>((resolve, reject) => {
@@ -53,8 +57,11 @@ if (runDirectly) {
   const emu = await startEmulator({
     port: Number(process.env.EMULATOR_PORT ?? 8790),
     host: process.env.EMULATOR_HOST ?? '127.0.0.1',
+    latencyMs: Number(process.env.EMULATOR_LATENCY_MS ?? 0),
   });
   console.log(`Agent Platform emulator listening on ${emu.url}`);
+  if (Number(process.env.EMULATOR_LATENCY_MS) > 0)
+    console.log(`  every platform answer delayed by ${process.env.EMULATOR_LATENCY_MS} ms`);
   console.log(`  DEMO_PLATFORM_KEY  ${DEMO_PLATFORM_KEY}  (account Demo)`);
   console.log(`  DEMO_SECOND_KEY    ${DEMO_SECOND_KEY}  (account Demo, second key)`);
   console.log(`  OTHER_PLATFORM_KEY ${OTHER_PLATFORM_KEY}  (account Other)`);

@@ -1,340 +1,78 @@
 /**
- * `npm run bench`: load-tests the scenarios in scripts/bench/scenarios.ts
- * against local stacks (platform emulator + gateway under `wrangler dev`),
- * one stack per distinct set of Worker vars, all started up front, and
- * prints medians over rounds that interleave every scenario of every stack.
- * Method and results: BENCHMARKS.md.
+ * `npm run bench`: the gateway on plain workerd (miniflare) next to a bare
+ * forwarding Worker, see scripts/bench/workerd.ts and BENCHMARKS.md.
+ *
+ *   npm run bench                          # the default run (a few minutes)
+ *   npm run bench -- --rounds 3 --requests 500 --latency 0,20 --concurrency 16 --via entry
+ *   npm run bench -- --wrangler-dev        # the earlier bench, under `wrangler dev`
+ *   BENCH_VERBOSE=1 npm run bench          # also echo workerd's and the emulator's output
  */
-import { execFileSync } from 'node:child_process';
-import { rmSync, watch } from 'node:fs';
-import os from 'node:os';
-import { DEMO_PLATFORM_KEY } from '../emulator/seed';
-import {
-  keepAliveAgent,
-  median,
-  percentile,
-  type RoundResult,
-  runRound,
-  type Target,
-} from './bench/load';
-import { type BenchContext, type Scenario, scenarios } from './bench/scenarios';
-import { createTenant, type Stack, startStack } from './stack';
+import { parseArgs } from 'node:util';
+import { DEFAULT_CONFIG, runWorkerdBench, type WorkerdBenchConfig } from './bench/workerd';
+import { runWranglerDevBench } from './bench/wrangler-dev';
 
-const CONFIG = {
-  rounds: 7,
-  requestsPerRound: 1000,
-  warmupRequests: 300,
-  concurrency: 16,
-  roundCapMs: 30_000,
-  requestTimeoutMs: 10_000,
-  /** A scenario with more failed requests than this share fails the bench. */
-  maxErrorRate: 0.01,
+const { values } = parseArgs({
+  options: {
+    'wrangler-dev': { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    requests: { type: 'string' },
+    warmup: { type: 'string' },
+    concurrency: { type: 'string' },
+    latency: { type: 'string' },
+    via: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+
+if (values.help) {
+  console.log(`npm run bench [-- options]
+
+  --rounds N          rounds per scenario (default ${DEFAULT_CONFIG.rounds})
+  --requests N        requests per scenario and round (default ${DEFAULT_CONFIG.requestsPerRound})
+  --warmup N          warm-up requests per scenario (default ${DEFAULT_CONFIG.warmupRequests})
+  --concurrency N     requests in flight per scenario (default ${DEFAULT_CONFIG.concurrency})
+  --latency A,B,…     one upstream run per value: ms added to each emulator answer (default ${DEFAULT_CONFIG.latenciesMs.join(',')})
+  --via direct|entry  requests reach each Worker on a workerd socket of its own (default), or
+                      through Miniflare's entry Worker (one more hop, as dispatchFetch and wrangler dev)
+  --wrangler-dev      the earlier bench, under wrangler dev (ignores the options above)`);
+  process.exit(0);
+}
+
+const positive = (name: string, value: string | undefined, fallback: number): number => {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
+  return n;
 };
-// Stack i listens on FIRST_PORT + 2i (gateway) and FIRST_PORT + 2i + 1 (emulator):
-// 8797/8798, 8799/8800, … — away from the dev server's 8787/8790 so both can run at once.
-const FIRST_PORT = 8797;
-const PERSIST_ROOT = '.wrangler/bench-state';
-const NAME_WIDTH = Math.max(...scenarios.map((s) => s.name.length));
 
-interface Summary {
-  scenario: string;
-  stack: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  rpsMin: number;
-  rpsMax: number;
-  requests: number;
-  errors: number;
-  errorSamples: string[];
-  /** X-Cache of one request sent after the warm-up (`–` when absent, as on the emulator). */
-  xCache: string;
-  compareWith?: string;
-}
-
-interface StackInfo {
-  gatewayPort: number;
-  vars: Record<string, string>;
-}
-
-const running: Stack[] = [];
-async function stopAll(): Promise<void> {
-  await Promise.all(running.splice(0).map((stack) => stack.stop()));
-}
-for (const [signal, code] of [
-  ['SIGINT', 130],
-  ['SIGTERM', 143],
-] as const) {
-  process.once(signal, () => {
-    console.error(`\n${signal}: stopping the stacks`);
-    void stopAll().finally(() => process.exit(code));
-  });
-}
-
-// `wrangler dev` rebuilds and restarts the Worker when src/ changes, so a run
-// during an edit measures the restart, not the gateway: such a run is flagged.
-const code = codeVersion();
-const srcChanges = new Set<string>();
-const watcher = watch('src', { recursive: true }, (_event, file) => srcChanges.add(String(file)));
-
-const began = performance.now();
-const stacks: StackInfo[] = [];
-let summaries: Summary[];
+let exitCode: number;
 try {
-  summaries = await runAll();
-} finally {
-  watcher.close();
-  await stopAll();
-}
-const totalSeconds = (performance.now() - began) / 1000;
-
-printReport(summaries);
-const failing = summaries.filter((s) => s.errors > CONFIG.maxErrorRate * s.requests);
-console.log(`\nbench took ${totalSeconds.toFixed(1)} s in total`);
-console.log(`BENCH_RESULT ${JSON.stringify(resultJson(summaries, totalSeconds))}`);
-if (srcChanges.size > 0) {
-  console.error(
-    `INVALID: src/ changed during the run (${[...srcChanges].slice(0, 5).join(', ')}); wrangler dev reloaded the gateway`,
-  );
-  process.exitCode = 1;
-}
-if (failing.length > 0) {
-  console.error(
-    `FAILED: more than ${CONFIG.maxErrorRate * 100}% errors in ${failing.map((s) => s.scenario).join(', ')}`,
-  );
-  process.exitCode = 1;
-}
-
-async function runAll(): Promise<Summary[]> {
-  // Fresh KV and Durable Object state each run, so tenants from earlier runs do not pile up.
-  rmSync(PERSIST_ROOT, { recursive: true, force: true });
-  // One stack per distinct set of vars, all up before the first round.
-  const contexts = new Map<string, BenchContext & { index: number }>();
-  for (const { vars } of scenarios) {
-    const key = varsKey(vars);
-    if (contexts.has(key)) continue;
-    const index = contexts.size;
-    const gatewayPort = FIRST_PORT + 2 * index;
-    stacks.push({ gatewayPort, vars });
-    console.log(`== stack ${index + 1} (gateway :${gatewayPort}, ${varsLabel(vars)}): starting…`);
-    const stack = await startStack({
-      gatewayPort,
-      emulatorPort: gatewayPort + 1,
-      persistTo: `${PERSIST_ROOT}/${index + 1}`,
-      // BENCH_VERBOSE=1 shows wrangler's and the emulator's output, e.g. to see why a round failed.
-      quiet: !process.env.BENCH_VERBOSE,
-      vars,
-    });
-    running.push(stack);
-    const { token } = await createTenant(stack, 'bench', DEMO_PLATFORM_KEY);
-    contexts.set(key, { stack, token, index });
-  }
-
-  const runs = scenarios.map((scenario) => {
-    const ctx = contexts.get(varsKey(scenario.vars))!;
-    const { url, headers } = scenario.request(ctx);
-    const target: Target = {
-      url: new URL(url),
-      headers,
-      agent: keepAliveAgent(CONFIG.concurrency),
-      expect: scenario.expect ?? { status: 200, code: 0 },
+  if (values['wrangler-dev']) exitCode = await runWranglerDevBench();
+  else {
+    const latenciesMs =
+      values.latency === undefined
+        ? DEFAULT_CONFIG.latenciesMs
+        : values.latency.split(',').map((v) => {
+            const n = Number(v);
+            if (!Number.isFinite(n) || n < 0)
+              throw new Error('--latency takes ms values ≥ 0, e.g. 0,20');
+            return n;
+          });
+    const via = values.via ?? DEFAULT_CONFIG.via;
+    if (via !== 'direct' && via !== 'entry') throw new Error('--via is direct or entry');
+    const config: WorkerdBenchConfig = {
+      ...DEFAULT_CONFIG,
+      rounds: positive('rounds', values.rounds, DEFAULT_CONFIG.rounds),
+      requestsPerRound: positive('requests', values.requests, DEFAULT_CONFIG.requestsPerRound),
+      warmupRequests: positive('warmup', values.warmup, DEFAULT_CONFIG.warmupRequests),
+      concurrency: positive('concurrency', values.concurrency, DEFAULT_CONFIG.concurrency),
+      latenciesMs,
+      via,
     };
-    return { scenario, stack: ctx.index + 1, target, rounds: [] as RoundResult[], xCache: '' };
-  });
-  const round = (target: Target, requests: number) =>
-    runRound(target, {
-      requests,
-      concurrency: CONFIG.concurrency,
-      capMs: CONFIG.roundCapMs,
-      requestTimeoutMs: CONFIG.requestTimeoutMs,
-    });
-
-  try {
-    // Warm-up: opens the keep-alive connections and warms JITs, the gateway's tenant memo and the cache; not counted.
-    for (const run of runs) await round(run.target, CONFIG.warmupRequests);
-    // What the gateway did with the request (HIT, BYPASS, …), checked once, for the report.
-    for (const run of runs) {
-      const res = await fetch(run.target.url, { headers: run.target.headers });
-      await res.arrayBuffer();
-      run.xCache = res.headers.get('x-cache') ?? '–';
-    }
-    for (let r = 0; r < CONFIG.rounds; r++) {
-      // Alternate the order so no scenario always runs first (or right after the same one).
-      const order = r % 2 === 0 ? runs : [...runs].reverse();
-      for (const run of order) {
-        const result = await round(run.target, CONFIG.requestsPerRound);
-        run.rounds.push(result);
-        console.log(
-          `round ${r + 1}/${CONFIG.rounds}  ${run.scenario.name.padEnd(NAME_WIDTH)} ${fmt(rps(result), 0).padStart(6)} req/s  ` +
-            `p50 ${fmt(percentile(result.latenciesMs, 50), 2)} ms  p99 ${fmt(percentile(result.latenciesMs, 99), 2)} ms` +
-            (result.errors ? `  ${result.errors} errors` : ''),
-        );
-      }
-    }
-  } finally {
-    for (const run of runs) run.target.agent.destroy();
+    exitCode = await runWorkerdBench(config);
   }
-  return runs.map(({ scenario, stack, rounds, xCache }) =>
-    summarize(scenario, stack, rounds, xCache),
-  );
+} catch (err) {
+  console.error(`bench failed: ${(err as Error).stack ?? err}`);
+  exitCode = 1;
 }
-
-function varsKey(vars: Record<string, string>): string {
-  return JSON.stringify(Object.entries(vars).sort(([a], [b]) => a.localeCompare(b)));
-}
-
-/** Vars in short, e.g. `LIMITS_ENABLED=true, DEFAULT_LIMITS={"policies":[{"name":"bu…`. */
-function varsLabel(vars: Record<string, string>): string {
-  const short = (v: string) => (v.length > 24 ? `${v.slice(0, 24)}…` : v);
-  return (
-    Object.entries(vars)
-      .map(([k, v]) => `${k}=${short(v)}`)
-      .join(', ') || 'default vars'
-  );
-}
-
-/** Successful requests per second of wall time. */
-function rps(r: RoundResult): number {
-  return (r.ok / r.wallMs) * 1000;
-}
-
-function summarize(
-  scenario: Scenario,
-  stack: number,
-  rounds: RoundResult[],
-  xCache: string,
-): Summary {
-  const perRound = rounds.map(rps);
-  return {
-    scenario: scenario.name,
-    stack,
-    rps: median(perRound),
-    p50: median(rounds.map((r) => percentile(r.latenciesMs, 50))),
-    p99: median(rounds.map((r) => percentile(r.latenciesMs, 99))),
-    rpsMin: Math.min(...perRound),
-    rpsMax: Math.max(...perRound),
-    requests: rounds.length * CONFIG.requestsPerRound,
-    errors: rounds.reduce((n, r) => n + r.errors, 0),
-    errorSamples: [...new Set(rounds.flatMap((r) => r.errorSamples))].slice(0, 5),
-    xCache,
-    ...(scenario.compareWith ? { compareWith: scenario.compareWith } : {}),
-  };
-}
-
-/** Ratios of this scenario's medians to those of the one it is compared with. */
-function ratios(s: Summary, all: Summary[]) {
-  const base = all.find((b) => b.scenario === s.compareWith);
-  return (
-    base && {
-      vs: base.scenario,
-      throughput: s.rps / base.rps,
-      p50: s.p50 / base.p50,
-      p99: s.p99 / base.p99,
-    }
-  );
-}
-
-/**
- * Derived, not measured: wall time per request at full load (1 / throughput),
- * i.e. the machine time one request takes at this concurrency on these cores.
- */
-function msPerRequest(s: Summary): number {
-  return 1000 / s.rps;
-}
-
-function printReport(all: Summary[]): void {
-  console.log(
-    `\nMedians over ${CONFIG.rounds} interleaved rounds of ${CONFIG.requestsPerRound} requests, ` +
-      `concurrency ${CONFIG.concurrency}, keep-alive; ${os.cpus().length} CPUs, Node ${process.version}; code ${code}`,
-  );
-  stacks.forEach((st, i) =>
-    console.log(`stack ${i + 1}: gateway :${st.gatewayPort}, ${varsLabel(st.vars)}`),
-  );
-  console.log(
-    `\n${'scenario'.padEnd(NAME_WIDTH)} stack ${'req/s'.padStart(7)} ${'(min–max)'.padStart(13)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} x-cache  errors`,
-  );
-  for (const s of all) {
-    const range = `${fmt(s.rpsMin, 0)}–${fmt(s.rpsMax, 0)}`;
-    console.log(
-      `${s.scenario.padEnd(NAME_WIDTH)} ${String(s.stack).padStart(5)} ${fmt(s.rps, 0).padStart(7)} ${range.padStart(13)} ` +
-        `${fmt(s.p50, 2).padStart(7)} ${fmt(s.p99, 2).padStart(7)} ${s.xCache.padEnd(7)}  ${s.errors}/${s.requests}`,
-    );
-    for (const e of s.errorSamples) console.log(`    error: ${e}`);
-  }
-  console.log('');
-  for (const s of all) {
-    const r = ratios(s, all);
-    if (!r) continue;
-    const base = all.find((b) => b.scenario === r.vs)!;
-    const diff = msPerRequest(s) - msPerRequest(base);
-    console.log(
-      `${s.scenario} / ${r.vs}: throughput ${ratio(r.throughput)} ×, p50 ${ratio(r.p50)} ×, p99 ${ratio(r.p99)} ×`,
-    );
-    console.log(
-      `    derived, 1/throughput: ${s.scenario} ${fmt(msPerRequest(s), 3)} ms, ${r.vs} ${fmt(msPerRequest(base), 3)} ms per request` +
-        ` → ${diff >= 0 ? s.scenario : r.vs} takes ${fmt(Math.abs(diff), 3)} ms more per request`,
-    );
-  }
-}
-
-function resultJson(all: Summary[], totalSeconds: number) {
-  return {
-    date: new Date().toISOString(),
-    code,
-    srcChangedDuringRun: srcChanges.size > 0,
-    config: { ...CONFIG, cpus: os.cpus().length, node: process.version },
-    stacks,
-    totalSeconds: round3(totalSeconds),
-    scenarios: all.map((s) => ({
-      scenario: s.scenario,
-      stack: s.stack,
-      rps: round3(s.rps),
-      rpsMin: round3(s.rpsMin),
-      rpsMax: round3(s.rpsMax),
-      p50Ms: round3(s.p50),
-      p99Ms: round3(s.p99),
-      requests: s.requests,
-      errors: s.errors,
-      xCache: s.xCache,
-      derivedMsPerRequest: round3(msPerRequest(s)),
-      ...ratioJson(ratios(s, all)),
-    })),
-  };
-}
-
-function ratioJson(r: ReturnType<typeof ratios>) {
-  return r
-    ? {
-        vs: r.vs,
-        throughputRatio: round3(r.throughput),
-        p50Ratio: round3(r.p50),
-        p99Ratio: round3(r.p99),
-      }
-    : {};
-}
-
-/** The commit measured, marked dirty when src/ or wrangler.toml differ from it. */
-function codeVersion(): string {
-  try {
-    const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
-    return (
-      git('rev-parse', '--short', 'HEAD') +
-      (git('status', '--porcelain', '--', 'src', 'wrangler.toml') ? '+dirty' : '')
-    );
-  } catch {
-    return 'unknown';
-  }
-}
-
-function round3(n: number): number {
-  return Math.round(n * 1000) / 1000;
-}
-
-/** Three significant digits, so small ratios such as 0.0321 keep their precision. */
-function ratio(n: number): string {
-  return Number.isFinite(n) ? String(Number(n.toPrecision(3))) : '–';
-}
-
-function fmt(n: number, digits: number): string {
-  return Number.isFinite(n) ? n.toFixed(digits) : '–';
-}
+process.exit(exitCode);

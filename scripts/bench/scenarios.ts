@@ -1,50 +1,61 @@
 /**
- * What `npm run bench` measures. Every distinct set of Worker `vars` gets its
- * own stack (so settings such as `LIMITS_ENABLED` can differ between
- * scenarios); all stacks run at once and ALL scenarios are interleaved round
- * by round, so any two can be compared. To add a measurement, add a scenario.
+ * What `npm run bench` measures on plain workerd: the Workers it starts, the
+ * scenarios run against them (all interleaved round by round), and the
+ * targets it checks. To add a measurement, add a scenario; a new set of
+ * gateway vars is a new entry in WORKERS (one more workerd process).
  */
-import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
-import type { Stack } from '../stack';
 
-/** What a scenario can build its request from once its stack is up. */
-export interface BenchContext {
-  stack: Stack;
-  /** Gateway token of a tenant created on this stack with DEMO_PLATFORM_KEY. */
-  token: string;
-}
+/** Where a scenario's requests go. */
+export type WorkerId = 'bare' | 'limits-on' | 'limits-off';
+
+export type WorkerSpec =
+  | { kind: 'bare'; label: string }
+  | { kind: 'gateway'; label: string; vars: Record<string, string> };
+
+const HUGE = 1_000_000_000;
+
+export const WORKERS: Record<WorkerId, WorkerSpec> = {
+  // The baseline: one route, a fixed platform key, fetch upstream, stream the body back.
+  bare: { kind: 'bare', label: 'bare Worker' },
+  // The default limiter code path (same policies and quotas as the default
+  // DEFAULT_LIMITS), with limits so high that the bench is never refused.
+  'limits-on': {
+    kind: 'gateway',
+    label: 'gateway, limits on',
+    vars: {
+      LIMITS_ENABLED: 'true',
+      DEFAULT_LIMITS: JSON.stringify({
+        policies: [
+          { name: 'burst', limit: HUGE, window_s: 10 },
+          { name: 'sustained', limit: HUGE, window_s: 60 },
+        ],
+        quota: { daily: HUGE, monthly: HUGE },
+      }),
+    },
+  },
+  // No TenantGuard: no limits, no instant revocation.
+  'limits-off': {
+    kind: 'gateway',
+    label: 'gateway, limits off',
+    vars: { LIMITS_ENABLED: 'false' },
+  },
+};
 
 export interface Scenario {
   name: string;
-  /** Worker vars of the stack this scenario runs on. */
-  vars: Record<string, string>;
-  request(ctx: BenchContext): { url: string; headers: Record<string, string> };
+  worker: WorkerId;
+  /** Path and headers; `token` is the gateway token of the bench tenant on that Worker ('' on the bare Worker). */
+  request(token: string): { path: string; headers: Record<string, string> };
   /** What counts as success: this HTTP status and envelope code (default 200 and 0). */
   expect?: { status: number; code: number };
-  /** Name of another scenario to report this one relative to. */
-  compareWith?: string;
+  /** One line for the report. */
+  what: string;
 }
-
-const HUGE = 1_000_000_000;
-// The default limiter code path (same policies and quotas as DEFAULT_LIMITS, one
-// TenantGuard call per request), with limits so high that the bench is never refused.
-const LIMITS_ON = {
-  LIMITS_ENABLED: 'true',
-  DEFAULT_LIMITS: JSON.stringify({
-    policies: [
-      { name: 'burst', limit: HUGE, window_s: 10 },
-      { name: 'sustained', limit: HUGE, window_s: 60 },
-    ],
-    quota: { daily: HUGE, monthly: HUGE },
-  }),
-};
-// No TenantGuard call at all. Without its cache version the read cache is bypassed too.
-const LIMITS_OFF = { LIMITS_ENABLED: 'false' };
 
 const teamLists =
   (cacheControl?: string) =>
-  ({ stack, token }: BenchContext) => ({
-    url: `${stack.gatewayUrl}/team/lists`,
+  (token: string): { path: string; headers: Record<string, string> } => ({
+    path: '/team/lists',
     headers: {
       authorization: `Bearer ${token}`,
       ...(cacheControl ? { 'cache-control': cacheControl } : {}),
@@ -53,39 +64,54 @@ const teamLists =
 
 export const scenarios: Scenario[] = [
   {
-    name: 'direct',
-    vars: LIMITS_ON,
-    request: ({ stack }) => ({
-      url: `${stack.emulatorUrl}/team/lists`,
-      headers: { authorization: DEMO_PLATFORM_KEY },
-    }),
+    name: 'bare',
+    worker: 'bare',
+    request: () => ({ path: '/team/lists', headers: {} }),
+    what: 'bare forwarding Worker: fetch the platform, stream the body back',
   },
   {
-    // Every request forwarded to the platform: the read cache is bypassed (X-Cache: BYPASS).
-    name: 'gateway',
-    vars: LIMITS_ON,
+    name: 'gateway-miss',
+    worker: 'limits-on',
     request: teamLists('no-store'),
-    compareWith: 'direct',
+    what: 'GET /team/lists, Cache-Control: no-store: forwarded every time (limits on)',
   },
   {
-    // Same request as `gateway`, without the TenantGuard call; also forwarded every time.
-    name: 'gateway-limits-off',
-    vars: LIMITS_OFF,
-    request: teamLists('no-store'),
-    compareWith: 'gateway',
-  },
-  {
-    // The route is cacheable (60 s TTL), so after the warm-up every request is a hit (X-Cache: HIT).
     name: 'gateway-hit',
-    vars: LIMITS_ON,
+    worker: 'limits-on',
     request: teamLists(),
-    compareWith: 'gateway',
+    what: 'GET /team/lists, cacheable: served from the read cache after the warm-up',
   },
   {
-    // No route, no auth, no upstream: the floor of the local runtime (wrangler dev + Hono).
     name: 'gateway-404',
-    vars: LIMITS_ON,
-    request: ({ stack }) => ({ url: `${stack.gatewayUrl}/nowhere`, headers: {} }),
+    worker: 'limits-on',
+    request: () => ({ path: '/nowhere', headers: {} }),
     expect: { status: 404, code: 40400 },
+    what: 'GET /nowhere: no route, no auth, no upstream',
+  },
+  {
+    name: 'gateway-limits-off',
+    worker: 'limits-off',
+    request: teamLists('no-store'),
+    what: 'as gateway-miss, with LIMITS_ENABLED=false',
+  },
+];
+
+/** Printed as PASS/FAIL lines; informational (the bench does not fail on them). */
+export interface Target {
+  label: string;
+  scenario: string;
+  vs: string;
+  /** Throughput of `scenario` / throughput of `vs` must be at least this. */
+  min: number;
+}
+
+export const targets: Target[] = [
+  { label: 'gateway miss ≥ 0.6 × bare', scenario: 'gateway-miss', vs: 'bare', min: 0.6 },
+  { label: 'gateway hit ≥ 1.5 × bare', scenario: 'gateway-hit', vs: 'bare', min: 1.5 },
+  {
+    label: 'limits on / off ≥ 0.9',
+    scenario: 'gateway-miss',
+    vs: 'gateway-limits-off',
+    min: 0.9,
   },
 ];

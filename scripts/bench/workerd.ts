@@ -1,0 +1,611 @@
+/**
+ * `npm run bench`: the gateway on plain workerd (the `miniflare` package, no
+ * `wrangler dev` proxy), next to a bare forwarding Worker on the same
+ * runtime, in the same run. For each upstream (the emulator as is, then with
+ * added latency per answer) it starts the emulator, the bare Worker and one
+ * gateway per set of vars (scripts/workerd-host.ts), interleaves every
+ * scenario of ./scenarios.ts round by round, reads per-request counts from
+ * the gateway itself (GET /admin/stats), and prints medians, ranges, ratios
+ * to the bare Worker and the targets. Method and results: BENCHMARKS.md.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
+import {
+  buildGatewayBundle,
+  type GatewayBundle,
+  type GatewayHost,
+  type LogLine,
+  startBareWorker,
+  startGateway,
+  type WorkerHost,
+} from '../workerd-host';
+import {
+  keepAliveAgent,
+  median,
+  percentile,
+  type RoundResult,
+  runRound,
+  type Target,
+} from './load';
+import { type Scenario, scenarios, targets, WORKERS, type WorkerId } from './scenarios';
+import { COUNTERS, type Counter, type Counts, IsolateStats, zeroCounts } from './stats';
+import { codeVersion, fmt, ratio, round3 } from './util';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface WorkerdBenchConfig {
+  rounds: number;
+  requestsPerRound: number;
+  warmupRequests: number;
+  concurrency: number;
+  /** One upstream run per value: the emulator delays each platform answer by this many ms. */
+  latenciesMs: number[];
+  /** How requests reach each Worker: a workerd socket straight to it, or Miniflare's entry Worker. */
+  via: 'direct' | 'entry';
+  roundCapMs: number;
+  requestTimeoutMs: number;
+  /** A scenario with more failed requests than this share makes the bench exit non-zero. */
+  maxErrorRate: number;
+}
+
+export const DEFAULT_CONFIG: WorkerdBenchConfig = {
+  rounds: 7,
+  requestsPerRound: 1000,
+  warmupRequests: 300,
+  concurrency: 16,
+  latenciesMs: [0, 20],
+  via: 'direct',
+  roundCapMs: 30_000,
+  requestTimeoutMs: 10_000,
+  maxErrorRate: 0.01,
+};
+
+interface ScenarioSummary {
+  scenario: string;
+  worker: WorkerId;
+  rps: number;
+  rpsMin: number;
+  rpsMax: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  errors: number;
+  errorSamples: string[];
+  xCache: string;
+  /** Per request sent, from the gateway's own counters; null when not available. */
+  perRequest: Counts | null;
+  /** Why perRequest is null (bare Worker, endpoint missing, isolate restarted…). */
+  perRequestNote?: string;
+}
+
+interface TargetResult {
+  label: string;
+  pass: boolean;
+  value?: number;
+  detail?: string;
+}
+
+interface UpstreamRun {
+  latencyMs: number;
+  scenarios: ScenarioSummary[];
+  targets: TargetResult[];
+  /** Per gateway: the bench tenant's `guard_calls` from GET /admin/tenants/{id}/usage, or null. */
+  guardUsage: Partial<Record<WorkerId, unknown>>;
+  /** workerd warnings and errors, per Worker (at most 5 each). */
+  warnings: Partial<Record<WorkerId, string[]>>;
+  seconds: number;
+}
+
+const NAME_WIDTH = Math.max(...scenarios.map((s) => s.name.length));
+const WORKER_WIDTH = Math.max(...Object.values(WORKERS).map((w) => w.label.length));
+
+/** Everything started, so Ctrl-C (or a failure) stops it all. */
+const running = new Set<() => Promise<void>>();
+async function stopAll(): Promise<void> {
+  const stops = [...running];
+  running.clear();
+  await Promise.allSettled(stops.map((stop) => stop()));
+}
+
+/** Runs the bench, prints the report; resolves to the exit code. */
+export async function runWorkerdBench(
+  config: WorkerdBenchConfig = DEFAULT_CONFIG,
+): Promise<number> {
+  for (const [signal, exitCode] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)
+    process.once(signal, () => {
+      console.error(`\n${signal}: stopping workerd and the emulator`);
+      void stopAll().finally(() => process.exit(exitCode));
+    });
+
+  const began = performance.now();
+  // Built once, before the first request: an edit of src/ during the run changes nothing measured.
+  const code = codeVersion();
+  console.log(`== building the gateway: wrangler deploy --dry-run (code ${code})`);
+  const bundle = await buildGatewayBundle();
+  running.add(async () => bundle.remove());
+  const bundleHash = createHash('sha256')
+    .update(readFileSync(bundle.main))
+    .digest('hex')
+    .slice(0, 12);
+
+  const runs: UpstreamRun[] = [];
+  try {
+    for (const latencyMs of config.latenciesMs)
+      runs.push(await runUpstream(config, bundle, latencyMs));
+  } finally {
+    await stopAll();
+  }
+  const totalSeconds = (performance.now() - began) / 1000;
+
+  const runtime = versions();
+  console.log(
+    `\n${config.rounds} interleaved rounds of ${config.requestsPerRound} requests per scenario, ` +
+      `concurrency ${config.concurrency}, keep-alive, ${config.via === 'direct' ? 'direct workerd sockets' : "through Miniflare's entry Worker"}; medians (req/s min–max over rounds)`,
+  );
+  console.log(
+    `${os.cpus().length} CPUs, Node ${process.version}, workerd ${runtime.workerd} via miniflare ${runtime.miniflare}, ` +
+      `bundle by wrangler ${runtime.wrangler} (sha256 ${bundleHash}); code ${code}`,
+  );
+  for (const run of runs) printRun(run);
+  console.log(`\nbench took ${totalSeconds.toFixed(1)} s in total`);
+  console.log(
+    `BENCH_RESULT ${JSON.stringify({
+      date: new Date().toISOString(),
+      mode: 'workerd',
+      code,
+      bundleSha256: bundleHash,
+      runtime: { ...runtime, node: process.version, cpus: os.cpus().length },
+      config,
+      totalSeconds: round3(totalSeconds),
+      runs: runs.map(runJson),
+    })}`,
+  );
+
+  const failing = runs.flatMap((run) =>
+    run.scenarios
+      .filter((s) => s.errors > config.maxErrorRate * s.requests)
+      .map((s) => `${s.scenario} (+${run.latencyMs} ms)`),
+  );
+  if (failing.length > 0) {
+    console.error(
+      `FAILED: more than ${config.maxErrorRate * 100}% failed requests in ${failing.join(', ')}`,
+    );
+    return 1;
+  }
+  return 0;
+}
+
+interface Run {
+  scenario: Scenario;
+  target: Target;
+  rounds: RoundResult[];
+  xCache: string;
+  counts: Counts;
+  countsNote?: string;
+}
+
+interface Gateway {
+  host: GatewayHost;
+  tenantId: string;
+  token: string;
+  /** The isolate's counters, from GET /admin/stats. */
+  stats: IsolateStats;
+}
+
+async function runUpstream(
+  config: WorkerdBenchConfig,
+  bundle: GatewayBundle,
+  latencyMs: number,
+): Promise<UpstreamRun> {
+  const began = performance.now();
+  console.log(`\n== upstream: the emulator, +${latencyMs} ms per answer`);
+  const emulator = await startEmulatorProcess(latencyMs);
+  const stopEmulator = emulator.stop;
+  running.add(stopEmulator);
+
+  const hosts = new Map<WorkerId, WorkerHost>();
+  const gatewayHosts = new Map<WorkerId, GatewayHost>();
+  const gateways = new Map<WorkerId, Gateway>();
+  const stops: (() => Promise<void>)[] = [stopEmulator];
+  try {
+    const used = [...new Set(scenarios.map((s) => s.worker))];
+    await Promise.all(
+      used.map(async (id) => {
+        const spec = WORKERS[id];
+        const onLog = process.env.BENCH_VERBOSE
+          ? (l: LogLine) => console.log(`[${id} ${l.level}] ${l.message}`)
+          : undefined;
+        const host =
+          spec.kind === 'bare'
+            ? await startBareWorker({
+                upstreamUrl: emulator.url,
+                platformKey: DEMO_PLATFORM_KEY,
+                via: config.via,
+                onLog,
+              })
+            : await startGateway({
+                platformBaseUrl: emulator.url,
+                vars: spec.vars,
+                bundle,
+                via: config.via,
+                onLog,
+              });
+        running.add(host.stop);
+        stops.push(host.stop);
+        hosts.set(id, host);
+        if (spec.kind === 'gateway') gatewayHosts.set(id, host as GatewayHost);
+      }),
+    );
+    for (const id of used)
+      console.log(`${WORKERS[id].label.padEnd(WORKER_WIDTH)}  ${hosts.get(id)!.url}`);
+    for (const id of used) {
+      const host = gatewayHosts.get(id);
+      if (host) gateways.set(id, await setUpGateway(host));
+    }
+
+    const runs: Run[] = scenarios.map((scenario) => {
+      const gw = gateways.get(scenario.worker);
+      const { path: p, headers } = scenario.request(gw?.token ?? '');
+      return {
+        scenario,
+        target: {
+          url: new URL(p, hosts.get(scenario.worker)!.url),
+          headers,
+          agent: keepAliveAgent(config.concurrency),
+          expect: scenario.expect ?? { status: 200, code: 0 },
+        },
+        rounds: [],
+        xCache: '',
+        counts: zeroCounts(),
+        ...(gw ? {} : { countsNote: 'not a gateway' }),
+      };
+    });
+    const round = (target: Target, requests: number) =>
+      runRound(target, {
+        requests,
+        concurrency: config.concurrency,
+        capMs: config.roundCapMs,
+        requestTimeoutMs: config.requestTimeoutMs,
+      });
+
+    try {
+      // Warm-up, not counted: opens the keep-alive connections, warms the JITs, the tenant memo, the cache.
+      for (const run of runs) await round(run.target, config.warmupRequests);
+      // What the gateway did with the request (HIT, BYPASS, …), checked once, for the report.
+      for (const run of runs) {
+        const res = await fetch(run.target.url, { headers: run.target.headers });
+        await res.arrayBuffer();
+        run.xCache = res.headers.get('x-cache') ?? '–';
+      }
+      for (const gw of gateways.values()) await gw.stats.start();
+
+      for (let r = 0; r < config.rounds; r++) {
+        // Alternate the order so no scenario always runs first (or right after the same one).
+        const order = r % 2 === 0 ? runs : [...runs].reverse();
+        for (const run of order) {
+          const result = await round(run.target, config.requestsPerRound);
+          run.rounds.push(result);
+          const gw = gateways.get(run.scenario.worker);
+          if (gw) await attributeCounts(gw, run);
+          console.log(
+            `+${latencyMs} ms  round ${r + 1}/${config.rounds}  ${run.scenario.name.padEnd(NAME_WIDTH)} ` +
+              `${fmt(rps(result), 0).padStart(6)} req/s  p50 ${fmt(percentile(result.latenciesMs, 50), 2)} ms  ` +
+              `p99 ${fmt(percentile(result.latenciesMs, 99), 2)} ms${result.errors ? `  ${result.errors} errors` : ''}`,
+          );
+        }
+      }
+    } finally {
+      for (const run of runs) run.target.agent.destroy();
+    }
+
+    const guardUsage: Partial<Record<WorkerId, unknown>> = {};
+    for (const [id, gw] of gateways) guardUsage[id] = await readGuardUsage(gw);
+    const warnings: Partial<Record<WorkerId, string[]>> = {};
+    for (const id of used) warnings[id] = workerdWarnings(hosts.get(id)!.logs());
+
+    const summaries = runs.map((run) => summarize(run, config, gateways.get(run.scenario.worker)));
+    return {
+      latencyMs,
+      scenarios: summaries,
+      targets: evaluateTargets(summaries, warnings),
+      guardUsage,
+      warnings,
+      seconds: (performance.now() - began) / 1000,
+    };
+  } finally {
+    for (const stop of stops) running.delete(stop);
+    await Promise.allSettled(stops.map((stop) => stop()));
+  }
+}
+
+/** Creates the bench tenant. */
+async function setUpGateway(host: GatewayHost): Promise<Gateway> {
+  const res = await fetch(`${host.url}/admin/tenants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${host.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench', platform_key: DEMO_PLATFORM_KEY }),
+  });
+  const body = (await res.json()) as {
+    code: number;
+    msg: string;
+    data: { tenant_id: string; token: string };
+  };
+  if (res.status !== 201) throw new Error(`creating tenant failed: HTTP ${res.status} ${body.msg}`);
+  return {
+    host,
+    tenantId: body.data.tenant_id,
+    token: body.data.token,
+    stats: new IsolateStats(host.url, host.adminToken),
+  };
+}
+
+/** Adds the gateway's counters' change during the run's last round to the run. */
+async function attributeCounts(gw: Gateway, run: Run): Promise<void> {
+  const delta = await gw.stats.delta();
+  if (typeof delta === 'string') run.countsNote ??= delta;
+  else if (!run.countsNote) for (const name of COUNTERS) run.counts[name] += delta[name];
+}
+
+/** The tenant's `guard_calls` counters from its usage, if the gateway reports them. */
+async function readGuardUsage(gw: Gateway): Promise<unknown> {
+  try {
+    const res = await fetch(`${gw.host.url}/admin/tenants/${gw.tenantId}/usage`, {
+      headers: { authorization: `Bearer ${gw.host.adminToken}` },
+    });
+    const body = (await res.json()) as { code?: number; data?: { guard_calls?: unknown } };
+    const calls = body.data?.guard_calls;
+    return body.code === 0 && calls !== null && typeof calls === 'object' ? calls : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Lines workerd printed at warn/error level, or that look like trouble, e.g. "different request context". */
+function workerdWarnings(lines: LogLine[]): string[] {
+  return lines
+    .filter(
+      (l) =>
+        /warn|error/i.test(l.level) ||
+        /different request context|uncaught|unhandled/i.test(l.message),
+    )
+    .map((l) => `${l.level}: ${l.message.slice(0, 200)}`)
+    .slice(0, 5);
+}
+
+/** Successful requests per second of wall time. */
+function rps(r: RoundResult): number {
+  return (r.ok / r.wallMs) * 1000;
+}
+
+function summarize(run: Run, config: WorkerdBenchConfig, gw: Gateway | undefined): ScenarioSummary {
+  const perRound = run.rounds.map(rps);
+  const sent = run.rounds.reduce((n, r) => n + r.sent, 0);
+  const note = run.countsNote ?? (gw ? undefined : 'not a gateway');
+  const perRequest =
+    note === undefined && sent > 0
+      ? (Object.fromEntries(COUNTERS.map((c) => [c, run.counts[c] / sent])) as Counts)
+      : null;
+  return {
+    scenario: run.scenario.name,
+    worker: run.scenario.worker,
+    rps: median(perRound),
+    rpsMin: Math.min(...perRound),
+    rpsMax: Math.max(...perRound),
+    p50: median(run.rounds.map((r) => percentile(r.latenciesMs, 50))),
+    p99: median(run.rounds.map((r) => percentile(r.latenciesMs, 99))),
+    requests: run.rounds.length * config.requestsPerRound,
+    errors: run.rounds.reduce((n, r) => n + r.errors, 0),
+    errorSamples: [...new Set(run.rounds.flatMap((r) => r.errorSamples))].slice(0, 5),
+    xCache: run.xCache,
+    perRequest,
+    ...(note ? { perRequestNote: note } : {}),
+  };
+}
+
+function evaluateTargets(
+  all: ScenarioSummary[],
+  warnings: Partial<Record<WorkerId, string[]>>,
+): TargetResult[] {
+  const byName = new Map(all.map((s) => [s.scenario, s]));
+  const results: TargetResult[] = targets.map((t) => {
+    const a = byName.get(t.scenario);
+    const b = byName.get(t.vs);
+    const value = a && b ? a.rps / b.rps : NaN;
+    return { label: t.label, pass: value >= t.min, value };
+  });
+  const withErrors = all.filter((s) => s.errors > 0);
+  results.push({
+    label: '0 unexpected answers in every scenario (non-2xx; 404/40400 for gateway-404)',
+    pass: withErrors.length === 0,
+    ...(withErrors.length
+      ? { detail: withErrors.map((s) => `${s.scenario} ${s.errors}`).join(', ') }
+      : {}),
+  });
+  const warned = Object.entries(warnings).filter(([, lines]) => lines && lines.length > 0);
+  results.push({
+    label: 'workerd printed no warning or error',
+    pass: warned.length === 0,
+    ...(warned.length ? { detail: warned.map(([id]) => id).join(', ') } : {}),
+  });
+  return results;
+}
+
+function printRun(run: UpstreamRun): void {
+  const bare = run.scenarios.find((s) => s.worker === 'bare');
+  console.log(
+    `\n== upstream: the emulator, +${run.latencyMs} ms per answer (${run.seconds.toFixed(1)} s)`,
+  );
+  console.log(
+    `${'scenario'.padEnd(NAME_WIDTH)}  ${'worker'.padEnd(WORKER_WIDTH)}  ${'req/s'.padStart(6)} ${'(min–max)'.padStart(11)}  ` +
+      `${'× bare'.padStart(6)}  ${'p50 ms'.padStart(6)}  ${'p99 ms'.padStart(6)}  x-cache  ${'errors'.padStart(9)}  ` +
+      `KV/req  cache/req  guard/req`,
+  );
+  for (const s of run.scenarios) {
+    const range = `${fmt(s.rpsMin, 0)}–${fmt(s.rpsMax, 0)}`;
+    const per = (c: Counter) =>
+      s.perRequest ? fmt(s.perRequest[c], 2) : s.worker === 'bare' ? '–' : 'n/a';
+    console.log(
+      `${s.scenario.padEnd(NAME_WIDTH)}  ${WORKERS[s.worker].label.padEnd(WORKER_WIDTH)}  ${fmt(s.rps, 0).padStart(6)} ${range.padStart(11)}  ` +
+        `${(bare ? ratio(s.rps / bare.rps) : '–').padStart(6)}  ${fmt(s.p50, 2).padStart(6)}  ${fmt(s.p99, 2).padStart(6)}  ` +
+        `${s.xCache.padEnd(7)}  ${`${s.errors}/${s.requests}`.padStart(9)}  ${per('kv_reads').padStart(6)}  ` +
+        `${per('cache_api_calls').padStart(9)}  ${per('guard_calls').padStart(9)}`,
+    );
+    for (const e of s.errorSamples) console.log(`    error: ${e}`);
+  }
+  const notes = [
+    ...new Set(
+      run.scenarios
+        .filter((s) => s.worker !== 'bare' && s.perRequestNote)
+        .map((s) => s.perRequestNote!),
+    ),
+  ];
+  if (notes.length > 0) console.log(`per-request counts n/a: ${notes.join('; ')}`);
+  // Only while every Worker is saturated: with added latency the forwarding ones mostly wait.
+  if (bare && run.latencyMs === 0)
+    console.log(
+      `derived, 1000 / req/s (machine time per request at this load): ${run.scenarios
+        .map((s) => {
+          const ms = 1000 / s.rps;
+          const diff = ms - 1000 / bare.rps;
+          return `${s.scenario} ${fmt(ms, 3)} ms${s === bare ? '' : ` (${diff >= 0 ? '+' : ''}${fmt(diff, 3)})`}`;
+        })
+        .join(', ')}`,
+    );
+  for (const [id, usage] of Object.entries(run.guardUsage))
+    console.log(
+      `TenantGuard calls of the bench tenant (usage.guard_calls), ${WORKERS[id as WorkerId].label}: ` +
+        (usage ? JSON.stringify(usage) : 'n/a'),
+    );
+  for (const [id, lines] of Object.entries(run.warnings))
+    for (const line of lines ?? []) console.log(`workerd (${id}) ${line}`);
+  console.log('targets (informational):');
+  for (const t of run.targets)
+    console.log(
+      `  ${t.pass ? 'PASS' : 'FAIL'}  ${t.label}` +
+        (t.value !== undefined ? `: ${ratio(t.value)} ×` : '') +
+        (t.detail ? ` (${t.detail})` : ''),
+    );
+}
+
+function runJson(run: UpstreamRun) {
+  const bare = run.scenarios.find((s) => s.worker === 'bare');
+  return {
+    upstreamLatencyMs: run.latencyMs,
+    seconds: round3(run.seconds),
+    scenarios: run.scenarios.map((s) => ({
+      scenario: s.scenario,
+      worker: s.worker,
+      rps: round3(s.rps),
+      rpsMin: round3(s.rpsMin),
+      rpsMax: round3(s.rpsMax),
+      p50Ms: round3(s.p50),
+      p99Ms: round3(s.p99),
+      requests: s.requests,
+      errors: s.errors,
+      xCache: s.xCache,
+      vsBare: bare ? round3(s.rps / bare.rps) : null,
+      derivedMsPerRequest: round3(1000 / s.rps),
+      perRequest: s.perRequest
+        ? Object.fromEntries(Object.entries(s.perRequest).map(([k, v]) => [k, round3(v)]))
+        : null,
+      ...(s.perRequestNote ? { perRequestNote: s.perRequestNote } : {}),
+    })),
+    targets: run.targets.map((t) => ({
+      ...t,
+      ...(t.value !== undefined ? { value: round3(t.value) } : {}),
+    })),
+    guardUsage: run.guardUsage,
+    workerdWarnings: run.warnings,
+  };
+}
+
+function versions() {
+  const version = (pkg: string) => {
+    try {
+      return (
+        JSON.parse(readFileSync(path.join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as {
+          version: string;
+        }
+      ).version;
+    } catch {
+      return 'unknown';
+    }
+  };
+  return {
+    workerd: version('workerd'),
+    miniflare: version('miniflare'),
+    wrangler: version('wrangler'),
+  };
+}
+
+/**
+ * The emulator in its own process (as the platform would be), on a free port,
+ * with `latencyMs` added to every platform answer.
+ */
+async function startEmulatorProcess(
+  latencyMs: number,
+): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'emulator/server.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, EMULATOR_PORT: '0', EMULATOR_LATENCY_MS: String(latencyMs) },
+    stdio: ['ignore', 'pipe', process.env.BENCH_VERBOSE ? 'inherit' : 'ignore'],
+    detached: true,
+  });
+  const stop = () => terminate(child);
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(
+        () => reject(new Error('the emulator did not start within 30 s')),
+        30_000,
+      );
+      child.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString('utf8');
+        const m = /listening on (http:\/\/\S+)/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`the emulator exited with code ${code}`));
+      });
+    });
+    // Keep reading its output so the pipe never fills up.
+    child.stdout!.resume();
+    return { url, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** The child runs in its own process group, so tsx's own children stop too. */
+function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || !child.pid) return Promise.resolve();
+  const group = -child.pid;
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(group, sig);
+    } catch {
+      // Already gone.
+    }
+  };
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => signal('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    signal('SIGTERM');
+  });
+}

@@ -1,0 +1,366 @@
+/**
+ * Serves Workers on plain workerd through the `miniflare` package, without
+ * `wrangler dev` and its proxy in front:
+ *
+ * - `startGateway()`: the gateway, built exactly as `wrangler deploy` would
+ *   (`wrangler deploy --dry-run --outdir …`), with the bindings of
+ *   wrangler.toml (read by wrangler itself, so a new binding there is picked
+ *   up), fresh secrets, KV / Durable Object / cache state in a temp dir;
+ * - `startBareWorker()`: a bare forwarding Worker (one route, a fixed
+ *   platform key, fetch upstream, stream the body back) on the same runtime,
+ *   the baseline of `npm run bench`.
+ *
+ * Each runs in its own workerd process on 127.0.0.1, by default on a socket
+ * straight to the Worker (no Miniflare entry Worker in between), and records every line
+ * workerd prints (`logs()`), so a test can assert that no warning such as
+ * "different request context" appeared. Used by `npm run bench` and by
+ * test/node/workerd-host.test.ts.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
+import {
+  compileModuleRules,
+  convertV4MiniflareOptions,
+  Log,
+  LogLevel,
+  Miniflare,
+  testRegExps,
+  type V4MiniflareOptions,
+  type V4ModuleDefinition,
+  type V4ModuleRule,
+  type V4WorkerOptions,
+} from 'miniflare';
+import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from 'wrangler';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DEFAULT_CONFIG = path.join(ROOT, 'wrangler.toml');
+/** workerd's output is captured up to this many lines (the oldest are dropped first). */
+const MAX_LOG_LINES = 50_000;
+
+/** One line workerd printed (a Worker's console output, a runtime warning, …) or a Miniflare warning. */
+export interface LogLine {
+  /** workerd's level (`log`, `info`, `warn`, `error`, …); `mf:<level>` for Miniflare's own messages. */
+  level: string;
+  message: string;
+}
+
+export interface WorkerHost {
+  /** Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash). */
+  url: string;
+  /** Every line printed so far (at most the last 50 000). */
+  logs(): LogLine[];
+  /** Stops workerd and removes the state directory if this module made it. */
+  stop(): Promise<void>;
+}
+
+export interface GatewayHost extends WorkerHost {
+  /** The operator API token (`Authorization: Bearer …` on /admin). */
+  adminToken: string;
+  keyEncryptionKey: string;
+}
+
+/** The gateway as `wrangler deploy` would upload it. */
+export interface GatewayBundle {
+  dir: string;
+  /** The entry module, `<dir>/index.js`. */
+  main: string;
+  /** Removes `dir`. */
+  remove(): void;
+}
+
+interface CommonOptions {
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /**
+   * `direct` (default): the port is a workerd socket straight to the Worker, as plain as
+   * workerd gets. `entry`: through Miniflare's entry Worker (routing, `request.cf`, pretty
+   * error pages), one more Worker hop per request, as `wrangler dev` and `dispatchFetch` use.
+   */
+  via?: 'direct' | 'entry';
+  /** Called with each line as it is printed, e.g. to echo it. */
+  onLog?: (line: LogLine) => void;
+}
+
+export interface GatewayOptions extends CommonOptions {
+  /** The upstream platform, e.g. the emulator's URL. */
+  platformBaseUrl: string;
+  /** Further Worker vars (scenario settings); they override wrangler.toml's. */
+  vars?: Record<string, string>;
+  /** Default: a fresh random token. */
+  adminToken?: string;
+  /** Default: `k1:` + base64 of 32 fresh random bytes. */
+  keyEncryptionKey?: string;
+  /** A bundle from `buildGatewayBundle()`, to share one build between gateways; default: build one (and remove it on stop). */
+  bundle?: GatewayBundle;
+  /** Default: wrangler.toml at the repository root. */
+  configPath?: string;
+  /** KV, Durable Object and cache state; default: a fresh temp dir, removed on stop. */
+  persistDir?: string;
+}
+
+export interface BareWorkerOptions extends CommonOptions {
+  /** Where to forward, e.g. the emulator's URL. */
+  upstreamUrl: string;
+  /** The platform key sent upstream on every request. */
+  platformKey: string;
+  /** The one route forwarded (GET, query string kept); anything else is a 404. Default `/team/lists`. */
+  route?: string;
+  /** The header that carries the key. Default `authorization`. */
+  keyHeader?: string;
+  /** Compatibility date and flags are wrangler.toml's, so both Workers run alike. */
+  configPath?: string;
+}
+
+/**
+ * Builds the gateway exactly as deploy would, offline: `wrangler deploy
+ * --dry-run --outdir <dir>` (default dir: a fresh temp dir).
+ */
+export async function buildGatewayBundle(
+  opts: { outDir?: string; configPath?: string } = {},
+): Promise<GatewayBundle> {
+  const dir = opts.outDir ?? mkdtempSync(path.join(os.tmpdir(), 'gateway-bundle-'));
+  const wrangler = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
+  const args = [
+    wrangler,
+    'deploy',
+    '--dry-run',
+    '--outdir',
+    dir,
+    '--config',
+    opts.configPath ?? DEFAULT_CONFIG,
+  ];
+  await new Promise<void>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      args,
+      {
+        cwd: ROOT,
+        // Offline: no metrics; the hidden banner also skips wrangler's update check.
+        env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_HIDE_BANNER: 'true' },
+        maxBuffer: 16 * 1024 * 1024,
+      },
+      (err, stdout, stderr) =>
+        err
+          ? reject(
+              new Error(`wrangler deploy --dry-run failed: ${err.message}\n${stdout}${stderr}`),
+            )
+          : resolve(),
+    );
+  });
+  return {
+    dir,
+    main: path.join(dir, 'index.js'),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** The gateway on plain workerd, bindings from wrangler.toml, state in a temp dir. */
+export async function startGateway(opts: GatewayOptions): Promise<GatewayHost> {
+  const configPath = opts.configPath ?? DEFAULT_CONFIG;
+  const adminToken = opts.adminToken ?? randomBytes(24).toString('base64url');
+  const keyEncryptionKey = opts.keyEncryptionKey ?? `k1:${randomBytes(32).toString('base64')}`;
+  const ownBundle = opts.bundle === undefined;
+  const bundle = opts.bundle ?? (await buildGatewayBundle({ configPath }));
+  const ownState = opts.persistDir === undefined;
+  const persistDir = opts.persistDir ?? mkdtempSync(path.join(os.tmpdir(), 'gateway-state-'));
+  const cleanup = () => {
+    if (ownBundle) bundle.remove();
+    if (ownState) rmSync(persistDir, { recursive: true, force: true });
+  };
+
+  try {
+    // wrangler.toml's bindings, vars and compatibility settings, as `wrangler dev` would set them up.
+    const fromConfig = configWorkerOptions(configPath);
+    const { modulesRules, ...workerOptions } = fromConfig.workerOptions;
+    const gateway: V4WorkerOptions = {
+      ...workerOptions,
+      name: 'gateway',
+      // Paths in wrangler.toml are relative to its directory; the modules' paths are absolute.
+      rootPath: path.dirname(path.resolve(configPath)),
+      modulesRoot: bundle.dir,
+      modules: bundleModules(bundle, modulesRules ?? []),
+      bindings: {
+        ...fromConfig.workerOptions.bindings,
+        PLATFORM_BASE_URL: opts.platformBaseUrl,
+        ADMIN_TOKEN: adminToken,
+        KEY_ENCRYPTION_KEY: keyEncryptionKey,
+        ...opts.vars,
+      },
+    };
+    const host = await serve([gateway, ...fromConfig.externalWorkers], opts, persistDir, () =>
+      cleanup(),
+    );
+    return { ...host, adminToken, keyEncryptionKey };
+  } catch (err) {
+    cleanup();
+    throw err;
+  }
+}
+
+/**
+ * What `wrangler dev` would give Miniflare for this config: bindings, vars,
+ * compatibility date and flags, module rules. wrangler.toml only: wrangler
+ * would also read `.dev.vars` or `.env` beside it, but the host sets the
+ * secrets itself, so a local file cannot change what runs (or is measured).
+ */
+function configWorkerOptions(configPath: string) {
+  const config = unstable_readConfig({ config: configPath });
+  // wrangler looks for .dev.vars and .env beside `userConfigPath`: point it at an empty directory.
+  const empty = mkdtempSync(path.join(os.tmpdir(), 'no-dev-vars-'));
+  try {
+    const { workerOptions, externalWorkers } = unstable_getMiniflareWorkerOptions({
+      ...config,
+      userConfigPath: path.join(empty, 'wrangler.toml'),
+    });
+    // wrangler declares them as Omit<V4WorkerOptions, …>, which loses the field types
+    // (V4WorkerOptions has an index signature); they are V4 worker options without a script.
+    return {
+      workerOptions: workerOptions as V4WorkerOptions & { modulesRules?: V4ModuleRule[] },
+      externalWorkers,
+    };
+  } finally {
+    rmSync(empty, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Every module of the bundle, the entry first, typed by wrangler.toml's module
+ * rules (as `wrangler deploy` uploads them); `.js`/`.mjs` are ES modules.
+ */
+function bundleModules(bundle: GatewayBundle, rules: V4ModuleRule[]): V4ModuleDefinition[] {
+  const compiled = compileModuleRules(rules);
+  const files = readdirSync(bundle.dir, { recursive: true, withFileTypes: true })
+    .filter((f) => f.isFile())
+    .map((f) => path.join(f.parentPath, f.name))
+    .filter((file) => file !== bundle.main && !/\.(map|md)$/.test(file));
+  const modules: V4ModuleDefinition[] = [{ type: 'ESModule', path: bundle.main }];
+  for (const file of files) {
+    const rel = path.relative(bundle.dir, file);
+    const rule = compiled.find((r) => testRegExps(r.include, rel));
+    if (rule) modules.push({ type: rule.type, path: file });
+    else if (/\.m?js$/.test(file)) modules.push({ type: 'ESModule', path: file });
+    else throw new Error(`no module rule matches ${rel} in the gateway bundle`);
+  }
+  return modules;
+}
+
+/**
+ * The bare forwarding Worker: the least a Worker that forwards one route can
+ * do. Its env: UPSTREAM, ROUTE, KEY_HEADER, PLATFORM_KEY.
+ */
+const BARE_WORKER = `
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    if (request.method !== 'GET' || url.pathname !== env.ROUTE)
+      return new Response('{"code":40400,"msg":"Not Found","data":null}', {
+        status: 404,
+        headers: { 'content-type': 'application/json' },
+      });
+    const upstream = await fetch(env.UPSTREAM + url.pathname + url.search, {
+      headers: { [env.KEY_HEADER]: env.PLATFORM_KEY },
+    });
+    return new Response(upstream.body, {
+      status: upstream.status,
+      headers: { 'content-type': upstream.headers.get('content-type') ?? 'application/json' },
+    });
+  },
+};
+`;
+
+/** The bare forwarding Worker on plain workerd, with wrangler.toml's compatibility date and flags. */
+export async function startBareWorker(opts: BareWorkerOptions): Promise<WorkerHost> {
+  const { workerOptions } = configWorkerOptions(opts.configPath ?? DEFAULT_CONFIG);
+  const bare: V4WorkerOptions = {
+    name: 'bare',
+    modules: true,
+    script: BARE_WORKER,
+    compatibilityDate: workerOptions.compatibilityDate,
+    compatibilityFlags: workerOptions.compatibilityFlags,
+    bindings: {
+      UPSTREAM: opts.upstreamUrl.replace(/\/+$/, ''),
+      ROUTE: opts.route ?? '/team/lists',
+      KEY_HEADER: opts.keyHeader ?? 'authorization',
+      PLATFORM_KEY: opts.platformKey,
+    },
+  };
+  return serve([bare], opts, undefined, () => undefined);
+}
+
+/** Starts one workerd process serving `workers` (the first gets the requests) on 127.0.0.1. */
+async function serve(
+  workers: V4WorkerOptions[],
+  opts: CommonOptions,
+  persistDir: string | undefined,
+  afterStop: () => void,
+): Promise<WorkerHost> {
+  const lines: LogLine[] = [];
+  const record = (line: LogLine) => {
+    lines.push(line);
+    if (lines.length > MAX_LOG_LINES) lines.splice(0, lines.length - MAX_LOG_LINES);
+    opts.onLog?.(line);
+  };
+  const direct = (opts.via ?? 'direct') === 'direct';
+  const [first, ...rest] = workers;
+  if (!first) throw new Error('no Worker to serve');
+  const options: V4MiniflareOptions = {
+    host: '127.0.0.1',
+    // With a direct socket, Miniflare's own entry socket still exists, on any free port.
+    port: direct ? 0 : (opts.port ?? 0),
+    workers: [
+      direct
+        ? { ...first, unsafeDirectSockets: [{ host: '127.0.0.1', port: opts.port ?? 0 }] }
+        : first,
+      ...rest,
+    ],
+    // Every line workerd prints (structured or not) arrives here instead of on our console.
+    handleStructuredLogs: ({ level, message }) => record({ level, message }),
+    log: new RecordingLog((level, message) => record({ level: `mf:${level}`, message })),
+    // No per-request log line (it costs a subrequest back to Node), no dev registry, no
+    // fetch of a real `request.cf` (a placeholder is used): nothing leaves the machine.
+    logRequests: false,
+    cf: false,
+    telemetry: { enabled: false },
+    ...(persistDir ? { resourcePersistencePath: persistDir } : {}),
+  };
+  const mf = new Miniflare(convertV4MiniflareOptions(options));
+  let url: URL;
+  try {
+    url = await mf.ready;
+    if (direct) url = await mf.unsafeGetDirectURL(first.name);
+  } catch (err) {
+    await mf.dispose().catch(() => undefined);
+    afterStop();
+    throw err;
+  }
+  let stopped: Promise<void> | undefined;
+  return {
+    url: url.origin,
+    logs: () => [...lines],
+    stop: () => {
+      stopped ??= mf.dispose().finally(afterStop);
+      return stopped;
+    },
+  };
+}
+
+/** Miniflare's own messages (warnings and errors), recorded rather than printed. */
+class RecordingLog extends Log {
+  constructor(private readonly sink: (level: string, message: string) => void) {
+    super(LogLevel.WARN);
+  }
+
+  override logWithLevel(level: LogLevel, message: string): void {
+    if (level <= this.level)
+      this.sink(LogLevel[level]?.toLowerCase() ?? String(level), stripVTControlCharacters(message));
+  }
+
+  override error(message: Error): void {
+    this.sink('error', message.stack ?? message.message);
+  }
+}
