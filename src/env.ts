@@ -15,6 +15,7 @@ type OptionalSettings = Partial<
     | 'MAX_BODY_BYTES'
     | 'DEFAULT_LIMITS'
     | 'LIMITS_ENABLED'
+    | 'LEASE_MAX_MS'
     | 'LIMITER_FAILURE_MODE'
     | 'BROWSER_PARTITION_SHARE',
     string | Record<string, unknown>

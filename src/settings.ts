@@ -52,6 +52,7 @@ const settingsSchema = z.object({
     .enum(['true', 'false'], { error: 'must be true or false' })
     .default('true')
     .transform((v) => v === 'true'),
+  LEASE_MAX_MS: intSetting(10, 10_000, 1000),
   LIMITER_FAILURE_MODE: z
     .enum(['closed', 'open'], { error: 'must be closed or open' })
     .default('closed'),

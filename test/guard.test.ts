@@ -38,7 +38,7 @@ describe('TenantGuard', () => {
 
   it('rolls a window over at its boundary', async () => {
     const g = guard();
-    const l = limits({ policies: [{ name: 'burst', limit: 2, window_s: 10 }] });
+    const l = limits({ policies: [{ name: 'burst', limit: 2, window_s: 10, algorithm: 'fixed' }] });
     const start = at('2026-11-21T10:00:00Z');
     expect((await g.admit(req(start + 1000, l))).allowed).toBe(true);
     expect((await g.admit(req(start + 2000, l))).allowed).toBe(true);
@@ -136,9 +136,10 @@ describe('TenantGuard', () => {
       runInDurableObject(
         g,
         (_, state) =>
-          state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM counters').one().n,
+          state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM slots').one().n,
       );
-    expect(await rows()).toBe(5);
+    // The tenant's slot and each browser token's, an hour ago and now.
+    expect(await rows()).toBe(6);
     expect(await runDurableObjectAlarm(g)).toBe(true);
     // Only the current window's rows are left: the tenant's and b4's.
     expect(await rows()).toBe(2);

@@ -33,7 +33,6 @@ async function issue(tenant: { id: string }, spec: Record<string, unknown>) {
   };
 }
 
-
 // Time moves by injection, never by sleeping: only Date is faked, timers run as usual.
 beforeEach(() => vi.useFakeTimers({ toFake: ['Date'], now: Date.now() }));
 afterEach(() => vi.useRealTimers());

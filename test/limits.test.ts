@@ -18,10 +18,15 @@ import {
   upstreamSaw,
 } from './helpers';
 
+/**
+ * Today's exactness tests: exact mode (one TenantGuard call per request) and
+ * fixed windows, as before leases and sliding windows (limits-leased.test.ts).
+ */
 async function setLimits(tenant: TestTenant, limits: Partial<Limits>) {
+  const policies = (limits.policies ?? []).map((p) => ({ algorithm: 'fixed', ...p }));
   const res = await admin(`/tenants/${tenant.id}/limits`, {
     method: 'PUT',
-    body: JSON.stringify({ quota: {}, ...limits }),
+    body: JSON.stringify({ quota: {}, limiter: 'exact', ...limits, policies }),
   });
   expect(res.status, JSON.stringify(await res.clone().json())).toBe(200);
 }
@@ -196,6 +201,7 @@ describe('quotas', () => {
 describe('revocation', () => {
   it('a revoked token fails on its very next request, even while isolates still remember it', async () => {
     const tenant = await createTenant();
+    await setLimits(tenant, { policies: [] });
     const issued = await envelope(
       await admin(`/tenants/${tenant.id}/tokens`, {
         method: 'POST',

@@ -22,6 +22,11 @@ describe('logs', () => {
       });
     }
     const t = await createTenant(platformKeys.demo, 'logged');
+    // Exact mode: every request calls the TenantGuard, so the unreachable one below is logged.
+    await admin(`/tenants/${t.id}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({ policies: [], limiter: 'exact' }),
+    });
     const issued = await envelope(
       await admin(`/tenants/${t.id}/tokens`, {
         method: 'POST',

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { auditLog, type NewAuditEntry } from '../audit/log';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
+import { forgetLease } from '../limits/admission';
+import { guardFor, type TenantGuard } from '../limits/guard';
 import { log } from '../log';
 import { directStores, type Stores } from '../tenants/stores';
 import type { StoredTenant } from '../tenants/types';
@@ -29,7 +31,21 @@ export async function existingTenant(stores: Stores, id: string): Promise<Stored
   return tenant;
 }
 
-export { guardFor } from '../limits/guard';
+export { guardFor };
+
+/**
+ * Applies a change in a tenant's TenantGuard, then drops this isolate's lease
+ * of the tenant: its next request here sees the change at once, and other
+ * isolates see it when their lease ends (LEASE_MAX_MS).
+ */
+export async function changeGuard(
+  c: AdminContext,
+  tenantId: string,
+  change: (guard: DurableObjectStub<TenantGuard>) => Promise<void>,
+): Promise<void> {
+  await change(guardFor(c.env, tenantId));
+  forgetLease(tenantId);
+}
 
 /**
  * Records an operator action in the AuditLog and the log stream. Callers pass

@@ -4,7 +4,15 @@ import type { HonoEnv } from '../env';
 import { limitsSchema } from '../limits/policy';
 import { validated } from '../middleware/validate';
 import { randomBase62 } from '../tenants/token';
-import { adminStores, audit, existingTenant, guardFor, ok, tenantParams } from './common';
+import {
+  adminStores,
+  audit,
+  changeGuard,
+  existingTenant,
+  guardFor,
+  ok,
+  tenantParams,
+} from './common';
 
 export function limitRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
@@ -17,7 +25,7 @@ export function limitRoutes(): Hono<HonoEnv> {
       const { id } = c.req.valid('param');
       await existingTenant(await adminStores(c), id);
       const limits = c.req.valid('json');
-      await guardFor(c.env, id).setLimits(limits);
+      await changeGuard(c, id, (g) => g.setLimits(limits));
       await audit(c, 'limits.set', { tenant_id: id, detail: { limits } });
       return c.json(ok({ limits }));
     },
@@ -26,7 +34,7 @@ export function limitRoutes(): Hono<HonoEnv> {
   app.delete('/:id/limits', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    await guardFor(c.env, id).setLimits(null);
+    await changeGuard(c, id, (g) => g.setLimits(null));
     await audit(c, 'limits.reset', { tenant_id: id });
     return c.json(ok({ limits: c.var.settings.DEFAULT_LIMITS }));
   });
@@ -45,7 +53,9 @@ export function limitRoutes(): Hono<HonoEnv> {
     const tenant = await existingTenant(stores, id);
     const sharing = new Set([id, ...(await stores.keys.tenantsSharing(tenant.key_fingerprint))]);
     const version = `${Date.now().toString(36)}.${randomBase62(8)}`;
-    await Promise.all([...sharing].map((t) => guardFor(c.env, t).setCacheVersion(version)));
+    await Promise.all(
+      [...sharing].map((t) => changeGuard(c, t, (g) => g.setCacheVersion(version))),
+    );
     await audit(c, 'cache.purged', { tenant_id: id, detail: { tenants: sharing.size } });
     return c.json(ok({ tenants: sharing.size }));
   });

@@ -5,7 +5,7 @@ import type { HonoEnv } from '../env';
 import { validated } from '../middleware/validate';
 import { intField, originField, textField } from '../routes/schemas';
 import { publicTenant } from '../tenants/types';
-import { adminStores, audit, existingTenant, guardFor, ok, tenantParams } from './common';
+import { adminStores, audit, changeGuard, existingTenant, ok, tenantParams } from './common';
 import { newToken, tokenSpecSchema } from './token-spec';
 
 // Printable ASCII only: the key goes into an HTTP header, and workerd warns (quoting the value) on anything else.
@@ -100,7 +100,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
       const stores = await adminStores(c);
       const updated = await stores.tenants.update(await existingTenant(stores, id), { status });
       // The TenantGuard makes the change take effect on the next request everywhere.
-      await guardFor(c.env, id).setDisabled(status === 'disabled');
+      await changeGuard(c, id, (g) => g.setDisabled(status === 'disabled'));
       await audit(c, `tenant.${action}d`, { tenant_id: id });
       return c.json(ok(publicTenant(updated)));
     });
@@ -111,7 +111,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const stores = await adminStores(c);
     const tenant = await existingTenant(stores, id);
     // Refuse first (instant, everywhere), then remove the records.
-    await guardFor(c.env, id).setDisabled(true);
+    await changeGuard(c, id, (g) => g.setDisabled(true));
     for (const record of await stores.tokens.list(id)) {
       const entry = await stores.tokens.find({ tenantId: id, tokenId: record.id });
       if (entry) await stores.tokens.delete(entry);

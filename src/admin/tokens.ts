@@ -8,8 +8,8 @@ import type { Stores } from '../tenants/stores';
 import {
   adminStores,
   audit,
+  changeGuard,
   existingTenant,
-  guardFor,
   ok,
   tenantParams,
   tokenParams,
@@ -103,7 +103,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
         expires_at: old.record.expires_at,
       });
       const oldUntil = new Date(Math.min(until, oldEnds)).toISOString();
-      await guardFor(c.env, id).expireAt(token_id, Date.parse(oldUntil));
+      await changeGuard(c, id, (g) => g.expireAt(token_id, Date.parse(oldUntil)));
       await stores.tokens.setExpiry(old, oldUntil);
       await audit(c, 'token.rotated', {
         tenant_id: id,
@@ -128,7 +128,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
     const stores = await adminStores(c);
     await existingTenant(stores, id);
     const entry = await existingToken(stores, id, token_id);
-    await guardFor(c.env, id).revoke(token_id, Date.now());
+    await changeGuard(c, id, (g) => g.revoke(token_id, Date.now()));
     await stores.tokens.delete(entry);
     await audit(c, 'token.revoked', { tenant_id: id, token_id });
     return c.json(ok({ token_id, revoked: true }));

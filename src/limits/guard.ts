@@ -1,29 +1,51 @@
 /**
- * TenantGuard: one SQLite-backed Durable Object per tenant that answers, in a
- * single call per request, whether the token is still valid, whether the
- * request fits every rate policy and quota, and counts it.
+ * TenantGuard: one SQLite-backed Durable Object per tenant, the single writer
+ * of its counters, leases, token states, cache version and settings.
  *
- * A Durable Object runs one call at a time and SQLite calls are synchronous,
- * so check-and-count is atomic: N concurrent requests against a limit L let
- * exactly L through. Counters are written to SQLite on every admitted request
- * and survive eviction; reads come from memory.
+ * Isolates call `acquire` (limits/lease-protocol.ts): the guard refuses or
+ * admits the waiting request's cost, and leases units the isolate may admit
+ * on its own until the lease ends, counting them as used at once. A Durable
+ * Object runs one call at a time and SQLite calls are synchronous, so
+ * check-and-count is atomic: N concurrent requests against a limit L let
+ * exactly L through, whatever the number of isolates.
  */
 import { DurableObject } from 'cloudflare:workers';
 import { ROUTE_GROUPS } from '../routes/types';
-import { type LimitGroup, type Limits, limitsSchema, type Meter, metersFor } from './policy';
+import type { LeaseAnswer, LeaseRequest, MeterGrant, Refusal, ScopeGrant } from './lease-protocol';
+import { Ledger, type LedgerStorage, type SlotRow } from './ledger';
+import {
+  type LimitGroup,
+  type Limits,
+  limitsSchema,
+  type Meter,
+  type MeterOptions,
+  metersFor,
+  type TokenLimits,
+  tokenLimitsSchema,
+} from './policy';
+import { slotAt, windowSeconds } from './slots';
 
+/** A lease never takes more than this share of what is left of a meter. */
+export const LEASE_SHARE = 1 / 8;
+
+/** The TenantGuard of one tenant. */
+export function guardFor(
+  env: { TENANT_GUARD: DurableObjectNamespace<TenantGuard> },
+  tenantId: string,
+) {
+  return env.TENANT_GUARD.get(env.TENANT_GUARD.idFromName(tenantId));
+}
+
+/** One request checked and counted on its own (exact admission), as `admit` takes it. */
 export interface AdmitRequest {
   tokenId: string;
-  /** Route group, for group quotas (`auth` for minting browser tokens). */
   group: LimitGroup;
   cost: number;
   /** Milliseconds since the epoch; passed in so tests can move time. */
   now: number;
   /** The settings' limits, used while the tenant has none of its own. */
   defaults: Limits;
-  /** A sub-partition counted in addition to the tenant (browser tokens). */
   partition?: string;
-  /** Fraction of each rate policy a partition may use (BROWSER_PARTITION_SHARE). */
   partitionShare?: number;
 }
 
@@ -34,188 +56,220 @@ export interface MeterState {
   window_s: number;
   used: number;
   remaining: number;
-  /** Seconds until this window resets. */
+  /** Seconds until the current count has drained. */
   reset_s: number;
 }
 
 export type Verdict =
   | { allowed: true; meters: MeterState[]; cacheVersion: string }
-  | { allowed: false; reason: 'revoked' | 'expired' | 'disabled'; meters: MeterState[] }
-  | {
-      allowed: false;
-      reason: 'rate' | 'quota';
-      violated: string;
-      retryAfter: number;
-      meters: MeterState[];
-    }
-  | { allowed: false; reason: 'too_costly'; violated: string; limit: number; meters: MeterState[] };
+  | ({ allowed: false; meters: MeterState[] } & Refusal);
+
+/** Calls the guard has answered, by kind (shown by the usage endpoint and the bench). */
+export interface GuardCalls {
+  /** Calls that carried a waiting request (leased mode). */
+  acquires: number;
+  /** Background renewals. */
+  renewals: number;
+  /** Calls for exact-mode tenants: one per request. */
+  exact_admits: number;
+}
 
 /** Rows of the `settings` table (docs/STORAGE.md). */
 type SettingName = 'limits' | 'cache_version' | 'disabled';
+type TokenState = { at: number; reason: 'revoked' | 'expired' } | null;
 
-/** The TenantGuard of one tenant. */
-export function guardFor(
-  env: { TENANT_GUARD: DurableObjectNamespace<TenantGuard> },
-  tenantId: string,
-) {
-  return env.TENANT_GUARD.get(env.TENANT_GUARD.idFromName(tenantId));
-}
-
-/** How often ended counter windows are swept away (docs/STORAGE.md). */
+/** How often rows that no longer count are swept away (docs/STORAGE.md). */
 const SWEEP_EVERY_MS = 3_600_000;
+const NO_OPTIONS: MeterOptions = { partitionShare: 1, largestCost: 1 };
 
 export class TenantGuard extends DurableObject {
   private readonly sql: SqlStorage;
-  private limits: Limits | null | undefined;
+  private readonly ledger: Ledger;
   // Memory mirrors of SQLite rows, filled on first use: an object lives in one
   // place and is the only writer, so they cannot go stale; SQLite survives eviction.
   private readonly cachedSettings = new Map<SettingName, string | null>();
-  private readonly counters = new Map<
-    string,
-    { windowStart: number; used: number; resetAt: number }
-  >();
-  private readonly tokenStates = new Map<
-    string,
-    { notAfter: number; reason: 'revoked' | 'expired' } | null
-  >();
+  private readonly tokenStates = new Map<string, TokenState>();
+  private readonly tokenLimitsCache = new Map<string, TokenLimits | null>();
+  private limits: Limits | null | undefined;
+  private calls: GuardCalls | undefined;
   private sweepScheduled = false;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, window_start INTEGER NOT NULL, used INTEGER NOT NULL, reset_at INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS token_states (token_id TEXT PRIMARY KEY, not_after INTEGER NOT NULL, reason TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-    `);
-    // Objects created before counters had reset_at get the column.
-    const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(counters)').toArray();
-    if (!columns.some((c) => c.name === 'reset_at')) {
-      // Older rows: assume the longest window (31 days), so no live counter is swept early.
-      this.sql.exec('ALTER TABLE counters ADD COLUMN reset_at INTEGER NOT NULL DEFAULT 0');
-      this.sql.exec(
-        'UPDATE counters SET reset_at = window_start + ? WHERE reset_at = 0',
-        31 * 86_400_000,
-      );
-    }
-  }
-
-  /** The one call per request: tenant and token state, every meter, then count. */
-  admit(req: AdmitRequest): Verdict {
-    if (this.setting('disabled') === 'true')
-      return { allowed: false, reason: 'disabled', meters: [] };
-    const ended = this.tokenEnded(req.tokenId, req.now);
-    if (ended) return { allowed: false, reason: ended, meters: [] };
-    const partition = req.partition
-      ? { id: req.partition, share: req.partitionShare ?? 1 }
-      : undefined;
-    const counted = metersFor(this.ownLimits() ?? req.defaults, req.group, req.now, partition).map(
-      (meter) => ({ meter, used: this.used(meter) }),
-    );
-    const states = (extra: number) => counted.map((c) => state(c.meter, c.used + extra, req.now));
-
-    // A request dearer than a whole window would wait forever: say so instead.
-    const never = counted.find((c) => req.cost > c.meter.limit)?.meter;
-    if (never) {
-      return {
-        allowed: false,
-        reason: 'too_costly',
-        violated: never.name,
-        limit: never.limit,
-        meters: states(0),
-      };
-    }
-    const violated = counted.filter((c) => c.used + req.cost > c.meter.limit).map((c) => c.meter);
-    if (violated.length > 0) {
-      // An exhausted quota outranks a rate window: waiting for the window would not help.
-      const kind = violated.some((m) => m.kind === 'quota') ? 'quota' : 'rate';
-      const named = violated
-        .filter((m) => m.kind === kind)
-        .reduce((a, b) => (b.resetAt > a.resetAt ? b : a));
-      // The request fits again only once every violated window has reset.
-      const resetAt = Math.max(...violated.map((m) => m.resetAt));
-      return {
-        allowed: false,
-        reason: kind,
-        violated: named.name,
-        retryAfter: secondsUntil(resetAt, req.now),
-        meters: states(0),
-      };
-    }
-    this.count(counted.map((c) => ({ meter: c.meter, used: c.used + req.cost })));
-    if (req.partition && counted.length > 0) this.scheduleSweep();
-    return {
-      allowed: true,
-      meters: states(req.cost),
-      cacheVersion: this.setting('cache_version') ?? '0',
-    };
-  }
-
-  /** One statement for every meter; memory mirrors what was written. */
-  private count(rows: { meter: Meter; used: number }[]): void {
-    if (rows.length === 0) return;
-    this.sql.exec(
-      `INSERT INTO counters (key, window_start, used, reset_at) VALUES ${rows.map(() => '(?, ?, ?, ?)').join(', ')}
-       ON CONFLICT(key) DO UPDATE SET window_start = excluded.window_start, used = excluded.used, reset_at = excluded.reset_at`,
-      ...rows.flatMap(({ meter, used }) => [meter.key, meter.windowStart, used, meter.resetAt]),
-    );
-    for (const { meter, used } of rows) {
-      this.counters.set(meter.key, {
-        windowStart: meter.windowStart,
-        used,
-        resetAt: meter.resetAt,
-      });
-    }
+    migrate(this.sql);
+    this.ledger = new Ledger(sqlLedgerStorage(this.sql));
   }
 
   /**
-   * Every browser token leaves counter rows behind; a row whose window has
-   * ended counts as zero, so an hourly sweep deletes them and memory follows.
+   * The one call isolates make: refuse or admit the waiting request, lease
+   * units for the period asked for, take back unused ones, and report the
+   * tenant's state (disabled, token ends, cache version).
    */
-  override async alarm(): Promise<void> {
-    const now = Date.now();
-    this.sql.exec('DELETE FROM counters WHERE reset_at <= ?', now);
-    for (const [key, counter] of this.counters)
-      if (counter.resetAt <= now) this.counters.delete(key);
-    this.sweepScheduled = false;
-  }
+  acquire(req: LeaseRequest): LeaseAnswer {
+    const now = req.now;
+    for (const r of req.returns) this.ledger.refund(r.meter, r.slot, r.units, now);
+    const limits = this.ownLimits() ?? req.defaults;
+    const mode = limits.limiter ?? 'leased';
+    this.countCall(mode === 'exact' ? 'exact_admits' : req.renewal ? 'renewals' : 'acquires');
+    const disabled = this.setting('disabled') === 'true';
+    const start = Math.min(Math.max(req.start, now), now + req.leaseMaxMs);
 
-  private scheduleSweep(): void {
-    if (this.sweepScheduled) return;
-    this.sweepScheduled = true;
-    // Alarms run on the real clock, whatever time a caller passed in.
-    void this.ctx.storage
-      .getAlarm()
-      .then((at) =>
-        at === null ? this.ctx.storage.setAlarm(Date.now() + SWEEP_EVERY_MS) : undefined,
-      )
-      .catch(() => {
-        this.sweepScheduled = false;
+    const perScope = req.scopes.map((ask) => ({
+      ask,
+      meters: metersFor(limits, this.tokenLimits(ask.tokenId), ask, req.meterOptions),
+      tokenEnd: this.tokenEnd(ask.tokenId),
+    }));
+    const meters = new Map<string, Meter>();
+    for (const s of perScope) for (const m of s.meters) meters.set(m.key, m);
+
+    // The waiting requests' own costs, counted now.
+    const scopes: ScopeGrant[] = perScope.map(({ ask, meters: scopeMeters, tokenEnd }) => {
+      const ended = tokenEnd && now >= tokenEnd.at ? tokenEnd.reason : null;
+      let refusal: Refusal | null = null;
+      if (ask.cost > 0) {
+        if (disabled) refusal = { reason: 'disabled' };
+        else if (ended) refusal = { reason: ended };
+        else refusal = this.admitCost(scopeMeters, ask.cost, now);
+      }
+      return { meters: scopeMeters.map((m) => m.key), tokenEnd, refusal };
+    });
+
+    // A lease holds from `start`, never past any slot end or the lease limit. In exact
+    // mode nothing is leased and the answer holds for no time, unless the tenant is
+    // disabled: that refusal may be repeated locally for the lease time.
+    let expiresAt = now;
+    if (mode === 'leased' || disabled) {
+      expiresAt = now + req.leaseMaxMs;
+      for (const m of meters.values()) expiresAt = Math.min(expiresAt, slotAt(m, start).end);
+    }
+    const leased = new Map<string, number>();
+    if (mode === 'leased' && !disabled) {
+      const wants = new Map<string, number>();
+      perScope.forEach(({ ask, meters: scopeMeters }, i) => {
+        if (scopes[i]?.refusal) return;
+        for (const m of scopeMeters) wants.set(m.key, (wants.get(m.key) ?? 0) + ask.want);
       });
+      for (const [key, want] of wants) {
+        const m = meters.get(key);
+        if (!m || want <= 0) continue;
+        const slot = slotAt(m, start);
+        const left = m.limit - this.ledger.counted(m, slot, now);
+        const units = Math.min(want, Math.floor(left * LEASE_SHARE));
+        if (units <= 0) continue;
+        this.ledger.charge(m, slot, units, now);
+        leased.set(key, units);
+      }
+    }
+    const grants = [...meters.values()].map((m) =>
+      this.grant(m, start, now, leased.get(m.key) ?? 0),
+    );
+    this.ledger.flush();
+    this.scheduleSweep();
+    return {
+      mode,
+      disabled,
+      cacheVersion: this.setting('cache_version') ?? '0',
+      start,
+      expiresAt: Math.max(expiresAt, start),
+      scopes,
+      meters: grants,
+    };
   }
 
-  /** Part of every cache key of this tenant; a new value orphans every old entry. */
-  setCacheVersion(version: string): void {
-    this.sql.exec(
-      "INSERT OR REPLACE INTO settings (name, value) VALUES ('cache_version', ?)",
-      version,
+  /** Exact admission of one request: `acquire` with nothing leased, as a verdict. */
+  admit(req: AdmitRequest): Verdict {
+    const answer = this.acquire({
+      now: req.now,
+      start: req.now,
+      leaseMaxMs: 0,
+      defaults: req.defaults,
+      meterOptions: { ...NO_OPTIONS, partitionShare: req.partitionShare ?? 1 },
+      scopes: [
+        {
+          group: req.group,
+          tokenId: req.tokenId,
+          partition: req.partition,
+          cost: req.cost,
+          want: 0,
+        },
+      ],
+      returns: [],
+      renewal: false,
+    });
+    const refusal = answer.scopes[0]?.refusal ?? null;
+    const meters = answer.meters.map((g) => meterState(g, req.now));
+    return refusal
+      ? {
+          allowed: false,
+          meters:
+            refusal.reason === 'disabled' ||
+            refusal.reason === 'revoked' ||
+            refusal.reason === 'expired'
+              ? []
+              : meters,
+          ...refusal,
+        }
+      : { allowed: true, meters, cacheVersion: answer.cacheVersion };
+  }
+
+  /** Checks `cost` against every meter of a scope and counts it; the refusal otherwise. */
+  private admitCost(meters: Meter[], cost: number, now: number): Refusal | null {
+    // A request dearer than a whole window would wait forever: say so instead.
+    const never = meters.find((m) => cost > m.limit);
+    if (never) return { reason: 'too_costly', violated: never.name, limit: never.limit };
+    const violated = meters.filter(
+      (m) => this.ledger.counted(m, slotAt(m, now), now) + cost > m.limit,
     );
-    this.cachedSettings.delete('cache_version');
+    if (violated.length > 0) {
+      // An exhausted quota outranks a rate window: waiting for the window would not help.
+      const kind = violated.some((m) => m.kind === 'quota') ? 'quota' : 'rate';
+      const fits = violated.map((m) => ({ m, at: this.ledger.fitsAgainAt(m, m.limit, cost, now) }));
+      const named = fits.filter((f) => f.m.kind === kind).reduce((a, b) => (b.at > a.at ? b : a));
+      // The request fits again only once every violated meter has room.
+      const at = Math.max(...fits.map((f) => f.at));
+      return { reason: kind, violated: named.m.name, retryAfter: secondsUntil(at, now) };
+    }
+    for (const m of meters) this.ledger.charge(m, slotAt(m, now), cost, now);
+    return null;
+  }
+
+  private grant(m: Meter, start: number, now: number, leased: number): MeterGrant {
+    const slot = slotAt(m, start);
+    const remaining = Math.max(0, m.limit - this.ledger.counted(m, slot, now));
+    return {
+      key: m.key,
+      name: m.name,
+      kind: m.kind,
+      limit: m.limit,
+      window_s: windowSeconds(m, start),
+      slot: slot.start,
+      leased,
+      remaining,
+      resetAt: this.ledger.drainsAt(m, now),
+      fitsAgainAt: remaining >= 1 ? null : this.ledger.fitsAgainAt(m, m.limit, 1, now),
+    };
   }
 
   /** Counters and what remains, without counting anything. */
-  usage(now: number, defaults: Limits): { limits: Limits; custom: boolean; meters: MeterState[] } {
+  usage(
+    now: number,
+    defaults: Limits,
+  ): { limits: Limits; custom: boolean; meters: MeterState[]; guard_calls: GuardCalls } {
     const own = this.ownLimits();
     const limits = own ?? defaults;
     const groups = ROUTE_GROUPS.filter((g) => limits.quota.groups?.[g]);
     const meters = new Map<string, Meter>();
     for (const group of ['teams' as const, ...groups]) {
-      for (const m of metersFor(limits, group, now)) meters.set(m.key, m);
+      for (const m of metersFor(limits, null, { group, tokenId: '' }, NO_OPTIONS)) {
+        meters.set(m.key, m);
+      }
     }
     return {
       limits,
       custom: own !== null,
-      meters: [...meters.values()].map((m) => state(m, this.used(m), now)),
+      meters: [...meters.values()].map((m) => meterState(this.grant(m, now, now, 0), now)),
+      guard_calls: { ...this.guardCalls() },
     };
   }
 
@@ -234,6 +288,41 @@ export class TenantGuard extends DurableObject {
     this.cachedSettings.delete('limits');
   }
 
+  /** A token's own limits, counted besides the tenant's; `null` removes them. */
+  setTokenLimits(tokenId: string, limits: TokenLimits | null): void {
+    if (limits === null) {
+      this.sql.exec('DELETE FROM token_limits WHERE token_id = ?', tokenId);
+    } else {
+      this.sql.exec(
+        'INSERT OR REPLACE INTO token_limits (token_id, limits) VALUES (?, ?)',
+        tokenId,
+        JSON.stringify(tokenLimitsSchema.parse(limits)),
+      );
+    }
+    this.tokenLimitsCache.delete(tokenId);
+  }
+
+  /** Every token's own limits, by token id. */
+  allTokenLimits(): Record<string, TokenLimits> {
+    const rows = this.sql.exec<{ token_id: string; limits: string }>('SELECT * FROM token_limits');
+    const out: Record<string, TokenLimits> = {};
+    for (const row of rows) out[row.token_id] = tokenLimitsSchema.parse(JSON.parse(row.limits));
+    return out;
+  }
+
+  /** Part of every cache key of this tenant; a new value orphans every old entry. */
+  setCacheVersion(version: string): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO settings (name, value) VALUES ('cache_version', ?)",
+      version,
+    );
+    this.cachedSettings.delete('cache_version');
+  }
+
+  cacheVersion(): string | null {
+    return this.setting('cache_version');
+  }
+
   /** From now on, every request with this token is refused, on every isolate. */
   revoke(tokenId: string, now: number): void {
     this.sql.exec(
@@ -247,7 +336,8 @@ export class TenantGuard extends DurableObject {
   /** The token is refused from `at` on (rotation's overlap end); revocation wins. */
   expireAt(tokenId: string, at: number): void {
     this.sql.exec(
-      "INSERT INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'expired') ON CONFLICT(token_id) DO UPDATE SET not_after = MIN(not_after, excluded.not_after)",
+      `INSERT INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'expired')
+       ON CONFLICT(token_id) DO UPDATE SET not_after = MIN(not_after, excluded.not_after)`,
       tokenId,
       at,
     );
@@ -263,7 +353,29 @@ export class TenantGuard extends DurableObject {
     this.cachedSettings.delete('disabled');
   }
 
-  private tokenEnded(tokenId: string, now: number): 'revoked' | 'expired' | null {
+  /** Sweeps rows that no longer count (browser partitions and old slots pile up otherwise). */
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    this.sql.exec('DELETE FROM slots WHERE keep_until <= ?', now);
+    this.ledger.sweep(now);
+    this.sweepScheduled = false;
+  }
+
+  private scheduleSweep(): void {
+    if (this.sweepScheduled) return;
+    this.sweepScheduled = true;
+    // Alarms run on the real clock, whatever time a caller passed in.
+    void this.ctx.storage
+      .getAlarm()
+      .then((at) =>
+        at === null ? this.ctx.storage.setAlarm(Date.now() + SWEEP_EVERY_MS) : undefined,
+      )
+      .catch(() => {
+        this.sweepScheduled = false;
+      });
+  }
+
+  private tokenEnd(tokenId: string): TokenState {
     let state = this.tokenStates.get(tokenId);
     if (state === undefined) {
       const row = this.sql
@@ -272,10 +384,24 @@ export class TenantGuard extends DurableObject {
           tokenId,
         )
         .toArray()[0];
-      state = row ? { notAfter: row.not_after, reason: row.reason as 'revoked' | 'expired' } : null;
+      state = row
+        ? { at: row.not_after, reason: row.reason === 'revoked' ? 'revoked' : 'expired' }
+        : null;
       this.tokenStates.set(tokenId, state);
     }
-    return state && now >= state.notAfter ? state.reason : null;
+    return state;
+  }
+
+  private tokenLimits(tokenId: string): TokenLimits | null {
+    let limits = this.tokenLimitsCache.get(tokenId);
+    if (limits === undefined) {
+      const row = this.sql
+        .exec<{ limits: string }>('SELECT limits FROM token_limits WHERE token_id = ?', tokenId)
+        .toArray()[0];
+      limits = row ? tokenLimitsSchema.parse(JSON.parse(row.limits)) : null;
+      this.tokenLimitsCache.set(tokenId, limits);
+    }
+    return limits;
   }
 
   /** Small settings are read once per object life and then kept in memory. */
@@ -292,42 +418,92 @@ export class TenantGuard extends DurableObject {
   private ownLimits(): Limits | null {
     if (this.limits === undefined) {
       const value = this.setting('limits');
-      this.limits = value ? (JSON.parse(value) as Limits) : null;
+      this.limits = value ? limitsSchema.parse(JSON.parse(value)) : null;
     }
     return this.limits;
   }
 
-  /** Units used in the meter's current window; an older window counts as empty. */
-  private used(m: Meter): number {
-    let counter = this.counters.get(m.key);
-    if (!counter) {
-      const row = this.sql
-        .exec<{ window_start: number; used: number; reset_at: number }>(
-          'SELECT window_start, used, reset_at FROM counters WHERE key = ?',
-          m.key,
-        )
-        .toArray()[0];
-      counter = row
-        ? { windowStart: row.window_start, used: row.used, resetAt: row.reset_at }
-        : { windowStart: -1, used: 0, resetAt: 0 };
-      this.counters.set(m.key, counter);
+  private guardCalls(): GuardCalls {
+    if (!this.calls) {
+      const calls: GuardCalls = { acquires: 0, renewals: 0, exact_admits: 0 };
+      for (const row of this.sql.exec<{ name: string; value: number }>('SELECT * FROM stats')) {
+        if (row.name === 'acquires' || row.name === 'renewals' || row.name === 'exact_admits') {
+          calls[row.name] = row.value;
+        }
+      }
+      this.calls = calls;
     }
-    return counter.windowStart === m.windowStart ? counter.used : 0;
+    return this.calls;
+  }
+
+  private countCall(kind: keyof GuardCalls): void {
+    const calls = this.guardCalls();
+    calls[kind]++;
+    this.sql.exec('INSERT OR REPLACE INTO stats (name, value) VALUES (?, ?)', kind, calls[kind]);
   }
 }
 
-function state(m: Meter, used: number, now: number): MeterState {
+function meterState(g: MeterGrant, now: number): MeterState {
   return {
-    name: m.name,
-    kind: m.kind,
-    limit: m.limit,
-    window_s: m.window_s,
-    used,
-    remaining: Math.max(0, m.limit - used),
-    reset_s: secondsUntil(m.resetAt, now),
+    name: g.name,
+    kind: g.kind,
+    limit: g.limit,
+    window_s: g.window_s,
+    used: g.limit - g.remaining,
+    remaining: g.remaining,
+    reset_s: secondsUntil(g.resetAt, now),
   };
 }
 
 function secondsUntil(at: number, now: number): number {
   return Math.max(1, Math.ceil((at - now) / 1000));
+}
+
+/** Tables, created or brought up to date when the object starts. */
+function migrate(sql: SqlStorage): void {
+  sql.exec(`
+    CREATE TABLE IF NOT EXISTS slots (
+      meter TEXT NOT NULL, slot_start INTEGER NOT NULL, used INTEGER NOT NULL,
+      keep_until INTEGER NOT NULL, PRIMARY KEY (meter, slot_start));
+    CREATE TABLE IF NOT EXISTS token_states (
+      token_id TEXT PRIMARY KEY, not_after INTEGER NOT NULL, reason TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS token_limits (token_id TEXT PRIMARY KEY, limits TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS stats (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+  `);
+  // Objects from before slots kept one row per fixed window: each becomes one slot.
+  const old = sql.exec<{ n: number }>(
+    "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'counters'",
+  );
+  if (old.one().n > 0) {
+    sql.exec(`INSERT OR IGNORE INTO slots (meter, slot_start, used, keep_until)
+              SELECT key, window_start, used, reset_at FROM counters`);
+    sql.exec('DROP TABLE counters');
+  }
+}
+
+function sqlLedgerStorage(sql: SqlStorage): LedgerStorage {
+  return {
+    load: (meter, now) =>
+      sql
+        .exec<{ slot_start: number; used: number; keep_until: number }>(
+          'SELECT slot_start, used, keep_until FROM slots WHERE meter = ? AND keep_until > ?',
+          meter,
+          now,
+        )
+        .toArray()
+        .map((r) => ({ slot: r.slot_start, used: r.used, keepUntil: r.keep_until })),
+    save: (rows: SlotRow[]) => {
+      // SQLite in Durable Objects binds at most 100 values per statement.
+      for (let i = 0; i < rows.length; i += 25) {
+        const chunk = rows.slice(i, i + 25);
+        sql.exec(
+          `INSERT INTO slots (meter, slot_start, used, keep_until)
+           VALUES ${chunk.map(() => '(?, ?, ?, ?)').join(', ')}
+           ON CONFLICT(meter, slot_start) DO UPDATE SET used = excluded.used`,
+          ...chunk.flatMap((r) => [r.meter, r.slot, r.used, r.keepUntil]),
+        );
+      }
+    },
+  };
 }

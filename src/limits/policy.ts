@@ -1,10 +1,13 @@
 /**
- * Rate policies and quotas: their shape (shared by settings and the operator
- * API) and the windows they count in.
+ * Rate policies and quotas: their shape (shared by settings, the operator API
+ * and per-token limits) and the meters a request is counted against.
  *
- * - A rate policy counts in fixed windows of `window_s` seconds aligned to the
- *   Unix epoch (so every isolate agrees where a window starts).
+ * - A rate policy counts in a sliding window of `window_s` seconds by default
+ *   (docs/STORAGE.md, "Counting"), or in fixed windows aligned to the Unix
+ *   epoch with `"algorithm": "fixed"`.
  * - Quotas count per calendar day and calendar month in UTC.
+ * - `limiter` picks how isolates admit: `leased` (default) or `exact`
+ *   (README, "Rate limits").
  */
 import { z } from 'zod';
 import { ROUTE_GROUPS, type RouteGroup } from '../routes/types';
@@ -16,8 +19,8 @@ const policyName = z
     'must be 1 to 32 lower-case letters, digits, _ or -, starting with a letter',
   )
   .refine(
-    (n) => !/^(daily|monthly)$|-(daily|monthly|browser)$/.test(n),
-    'daily, monthly, *-daily, *-monthly and *-browser are reserved',
+    (n) => !/^(daily|monthly)$|-(daily|monthly|browser|token)$/.test(n),
+    'daily, monthly, *-daily, *-monthly, *-browser and *-token are reserved',
   );
 
 const ratePolicySchema = z.strictObject({
@@ -28,6 +31,7 @@ const ratePolicySchema = z.strictObject({
     .int()
     .min(1)
     .max(31 * 86_400),
+  algorithm: z.enum(['sliding', 'fixed']).optional(),
 });
 
 const quotaAmounts = z.strictObject({
@@ -35,21 +39,29 @@ const quotaAmounts = z.strictObject({
   monthly: z.number().int().min(1).max(1_000_000_000).optional(),
 });
 
+const policiesSchema = z
+  .array(ratePolicySchema)
+  .max(8)
+  .refine((ps) => new Set(ps.map((p) => p.name)).size === ps.length, 'policy names must be unique');
+
 export const limitsSchema = z.strictObject({
-  policies: z
-    .array(ratePolicySchema)
-    .max(8)
-    .refine(
-      (ps) => new Set(ps.map((p) => p.name)).size === ps.length,
-      'policy names must be unique',
-    ),
+  policies: policiesSchema,
   quota: quotaAmounts
     .extend({ groups: z.partialRecord(z.enum(ROUTE_GROUPS), quotaAmounts).optional() })
     .default({}),
+  limiter: z.enum(['leased', 'exact']).optional(),
+});
+
+/** A gateway token's own limits, counted in addition to its tenant's. */
+export const tokenLimitsSchema = z.strictObject({
+  policies: policiesSchema.default([]),
+  quota: quotaAmounts.default({}),
 });
 
 export type RatePolicy = z.infer<typeof ratePolicySchema>;
 export type Limits = z.infer<typeof limitsSchema>;
+export type TokenLimits = z.infer<typeof tokenLimitsSchema>;
+export type LimiterMode = NonNullable<Limits['limiter']>;
 
 /** For tenants without limits of their own (README, "Rate limits and quotas"). */
 export const DEFAULT_LIMITS: Limits = {
@@ -60,9 +72,12 @@ export const DEFAULT_LIMITS: Limits = {
   quota: { daily: 10_000, monthly: 200_000 },
 };
 
-/** One counter the guard keeps: a rate policy window or a quota period. */
+/** How a meter counts: sliding or fixed rate windows, or a UTC calendar day or month. */
+export type Counting = 'sliding' | 'fixed' | 'day' | 'month';
+
+/** One thing the guard counts: a rate policy, or a quota, of a tenant, a browser token or a token. */
 export interface Meter {
-  /** Counter key in storage; also distinguishes partitions. */
+  /** Counter key in storage; also tells partitions and tokens apart. */
   key: string;
   /** Policy name on the wire (RateLimit headers, error messages). */
   name: string;
@@ -70,87 +85,98 @@ export interface Meter {
   limit: number;
   /** Nominal window length in seconds, for RateLimit-Policy `w`. */
   window_s: number;
-  windowStart: number;
-  resetAt: number;
+  counting: Counting;
 }
 
 /** What a request is counted as, for group quotas: a route group, or `auth` (minting). */
 export type LimitGroup = RouteGroup | 'auth';
 
-/** A browser token's own share of each rate policy, counted besides the tenant's. */
-export interface Partition {
-  id: string;
-  share: number;
+/** Who a request is counted for, besides its tenant. */
+export interface Scope {
+  group: LimitGroup;
+  tokenId: string;
+  /** A browser token's own partition (BROWSER_PARTITION_SHARE of each rate policy). */
+  partition?: string;
 }
 
-/** The meters a request of `group` is counted against at time `now` (ms). */
+export interface MeterOptions {
+  /** Fraction of each rate policy a browser partition may use. */
+  partitionShare: number;
+  /**
+   * The dearest single request (configured route costs): a partition's share is
+   * never below it, so a browser token with small limits can still make any call.
+   */
+  largestCost: number;
+}
+
+/** The meters a request of this scope is counted against, tenant's first. */
 export function metersFor(
   limits: Limits,
-  group: LimitGroup,
-  now: number,
-  partition?: Partition,
+  tokenLimits: TokenLimits | null,
+  scope: Scope,
+  options: MeterOptions,
 ): Meter[] {
   const meters: Meter[] = [];
   for (const p of limits.policies) {
-    const w = p.window_s * 1000;
-    const windowStart = Math.floor(now / w) * w;
-    const base = {
-      name: p.name,
-      kind: 'rate' as const,
-      limit: p.limit,
-      window_s: p.window_s,
-      windowStart,
-      resetAt: windowStart + w,
-    };
-    meters.push({ ...base, key: `rate:${p.name}` });
-    if (partition) {
-      // The wire name says "this browser token's share"; each token has its own counter.
-      const limit = Math.max(1, Math.floor(p.limit * partition.share));
+    const base = rateMeter(p, `rate:${p.name}`, p.name);
+    meters.push(base);
+    if (scope.partition) {
+      const share = Math.floor(p.limit * options.partitionShare);
       meters.push({
         ...base,
-        key: `rate:${p.name}:${partition.id}`,
+        // The wire name says "this browser token's share"; each token has its own counter.
+        key: `rate:${p.name}:${scope.partition}`,
         name: `${p.name}-browser`,
-        limit,
+        limit: Math.min(p.limit, Math.max(1, share, options.largestCost)),
       });
     }
   }
   const { groups, ...tenantWide } = limits.quota;
-  meters.push(...quotaMeters(tenantWide, '', now));
-  const forGroup = group === 'auth' ? undefined : groups?.[group];
-  if (forGroup) meters.push(...quotaMeters(forGroup, `${group}-`, now));
+  meters.push(...quotaMeters(tenantWide, 'quota:', ''));
+  const forGroup = scope.group === 'auth' ? undefined : groups?.[scope.group];
+  if (forGroup) meters.push(...quotaMeters(forGroup, `quota:${scope.group}-`, `${scope.group}-`));
+  if (tokenLimits) {
+    const prefix = `token:${scope.tokenId}:`;
+    for (const p of tokenLimits.policies) {
+      meters.push(rateMeter(p, `${prefix}rate:${p.name}`, `${p.name}-token`));
+    }
+    meters.push(...quotaMeters(tokenLimits.quota, `${prefix}quota:`, 'token-'));
+  }
   return meters;
+}
+
+function rateMeter(p: RatePolicy, key: string, name: string): Meter {
+  const counting = p.algorithm ?? 'sliding';
+  return { key, name, kind: 'rate', limit: p.limit, window_s: p.window_s, counting };
 }
 
 function quotaMeters(
   q: { daily?: number; monthly?: number },
-  prefix: string,
-  now: number,
+  keyPrefix: string,
+  namePrefix: string,
 ): Meter[] {
   const out: Meter[] = [];
-  const d = new Date(now);
   if (q.daily) {
-    const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+    const name = `${namePrefix}daily`;
     out.push({
-      key: `quota:${prefix}daily`,
-      name: `${prefix}daily`,
+      key: `${keyPrefix}daily`,
+      name,
       kind: 'quota',
       limit: q.daily,
       window_s: 86_400,
-      windowStart: start,
-      resetAt: start + 86_400_000,
+      counting: 'day',
     });
   }
   if (q.monthly) {
-    const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-    const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+    const name = `${namePrefix}monthly`;
+    // `w` in RateLimit-Policy: a 30-day month, nominally; the window itself is the calendar month.
     out.push({
-      key: `quota:${prefix}monthly`,
-      name: `${prefix}monthly`,
+      key: `${keyPrefix}monthly`,
+      name,
       kind: 'quota',
       limit: q.monthly,
-      window_s: (end - start) / 1000,
-      windowStart: start,
-      resetAt: end,
+      window_s: 30 * 86_400,
+      counting: 'month',
     });
   }
   return out;

@@ -1,17 +1,23 @@
 /**
- * Per-tenant limits: one TenantGuard call per request checks revocation,
- * every rate policy and every quota, and counts the request. Every response
- * after this point carries freshly computed RateLimit fields.
+ * Per-tenant limits. A request is admitted from this isolate's lease of the
+ * tenant's budget when it can, without leaving the isolate; otherwise one call
+ * to the tenant's TenantGuard decides (limits/admission.ts). Exact-mode
+ * tenants make that call on every request. Every response after this point
+ * carries the RateLimit fields.
  *
  * @example app.get('/team/lists', tenantAuth(), tenantLimits('teams', () => 1), handler)
  */
 import { createMiddleware } from 'hono/factory';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
-import { guardFor, type Verdict } from '../limits/guard';
+import { type AdmissionIo, admit } from '../limits/admission';
+import { guardFor } from '../limits/guard';
 import { rateLimitHeaders } from '../limits/headers';
+import type { LeaseSettings } from '../limits/lease';
+import type { Refusal } from '../limits/lease-protocol';
 import type { LimitGroup } from '../limits/policy';
 import { log } from '../log';
+import { largestRouteCost } from '../routes/overrides';
 import type { Settings } from '../settings';
 import { count } from '../stats';
 
@@ -20,43 +26,56 @@ export function tenantLimits(group: LimitGroup, cost: (settings: Settings) => nu
   return createMiddleware<HonoEnv>(async function tenantLimits(c, next) {
     const settings = c.var.settings;
     if (!settings.LIMITS_ENABLED) return next();
+    const tenantId = c.var.tenant.id;
+    const io: AdmissionIo = {
+      acquire: (req) => {
+        count('guard_calls');
+        return guardFor(c.env, tenantId).acquire(req);
+      },
+      waitUntil: (p) => c.executionCtx.waitUntil(p),
+      now: () => Date.now(),
+    };
+    const scope = { group, tokenId: c.var.token.id, partition: c.var.partition };
+    const result = await admit(tenantId, scope, cost(settings), leaseSettings(settings), io);
 
-    let verdict: Verdict;
-    try {
-      count('guard_calls');
-      verdict = await guardFor(c.env, c.var.tenant.id).admit({
-        tokenId: c.var.token.id,
-        group,
-        cost: cost(settings),
-        now: Date.now(),
-        defaults: settings.DEFAULT_LIMITS,
-        partition: c.var.partition,
-        partitionShare: settings.BROWSER_PARTITION_SHARE,
-      });
-    } catch (err) {
+    if (result.kind === 'unavailable') {
       log.error('limiter.unavailable', {
         request_id: c.var.requestId,
-        tenant_id: c.var.tenant.id,
-        error: err instanceof Error ? err.name : 'unknown',
+        tenant_id: tenantId,
         mode: settings.LIMITER_FAILURE_MODE,
       });
       if (settings.LIMITER_FAILURE_MODE === 'open') return next();
       throw new GatewayError('LIMITER_UNAVAILABLE', { headers: { 'Retry-After': '1' } });
     }
-
-    const headers = rateLimitHeaders(verdict.meters);
-    if (!verdict.allowed) throw refusal(verdict, headers);
-    c.set('cacheVersion', verdict.cacheVersion);
+    const headers = rateLimitHeaders(result.meters);
+    if (result.kind === 'refused') throw refusal(result.refusal, headers);
+    c.set('cacheVersion', result.cacheVersion);
     await next();
     for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
   });
 }
 
-function refusal(
-  verdict: Exclude<Verdict, { allowed: true }>,
-  headers: Record<string, string>,
-): GatewayError {
-  switch (verdict.reason) {
+// Lease settings change only with the settings object (parsed once per env).
+const leaseSettingsFor = new WeakMap<Settings, LeaseSettings>();
+
+function leaseSettings(settings: Settings): LeaseSettings {
+  let ls = leaseSettingsFor.get(settings);
+  if (!ls) {
+    ls = {
+      leaseMaxMs: settings.LEASE_MAX_MS,
+      defaults: settings.DEFAULT_LIMITS,
+      meterOptions: {
+        partitionShare: settings.BROWSER_PARTITION_SHARE,
+        largestCost: largestRouteCost(settings.ROUTE_OVERRIDES),
+      },
+    };
+    leaseSettingsFor.set(settings, ls);
+  }
+  return ls;
+}
+
+function refusal(r: Refusal, headers: Record<string, string>): GatewayError {
+  switch (r.reason) {
     case 'revoked':
       return new GatewayError('TOKEN_REVOKED');
     case 'expired':
@@ -65,22 +84,22 @@ function refusal(
       return new GatewayError('TENANT_DISABLED');
     case 'too_costly':
       return new GatewayError('RATE_LIMITED', {
-        message: `This request costs more than "${verdict.violated}" allows per window (${verdict.limit}); ask the operator to raise it`,
-        details: { policy: verdict.violated, retry_after_s: null },
+        message: `This request costs more than "${r.violated}" allows per window (${r.limit}); ask the operator to raise it`,
+        details: { policy: r.violated, retry_after_s: null },
         headers,
       });
   }
-  const retry = String(verdict.retryAfter);
-  const details = { policy: verdict.violated, retry_after_s: verdict.retryAfter };
+  const retry = String(r.retryAfter);
+  const details = { policy: r.violated, retry_after_s: r.retryAfter };
   const withRetry = { ...headers, 'Retry-After': retry };
-  return verdict.reason === 'rate'
+  return r.reason === 'rate'
     ? new GatewayError('RATE_LIMITED', {
-        message: `Rate limit "${verdict.violated}" exceeded; retry in ${retry} s`,
+        message: `Rate limit "${r.violated}" exceeded; retry in ${retry} s`,
         details,
         headers: withRetry,
       })
     : new GatewayError('QUOTA_EXHAUSTED', {
-        message: `Quota "${verdict.violated}" exhausted; retry in ${retry} s`,
+        message: `Quota "${r.violated}" exhausted; retry in ${retry} s`,
         details,
         headers: withRetry,
       });

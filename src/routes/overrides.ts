@@ -70,3 +70,8 @@ export function configuredRoute(spec: RouteSpec, overrides: RouteOverrides): Res
   }
   return route;
 }
+
+/** The dearest single request under these overrides (a browser partition never holds less). */
+export function largestRouteCost(overrides: RouteOverrides): number {
+  return Math.max(1, ...ROUTE_SPECS.map((spec) => configuredRoute(spec, overrides).cost));
+}

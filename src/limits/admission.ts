@@ -1,0 +1,136 @@
+/**
+ * Admission in one isolate: from the tenant's lease when it can, else one
+ * call to the TenantGuard at a time per tenant, which the other requests of
+ * that tenant wait for (limits/lease.ts, waiters.ts). Exact-mode tenants make
+ * one call per request. Renewals run in the background before a lease ends.
+ */
+import { waitUntilDone } from '../waiters';
+import type { Decision, LeaseSettings } from './lease';
+import { TenantLease } from './lease';
+import type { LeaseAnswer, LeaseRequest } from './lease-protocol';
+import type { Scope } from './policy';
+
+export interface AdmissionIo {
+  /** Calls the tenant's TenantGuard. */
+  acquire(req: LeaseRequest): Promise<LeaseAnswer>;
+  /** Keeps background work (and a call others wait on) alive past the response. */
+  waitUntil(promise: Promise<unknown>): void;
+  now(): number;
+}
+
+/** The guard could not be reached, now or within the last second. */
+export const UNAVAILABLE = { kind: 'unavailable' } as const;
+export type AdmissionResult = Decision | typeof UNAVAILABLE;
+
+/** Most tenants one isolate keeps a lease for (README, limits). */
+const MAX_TENANTS = 10_000;
+/** After a failed call, requests fail at once for this long instead of each trying again. */
+const DOWN_FOR_MS = 1000;
+/** A waiter gives up on another request's call after this long, and asks itself. */
+const WAIT_AT_MOST_MS = 5000;
+/** Bound on rounds of waiting for other requests' calls. */
+const MAX_ROUNDS = 20;
+
+class TenantAdmission {
+  readonly lease = new TenantLease();
+  /** A call to the guard is in flight. */
+  calling = false;
+  /** Units of requests waiting for that call. */
+  queued = 0;
+  downUntil = 0;
+}
+
+const tenants = new Map<string, TenantAdmission>();
+
+function admissionFor(tenantId: string): TenantAdmission {
+  let t = tenants.get(tenantId);
+  if (!t) {
+    if (tenants.size >= MAX_TENANTS) {
+      const oldest = tenants.keys().next().value;
+      if (oldest !== undefined) tenants.delete(oldest);
+    }
+    t = new TenantAdmission();
+    tenants.set(tenantId, t);
+  }
+  return t;
+}
+
+/** Admits or refuses one request of `scope` costing `cost` units. */
+export async function admit(
+  tenantId: string,
+  scope: Scope,
+  cost: number,
+  settings: LeaseSettings,
+  io: AdmissionIo,
+): Promise<AdmissionResult> {
+  const t = admissionFor(tenantId);
+  for (let round = 0; ; round++) {
+    const now = io.now();
+    const local = t.lease.admit(scope, cost, now);
+    if (local.kind !== 'ask') {
+      renewInBackground(t, settings, io);
+      return local;
+    }
+    if (now < t.downUntil) return UNAVAILABLE;
+    // Exact tenants: every request is its own call, none waits for another's.
+    const exact = t.lease.mode === 'exact';
+    if (!exact && t.calling && round < MAX_ROUNDS) {
+      t.queued += cost;
+      await waitUntilDone(() => !t.calling, WAIT_AT_MOST_MS);
+      t.queued = Math.max(0, t.queued - cost);
+      continue;
+    }
+    return call(t, settings, io, { scope, cost, queued: exact ? 0 : t.queued });
+  }
+}
+
+/** Drops this isolate's lease of a tenant: its next request asks the guard (operator changes). */
+export function forgetLease(tenantId: string): void {
+  tenants.get(tenantId)?.lease.forget();
+}
+
+async function call(
+  t: TenantAdmission,
+  settings: LeaseSettings,
+  io: AdmissionIo,
+  waiting: { scope: Scope; cost: number; queued: number },
+): Promise<AdmissionResult> {
+  const coordinating = !t.calling;
+  t.calling = true;
+  const req = t.lease.request(io.now(), settings, waiting);
+  try {
+    const answer = await keptAlive(io, io.acquire(req));
+    return t.lease.apply(req, answer) ?? UNAVAILABLE;
+  } catch {
+    t.downUntil = io.now() + DOWN_FOR_MS;
+    return UNAVAILABLE;
+  } finally {
+    if (coordinating) t.calling = false;
+  }
+}
+
+/** Renews ahead of the lease's end, or tops it up, off the request path. */
+function renewInBackground(t: TenantAdmission, settings: LeaseSettings, io: AdmissionIo): void {
+  const now = io.now();
+  if (t.calling || now < t.downUntil || !t.lease.renewal(now, settings)) return;
+  t.calling = true;
+  const req = t.lease.request(now, settings, null);
+  const renewal = io
+    .acquire(req)
+    .then((answer) => {
+      t.lease.apply(req, answer);
+    })
+    .catch(() => {
+      // The lease runs to its end; then requests ask, and the failure mode decides.
+    })
+    .finally(() => {
+      t.calling = false;
+    });
+  io.waitUntil(renewal);
+}
+
+/** The call survives its own request ending early (others may be waiting on it). */
+function keptAlive<T>(io: AdmissionIo, promise: Promise<T>): Promise<T> {
+  io.waitUntil(promise.catch(() => undefined));
+  return promise;
+}

@@ -1,0 +1,90 @@
+/**
+ * What isolates and a tenant's TenantGuard say to each other (docs/STORAGE.md,
+ * "Leases"). An isolate asks for the units its requests need now (`cost`) and
+ * for more to admit on its own until the lease ends (`want`); the guard counts
+ * both as used when it grants them, so no number of isolates can admit more
+ * than a limit. Unused units come back with the next call.
+ */
+import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
+
+/** One scope (tenant + group + token + partition) the isolate admits requests for. */
+export interface ScopeAsk extends Scope {
+  /** Units of the request waiting on this answer, admitted now or refused; 0 for renewals. */
+  cost: number;
+  /** Units wanted on lease for this scope, beyond `cost`. */
+  want: number;
+}
+
+/** Units of an ended lease that were never admitted. */
+export interface Returned {
+  meter: string;
+  slot: number;
+  units: number;
+}
+
+export interface LeaseRequest {
+  now: number;
+  /**
+   * Start of the lease asked for: `now`, or the end of the isolate's current
+   * lease when it renews ahead, so a steady tenant never waits at a boundary.
+   */
+  start: number;
+  leaseMaxMs: number;
+  defaults: Limits;
+  meterOptions: MeterOptions;
+  scopes: ScopeAsk[];
+  returns: Returned[];
+  /** A background renewal rather than a request waiting on the answer. */
+  renewal: boolean;
+}
+
+export type Refusal =
+  | { reason: 'revoked' | 'expired' | 'disabled' }
+  | { reason: 'rate' | 'quota'; violated: string; retryAfter: number }
+  | { reason: 'too_costly'; violated: string; limit: number };
+
+/** A meter as granted: its lease and what the RateLimit fields need. */
+export interface MeterGrant {
+  key: string;
+  name: string;
+  kind: 'rate' | 'quota';
+  limit: number;
+  /** Window length to report (`w`), in seconds. */
+  window_s: number;
+  /** Slot the lease was charged to (returns name it). */
+  slot: number;
+  /** Units on lease to this isolate. */
+  leased: number;
+  /** Units left for everyone after this answer's charges and leases. */
+  remaining: number;
+  /** When the current count will have drained (`t`), ms since the epoch. */
+  resetAt: number;
+  /** When a single unit fits again, if none is left (local refusals use it). */
+  fitsAgainAt: number | null;
+}
+
+export interface ScopeGrant {
+  /** Keys of the meters a request of this scope is counted against. */
+  meters: string[];
+  /** When the scope's token stops working (revoked: now), and why; null while it is valid. */
+  tokenEnd: { at: number; reason: 'revoked' | 'expired' } | null;
+  /** Set when `cost` was asked: null if admitted, else why not. */
+  refusal: Refusal | null;
+}
+
+export interface LeaseAnswer {
+  mode: LimiterMode;
+  disabled: boolean;
+  cacheVersion: string;
+  /** The lease holds from `start` until `expiresAt` (ms); nothing is leased in exact mode. */
+  start: number;
+  expiresAt: number;
+  /** In the order of the request's scopes. */
+  scopes: ScopeGrant[];
+  meters: MeterGrant[];
+}
+
+/** The same scope gets the same key in every isolate. */
+export function scopeKey(scope: Scope): string {
+  return `${scope.group}|${scope.tokenId}|${scope.partition ?? ''}`;
+}

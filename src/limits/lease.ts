@@ -1,0 +1,277 @@
+/**
+ * One isolate's lease for one tenant (limits/lease-protocol.ts): the units it
+ * may admit on its own, the tenant's state as of the last answer, and what it
+ * asks for next. No I/O and no clock of its own (time is passed in), so the
+ * simulation test can run many of these against one TenantGuard.
+ */
+import type { MeterState } from './guard';
+import type {
+  LeaseAnswer,
+  LeaseRequest,
+  MeterGrant,
+  Refusal,
+  Returned,
+  ScopeAsk,
+} from './lease-protocol';
+import { scopeKey } from './lease-protocol';
+import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
+
+export interface LeaseSettings {
+  leaseMaxMs: number;
+  defaults: Limits;
+  meterOptions: MeterOptions;
+}
+
+/** A request admitted (with its RateLimit view) or refused. */
+export type Decision =
+  | { kind: 'admitted'; meters: MeterState[]; cacheVersion: string }
+  | { kind: 'refused'; refusal: Refusal; meters: MeterState[] };
+
+/** What the lease says of a request: a decision, or "ask the guard". */
+export type Admission = Decision | { kind: 'ask' };
+
+interface Held {
+  grant: MeterGrant;
+  /** Leased units not yet admitted. */
+  left: number;
+}
+
+interface Period {
+  start: number;
+  expiresAt: number;
+  meters: Map<string, Held>;
+}
+
+interface ScopeState {
+  scope: Scope;
+  meters: string[];
+  tokenEnd: { at: number; reason: 'revoked' | 'expired' } | null;
+  /** Units admitted since the last ask, and since when: this isolate's rate. */
+  admitted: number;
+  since: number;
+  lastSeen: number;
+}
+
+/** Renew ahead once this share of the lease has passed. */
+const RENEW_AHEAD_AT = 0.6;
+/** Top up within the lease once a meter is down to this share of what was leased. */
+const TOP_UP_BELOW = 0.25;
+
+export class TenantLease {
+  mode: LimiterMode | null = null;
+  disabled = false;
+  cacheVersion = '0';
+  private current: Period | null = null;
+  private next: Period | null = null;
+  private readonly scopes = new Map<string, ScopeState>();
+  private returns: Returned[] = [];
+
+  /** Admits from the lease when it can; a refusal the last answer makes certain; else "ask". */
+  admit(scope: Scope, cost: number, now: number): Admission {
+    const period = this.periodAt(now);
+    if (!period) return { kind: 'ask' };
+    if (this.disabled) return { kind: 'refused', refusal: { reason: 'disabled' }, meters: [] };
+    const state = this.scopes.get(scopeKey(scope));
+    if (this.mode !== 'leased' || !state) return { kind: 'ask' };
+    state.lastSeen = now;
+    if (state.tokenEnd && now >= state.tokenEnd.at) {
+      return { kind: 'refused', refusal: { reason: state.tokenEnd.reason }, meters: [] };
+    }
+    const held: Held[] = [];
+    const full: MeterGrant[] = [];
+    for (const key of state.meters) {
+      const h = period.meters.get(key);
+      if (!h) return { kind: 'ask' };
+      held.push(h);
+      if (h.left >= cost) continue;
+      // Nothing left anywhere, and the guard said when there would be: refuse until then.
+      const fits = h.grant.fitsAgainAt;
+      if (h.grant.remaining < cost && fits !== null && now < fits) full.push(h.grant);
+      else return { kind: 'ask' };
+    }
+    if (full.length > 0) {
+      return { kind: 'refused', refusal: localRefusal(full, now), meters: views(held, now) };
+    }
+    for (const h of held) h.left -= cost;
+    state.admitted += cost;
+    return { kind: 'admitted', meters: views(held, now), cacheVersion: this.cacheVersion };
+  }
+
+  /**
+   * What to ask the guard: the waiting request's scope and cost (none for a
+   * renewal), every scope seen lately with how much it is likely to need, and
+   * the unused units of leases that ended.
+   */
+  request(
+    now: number,
+    settings: LeaseSettings,
+    waiting: { scope: Scope; cost: number; queued: number } | null,
+  ): LeaseRequest {
+    const ahead = waiting === null && this.renewal(now, settings) === 'ahead';
+    const asks = new Map<string, ScopeAsk>();
+    for (const [key, s] of this.scopes) {
+      if (now - s.lastSeen > 2 * settings.leaseMaxMs) {
+        this.scopes.delete(key);
+        continue;
+      }
+      asks.set(key, { ...s.scope, cost: 0, want: wantFor(s, now, settings.leaseMaxMs) });
+      s.admitted = 0;
+      s.since = now;
+    }
+    if (waiting) {
+      const key = scopeKey(waiting.scope);
+      const prior = asks.get(key);
+      asks.delete(key);
+      // The waiting scope first, so its answer is the first.
+      const want = Math.max(prior?.want ?? 0, waiting.queued);
+      const rest = [...asks.values()];
+      asks.clear();
+      asks.set(key, { ...waiting.scope, cost: waiting.cost, want });
+      for (const a of rest) asks.set(scopeKey(a), a);
+    }
+    const returns = this.returns;
+    this.returns = [];
+    return {
+      now,
+      start: ahead && this.current ? this.current.expiresAt : now,
+      leaseMaxMs: settings.leaseMaxMs,
+      defaults: settings.defaults,
+      meterOptions: settings.meterOptions,
+      scopes: [...asks.values()],
+      returns,
+      renewal: waiting === null,
+    };
+  }
+
+  /** Takes in the guard's answer; returns the waiting request's admission, if there was one. */
+  apply(req: LeaseRequest, answer: LeaseAnswer): Decision | null {
+    this.mode = answer.mode;
+    this.disabled = answer.disabled;
+    this.cacheVersion = answer.cacheVersion;
+    req.scopes.forEach((ask, i) => {
+      const grant = answer.scopes[i];
+      if (!grant) return;
+      const key = scopeKey(ask);
+      const prior = this.scopes.get(key);
+      const asked = ask.cost > 0;
+      this.scopes.set(key, {
+        scope: { group: ask.group, tokenId: ask.tokenId, partition: ask.partition },
+        meters: grant.meters,
+        tokenEnd: grant.tokenEnd,
+        admitted: (prior?.admitted ?? 0) + (asked && !grant.refusal ? ask.cost : 0),
+        since: prior?.since ?? req.now,
+        lastSeen: asked ? req.now : (prior?.lastSeen ?? req.now),
+      });
+    });
+    const period: Period = {
+      start: answer.start,
+      expiresAt: answer.expiresAt,
+      meters: new Map(answer.meters.map((g) => [g.key, { grant: g, left: g.leased }])),
+    };
+    // The period it replaces is not used any more: its unused units go back next time.
+    if (answer.start > req.now) {
+      this.retire(this.next);
+      this.next = period;
+    } else {
+      this.retire(this.current);
+      this.current = period;
+    }
+
+    const first = req.scopes[0];
+    const grant = answer.scopes[0];
+    if (!first || !grant || first.cost === 0) return null;
+    const held = grant.meters.flatMap((k) => {
+      const h = period.meters.get(k);
+      return h ? [h] : [];
+    });
+    return grant.refusal
+      ? { kind: 'refused', refusal: grant.refusal, meters: views(held, req.now) }
+      : { kind: 'admitted', meters: views(held, req.now), cacheVersion: answer.cacheVersion };
+  }
+
+  /** Whether to renew in the background now: ahead of the lease's end, or to top it up. */
+  renewal(now: number, settings: LeaseSettings): 'ahead' | 'top-up' | null {
+    const period = this.periodAt(now);
+    if (!period || this.mode !== 'leased' || this.disabled || this.next) return null;
+    const length = period.expiresAt - period.start;
+    if (now >= period.start + RENEW_AHEAD_AT * length) {
+      // Ahead only makes sense if the guard will grant a later start.
+      return period.expiresAt - now < settings.leaseMaxMs ? 'ahead' : null;
+    }
+    for (const h of period.meters.values()) {
+      if (h.grant.leased > 0 && h.left <= h.grant.leased * TOP_UP_BELOW) return 'top-up';
+    }
+    return null;
+  }
+
+  /** Drops everything known, so the next request asks the guard (after an operator change). */
+  forget(): void {
+    this.retire(this.current);
+    this.retire(this.next);
+    this.current = null;
+    this.next = null;
+    this.mode = null;
+    this.scopes.clear();
+  }
+
+  /** The period that holds `now`; moves to the renewed one once the current has ended. */
+  private periodAt(now: number): Period | null {
+    if (this.current && now >= this.current.expiresAt) {
+      this.retire(this.current);
+      this.current = null;
+    }
+    if (!this.current && this.next && now >= this.next.start) {
+      this.current = this.next;
+      this.next = null;
+    }
+    const p = this.current;
+    return p && now >= p.start && now < p.expiresAt ? p : null;
+  }
+
+  /** A lease that will not be used any more: its unused units go back with the next call. */
+  private retire(period: Period | null): void {
+    if (!period) return;
+    for (const h of period.meters.values()) {
+      if (h.left > 0) this.returns.push({ meter: h.grant.key, slot: h.grant.slot, units: h.left });
+      h.left = 0;
+    }
+  }
+}
+
+/**
+ * Units a scope is likely to need over the next lease: twice its recent rate.
+ * None before it has a rate: a lone request is counted exactly, a lease of one.
+ */
+function wantFor(s: ScopeState, now: number, leaseMaxMs: number): number {
+  if (s.admitted === 0) return 0;
+  const elapsed = Math.max(now - s.since, 50);
+  return Math.ceil(((s.admitted * leaseMaxMs) / elapsed) * 2);
+}
+
+/** This isolate's view of a meter: what nobody holds, plus what it holds itself. */
+function views(held: Held[], now: number): MeterState[] {
+  return held.map(({ grant, left }) => {
+    const remaining = Math.min(grant.limit, grant.remaining + left);
+    return {
+      name: grant.name,
+      kind: grant.kind,
+      limit: grant.limit,
+      window_s: grant.window_s,
+      used: grant.limit - remaining,
+      remaining,
+      reset_s: Math.max(1, Math.ceil((grant.resetAt - now) / 1000)),
+    };
+  });
+}
+
+function localRefusal(full: MeterGrant[], now: number): Refusal {
+  const kind = full.some((g) => g.kind === 'quota') ? 'quota' : 'rate';
+  const at = (g: MeterGrant) => g.fitsAgainAt ?? now;
+  const named = full.filter((g) => g.kind === kind).reduce((a, b) => (at(b) > at(a) ? b : a));
+  const latest = Math.max(...full.map(at));
+  return {
+    reason: kind,
+    violated: named.name,
+    retryAfter: Math.max(1, Math.ceil((latest - now) / 1000)),
+  };
+}
