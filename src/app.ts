@@ -15,6 +15,7 @@ import { log } from './log';
 import { browserCors } from './middleware/cors';
 import { platformRoutes } from './proxy';
 import { loadSettings } from './settings';
+import { count } from './stats';
 
 const REQUEST_ID_HEADER = 'X-Request-ID';
 
@@ -23,6 +24,7 @@ export function newApp(): Hono<HonoEnv> {
 
   app.use(requestId({ headerName: REQUEST_ID_HEADER, limitLength: 128 }));
   app.use(async (c, next) => {
+    count('requests');
     c.set('settings', loadSettings(c.env));
     await next();
   });

@@ -1,3 +1,6 @@
+/** Bytes in memory, in an ordinary ArrayBuffer (what Response bodies take). */
+export type Bytes = Uint8Array<ArrayBuffer>;
+
 /**
  * Reading a body as a stream while counting bytes, so an oversized body is
  * refused after `maxBytes` have been read, never after it has been buffered
@@ -14,7 +17,7 @@ export async function readCapped(
   maxBytes: number,
   tooLarge: () => Error,
   signal?: AbortSignal,
-): Promise<Uint8Array> {
+): Promise<Bytes> {
   if (!stream) return new Uint8Array();
   const reader = stream.getReader();
   const aborted = signal ? abortion(signal) : null;
@@ -47,8 +50,21 @@ function abortion(signal: AbortSignal): Promise<never> {
   });
 }
 
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  if (chunks.length === 1 && chunks[0]) return chunks[0];
+/** The same bytes as `Bytes`; copied only if they sit in a SharedArrayBuffer. */
+export function asBytes(u8: Uint8Array): Bytes {
+  return u8.buffer instanceof ArrayBuffer
+    ? new Uint8Array(u8.buffer, u8.byteOffset, u8.byteLength)
+    : new Uint8Array(u8);
+}
+
+/** UTF-8 of a string. */
+export function utf8(text: string): Bytes {
+  return asBytes(new TextEncoder().encode(text));
+}
+
+function concat(chunks: Uint8Array[], total: number): Bytes {
+  const only = chunks.length === 1 ? chunks[0] : undefined;
+  if (only) return asBytes(only);
   const out = new Uint8Array(total);
   let offset = 0;
   for (const chunk of chunks) {

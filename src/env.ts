@@ -16,6 +16,7 @@ type OptionalSettings = Partial<
     | 'DEFAULT_LIMITS'
     | 'LIMITS_ENABLED'
     | 'LEASE_MAX_MS'
+    | 'L1_CACHE_BYTES'
     | 'LIMITER_FAILURE_MODE'
     | 'BROWSER_PARTITION_SHARE',
     string | Record<string, unknown>

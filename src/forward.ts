@@ -4,7 +4,7 @@
  * cache. The only caller of the upstream client.
  */
 import type { Context } from 'hono';
-import { cacheKeyUrl } from './cache/key';
+import { cacheKey } from './cache/key';
 import { type CacheOutcome, readThrough } from './cache/read-through';
 import type { HonoEnv } from './env';
 import type { ResolvedRoute, ValidatedInput } from './routes/types';
@@ -46,7 +46,7 @@ export async function forward(
   const key =
     version === undefined || /\bno-store\b/i.test(cacheControl)
       ? null
-      : await cacheKeyUrl({
+      : cacheKey({
           keyFingerprint: c.var.tenant.key_fingerprint,
           version,
           upstreamBase: settings.PLATFORM_BASE_URL,
@@ -62,5 +62,8 @@ export async function forward(
     revalidate: /\bno-cache\b/i.test(cacheControl),
     fetchFresh,
     waitUntil: (p) => c.executionCtx.waitUntil(p),
+    l1Bytes: settings.L1_CACHE_BYTES,
+    // A read another request started gets its whole deadline, and a little more, before this one reads itself.
+    followerTimeoutMs: settings.UPSTREAM_TIMEOUT_MS + 1000,
   });
 }

@@ -36,8 +36,8 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
         await spec.check?.(c.var.input, platformReader(c, byId));
         const outcome = await forward(c, route, c.var.input);
         const seesSecrets = hasScope(c.var.token.scopes, 'apikeys:admin') && !c.var.partition;
-        const text =
-          spec.secrets && !seesSecrets ? maskApiKeys(outcome.result.text) : outcome.result.text;
+        const body =
+          spec.secrets && !seesSecrets ? maskApiKeys(outcome.result.body) : outcome.result.body;
         const headers: Record<string, string> = {
           'content-type': 'application/json; charset=utf-8',
         };
@@ -47,7 +47,7 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
         }
         const status = outcome.result.status;
         if (!isContentful(status)) throw new GatewayError('UPSTREAM_HTTP_ERROR');
-        return c.body(text, status, headers);
+        return c.body(body, status, headers);
       },
     );
   }
@@ -76,7 +76,7 @@ function platformReader(c: Context<HonoEnv>, byId: Map<string, RouteSpec>): Plat
         { params: {}, query: {} },
         { callerCacheControl: false },
       );
-      const envelope = result.envelope ?? parseEnvelope(result.text);
+      const envelope = result.envelope ?? parseEnvelope(result.body);
       if (envelope?.code !== 0) {
         throw new GatewayError('UPSTREAM_HTTP_ERROR', {
           message: `Platform refused ${routeId}: ${envelope?.msg ?? 'no envelope'}`,

@@ -53,6 +53,7 @@ const settingsSchema = z.object({
     .default('true')
     .transform((v) => v === 'true'),
   LEASE_MAX_MS: intSetting(10, 10_000, 1000),
+  L1_CACHE_BYTES: intSetting(0, 128 * 1024 * 1024, 8 * 1024 * 1024),
   LIMITER_FAILURE_MODE: z
     .enum(['closed', 'open'], { error: 'must be closed or open' })
     .default('closed'),

@@ -1,6 +1,9 @@
-/** The operator API, behind ADMIN_TOKEN: tenants, tokens, limits, cache, audit. */
+/** The operator API, behind ADMIN_TOKEN: tenants, tokens, limits, cache, audit, stats. */
 import { Hono } from 'hono';
+import { l1Stats } from '../cache/read-through';
 import type { HonoEnv } from '../env';
+import { ok } from '../errors';
+import { isolateStats } from '../stats';
 import { auditRoutes } from './audit';
 import { adminAuth } from './auth';
 import { limitRoutes } from './limits';
@@ -14,5 +17,7 @@ export function adminRoutes(): Hono<HonoEnv> {
   app.route('/tenants', tokenRoutes());
   app.route('/tenants', limitRoutes());
   app.route('/', auditRoutes());
+  // This isolate's work counters, for the benchmark and for operators (README, Observability).
+  app.get('/stats', (c) => c.json(ok({ isolate: { ...isolateStats, l1: l1Stats() } })));
   return app;
 }

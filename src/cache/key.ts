@@ -1,8 +1,10 @@
 /**
- * Cache keys. The key is a SHA-256 over the identity of the upstream key (its
- * fingerprint, itself a hash), the tenant's cache version, the configured
+ * Cache keys. A key covers the identity of the upstream key (its
+ * fingerprint, itself a hash), the cache version of that key, the configured
  * route and its normalized parameters. Neither a platform key nor a tenant
  * token can appear in it, and two different platform keys never share one.
+ * The in-memory tier uses the canonical text itself; the Cache API gets a
+ * SHA-256 of it, as a URL.
  */
 import { sha256Hex } from '../tenants/token';
 
@@ -21,8 +23,9 @@ export interface CacheKeyParts {
 
 const CACHE_ORIGIN = 'https://gateway-cache.invalid/v1/';
 
-export async function cacheKeyUrl(p: CacheKeyParts): Promise<string> {
-  const canonical = JSON.stringify([
+/** The canonical text of a key: JSON, so no value can pass for a separator. */
+export function cacheKey(p: CacheKeyParts): string {
+  return JSON.stringify([
     p.keyFingerprint,
     p.version,
     p.upstreamBase,
@@ -32,7 +35,15 @@ export async function cacheKeyUrl(p: CacheKeyParts): Promise<string> {
     sorted(p.params),
     sorted(p.query),
   ]);
-  return CACHE_ORIGIN + (await sha256Hex(canonical));
+}
+
+/** The Cache API's key for a canonical key: a hash, so nothing of the parts shows. */
+export async function cacheUrl(key: string): Promise<string> {
+  return CACHE_ORIGIN + (await sha256Hex(key));
+}
+
+export function cacheKeyUrl(p: CacheKeyParts): Promise<string> {
+  return cacheUrl(cacheKey(p));
 }
 
 function sorted(record: Record<string, unknown>): [string, string][] {

@@ -1,14 +1,21 @@
 /**
- * A read-through cache on the Workers Cache API with stale-while-revalidate
- * and per-isolate request coalescing.
+ * The tiered read cache: L1 in this isolate's memory (cache/l1.ts), then L2
+ * on the Workers Cache API, then the platform, with stale-while-revalidate
+ * and one upstream read per key at a time (cache/coalesce.ts).
  *
  * An entry is fresh for `ttl_s`, then served stale for `grace_s` while one
- * background refresh runs. Concurrent misses for one key in one isolate share
- * one upstream call. Only successful envelopes (HTTP 200, code 0) are stored.
+ * background refresh runs. Only successful envelopes (HTTP 200, code 0) are
+ * stored, in both tiers.
  */
+import { count } from '../stats';
 import type { UpstreamResult } from '../upstream/normalize';
+import { Coalescer } from './coalesce';
+import { cacheUrl } from './key';
+import { ByteLru, type L1Entry } from './l1';
 
 export type CacheStatus = 'HIT' | 'MISS' | 'STALE' | 'BYPASS';
+/** Where a hit came from: this isolate's memory or the Cache API. */
+export type CacheTier = 'L1' | 'L2';
 
 export interface CachePolicy {
   ttl_s: number;
@@ -18,84 +25,113 @@ export interface CachePolicy {
 export interface CacheOutcome {
   result: UpstreamResult;
   status: CacheStatus;
+  tier?: CacheTier;
   /** Seconds since the entry was fetched from the platform. */
   age: number;
 }
 
 export interface ReadThrough {
-  /** Cache key URL, or null to bypass the cache entirely. */
+  /** Canonical cache key (cache/key.ts), or null to bypass the cache entirely. */
   key: string | null;
   policy: CachePolicy;
   /** Caller sent `Cache-Control: no-cache`: fetch now, then store. */
   revalidate: boolean;
   fetchFresh: () => Promise<UpstreamResult>;
   waitUntil: (promise: Promise<unknown>) => void;
+  /** Bytes the L1 tier may hold (L1_CACHE_BYTES). */
+  l1Bytes: number;
+  /** How long a request waits for another one's read of the same key before reading itself. */
+  followerTimeoutMs: number;
   now?: number;
 }
 
 const STORED_AT = 'x-gateway-stored-at';
 
-/** In-flight upstream reads of this isolate, by cache key. */
-const inflight = new Map<string, Promise<UpstreamResult>>();
+const l1 = new ByteLru(8 * 1024 * 1024);
+const reads = new Coalescer<UpstreamResult>();
 
 export async function readThrough(r: ReadThrough): Promise<CacheOutcome> {
   const now = r.now ?? Date.now();
-  if (!r.key || r.policy.ttl_s <= 0)
+  if (!r.key || r.policy.ttl_s <= 0) {
     return { result: await r.fetchFresh(), status: 'BYPASS', age: 0 };
+  }
   const key = r.key;
-  const cache = caches.default;
+  if (r.l1Bytes !== lastBound) resizeL1(r.l1Bytes);
 
   if (!r.revalidate) {
-    const hit = await cache.match(key);
-    if (hit) {
-      const ageMs = now - Number(hit.headers.get(STORED_AT));
-      // Only HTTP 200 answers are stored.
-      const result: UpstreamResult = { status: 200, text: await hit.text(), envelope: null };
-      if (ageMs < r.policy.ttl_s * 1000) return { result, status: 'HIT', age: seconds(ageMs) };
+    const inMemory = l1.get(key);
+    const found = inMemory ? { entry: inMemory, tier: 'L1' as const } : await fromL2(key);
+    if (found) {
+      const ageMs = now - found.entry.storedAt;
+      const result: UpstreamResult = { status: 200, body: found.entry.body, envelope: null };
+      const age = seconds(ageMs);
+      if (ageMs < r.policy.ttl_s * 1000) return { result, status: 'HIT', tier: found.tier, age };
       if (ageMs < (r.policy.ttl_s + r.policy.grace_s) * 1000) {
-        r.waitUntil(fetchAndStore(key, r).catch(() => undefined));
-        return { result, status: 'STALE', age: seconds(ageMs) };
+        // Served stale at once; one refresh runs behind it.
+        r.waitUntil(readAndStore(key, r).catch(() => undefined));
+        return { result, status: 'STALE', tier: found.tier, age };
       }
     }
   }
-  return { result: await fetchAndStore(key, r), status: 'MISS', age: 0 };
+  return { result: await readAndStore(key, r), status: 'MISS', age: 0 };
 }
 
-/** One upstream read per key at a time; stores the answer if it is a success. */
-function fetchAndStore(key: string, r: ReadThrough): Promise<UpstreamResult> {
-  const running = inflight.get(key);
-  if (running) return running;
-  const fetched = r.fetchFresh();
-  const stored = fetched
-    .then((result) =>
-      isStorable(result) ? store(key, result, r.policy, r.now ?? Date.now()) : undefined,
-    )
-    .catch(() => undefined)
-    .finally(() => inflight.delete(key));
-  inflight.set(key, fetched);
-  r.waitUntil(stored);
-  return fetched;
+/** What the L1 tier holds now, for GET /admin/stats. */
+export function l1Stats(): { bytes: number; entries: number; max_bytes: number } {
+  return { bytes: l1.bytes, entries: l1.size, max_bytes: Math.max(lastBound, 0) };
+}
+
+let lastBound = -1;
+function resizeL1(bytes: number): void {
+  lastBound = bytes;
+  l1.resize(bytes);
+}
+
+async function fromL2(key: string): Promise<{ entry: L1Entry; tier: CacheTier } | null> {
+  count('cache_api_calls');
+  const hit = await caches.default.match(await cacheUrl(key));
+  if (!hit) return null;
+  const entry = {
+    body: new Uint8Array(await hit.arrayBuffer()),
+    storedAt: Number(hit.headers.get(STORED_AT)),
+  };
+  l1.set(key, entry);
+  return { entry, tier: 'L2' };
+}
+
+/** One upstream read per key at a time; a success is stored in both tiers. */
+function readAndStore(key: string, r: ReadThrough): Promise<UpstreamResult> {
+  return reads.run(
+    key,
+    async () => {
+      const result = await r.fetchFresh();
+      if (isStorable(result)) {
+        const entry = { body: result.body, storedAt: r.now ?? Date.now() };
+        l1.set(key, entry);
+        r.waitUntil(toL2(key, entry, r.policy).catch(() => undefined));
+      }
+      return result;
+    },
+    r.waitUntil,
+    r.followerTimeoutMs,
+  );
 }
 
 function isStorable(result: UpstreamResult): boolean {
   return result.status === 200 && result.envelope?.code === 0;
 }
 
-async function store(
-  key: string,
-  result: UpstreamResult,
-  policy: CachePolicy,
-  now: number,
-): Promise<void> {
-  const response = new Response(result.text, {
+async function toL2(key: string, entry: L1Entry, policy: CachePolicy): Promise<void> {
+  const response = new Response(entry.body, {
     headers: {
       'content-type': 'application/json',
       // The Cache API keeps the entry through its grace period; freshness is ours to judge.
       'cache-control': `max-age=${policy.ttl_s + policy.grace_s}`,
-      [STORED_AT]: String(now),
+      [STORED_AT]: String(entry.storedAt),
     },
   });
-  await caches.default.put(key, response);
+  count('cache_api_calls');
+  await caches.default.put(await cacheUrl(key), response);
 }
 
 function seconds(ms: number): number {

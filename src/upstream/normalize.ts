@@ -3,7 +3,7 @@
  * envelope passes through unchanged; every kind of failure becomes a gateway
  * envelope with its own code (docs/ERRORS.md).
  */
-import { readCapped } from '../bytes';
+import { type Bytes, readCapped } from '../bytes';
 import { GatewayError } from '../errors';
 
 /** Largest upstream body the gateway will read, in bytes (README, limits). */
@@ -17,8 +17,8 @@ export interface Envelope {
 
 export interface UpstreamResult {
   status: number;
-  /** The body exactly as the platform sent it. */
-  text: string;
+  /** The body exactly as the platform sent it (or as masked, for secrets). */
+  body: Bytes;
   /** Parsed envelope; null when served from the cache (only successes are cached). */
   envelope: Envelope | null;
 }
@@ -31,9 +31,7 @@ export async function readUpstream(res: Response, signal?: AbortSignal): Promise
     await res.body?.cancel();
     throw tooLarge();
   }
-  const text = new TextDecoder().decode(
-    await readCapped(res.body, MAX_UPSTREAM_BYTES, tooLarge, signal),
-  );
+  const body = await readCapped(res.body, MAX_UPSTREAM_BYTES, tooLarge, signal);
 
   const upstream = { upstream_status: res.status };
   const failed = (kind: 'UPSTREAM_NOT_JSON' | 'UPSTREAM_INVALID_JSON' | 'UPSTREAM_BAD_ENVELOPE') =>
@@ -45,7 +43,7 @@ export async function readUpstream(res: Response, signal?: AbortSignal): Promise
   if (!/\bjson\b/i.test(res.headers.get('content-type') ?? '')) throw failed('UPSTREAM_NOT_JSON');
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = JSON.parse(new TextDecoder().decode(body));
   } catch {
     throw failed('UPSTREAM_INVALID_JSON');
   }
@@ -57,13 +55,13 @@ export async function readUpstream(res: Response, signal?: AbortSignal): Promise
       details: { ...upstream, upstream_code: parsed.code },
     });
   }
-  return { status: res.status, text, envelope: parsed };
+  return { status: res.status, body, envelope: parsed };
 }
 
 /** The envelope in a body, or null when it is not one. */
-export function parseEnvelope(text: string): Envelope | null {
+export function parseEnvelope(body: Bytes): Envelope | null {
   try {
-    const parsed: unknown = JSON.parse(text);
+    const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
     return isEnvelope(parsed) ? parsed : null;
   } catch {
     return null;

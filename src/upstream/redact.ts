@@ -3,8 +3,11 @@
  * for every token without apikeys:admin: `sk-emu-…c0de` shows which key it is
  * without handing it out.
  */
-export function maskApiKeys(text: string): string {
-  return JSON.stringify(mask(JSON.parse(text)));
+import { type Bytes, utf8 } from '../bytes';
+
+export function maskApiKeys(body: Bytes): Bytes {
+  const masked = mask(JSON.parse(new TextDecoder().decode(body)));
+  return utf8(JSON.stringify(masked));
 }
 
 function maskKey(key: string): string {
