@@ -76,6 +76,8 @@ export interface GatewayBundle {
 interface CommonOptions {
   /** 0 (the default) picks a free port. */
   port?: number;
+  /** Opens workerd's V8 inspector on this port (CPU profiles of the Worker). */
+  inspectorPort?: number;
   /**
    * `direct` (default): the port is a workerd socket straight to the Worker, as plain as
    * workerd gets. `entry`: through Miniflare's entry Worker (routing, `request.cf`, pretty
@@ -327,6 +329,7 @@ async function serve(
     cf: false,
     telemetry: { enabled: false },
     ...(persistDir ? { resourcePersistencePath: persistDir } : {}),
+    ...(opts.inspectorPort ? { inspectorPort: opts.inspectorPort } : {}),
   };
   const mf = new Miniflare(convertV4MiniflareOptions(options));
   let url: URL;

@@ -43,7 +43,7 @@ export function newApp(): Hono<HonoEnv> {
       new GatewayError('NOT_FOUND', { message: `No route for ${c.req.method} ${c.req.path}` }),
     ),
   );
-  app.onError((err, c) => errorResponse(c, asGatewayError(err, c.var.requestId)));
+  app.onError((err, c) => errorResponse(c, asGatewayError(err, c.get('requestId'))));
   return app;
 }
 

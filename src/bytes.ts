@@ -21,8 +21,6 @@ export async function readCapped(
   if (!stream) return new Uint8Array();
   const reader = stream.getReader();
   const aborted = signal ? abortion(signal) : null;
-  // Handled here too, so an abort after the last chunk is no unhandled rejection.
-  aborted?.catch(() => undefined);
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {
@@ -42,12 +40,14 @@ export async function readCapped(
   return concat(chunks, total);
 }
 
-/** A promise that rejects with the signal's reason once it aborts. */
-function abortion(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
+/** A promise that rejects with the signal's reason once it aborts (its rejection is handled). */
+export function abortion(signal: AbortSignal): Promise<never> {
+  const aborted = new Promise<never>((_, reject) => {
     if (signal.aborted) reject(signal.reason);
     else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
   });
+  aborted.catch(() => undefined);
+  return aborted;
 }
 
 /** The same bytes as `Bytes`; copied only if they sit in a SharedArrayBuffer. */

@@ -26,14 +26,14 @@ export async function forward(
   input: ValidatedInput,
   options: ForwardOptions = { callerCacheControl: true },
 ): Promise<CacheOutcome> {
-  const settings = c.var.settings;
+  const settings = c.get('settings');
   const fetchFresh = () =>
     callPlatform(
       buildUpstreamRequest(settings, {
         route,
         ...input,
-        platformKey: c.var.tenant.platform_key,
-        requestId: c.var.requestId,
+        platformKey: c.get('tenant').platform_key,
+        requestId: c.get('requestId'),
         callerHeaders: c.req.raw.headers,
       }),
       settings.UPSTREAM_TIMEOUT_MS,
@@ -42,12 +42,12 @@ export async function forward(
 
   const cacheControl = options.callerCacheControl ? (c.req.header('cache-control') ?? '') : '';
   // Without the TenantGuard's cache version a purge could not reach us: bypass.
-  const version = c.var.cacheVersion;
+  const version = c.get('cacheVersion');
   const key =
     version === undefined || /\bno-store\b/i.test(cacheControl)
       ? null
       : cacheKey({
-          keyFingerprint: c.var.tenant.key_fingerprint,
+          keyFingerprint: c.get('tenant').key_fingerprint,
           version,
           upstreamBase: settings.PLATFORM_BASE_URL,
           routeId: route.id,

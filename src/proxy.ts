@@ -32,10 +32,10 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
       validateInput(spec),
       tenantLimits(spec.group, (settings) => configuredRoute(spec, settings.ROUTE_OVERRIDES).cost),
       async (c) => {
-        const route = configuredRoute(spec, c.var.settings.ROUTE_OVERRIDES);
-        await spec.check?.(c.var.input, platformReader(c, byId));
-        const outcome = await forward(c, route, c.var.input);
-        const seesSecrets = hasScope(c.var.token.scopes, 'apikeys:admin') && !c.var.partition;
+        const route = configuredRoute(spec, c.get('settings').ROUTE_OVERRIDES);
+        await spec.check?.(c.get('input'), platformReader(c, byId));
+        const outcome = await forward(c, route, c.get('input'));
+        const seesSecrets = hasScope(c.get('token').scopes, 'apikeys:admin') && !c.get('partition');
         const body =
           spec.secrets && !seesSecrets ? maskApiKeys(outcome.result.body) : outcome.result.body;
         const headers: Record<string, string> = {
@@ -69,7 +69,7 @@ function platformReader(c: Context<HonoEnv>, byId: Map<string, RouteSpec>): Plat
     async data(routeId) {
       const spec = byId.get(routeId);
       if (!spec) throw new GatewayError('INTERNAL', { message: `No operation ${routeId}` });
-      const route = configuredRoute(spec, c.var.settings.ROUTE_OVERRIDES);
+      const route = configuredRoute(spec, c.get('settings').ROUTE_OVERRIDES);
       const { result } = await forward(
         c,
         route,

@@ -8,7 +8,7 @@ import { GatewayError } from '../errors';
 
 export function adminAuth() {
   return createMiddleware<HonoEnv>(async function adminAuth(c, next) {
-    const expected = c.var.settings.ADMIN_TOKEN;
+    const expected = c.get('settings').ADMIN_TOKEN;
     if (!expected) throw new GatewayError('ADMIN_DISABLED');
     const presented = /^Bearer\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1] ?? '';
     if (!(await sameSecret(presented, expected))) throw new GatewayError('ADMIN_UNAUTHORIZED');

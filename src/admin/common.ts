@@ -22,7 +22,7 @@ export const tokenParams = z.object({ id: tenantIdField('id'), token_id: tokenId
 
 /** The operator API reads KV directly (no memo): it must see its own writes. */
 export function adminStores(c: AdminContext): Promise<Stores> {
-  return directStores(c.env, c.var.settings);
+  return directStores(c.env, c.get('settings'));
 }
 
 export async function existingTenant(stores: Stores, id: string): Promise<StoredTenant> {
@@ -60,7 +60,7 @@ export async function audit(
     action,
     tenant_id: entry.tenant_id ?? null,
     token_id: entry.token_id ?? null,
-    request_id: c.var.requestId,
+    request_id: c.get('requestId'),
     detail: entry.detail ?? {},
   };
   log.info(`audit.${action}`, record);

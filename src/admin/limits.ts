@@ -36,13 +36,15 @@ export function limitRoutes(): Hono<HonoEnv> {
     await existingTenant(await adminStores(c), id);
     await changeGuard(c, id, (g) => g.setLimits(null));
     await audit(c, 'limits.reset', { tenant_id: id });
-    return c.json(ok({ limits: c.var.settings.DEFAULT_LIMITS }));
+    return c.json(ok({ limits: c.get('settings').DEFAULT_LIMITS }));
   });
 
   app.get('/:id/usage', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    return c.json(ok(await guardFor(c.env, id).usage(Date.now(), c.var.settings.DEFAULT_LIMITS)));
+    return c.json(
+      ok(await guardFor(c.env, id).usage(Date.now(), c.get('settings').DEFAULT_LIMITS)),
+    );
   });
 
   // A new cache version for every tenant that shares this platform key: each of

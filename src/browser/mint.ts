@@ -46,7 +46,7 @@ const isBrowserScope = (scope: string) => !scope.startsWith('apikeys:');
 
 /** Refused before the limiter counts anything: a browser token cannot mint. */
 const notFromBrowser = createMiddleware<HonoEnv>(async (c, next) => {
-  if (c.var.token.prefix === BROWSER_TOKEN_PREFIX) {
+  if (c.get('token').prefix === BROWSER_TOKEN_PREFIX) {
     throw new GatewayError('BROWSER_TOKEN_CANNOT_MINT');
   }
   await next();
@@ -62,9 +62,9 @@ export function browserTokenRoutes(): Hono<HonoEnv> {
     tenantLimits('auth', () => 1),
     validated('json', mintBody),
     async (c) => {
-      const parent = c.var.token;
+      const parent = c.get('token');
       const { origin, scopes: asked, ttl_s } = c.req.valid('json');
-      if (!(c.var.tenant.cors_origins ?? []).includes(origin)) {
+      if (!(c.get('tenant').cors_origins ?? []).includes(origin)) {
         throw new GatewayError('ORIGIN_NOT_ALLOWED', {
           message: `Origin ${origin} is not among this tenant's cors_origins`,
         });
@@ -100,8 +100,8 @@ export function browserTokenRoutes(): Hono<HonoEnv> {
         });
       }
       const exp = Math.floor(Math.min(Date.now() + ttl_s * 1000, parentEnd) / 1000);
-      const token = await signBrowserToken(await keyRing(c.var.settings.KEY_ENCRYPTION_KEY), {
-        ten: c.var.tenant.id,
+      const token = await signBrowserToken(await keyRing(c.get('settings').KEY_ENCRYPTION_KEY), {
+        ten: c.get('tenant').id,
         tok: parent.id,
         org: origin,
         scp: granted,

@@ -34,7 +34,7 @@ export function sessionEventRoutes(): Hono<HonoEnv> {
       upstream.accept();
       pipe(server, upstream);
       pipe(upstream, server);
-      closeAtExpiry(c.var.token.expires_at, server, upstream);
+      closeAtExpiry(c.get('token').expires_at, server, upstream);
       // A browser that offered subprotocols must get one of them back; the token is never echoed.
       const offered = (c.req.header('sec-websocket-protocol') ?? '')
         .split(',')
@@ -70,16 +70,16 @@ function closeAtExpiry(expiresAt: string | null, client: WebSocket, upstream: We
 }
 
 async function connectUpstream(c: Context<HonoEnv>, sessionId: string): Promise<WebSocket> {
-  const settings = c.var.settings;
+  const settings = c.get('settings');
   const url = new URL(`${settings.PLATFORM_BASE_URL}/session/ws/${encodeURIComponent(sessionId)}`);
-  url.searchParams.set('api_key', c.var.tenant.platform_key);
+  url.searchParams.set('api_key', c.get('tenant').platform_key);
   // The deadline covers the handshake only: once upgraded, the stream may live on.
   const handshake = new AbortController();
   const timer = setTimeout(() => handshake.abort(), settings.UPSTREAM_TIMEOUT_MS);
   let res: Response;
   try {
     res = await fetch(url, {
-      headers: { upgrade: 'websocket', 'x-request-id': c.var.requestId },
+      headers: { upgrade: 'websocket', 'x-request-id': c.get('requestId') },
       signal: handshake.signal,
     });
   } catch {

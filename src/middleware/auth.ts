@@ -35,7 +35,7 @@ export function tenantAuth(opts: { websocket?: boolean } = {}) {
         message: 'Missing gateway token: send Authorization: Bearer <token>',
       });
     }
-    const stores = await memoizedStores(c.env, c.var.settings);
+    const stores = await memoizedStores(c.env, c.get('settings'));
     const found = token.startsWith(BROWSER_TOKEN_PREFIX)
       ? await browserToken(c, stores, token)
       : await tenantToken(stores, token);
@@ -76,7 +76,7 @@ async function browserToken(
   stores: Stores,
   token: string,
 ): Promise<Authenticated> {
-  const ring = await keyRing(c.var.settings.KEY_ENCRYPTION_KEY);
+  const ring = await keyRing(c.get('settings').KEY_ENCRYPTION_KEY);
   const verified = await verifyBrowserToken(ring, token);
   if (!verified.ok) {
     if (verified.reason === 'expired') {
@@ -123,7 +123,7 @@ async function browserToken(
 export function requireScope(spec: Pick<RouteSpec, 'group' | 'method'>) {
   const needed = requiredScope(spec);
   return createMiddleware<HonoEnv>(async function requireScope(c, next) {
-    if (!hasScope(c.var.token.scopes, needed)) {
+    if (!hasScope(c.get('token').scopes, needed)) {
       throw new GatewayError('SCOPE_REQUIRED', {
         message: `This token lacks the scope ${needed}`,
         details: { scope: needed },

@@ -21,7 +21,7 @@ export function browserCors() {
     const origin = c.req.header('origin');
     // The operator API is never for browsers: no preflight answer, no grant.
     if (!origin || c.req.path.startsWith('/admin')) return next();
-    const settings = c.var.settings;
+    const settings = c.get('settings');
     const known = async () => (await memoizedStores(c.env, settings)).origins.known(origin);
 
     if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
@@ -41,7 +41,7 @@ export function browserCors() {
     await next();
     // Grant only what this request's tenant allows; before authentication
     // (a 401, say) any tenant's allowance lets the page read the envelope.
-    const tenant = c.var.tenant;
+    const tenant = c.get('tenant');
     const allowed = tenant ? (tenant.cors_origins ?? []).includes(origin) : await known();
     if (allowed && c.res.status !== 101) {
       c.res.headers.set('Access-Control-Allow-Origin', origin);

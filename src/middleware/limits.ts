@@ -24,9 +24,9 @@ import { count } from '../stats';
 /** `group` selects group quotas; `cost` is read per request (settings may override it). */
 export function tenantLimits(group: LimitGroup, cost: (settings: Settings) => number) {
   return createMiddleware<HonoEnv>(async function tenantLimits(c, next) {
-    const settings = c.var.settings;
+    const settings = c.get('settings');
     if (!settings.LIMITS_ENABLED) return next();
-    const tenantId = c.var.tenant.id;
+    const tenantId = c.get('tenant').id;
     const io: AdmissionIo = {
       acquire: (req) => {
         count('guard_calls');
@@ -35,12 +35,12 @@ export function tenantLimits(group: LimitGroup, cost: (settings: Settings) => nu
       waitUntil: (p) => c.executionCtx.waitUntil(p),
       now: () => Date.now(),
     };
-    const scope = { group, tokenId: c.var.token.id, partition: c.var.partition };
+    const scope = { group, tokenId: c.get('token').id, partition: c.get('partition') };
     const result = await admit(tenantId, scope, cost(settings), leaseSettings(settings), io);
 
     if (result.kind === 'unavailable') {
       log.error('limiter.unavailable', {
-        request_id: c.var.requestId,
+        request_id: c.get('requestId'),
         tenant_id: tenantId,
         mode: settings.LIMITER_FAILURE_MODE,
       });

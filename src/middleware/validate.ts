@@ -3,7 +3,7 @@
  * with the route's zod schemas, and every failure becomes one envelope that
  * names the field and its bound. Bodies are read once, within MAX_BODY_BYTES.
  *
- * @example app.get('/team/lists', validateInput(spec), (c) => c.var.input.query)
+ * @example app.get('/team/lists', validateInput(spec), (c) => c.get('input').query)
  * @example app.post('/admin/tenants', validated('json', createBody), (c) => c.req.valid('json'))
  */
 import type { Context } from 'hono';
@@ -20,7 +20,7 @@ const LOCATION: Record<Target, InputLocation> = { param: 'path', query: 'query',
 
 /**
  * A platform route's path, query and body, validated with its table entry's
- * schemas (defaults applied, unknown fields refused), set as `c.var.input`.
+ * schemas (defaults applied, unknown fields refused), set as `c.get('input')`.
  */
 export function validateInput(spec: Pick<RouteSpec, 'params' | 'query' | 'body'>) {
   const querySchema = spec.query ?? noQuery();
@@ -70,7 +70,7 @@ function queryValues(c: Context<HonoEnv>): Record<string, string | string[]> {
  * when it does not parse.
  */
 export async function readJsonBody(c: Context<HonoEnv>): Promise<unknown> {
-  const maxBytes = c.var.settings.MAX_BODY_BYTES;
+  const maxBytes = c.get('settings').MAX_BODY_BYTES;
   const tooLarge = () =>
     new GatewayError('PAYLOAD_TOO_LARGE', {
       message: `Request body exceeds the limit of ${maxBytes} bytes`,

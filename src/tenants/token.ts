@@ -42,12 +42,16 @@ export function randomBase62(length: number): string {
   return out;
 }
 
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
 function toHex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  let out = '';
+  for (const b of bytes) out += HEX[b];
+  return out;
 }
 
 function checksum(text: string): string {
-  let n = crc32(new TextEncoder().encode(text));
+  let n = crc32(text);
   let out = '';
   for (let i = 0; i < CHECKSUM_CHARS; i++) {
     out = BASE62[n % 62] + out;
@@ -62,9 +66,12 @@ const CRC_TABLE = Uint32Array.from({ length: 256 }, (_, i) => {
   return c >>> 0;
 });
 
-function crc32(bytes: Uint8Array): number {
+/** CRC-32 of an ASCII string (tokens are base62), one character a byte. */
+function crc32(ascii: string): number {
   let crc = 0xffffffff;
-  // The index is masked to 0..255, so the entry always exists.
-  for (const b of bytes) crc = (CRC_TABLE.at((crc ^ b) & 0xff) ?? 0) ^ (crc >>> 8);
+  for (let i = 0; i < ascii.length; i++) {
+    // The index is masked to 0..255, so the entry always exists.
+    crc = (CRC_TABLE.at((crc ^ ascii.charCodeAt(i)) & 0xff) ?? 0) ^ (crc >>> 8);
+  }
   return (crc ^ 0xffffffff) >>> 0;
 }

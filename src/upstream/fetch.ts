@@ -5,26 +5,24 @@
  */
 import { GatewayError } from '../errors';
 import { readUpstream, type UpstreamResult } from './normalize';
+import type { UpstreamRequest } from './request';
 
-export async function callPlatform(request: Request, timeoutMs: number): Promise<UpstreamResult> {
-  const deadline = new AbortController();
-  const timer = setTimeout(
-    () =>
-      deadline.abort(
-        new GatewayError('UPSTREAM_TIMEOUT', {
-          message: `Platform did not answer within ${timeoutMs} ms`,
-        }),
-      ),
-    timeoutMs,
-  );
+export async function callPlatform(
+  request: UpstreamRequest,
+  timeoutMs: number,
+): Promise<UpstreamResult> {
+  // One deadline for the headers and every byte of the body.
+  const deadline = AbortSignal.timeout(timeoutMs);
   try {
-    const res = await fetch(request, { signal: deadline.signal });
-    return await readUpstream(res, deadline.signal);
+    const res = await fetch(request.url, { ...request.init, signal: deadline });
+    return await readUpstream(res, deadline);
   } catch (err) {
     if (err instanceof GatewayError) throw err;
-    if (deadline.signal.aborted) throw deadline.signal.reason;
+    if (deadline.aborted) {
+      throw new GatewayError('UPSTREAM_TIMEOUT', {
+        message: `Platform did not answer within ${timeoutMs} ms`,
+      });
+    }
     throw new GatewayError('UPSTREAM_UNREACHABLE');
-  } finally {
-    clearTimeout(timer);
   }
 }

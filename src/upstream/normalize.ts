@@ -3,7 +3,7 @@
  * envelope passes through unchanged; every kind of failure becomes a gateway
  * envelope with its own code (docs/ERRORS.md).
  */
-import { type Bytes, readCapped } from '../bytes';
+import { abortion, type Bytes, readCapped } from '../bytes';
 import { GatewayError } from '../errors';
 
 /** Largest upstream body the gateway will read, in bytes (README, limits). */
@@ -31,7 +31,7 @@ export async function readUpstream(res: Response, signal?: AbortSignal): Promise
     await res.body?.cancel();
     throw tooLarge();
   }
-  const body = await readCapped(res.body, MAX_UPSTREAM_BYTES, tooLarge, signal);
+  const body = await readBody(res, tooLarge, signal);
 
   const upstream = { upstream_status: res.status };
   const failed = (kind: 'UPSTREAM_NOT_JSON' | 'UPSTREAM_INVALID_JSON' | 'UPSTREAM_BAD_ENVELOPE') =>
@@ -56,6 +56,26 @@ export async function readUpstream(res: Response, signal?: AbortSignal): Promise
     });
   }
   return { status: res.status, body, envelope: parsed };
+}
+
+/**
+ * The whole body within MAX_UPSTREAM_BYTES. A body whose size is declared and
+ * sent as is is read in one go; anything else (compressed, or of unknown
+ * length) is counted while it streams, so nothing inflates past the limit.
+ */
+async function readBody(
+  res: Response,
+  tooLarge: () => Error,
+  signal?: AbortSignal,
+): Promise<Bytes> {
+  const encoding = res.headers.get('content-encoding');
+  const plain = encoding === null || encoding === '' || encoding === 'identity';
+  if (plain && res.headers.has('content-length')) {
+    const read = res.arrayBuffer();
+    const bytes = signal ? await Promise.race([read, abortion(signal)]) : await read;
+    return new Uint8Array(bytes);
+  }
+  return readCapped(res.body, MAX_UPSTREAM_BYTES, tooLarge, signal);
 }
 
 /** The envelope in a body, or null when it is not one. */

@@ -39,26 +39,36 @@ function upstreamUrl(
   return `${base}${path}${qs ? `?${qs}` : ''}`;
 }
 
-export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): Request {
-  const headers = new Headers({ accept: 'application/json', 'x-request-id': call.requestId });
+/** What fetch() gets: the URL and a plain init (no Request object to build and copy). */
+export interface UpstreamRequest {
+  url: string;
+  init: RequestInit & { headers: Record<string, string> };
+}
+
+export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): UpstreamRequest {
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    'x-request-id': call.requestId,
+  };
   for (const name of FORWARDED_HEADERS) {
     const value = call.callerHeaders.get(name);
-    if (value) headers.set(name, value);
+    if (value) headers[name] = value;
   }
   const scheme = settings.PLATFORM_AUTH_SCHEME;
-  headers.set(
-    call.route.credential,
+  headers[call.route.credential] =
     call.route.credential === 'authorization' && scheme
       ? `${scheme} ${call.platformKey}`
-      : call.platformKey,
-  );
+      : call.platformKey;
 
   const hasBody = call.body !== undefined;
-  if (hasBody) headers.set('content-type', 'application/json');
-  return new Request(upstreamUrl(settings.PLATFORM_BASE_URL, call.route, call.params, call.query), {
-    method: call.route.method,
-    headers,
-    body: hasBody ? JSON.stringify(call.body) : null,
-    redirect: 'manual',
-  });
+  if (hasBody) headers['content-type'] = 'application/json';
+  return {
+    url: upstreamUrl(settings.PLATFORM_BASE_URL, call.route, call.params, call.query),
+    init: {
+      method: call.route.method,
+      headers,
+      body: hasBody ? JSON.stringify(call.body) : null,
+      redirect: 'manual',
+    },
+  };
 }
