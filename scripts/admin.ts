@@ -15,12 +15,14 @@ Tenants
   tenant update TENANT_ID [--name NAME] [--platform-key KEY | --new-platform-key] [--cors-origin ORIGIN]... [--no-cors-origins]
   tenant disable TENANT_ID | tenant enable TENANT_ID | tenant delete TENANT_ID
 Tokens
-  token issue TENANT_ID --name NAME [--scopes LIST] [--expires-in SECONDS | --expires-at ISO]
+  token issue TENANT_ID --name NAME [--scopes LIST] [--expires-in SECONDS | --expires-at ISO] [token limits]
   token list TENANT_ID
+  token limits TENANT_ID TOKEN_ID [--policy NAME=LIMIT/WINDOW_S[:fixed]]... [--daily N] [--monthly N] | --reset
   token rotate TENANT_ID TOKEN_ID [--overlap SECONDS | --old-valid-until ISO]
   token revoke TENANT_ID TOKEN_ID
 Limits, cache, audit
-  limits set TENANT_ID [--policy NAME=LIMIT/WINDOW_S]... [--daily N] [--monthly N] [--group GROUP:daily=N]...
+  limits set TENANT_ID [--policy NAME=LIMIT/WINDOW_S[:fixed]]... [--daily N] [--monthly N] [--group GROUP:daily=N]...
+                        [--limiter leased|exact]
   limits reset TENANT_ID
   usage TENANT_ID
   cache purge TENANT_ID
@@ -30,6 +32,10 @@ Limits, cache, audit
 Platform keys: prefer the PLATFORM_KEY environment variable to --platform-key, which shows in
   the process list and shell history (tenant create reads PLATFORM_KEY when --platform-key is absent;
   tenant update --new-platform-key reads it).
+Limits: a policy counts in a sliding window unless it ends in :fixed. --limiter leased (default) lets
+  isolates admit from short leases (revocation and limits changes reach every isolate within
+  LEASE_MAX_MS); exact asks the TenantGuard on every request (refused on the very next request).
+  A token's own limits (token issue/limits) are counted besides its tenant's.
 Scopes: comma-separated scopes (teams:read, sessions:write, apikeys:admin, ...) or presets (full, read-only).
 Options: --url URL (default $GATEWAY_URL or http://127.0.0.1:8787), --json (print the raw data)`;
 
@@ -58,6 +64,8 @@ const { values: o, positionals } = parseArgs({
     'cors-origin': { type: 'string', multiple: true },
     'no-cors-origins': { type: 'boolean' },
     'new-platform-key': { type: 'boolean' },
+    limiter: { type: 'string' },
+    reset: { type: 'boolean' },
   },
 });
 
@@ -71,22 +79,31 @@ const need = (v: string | undefined, what: string) => {
   if (!v) throw new CliError(`Missing ${what}. Run "npm run admin -- --help".`);
   return v;
 };
-const tokenSpec = () => ({
-  name: o.name ?? o['token-name'] ?? 'default',
-  ...(o.scopes ? { scopes: o.scopes.split(',').map((s) => s.trim()) } : {}),
-  ...(o['expires-in'] ? { expires_in_s: num('expires-in', o['expires-in']) } : {}),
-  ...(o['expires-at'] ? { expires_at: o['expires-at'] } : {}),
-});
+const tokenSpec = () => {
+  const limits = tokenLimits();
+  return {
+    name: o.name ?? o['token-name'] ?? 'default',
+    ...(o.scopes ? { scopes: o.scopes.split(',').map((s) => s.trim()) } : {}),
+    ...(o['expires-in'] ? { expires_in_s: num('expires-in', o['expires-in']) } : {}),
+    ...(o['expires-at'] ? { expires_at: o['expires-at'] } : {}),
+    ...(limits ? { limits } : {}),
+  };
+};
 
-function limitsBody() {
-  const policies = (o.policy ?? []).map((p) => {
-    const m = /^([a-z][a-z0-9_-]*)=(\d+)\/(\d+)$/.exec(p);
+/** `--policy burst=20/10` (sliding) or `--policy hourly=1000/3600:fixed`. */
+function policies() {
+  return (o.policy ?? []).map((p) => {
+    const m = /^([a-z][a-z0-9_-]*)=(\d+)\/(\d+)(:fixed|:sliding)?$/.exec(p);
     if (!m)
       throw new CliError(
-        `--policy must look like burst=20/10 (name=limit/window seconds), got "${p}"`,
+        `--policy must look like burst=20/10 or burst=20/10:fixed (name=limit/window seconds), got "${p}"`,
       );
-    return { name: m[1], limit: Number(m[2]), window_s: Number(m[3]) };
+    const algorithm = m[4] ? { algorithm: m[4].slice(1) } : {};
+    return { name: m[1], limit: Number(m[2]), window_s: Number(m[3]), ...algorithm };
   });
+}
+
+function limitsBody() {
   const groups: Record<string, Record<string, number>> = {};
   for (const g of o.group ?? []) {
     const m = /^([a-z]+):(daily|monthly)=(\d+)$/.exec(g);
@@ -98,7 +115,20 @@ function limitsBody() {
     monthly: num('monthly', o.monthly),
     ...(Object.keys(groups).length ? { groups } : {}),
   };
-  return { policies, quota };
+  if (o.limiter && o.limiter !== 'leased' && o.limiter !== 'exact') {
+    throw new CliError(`--limiter must be leased or exact, got "${o.limiter}"`);
+  }
+  return { policies: policies(), quota, ...(o.limiter ? { limiter: o.limiter } : {}) };
+}
+
+/** A token's own limits from --policy, --daily and --monthly; none given means none. */
+function tokenLimits() {
+  const given = (o.policy ?? []).length > 0 || o.daily !== undefined || o.monthly !== undefined;
+  if (!given) return undefined;
+  return {
+    policies: policies(),
+    quota: { daily: num('daily', o.daily), monthly: num('monthly', o.monthly) },
+  };
 }
 
 async function run(api: Client): Promise<{ data: unknown; say: string }> {
@@ -167,9 +197,17 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       const { data } = await api.call('GET', `/tenants/${need(args[0], 'TENANT_ID')}/tokens`);
       const rows = data.tokens.map(
         (x: any) =>
-          `${x.id}  ${x.prefix}…${x.last4}  ${x.name}  [${x.scopes.join(' ')}]  expires ${x.expires_at ?? 'never'}`,
+          `${x.id}  ${x.prefix}…${x.last4}  ${x.name}  [${x.scopes.join(' ')}]  expires ${x.expires_at ?? 'never'}${x.limits ? `  own limits ${JSON.stringify(x.limits)}` : ''}`,
       );
       return { data, say: rows.join('\n') || '(no tokens)' };
+    }
+    case 'token limits': {
+      const path = `/tenants/${need(args[0], 'TENANT_ID')}/tokens/${need(args[1], 'TOKEN_ID')}/limits`;
+      if (o.reset) return show(await api.call('DELETE', path));
+      const limits = tokenLimits();
+      if (!limits)
+        throw new CliError('Give --policy, --daily or --monthly (or --reset to remove them).');
+      return show(await api.call('PUT', path, limits));
     }
     case 'token rotate': {
       const body = {

@@ -1,6 +1,7 @@
-/** The body that describes a token to issue: name, scopes or presets, expiry. */
+/** The body that describes a token to issue: name, scopes or presets, expiry, own limits. */
 import { z } from 'zod';
 import { invalidField } from '../errors';
+import { tokenLimitsSchema } from '../limits/policy';
 import { textField } from '../routes/schemas';
 import { ALL_SCOPES, expandScopes, PRESETS } from '../tenants/scopes';
 import type { NewToken } from '../tenants/token-store';
@@ -15,6 +16,8 @@ export const tokenSpecSchema = z.strictObject({
     .datetime({ offset: true, error: 'expires_at must be an ISO 8601 date-time with a zone' })
     .optional(),
   expires_in_s: z.number().int().min(60).max(MAX_TOKEN_LIFETIME_S).optional(),
+  /** The token's own rate policies and quotas, counted besides its tenant's. */
+  limits: tokenLimitsSchema.optional(),
 });
 
 export type TokenSpec = z.infer<typeof tokenSpecSchema>;

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { HonoEnv } from '../env';
 import { GatewayError, invalidField } from '../errors';
+import { tokenLimitsSchema } from '../limits/policy';
 import { validated } from '../middleware/validate';
 import type { Stores } from '../tenants/stores';
 import {
@@ -10,6 +11,7 @@ import {
   audit,
   changeGuard,
   existingTenant,
+  guardFor,
   ok,
   tenantParams,
   tokenParams,
@@ -46,7 +48,10 @@ export function tokenRoutes(): Hono<HonoEnv> {
       const { id } = c.req.valid('param');
       const stores = await adminStores(c);
       await existingTenant(stores, id);
-      const issued = await stores.tokens.issue(id, newToken(c.req.valid('json')));
+      const spec = c.req.valid('json');
+      const issued = await stores.tokens.issue(id, newToken(spec));
+      const limits = spec.limits ?? null;
+      if (limits) await changeGuard(c, id, (g) => g.setTokenLimits(issued.record.id, limits));
       await audit(c, 'token.issued', {
         tenant_id: id,
         token_id: issued.record.id,
@@ -54,9 +59,10 @@ export function tokenRoutes(): Hono<HonoEnv> {
           name: issued.record.name,
           scopes: issued.record.scopes,
           expires_at: issued.record.expires_at,
+          limits,
         },
       });
-      return c.json(ok({ ...issued.record, token: issued.token }), 201);
+      return c.json(ok({ ...issued.record, limits, token: issued.token }), 201);
     },
   );
 
@@ -64,7 +70,39 @@ export function tokenRoutes(): Hono<HonoEnv> {
     const { id } = c.req.valid('param');
     const stores = await adminStores(c);
     await existingTenant(stores, id);
-    return c.json(ok({ tokens: await stores.tokens.list(id) }));
+    const [tokens, limits] = await Promise.all([
+      stores.tokens.list(id),
+      guardFor(c.env, id).allTokenLimits(),
+    ]);
+    return c.json(ok({ tokens: tokens.map((t) => ({ ...t, limits: limits[t.id] ?? null })) }));
+  });
+
+  // A token's own limits, counted besides its tenant's: a partner token capped at
+  // 10/s cannot starve the tenant's other tokens.
+  app.put(
+    '/:id/tokens/:token_id/limits',
+    validated('param', tokenParams),
+    validated('json', tokenLimitsSchema),
+    async (c) => {
+      const { id, token_id } = c.req.valid('param');
+      const limits = c.req.valid('json');
+      const stores = await adminStores(c);
+      await existingTenant(stores, id);
+      await existingToken(stores, id, token_id);
+      await changeGuard(c, id, (g) => g.setTokenLimits(token_id, limits));
+      await audit(c, 'token.limits_set', { tenant_id: id, token_id, detail: { limits } });
+      return c.json(ok({ token_id, limits }));
+    },
+  );
+
+  app.delete('/:id/tokens/:token_id/limits', validated('param', tokenParams), async (c) => {
+    const { id, token_id } = c.req.valid('param');
+    const stores = await adminStores(c);
+    await existingTenant(stores, id);
+    await existingToken(stores, id, token_id);
+    await changeGuard(c, id, (g) => g.setTokenLimits(token_id, null));
+    await audit(c, 'token.limits_removed', { tenant_id: id, token_id });
+    return c.json(ok({ token_id, limits: null }));
   });
 
   // A new token with the same name and scopes; the old one keeps working until
@@ -102,6 +140,9 @@ export function tokenRoutes(): Hono<HonoEnv> {
         scopes: old.record.scopes,
         expires_at: old.record.expires_at,
       });
+      // The new token keeps the old one's own limits.
+      const limits = await guardFor(c.env, id).tokenLimits(token_id);
+      if (limits) await changeGuard(c, id, (g) => g.setTokenLimits(issued.record.id, limits));
       const oldUntil = new Date(Math.min(until, oldEnds)).toISOString();
       await changeGuard(c, id, (g) => g.expireAt(token_id, Date.parse(oldUntil)));
       await stores.tokens.setExpiry(old, oldUntil);

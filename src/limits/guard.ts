@@ -392,7 +392,8 @@ export class TenantGuard extends DurableObject {
     return state;
   }
 
-  private tokenLimits(tokenId: string): TokenLimits | null {
+  /** A token's own limits, or null. */
+  tokenLimits(tokenId: string): TokenLimits | null {
     let limits = this.tokenLimitsCache.get(tokenId);
     if (limits === undefined) {
       const row = this.sql

@@ -1,0 +1,242 @@
+/**
+ * Leased limits through the gateway (the default mode): exact under
+ * concurrency near a limit, sliding windows, per-token limits, changes that
+ * reach an isolate within the lease time (injected time) and at once where
+ * they were made, the failure modes, and how few TenantGuard calls a busy
+ * tenant makes.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ERRORS } from '../src/errors';
+import type { Limits } from '../src/limits/policy';
+import {
+  admin,
+  asTenant,
+  createTenant,
+  envelope,
+  gatewayWith,
+  requestId,
+  type TestTenant,
+  testEnv,
+  upstreamSaw,
+} from './helpers';
+
+const LEASE_MAX_MS = 1000;
+
+async function setLimits(tenant: TestTenant, limits: Partial<Limits>) {
+  const res = await admin(`/tenants/${tenant.id}/limits`, {
+    method: 'PUT',
+    body: JSON.stringify({ policies: [], quota: {}, ...limits }),
+  });
+  expect(res.status, JSON.stringify(await res.clone().json())).toBe(200);
+}
+
+/** Holds the clock (Date only; timers run) at `at`, or moves it on by `ms`. */
+const clockAt = (at: number) => vi.useFakeTimers({ toFake: ['Date'], now: at });
+const later = (ms: number) => vi.setSystemTime(Date.now() + ms);
+
+/** The tenant's TenantGuard, as another isolate's operator change would reach it. */
+const guardOf = (t: TestTenant) => testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(t.id));
+
+/** A few requests, so this isolate holds a lease with units to spare. */
+async function warm(t: TestTenant, n = 4) {
+  for (let i = 0; i < n; i++) expect((await asTenant(t, '/agent/lists')).res.status).toBe(200);
+}
+
+afterEach(() => vi.useRealTimers());
+
+describe('leased limits', () => {
+  it('50 concurrent requests against burst 5: exactly 5 reach the platform', async () => {
+    const t = await createTenant(undefined, 'leased partner');
+    await setLimits(t, { policies: [{ name: 'burst', limit: 5, window_s: 10 }] });
+    const id = requestId('leased-burst');
+    const calls = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        asTenant(t, '/agent/lists', { headers: { 'x-request-id': id } }),
+      ),
+    );
+    expect(calls.filter((c) => c.res.status === 200)).toHaveLength(5);
+    const refused = calls.filter((c) => c.res.status === 429);
+    expect(refused).toHaveLength(45);
+    for (const r of refused) {
+      expect(r.body.code).toBe(ERRORS.RATE_LIMITED.code);
+      expect(r.body.data.policy).toBe('burst');
+      expect(Number(r.res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+    expect(await upstreamSaw(id)).toHaveLength(5);
+  });
+
+  it('counts in a sliding window: a burst at the end of one window and the start of the next passes only up to the limit', async () => {
+    const t = await createTenant();
+    await setLimits(t, { policies: [{ name: 'burst', limit: 5, window_s: 10 }] });
+    const edge = Math.ceil(Date.now() / 10_000) * 10_000 + 10_000;
+    clockAt(edge - 200);
+    const late = await Promise.all(Array.from({ length: 5 }, () => asTenant(t, '/agent/lists')));
+    clockAt(edge + 200);
+    const early = await Promise.all(Array.from({ length: 5 }, () => asTenant(t, '/agent/lists')));
+    const passed = [...late, ...early].filter((c) => c.res.status === 200);
+    expect(passed).toHaveLength(5);
+    expect(late.every((c) => c.res.status === 200)).toBe(true);
+    // A fixed window would have let all of `early` through; the sliding one holds it to the limit.
+    expect(early.every((c) => c.res.status === 429)).toBe(true);
+    // One window (plus one slot) after the burst, it has left the count.
+    clockAt(edge - 200 + 10_500);
+    expect((await asTenant(t, '/agent/lists')).res.status).toBe(200);
+  });
+
+  it("counts a token's own limits besides its tenant's, and names the token's policy", async () => {
+    const t = await createTenant();
+    const capped = await envelope(
+      await admin(`/tenants/${t.id}/tokens`, {
+        method: 'POST',
+        body: JSON.stringify({
+          name: 'partner',
+          limits: { policies: [{ name: 'burst', limit: 3, window_s: 60 }] },
+        }),
+      }),
+    );
+    const partner = { ...t, token: capped.data.token as string, tokenId: capped.data.id as string };
+    expect(capped.data.limits).toEqual({
+      policies: [{ name: 'burst', limit: 3, window_s: 60 }],
+      quota: {},
+    });
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await asTenant(partner, '/agent/lists'));
+    expect(results.map((r) => r.res.status)).toEqual([200, 200, 200, 429]);
+    const refused = results[3];
+    expect(refused?.body.data.policy).toBe('burst-token');
+    expect(refused?.body.msg).toContain('"burst-token"');
+    expect(refused?.res.headers.get('ratelimit-policy')).toContain('"burst-token";q=3;w=60');
+    // The tenant's other token is not held back by the partner's cap.
+    expect((await asTenant(t, '/agent/lists')).res.status).toBe(200);
+
+    // Listed with the token, and changed or removed through the operator API.
+    const listed = await envelope(await admin(`/tenants/${t.id}/tokens`));
+    const row = listed.data.tokens.find((x: { id: string }) => x.id === partner.tokenId);
+    expect(row.limits.policies[0]).toMatchObject({ name: 'burst', limit: 3 });
+    const removed = await admin(`/tenants/${t.id}/tokens/${partner.tokenId}/limits`, {
+      method: 'DELETE',
+    });
+    expect(removed.status).toBe(200);
+    expect((await asTenant(partner, '/agent/lists')).res.status).toBe(200);
+  });
+
+  it('refuses a token revoked in another isolate within the lease time, and at once in this one', async () => {
+    clockAt(Date.now());
+    const t = await createTenant();
+    await warm(t);
+    await guardOf(t).revoke(t.tokenId, Date.now());
+    later(LEASE_MAX_MS);
+    const { res, body } = await asTenant(t, '/agent/lists');
+    expect(res.status).toBe(401);
+    expect(body.code).toBe(ERRORS.TOKEN_REVOKED.code);
+
+    const here = await createTenant();
+    await warm(here);
+    await admin(`/tenants/${here.id}/tokens/${here.tokenId}`, { method: 'DELETE' });
+    expect((await asTenant(here, '/agent/lists')).res.status).toBe(401);
+  });
+
+  it('refuses a tenant disabled in another isolate within the lease time, and at once in this one', async () => {
+    clockAt(Date.now());
+    const t = await createTenant();
+    await warm(t);
+    await guardOf(t).setDisabled(true);
+    later(LEASE_MAX_MS);
+    const { res, body } = await asTenant(t, '/agent/lists');
+    expect(res.status).toBe(403);
+    expect(body.code).toBe(ERRORS.TENANT_DISABLED.code);
+
+    const here = await createTenant();
+    await warm(here);
+    await admin(`/tenants/${here.id}/disable`, { method: 'POST' });
+    expect((await asTenant(here, '/agent/lists')).res.status).toBe(403);
+    await admin(`/tenants/${here.id}/enable`, { method: 'POST' });
+    expect((await asTenant(here, '/agent/lists')).res.status).toBe(200);
+  });
+
+  it('refuses a deleted tenant at once here, and within the lease time where KV still knows it', async () => {
+    clockAt(Date.now());
+    const here = await createTenant();
+    await warm(here);
+    await admin(`/tenants/${here.id}`, { method: 'DELETE' });
+    expect([401, 403]).toContain((await asTenant(here, '/agent/lists')).res.status);
+
+    // Elsewhere: KV has not caught up (the memo still holds the tenant), only the guard knows.
+    const t = await createTenant();
+    const remember = { TENANT_MEMO_TTL_MS: '60000' };
+    const call = () =>
+      gatewayWith(remember, '/agent/lists', { headers: { authorization: t.token } });
+    for (let i = 0; i < 4; i++) expect((await call()).status).toBe(200);
+    await guardOf(t).setDisabled(true);
+    later(LEASE_MAX_MS);
+    expect((await call()).status).toBe(403);
+  });
+
+  it('sees a purge made in another isolate within the lease time, and at once in this one', async () => {
+    clockAt(Date.now());
+    const t = await createTenant();
+    await asTenant(t, '/team/lists');
+    expect((await asTenant(t, '/team/lists')).res.headers.get('x-cache')).toBe('HIT');
+    await guardOf(t).setCacheVersion(`elsewhere-${crypto.randomUUID()}`);
+    later(LEASE_MAX_MS);
+    expect((await asTenant(t, '/team/lists')).res.headers.get('x-cache')).toBe('MISS');
+  });
+});
+
+describe('leased limits when the TenantGuard cannot be reached', () => {
+  const unreachable = {
+    idFromName: (name: string) => testEnv.TENANT_GUARD.idFromName(name),
+    get: () => ({ acquire: () => Promise.reject(new Error('Network connection lost.')) }),
+  } as unknown as typeof testEnv.TENANT_GUARD;
+  const call = (t: TestTenant, vars: Record<string, unknown> = {}) =>
+    gatewayWith({ TENANT_GUARD: unreachable, ...vars }, '/agent/lists', {
+      headers: { authorization: t.token },
+    });
+
+  it('fails closed: admits from the lease it holds, then 503 once it ends', async () => {
+    clockAt(Date.now());
+    const t = await createTenant();
+    await warm(t);
+    expect((await call(t)).status).toBe(200);
+    later(LEASE_MAX_MS);
+    const res = await call(t);
+    expect(res.status).toBe(503);
+    expect((await envelope(res)).code).toBe(ERRORS.LIMITER_UNAVAILABLE.code);
+  });
+
+  it('fails open: goes on without limits once the lease ends', async () => {
+    clockAt(Date.now());
+    const t = await createTenant();
+    await warm(t);
+    later(LEASE_MAX_MS);
+    const res = await call(t, { LIMITER_FAILURE_MODE: 'open' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('ratelimit')).toBeNull();
+  });
+});
+
+describe('TenantGuard calls', () => {
+  it('a busy tenant calls its TenantGuard far less than once per request, counted by the guard', async () => {
+    const t = await createTenant();
+    const requests = 300;
+    for (let i = 0; i < requests / 20; i++) {
+      await Promise.all(Array.from({ length: 20 }, () => asTenant(t, '/agent/lists')));
+    }
+    const usage = await envelope(await admin(`/tenants/${t.id}/usage`));
+    const { acquires, renewals, exact_admits } = usage.data.guard_calls;
+    expect(exact_admits).toBe(0);
+    expect(acquires + renewals).toBeGreaterThan(0);
+    expect(acquires + renewals).toBeLessThan(requests / 10);
+  });
+
+  it('an exact tenant calls it once per request', async () => {
+    const t = await createTenant();
+    await setLimits(t, {
+      policies: [{ name: 'burst', limit: 1000, window_s: 60 }],
+      limiter: 'exact',
+    });
+    for (let i = 0; i < 10; i++) await asTenant(t, '/agent/lists');
+    const usage = await envelope(await admin(`/tenants/${t.id}/usage`));
+    expect(usage.data.guard_calls.exact_admits).toBe(10);
+  });
+});
