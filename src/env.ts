@@ -17,6 +17,7 @@ type OptionalSettings = Partial<
     | 'LIMITS_ENABLED'
     | 'LEASE_MAX_MS'
     | 'L1_CACHE_BYTES'
+    | 'PLATFORM_KEY_PATTERN'
     | 'LIMITER_FAILURE_MODE'
     | 'BROWSER_PARTITION_SHARE',
     string | Record<string, unknown>

@@ -8,7 +8,7 @@ import { type Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { HonoEnv } from './env';
 import { GatewayError } from './errors';
-import { forward } from './forward';
+import { forward, secretShapes } from './forward';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
 import { validateInput } from './middleware/validate';
@@ -17,7 +17,7 @@ import { ROUTE_SPECS } from './routes/table';
 import type { PlatformReader, RouteSpec } from './routes/types';
 import { hasScope } from './tenants/scopes';
 import { parseEnvelope } from './upstream/normalize';
-import { maskApiKeys } from './upstream/redact';
+import { maskSecrets } from './upstream/redact';
 
 export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
@@ -37,7 +37,9 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
         const outcome = await forward(c, route, c.get('input'));
         const seesSecrets = hasScope(c.get('token').scopes, 'apikeys:admin') && !c.get('partition');
         const body =
-          spec.secrets && !seesSecrets ? maskApiKeys(outcome.result.body) : outcome.result.body;
+          spec.secrets && !seesSecrets
+            ? maskSecrets(outcome.result.body, secretShapes(c))
+            : outcome.result.body;
         const headers: Record<string, string> = {
           'content-type': 'application/json; charset=utf-8',
         };

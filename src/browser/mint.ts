@@ -12,7 +12,7 @@ import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
 import { originField } from '../routes/schemas';
 import { keyRing } from '../tenants/crypto';
-import { expandScopes, hasScope } from '../tenants/scopes';
+import { expandScopes, hasScope, isApiKeyScope } from '../tenants/scopes';
 import { randomBase62 } from '../tenants/token';
 import {
   BROWSER_TOKEN_MAX_TTL_S,
@@ -42,7 +42,7 @@ const mintBody = z.strictObject({
 });
 
 /** Browser tokens never see platform secrets, whatever the minting token may. */
-const isBrowserScope = (scope: string) => !scope.startsWith('apikeys:');
+const isBrowserScope = (scope: string) => !isApiKeyScope(scope);
 
 /** Refused before the limiter counts anything: a browser token cannot mint. */
 const notFromBrowser = createMiddleware<HonoEnv>(async (c, next) => {
