@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { adminToken, CliError, type Client, client } from './admin/client';
+import { printable } from './admin/printable';
 
 const HELP = `Usage: npm run admin -- <command> [arguments] [options]
 
@@ -288,9 +289,9 @@ try {
   const url = o.url ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:8787';
   const api = client(url, adminToken(url));
   const { data, say } = await run(api);
-  console.log(o.json ? JSON.stringify(data, null, 2) : say);
+  console.log(o.json ? JSON.stringify(data, null, 2) : printable(say));
 } catch (err) {
   if (!(err instanceof CliError)) throw err;
-  console.error(`error: ${err.message}`);
+  console.error(`error: ${printable(err.message)}`);
   process.exit(1);
 }

@@ -7,7 +7,7 @@
 import { waitUntilDone } from '../waiters';
 import type { Decision, LeaseSettings } from './lease';
 import { TenantLease } from './lease';
-import type { LeaseAnswer, LeaseRequest } from './lease-protocol';
+import type { LeaseAnswer, LeaseRequest, Refusal } from './lease-protocol';
 import type { Scope } from './policy';
 
 export interface AdmissionIo {
@@ -82,6 +82,30 @@ export async function admit(
     }
     return call(t, settings, io, { scope, cost, queued: exact ? 0 : t.queued });
   }
+}
+
+/**
+ * Whether a scope's token and tenant still stand (open streams ask this every
+ * lease time): from the lease, or from one guard call when it cannot say.
+ * Counts nothing.
+ */
+export async function standing(
+  tenantId: string,
+  scope: Scope,
+  settings: LeaseSettings,
+  io: AdmissionIo,
+): Promise<Refusal | null | typeof UNAVAILABLE> {
+  const t = admissionFor(tenantId);
+  const known = t.lease.standing(scope, io.now());
+  if (known !== 'ask') return known;
+  try {
+    const req = t.lease.request(io.now(), settings, { scope, cost: 0, queued: 0 });
+    t.lease.apply(req, await keptAlive(io, io.acquire(req)));
+  } catch {
+    return UNAVAILABLE;
+  }
+  const after = t.lease.standing(scope, io.now(), true);
+  return after === 'ask' ? UNAVAILABLE : after;
 }
 
 /** Drops this isolate's lease of a tenant: its next request asks the guard (operator changes). */
