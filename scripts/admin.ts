@@ -109,7 +109,8 @@ function limitsBody() {
   for (const g of o.group ?? []) {
     const m = /^([a-z]+):(daily|monthly)=(\d+)$/.exec(g);
     if (!m) throw new CliError(`--group must look like sessions:daily=100, got "${g}"`);
-    (groups[m[1]!] ??= {})[m[2]!] = Number(m[3]);
+    const [, group = '', period = '', amount] = m;
+    groups[group] = { ...groups[group], [period]: Number(amount) };
   }
   const quota = {
     daily: num('daily', o.daily),

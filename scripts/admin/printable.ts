@@ -6,7 +6,11 @@
  * as \xNN instead of being obeyed.
  */
 export function printable(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (ch) => {
-    return `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`;
-  });
+  let out = '';
+  for (const ch of text) {
+    const code = ch.codePointAt(0) ?? 0;
+    const control = (code < 0x20 && ch !== '\n' && ch !== '\t') || (code >= 0x7f && code <= 0x9f);
+    out += control ? `\\x${code.toString(16).padStart(2, '0')}` : ch;
+  }
+  return out;
 }

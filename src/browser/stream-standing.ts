@@ -71,7 +71,7 @@ async function check(c: Context<HonoEnv>): Promise<Ended | null> {
   }
   const stores = await memoizedStores(c.env, settings);
   const stored = await stores.tenants.get(tenant.id);
-  if (!stored || stored.status !== 'active') return ended({ reason: 'disabled' });
+  if (stored?.status !== 'active') return ended({ reason: 'disabled' });
   const entry = await stores.tokens.find({ tenantId: tenant.id, tokenId: token.id });
   if (!entry || entry.record.revoked_at) return ended({ reason: 'revoked' });
   return null;
