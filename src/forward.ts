@@ -36,7 +36,9 @@ export async function forward(
   options: ForwardOptions = { callerCacheControl: true },
 ): Promise<CacheOutcome> {
   const settings = c.get('settings');
+  const obs = c.get('obs');
   const fetchFresh = async () => {
+    const started = Date.now();
     const result = await callPlatform(
       buildUpstreamRequest(settings, {
         route,
@@ -46,7 +48,10 @@ export async function forward(
         callerHeaders: c.req.raw.headers,
       }),
       settings.UPSTREAM_TIMEOUT_MS,
-    );
+    ).finally(() => {
+      obs.upstreamMs = Date.now() - started;
+    });
+    obs.upstreamStatus = result.status;
     // Routes that return platform secrets are masked per token (proxy.ts); any other
     // answer that holds something like a key is masked for everyone, before the cache.
     return route.secrets ? result : { ...result, body: maskSecrets(result.body, secretShapes(c)) };

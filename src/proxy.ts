@@ -12,6 +12,7 @@ import { forward, secretShapes } from './forward';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
 import { validateInput } from './middleware/validate';
+import { named } from './observability/named';
 import { configuredRoute } from './routes/overrides';
 import { ROUTE_SPECS } from './routes/table';
 import type { PlatformReader, RouteSpec } from './routes/types';
@@ -27,6 +28,7 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
     app.on(
       spec.method,
       [spec.path],
+      named(spec.id),
       tenantAuth(),
       requireScope(spec),
       validateInput(spec),
@@ -49,6 +51,10 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
         }
         const status = outcome.result.status;
         if (!isContentful(status)) throw new GatewayError('UPSTREAM_HTTP_ERROR');
+        const obs = c.get('obs');
+        obs.cache = outcome.tier === 'L1' ? 'L1' : outcome.status;
+        obs.code = outcome.result.envelope?.code ?? 0;
+        obs.bytes = body.byteLength;
         return c.body(body, status, headers);
       },
     );

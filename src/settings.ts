@@ -57,6 +57,15 @@ const settingsSchema = z.object({
     .transform((v) => v === 'true'),
   LEASE_MAX_MS: intSetting(10, 10_000, 1000),
   L1_CACHE_BYTES: intSetting(0, 128 * 1024 * 1024, 8 * 1024 * 1024),
+  USAGE_RETENTION_DAYS: intSetting(1, 3650, 90),
+  LOG_SAMPLE_RATE: z.preprocess(
+    (v) => (v === undefined || v === '' ? undefined : Number(v)),
+    z
+      .number({ error: 'must be a number' })
+      .min(0, 'must be from 0 to 1')
+      .max(1, 'must be from 0 to 1')
+      .default(1),
+  ),
   PLATFORM_KEY_PATTERN: z
     .string()
     .default(DEFAULT_PLATFORM_KEY_PATTERN)

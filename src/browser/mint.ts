@@ -10,6 +10,7 @@ import { GatewayError, invalidField, ok } from '../errors';
 import { tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
+import { named } from '../observability/named';
 import { originField } from '../routes/schemas';
 import { keyRing } from '../tenants/crypto';
 import { expandScopes, hasScope, isApiKeyScope } from '../tenants/scopes';
@@ -56,6 +57,7 @@ export function browserTokenRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.post(
     '/auth/browser-token',
+    named('auth.browser_token'),
     tenantAuth(),
     notFromBrowser,
     // Counted before the body is read: a flood of bad bodies still spends the tenant's limits.

@@ -13,6 +13,7 @@ import { GatewayError } from '../errors';
 import { requireScope, tenantAuth, WS_PROTOCOL } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
+import { named } from '../observability/named';
 import { opaqueId } from '../routes/schemas';
 import { closeQuietly, endWithCredentials } from './stream-standing';
 
@@ -23,6 +24,7 @@ export function sessionEventRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.get(
     '/session/ws/:session_id',
+    named('session.events'),
     tenantAuth({ websocket: true }),
     requireScope({ group: 'sessions', method: 'GET' }),
     validated('param', z.object({ session_id: opaqueId('session_id') })),

@@ -4,6 +4,7 @@
  * that tenant wait for (limits/lease.ts, waiters.ts). Exact-mode tenants make
  * one call per request. Renewals run in the background before a lease ends.
  */
+import { type UsageBatch, UsageBuffer, type UsageEntry } from '../observability/usage';
 import { waitUntilDone } from '../waiters';
 import type { Decision, LeaseSettings } from './lease';
 import { TenantLease } from './lease';
@@ -13,6 +14,8 @@ import type { Scope } from './policy';
 export interface AdmissionIo {
   /** Calls the tenant's TenantGuard. */
   acquire(req: LeaseRequest): Promise<LeaseAnswer>;
+  /** Hands the guard a usage batch on its own (when no lease call came by in time). */
+  record(batch: UsageBatch, retentionDays: number): Promise<void>;
   /** Keeps background work (and a call others wait on) alive past the response. */
   waitUntil(promise: Promise<unknown>): void;
   now(): number;
@@ -33,6 +36,8 @@ const MAX_ROUNDS = 20;
 
 class TenantAdmission {
   readonly lease = new TenantLease();
+  /** Usage gathered here, handed to the guard with the next call. */
+  readonly usage = new UsageBuffer();
   /** A call to the guard is in flight. */
   calling = false;
   /** Units of requests waiting for that call. */
@@ -121,7 +126,7 @@ async function call(
 ): Promise<AdmissionResult> {
   const coordinating = !t.calling;
   t.calling = true;
-  const req = t.lease.request(io.now(), settings, waiting);
+  const req = withUsage(t, settings, t.lease.request(io.now(), settings, waiting));
   try {
     const answer = await keptAlive(io, io.acquire(req));
     return t.lease.apply(req, answer) ?? UNAVAILABLE;
@@ -138,7 +143,7 @@ function renewInBackground(t: TenantAdmission, settings: LeaseSettings, io: Admi
   const now = io.now();
   if (t.calling || now < t.downUntil || !t.lease.renewal(now, settings)) return;
   t.calling = true;
-  const req = t.lease.request(now, settings, null);
+  const req = withUsage(t, settings, t.lease.request(now, settings, null));
   const renewal = io
     .acquire(req)
     .then((answer) => {
@@ -151,6 +156,29 @@ function renewInBackground(t: TenantAdmission, settings: LeaseSettings, io: Admi
       t.calling = false;
     });
   io.waitUntil(renewal);
+}
+
+/** The usage gathered so far rides along with a call to the guard. */
+function withUsage(t: TenantAdmission, settings: LeaseSettings, req: LeaseRequest): LeaseRequest {
+  const usage = t.usage.take();
+  return usage ? { ...req, usage, usageRetentionDays: settings.usageRetentionDays } : req;
+}
+
+/**
+ * Adds a finished request to its tenant's usage; sends the batch on its own,
+ * off the request path, once it has waited USAGE_FLUSH_MS for a lease call.
+ */
+export function recordUsage(
+  tenantId: string,
+  entry: UsageEntry,
+  settings: LeaseSettings,
+  io: AdmissionIo,
+): void {
+  const t = admissionFor(tenantId);
+  t.usage.add(entry);
+  if (!t.usage.due(io.now()) || t.calling) return;
+  const batch = t.usage.take();
+  if (batch) io.waitUntil(io.record(batch, settings.usageRetentionDays).catch(() => undefined));
 }
 
 /** The call survives its own request ending early (others may be waiting on it). */

@@ -20,6 +20,8 @@ export interface LeaseSettings {
   leaseMaxMs: number;
   defaults: Limits;
   meterOptions: MeterOptions;
+  /** How long the guard keeps usage history (USAGE_RETENTION_DAYS). */
+  usageRetentionDays: number;
 }
 
 /** A request admitted (with its RateLimit view) or refused. */

@@ -29,13 +29,19 @@ export function tenantLimits(group: LimitGroup, cost: (settings: Settings) => nu
     if (!settings.LIMITS_ENABLED) return next();
     const tenantId = c.get('tenant').id;
     const scope = { group, tokenId: c.get('token').id, partition: c.get('partition') };
-    const result = await admit(
-      tenantId,
-      scope,
-      cost(settings),
-      leaseSettings(settings),
-      admissionIo(c),
-    );
+    const units = cost(settings);
+    const result = await admit(tenantId, scope, units, leaseSettings(settings), admissionIo(c));
+    const obs = c.get('obs');
+    obs.cost = units;
+    obs.limiter =
+      result.kind === 'refused'
+        ? 'refused'
+        : result.kind === 'admitted'
+          ? 'admitted'
+          : 'unavailable';
+    if (result.kind === 'refused' && 'violated' in result.refusal) {
+      obs.refusedBy = result.refusal.violated;
+    }
 
     if (result.kind === 'unavailable') {
       log.error('limiter.unavailable', {
@@ -62,6 +68,10 @@ export function admissionIo(c: Context<HonoEnv>): AdmissionIo {
       count('guard_calls');
       return guardFor(c.env, tenantId).acquire(req);
     },
+    record: (batch, retentionDays) => {
+      count('guard_calls');
+      return guardFor(c.env, tenantId).record(batch, retentionDays);
+    },
     waitUntil: (p) => c.executionCtx.waitUntil(p),
     now: () => Date.now(),
   };
@@ -76,6 +86,7 @@ export function leaseSettings(settings: Settings): LeaseSettings {
     ls = {
       leaseMaxMs: settings.LEASE_MAX_MS,
       defaults: settings.DEFAULT_LIMITS,
+      usageRetentionDays: settings.USAGE_RETENTION_DAYS,
       meterOptions: {
         partitionShare: settings.BROWSER_PARTITION_SHARE,
         largestCost: largestRouteCost(settings.ROUTE_OVERRIDES),
