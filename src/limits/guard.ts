@@ -193,7 +193,8 @@ export class TenantGuard extends DurableObject {
     );
     this.noteQuotaAlerts([...meters.values()], now);
     this.ledger.flush();
-    this.scheduleAlarm(now + SWEEP_EVERY_MS);
+    // Alarms run on the real clock, whatever time a caller passed in.
+    this.scheduleAlarm(Date.now() + SWEEP_EVERY_MS);
     return {
       mode,
       disabled,
