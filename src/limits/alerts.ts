@@ -142,6 +142,16 @@ export async function deliverDue(
       now,
     )
     .toArray();
+  // Claimed before the first await: a delivery run that overlaps this one (the alarm, say)
+  // does not see them as due, so no alert is sent twice for one try.
+  for (const row of due) {
+    sql.exec(
+      'UPDATE alert_outbox SET attempts = ?, next_at = ? WHERE id = ?',
+      row.attempts + 1,
+      now + 2 * DELIVERY_TIMEOUT_MS,
+      row.id,
+    );
+  }
   const results: DeliveryResult[] = [];
   for (const row of due) {
     // Without a webhook (removed since) the alert has nowhere to go.
@@ -156,12 +166,7 @@ export async function deliverDue(
       results.push({ id: row.id, payload, outcome: 'failed', attempts, status });
     } else {
       const next = now + ALERT_BACKOFF_MS * 2 ** (attempts - 1);
-      sql.exec(
-        'UPDATE alert_outbox SET attempts = ?, next_at = ? WHERE id = ?',
-        attempts,
-        next,
-        row.id,
-      );
+      sql.exec('UPDATE alert_outbox SET next_at = ? WHERE id = ?', next, row.id);
       results.push({ id: row.id, payload, outcome: 'retrying', attempts, status });
     }
   }

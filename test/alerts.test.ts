@@ -1,0 +1,181 @@
+/**
+ * Quota alerts: one signed POST per threshold crossing per period, retried with
+ * backoff from the TenantGuard's alarm (time injected through deliverAlerts),
+ * given up after 5 tries, and recorded in the audit log. The emulator receives them.
+ */
+import { runDurableObjectAlarm } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { ALERT_BACKOFF_MS, ALERT_MAX_TRIES } from '../src/limits/alerts';
+import { hmacSha256Hex } from '../src/tenants/token';
+import {
+  admin,
+  asTenant,
+  createTenant,
+  envelope,
+  type TestTenant,
+  testEnv,
+  UPSTREAM,
+} from './helpers';
+
+interface Delivery {
+  headers: Record<string, string>;
+  body: string;
+  failed: boolean;
+}
+
+const receiver = () => `alerts-${crypto.randomUUID()}`;
+const deliveries = async (name: string): Promise<Delivery[]> =>
+  (await fetch(`${UPSTREAM}/__emulator/webhooks/${name}`)).json();
+const guardOf = (t: TestTenant) => testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(t.id));
+
+/** A tenant with a daily quota of `daily` (exact mode: every request counted at once) and a webhook. */
+async function alerted(daily: number, name: string, thresholds?: number[]) {
+  const t = await createTenant();
+  await admin(`/tenants/${t.id}/limits`, {
+    method: 'PUT',
+    body: JSON.stringify({ policies: [], quota: { daily }, limiter: 'exact' }),
+  });
+  const set = await envelope(
+    await admin(`/tenants/${t.id}/alerts`, {
+      method: 'PUT',
+      body: JSON.stringify({
+        url: `${UPSTREAM}/__emulator/webhooks/${name}`,
+        ...(thresholds ? { thresholds } : {}),
+      }),
+    }),
+  );
+  return { t, secret: set.data.secret as string, thresholds: set.data.thresholds as number[] };
+}
+
+describe('quota alerts', () => {
+  it('sends one signed POST per crossing, at 80 % and at 100 %, and never twice for one crossing', async () => {
+    const name = receiver();
+    const { t, secret, thresholds } = await alerted(10, name);
+    expect(thresholds).toEqual([80, 100]);
+    for (let i = 0; i < 7; i++) await asTenant(t, '/agent/lists');
+    await guardOf(t).deliverAlerts(Date.now());
+    expect(await deliveries(name)).toHaveLength(0);
+    await asTenant(t, '/agent/lists'); // 8 of 10: 80 %
+    await asTenant(t, '/agent/lists'); // 9: still past 80 %, no new crossing
+    await guardOf(t).deliverAlerts(Date.now());
+    let got = await deliveries(name);
+    expect(got).toHaveLength(1);
+    const first = got[0];
+    const payload = JSON.parse(first?.body ?? '{}');
+    expect(payload).toMatchObject({
+      tenant_id: t.id,
+      policy: 'daily',
+      threshold: 80,
+      used: 8,
+      limit: 10,
+    });
+    expect(Date.parse(payload.period_end) % 86_400_000).toBe(0);
+    expect(first?.headers['x-gateway-signature']).toBe(
+      `sha256=${await hmacSha256Hex(secret, first?.body ?? '')}`,
+    );
+    expect(first?.headers['content-type']).toBe('application/json');
+
+    await asTenant(t, '/agent/lists'); // 10 of 10: 100 %
+    await asTenant(t, '/agent/lists'); // refused: no crossing
+    await guardOf(t).deliverAlerts(Date.now());
+    await guardOf(t).deliverAlerts(Date.now());
+    got = await deliveries(name);
+    expect(got.map((d) => JSON.parse(d.body).threshold)).toEqual([80, 100]);
+    // The alarm was set for the delivery, on the real clock.
+    expect(await runDurableObjectAlarm(guardOf(t))).toBe(true);
+    expect(await deliveries(name)).toHaveLength(2);
+
+    const audit = await envelope(await admin(`/audit?tenant_id=${t.id}`));
+    const actions = audit.data.data.map((e: { action: string }) => e.action);
+    expect(actions.filter((a: string) => a === 'alert.delivered')).toHaveLength(2);
+    expect(JSON.stringify(audit)).not.toContain(secret);
+  });
+
+  /** Runs deliveries with time moving on (the guard's own alarm may run some too) until none is left. */
+  async function deliverUntilDone(t: TestTenant) {
+    const guard = guardOf(t);
+    let at = Date.now();
+    for (let round = 0; round < 20; round++) {
+      const { nextAt } = await guard.deliverAlerts(at);
+      if (nextAt === null) return;
+      at = Math.max(at, nextAt);
+    }
+    throw new Error('alerts still queued after 20 rounds');
+  }
+
+  it('retries after the receiver fails twice, with backoff, and delivers on the third try', async () => {
+    const name = receiver();
+    await fetch(`${UPSTREAM}/__emulator/webhooks/${name}/fail`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ times: 2, status: 503 }),
+    });
+    const { t } = await alerted(2, name, [50]);
+    await asTenant(t, '/agent/lists');
+    await deliverUntilDone(t);
+    const got = await deliveries(name);
+    expect(got.map((d) => d.failed)).toEqual([true, true, false]);
+    expect(new Set(got.map((d) => d.body)).size).toBe(1);
+    const audit = await envelope(await admin(`/audit?tenant_id=${t.id}`));
+    const delivered = audit.data.data.filter(
+      (e: { action: string }) => e.action === 'alert.delivered',
+    );
+    expect(delivered).toEqual([
+      expect.objectContaining({ detail: expect.objectContaining({ attempts: 3 }) }),
+    ]);
+  });
+
+  it('waits out the backoff between tries', async () => {
+    const name = receiver();
+    await fetch(`${UPSTREAM}/__emulator/webhooks/${name}/fail`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ times: 100 }),
+    });
+    const { t } = await alerted(2, name, [50]);
+    await asTenant(t, '/agent/lists');
+    const guard = guardOf(t);
+    // Once a try has failed, the next is not due before the backoff has passed.
+    const { nextAt } = await guard.deliverAlerts(Date.now() + ALERT_BACKOFF_MS * 100);
+    expect(nextAt).not.toBeNull();
+    const tries = (await deliveries(name)).length;
+    expect((await guard.deliverAlerts((nextAt ?? 0) - 1)).results).toEqual([]);
+    expect(await deliveries(name)).toHaveLength(tries);
+  });
+
+  it(`gives up after ${ALERT_MAX_TRIES} tries and records the failure`, async () => {
+    const name = receiver();
+    await fetch(`${UPSTREAM}/__emulator/webhooks/${name}/fail`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ times: 100 }),
+    });
+    const { t } = await alerted(2, name, [50]);
+    await asTenant(t, '/agent/lists');
+    await deliverUntilDone(t);
+    expect(await deliveries(name)).toHaveLength(ALERT_MAX_TRIES);
+    const audit = await envelope(await admin(`/audit?tenant_id=${t.id}`));
+    const failed = audit.data.data.filter((e: { action: string }) => e.action === 'alert.failed');
+    expect(failed).toEqual([
+      expect.objectContaining({ detail: expect.objectContaining({ attempts: ALERT_MAX_TRIES }) }),
+    ]);
+  });
+
+  it('shows the webhook without its secret, validates it, and can remove it', async () => {
+    const name = receiver();
+    const { t, secret } = await alerted(5, name);
+    const shown = await envelope(await admin(`/tenants/${t.id}/alerts`));
+    expect(shown.data).toEqual({
+      url: `${UPSTREAM}/__emulator/webhooks/${name}`,
+      thresholds: [80, 100],
+    });
+    expect(JSON.stringify(shown)).not.toContain(secret);
+    const bad = await admin(`/tenants/${t.id}/alerts`, {
+      method: 'PUT',
+      body: JSON.stringify({ url: 'ftp://example.com/hook', thresholds: [150] }),
+    });
+    expect(bad.status).toBe(400);
+    expect((await admin(`/tenants/${t.id}/alerts`, { method: 'DELETE' })).status).toBe(200);
+    expect((await envelope(await admin(`/tenants/${t.id}/alerts`))).data).toBeNull();
+  });
+});
