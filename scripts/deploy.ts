@@ -58,28 +58,6 @@ See docs/DEPLOY.md.`;
 
 class Refused extends Error {}
 
-let opts: ReturnType<typeof parseOptions>;
-try {
-  opts = parseOptions();
-} catch (err) {
-  console.error(`deploy: ${(err as Error).message}\n\n${HELP}`);
-  process.exit(2);
-}
-if (opts.help) {
-  console.log(HELP);
-  process.exit(0);
-}
-try {
-  await main();
-} catch (err) {
-  if (err instanceof Refused) {
-    for (const line of err.message.split('\n')) console.error(`deploy refused: ${line}`);
-  } else {
-    console.error(`deploy failed: ${(err as Error).message}`);
-  }
-  process.exit(1);
-}
-
 function parseOptions() {
   const { values } = parseArgs({
     options: {
@@ -153,7 +131,8 @@ async function main(): Promise<void> {
   console.log(`
 Deployed ${config.name}${host ? ` at https://${host}` : ''}.
   Operator token (ADMIN_TOKEN) and key-encryption key: ${rel(secretsFile(configPath, env))} (mode 0600).
-  First tenant: ADMIN_TOKEN=… npm run admin -- --url https://${host ?? '<domain>'} tenant create --name …
+  Load it:      export ADMIN_TOKEN=$(grep ^ADMIN_TOKEN= ${rel(secretsFile(configPath, env))} | cut -d= -f2-)
+  First tenant: PLATFORM_KEY=… npm run admin -- --url https://${host ?? '<domain>'} tenant create --name …
   Smoke test:   SMOKE_TOKEN=<a tenant token> npm run smoke -- https://${host ?? '<domain>'}`);
 }
 
@@ -210,7 +189,8 @@ async function applySettings(configPath: string, env: string): Promise<void> {
       ]),
     );
   } else if (route) {
-    edit(configPath, (t) => setTomlKey(t, `env.${env}`, 'routes', [{ pattern: route! }]));
+    // wrangler finds the zone from the route's host.
+    edit(configPath, (t) => setTomlKey(t, `env.${env}`, 'routes', [route!]));
   }
 }
 
@@ -412,4 +392,27 @@ function jsonIn(stdout: string): unknown[] {
 function rel(file: string): string {
   const r = path.relative(process.cwd(), file);
   return r.startsWith('..') ? file : r;
+}
+
+// Run last: everything above (constants included) is initialised by then.
+let opts: ReturnType<typeof parseOptions>;
+try {
+  opts = parseOptions();
+} catch (err) {
+  console.error(`deploy: ${(err as Error).message}\n\n${HELP}`);
+  process.exit(2);
+}
+if (opts.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+try {
+  await main();
+} catch (err) {
+  if (err instanceof Refused) {
+    for (const line of err.message.split('\n')) console.error(`deploy refused: ${line}`);
+  } else {
+    console.error(`deploy failed: ${(err as Error).message}`);
+  }
+  process.exit(1);
 }
