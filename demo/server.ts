@@ -28,15 +28,13 @@ export async function startDemo(
   let origin = '';
   const server = createServer((req, res) => {
     handle(req, res).catch(() => {
-      res
-        .writeHead(502, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            code: 50204,
-            msg: 'The demo backend could not reach the gateway',
-            data: null,
-          }),
-        );
+      res.writeHead(502, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          code: 50204,
+          msg: 'The demo backend could not reach the gateway',
+          data: null,
+        }),
+      );
     });
   });
   async function handle(req: IncomingMessage, res: ServerResponse) {

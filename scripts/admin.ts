@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { adminToken, CliError, type Client, client } from './admin/client';
+import { printable } from './admin/printable';
 
 const HELP = `Usage: npm run admin -- <command> [arguments] [options]
 
@@ -108,7 +109,8 @@ function limitsBody() {
   for (const g of o.group ?? []) {
     const m = /^([a-z]+):(daily|monthly)=(\d+)$/.exec(g);
     if (!m) throw new CliError(`--group must look like sessions:daily=100, got "${g}"`);
-    (groups[m[1]!] ??= {})[m[2]!] = Number(m[3]);
+    const [, group = '', period = '', amount] = m;
+    groups[group] = { ...groups[group], [period]: Number(amount) };
   }
   const quota = {
     daily: num('daily', o.daily),
@@ -288,9 +290,9 @@ try {
   const url = o.url ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:8787';
   const api = client(url, adminToken(url));
   const { data, say } = await run(api);
-  console.log(o.json ? JSON.stringify(data, null, 2) : say);
+  console.log(o.json ? JSON.stringify(data, null, 2) : printable(say));
 } catch (err) {
   if (!(err instanceof CliError)) throw err;
-  console.error(`error: ${err.message}`);
+  console.error(`error: ${printable(err.message)}`);
   process.exit(1);
 }

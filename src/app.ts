@@ -13,6 +13,8 @@ import type { HonoEnv } from './env';
 import { errorResponse, GatewayError, ok } from './errors';
 import { log } from './log';
 import { browserCors } from './middleware/cors';
+import { named } from './observability/named';
+import { requestLog } from './observability/request-log';
 import { platformRoutes } from './proxy';
 import { loadSettings } from './settings';
 import { count } from './stats';
@@ -28,9 +30,10 @@ export function newApp(): Hono<HonoEnv> {
     c.set('settings', loadSettings(c.env));
     await next();
   });
+  app.use(requestLog());
 
   // For load balancers and readiness probes: answers once settings parse; no token, no upstream.
-  app.get('/healthz', (c) => c.json(ok({ status: 'ok' })));
+  app.get('/healthz', named('healthz'), (c) => c.json(ok({ status: 'ok' })));
   app.use(browserCors());
   app.route('/admin', adminRoutes());
   app.route('/', browserTokenRoutes());

@@ -1,5 +1,6 @@
 /** The Worker's bindings and the per-request variables, in one typed Hono env. */
 import type { RequestIdVariables } from 'hono/request-id';
+import type { Observation } from './observability/request-log';
 import type { ValidatedInput } from './routes/types';
 import type { Settings } from './settings';
 import type { Tenant, TokenRecord } from './tenants/types';
@@ -17,6 +18,9 @@ type OptionalSettings = Partial<
     | 'LIMITS_ENABLED'
     | 'LEASE_MAX_MS'
     | 'L1_CACHE_BYTES'
+    | 'PLATFORM_KEY_PATTERN'
+    | 'USAGE_RETENTION_DAYS'
+    | 'LOG_SAMPLE_RATE'
     | 'LIMITER_FAILURE_MODE'
     | 'BROWSER_PARTITION_SHARE',
     string | Record<string, unknown>
@@ -30,10 +34,15 @@ type OptionalSettings = Partial<
  */
 export type Bindings = Omit<Env, 'ADMIN_TOKEN' | 'KEY_ENCRYPTION_KEY'> &
   Partial<Pick<Env, 'ADMIN_TOKEN' | 'KEY_ENCRYPTION_KEY'>> &
-  OptionalSettings;
+  OptionalSettings & {
+    /** Optional Workers Analytics Engine dataset: one point per request (docs/ANALYTICS.md). */
+    ANALYTICS?: AnalyticsEngineDataset;
+  };
 
 export interface Variables extends RequestIdVariables {
   settings: Settings;
+  /** What the pipeline did with the request, for its log line (observability/request-log.ts). */
+  obs: Observation;
   tenant: Tenant;
   token: TokenRecord;
   /** A platform route's validated path, query and body (middleware/validate.ts). */

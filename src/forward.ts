@@ -9,6 +9,7 @@ import { type CacheOutcome, readThrough } from './cache/read-through';
 import type { HonoEnv } from './env';
 import type { ResolvedRoute, ValidatedInput } from './routes/types';
 import { callPlatform } from './upstream/fetch';
+import { maskSecrets, type SecretShapes } from './upstream/redact';
 import { buildUpstreamRequest } from './upstream/request';
 
 export interface ForwardOptions {
@@ -20,6 +21,14 @@ export interface ForwardOptions {
   callerCacheControl: boolean;
 }
 
+/** What a platform secret looks like for this request's tenant. */
+export function secretShapes(c: Context<HonoEnv>): SecretShapes {
+  return {
+    pattern: c.get('settings').PLATFORM_KEY_PATTERN,
+    tenantKey: c.get('tenant').platform_key,
+  };
+}
+
 export async function forward(
   c: Context<HonoEnv>,
   route: ResolvedRoute,
@@ -27,8 +36,10 @@ export async function forward(
   options: ForwardOptions = { callerCacheControl: true },
 ): Promise<CacheOutcome> {
   const settings = c.get('settings');
-  const fetchFresh = () =>
-    callPlatform(
+  const obs = c.get('obs');
+  const fetchFresh = async () => {
+    const started = Date.now();
+    const result = await callPlatform(
       buildUpstreamRequest(settings, {
         route,
         ...input,
@@ -37,7 +48,14 @@ export async function forward(
         callerHeaders: c.req.raw.headers,
       }),
       settings.UPSTREAM_TIMEOUT_MS,
-    );
+    ).finally(() => {
+      obs.upstreamMs = Date.now() - started;
+    });
+    obs.upstreamStatus = result.status;
+    // Routes that return platform secrets are masked per token (proxy.ts); any other
+    // answer that holds something like a key is masked for everyone, before the cache.
+    return route.secrets ? result : { ...result, body: maskSecrets(result.body, secretShapes(c)) };
+  };
   if (!route.cache) return { result: await fetchFresh(), status: 'BYPASS', age: 0 };
 
   const cacheControl = options.callerCacheControl ? (c.req.header('cache-control') ?? '') : '';

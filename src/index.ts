@@ -1,6 +1,14 @@
-/** Worker entry: the gateway app and its Durable Object classes. */
+/** Worker entry: the gateway app, the CONNECT refusal, and the Durable Object classes. */
 import { newApp } from './app';
+import { refuseTunnel } from './connect';
+import type { Bindings } from './env';
 
 export { AuditLog } from './audit/log';
 export { TenantGuard } from './limits/guard';
-export default newApp();
+
+const app = newApp();
+
+export default {
+  fetch: app.fetch,
+  connect: refuseTunnel,
+} satisfies ExportedHandler<Bindings>;

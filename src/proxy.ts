@@ -8,16 +8,17 @@ import { type Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { HonoEnv } from './env';
 import { GatewayError } from './errors';
-import { forward } from './forward';
+import { forward, secretShapes } from './forward';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
 import { validateInput } from './middleware/validate';
+import { named } from './observability/named';
 import { configuredRoute } from './routes/overrides';
 import { ROUTE_SPECS } from './routes/table';
 import type { PlatformReader, RouteSpec } from './routes/types';
 import { hasScope } from './tenants/scopes';
 import { parseEnvelope } from './upstream/normalize';
-import { maskApiKeys } from './upstream/redact';
+import { maskSecrets } from './upstream/redact';
 
 export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
@@ -27,6 +28,7 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
     app.on(
       spec.method,
       [spec.path],
+      named(spec.id),
       tenantAuth(),
       requireScope(spec),
       validateInput(spec),
@@ -37,7 +39,9 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
         const outcome = await forward(c, route, c.get('input'));
         const seesSecrets = hasScope(c.get('token').scopes, 'apikeys:admin') && !c.get('partition');
         const body =
-          spec.secrets && !seesSecrets ? maskApiKeys(outcome.result.body) : outcome.result.body;
+          spec.secrets && !seesSecrets
+            ? maskSecrets(outcome.result.body, secretShapes(c))
+            : outcome.result.body;
         const headers: Record<string, string> = {
           'content-type': 'application/json; charset=utf-8',
         };
@@ -47,6 +51,10 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
         }
         const status = outcome.result.status;
         if (!isContentful(status)) throw new GatewayError('UPSTREAM_HTTP_ERROR');
+        const obs = c.get('obs');
+        obs.cache = outcome.tier === 'L1' ? 'L1' : outcome.status;
+        obs.code = outcome.result.envelope?.code ?? 0;
+        obs.bytes = body.byteLength;
         return c.body(body, status, headers);
       },
     );

@@ -27,6 +27,9 @@ const jsonSetting = <T extends z.ZodType>(schema: T) =>
     }
   }, schema);
 
+/** What a platform key looks like, to mask it wherever it shows up (README, Settings). */
+const DEFAULT_PLATFORM_KEY_PATTERN = 'sk-[A-Za-z0-9_-]{16,}';
+
 const settingsSchema = z.object({
   PLATFORM_BASE_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
@@ -54,6 +57,26 @@ const settingsSchema = z.object({
     .transform((v) => v === 'true'),
   LEASE_MAX_MS: intSetting(10, 10_000, 1000),
   L1_CACHE_BYTES: intSetting(0, 128 * 1024 * 1024, 8 * 1024 * 1024),
+  USAGE_RETENTION_DAYS: intSetting(1, 3650, 90),
+  LOG_SAMPLE_RATE: z.preprocess(
+    (v) => (v === undefined || v === '' ? undefined : Number(v)),
+    z
+      .number({ error: 'must be a number' })
+      .min(0, 'must be from 0 to 1')
+      .max(1, 'must be from 0 to 1')
+      .default(1),
+  ),
+  PLATFORM_KEY_PATTERN: z
+    .string()
+    .default(DEFAULT_PLATFORM_KEY_PATTERN)
+    .transform((source, ctx) => {
+      try {
+        return new RegExp(source, 'g');
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a regular expression' });
+        return z.NEVER;
+      }
+    }),
   LIMITER_FAILURE_MODE: z
     .enum(['closed', 'open'], { error: 'must be closed or open' })
     .default('closed'),

@@ -146,7 +146,7 @@ describe('settings', () => {
   });
 
   it('PLATFORM_AUTH_SCHEME puts a scheme before the key in Authorization', async () => {
-    const tenant = await createTenant();
+    const tenant = await createTenant(undefined, undefined, ['full', 'apikeys:read']);
     const id = `scheme-${crypto.randomUUID()}`;
     await gatewayWith({ PLATFORM_AUTH_SCHEME: 'Bearer' }, '/user/apikey/lists', {
       headers: { authorization: tenant.token, 'x-request-id': id },

@@ -69,10 +69,12 @@ export interface TestTenant {
 export async function createTenant(
   platformKey = platformKeys.demo,
   name = 'test tenant',
+  scopes?: string[],
 ): Promise<TestTenant> {
+  const token = scopes ? { token: { name: 'default', scopes } } : {};
   const res = await admin('/tenants', {
     method: 'POST',
-    body: JSON.stringify({ name, platform_key: platformKey }),
+    body: JSON.stringify({ name, platform_key: platformKey, ...token }),
   });
   const body = await envelope(res);
   if (res.status !== 201)

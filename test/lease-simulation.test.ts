@@ -49,6 +49,7 @@ async function simulate(s: Scenario, seed: number): Promise<Run> {
     leaseMaxMs: s.leaseMaxMs,
     defaults: s.limits,
     meterOptions: { partitionShare: 1, largestCost: 1 },
+    usageRetentionDays: 90,
   };
   const isolates = Array.from({ length: ISOLATES }, () => new TenantLease());
   const scope: Scope = { group: 'teams', tokenId: 'tok_sim' };

@@ -203,6 +203,7 @@ describe('tokens', () => {
       'calls:read',
       'sessions:read',
       'teams:read',
+      'usage:read',
     ]);
   });
 

@@ -31,7 +31,8 @@ const ids = {
 };
 
 beforeAll(async () => {
-  tenant = await createTenant(platformKeys.demo, 'routes');
+  // The API key routes need an explicit grant; apikeys:admin also sees keys unmasked.
+  tenant = await createTenant(platformKeys.demo, 'routes', ['full', 'apikeys:admin']);
   const teams = (await asTenant(tenant, '/team/lists')).body.data.data;
   ids.team = teams[0].team_id;
   ids.agent = (await asTenant(tenant, '/agent/lists')).body.data.data[0].agent_id;

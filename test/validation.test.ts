@@ -8,7 +8,8 @@ import { asTenant, createTenant, type TestTenant, upstreamSaw } from './helpers'
 const TEAM = '3f6c1e2a-5b7d-4c8e-9f01-23456789abcd';
 let tenant: TestTenant;
 beforeAll(async () => {
-  tenant = await createTenant();
+  // The API key routes need an explicit grant.
+  tenant = await createTenant(undefined, undefined, ['full', 'apikeys:admin']);
 });
 
 interface Bad {

@@ -8,6 +8,7 @@ import { forgetLease } from '../limits/admission';
 import { guardFor, type TenantGuard } from '../limits/guard';
 import { log } from '../log';
 import { directStores, type Stores } from '../tenants/stores';
+import { randomBase62 } from '../tenants/token';
 import type { StoredTenant } from '../tenants/types';
 
 type AdminContext = Context<HonoEnv>;
@@ -65,4 +66,31 @@ export async function audit(
   };
   log.info(`audit.${action}`, record);
   await auditLog(c.env).record(record);
+}
+
+/** A cache version no entry has yet: part of every cache key of the tenants that get it. */
+export function newCacheVersion(): string {
+  return `${Date.now().toString(36)}.${randomBase62(8)}`;
+}
+
+/**
+ * Cache versions belong to a platform key: a tenant that starts using a key
+ * takes the version of the tenants already using it (so they share entries),
+ * or a fresh one when none does, so an entry purged before it existed is never
+ * served to it.
+ */
+export async function adoptCacheVersion(
+  c: AdminContext,
+  stores: Stores,
+  tenantId: string,
+  fingerprint: string,
+): Promise<void> {
+  let version: string | null = null;
+  for (const other of await stores.keys.tenantsSharing(fingerprint)) {
+    if (other === tenantId) continue;
+    version = (await guardFor(c.env, other).cacheVersion()) ?? '0';
+    break;
+  }
+  const adopted = version ?? newCacheVersion();
+  await changeGuard(c, tenantId, (g) => g.setCacheVersion(adopted));
 }

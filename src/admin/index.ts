@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { l1Stats } from '../cache/read-through';
 import type { HonoEnv } from '../env';
 import { ok } from '../errors';
+import { named } from '../observability/named';
 import { isolateStats } from '../stats';
 import { auditRoutes } from './audit';
 import { adminAuth } from './auth';
@@ -12,7 +13,7 @@ import { tokenRoutes } from './tokens';
 
 export function adminRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
-  app.use('*', adminAuth());
+  app.use('*', named('admin'), adminAuth());
   app.route('/tenants', tenantRoutes());
   app.route('/tenants', tokenRoutes());
   app.route('/tenants', limitRoutes());

@@ -3,13 +3,13 @@ import { Hono } from 'hono';
 import type { HonoEnv } from '../env';
 import { limitsSchema } from '../limits/policy';
 import { validated } from '../middleware/validate';
-import { randomBase62 } from '../tenants/token';
 import {
   adminStores,
   audit,
   changeGuard,
   existingTenant,
   guardFor,
+  newCacheVersion,
   ok,
   tenantParams,
 } from './common';
@@ -54,7 +54,7 @@ export function limitRoutes(): Hono<HonoEnv> {
     const stores = await adminStores(c);
     const tenant = await existingTenant(stores, id);
     const sharing = new Set([id, ...(await stores.keys.tenantsSharing(tenant.key_fingerprint))]);
-    const version = `${Date.now().toString(36)}.${randomBase62(8)}`;
+    const version = newCacheVersion();
     await Promise.all(
       [...sharing].map((t) => changeGuard(c, t, (g) => g.setCacheVersion(version))),
     );

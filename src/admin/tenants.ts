@@ -3,9 +3,17 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { HonoEnv } from '../env';
 import { validated } from '../middleware/validate';
-import { intField, originField, textField } from '../routes/schemas';
+import { intField, nameField, originField, textField } from '../routes/schemas';
 import { publicTenant } from '../tenants/types';
-import { adminStores, audit, changeGuard, existingTenant, ok, tenantParams } from './common';
+import {
+  adminStores,
+  adoptCacheVersion,
+  audit,
+  changeGuard,
+  existingTenant,
+  ok,
+  tenantParams,
+} from './common';
 import { newToken, tokenSpecSchema } from './token-spec';
 
 // Printable ASCII only: the key goes into an HTTP header, and workerd warns (quoting the value) on anything else.
@@ -17,14 +25,14 @@ const platformKey = textField('platform_key', 512, 8).regex(
 const MAX_CORS_ORIGINS = 20;
 const corsOrigins = z.array(originField('each origin')).max(MAX_CORS_ORIGINS);
 const createBody = z.strictObject({
-  name: textField('name', 100, 1),
+  name: nameField('name', 100),
   platform_key: platformKey,
   cors_origins: corsOrigins.default([]),
   token: tokenSpecSchema.default({ name: 'default', scopes: ['full'] }),
 });
 const updateBody = z
   .strictObject({
-    name: textField('name', 100, 1).optional(),
+    name: nameField('name', 100).optional(),
     platform_key: platformKey.optional(),
     cors_origins: corsOrigins.optional(),
   })
@@ -49,6 +57,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
       platformKey: body.platform_key,
       corsOrigins: body.cors_origins,
     });
+    await adoptCacheVersion(c, stores, tenant.id, tenant.key_fingerprint);
     const issued = await stores.tokens.issue(tenant.id, firstToken);
     await audit(c, 'tenant.created', {
       tenant_id: tenant.id,
@@ -83,7 +92,11 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const { id } = c.req.valid('param');
     const patch = c.req.valid('json');
     const stores = await adminStores(c);
-    const updated = await stores.tenants.update(await existingTenant(stores, id), patch);
+    const before = await existingTenant(stores, id);
+    const updated = await stores.tenants.update(before, patch);
+    if (updated.key_fingerprint !== before.key_fingerprint) {
+      await adoptCacheVersion(c, stores, id, updated.key_fingerprint);
+    }
     await audit(c, 'tenant.updated', {
       tenant_id: id,
       detail: { fields: Object.keys(patch).sort() },
@@ -114,7 +127,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     await changeGuard(c, id, (g) => g.setDisabled(true));
     for (const record of await stores.tokens.list(id)) {
       const entry = await stores.tokens.find({ tenantId: id, tokenId: record.id });
-      if (entry) await stores.tokens.delete(entry);
+      if (entry) await stores.tokens.remove(entry);
     }
     await stores.tenants.delete(tenant);
     await audit(c, 'tenant.deleted', { tenant_id: id });

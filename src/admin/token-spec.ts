@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { invalidField } from '../errors';
 import { tokenLimitsSchema } from '../limits/policy';
-import { textField } from '../routes/schemas';
+import { nameField } from '../routes/schemas';
 import { ALL_SCOPES, expandScopes, PRESETS } from '../tenants/scopes';
 import type { NewToken } from '../tenants/token-store';
 
@@ -10,7 +10,7 @@ import type { NewToken } from '../tenants/token-store';
 export const MAX_TOKEN_LIFETIME_S = 5 * 365 * 86_400;
 
 export const tokenSpecSchema = z.strictObject({
-  name: textField('name', 64, 1).default('default'),
+  name: nameField('name', 64).default('default'),
   scopes: z.array(z.string().max(64)).min(1).max(32).default(['full']),
   expires_at: z.iso
     .datetime({ offset: true, error: 'expires_at must be an ISO 8601 date-time with a zone' })

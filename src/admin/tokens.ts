@@ -170,7 +170,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
     await existingTenant(stores, id);
     const entry = await existingToken(stores, id, token_id);
     await changeGuard(c, id, (g) => g.revoke(token_id, Date.now()));
-    await stores.tokens.delete(entry);
+    await stores.tokens.revoke(entry);
     await audit(c, 'token.revoked', { tenant_id: id, token_id });
     return c.json(ok({ token_id, revoked: true }));
   });

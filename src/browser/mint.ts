@@ -10,9 +10,10 @@ import { GatewayError, invalidField, ok } from '../errors';
 import { tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
+import { named } from '../observability/named';
 import { originField } from '../routes/schemas';
 import { keyRing } from '../tenants/crypto';
-import { expandScopes, hasScope } from '../tenants/scopes';
+import { expandScopes, hasScope, isApiKeyScope } from '../tenants/scopes';
 import { randomBase62 } from '../tenants/token';
 import {
   BROWSER_TOKEN_MAX_TTL_S,
@@ -42,7 +43,7 @@ const mintBody = z.strictObject({
 });
 
 /** Browser tokens never see platform secrets, whatever the minting token may. */
-const isBrowserScope = (scope: string) => !scope.startsWith('apikeys:');
+const isBrowserScope = (scope: string) => !isApiKeyScope(scope);
 
 /** Refused before the limiter counts anything: a browser token cannot mint. */
 const notFromBrowser = createMiddleware<HonoEnv>(async (c, next) => {
@@ -56,6 +57,7 @@ export function browserTokenRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.post(
     '/auth/browser-token',
+    named('auth.browser_token'),
     tenantAuth(),
     notFromBrowser,
     // Counted before the body is read: a flood of bad bodies still spends the tenant's limits.

@@ -63,6 +63,10 @@ export async function verifyBrowserToken(
     return { ok: false, reason: 'malformed' };
   const [payload, signature, extra] = token.slice(BROWSER_TOKEN_PREFIX.length).split('.');
   if (!payload || !signature || extra !== undefined) return { ok: false, reason: 'malformed' };
+  // One spelling per token: no padding, no other alphabet, no stray trailing bits.
+  if (!isCanonicalBase64Url(payload) || !isCanonicalBase64Url(signature)) {
+    return { ok: false, reason: 'malformed' };
+  }
   let claims: BrowserClaims;
   try {
     const parsed = claimsSchema.safeParse(
@@ -87,4 +91,8 @@ export async function verifyBrowserToken(
   }
   if (!(claims.exp * 1000 > nowMs)) return { ok: false, reason: 'expired' };
   return { ok: true, claims };
+}
+
+function isCanonicalBase64Url(part: string): boolean {
+  return /^[A-Za-z0-9_-]+$/.test(part) && toBase64Url(fromBase64Url(part)) === part;
 }

@@ -13,7 +13,9 @@ import { GatewayError } from '../errors';
 import { requireScope, tenantAuth, WS_PROTOCOL } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
+import { named } from '../observability/named';
 import { opaqueId } from '../routes/schemas';
+import { closeQuietly, endWithCredentials } from './stream-standing';
 
 /** What opening an event stream counts against the tenant's limits. */
 export const WS_CONNECT_COST = 1;
@@ -22,6 +24,7 @@ export function sessionEventRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.get(
     '/session/ws/:session_id',
+    named('session.events'),
     tenantAuth({ websocket: true }),
     requireScope({ group: 'sessions', method: 'GET' }),
     validated('param', z.object({ session_id: opaqueId('session_id') })),
@@ -29,12 +32,14 @@ export function sessionEventRoutes(): Hono<HonoEnv> {
     tenantLimits('sessions', () => WS_CONNECT_COST),
     async (c) => {
       const upstream = await connectUpstream(c, c.req.valid('param').session_id);
-      const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+      const pair = new WebSocketPair();
+      const client = pair[0];
+      const server = pair[1];
       server.accept();
       upstream.accept();
       pipe(server, upstream);
       pipe(upstream, server);
-      closeAtExpiry(c.get('token').expires_at, server, upstream);
+      endWithCredentials(c, server, upstream);
       // A browser that offered subprotocols must get one of them back; the token is never echoed.
       const offered = (c.req.header('sec-websocket-protocol') ?? '')
         .split(',')
@@ -55,19 +60,6 @@ const upgradeOnly = createMiddleware<HonoEnv>(async (c, next) => {
   }
   await next();
 });
-
-/** A stream ends when its token does (4401, "token expired"); revocation is checked at connect. */
-function closeAtExpiry(expiresAt: string | null, client: WebSocket, upstream: WebSocket) {
-  if (!expiresAt) return;
-  const timer = setTimeout(
-    () => {
-      closeQuietly(client, 4401, 'token expired');
-      closeQuietly(upstream, 4401, 'token expired');
-    },
-    Math.max(0, Date.parse(expiresAt) - Date.now()),
-  );
-  client.addEventListener('close', () => clearTimeout(timer));
-}
 
 async function connectUpstream(c: Context<HonoEnv>, sessionId: string): Promise<WebSocket> {
   const settings = c.get('settings');
@@ -108,14 +100,4 @@ function pipe(from: WebSocket, to: WebSocket) {
   });
   from.addEventListener('close', (event) => closeQuietly(to, event.code, event.reason));
   from.addEventListener('error', () => closeQuietly(to, 1011, 'peer error'));
-}
-
-function closeQuietly(ws: WebSocket, code: number, reason: string) {
-  // 1005 and 1006 describe a close; they may not be sent in one.
-  const sendable = code === 1000 || (code >= 3000 && code <= 4999) ? code : 1011;
-  try {
-    ws.close(sendable, reason.slice(0, 120));
-  } catch {
-    // Already closed.
-  }
 }

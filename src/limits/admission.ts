@@ -4,15 +4,18 @@
  * that tenant wait for (limits/lease.ts, waiters.ts). Exact-mode tenants make
  * one call per request. Renewals run in the background before a lease ends.
  */
+import { type UsageBatch, UsageBuffer, type UsageEntry } from '../observability/usage';
 import { waitUntilDone } from '../waiters';
 import type { Decision, LeaseSettings } from './lease';
 import { TenantLease } from './lease';
-import type { LeaseAnswer, LeaseRequest } from './lease-protocol';
+import type { LeaseAnswer, LeaseRequest, Refusal } from './lease-protocol';
 import type { Scope } from './policy';
 
 export interface AdmissionIo {
   /** Calls the tenant's TenantGuard. */
   acquire(req: LeaseRequest): Promise<LeaseAnswer>;
+  /** Hands the guard a usage batch on its own (when no lease call came by in time). */
+  record(batch: UsageBatch, retentionDays: number): Promise<void>;
   /** Keeps background work (and a call others wait on) alive past the response. */
   waitUntil(promise: Promise<unknown>): void;
   now(): number;
@@ -33,6 +36,8 @@ const MAX_ROUNDS = 20;
 
 class TenantAdmission {
   readonly lease = new TenantLease();
+  /** Usage gathered here, handed to the guard with the next call. */
+  readonly usage = new UsageBuffer();
   /** A call to the guard is in flight. */
   calling = false;
   /** Units of requests waiting for that call. */
@@ -84,6 +89,30 @@ export async function admit(
   }
 }
 
+/**
+ * Whether a scope's token and tenant still stand (open streams ask this every
+ * lease time): from the lease, or from one guard call when it cannot say.
+ * Counts nothing.
+ */
+export async function standing(
+  tenantId: string,
+  scope: Scope,
+  settings: LeaseSettings,
+  io: AdmissionIo,
+): Promise<Refusal | null | typeof UNAVAILABLE> {
+  const t = admissionFor(tenantId);
+  const known = t.lease.standing(scope, io.now());
+  if (known !== 'ask') return known;
+  try {
+    const req = t.lease.request(io.now(), settings, { scope, cost: 0, queued: 0 });
+    t.lease.apply(req, await keptAlive(io, io.acquire(req)));
+  } catch {
+    return UNAVAILABLE;
+  }
+  const after = t.lease.standing(scope, io.now(), true);
+  return after === 'ask' ? UNAVAILABLE : after;
+}
+
 /** Drops this isolate's lease of a tenant: its next request asks the guard (operator changes). */
 export function forgetLease(tenantId: string): void {
   tenants.get(tenantId)?.lease.forget();
@@ -97,7 +126,7 @@ async function call(
 ): Promise<AdmissionResult> {
   const coordinating = !t.calling;
   t.calling = true;
-  const req = t.lease.request(io.now(), settings, waiting);
+  const req = withUsage(t, settings, t.lease.request(io.now(), settings, waiting));
   try {
     const answer = await keptAlive(io, io.acquire(req));
     return t.lease.apply(req, answer) ?? UNAVAILABLE;
@@ -114,7 +143,7 @@ function renewInBackground(t: TenantAdmission, settings: LeaseSettings, io: Admi
   const now = io.now();
   if (t.calling || now < t.downUntil || !t.lease.renewal(now, settings)) return;
   t.calling = true;
-  const req = t.lease.request(now, settings, null);
+  const req = withUsage(t, settings, t.lease.request(now, settings, null));
   const renewal = io
     .acquire(req)
     .then((answer) => {
@@ -127,6 +156,29 @@ function renewInBackground(t: TenantAdmission, settings: LeaseSettings, io: Admi
       t.calling = false;
     });
   io.waitUntil(renewal);
+}
+
+/** The usage gathered so far rides along with a call to the guard. */
+function withUsage(t: TenantAdmission, settings: LeaseSettings, req: LeaseRequest): LeaseRequest {
+  const usage = t.usage.take();
+  return usage ? { ...req, usage, usageRetentionDays: settings.usageRetentionDays } : req;
+}
+
+/**
+ * Adds a finished request to its tenant's usage; sends the batch on its own,
+ * off the request path, once it has waited USAGE_FLUSH_MS for a lease call.
+ */
+export function recordUsage(
+  tenantId: string,
+  entry: UsageEntry,
+  settings: LeaseSettings,
+  io: AdmissionIo,
+): void {
+  const t = admissionFor(tenantId);
+  t.usage.add(entry);
+  if (!t.usage.due(io.now()) || t.calling) return;
+  const batch = t.usage.take();
+  if (batch) io.waitUntil(io.record(batch, settings.usageRetentionDays).catch(() => undefined));
 }
 
 /** The call survives its own request ending early (others may be waiting on it). */

@@ -10,7 +10,16 @@
  * exactly L through, whatever the number of isolates.
  */
 import { DurableObject } from 'cloudflare:workers';
+import type { UsageBatch } from '../observability/usage';
 import { ROUTE_GROUPS } from '../routes/types';
+import {
+  type History,
+  type HistoryQuery,
+  migrateHistory,
+  queryHistory,
+  recordHistory,
+  sweepHistory,
+} from './history';
 import type { LeaseAnswer, LeaseRequest, MeterGrant, Refusal, ScopeGrant } from './lease-protocol';
 import { Ledger, type LedgerStorage, type SlotRow } from './ledger';
 import {
@@ -75,8 +84,11 @@ export interface GuardCalls {
 }
 
 /** Rows of the `settings` table (docs/STORAGE.md). */
-type SettingName = 'limits' | 'cache_version' | 'disabled';
+type SettingName = 'limits' | 'cache_version' | 'disabled' | 'retention_days';
 type TokenState = { at: number; reason: 'revoked' | 'expired' } | null;
+
+/** Usage history kept when no isolate has said otherwise (USAGE_RETENTION_DAYS). */
+const DEFAULT_RETENTION_DAYS = 90;
 
 /** How often rows that no longer count are swept away (docs/STORAGE.md). */
 const SWEEP_EVERY_MS = 3_600_000;
@@ -99,6 +111,7 @@ export class TenantGuard extends DurableObject {
     this.sql = ctx.storage.sql;
     migrate(this.sql);
     this.ledger = new Ledger(sqlLedgerStorage(this.sql));
+    migrateHistory(this.sql);
   }
 
   /**
@@ -108,6 +121,7 @@ export class TenantGuard extends DurableObject {
    */
   acquire(req: LeaseRequest): LeaseAnswer {
     const now = req.now;
+    if (req.usage) this.record(req.usage, req.usageRetentionDays);
     for (const r of req.returns) this.ledger.refund(r.meter, r.slot, r.units, now);
     const limits = this.ownLimits() ?? req.defaults;
     const mode = limits.limiter ?? 'leased';
@@ -175,6 +189,24 @@ export class TenantGuard extends DurableObject {
       scopes,
       meters: grants,
     };
+  }
+
+  /** Usage an isolate gathered (observability/usage.ts): added to the hourly rollups. */
+  record(batch: UsageBatch, retentionDays?: number): void {
+    recordHistory(this.sql, batch);
+    if (retentionDays !== undefined && String(retentionDays) !== this.setting('retention_days')) {
+      this.sql.exec(
+        "INSERT OR REPLACE INTO settings (name, value) VALUES ('retention_days', ?)",
+        String(retentionDays),
+      );
+      this.cachedSettings.delete('retention_days');
+    }
+    this.scheduleSweep();
+  }
+
+  /** Usage history series for the operator API and the tenant's own view. */
+  history(q: HistoryQuery): History {
+    return queryHistory(this.sql, q);
   }
 
   /** Exact admission of one request: `acquire` with nothing leased, as a verdict. */
@@ -358,6 +390,8 @@ export class TenantGuard extends DurableObject {
     const now = Date.now();
     this.sql.exec('DELETE FROM slots WHERE keep_until <= ?', now);
     this.ledger.sweep(now);
+    const days = Number(this.setting('retention_days') ?? DEFAULT_RETENTION_DAYS);
+    sweepHistory(this.sql, now - days * 86_400_000);
     this.sweepScheduled = false;
   }
 

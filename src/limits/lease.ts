@@ -20,6 +20,8 @@ export interface LeaseSettings {
   leaseMaxMs: number;
   defaults: Limits;
   meterOptions: MeterOptions;
+  /** How long the guard keeps usage history (USAGE_RETENTION_DAYS). */
+  usageRetentionDays: number;
 }
 
 /** A request admitted (with its RateLimit view) or refused. */
@@ -187,6 +189,21 @@ export class TenantLease {
     return grant.refusal
       ? { kind: 'refused', refusal: grant.refusal, meters: views(held, req.now) }
       : { kind: 'admitted', meters: views(held, req.now), cacheVersion: answer.cacheVersion };
+  }
+
+  /**
+   * Whether a scope's token and tenant still stand, from the lease alone, without
+   * counting anything: null while they do, the refusal once they do not, or
+   * 'ask' when the lease cannot say (ended, or the scope unknown). `justAsked`:
+   * the state came from the guard a moment ago (exact-mode answers hold for no time).
+   */
+  standing(scope: Scope, now: number, justAsked = false): Refusal | null | 'ask' {
+    const period = justAsked || this.periodAt(now);
+    const state = this.scopes.get(scopeKey(scope));
+    if (!period || !state) return 'ask';
+    if (this.disabled) return { reason: 'disabled' };
+    if (state.tokenEnd && now >= state.tokenEnd.at) return { reason: state.tokenEnd.reason };
+    return null;
   }
 
   /** Whether to renew in the background now: ahead of the lease's end, or to top it up. */

@@ -18,6 +18,7 @@ import { hasScope, requiredScope } from '../tenants/scopes';
 import { memoizedStores, type Stores } from '../tenants/stores';
 import { hashToken, isWellFormedToken, TOKEN_PREFIX } from '../tenants/token';
 import type { Tenant, TokenRecord } from '../tenants/types';
+import { assertNotThrottled, countAgainstClient } from './preauth';
 
 interface Authenticated {
   tenant: Tenant;
@@ -35,10 +36,20 @@ export function tenantAuth(opts: { websocket?: boolean } = {}) {
         message: 'Missing gateway token: send Authorization: Bearer <token>',
       });
     }
+    // A client that keeps presenting bad tokens is refused before any KV read.
+    assertNotThrottled(c, 'auth');
     const stores = await memoizedStores(c.env, c.get('settings'));
-    const found = token.startsWith(BROWSER_TOKEN_PREFIX)
-      ? await browserToken(c, stores, token)
-      : await tenantToken(stores, token);
+    let found: Authenticated;
+    try {
+      found = token.startsWith(BROWSER_TOKEN_PREFIX)
+        ? await browserToken(c, stores, token)
+        : await tenantToken(stores, token);
+    } catch (err) {
+      if (err instanceof GatewayError && err.kind === 'INVALID_TOKEN') {
+        await countAgainstClient(c, 'auth');
+      }
+      throw err;
+    }
     if (found.tenant.status !== 'active') throw new GatewayError('TENANT_DISABLED');
 
     // A browser may only call from an origin its tenant allows.
@@ -56,18 +67,18 @@ export function tenantAuth(opts: { websocket?: boolean } = {}) {
 }
 
 async function tenantToken(stores: Stores, token: string): Promise<Authenticated> {
-  // Shape and checksum first: garbage never costs a KV read.
-  if (!isWellFormedToken(token)) {
-    throw new GatewayError('INVALID_TOKEN', { message: 'Malformed gateway token' });
-  }
+  // Shape and checksum first: garbage never costs a KV read. It answers as an
+  // unknown token does, so the answer says nothing about which check failed.
+  if (!isWellFormedToken(token)) throw new GatewayError('INVALID_TOKEN');
   const entry = await stores.tokens.find({ hash: await hashToken(token) });
-  if (!entry) throw new GatewayError('INVALID_TOKEN', { message: 'Unknown gateway token' });
+  if (!entry) throw new GatewayError('INVALID_TOKEN');
   const { record } = entry;
+  if (record.revoked_at) throw new GatewayError('TOKEN_REVOKED');
   if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) {
     throw new GatewayError('TOKEN_EXPIRED');
   }
   const tenant = await stores.tenants.get(record.tenant_id);
-  if (!tenant) throw new GatewayError('INVALID_TOKEN', { message: 'Unknown gateway token' });
+  if (!tenant) throw new GatewayError('INVALID_TOKEN');
   return { tenant, record };
 }
 

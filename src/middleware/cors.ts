@@ -10,6 +10,7 @@ import { createMiddleware } from 'hono/factory';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
 import { memoizedStores } from '../tenants/stores';
+import { assertNotThrottled, countAgainstClient } from './preauth';
 
 /** How long a browser may reuse a preflight answer (README, limits). */
 export const PREFLIGHT_MAX_AGE_S = 600;
@@ -22,7 +23,13 @@ export function browserCors() {
     // The operator API is never for browsers: no preflight answer, no grant.
     if (!origin || c.req.path.startsWith('/admin')) return next();
     const settings = c.get('settings');
-    const known = async () => (await memoizedStores(c.env, settings)).origins.known(origin);
+    // A lookup KV must answer counts against the client: floods of made-up origins are cut off.
+    const known = async () =>
+      (await memoizedStores(c.env, settings)).origins.known(origin, async () => {
+        assertNotThrottled(c, 'origin');
+        await countAgainstClient(c, 'origin');
+        assertNotThrottled(c, 'origin');
+      });
 
     if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
       if (!(await known()))

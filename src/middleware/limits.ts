@@ -7,6 +7,7 @@
  *
  * @example app.get('/team/lists', tenantAuth(), tenantLimits('teams', () => 1), handler)
  */
+import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
@@ -27,16 +28,20 @@ export function tenantLimits(group: LimitGroup, cost: (settings: Settings) => nu
     const settings = c.get('settings');
     if (!settings.LIMITS_ENABLED) return next();
     const tenantId = c.get('tenant').id;
-    const io: AdmissionIo = {
-      acquire: (req) => {
-        count('guard_calls');
-        return guardFor(c.env, tenantId).acquire(req);
-      },
-      waitUntil: (p) => c.executionCtx.waitUntil(p),
-      now: () => Date.now(),
-    };
     const scope = { group, tokenId: c.get('token').id, partition: c.get('partition') };
-    const result = await admit(tenantId, scope, cost(settings), leaseSettings(settings), io);
+    const units = cost(settings);
+    const result = await admit(tenantId, scope, units, leaseSettings(settings), admissionIo(c));
+    const obs = c.get('obs');
+    obs.cost = units;
+    obs.limiter =
+      result.kind === 'refused'
+        ? 'refused'
+        : result.kind === 'admitted'
+          ? 'admitted'
+          : 'unavailable';
+    if (result.kind === 'refused' && 'violated' in result.refusal) {
+      obs.refusedBy = result.refusal.violated;
+    }
 
     if (result.kind === 'unavailable') {
       log.error('limiter.unavailable', {
@@ -55,15 +60,33 @@ export function tenantLimits(group: LimitGroup, cost: (settings: Settings) => nu
   });
 }
 
+/** How this request reaches its tenant's TenantGuard, for limits/admission.ts. */
+export function admissionIo(c: Context<HonoEnv>): AdmissionIo {
+  const tenantId = c.get('tenant').id;
+  return {
+    acquire: (req) => {
+      count('guard_calls');
+      return guardFor(c.env, tenantId).acquire(req);
+    },
+    record: (batch, retentionDays) => {
+      count('guard_calls');
+      return guardFor(c.env, tenantId).record(batch, retentionDays);
+    },
+    waitUntil: (p) => c.executionCtx.waitUntil(p),
+    now: () => Date.now(),
+  };
+}
+
 // Lease settings change only with the settings object (parsed once per env).
 const leaseSettingsFor = new WeakMap<Settings, LeaseSettings>();
 
-function leaseSettings(settings: Settings): LeaseSettings {
+export function leaseSettings(settings: Settings): LeaseSettings {
   let ls = leaseSettingsFor.get(settings);
   if (!ls) {
     ls = {
       leaseMaxMs: settings.LEASE_MAX_MS,
       defaults: settings.DEFAULT_LIMITS,
+      usageRetentionDays: settings.USAGE_RETENTION_DAYS,
       meterOptions: {
         partitionShare: settings.BROWSER_PARTITION_SHARE,
         largestCost: largestRouteCost(settings.ROUTE_OVERRIDES),

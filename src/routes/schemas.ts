@@ -35,6 +35,17 @@ export function textField(name: string, max: number, min = 0) {
   return z.string(error).min(min, error).max(max, error);
 }
 
+/**
+ * A name an operator gives (tenants, tokens): text without control characters,
+ * so it prints safely wherever it is shown (terminal escapes included).
+ */
+export function nameField(name: string, max: number) {
+  return textField(name, max, 1).regex(
+    /^[^\p{Cc}]*$/u,
+    `${name} must not contain control characters`,
+  );
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const uuidField = (name: string) => {
   const error = says(name, `${name} must be a UUID`);

@@ -35,10 +35,14 @@ export class OriginIndex {
     private readonly memoTtlMs: number,
   ) {}
 
-  /** True when some tenant allows this origin (memoized; answers preflights). */
-  async known(origin: string): Promise<boolean> {
+  /**
+   * True when some tenant allows this origin (memoized; answers preflights).
+   * `beforeKvRead` runs only when KV must be asked (pre-auth throttling).
+   */
+  async known(origin: string, beforeKvRead?: () => Promise<void>): Promise<boolean> {
     const hit = originMemo.get(origin);
     if (hit !== undefined) return hit;
+    await beforeKvRead?.();
     count('kv_reads');
     const page = await this.kv.list({ prefix: corsOriginKey(origin, ''), limit: 1 });
     const known = page.keys.length > 0;

@@ -1,21 +1,31 @@
 /**
  * Token scopes, derived from the route table's groups: `<group>:read` for
- * GET routes and `<group>:write` for the others. API keys are platform
- * secrets, so they have a third scope: `apikeys:admin` implies read and
- * write and is the only one that sees `api_key` values unmasked.
+ * GET routes and `<group>:write` for the others, plus `usage:read` (a
+ * tenant's own usage, GET /usage). API keys are platform secrets: their
+ * routes need an explicit grant (no preset includes an `apikeys:` scope), and
+ * only `apikeys:admin`, which implies read and write, sees `api_key` values
+ * unmasked (README, "Scopes").
  */
 import { ROUTE_GROUPS, type RouteSpec } from '../routes/types';
+
+/** A tenant's own usage and limits (GET /usage). */
+export const USAGE_SCOPE = 'usage:read';
 
 export const ALL_SCOPES: readonly string[] = [
   ...ROUTE_GROUPS.flatMap((g) => [`${g}:read`, `${g}:write`]),
   'apikeys:admin',
+  USAGE_SCOPE,
 ];
+
+/** Scopes that reach the platform's own API keys: never granted by a preset. */
+export const isApiKeyScope = (scope: string) => scope.startsWith('apikeys:');
 
 /** Named bundles an operator may grant instead of listing scopes. */
 export const PRESETS: Record<string, readonly string[]> = {
-  full: ALL_SCOPES,
-  /** A partner that may look but not change anything, and never sees platform secrets. */
-  'read-only': ROUTE_GROUPS.filter((g) => g !== 'apikeys').map((g) => `${g}:read`),
+  /** Everything but the platform's API keys (the default). */
+  full: ALL_SCOPES.filter((s) => !isApiKeyScope(s)),
+  /** A partner that may look but not change anything. */
+  'read-only': ALL_SCOPES.filter((s) => !isApiKeyScope(s) && s.endsWith(':read')),
 };
 
 /** Expands presets; returns the unknown names separately so callers can refuse them. */
@@ -38,5 +48,5 @@ export function requiredScope(spec: Pick<RouteSpec, 'group' | 'method'>): string
 export function hasScope(granted: readonly string[], needed: string): boolean {
   if (granted.includes(needed)) return true;
   // apikeys:admin covers every API key operation.
-  return needed.startsWith('apikeys:') && granted.includes('apikeys:admin');
+  return isApiKeyScope(needed) && granted.includes('apikeys:admin');
 }

@@ -15,6 +15,10 @@ import type { TokenRecord } from './types';
 const MEMO_MAX_ENTRIES = 10_000;
 /** How long KV keeps an expired token's record, so it answers "expired", not "unknown". */
 export const EXPIRED_RECORD_KEPT_S = 86_400;
+/** How long KV keeps a revoked token's record, so it answers "revoked", not "unknown". */
+export const REVOKED_RECORD_KEPT_S = 30 * 86_400;
+/** Most unknown tokens one isolate remembers: apart from the known ones, so a flood cannot push those out. */
+const UNKNOWN_MEMO_MAX_ENTRIES = 10_000;
 
 export interface NewToken {
   name: string;
@@ -36,8 +40,9 @@ export interface TokenEntry {
 /** How a token is looked up: by the hash of the presented token, or by its ids. */
 export type TokenRef = { hash: string } | { tenantId: string; tokenId: string };
 
-// `null` memoizes "unknown", so a repeated wrong token costs one KV read per memo period.
-const memo = new Memo<TokenEntry | null>(MEMO_MAX_ENTRIES);
+const memo = new Memo<TokenEntry>(MEMO_MAX_ENTRIES);
+// "Unknown" is memoized too, so a repeated wrong token costs one KV read per memo period.
+const unknownMemo = new Memo<null>(UNKNOWN_MEMO_MAX_ENTRIES);
 const memoKey = (ref: TokenRef) =>
   'hash' in ref ? `h:${ref.hash}` : `id:${ref.tenantId}:${ref.tokenId}`;
 
@@ -66,7 +71,7 @@ export class TokenStore {
   /** The one token lookup: memoized for the store's memo period (none for the operator API). */
   async find(ref: TokenRef): Promise<TokenEntry | null> {
     const key = memoKey(ref);
-    const hit = memo.get(key);
+    const hit = memo.get(key) ?? unknownMemo.get(key);
     if (hit !== undefined) return hit;
     count('kv_reads');
     let entry: TokenEntry | null = null;
@@ -79,7 +84,8 @@ export class TokenStore {
       );
       entry = value && metadata ? { hash: value, record: metadata } : null;
     }
-    memo.set(key, entry, this.memoTtlMs);
+    if (entry) memo.set(key, entry, this.memoTtlMs);
+    else unknownMemo.set(key, null, this.memoTtlMs);
     return entry;
   }
 
@@ -96,8 +102,21 @@ export class TokenStore {
     return record;
   }
 
-  /** Deletes a token's records; instant refusal is the TenantGuard's job. */
-  async delete(entry: TokenEntry): Promise<void> {
+  /**
+   * Revokes a token: its record stays under its hash, marked, for a while (so it
+   * answers "revoked", 40102), and leaves its tenant's index. Instant refusal on
+   * every isolate is the TenantGuard's job.
+   */
+  async revoke(entry: TokenEntry, at = new Date()): Promise<void> {
+    const record: TokenRecord = { ...entry.record, revoked_at: at.toISOString() };
+    const expiration = Math.ceil(at.getTime() / 1000) + REVOKED_RECORD_KEPT_S;
+    await this.kv.put(tokenKey(entry.hash), JSON.stringify(record), { expiration });
+    await this.kv.delete(tenantTokenKey(entry.record.tenant_id, entry.record.id));
+    forget(entry);
+  }
+
+  /** Deletes every record of a token (its tenant is being deleted). */
+  async remove(entry: TokenEntry): Promise<void> {
     await this.kv.delete(tokenKey(entry.hash));
     await this.kv.delete(tenantTokenKey(entry.record.tenant_id, entry.record.id));
     forget(entry);
@@ -125,6 +144,11 @@ function expiringAt(expiresAt: string | null): { expiration?: number } {
 
 /** Drops a token from this isolate's memo, under both ways it is looked up. */
 function forget({ hash, record }: TokenEntry): void {
-  memo.delete(memoKey({ hash }));
-  memo.delete(memoKey({ tenantId: record.tenant_id, tokenId: record.id }));
+  for (const key of [
+    memoKey({ hash }),
+    memoKey({ tenantId: record.tenant_id, tokenId: record.id }),
+  ]) {
+    memo.delete(key);
+    unknownMemo.delete(key);
+  }
 }

@@ -34,6 +34,8 @@ export interface TokenRecord {
   created_at: string;
   /** ISO time after which the token is refused; null = no expiry. */
   expires_at: string | null;
+  /** Set once the token is revoked (the record is kept a while to say so). */
+  revoked_at?: string;
 }
 
 /** A tenant as the operator API shows it: no key, sealed or not. */

@@ -1,25 +1,62 @@
 import { describe, expect, it } from 'vitest';
 import { utf8 } from '../bytes';
-import { maskApiKeys } from './redact';
+import { isSecretField, maskSecrets, mayHoldSecrets } from './redact';
 
+const shapes = { pattern: /sk-[A-Za-z0-9_-]{16,}/g, tenantKey: 'tenant-own-key-0123456789' };
 const masked = (value: unknown) =>
-  JSON.parse(new TextDecoder().decode(maskApiKeys(utf8(JSON.stringify(value)))));
+  JSON.parse(new TextDecoder().decode(maskSecrets(utf8(JSON.stringify(value)), shapes)));
 
-describe('maskApiKeys', () => {
-  it('keeps the first 3 and last 4 characters of every api_key string', () => {
+describe('masking platform secrets', () => {
+  it('masks strings under fields that name a key or a secret, in any case or style', () => {
     const body = {
-      code: 0,
-      msg: 'Success',
-      data: { data: [{ id: 1, name: 'a', api_key: 'sk-emu-0123456789abcdef' }] },
+      data: [
+        {
+          id: 1,
+          api_key: 'abcdefghijklmnop',
+          apiKey: 'abcdefghijklmnop',
+          Client_Secret: 'abcdefghijklmnop',
+          'access-token': 'abcdefghijklmnop',
+          password: 'hunter2',
+          api_key_name: 'production',
+          key_count: 3,
+        },
+      ],
     };
-    expect(masked(body).data.data[0]).toEqual({ id: 1, name: 'a', api_key: 'sk-…cdef' });
+    expect(masked(body).data[0]).toEqual({
+      id: 1,
+      api_key: 'abc…mnop',
+      apiKey: 'abc…mnop',
+      Client_Secret: 'abc…mnop',
+      'access-token': 'abc…mnop',
+      password: '…',
+      api_key_name: 'production',
+      key_count: 3,
+    });
   });
 
-  it('hides short keys entirely and leaves empty strings and other fields alone', () => {
-    expect(masked({ a: { api_key: 'short' }, b: { api_key: '' }, c: 'x' })).toEqual({
-      a: { api_key: '…' },
-      b: { api_key: '' },
-      c: 'x',
+  it('masks anything that looks like a platform key, or is the tenant’s own, wherever it is', () => {
+    const body = {
+      note: 'use sk-emu-0123456789abcdef0123 to call',
+      nested: [{ url: 'wss://x/?api_key=tenant-own-key-0123456789' }],
+      model: { api_key: '' },
+    };
+    expect(masked(body)).toEqual({
+      note: 'use sk-…0123 to call',
+      nested: [{ url: 'wss://x/?api_key=ten…6789' }],
+      model: { api_key: '' },
     });
+  });
+
+  it('leaves answers without secrets untouched, byte for byte', () => {
+    const body = utf8('{"code":0,"msg":"Success","data":{"name":"a",  "api_key":""}}');
+    expect(mayHoldSecrets(new TextDecoder().decode(body), shapes)).toBe(false);
+    expect(maskSecrets(body, shapes)).toBe(body);
+  });
+
+  it('names secret fields by their last word', () => {
+    for (const name of ['api_key', 'apiKey', 'APIKEY', 'secret', 'refresh_token', 'Password'])
+      expect(isSecretField(name), name).toBe(true);
+    for (const name of ['api_key_name', 'keyboard', 'tokens_used', 'monkey', 'name'])
+      expect(isSecretField(name), name).toBe(false);
   });
 });

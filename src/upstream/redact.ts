@@ -1,26 +1,86 @@
 /**
- * Platform secrets in responses (4.1's new key, 4.3's key list) are masked
- * for every token without apikeys:admin: `sk-emu-…c0de` shows which key it is
- * without handing it out.
+ * Platform secrets never reach a tenant unless it may see them. Masking works
+ * on the answer's structure: every non-empty string under a field whose name
+ * ends in key, secret, token, password or credential (any case, snake, kebab
+ * or camel: `api_key`, `apiKey`, `client_secret`; not `api_key_name`), and
+ * every string that looks like a platform key (PLATFORM_KEY_PATTERN) or is
+ * this tenant's own key, wherever it is. A masked key keeps its first 3 and
+ * last 4 characters (`sk-…c0de`), enough to tell keys apart.
  */
 import { type Bytes, utf8 } from '../bytes';
 
-export function maskApiKeys(body: Bytes): Bytes {
-  const masked = mask(JSON.parse(new TextDecoder().decode(body)));
-  return utf8(JSON.stringify(masked));
+export interface SecretShapes {
+  /** What a platform key looks like (the PLATFORM_KEY_PATTERN setting), global. */
+  pattern: RegExp;
+  /** This tenant's own platform key: masked wherever it shows up. */
+  tenantKey: string;
 }
 
-function maskKey(key: string): string {
+const SECRET_WORDS = new Set([
+  'key',
+  'keys',
+  'apikey',
+  'secret',
+  'secrets',
+  'token',
+  'tokens',
+  'password',
+  'passwd',
+  'credential',
+  'credentials',
+]);
+
+/** Whether a field name names a key or a secret: its last word does. */
+export function isSecretField(name: string): boolean {
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+  return SECRET_WORDS.has(words.at(-1) ?? '');
+}
+
+// A secret-named field with a non-empty string value, as it appears in JSON text.
+const SECRET_FIELD_IN_TEXT =
+  /"[^"\\]*(?:key|keys|secret|secrets|token|tokens|password|passwd|credentials?)"\s*:\s*"[^"]/i;
+
+/**
+ * A cheap look at the text first: most answers hold no secret at all and are
+ * passed on untouched, without a parse and a re-serialisation.
+ */
+export function mayHoldSecrets(text: string, shapes: SecretShapes): boolean {
+  shapes.pattern.lastIndex = 0;
+  return (
+    (shapes.tenantKey !== '' && text.includes(shapes.tenantKey)) ||
+    shapes.pattern.test(text) ||
+    SECRET_FIELD_IN_TEXT.test(text)
+  );
+}
+
+/** The body with every secret masked; the same bytes when there was nothing to mask. */
+export function maskSecrets(body: Bytes, shapes: SecretShapes): Bytes {
+  const text = new TextDecoder().decode(body);
+  if (!mayHoldSecrets(text, shapes)) return body;
+  return utf8(JSON.stringify(mask(JSON.parse(text), shapes)));
+}
+
+export function maskKey(key: string): string {
   return key.length >= 12 ? `${key.slice(0, 3)}…${key.slice(-4)}` : '…';
 }
 
-function mask(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(mask);
+function mask(value: unknown, shapes: SecretShapes): unknown {
+  if (typeof value === 'string') return maskInString(value, shapes);
+  if (Array.isArray(value)) return value.map((v) => mask(v, shapes));
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [
-      k,
-      k === 'api_key' && typeof v === 'string' && v !== '' ? maskKey(v) : mask(v),
-    ]),
-  );
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = isSecretField(k) && typeof v === 'string' && v !== '' ? maskKey(v) : mask(v, shapes);
+  }
+  return out;
+}
+
+function maskInString(s: string, shapes: SecretShapes): string {
+  let out = shapes.tenantKey ? s.split(shapes.tenantKey).join(maskKey(shapes.tenantKey)) : s;
+  out = out.replace(shapes.pattern, (match) => maskKey(match));
+  return out;
 }

@@ -1,0 +1,161 @@
+/**
+ * A tenant's usage history in its TenantGuard's SQLite: hourly rollups per
+ * token, route and status class, and refusals per policy (docs/STORAGE.md).
+ * Batches from isolates add up; rows older than the retention go.
+ */
+import { LATENCY_BUCKETS_MS, type UsageBatch } from '../observability/usage';
+
+const BUCKETS = LATENCY_BUCKETS_MS.length + 1;
+const LAT_COLUMNS = Array.from({ length: BUCKETS }, (_, i) => `lat${i}`);
+
+export type HistoryGroup = 'route' | 'status' | 'token';
+
+export interface HistoryQuery {
+  from: number;
+  to: number;
+  granularity: 'hour' | 'day';
+  groupBy: HistoryGroup[];
+}
+
+export interface SeriesPoint {
+  /** Start of the hour or UTC day. */
+  t: string;
+  route?: string;
+  status?: string;
+  token?: string;
+  requests: number;
+  units: number;
+  /** Upper bound of the latency bucket holding the median and the 95th percentile (ms); null above 10 s. */
+  p50_ms: number | null;
+  p95_ms: number | null;
+}
+
+export interface RefusalPoint {
+  t: string;
+  policy: string;
+  token?: string;
+  count: number;
+}
+
+export interface History {
+  series: SeriesPoint[];
+  refusals: RefusalPoint[];
+}
+
+const COLUMN: Record<HistoryGroup, string> = {
+  route: 'route',
+  status: 'status',
+  token: 'token_id',
+};
+
+export function migrateHistory(sql: SqlStorage): void {
+  sql.exec(`
+    CREATE TABLE IF NOT EXISTS usage_hourly (
+      hour INTEGER NOT NULL, token_id TEXT NOT NULL, route TEXT NOT NULL, status TEXT NOT NULL,
+      requests INTEGER NOT NULL, units INTEGER NOT NULL,
+      ${LAT_COLUMNS.map((c) => `${c} INTEGER NOT NULL DEFAULT 0`).join(', ')},
+      PRIMARY KEY (hour, token_id, route, status));
+    CREATE TABLE IF NOT EXISTS refusals_hourly (
+      hour INTEGER NOT NULL, token_id TEXT NOT NULL, policy TEXT NOT NULL, count INTEGER NOT NULL,
+      PRIMARY KEY (hour, token_id, policy));
+  `);
+}
+
+/** Adds a batch to the rollups (one upsert per row). */
+export function recordHistory(sql: SqlStorage, batch: UsageBatch): void {
+  const lats = LAT_COLUMNS.join(', ');
+  const addLats = LAT_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ');
+  for (const r of batch.rows) {
+    const latency = Array.from({ length: BUCKETS }, (_, i) => r.latency[i] ?? 0);
+    sql.exec(
+      `INSERT INTO usage_hourly (hour, token_id, route, status, requests, units, ${lats})
+       VALUES (?, ?, ?, ?, ?, ?, ${LAT_COLUMNS.map(() => '?').join(', ')})
+       ON CONFLICT (hour, token_id, route, status) DO UPDATE SET
+         requests = requests + excluded.requests, units = units + excluded.units, ${addLats}`,
+      r.hour,
+      r.tokenId,
+      r.route,
+      r.status,
+      r.requests,
+      r.units,
+      ...latency,
+    );
+  }
+  for (const r of batch.refusals) {
+    sql.exec(
+      `INSERT INTO refusals_hourly (hour, token_id, policy, count) VALUES (?, ?, ?, ?)
+       ON CONFLICT (hour, token_id, policy) DO UPDATE SET count = count + excluded.count`,
+      r.hour,
+      r.tokenId,
+      r.policy,
+      r.count,
+    );
+  }
+}
+
+/** Series between `from` and `to` (inclusive hours), by hour or UTC day, grouped as asked. */
+export function queryHistory(sql: SqlStorage, q: HistoryQuery): History {
+  const bucket = q.granularity === 'day' ? '(hour / 86400000) * 86400000' : 'hour';
+  const groups = q.groupBy.map((g) => COLUMN[g]);
+  const select = [`${bucket} AS t`, ...groups].join(', ');
+  const sums = [
+    'SUM(requests) AS requests',
+    'SUM(units) AS units',
+    ...LAT_COLUMNS.map((c) => `SUM(${c}) AS ${c}`),
+  ];
+  const rows = sql
+    .exec<Record<string, SqlStorageValue>>(
+      `SELECT ${select}, ${sums.join(', ')} FROM usage_hourly WHERE hour >= ? AND hour <= ?
+       GROUP BY ${['t', ...groups].join(', ')} ORDER BY ${['t', ...groups].join(', ')}`,
+      q.from,
+      q.to,
+    )
+    .toArray();
+  const series = rows.map((r) => {
+    const counts = LAT_COLUMNS.map((c) => Number(r[c] ?? 0));
+    const point: SeriesPoint = {
+      t: new Date(Number(r.t)).toISOString(),
+      requests: Number(r.requests),
+      units: Number(r.units),
+      p50_ms: percentile(counts, 0.5),
+      p95_ms: percentile(counts, 0.95),
+    };
+    for (const g of q.groupBy) point[g] = String(r[COLUMN[g]]);
+    return point;
+  });
+  const byToken = q.groupBy.includes('token');
+  const refusals = sql
+    .exec<Record<string, SqlStorageValue>>(
+      `SELECT ${bucket} AS t, policy${byToken ? ', token_id' : ''}, SUM(count) AS count
+       FROM refusals_hourly WHERE hour >= ? AND hour <= ?
+       GROUP BY t, policy${byToken ? ', token_id' : ''} ORDER BY t, policy`,
+      q.from,
+      q.to,
+    )
+    .toArray()
+    .map((r) => ({
+      t: new Date(Number(r.t)).toISOString(),
+      policy: String(r.policy),
+      ...(byToken ? { token: String(r.token_id) } : {}),
+      count: Number(r.count),
+    }));
+  return { series, refusals };
+}
+
+/** Deletes rollups older than `before` (ms). */
+export function sweepHistory(sql: SqlStorage, before: number): void {
+  sql.exec('DELETE FROM usage_hourly WHERE hour < ?', before);
+  sql.exec('DELETE FROM refusals_hourly WHERE hour < ?', before);
+}
+
+/** The upper bound of the bucket where the cumulative count reaches `p`; null if above the last. */
+export function percentile(counts: number[], p: number): number | null {
+  const total = counts.reduce((a, b) => a + b, 0);
+  if (total === 0) return null;
+  let seen = 0;
+  for (let i = 0; i < counts.length; i++) {
+    seen += counts[i] ?? 0;
+    if (seen >= p * total) return LATENCY_BUCKETS_MS[i] ?? null;
+  }
+  return null;
+}

@@ -1,0 +1,120 @@
+/**
+ * One structured log line per request, written after the response, plus an
+ * Analytics Engine data point and the tenant's usage history. Each part of
+ * the pipeline notes what it did in the request's Observation; nothing here
+ * adds I/O on the request path (README, "Observability").
+ *
+ * @example app.use(requestLog())
+ */
+import type { Context } from 'hono';
+import { createMiddleware } from 'hono/factory';
+import type { HonoEnv } from '../env';
+import { GatewayError } from '../errors';
+import { recordUsage } from '../limits/admission';
+import { log } from '../log';
+import { admissionIo, leaseSettings } from '../middleware/limits';
+import { statusClass } from './usage';
+
+/** What the pipeline did with a request, noted as it goes. */
+export interface Observation {
+  /** Operation id (`team.list`, …), or what else answered (`admin`, `auth.browser_token`, …). */
+  route?: string;
+  cache?: 'HIT' | 'MISS' | 'STALE' | 'BYPASS' | 'L1';
+  limiter?: 'admitted' | 'refused' | 'unavailable';
+  /** The policy that refused the request. */
+  refusedBy?: string;
+  cost?: number;
+  upstreamStatus?: number;
+  upstreamMs?: number;
+  /** Body bytes of the answer, where known. */
+  bytes?: number;
+  /** The envelope code of the answer, where the handler knows it (a platform code passes through). */
+  code?: number;
+}
+
+export function requestLog() {
+  return createMiddleware<HonoEnv>(async function requestLog(c, next) {
+    const started = Date.now();
+    const obs: Observation = {};
+    c.set('obs', obs);
+    await next();
+    const duration = Date.now() - started;
+    const line = logLine(c, obs, duration);
+    const settings = c.get('settings');
+    if (line.status >= 400 || Math.random() < settings.LOG_SAMPLE_RATE) {
+      if (line.status >= 500) log.error('request', line);
+      else log.info('request', line);
+    }
+    writeDataPoint(c, line, obs);
+    const tenant = c.get('tenant');
+    if (tenant && settings.LIMITS_ENABLED && obs.route) {
+      recordUsage(
+        tenant.id,
+        {
+          at: started,
+          tokenId: line.token_id ?? '',
+          route: obs.route,
+          status: line.status,
+          units: obs.limiter === 'admitted' ? (obs.cost ?? 0) : 0,
+          latencyMs: duration,
+          refusedBy: obs.refusedBy,
+        },
+        leaseSettings(settings),
+        admissionIo(c),
+      );
+    }
+  });
+}
+
+type LogLine = ReturnType<typeof logLine>;
+
+function logLine(c: Context<HonoEnv>, obs: Observation, duration: number) {
+  const status = c.res.status;
+  const error = c.error;
+  const code = error instanceof GatewayError ? error.code : (obs.code ?? (status < 400 ? 0 : null));
+  const cf = c.req.raw.cf;
+  return {
+    request_id: c.get('requestId'),
+    tenant_id: c.get('tenant')?.id ?? null,
+    // The token's id, never the token.
+    token_id: c.get('token')?.id ?? null,
+    route: obs.route ?? null,
+    method: c.req.method,
+    status,
+    code,
+    upstream_status: obs.upstreamStatus ?? upstreamStatusOf(error),
+    cache: obs.cache ?? null,
+    limiter: obs.limiter ? (obs.refusedBy ? `${obs.limiter}:${obs.refusedBy}` : obs.limiter) : null,
+    cost: obs.cost ?? null,
+    duration_ms: duration,
+    upstream_ms: obs.upstreamMs ?? null,
+    colo: typeof cf?.colo === 'string' ? cf.colo : null,
+  };
+}
+
+/**
+ * One Analytics Engine point per request, when the ANALYTICS binding is there
+ * (docs/ANALYTICS.md has the layout and queries).
+ */
+function writeDataPoint(c: Context<HonoEnv>, line: LogLine, obs: Observation): void {
+  const dataset = c.env.ANALYTICS;
+  if (!dataset) return;
+  dataset.writeDataPoint({
+    indexes: [line.tenant_id ?? 'none'],
+    blobs: [
+      line.route ?? 'none',
+      statusClass(line.status),
+      String(line.code ?? ''),
+      line.cache ?? 'none',
+      line.token_id ?? 'none',
+    ],
+    doubles: [line.duration_ms, line.upstream_ms ?? 0, line.cost ?? 0, obs.bytes ?? 0],
+  });
+}
+
+/** The platform's status an upstream failure carries, if any. */
+function upstreamStatusOf(error: unknown): number | null {
+  if (!(error instanceof GatewayError)) return null;
+  const status = error.details.upstream_status;
+  return typeof status === 'number' ? status : null;
+}

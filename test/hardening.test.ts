@@ -1,0 +1,389 @@
+/**
+ * What an adversarial review found, one test per finding: platform keys out of
+ * tenants' reach, body limits everywhere, streams that end with their
+ * credentials, cache versions per platform key, pre-auth throttling, and the
+ * lower findings. Upstream byte limits are in upstream-limits.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { signBrowserToken } from '../src/browser/token';
+import { ERRORS } from '../src/errors';
+import { keyRing } from '../src/tenants/crypto';
+import { generateToken } from '../src/tenants/token';
+import {
+  admin,
+  asTenant,
+  createTenant,
+  envelope,
+  gateway,
+  gatewayWith,
+  injectFault,
+  platformKeys,
+  requestId,
+  type TestTenant,
+  testEnv,
+  UPSTREAM,
+  upstreamSaw,
+} from './helpers';
+
+const APP = 'https://app.example';
+
+async function withOrigin(t: TestTenant): Promise<TestTenant> {
+  const res = await admin(`/tenants/${t.id}`, {
+    method: 'PATCH',
+    body: JSON.stringify({ cors_origins: [APP] }),
+  });
+  expect(res.status).toBe(200);
+  return t;
+}
+
+async function issue(t: TestTenant, spec: Record<string, unknown>): Promise<TestTenant> {
+  const res = await admin(`/tenants/${t.id}/tokens`, {
+    method: 'POST',
+    body: JSON.stringify(spec),
+  });
+  const body = await envelope(res);
+  expect(res.status, JSON.stringify(body)).toBe(201);
+  return { ...t, token: body.data.token, tokenId: body.data.id };
+}
+
+describe('platform keys stay with the platform', () => {
+  it('a default token can neither list nor delete the platform’s API keys', async () => {
+    const t = await createTenant();
+    const id = requestId('keys');
+    const list = await asTenant(t, '/user/apikey/lists', { headers: { 'x-request-id': id } });
+    expect(list.res.status).toBe(403);
+    expect(list.body.code).toBe(ERRORS.SCOPE_REQUIRED.code);
+    expect(list.body.data.scope).toBe('apikeys:read');
+    const del = await asTenant(t, '/user/apikey/delete/1', { method: 'DELETE' });
+    expect(del.res.status).toBe(403);
+    expect(await upstreamSaw(id)).toEqual([]);
+  });
+
+  it('no preset grants an API key scope; full and read-only stay clear of them', async () => {
+    const t = await createTenant();
+    for (const scopes of [['full'], ['read-only']]) {
+      const res = await envelope(
+        await admin(`/tenants/${t.id}/tokens`, {
+          method: 'POST',
+          body: JSON.stringify({ name: 'p', scopes }),
+        }),
+      );
+      expect(res.data.scopes.filter((s: string) => s.startsWith('apikeys:'))).toEqual([]);
+    }
+  });
+
+  it('an explicit apikeys:read grant sees keys masked; only apikeys:admin sees them whole', async () => {
+    const t = await createTenant();
+    const reader = await issue(t, { name: 'reader', scopes: ['apikeys:read'] });
+    const keeper = await issue(t, { name: 'keeper', scopes: ['apikeys:admin'] });
+    const masked = JSON.stringify((await asTenant(reader, '/user/apikey/lists')).body);
+    expect(masked).not.toContain(platformKeys.demo);
+    expect(masked).toContain(`sk-…${platformKeys.demo.slice(-4)}`);
+    expect(JSON.stringify((await asTenant(keeper, '/user/apikey/lists')).body)).toContain(
+      platformKeys.demo,
+    );
+  });
+
+  it('masks a platform key wherever it shows up, in any answer', async () => {
+    const t = await createTenant();
+    const team = (await asTenant(t, '/team/lists')).body.data.data[0].team_id;
+    // A title that is the tenant's own platform key comes back in the session it names.
+    const created = await asTenant(t, '/session/create', {
+      method: 'POST',
+      json: { team_id: team, title: platformKeys.demo },
+    });
+    const info = await asTenant(t, `/session/info/${created.body.data.session_id}`);
+    expect(info.res.status).toBe(200);
+    expect(JSON.stringify(info.body)).not.toContain(platformKeys.demo);
+    expect(info.body.data.name).toBe(`sk-…${platformKeys.demo.slice(-4)}`);
+  });
+});
+
+describe('request bodies are bounded everywhere', () => {
+  const big = JSON.stringify({ origin: APP, pad: 'x'.repeat(70 * 1024) });
+
+  it('minting refuses an oversized body from its Content-Length, after counting the request', async () => {
+    const t = await withOrigin(await createTenant());
+    const res = await gateway('/auth/browser-token', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+      body: big,
+    });
+    expect(res.status).toBe(413);
+    expect((await envelope(res)).code).toBe(ERRORS.PAYLOAD_TOO_LARGE.code);
+    const usage = await envelope(await admin(`/tenants/${t.id}/usage`));
+    // Counted although refused: floods of bad bodies spend the tenant's own limits.
+    expect(usage.data.meters[0].used).toBeGreaterThan(0);
+  });
+
+  it('refuses an oversized body sent without a Content-Length, while it streams', async () => {
+    const t = await withOrigin(await createTenant());
+    const chunk = new TextEncoder().encode('x'.repeat(16 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 8) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const res = await gateway('/auth/browser-token', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+      body,
+      // @ts-expect-error: workerd's RequestInit takes `duplex` for a streamed body
+      duplex: 'half',
+    });
+    expect(res.status).toBe(413);
+  });
+
+  it('the operator API refuses an oversized body too', async () => {
+    const res = await admin('/tenants', {
+      method: 'POST',
+      body: JSON.stringify({
+        name: 'big',
+        platform_key: platformKeys.demo,
+        pad: 'x'.repeat(70 * 1024),
+      }),
+    });
+    expect(res.status).toBe(413);
+  });
+});
+
+describe('an open event stream ends with its credentials', () => {
+  const FAST = { LEASE_MAX_MS: '200' };
+
+  async function openStream(t: TestTenant, token = t.token, origin?: string) {
+    const teams = await envelope(
+      await gateway('/team/lists', { headers: { authorization: t.token } }),
+    );
+    const created = await envelope(
+      await gateway('/session/create', {
+        method: 'POST',
+        headers: { authorization: t.token, 'content-type': 'application/json' },
+        body: JSON.stringify({ team_id: teams.data.data[0].team_id, task: 'watch me' }),
+      }),
+    );
+    const res = await gatewayWith(FAST, `/session/ws/${created.data.session_id}`, {
+      headers: {
+        upgrade: 'websocket',
+        ...(origin
+          ? { origin, 'sec-websocket-protocol': `apgw, ${token}` }
+          : { authorization: token }),
+      },
+    });
+    expect(res.status).toBe(101);
+    const ws = res.webSocket;
+    if (!ws) throw new Error('no WebSocket');
+    const closed = new Promise<number>((resolve) =>
+      ws.addEventListener('close', (e) => resolve(e.code)),
+    );
+    ws.accept();
+    return closed;
+  }
+
+  it('closes with 4401 once its token is revoked', async () => {
+    const t = await createTenant();
+    const closed = openStream(t);
+    await new Promise((r) => setTimeout(r, 100));
+    await admin(`/tenants/${t.id}/tokens/${t.tokenId}`, { method: 'DELETE' });
+    expect(await closed).toBe(4401);
+  });
+
+  it('closes with 4403 once its tenant is disabled', async () => {
+    const t = await createTenant();
+    const closed = openStream(t);
+    await new Promise((r) => setTimeout(r, 100));
+    await admin(`/tenants/${t.id}/disable`, { method: 'POST' });
+    expect(await closed).toBe(4403);
+  });
+
+  it('closes once its tenant is deleted', async () => {
+    const t = await createTenant();
+    const closed = openStream(t);
+    await new Promise((r) => setTimeout(r, 100));
+    await admin(`/tenants/${t.id}`, { method: 'DELETE' });
+    expect([4401, 4403]).toContain(await closed);
+  });
+
+  it("a browser token's stream closes with 4401 once its minting token is revoked", async () => {
+    const t = await withOrigin(await createTenant());
+    const minted = await envelope(
+      await gateway('/auth/browser-token', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ origin: APP }),
+      }),
+    );
+    const closed = openStream(t, minted.data.token, APP);
+    await new Promise((r) => setTimeout(r, 100));
+    await admin(`/tenants/${t.id}/tokens/${t.tokenId}`, { method: 'DELETE' });
+    expect(await closed).toBe(4401);
+  });
+});
+
+describe('cache versions belong to the platform key', () => {
+  it('a purge also holds for a tenant created later with the same key', async () => {
+    const res = await fetch(`${UPSTREAM}/user/apikey/new`, {
+      method: 'POST',
+      headers: { authorization: platformKeys.demo, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `purge-${crypto.randomUUID().slice(0, 8)}` }),
+    });
+    const key = ((await res.json()) as { data: { api_key: string } }).data.api_key;
+    const first = await createTenant(key, 'first');
+    await asTenant(first, '/team/lists');
+    expect((await asTenant(first, '/team/lists')).res.headers.get('x-cache')).toBe('HIT');
+    await admin(`/tenants/${first.id}/cache/purge`, { method: 'POST' });
+    const later = await createTenant(key, 'later');
+    expect((await asTenant(later, '/team/lists')).res.headers.get('x-cache')).toBe('MISS');
+    // Tenants of one key still share what was stored after the purge.
+    expect((await asTenant(first, '/team/lists')).res.headers.get('x-cache')).toBe('HIT');
+  });
+});
+
+describe('pre-auth throttling', () => {
+  it('a client that keeps presenting made-up tokens is refused before any KV read', async () => {
+    const ip = `203.0.113.${Math.floor(Math.random() * 250)}`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 70; i++) {
+      const res = await gateway('/team/lists', {
+        headers: { authorization: `Bearer ${generateToken()}`, 'cf-connecting-ip': ip },
+      });
+      statuses.push(res.status);
+      await res.arrayBuffer();
+    }
+    expect(statuses.slice(0, 60).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(61)).toEqual(Array(9).fill(429));
+    const stats = async () =>
+      (await envelope(await admin('/stats'))).data.isolate.kv_reads as number;
+    const before = await stats();
+    const refused = await gateway('/team/lists', {
+      headers: { authorization: `Bearer ${generateToken()}`, 'cf-connecting-ip': ip },
+    });
+    expect(refused.status).toBe(429);
+    expect((await envelope(refused)).data.policy).toBe('failed-auth');
+    expect(refused.headers.get('retry-after')).toBe('60');
+    expect(await stats()).toBe(before);
+    // Another client is not held back.
+    const t = await createTenant();
+    const other = await gateway('/agent/lists', {
+      headers: { authorization: `Bearer ${t.token}`, 'cf-connecting-ip': '198.51.100.7' },
+    });
+    expect(other.status).toBe(200);
+  });
+
+  it('answers a malformed token exactly as an unknown one', async () => {
+    const unknown = await envelope(
+      await gateway('/team/lists', { headers: { authorization: generateToken() } }),
+    );
+    const malformed = await envelope(
+      await gateway('/team/lists', {
+        headers: { authorization: `${generateToken().slice(0, -1)}x` },
+      }),
+    );
+    expect(malformed.code).toBe(unknown.code);
+    expect(malformed.msg).toBe(unknown.msg);
+  });
+});
+
+describe('the lower findings', () => {
+  it('an upstream 3xx becomes a 502 envelope, not a redirect without Location', async () => {
+    const t = await createTenant();
+    const id = requestId('redirect');
+    await injectFault({ request_id: id, kind: 'status', status: 302 });
+    const { res, body } = await asTenant(t, '/agent/lists', { headers: { 'x-request-id': id } });
+    expect(res.status).toBe(502);
+    expect(body.code).toBe(ERRORS.UPSTREAM_HTTP_ERROR.code);
+    expect(body.data.upstream_status).toBe(302);
+  });
+
+  it('a browser token under a burst of 5 can still create a session (cost 5)', async () => {
+    const t = await withOrigin(await createTenant());
+    await admin(`/tenants/${t.id}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({ policies: [{ name: 'burst', limit: 5, window_s: 10 }] }),
+    });
+    const team = (await asTenant(t, '/team/lists')).body.data.data[0].team_id;
+    const minted = await envelope(
+      await gateway('/auth/browser-token', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ origin: APP }),
+      }),
+    );
+    // A fresh window: the reads above used some of this one.
+    await admin(`/tenants/${t.id}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({ policies: [{ name: 'burst2', limit: 5, window_s: 10 }] }),
+    });
+    const res = await gateway('/session/create', {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${minted.data.token}`,
+        origin: APP,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ team_id: team }),
+    });
+    expect(res.status, JSON.stringify(await res.clone().json())).toBe(200);
+  });
+
+  it('a status check reads filter values through the cache even when the caller says no-cache', async () => {
+    const t = await createTenant();
+    await asTenant(t, '/user/call/filter_values');
+    for (const cc of ['no-cache', 'no-store']) {
+      const { res, id } = await asTenant(t, '/user/call/lists?status=success', {
+        headers: { 'cache-control': cc },
+      });
+      expect(res.status).toBe(200);
+      expect((await upstreamSaw(id)).map((r) => r.path)).toEqual(['/user/call/lists']);
+    }
+  });
+
+  it('refuses a browser token whose signature carries padding', async () => {
+    const t = await withOrigin(await createTenant());
+    const ring = await keyRing(testEnv.KEY_ENCRYPTION_KEY ?? '');
+    const token = await signBrowserToken(ring, {
+      ten: t.id,
+      tok: t.tokenId,
+      org: APP,
+      scp: ['teams:read'],
+      exp: Math.floor(Date.now() / 1000) + 600,
+      prt: 'bpad',
+    });
+    const ok = await gateway('/agent/lists', {
+      headers: { authorization: `Bearer ${token}`, origin: APP },
+    });
+    expect(ok.status).toBe(403); // agents:read was not granted: the token itself is good
+    const padded = await gateway('/team/lists', {
+      headers: { authorization: `Bearer ${token}=`, origin: APP },
+    });
+    expect(padded.status).toBe(401);
+    expect((await envelope(padded)).code).toBe(ERRORS.INVALID_TOKEN.code);
+  });
+
+  it('a revoked token answers 40102, as docs/ERRORS.md says', async () => {
+    const t = await createTenant();
+    await admin(`/tenants/${t.id}/tokens/${t.tokenId}`, { method: 'DELETE' });
+    const { res, body } = await asTenant(t, '/team/lists');
+    expect(res.status).toBe(401);
+    expect(body.code).toBe(ERRORS.TOKEN_REVOKED.code);
+  });
+
+  it('refuses tenant and token names with control characters (terminal escapes)', async () => {
+    const res = await admin('/tenants', {
+      method: 'POST',
+      body: JSON.stringify({
+        name: 'evil\u001b[2J\u001b[31mname',
+        platform_key: platformKeys.demo,
+      }),
+    });
+    expect(res.status).toBe(400);
+    expect((await envelope(res)).msg).toContain('control characters');
+    const t = await createTenant();
+    const token = await admin(`/tenants/${t.id}/tokens`, {
+      method: 'POST',
+      body: JSON.stringify({ name: 'bell\u0007' }),
+    });
+    expect(token.status).toBe(400);
+  });
+});
