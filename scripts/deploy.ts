@@ -35,6 +35,7 @@ import {
   type DeployConfig,
   REQUIRED_SECRETS,
   type Refusal,
+  varsNotInEnv,
 } from './deploy/checks';
 import { hasTomlTable, setTomlKey } from './deploy/toml';
 
@@ -93,11 +94,18 @@ async function main(): Promise<void> {
   let config = readConfig(configPath, env);
   const kv = config.kv_namespaces.find((ns) => ns.binding === 'TENANTS');
   const provisionKv = !dryRun && kv !== undefined && (!kv.id || /^0+$/.test(kv.id));
+  const topLevel = readConfig(configPath, '');
   refuseIf(
-    checkDeployConfig(config, null, env).filter(
+    checkDeployConfig(config, null, { env, topLevel }).filter(
       (r) => !(provisionKv && r.check === 'kv_namespace'),
     ),
   );
+  const defaults = varsNotInEnv(topLevel, config);
+  if (defaults.length > 0) {
+    console.log(
+      `Note: [env.${env}] does not set ${defaults.join(', ')} (set at the top level); production uses the gateway's defaults`,
+    );
+  }
 
   if (dryRun) {
     await build(configPath, env);
@@ -122,7 +130,7 @@ async function main(): Promise<void> {
   }
 
   await putMissingSecrets(configPath, env);
-  refuseIf(checkDeployConfig(config, await secretNames(configPath, env), env));
+  refuseIf(checkDeployConfig(config, await secretNames(configPath, env), { env, topLevel }));
 
   console.log(`Checks passed: ${summary(config)}; secrets ${REQUIRED_SECRETS.join(', ')} set.`);
   await wrangler(['deploy', '--env', env, '--config', configPath], { show: true });
@@ -211,8 +219,9 @@ function edit(file: string, change: (text: string) => string): void {
 type ResolvedConfig = DeployConfig &
   Required<Pick<DeployConfig, 'vars' | 'kv_namespaces'>> & { name?: string; topLevelName?: string };
 
+/** `env` '' is the top level. */
 function readConfig(configPath: string, env: string): ResolvedConfig {
-  return unstable_readConfig({ config: configPath, env }) as ResolvedConfig;
+  return unstable_readConfig({ config: configPath, ...(env ? { env } : {}) }) as ResolvedConfig;
 }
 
 /** The namespace titled `<env>-<worker>-TENANTS`: found in the account's list, or created. */

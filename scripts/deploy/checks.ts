@@ -26,6 +26,66 @@ export interface DeployConfig {
   durable_objects?: { bindings: { name: string; class_name: string }[] };
   routes?: Route[];
   route?: Route;
+  /** Other bindings (ratelimits, services, …), compared with the top level's. */
+  [field: string]: unknown;
+}
+
+export interface CheckOptions {
+  /** The environment's name, for the messages. Default `production`. */
+  env?: string;
+  /** The top-level config: every binding it has must be in the environment too. */
+  topLevel?: DeployConfig;
+}
+
+/** Binding fields wrangler does not inherit into an environment; an entry's name is `binding` or `name`. */
+const BINDING_FIELDS = [
+  'kv_namespaces',
+  'durable_objects.bindings',
+  'ratelimits',
+  'services',
+  'r2_buckets',
+  'd1_databases',
+  'queues.producers',
+  'analytics_engine_datasets',
+  'hyperdrive',
+  'vectorize',
+  'workflows',
+  'dispatch_namespaces',
+  'mtls_certificates',
+  'send_email',
+  'secrets_store_secrets',
+  'worker_loaders',
+  'vpc_services',
+  'pipelines',
+  'ai',
+  'browser',
+  'images',
+  'version_metadata',
+];
+
+/** `field name` for every binding of the config (e.g. `ratelimits PREAUTH_LIMITER`). */
+export function bindingNames(config: DeployConfig): string[] {
+  const names: string[] = [];
+  for (const field of BINDING_FIELDS) {
+    const value = field
+      .split('.')
+      .reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], config);
+    const entries = Array.isArray(value)
+      ? value
+      : value && typeof value === 'object'
+        ? [value]
+        : [];
+    for (const entry of entries as { binding?: string; name?: string }[]) {
+      const name = entry.binding ?? entry.name;
+      if (name) names.push(`${field} ${name}`);
+    }
+  }
+  return names;
+}
+
+/** Vars set at the top level that the environment does not set (it gets the gateway's defaults). */
+export function varsNotInEnv(topLevel: DeployConfig, config: DeployConfig): string[] {
+  return Object.keys(topLevel.vars ?? {}).filter((name) => !(name in (config.vars ?? {})));
 }
 
 export type CheckName = 'platform_url' | 'kv_namespace' | 'secrets' | 'custom_domain' | 'bindings';
@@ -44,8 +104,9 @@ export interface Refusal {
 export function checkDeployConfig(
   config: DeployConfig,
   secrets: readonly string[] | null,
-  env = 'production',
+  opts: CheckOptions = {},
 ): Refusal[] {
+  const env = opts.env ?? 'production';
   const section = `[env.${env}]`;
   const refusals: Refusal[] = [];
   const platformUrl = checkPlatformUrl(config.vars?.PLATFORM_BASE_URL);
@@ -81,6 +142,22 @@ export function checkDeployConfig(
       refusals.push({
         check: 'bindings',
         message: `Durable Object binding ${want.name} (class ${want.class_name}) is missing from ${section}: wrangler does not inherit bindings into an environment`,
+      });
+    }
+  }
+
+  if (opts.topLevel) {
+    const here = new Set(bindingNames(config));
+    for (const binding of bindingNames(opts.topLevel).filter((b) => !here.has(b))) {
+      const [field, name] = binding.split(' ');
+      if (
+        field === 'durable_objects.bindings' &&
+        REQUIRED_DURABLE_OBJECTS.some((d) => d.name === name)
+      )
+        continue;
+      refusals.push({
+        check: 'bindings',
+        message: `binding ${name} (${field}) is in the top-level config but not in ${section}: wrangler does not inherit bindings into an environment; add it there`,
       });
     }
   }

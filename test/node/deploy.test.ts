@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { unstable_readConfig } from 'wrangler';
 import {
+  bindingNames,
   checkBundleSize,
   checkDeployConfig,
   checkDomain,
@@ -29,6 +30,7 @@ import {
   checkRoute,
   type DeployConfig,
   isPrivateHost,
+  varsNotInEnv,
 } from '../../scripts/deploy/checks';
 import { setTomlKey } from '../../scripts/deploy/toml';
 
@@ -138,6 +140,34 @@ describe('checkDeployConfig', () => {
       'Durable Object binding TENANT_GUARD (class TenantGuard) is missing from [env.production]: wrangler does not inherit bindings into an environment',
       'Durable Object binding AUDIT_LOG (class AuditLog) is missing from [env.production]: wrangler does not inherit bindings into an environment',
     ]);
+  });
+
+  it('refuses an environment missing a binding the top level has (wrangler does not inherit them)', () => {
+    const topLevel: DeployConfig = {
+      ...good,
+      ratelimits: [
+        { name: 'PREAUTH_LIMITER', namespace_id: '1001', simple: { limit: 60, period: 60 } },
+      ],
+      services: [{ binding: 'AUTH', service: 'auth' }],
+    };
+    expect(checkDeployConfig(good, SECRETS, { topLevel }).map((r) => r.message)).toEqual([
+      'binding PREAUTH_LIMITER (ratelimits) is in the top-level config but not in [env.production]: wrangler does not inherit bindings into an environment; add it there',
+      'binding AUTH (services) is in the top-level config but not in [env.production]: wrangler does not inherit bindings into an environment; add it there',
+    ]);
+    expect(checkDeployConfig(topLevel, SECRETS, { topLevel })).toEqual([]);
+    expect(varsNotInEnv({ vars: { A: '1', B: '2' } }, { vars: { A: '3' } })).toEqual(['B']);
+  });
+
+  it("wrangler.toml's [env.production] has every binding and var of its top level", () => {
+    const config = path.join(ROOT, 'wrangler.toml');
+    const topLevel = unstable_readConfig({ config });
+    const production = unstable_readConfig({ config, env: 'production' });
+    expect(bindingNames(production)).toEqual(bindingNames(topLevel));
+    expect(bindingNames(production)).toContain('kv_namespaces TENANTS');
+    expect(
+      checkDeployConfig(production, null, { topLevel }).filter((r) => r.check === 'bindings'),
+    ).toEqual([]);
+    expect(varsNotInEnv(topLevel, production)).toEqual([]);
   });
 
   it('lists every problem at once, in a stable order', () => {
