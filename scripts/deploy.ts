@@ -103,7 +103,7 @@ async function main(): Promise<void> {
   const defaults = varsNotInEnv(topLevel, config);
   if (defaults.length > 0) {
     console.log(
-      `Note: [env.${env}] does not set ${defaults.join(', ')} (set at the top level); production uses the gateway's defaults`,
+      `Note: [env.${env}] does not set ${defaults.join(', ')} (set at the top level); ${env} uses the gateway's defaults`,
     );
   }
 
@@ -165,7 +165,7 @@ async function applySettings(configPath: string, env: string): Promise<void> {
   const current = readConfig(configPath, env);
   let platformUrl = opts['platform-url'];
   let domain = opts.domain;
-  let route = opts.route;
+  const route = opts.route;
   const interactive = process.stdin.isTTY && process.stdout.isTTY;
   if (
     interactive &&
@@ -190,7 +190,6 @@ async function applySettings(configPath: string, env: string): Promise<void> {
     edit(configPath, (t) => setTomlKey(t, `env.${env}.vars`, 'PLATFORM_BASE_URL', platformUrl!));
   }
   if (domain) {
-    route = undefined;
     edit(configPath, (t) =>
       setTomlKey(t, `env.${env}`, 'routes', [
         { pattern: domain!.toLowerCase(), custom_domain: true },
@@ -198,7 +197,21 @@ async function applySettings(configPath: string, env: string): Promise<void> {
     );
   } else if (route) {
     // wrangler finds the zone from the route's host.
-    edit(configPath, (t) => setTomlKey(t, `env.${env}`, 'routes', [route!]));
+    edit(configPath, (t) => setTomlKey(t, `env.${env}`, 'routes', [route!.toLowerCase()]));
+  }
+  // The edit is line-based: make sure wrangler reads back what was meant.
+  const after = readConfig(configPath, env);
+  const landed =
+    (platformUrl === undefined || after.vars.PLATFORM_BASE_URL === platformUrl) &&
+    (!domain && !route
+      ? true
+      : JSON.stringify(after.routes ?? []).includes(
+          JSON.stringify((domain ?? route)!.toLowerCase()),
+        ));
+  if (!landed) {
+    throw new Error(
+      `could not write the settings into [env.${env}] of ${rel(configPath)}: set them by hand`,
+    );
   }
 }
 
@@ -380,10 +393,16 @@ function wrangler(
     child.on('close', (code) => {
       const result = { code: code ?? 1, stdout: scrub(stdout), stderr: scrub(stderr) };
       if (result.code === 0 || run.allowFailure) return resolve(result);
+      const output = `${result.stdout}${result.stderr}`;
+      const login =
+        /CLOUDFLARE_API_TOKEN|not authenticated|wrangler login|CLOUDFLARE_ACCOUNT_ID/.test(output)
+          ? '\nLog in first (npx wrangler login), or set CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID.'
+          : '';
       reject(
         new Error(
-          `wrangler ${args[0]} ${args[1] ?? ''} exited with code ${result.code}` +
-            (run.show ? '' : `\n${result.stdout}${result.stderr}`),
+          `wrangler ${args.slice(0, 3).join(' ')} exited with code ${result.code}` +
+            (run.show ? '' : `\n${output}`) +
+            login,
         ),
       );
     });

@@ -596,6 +596,22 @@ describe('npm run deploy, deploying (wrangler stand-in)', () => {
   });
 });
 
+describe('npm run deploy, when wrangler is not logged in', () => {
+  it('stops at the first account command and says how to log in', async () => {
+    const t = tempConfig(
+      production({ url: 'https://platform.example.com', domain: 'gw.example.com' }),
+    );
+    writeFileSync(t.state, JSON.stringify({ notLoggedIn: true }));
+    const run = await deploy(['--config', t.config], { state: t.state });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('deploy failed: wrangler kv namespace list exited with code 1');
+    expect(run.stderr).toContain(
+      'Log in first (npx wrangler login), or set CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID.',
+    );
+    expect(calls(t.state)).toHaveLength(1);
+  });
+});
+
 describe('npm run deploy -- --dry-run (real wrangler, offline)', () => {
   it('builds the bundle as deploy would and reports its size against the budget', async () => {
     const t = tempConfig(
