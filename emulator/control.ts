@@ -27,6 +27,45 @@ export const controlRoutes = new Hono<EmuEnv>()
     c.get('state').faults = [];
     return c.json({ ok: true });
   })
+  // A receiver for the gateway's quota-alert webhooks: records each delivery, and can be told to fail.
+  .post('/webhooks/:name/fail', async (c) => {
+    const input = (await c.req.json().catch(() => null)) as {
+      times?: unknown;
+      status?: unknown;
+    } | null;
+    const times = input?.times;
+    const status = input?.status ?? 500;
+    if (!Number.isInteger(times) || (times as number) < 0)
+      throw new ApiError(400, 10400, 'times must be a non-negative integer');
+    if (!Number.isInteger(status) || (status as number) < 300 || (status as number) > 599) {
+      throw new ApiError(400, 10400, 'status must be an integer from 300 to 599');
+    }
+    const hook = c.get('state').webhook(c.req.param('name'));
+    hook.failNext = times as number;
+    hook.failStatus = status as number;
+    return c.json({ ok: true });
+  })
+  .post('/webhooks/:name', async (c) => {
+    const hook = c.get('state').webhook(c.req.param('name'));
+    const headers: Record<string, string> = {};
+    c.req.raw.headers.forEach((value, name) => {
+      headers[name.toLowerCase()] = value;
+    });
+    const failed = hook.failNext > 0;
+    if (failed) hook.failNext--;
+    hook.deliveries.push({
+      headers,
+      body: await c.req.text(),
+      received_at: new Date().toISOString(),
+      failed,
+    });
+    return failed ? c.json({ ok: false }, hook.failStatus as 500) : c.json({ ok: true });
+  })
+  .get('/webhooks/:name', (c) => c.json(c.get('state').webhook(c.req.param('name')).deliveries))
+  .delete('/webhooks/:name', (c) => {
+    c.get('state').webhooks.delete(c.req.param('name'));
+    return c.json({ ok: true });
+  })
   .post('/reset', (c) => {
     c.get('state').reset();
     return c.json({ ok: true });

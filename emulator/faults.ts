@@ -1,26 +1,54 @@
 // Fault injection: turns a registered fault into the broken answer the
-// gateway must survive (bad status, non-JSON, bad envelope, hang, reset).
+// gateway must survive (bad status, non-JSON, bad envelope, hang, reset,
+// oversized, compressed or trickling bodies, redirects).
+import { Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
 import { ApiError, badRequest, type Ctx, envelope } from './http';
 import { FAULT_KINDS, type Fault, type FaultKind } from './store';
 
 const NO_BODY_STATUSES = [204, 205, 304];
+/** Largest body a fault may send: 2 GiB. */
+const MAX_FAULT_BYTES = 2 * 1024 * 1024 * 1024;
+/** Bodies are streamed in chunks of this size, never built whole. */
+const CHUNK = 64 * 1024;
 
 /** Validates a POST /__emulator/faults body. */
 export function parseFault(input: Record<string, unknown>): Omit<Fault, 'id'> {
-  const { request_id, path, kind, status = 500, delay_ms = 60_000, times = 1 } = input;
+  const {
+    request_id,
+    path,
+    kind,
+    delay_ms = 60_000,
+    times = 1,
+    bytes = 9 * 1024 * 1024,
+    content_length = false,
+    char = 'x',
+  } = input;
+  const status = input.status ?? (kind === 'redirect' ? 302 : 500);
   if (typeof kind !== 'string' || !(FAULT_KINDS as readonly string[]).includes(kind)) {
     throw badRequest(`kind must be one of ${FAULT_KINDS.join(', ')}`);
   }
   if (request_id !== undefined && (typeof request_id !== 'string' || request_id === ''))
     throw badRequest('request_id must be a non-empty string');
   if (path !== undefined && typeof path !== 'string') throw badRequest('path must be a string');
+  const lowest = kind === 'redirect' ? 300 : 200;
+  const highest = kind === 'redirect' ? 399 : 599;
   if (
     !Number.isInteger(status) ||
-    (status as number) < 200 ||
-    (status as number) > 599 ||
+    (status as number) < lowest ||
+    (status as number) > highest ||
     NO_BODY_STATUSES.includes(status as number)
   ) {
-    throw badRequest('status must be an integer HTTP status 200..599 that allows a body');
+    throw badRequest(
+      `status must be an integer HTTP status ${lowest}..${highest} that allows a body`,
+    );
+  }
+  if (!Number.isInteger(bytes) || (bytes as number) < 64 || (bytes as number) > MAX_FAULT_BYTES) {
+    throw badRequest(`bytes must be an integer from 64 to ${MAX_FAULT_BYTES}`);
+  }
+  if (typeof content_length !== 'boolean') throw badRequest('content_length must be true or false');
+  if (typeof char !== 'string' || [...char].length !== 1 || char === '"' || char === '\\') {
+    throw badRequest('char must be one character other than a quote or a backslash');
   }
   if (!Number.isInteger(delay_ms) || (delay_ms as number) < 0)
     throw badRequest('delay_ms must be a non-negative integer');
@@ -31,6 +59,9 @@ export function parseFault(input: Record<string, unknown>): Omit<Fault, 'id'> {
     status: status as number,
     delay_ms: delay_ms as number,
     remaining: times as number,
+    bytes: bytes as number,
+    content_length,
+    char,
   };
   if (request_id !== undefined) fault.request_id = request_id;
   if (path !== undefined) fault.path = path;
@@ -78,6 +109,17 @@ export async function faultResponse(c: Ctx, fault: Fault): Promise<Response | un
       return (await wait(fault.delay_ms, c.req.raw.signal))
         ? undefined
         : new Response(null, { status: 499 });
+    case 'large_body':
+      return streamed(envelopeOfSize(fault.bytes, fault.char), {
+        'content-type': 'application/json',
+        ...(fault.content_length ? { 'content-length': String(fault.bytes) } : {}),
+      });
+    case 'gzip_bomb':
+      return gzipped(envelopeOfSize(fault.bytes, fault.char));
+    case 'slow_body':
+      return trickled(JSON.stringify(envelope(0, 'Success', { slow: true })), fault.delay_ms);
+    case 'redirect':
+      return raw(JSON.stringify(envelope(0, 'Success', {})), 'application/json', fault.status);
     case 'reset': {
       const socket = c.env.incoming?.socket;
       if (!socket)
@@ -86,4 +128,60 @@ export async function faultResponse(c: Ctx, fault: Fault): Promise<Response | un
       return new Response(null, { status: 499 });
     }
   }
+}
+
+/**
+ * A valid envelope of about `size` bytes (exactly, for a one-byte `char`),
+ * produced chunk by chunk: `{"code":0,…,"data":{"blob":"xxx…"}}`.
+ */
+function* envelopeOfSize(size: number, char: string): Generator<Uint8Array, void, undefined> {
+  const head = '{"code":0,"msg":"Success","data":{"blob":"';
+  const tail = '"}}';
+  yield Buffer.from(head);
+  const width = Buffer.byteLength(char);
+  const filler = Buffer.from(char.repeat(Math.floor(CHUNK / width)));
+  let left = size - head.length - tail.length;
+  while (left >= width) {
+    const n = Math.min(left - (left % width), filler.length);
+    yield n === filler.length ? filler : filler.subarray(0, n);
+    left -= n;
+  }
+  yield Buffer.from(tail);
+}
+
+function streamed(chunks: Iterator<Uint8Array>, headers: Record<string, string>): Response {
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const next = chunks.next();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+  });
+  return new Response(body, { status: 200, headers });
+}
+
+/** The chunks gzip-compressed as they stream: a small body that inflates to all of them. */
+function gzipped(chunks: Iterable<Uint8Array>): Response {
+  const compressed = Readable.from(chunks).pipe(createGzip());
+  return new Response(Readable.toWeb(compressed) as ReadableStream<Uint8Array>, {
+    status: 200,
+    headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+  });
+}
+
+/** A body sent a few bytes at a time over `overMs`. */
+function trickled(text: string, overMs: number): Response {
+  const bytes = Buffer.from(text);
+  const step = Math.max(1, Math.ceil(bytes.length / 20));
+  const pause = overMs / Math.ceil(bytes.length / step);
+  let at = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (at >= bytes.length) return controller.close();
+      await new Promise((r) => setTimeout(r, pause));
+      controller.enqueue(new Uint8Array(bytes.subarray(at, at + step)));
+      at += step;
+    },
+  });
+  return new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
 }

@@ -21,6 +21,10 @@ export const FAULT_KINDS = [
   'platform_error',
   'hang',
   'reset',
+  'large_body',
+  'gzip_bomb',
+  'slow_body',
+  'redirect',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -32,6 +36,20 @@ export interface Fault {
   status: number;
   delay_ms: number;
   remaining: number;
+  /** large_body and gzip_bomb: how many bytes the (inflated) body has. */
+  bytes: number;
+  /** large_body: whether Content-Length is sent. */
+  content_length: boolean;
+  /** large_body and gzip_bomb: the character the body is filled with (a multi-byte one counts as more). */
+  char: string;
+}
+
+/** A webhook delivery the emulator received (for the gateway's quota alerts). */
+export interface WebhookDelivery {
+  headers: Record<string, string>;
+  body: string;
+  received_at: string;
+  failed: boolean;
 }
 
 /** Old records are dropped beyond this, so a long dev session cannot grow memory forever. */
@@ -42,6 +60,11 @@ export class EmulatorState {
   nextKeyId = FIRST_FREE_KEY_ID;
   requests: RecordedRequest[] = [];
   faults: Fault[] = [];
+  /** Webhook deliveries by receiver name, and how many of the next ones must fail (with which status). */
+  webhooks = new Map<
+    string,
+    { deliveries: WebhookDelivery[]; failNext: number; failStatus: number }
+  >();
   // Sequence numbers stay monotonic across resets so a record is never mistaken for a newer one.
   private seq = 0;
   private faultSeq = 0;
@@ -51,6 +74,16 @@ export class EmulatorState {
     this.nextKeyId = FIRST_FREE_KEY_ID;
     this.requests = [];
     this.faults = [];
+    this.webhooks.clear();
+  }
+
+  webhook(name: string) {
+    let hook = this.webhooks.get(name);
+    if (!hook) {
+      hook = { deliveries: [], failNext: 0, failStatus: 500 };
+      this.webhooks.set(name, hook);
+    }
+    return hook;
   }
 
   /** The account and key record a secret belongs to, if any. */

@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { adminToken, CliError, type Client, client } from './admin/client';
+import { historyTable } from './admin/history-table';
 import { printable } from './admin/printable';
 
 const HELP = `Usage: npm run admin -- <command> [arguments] [options]
@@ -25,7 +26,7 @@ Limits, cache, audit
   limits set TENANT_ID [--policy NAME=LIMIT/WINDOW_S[:fixed]]... [--daily N] [--monthly N] [--group GROUP:daily=N]...
                         [--limiter leased|exact]
   limits reset TENANT_ID
-  usage TENANT_ID
+  usage TENANT_ID [--history 7d]        (with --history: requests per day, with a bar chart)
   cache purge TENANT_ID
   audit [--tenant TENANT_ID] [--page N] [--page-size N]
   reencrypt
@@ -66,6 +67,7 @@ const { values: o, positionals } = parseArgs({
     'no-cors-origins': { type: 'boolean' },
     'new-platform-key': { type: 'boolean' },
     limiter: { type: 'string' },
+    history: { type: 'string' },
     reset: { type: 'boolean' },
   },
 });
@@ -247,6 +249,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
   switch (command) {
     case 'usage': {
       // `usage TENANT_ID`: the tenant id stands where other commands have a sub-command.
+      if (o.history) return usageHistory(api, need(sub, 'TENANT_ID'), o.history);
       const { data } = await api.call('GET', `/tenants/${need(sub, 'TENANT_ID')}/usage`);
       const rows = data.meters.map(
         (m: any) =>
@@ -276,6 +279,18 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         `Unknown command "${[command, sub].join(' ').trim()}". Run "npm run admin -- --help".`,
       );
   }
+}
+
+/** `usage TENANT --history 7d`: a table of the last days with a small bar chart. */
+async function usageHistory(api: Client, tenantId: string, span: string) {
+  const m = /^(\d{1,2})d$/.exec(span);
+  if (!m) throw new CliError(`--history must look like 7d (days, at most 90), got "${span}"`);
+  const days = Number(m[1]);
+  const today = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+  const from = new Date(today - (days - 1) * 86_400_000).toISOString();
+  const qs = new URLSearchParams({ from, granularity: 'day' });
+  const { data } = await api.call('GET', `/tenants/${tenantId}/analytics?${qs}`);
+  return { data, say: historyTable(data.series, today, days) };
 }
 
 function show(envelope: { data: unknown }) {

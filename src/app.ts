@@ -18,6 +18,7 @@ import { requestLog } from './observability/request-log';
 import { platformRoutes } from './proxy';
 import { loadSettings } from './settings';
 import { count } from './stats';
+import { usageRoutes } from './usage-route';
 
 const REQUEST_ID_HEADER = 'X-Request-ID';
 
@@ -38,6 +39,7 @@ export function newApp(): Hono<HonoEnv> {
   app.route('/admin', adminRoutes());
   app.route('/', browserTokenRoutes());
   app.route('/', sessionEventRoutes());
+  app.route('/', usageRoutes());
   app.route('/', platformRoutes());
 
   app.notFound((c) =>

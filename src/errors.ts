@@ -5,6 +5,8 @@
  */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { HonoEnv } from './env';
+import type { Observation } from './observability/request-log';
 
 export const ERRORS = {
   BAD_REQUEST: { code: 40000, status: 400, msg: 'Bad request' },
@@ -133,7 +135,10 @@ function errorBody(err: GatewayError, requestId: string) {
   return { code: err.code, msg: err.message, data: { request_id: requestId, ...err.details } };
 }
 
-export function errorResponse(c: Context, err: GatewayError): Response {
+export function errorResponse(c: Context<HonoEnv>, err: GatewayError): Response {
+  // The request's log line says which code it answered (absent before settings parse).
+  const obs: Observation | undefined = c.get('obs');
+  if (obs) obs.code = err.code;
   for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
   return c.json(errorBody(err, c.get('requestId') ?? ''), err.status);
 }

@@ -5,6 +5,8 @@ import type { HonoEnv } from '../env';
 import { ok } from '../errors';
 import { named } from '../observability/named';
 import { isolateStats } from '../stats';
+import { alertRoutes } from './alerts';
+import { analyticsRoutes } from './analytics';
 import { auditRoutes } from './audit';
 import { adminAuth } from './auth';
 import { limitRoutes } from './limits';
@@ -17,6 +19,8 @@ export function adminRoutes(): Hono<HonoEnv> {
   app.route('/tenants', tenantRoutes());
   app.route('/tenants', tokenRoutes());
   app.route('/tenants', limitRoutes());
+  app.route('/tenants', analyticsRoutes());
+  app.route('/tenants', alertRoutes());
   app.route('/', auditRoutes());
   // This isolate's work counters, for the benchmark and for operators (README, Observability).
   app.get('/stats', (c) => c.json(ok({ isolate: { ...isolateStats, l1: l1Stats() } })));

@@ -10,8 +10,18 @@
  * exactly L through, whatever the number of isolates.
  */
 import { DurableObject } from 'cloudflare:workers';
+import { auditLog } from '../audit/log';
 import type { UsageBatch } from '../observability/usage';
 import { ROUTE_GROUPS } from '../routes/types';
+import {
+  type AlertConfig,
+  type DeliveryResult,
+  deliverDue,
+  migrateAlerts,
+  noteQuotaUse,
+  readAlertConfig,
+  writeAlertConfig,
+} from './alerts';
 import {
   type History,
   type HistoryQuery,
@@ -104,7 +114,9 @@ export class TenantGuard extends DurableObject {
   private readonly tokenLimitsCache = new Map<string, TokenLimits | null>();
   private limits: Limits | null | undefined;
   private calls: GuardCalls | undefined;
-  private sweepScheduled = false;
+  private alerts: AlertConfig | null | undefined;
+  /** When the alarm is set for, as far as this object knows (undefined: not known). */
+  private alarmAt: number | null | undefined;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -112,6 +124,7 @@ export class TenantGuard extends DurableObject {
     migrate(this.sql);
     this.ledger = new Ledger(sqlLedgerStorage(this.sql));
     migrateHistory(this.sql);
+    migrateAlerts(this.sql);
   }
 
   /**
@@ -178,8 +191,10 @@ export class TenantGuard extends DurableObject {
     const grants = [...meters.values()].map((m) =>
       this.grant(m, start, now, leased.get(m.key) ?? 0),
     );
+    this.noteQuotaAlerts([...meters.values()], now);
     this.ledger.flush();
-    this.scheduleSweep();
+    // Alarms run on the real clock, whatever time a caller passed in.
+    this.scheduleAlarm(Date.now() + SWEEP_EVERY_MS);
     return {
       mode,
       disabled,
@@ -201,7 +216,7 @@ export class TenantGuard extends DurableObject {
       );
       this.cachedSettings.delete('retention_days');
     }
-    this.scheduleSweep();
+    this.scheduleAlarm(Date.now() + SWEEP_EVERY_MS);
   }
 
   /** Usage history series for the operator API and the tenant's own view. */
@@ -385,27 +400,90 @@ export class TenantGuard extends DurableObject {
     this.cachedSettings.delete('disabled');
   }
 
-  /** Sweeps rows that no longer count (browser partitions and old slots pile up otherwise). */
+  /**
+   * The alarm: delivers quota alerts that are due, and sweeps rows that no longer
+   * count (browser partitions and old slots pile up otherwise) and old history.
+   */
   override async alarm(): Promise<void> {
     const now = Date.now();
+    this.alarmAt = null;
     this.sql.exec('DELETE FROM slots WHERE keep_until <= ?', now);
     this.ledger.sweep(now);
     const days = Number(this.setting('retention_days') ?? DEFAULT_RETENTION_DAYS);
     sweepHistory(this.sql, now - days * 86_400_000);
-    this.sweepScheduled = false;
+    const { nextAt } = await this.deliverAlerts(now);
+    this.scheduleAlarm(Math.min(nextAt ?? Number.POSITIVE_INFINITY, now + SWEEP_EVERY_MS));
   }
 
-  private scheduleSweep(): void {
-    if (this.sweepScheduled) return;
-    this.sweepScheduled = true;
-    // Alarms run on the real clock, whatever time a caller passed in.
+  /** Sets the quota alert webhook (thresholds in percent); null removes it. */
+  setAlerts(config: AlertConfig | null): void {
+    writeAlertConfig(this.sql, config);
+    this.alerts = undefined;
+  }
+
+  /** The webhook and thresholds, without the signing secret. */
+  alertSettings(): { url: string; thresholds: number[] } | null {
+    const config = this.alertConfig();
+    return config && { url: config.url, thresholds: config.thresholds };
+  }
+
+  /** Sends the quota alerts due at `now` (the alarm calls this; tests pass their own time). */
+  async deliverAlerts(now: number): Promise<{ results: DeliveryResult[]; nextAt: number | null }> {
+    const delivered = await deliverDue(this.sql, this.alertConfig(), now);
+    for (const r of delivered.results) {
+      await auditLog(this.env).record({
+        action: `alert.${r.outcome}`,
+        tenant_id: r.payload.tenant_id,
+        token_id: null,
+        request_id: `alert-${r.id}`,
+        detail: {
+          policy: r.payload.policy,
+          threshold: r.payload.threshold,
+          attempts: r.attempts,
+          status: r.status,
+        },
+      });
+    }
+    return delivered;
+  }
+
+  /** Queues alerts for the quotas whose use has crossed a threshold (alerts.ts). */
+  private noteQuotaAlerts(meters: Meter[], now: number): void {
+    const config = this.alertConfig();
+    if (!config) return;
+    for (const m of meters) {
+      if (m.kind !== 'quota') continue;
+      const slot = slotAt(m, now);
+      const used = this.ledger.counted(m, slot, now);
+      const quota = { meter: m.key, policy: m.name, used, limit: m.limit };
+      const due = noteQuotaUse(
+        this.sql,
+        config,
+        { ...quota, periodStart: slot.start, periodEnd: slot.end },
+        now,
+      );
+      // Alarms run on the real clock, whatever time a caller passed in.
+      if (due !== null) this.scheduleAlarm(Date.now());
+    }
+  }
+
+  private alertConfig(): AlertConfig | null {
+    if (this.alerts === undefined) this.alerts = readAlertConfig(this.sql);
+    return this.alerts;
+  }
+
+  /** Makes sure the alarm fires by `at` (real clock). */
+  private scheduleAlarm(at: number): void {
+    const wanted = Math.max(at, Date.now());
+    if (this.alarmAt !== undefined && this.alarmAt !== null && this.alarmAt <= wanted) return;
+    this.alarmAt = wanted;
     void this.ctx.storage
       .getAlarm()
-      .then((at) =>
-        at === null ? this.ctx.storage.setAlarm(Date.now() + SWEEP_EVERY_MS) : undefined,
+      .then((current) =>
+        current === null || current > wanted ? this.ctx.storage.setAlarm(wanted) : undefined,
       )
       .catch(() => {
-        this.sweepScheduled = false;
+        this.alarmAt = undefined;
       });
   }
 

@@ -88,8 +88,13 @@ export interface Meter {
   counting: Counting;
 }
 
-/** What a request is counted as, for group quotas: a route group, or `auth` (minting). */
-export type LimitGroup = RouteGroup | 'auth';
+/**
+ * What a request is counted as, for group quotas: a route group, or `auth`
+ * (minting browser tokens) or `usage` (a tenant reading its own usage).
+ */
+export type LimitGroup = RouteGroup | 'auth' | 'usage';
+
+const isRouteGroup = (g: LimitGroup): g is RouteGroup => ROUTE_GROUPS.some((r) => r === g);
 
 /** Who a request is counted for, besides its tenant. */
 export interface Scope {
@@ -133,7 +138,7 @@ export function metersFor(
   }
   const { groups, ...tenantWide } = limits.quota;
   meters.push(...quotaMeters(tenantWide, 'quota:', ''));
-  const forGroup = scope.group === 'auth' ? undefined : groups?.[scope.group];
+  const forGroup = isRouteGroup(scope.group) ? groups?.[scope.group] : undefined;
   if (forGroup) meters.push(...quotaMeters(forGroup, `quota:${scope.group}-`, `${scope.group}-`));
   if (tokenLimits) {
     const prefix = `token:${scope.tokenId}:`;

@@ -131,8 +131,8 @@ async function browserToken(
 }
 
 /** A token without the scope a route needs gets a 403 that names the scope. */
-export function requireScope(spec: Pick<RouteSpec, 'group' | 'method'>) {
-  const needed = requiredScope(spec);
+export function requireScope(spec: Pick<RouteSpec, 'group' | 'method'> | string) {
+  const needed = typeof spec === 'string' ? spec : requiredScope(spec);
   return createMiddleware<HonoEnv>(async function requireScope(c, next) {
     if (!hasScope(c.get('token').scopes, needed)) {
       throw new GatewayError('SCOPE_REQUIRED', {

@@ -28,6 +28,19 @@ export async function sha256Hex(text: string): Promise<string> {
   return toHex(new Uint8Array(digest));
 }
 
+/** HMAC-SHA-256 of `message` under `secret` (UTF-8), hex: how quota alerts are signed. */
+export async function hmacSha256Hex(secret: string, message: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    'raw',
+    new TextEncoder().encode(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
+  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(message));
+  return toHex(new Uint8Array(mac));
+}
+
 /** The KV lookup key of a token: its SHA-256, hex. */
 export const hashToken = sha256Hex;
 

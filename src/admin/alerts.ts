@@ -1,0 +1,76 @@
+/**
+ * Operator API: a tenant's quota alerts. The webhook's signing secret is made
+ * here and shown once, in the answer that sets it.
+ */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { HonoEnv } from '../env';
+import { DEFAULT_THRESHOLDS } from '../limits/alerts';
+import { validated } from '../middleware/validate';
+import { randomBase62 } from '../tenants/token';
+import {
+  adminStores,
+  audit,
+  changeGuard,
+  existingTenant,
+  guardFor,
+  ok,
+  tenantParams,
+} from './common';
+
+const alertsBody = z.strictObject({
+  url: z.url({ protocol: /^https?$/, error: 'url must be an http(s) URL' }).max(2048),
+  thresholds: z
+    .array(
+      z
+        .number()
+        .int()
+        .min(1, 'thresholds are percents from 1 to 100')
+        .max(100, 'thresholds are percents from 1 to 100'),
+    )
+    .min(1)
+    .max(10)
+    .default(DEFAULT_THRESHOLDS),
+});
+
+export function alertRoutes(): Hono<HonoEnv> {
+  const app = new Hono<HonoEnv>();
+
+  app.put(
+    '/:id/alerts',
+    validated('param', tenantParams),
+    validated('json', alertsBody),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const body = c.req.valid('json');
+      await existingTenant(await adminStores(c), id);
+      const secret = `whsec_${randomBase62(32)}`;
+      const thresholds = [...new Set(body.thresholds)].sort((a, b) => a - b);
+      await changeGuard(c, id, (g) =>
+        g.setAlerts({ tenantId: id, url: body.url, thresholds, secret }),
+      );
+      // The URL may carry credentials of the receiver: the audit keeps its origin only.
+      await audit(c, 'alerts.set', {
+        tenant_id: id,
+        detail: { origin: new URL(body.url).origin, thresholds },
+      });
+      return c.json(ok({ url: body.url, thresholds, secret }));
+    },
+  );
+
+  app.get('/:id/alerts', validated('param', tenantParams), async (c) => {
+    const { id } = c.req.valid('param');
+    await existingTenant(await adminStores(c), id);
+    return c.json(ok(await guardFor(c.env, id).alertSettings()));
+  });
+
+  app.delete('/:id/alerts', validated('param', tenantParams), async (c) => {
+    const { id } = c.req.valid('param');
+    await existingTenant(await adminStores(c), id);
+    await changeGuard(c, id, (g) => g.setAlerts(null));
+    await audit(c, 'alerts.removed', { tenant_id: id });
+    return c.json(ok(null));
+  });
+
+  return app;
+}

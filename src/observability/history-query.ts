@@ -1,0 +1,64 @@
+/**
+ * The query of usage history, shared by the operator API and a tenant's own
+ * view: a range (at most the retention), hour or day buckets, and groups.
+ */
+import { z } from 'zod';
+import { invalidField } from '../errors';
+import type { History, HistoryGroup, HistoryQuery } from '../limits/history';
+
+const GROUPS: readonly HistoryGroup[] = ['route', 'status', 'token'];
+
+const instant = (name: string) =>
+  z
+    .string()
+    .max(40)
+    .refine((s) => !Number.isNaN(Date.parse(s)), `${name} must be an ISO 8601 date or date-time`)
+    .optional();
+
+export const historyQuerySchema = z.strictObject({
+  from: instant('from'),
+  to: instant('to'),
+  granularity: z.enum(['hour', 'day'], { error: 'granularity must be hour or day' }).default('day'),
+  group_by: z.string().max(40).optional(),
+});
+
+/** The validated query, with defaults: the last 7 days up to now. */
+export function historyQuery(
+  q: z.output<typeof historyQuerySchema>,
+  retentionDays: number,
+  now = Date.now(),
+): HistoryQuery {
+  const to = q.to ? Date.parse(q.to) : now;
+  const from = q.from ? Date.parse(q.from) : to - 7 * 86_400_000;
+  if (from > to) throw invalidField('query', 'from', 'from must not be after to');
+  if (to - from > retentionDays * 86_400_000) {
+    throw invalidField('query', 'from', `the range must be at most ${retentionDays} days`);
+  }
+  const groupBy = (q.group_by ?? '')
+    .split(',')
+    .map((g) => g.trim())
+    .filter(Boolean);
+  const unknown = groupBy.filter((g) => !GROUPS.some((known) => known === g));
+  if (unknown.length > 0) {
+    throw invalidField('query', 'group_by', `group_by must be among ${GROUPS.join(', ')}`, [
+      ...GROUPS,
+    ]);
+  }
+  return {
+    from: Math.floor(from / 3_600_000) * 3_600_000,
+    to,
+    granularity: q.granularity,
+    groupBy: GROUPS.filter((g) => groupBy.includes(g)),
+  };
+}
+
+/** The series as CSV (a billing export): one row per point, the groups asked for first. */
+export function historyCsv(history: History, groupBy: HistoryGroup[]): string {
+  const columns = ['t', ...groupBy, 'requests', 'units', 'p50_ms', 'p95_ms'] as const;
+  const cell = (v: unknown) => {
+    const text = v === null || v === undefined ? '' : String(v);
+    return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  };
+  const lines = history.series.map((p) => columns.map((c) => cell(p[c])).join(','));
+  return `${[columns.join(','), ...lines].join('\n')}\n`;
+}

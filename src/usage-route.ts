@@ -1,0 +1,52 @@
+/**
+ * `GET /usage`: a tenant's own view, with its own token (scope usage:read):
+ * its limits, the current windows, and its last 30 days by day. It reads only
+ * the caller's tenant.
+ */
+import { Hono } from 'hono';
+import type { HonoEnv } from './env';
+import { ok } from './errors';
+import { guardFor } from './limits/guard';
+import { requireScope, tenantAuth } from './middleware/auth';
+import { tenantLimits } from './middleware/limits';
+import { named } from './observability/named';
+import { USAGE_SCOPE } from './tenants/scopes';
+
+/** How far back a tenant's own view goes. */
+export const OWN_USAGE_DAYS = 30;
+
+export function usageRoutes(): Hono<HonoEnv> {
+  const app = new Hono<HonoEnv>();
+  app.get(
+    '/usage',
+    named('usage'),
+    tenantAuth(),
+    requireScope(USAGE_SCOPE),
+    tenantLimits('usage', () => 1),
+    async (c) => {
+      const tenant = c.get('tenant');
+      const guard = guardFor(c.env, tenant.id);
+      const now = Date.now();
+      const today = Math.floor(now / 86_400_000) * 86_400_000;
+      const [current, history] = await Promise.all([
+        guard.usage(now, c.get('settings').DEFAULT_LIMITS),
+        guard.history({
+          from: today - (OWN_USAGE_DAYS - 1) * 86_400_000,
+          to: now,
+          granularity: 'day',
+          groupBy: [],
+        }),
+      ]);
+      return c.json(
+        ok({
+          tenant_id: tenant.id,
+          limits: current.limits,
+          meters: current.meters,
+          days: history.series,
+          refusals: history.refusals,
+        }),
+      );
+    },
+  );
+  return app;
+}
