@@ -14,7 +14,9 @@ export const recordAndFault: MiddlewareHandler<EmuEnv> = async function recordAn
   const body = text === '' ? null : text;
   c.set('body', body);
   const headers: Record<string, string> = {};
-  c.req.raw.headers.forEach((value, name) => (headers[name.toLowerCase()] = value));
+  c.req.raw.headers.forEach((value, name) => {
+    headers[name.toLowerCase()] = value;
+  });
   state.record({ method: c.req.method, path: c.req.path, query: c.req.query(), headers, body });
 
   const fault = state.takeFault(c.req.path, headers['x-request-id']);

@@ -62,7 +62,10 @@ export function attachSessionStream(server: Server, state: EmulatorState): { clo
 
   function stream(ws: WebSocket, account: Account, sessionId: string): void {
     const session = account.sessions.find((s) => s.session_id === sessionId);
-    if (!session) return ws.close(4404, 'session not found');
+    if (!session) {
+      ws.close(4404, 'session not found');
+      return;
+    }
     const send = (frame: object) => ws.send(JSON.stringify(frame));
     send({
       type: 'session.snapshot',
