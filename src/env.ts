@@ -20,6 +20,7 @@ type OptionalSettings = Partial<
     | 'L1_CACHE_BYTES'
     | 'PLATFORM_KEY_PATTERN'
     | 'USAGE_RETENTION_DAYS'
+    | 'USAGE_HISTORY'
     | 'LOG_SAMPLE_RATE'
     | 'LIMITER_FAILURE_MODE'
     | 'BROWSER_PARTITION_SHARE',

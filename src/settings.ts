@@ -58,6 +58,10 @@ const settingsSchema = z.object({
   LEASE_MAX_MS: intSetting(10, 10_000, 1000),
   L1_CACHE_BYTES: intSetting(0, 128 * 1024 * 1024, 8 * 1024 * 1024),
   USAGE_RETENTION_DAYS: intSetting(1, 3650, 90),
+  USAGE_HISTORY: z
+    .enum(['on', 'off'], { error: 'must be on or off' })
+    .default('on')
+    .transform((v) => v === 'on'),
   LOG_SAMPLE_RATE: z.preprocess(
     (v) => (v === undefined || v === '' ? undefined : Number(v)),
     z

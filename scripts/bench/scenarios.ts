@@ -6,13 +6,20 @@
  */
 
 /** Where a scenario's requests go. */
-export type WorkerId = 'bare' | 'limits-on' | 'limits-off';
+export type WorkerId = 'bare' | 'limits-on' | 'limits-off' | 'quiet';
 
 export type WorkerSpec =
   | { kind: 'bare'; label: string }
   | { kind: 'gateway'; label: string; vars: Record<string, string> };
 
 const HUGE = 1_000_000_000;
+const NEVER_REFUSED = JSON.stringify({
+  policies: [
+    { name: 'burst', limit: HUGE, window_s: 10 },
+    { name: 'sustained', limit: HUGE, window_s: 60 },
+  ],
+  quota: { daily: HUGE, monthly: HUGE },
+});
 
 export const WORKERS: Record<WorkerId, WorkerSpec> = {
   // The baseline: one route, a fixed platform key, fetch upstream, stream the body back.
@@ -22,15 +29,17 @@ export const WORKERS: Record<WorkerId, WorkerSpec> = {
   'limits-on': {
     kind: 'gateway',
     label: 'gateway, limits on',
+    vars: { LIMITS_ENABLED: 'true', DEFAULT_LIMITS: NEVER_REFUSED },
+  },
+  // As limits-on, without the per-request log line and the usage history.
+  quiet: {
+    kind: 'gateway',
+    label: 'gateway, no logs/history',
     vars: {
       LIMITS_ENABLED: 'true',
-      DEFAULT_LIMITS: JSON.stringify({
-        policies: [
-          { name: 'burst', limit: HUGE, window_s: 10 },
-          { name: 'sustained', limit: HUGE, window_s: 60 },
-        ],
-        quota: { daily: HUGE, monthly: HUGE },
-      }),
+      DEFAULT_LIMITS: NEVER_REFUSED,
+      LOG_SAMPLE_RATE: '0',
+      USAGE_HISTORY: 'off',
     },
   },
   // No TenantGuard: no limits, no instant revocation.
@@ -89,6 +98,12 @@ export const scenarios: Scenario[] = [
     what: 'GET /nowhere: no route, no auth, no upstream',
   },
   {
+    name: 'gateway-quiet',
+    worker: 'quiet',
+    request: teamLists('no-store'),
+    what: 'as gateway-miss, without the request log line and usage history',
+  },
+  {
     name: 'gateway-limits-off',
     worker: 'limits-off',
     request: teamLists('no-store'),
@@ -113,5 +128,11 @@ export const targets: Target[] = [
     scenario: 'gateway-miss',
     vs: 'gateway-limits-off',
     min: 0.9,
+  },
+  {
+    label: 'logs and history on / off ≥ 0.95',
+    scenario: 'gateway-miss',
+    vs: 'gateway-quiet',
+    min: 0.95,
   },
 ];

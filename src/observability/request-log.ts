@@ -47,7 +47,7 @@ export function requestLog() {
     }
     writeDataPoint(c, line, obs);
     const tenant = c.get('tenant');
-    if (tenant && settings.LIMITS_ENABLED && obs.route) {
+    if (tenant && settings.LIMITS_ENABLED && settings.USAGE_HISTORY && obs.route) {
       recordUsage(
         tenant.id,
         {
