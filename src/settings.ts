@@ -3,7 +3,7 @@
  * object with zod; a bad value fails every request with a 500 envelope that
  * names the setting (never its value: ADMIN_TOKEN is a secret).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Bindings } from './env';
 import { GatewayError } from './errors';
 import { DEFAULT_LIMITS, limitsSchema } from './limits/policy';

@@ -3,7 +3,7 @@
  * here and shown once, in the answer that sets it.
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { HonoEnv } from '../env';
 import { DEFAULT_THRESHOLDS } from '../limits/alerts';
 import { validated } from '../middleware/validate';

@@ -1,6 +1,6 @@
 /** Operator API: the audit log (newest first, paged) and key maintenance. */
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { auditLog } from '../audit/log';
 import type { HonoEnv } from '../env';
 import { ok } from '../errors';

@@ -1,6 +1,6 @@
 /** Shared pieces of the operator API: envelopes, params, store and audit access. */
 import type { Context } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { auditLog, type NewAuditEntry } from '../audit/log';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';

@@ -1,6 +1,6 @@
 /** Operator API: tenants. No endpoint ever returns a platform key. */
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { HonoEnv } from '../env';
 import { validated } from '../middleware/validate';
 import { intField, nameField, originField, textField } from '../routes/schemas';

@@ -1,5 +1,5 @@
 /** The body that describes a token to issue: name, scopes or presets, expiry, own limits. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { invalidField } from '../errors';
 import { tokenLimitsSchema } from '../limits/policy';
 import { nameField } from '../routes/schemas';

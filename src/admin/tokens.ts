@@ -1,6 +1,6 @@
 /** Operator API: a tenant's tokens. Secrets appear only in the answer that creates them. */
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { HonoEnv } from '../env';
 import { GatewayError, invalidField } from '../errors';
 import { tokenLimitsSchema } from '../limits/policy';

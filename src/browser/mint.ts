@@ -4,7 +4,7 @@
  */
 import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { HonoEnv } from '../env';
 import { GatewayError, invalidField, ok } from '../errors';
 import { tenantAuth } from '../middleware/auth';

@@ -7,7 +7,7 @@
  * and the TenantGuard still checks the minting token (revoke it, and its
  * browser tokens stop too).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { fromBase64Url, type KeyRing, toBase64Url } from '../tenants/crypto';
 
 export const BROWSER_TOKEN_PREFIX = 'apgb_';

@@ -9,7 +9,7 @@
  * - `limiter` picks how isolates admit: `leased` (default) or `exact`
  *   (README, "Rate limits").
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ROUTE_GROUPS, type RouteGroup } from '../routes/types';
 
 const policyName = z

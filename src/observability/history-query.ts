@@ -2,7 +2,7 @@
  * The query of usage history, shared by the operator API and a tenant's own
  * view: a range (at most the retention), hour or day buckets, and groups.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { invalidField } from '../errors';
 import type { History, HistoryGroup, HistoryQuery } from '../limits/history';
 

@@ -1,5 +1,5 @@
 /** 4.8: agents. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { enumField, pageNum, pageSize, uuidField } from './schemas';
 import type { RouteSpec } from './types';
 

@@ -1,5 +1,5 @@
 /** 4.1–4.4: the platform's API keys and call-history filter values. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { intField, pageNum, pageSize, textField } from './schemas';
 import type { RouteSpec } from './types';
 

@@ -1,5 +1,5 @@
 /** 4.8: browser instances and their pages. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { opaqueId, pageNum, pageSize } from './schemas';
 import type { RouteSpec } from './types';
 

@@ -1,5 +1,5 @@
 /** 4.4 and 4.7: credit consumption history and its filter values. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { invalidField } from '../errors';
 import { dateField, enumField, orderedPair, pageNum, pageSize, textField } from './schemas';
 import type { PlatformReader, RouteSpec, ValidatedInput } from './types';

@@ -3,7 +3,7 @@
  * path or credential header without a code change, e.g.
  * `{"session.create": {"upstream_path": "/v2/session/create", "credential": "authorization", "cost": 20}}`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ROUTE_SPECS } from './table';
 import type { ResolvedRoute, RouteSpec } from './types';
 

@@ -2,7 +2,7 @@
  * Field schemas shared by the route table. Each carries a message that names
  * the field and its bound, because that text is what the caller reads.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const PAGE_SIZE_MAX = 100;
 

@@ -1,5 +1,5 @@
 /** 4.8: sessions and their messages. */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   dateTimeField,
   opaqueId,

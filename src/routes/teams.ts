@@ -1,5 +1,5 @@
 /** 4.5 and 4.6: teams, each with its agents and model. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { enumField, pageNum, pageSize, uuidField } from './schemas';
 import type { RouteSpec } from './types';
 
