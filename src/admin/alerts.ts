@@ -18,7 +18,7 @@ import {
   tenantParams,
 } from './common';
 
-const alertsBody = z.strictObject({
+export const alertsBody = z.strictObject({
   url: z.url({ protocol: /^https?$/, error: 'url must be an http(s) URL' }).max(2048),
   thresholds: z
     .array(

@@ -8,7 +8,7 @@ import { validated } from '../middleware/validate';
 import { intField } from '../routes/schemas';
 import { adminStores, audit, tenantIdField } from './common';
 
-const auditQuery = z.strictObject({
+export const auditQuery = z.strictObject({
   page_num: intField('page_num', 1, 1_000_000).default(1),
   page_size: intField('page_size', 1, 100).default(20),
   tenant_id: tenantIdField('tenant_id').optional(),

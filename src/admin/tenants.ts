@@ -24,13 +24,13 @@ const platformKey = textField('platform_key', 512, 8).regex(
 /** Most browser origins one tenant may allow (README, limits). */
 const MAX_CORS_ORIGINS = 20;
 const corsOrigins = z.array(originField('each origin')).max(MAX_CORS_ORIGINS);
-const createBody = z.strictObject({
+export const createBody = z.strictObject({
   name: nameField('name', 100),
   platform_key: platformKey,
   cors_origins: corsOrigins.default([]),
   token: tokenSpecSchema.default({ name: 'default', scopes: ['full'] }),
 });
-const updateBody = z
+export const updateBody = z
   .strictObject({
     name: nameField('name', 100).optional(),
     platform_key: platformKey.optional(),
@@ -40,7 +40,7 @@ const updateBody = z
     (b) => Object.keys(b).length > 0,
     'give at least one of name, platform_key, cors_origins (status: POST .../disable or .../enable)',
   );
-const listQuery = z.strictObject({
+export const listQuery = z.strictObject({
   page_size: intField('page_size', 1, 100).default(20),
   cursor: z.string().max(1024).optional(),
 });

@@ -22,7 +22,7 @@ import { newToken, tokenSpecSchema } from './token-spec';
 export const DEFAULT_ROTATION_OVERLAP_S = 3600;
 const MAX_ROTATION_OVERLAP_S = 30 * 86_400;
 
-const rotateBody = z
+export const rotateBody = z
   .strictObject({
     overlap_s: z.number().int().min(0).max(MAX_ROTATION_OVERLAP_S).optional(),
     old_valid_until: z.iso

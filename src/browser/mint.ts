@@ -25,7 +25,7 @@ import {
 /** Lifetime when the caller names none (README, limits). */
 export const BROWSER_TOKEN_DEFAULT_TTL_S = 900;
 
-const mintBody = z.strictObject({
+export const mintBody = z.strictObject({
   origin: originField(),
   scopes: z.array(z.string().max(64)).min(1).max(32).optional(),
   ttl_s: z

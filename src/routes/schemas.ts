@@ -12,6 +12,12 @@ const says = (name: string, bound: string) => ({
     issue.input === undefined ? `${name} is required` : bound,
 });
 
+/**
+ * How a field looks on the wire, for the OpenAPI document (openapi/document.ts)
+ * where its zod schema alone cannot say it (an integer sent as query text).
+ */
+export const WIRE = 'x-wire';
+
 /** A decimal integer query value within [min, max]. */
 export function intField(name: string, min: number, max: number) {
   const error = says(name, `${name} must be an integer from ${min} to ${max}`);
@@ -19,12 +25,20 @@ export function intField(name: string, min: number, max: number) {
     .string(error)
     .regex(/^\d{1,15}$/, error)
     .transform(Number)
-    .refine((n) => n >= min && n <= max, error);
+    .refine((n) => n >= min && n <= max, error)
+    .meta({ [WIRE]: { type: 'integer', minimum: min, maximum: max } });
 }
 
-export const pageNum = () => intField('page_num', 1, Number.MAX_SAFE_INTEGER).default(1);
+export const pageNum = () =>
+  intField('page_num', 1, Number.MAX_SAFE_INTEGER)
+    .default(1)
+    .meta({
+      [WIRE]: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 },
+    });
 export const pageSize = (fallback: number) =>
-  intField('page_size', 1, PAGE_SIZE_MAX).default(fallback);
+  intField('page_size', 1, PAGE_SIZE_MAX)
+    .default(fallback)
+    .meta({ [WIRE]: { type: 'integer', minimum: 1, maximum: PAGE_SIZE_MAX, default: fallback } });
 
 export function enumField<const T extends readonly [string, ...string[]]>(name: string, values: T) {
   return z.enum(values, says(name, `${name} must be one of ${values.join(', ')}`));
@@ -49,7 +63,10 @@ export function nameField(name: string, max: number) {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const uuidField = (name: string) => {
   const error = says(name, `${name} must be a UUID`);
-  return z.string(error).regex(UUID, error);
+  return z
+    .string(error)
+    .regex(UUID, error)
+    .meta({ [WIRE]: { type: 'string', format: 'uuid' } });
 };
 
 /** Ids the platform leaves opaque: a safe charset, so nothing can escape the path. */
@@ -70,7 +87,8 @@ export function dateField(name: string) {
     .refine((s) => {
       const d = new Date(`${s}T00:00:00Z`);
       return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
-    }, error);
+    }, error)
+    .meta({ [WIRE]: { type: 'string', format: 'date' } });
 }
 
 /** ISO 8601 date-time with a zone (Z or an offset). */

@@ -1,0 +1,155 @@
+/**
+ * The operator API's own OpenAPI document (GET /admin/openapi.json, behind the
+ * admin token), from the operator API's zod schemas where it has them.
+ */
+import type * as z from 'zod';
+import { alertsBody } from '../admin/alerts';
+import { auditQuery } from '../admin/audit';
+import { createBody, listQuery, updateBody } from '../admin/tenants';
+import { tokenSpecSchema } from '../admin/token-spec';
+import { rotateBody } from '../admin/tokens';
+import { limitsSchema, tokenLimitsSchema } from '../limits/policy';
+import { historyQuerySchema } from '../observability/history-query';
+import { GATEWAY_VERSION } from '../version';
+import { fieldsOf, inputSchema } from './schema';
+
+interface AdminOperation {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  path: string;
+  summary: string;
+  query?: z.ZodType;
+  body?: z.ZodType;
+}
+
+const T = '/admin/tenants/{id}';
+const OPERATIONS: AdminOperation[] = [
+  {
+    method: 'post',
+    path: '/admin/tenants',
+    summary: 'Create a tenant and its first token (shown once)',
+    body: createBody,
+  },
+  {
+    method: 'get',
+    path: '/admin/tenants',
+    summary: 'List tenants, a page at a time',
+    query: listQuery,
+  },
+  { method: 'get', path: T, summary: 'Show a tenant (never its key)' },
+  { method: 'patch', path: T, summary: 'Update a tenant', body: updateBody },
+  { method: 'delete', path: T, summary: 'Delete a tenant and its tokens' },
+  { method: 'post', path: `${T}/disable`, summary: 'Refuse every token of the tenant' },
+  { method: 'post', path: `${T}/enable`, summary: 'Allow the tenant again' },
+  {
+    method: 'post',
+    path: `${T}/tokens`,
+    summary: 'Issue a token (shown once)',
+    body: tokenSpecSchema,
+  },
+  { method: 'get', path: `${T}/tokens`, summary: "List a tenant's tokens (never the secrets)" },
+  {
+    method: 'post',
+    path: `${T}/tokens/{token_id}/rotate`,
+    summary: 'Rotate a token with an overlap',
+    body: rotateBody,
+  },
+  { method: 'delete', path: `${T}/tokens/{token_id}`, summary: 'Revoke a token at once' },
+  {
+    method: 'put',
+    path: `${T}/tokens/{token_id}/limits`,
+    summary: "Set a token's own limits",
+    body: tokenLimitsSchema,
+  },
+  {
+    method: 'delete',
+    path: `${T}/tokens/{token_id}/limits`,
+    summary: "Remove a token's own limits",
+  },
+  { method: 'put', path: `${T}/limits`, summary: "Replace a tenant's limits", body: limitsSchema },
+  { method: 'delete', path: `${T}/limits`, summary: 'Return a tenant to the default limits' },
+  {
+    method: 'get',
+    path: `${T}/usage`,
+    summary: 'Current windows, what remains, TenantGuard calls',
+  },
+  {
+    method: 'get',
+    path: `${T}/analytics`,
+    summary: 'Usage history as series, or CSV with Accept: text/csv',
+    query: historyQuerySchema,
+  },
+  {
+    method: 'put',
+    path: `${T}/alerts`,
+    summary: 'Set the quota-alert webhook (its signing secret is shown once)',
+    body: alertsBody,
+  },
+  { method: 'get', path: `${T}/alerts`, summary: 'The quota-alert webhook, without its secret' },
+  { method: 'delete', path: `${T}/alerts`, summary: 'Remove the quota-alert webhook' },
+  {
+    method: 'post',
+    path: `${T}/cache/purge`,
+    summary: 'Purge the read cache of every tenant sharing the platform key',
+  },
+  {
+    method: 'get',
+    path: '/admin/audit',
+    summary: 'The audit log, newest first',
+    query: auditQuery,
+  },
+  {
+    method: 'post',
+    path: '/admin/maintenance/reencrypt',
+    summary: 'Re-seal every platform key under the current encryption key',
+  },
+  { method: 'get', path: '/admin/stats', summary: "This isolate's work counters" },
+];
+
+let doc: Record<string, unknown> | undefined;
+
+export function adminDocument(): Record<string, unknown> {
+  doc ??= {
+    openapi: '3.1.0',
+    info: { title: 'Agent Platform gateway: operator API', version: GATEWAY_VERSION },
+    security: [{ adminToken: [] }],
+    components: {
+      securitySchemes: {
+        adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+      },
+    },
+    paths: OPERATIONS.reduce<Record<string, Record<string, unknown>>>((paths, op) => {
+      const pathParams = [...op.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({
+        name: m[1],
+        in: 'path',
+        required: true,
+        schema: { type: 'string' },
+      }));
+      const query = op.query ? fieldsOf(op.query) : { properties: {}, required: [] as string[] };
+      const queryParams = Object.entries(query.properties).map(([name, schema]) => ({
+        name,
+        in: 'query',
+        required: query.required.includes(name),
+        schema,
+      }));
+      const parameters = [...pathParams, ...queryParams];
+      paths[op.path] = {
+        ...paths[op.path],
+        [op.method]: {
+          summary: op.summary,
+          ...(parameters.length > 0 ? { parameters } : {}),
+          ...(op.body
+            ? {
+                requestBody: {
+                  required: true,
+                  content: { 'application/json': { schema: inputSchema(op.body) } },
+                },
+              }
+            : {}),
+          responses: { '200': { description: 'The envelope `{code: 0, msg, data}`.' } },
+        },
+      };
+      return paths;
+    }, {}),
+  };
+  return doc;
+}

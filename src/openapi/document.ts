@@ -1,0 +1,398 @@
+/**
+ * The partner contract: an OpenAPI 3.1 document generated from the route
+ * table (ROUTE_SPECS), never written by hand per route. Parameters, bodies,
+ * bounds, enums, formats and defaults come from the zod schemas; success
+ * answers from the platform's models (openapi/models.ts); errors from the
+ * ERRORS catalogue. Operators' ROUTE_OVERRIDES change nothing here.
+ */
+import * as z from 'zod';
+import { mintBody } from '../browser/mint';
+import { ERRORS } from '../errors';
+import { noQuery } from '../routes/schemas';
+import { ROUTE_SPECS } from '../routes/table';
+import { ROUTE_GROUPS, type RouteSpec } from '../routes/types';
+import { hasScope, requiredScope, USAGE_SCOPE } from '../tenants/scopes';
+import { GATEWAY_VERSION } from '../version';
+import { MODELS, SUCCESS_DATA } from './models';
+import { fieldsOf, inputSchema, type JsonSchema } from './schema';
+
+export type OpenApiDocument = Record<string, unknown> & {
+  paths: Record<string, Record<string, unknown>>;
+};
+
+const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+/** Statuses every token-authenticated operation may answer with, besides its own. */
+const COMMON_ERRORS = [400, 401, 403, 429, 500, 502, 503, 504];
+
+const SECURITY = [{ gatewayToken: [] }, { apiKeyHeader: [] }, { browserToken: [] }];
+
+/** `/team/info/:team_id` → `/team/info/{team_id}`. */
+export const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, '{$1}');
+
+const SUMMARIES: Record<string, string> = {
+  'apikey.create': 'Create a platform API key',
+  'apikey.delete': 'Delete a platform API key',
+  'apikey.list': 'List the platform API keys',
+  'calls.filter_values': 'Values usable as call-history filters',
+  'calls.list': 'Credit consumption history',
+  'team.list': 'List teams',
+  'team.info': 'Get a team',
+  'agent.list': 'List agents',
+  'agent.info': 'Get an agent',
+  'session.create': 'Create a session',
+  'session.info': 'Get a session',
+  'session.rename': 'Rename a session',
+  'session.messages': "List a session's messages",
+  'session.messages_between': 'Messages between two message ids',
+  'browser.info': 'Get a browser instance',
+  'browser.list': 'List browser instances',
+  'browser.release': 'Release a browser instance',
+  'browser.pages': "List a browser's pages",
+};
+
+/** Whose view: a token's scopes, and whether it is a browser token (those cannot mint). */
+export interface TokenView {
+  scopes: readonly string[];
+  browser: boolean;
+}
+
+/**
+ * The document, with every operation, or only those a token's scopes allow
+ * (its own view). Built once per view.
+ */
+export function partnerDocument(view: TokenView | null): OpenApiDocument {
+  const key = view ? `${view.browser ? 'b' : 't'}:${[...view.scopes].sort().join(' ')}` : '*';
+  let doc = built.get(key);
+  if (!doc) {
+    doc = build(view);
+    built.set(key, doc);
+  }
+  return doc;
+}
+
+const built = new Map<string, OpenApiDocument>();
+
+function build(view: TokenView | null): OpenApiDocument {
+  const allowed = (scope: string) => view === null || hasScope(view.scopes, scope);
+  const paths: Record<string, Record<string, unknown>> = {};
+  const add = (path: string, method: string, operation: Record<string, unknown>) => {
+    paths[path] = { ...paths[path], [method]: operation };
+  };
+  for (const spec of ROUTE_SPECS) {
+    if (allowed(requiredScope(spec)))
+      add(openApiPath(spec.path), spec.method.toLowerCase(), operation(spec));
+  }
+  if (!view?.browser) add('/auth/browser-token', 'post', mintOperation());
+  if (allowed(USAGE_SCOPE)) add('/usage', 'get', usageOperation());
+  if (allowed('sessions:read')) add('/session/ws/{session_id}', 'get', streamOperation());
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Agent Platform gateway',
+      version: GATEWAY_VERSION,
+      description:
+        'The Agent Platform Service through its edge gateway: call it with a gateway token where a platform client would use a platform key. Every answer is the platform envelope `{code, msg, data}`; `code` 0 is success.',
+    },
+    servers: [{ url: '/' }],
+    tags: [...ROUTE_GROUPS, 'auth', 'usage'].map((name) => ({ name })),
+    security: SECURITY,
+    paths,
+    components: {
+      securitySchemes: {
+        gatewayToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'apgw_…',
+          description:
+            'A gateway token, as `Authorization: Bearer apgw_…` (or a bare `Authorization: apgw_…`).',
+        },
+        apiKeyHeader: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: 'The same gateway token in `x-api-key`.',
+        },
+        browserToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'apgb_…',
+          description:
+            'A short-lived browser token from POST /auth/browser-token, sent with its Origin.',
+        },
+      },
+      schemas: { ...MODELS, ErrorEnvelope: errorEnvelope(), PlatformEnvelope: platformEnvelope() },
+      headers: HEADERS,
+      responses: Object.fromEntries(errorStatuses().map((s) => [`E${s}`, errorResponse(s)])),
+    },
+  };
+}
+
+function operation(spec: RouteSpec): Record<string, unknown> {
+  const scope = requiredScope(spec);
+  const parameters = [
+    ...parametersOf(spec.params, 'path'),
+    ...parametersOf(spec.query ?? noQuery(), 'query'),
+  ];
+  const statuses = [...COMMON_ERRORS, ...(spec.body ? [413, 415] : [])].sort();
+  return {
+    operationId: spec.id,
+    tags: [spec.group],
+    summary: SUMMARIES[spec.id] ?? spec.id,
+    description: [
+      `Needs the scope \`${scope}\`.`,
+      spec.cache
+        ? 'Served from the read cache (see `X-Cache`, `Age`); `Cache-Control: no-cache` revalidates, `no-store` bypasses.'
+        : '',
+      spec.secrets ? 'API key values are masked unless the token has `apikeys:admin`.' : '',
+    ]
+      .filter(Boolean)
+      .join(' '),
+    'x-required-scope': scope,
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(spec.body
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: inputSchema(spec.body) } },
+          },
+        }
+      : {}),
+    responses: {
+      '200': success(SUCCESS_DATA[spec.id] ?? {}, Boolean(spec.cache)),
+      ...Object.fromEntries(statuses.map((s) => [String(s), ref('responses', `E${s}`)])),
+    },
+  };
+}
+
+function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query') {
+  if (!schema) return [];
+  const { properties, required } = fieldsOf(schema);
+  return Object.entries(properties).map(([name, s]) => ({
+    name,
+    in: where,
+    required: where === 'path' || required.includes(name),
+    schema: s,
+  }));
+}
+
+function success(data: JsonSchema, cached: boolean) {
+  return {
+    description:
+      'The platform envelope: `code` 0 with the data, or the platform’s own non-zero code (for example, not found) passed through.',
+    headers: {
+      'X-Request-ID': ref('headers', 'X-Request-ID'),
+      RateLimit: ref('headers', 'RateLimit'),
+      'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
+      ...(cached ? { 'X-Cache': ref('headers', 'X-Cache'), Age: ref('headers', 'Age') } : {}),
+    },
+    content: {
+      'application/json': {
+        schema: {
+          anyOf: [
+            {
+              type: 'object',
+              properties: { code: { const: 0 }, msg: { type: 'string' }, data },
+              required: ['code', 'msg', 'data'],
+            },
+            ref('schemas', 'PlatformEnvelope'),
+          ],
+        },
+      },
+    },
+  };
+}
+
+function mintOperation() {
+  return {
+    operationId: 'auth.browser_token',
+    tags: ['auth'],
+    summary: 'Mint a browser token',
+    description:
+      'A tenant backend exchanges its gateway token for a short-lived browser token bound to one origin and a subset of its scopes (never API key scopes). Browser tokens cannot mint.',
+    security: [{ gatewayToken: [] }, { apiKeyHeader: [] }],
+    requestBody: {
+      required: true,
+      content: { 'application/json': { schema: inputSchema(mintBody) } },
+    },
+    responses: {
+      '201': {
+        description: 'The browser token, shown once.',
+        headers: { 'X-Request-ID': ref('headers', 'X-Request-ID') },
+        content: {
+          'application/json': {
+            schema: envelopeOf({
+              type: 'object',
+              properties: {
+                token: { type: 'string' },
+                origin: { type: 'string' },
+                scopes: { type: 'array', items: { type: 'string' } },
+                expires_at: { type: 'string', format: 'date-time' },
+              },
+              required: ['token', 'origin', 'scopes', 'expires_at'],
+            }),
+          },
+        },
+      },
+      ...Object.fromEntries(
+        [...COMMON_ERRORS, 409, 413, 415].map((s) => [String(s), ref('responses', `E${s}`)]),
+      ),
+    },
+  };
+}
+
+function usageOperation() {
+  return {
+    operationId: 'usage.own',
+    tags: ['usage'],
+    summary: "The calling tenant's own usage",
+    description:
+      'Its limits, the current windows, and its last 30 days by day. Needs the scope `usage:read`.',
+    'x-required-scope': USAGE_SCOPE,
+    responses: {
+      '200': {
+        description: 'Limits, current meters and daily history.',
+        headers: { 'X-Request-ID': ref('headers', 'X-Request-ID') },
+        content: {
+          'application/json': {
+            schema: envelopeOf({
+              type: 'object',
+              properties: {
+                tenant_id: { type: 'string' },
+                limits: { type: 'object' },
+                meters: { type: 'array', items: { type: 'object' } },
+                days: { type: 'array', items: { type: 'object' } },
+                refusals: { type: 'array', items: { type: 'object' } },
+              },
+              required: ['tenant_id', 'limits', 'meters', 'days'],
+            }),
+          },
+        },
+      },
+      ...Object.fromEntries(COMMON_ERRORS.map((s) => [String(s), ref('responses', `E${s}`)])),
+    },
+  };
+}
+
+function streamOperation() {
+  return {
+    operationId: 'session.events',
+    tags: ['sessions'],
+    summary: "A session's live event stream (WebSocket)",
+    description:
+      'Send `Upgrade: websocket`. Browsers offer the subprotocols `apgw` and their browser token. The stream closes with 4401 when its token ends and 4403 when its tenant does. Needs `sessions:read`.',
+    'x-required-scope': 'sessions:read',
+    parameters: parametersOf(z.object({ session_id: z.string() }), 'path'),
+    responses: {
+      '101': { description: 'Switching protocols: the stream is open.' },
+      '426': ref('responses', 'E426'),
+      ...Object.fromEntries(COMMON_ERRORS.map((s) => [String(s), ref('responses', `E${s}`)])),
+    },
+  };
+}
+
+function envelopeOf(data: JsonSchema): JsonSchema {
+  return {
+    type: 'object',
+    properties: { code: { const: 0 }, msg: { type: 'string' }, data },
+    required: ['code', 'msg', 'data'],
+  };
+}
+
+function platformEnvelope(): JsonSchema {
+  return {
+    type: 'object',
+    description: 'The platform’s own answer, passed through unchanged.',
+    properties: { code: { type: 'integer' }, msg: { type: 'string' }, data: {} },
+    required: ['code', 'msg', 'data'],
+  };
+}
+
+function errorEnvelope(): JsonSchema {
+  return {
+    type: 'object',
+    description: "The gateway's own error: a documented code (docs/ERRORS.md), and the request id.",
+    properties: {
+      code: { type: 'integer', enum: Object.values(ERRORS).map((e) => e.code) },
+      msg: { type: 'string' },
+      data: {
+        type: 'object',
+        properties: {
+          request_id: { type: 'string' },
+          errors: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                location: { enum: ['path', 'query', 'body'] },
+                field: { type: 'string' },
+                message: { type: 'string' },
+              },
+            },
+          },
+          policy: { type: 'string' },
+          retry_after_s: { type: ['integer', 'null'] },
+          scope: { type: 'string' },
+          upstream_status: { type: 'integer' },
+        },
+        required: ['request_id'],
+      },
+    },
+    required: ['code', 'msg', 'data'],
+  };
+}
+
+const errorStatuses = () => [...new Set(Object.values(ERRORS).map((e) => e.status))].sort();
+
+function errorResponse(status: number) {
+  const kinds = Object.entries(ERRORS).filter(([, e]) => e.status === status);
+  return {
+    description: kinds.map(([name, e]) => `${e.code} ${name}: ${e.msg}`).join('; '),
+    headers: {
+      'X-Request-ID': ref('headers', 'X-Request-ID'),
+      ...(status === 429 || status === 503 ? { 'Retry-After': ref('headers', 'Retry-After') } : {}),
+      ...(status === 429
+        ? {
+            RateLimit: ref('headers', 'RateLimit'),
+            'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
+          }
+        : {}),
+    },
+    content: {
+      'application/json': {
+        schema: {
+          allOf: [
+            ref('schemas', 'ErrorEnvelope'),
+            { properties: { code: { enum: kinds.map(([, e]) => e.code) } } },
+          ],
+        },
+      },
+    },
+  };
+}
+
+const HEADERS = {
+  'X-Request-ID': {
+    description:
+      'The request id (yours, when you send a valid one): in the logs, and sent upstream.',
+    schema: { type: 'string' },
+  },
+  RateLimit: {
+    description:
+      'What is left of each policy and quota: `"name";r=<units left>;t=<seconds to reset>`, one item each.',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Policy': {
+    description: 'Each policy and quota: `"name";q=<units>;w=<window seconds>`.',
+    schema: { type: 'string' },
+  },
+  'Retry-After': {
+    description: 'Seconds until the request can succeed.',
+    schema: { type: 'integer' },
+  },
+  'X-Cache': {
+    description: 'How the read cache answered.',
+    schema: { type: 'string', enum: ['HIT', 'MISS', 'STALE', 'BYPASS'] },
+  },
+  Age: { description: 'Seconds since the platform answered.', schema: { type: 'integer' } },
+};

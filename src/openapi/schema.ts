@@ -1,0 +1,41 @@
+/**
+ * zod to JSON Schema for the OpenAPI documents: what a caller sends (the
+ * schemas' input side), with the wire form a field declares for itself
+ * (routes/schemas.ts `WIRE`: an integer that travels as query text, say).
+ */
+import * as z from 'zod';
+import { WIRE } from '../routes/schemas';
+
+export type JsonSchema = Record<string, unknown>;
+
+export function inputSchema(schema: z.ZodType): JsonSchema {
+  const json: JsonSchema = z.toJSONSchema(schema, {
+    io: 'input',
+    unrepresentable: 'any',
+    override: ({ jsonSchema }) => {
+      const wire = Reflect.get(jsonSchema, WIRE);
+      if (!wire || typeof wire !== 'object') return;
+      for (const key of Object.keys(jsonSchema)) Reflect.deleteProperty(jsonSchema, key);
+      Object.assign(jsonSchema, wire);
+    },
+  });
+  const { $schema: _dialect, ...rest } = json;
+  return rest;
+}
+
+/** An object schema's properties and required names (path and query parameters). */
+export function fieldsOf(schema: z.ZodType): {
+  properties: Record<string, JsonSchema>;
+  required: string[];
+} {
+  const json = inputSchema(schema);
+  const properties: Record<string, JsonSchema> = {};
+  const raw = json.properties;
+  if (raw && typeof raw === 'object') {
+    for (const [name, value] of Object.entries(raw)) {
+      if (value && typeof value === 'object') properties[name] = { ...value };
+    }
+  }
+  const required = Array.isArray(json.required) ? json.required.map(String) : [];
+  return { properties, required };
+}
