@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
+import { ensureDocsAssets } from './scripts/docs-assets';
 
 /** A free loopback port for the platform emulator that the tests talk to. */
 async function freePort(): Promise<number> {
@@ -20,6 +21,8 @@ async function freePort(): Promise<number> {
  * a real gateway from outside, as the operator CLI and a browser would.
  */
 export default defineConfig(async () => {
+  // wrangler.toml's [assets] directory must exist before the Workers pool reads it.
+  ensureDocsAssets();
   const port = Number(process.env.EMULATOR_PORT) || (await freePort());
   process.env.EMULATOR_PORT = String(port);
   return {

@@ -15,6 +15,7 @@ import { log } from './log';
 import { browserCors } from './middleware/cors';
 import { named } from './observability/named';
 import { requestLog } from './observability/request-log';
+import { openApiRoutes } from './openapi/routes';
 import { platformRoutes } from './proxy';
 import { loadSettings } from './settings';
 import { count } from './stats';
@@ -35,6 +36,8 @@ export function newApp(): Hono<HonoEnv> {
 
   // For load balancers and readiness probes: answers once settings parse; no token, no upstream.
   app.get('/healthz', named('healthz'), (c) => c.json(ok({ status: 'ok' })));
+  // The partner contract and its docs page: no CORS lookups, a token only for its own view.
+  app.route('/', openApiRoutes());
   app.use(browserCors());
   app.route('/admin', adminRoutes());
   app.route('/', browserTokenRoutes());

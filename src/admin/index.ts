@@ -4,6 +4,7 @@ import { l1Stats } from '../cache/read-through';
 import type { HonoEnv } from '../env';
 import { ok } from '../errors';
 import { named } from '../observability/named';
+import { adminDocument } from '../openapi/admin-document';
 import { isolateStats } from '../stats';
 import { alertRoutes } from './alerts';
 import { analyticsRoutes } from './analytics';
@@ -24,5 +25,7 @@ export function adminRoutes(): Hono<HonoEnv> {
   app.route('/', auditRoutes());
   // This isolate's work counters, for the benchmark and for operators (README, Observability).
   app.get('/stats', (c) => c.json(ok({ isolate: { ...isolateStats, l1: l1Stats() } })));
+  // The operator API's own contract (partners get /openapi.json).
+  app.get('/openapi.json', (c) => c.json(adminDocument()));
   return app;
 }

@@ -103,6 +103,7 @@ const OPERATIONS: AdminOperation[] = [
     summary: 'Re-seal every platform key under the current encryption key',
   },
   { method: 'get', path: '/admin/stats', summary: "This isolate's work counters" },
+  { method: 'get', path: '/admin/openapi.json', summary: 'This document' },
 ];
 
 let doc: Record<string, unknown> | undefined;

@@ -23,7 +23,7 @@ export function intField(name: string, min: number, max: number) {
   const error = says(name, `${name} must be an integer from ${min} to ${max}`);
   return z
     .string(error)
-    .regex(/^\d{1,15}$/, error)
+    .regex(/^\d{1,16}$/, error)
     .transform(Number)
     .refine((n) => n >= min && n <= max, error)
     .meta({ [WIRE]: { type: 'integer', minimum: min, maximum: max } });

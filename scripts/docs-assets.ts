@@ -1,0 +1,35 @@
+/**
+ * Puts the API reference page's script (Scalar's standalone bundle, from
+ * node_modules) where Workers static assets serve it: build/assets/docs/
+ * scalar.js → GET /docs/scalar.js. wrangler.toml's `[assets]` points there,
+ * so anything that reads wrangler.toml (dev, tests, deploy, bench) calls this
+ * first; it only copies when the file is missing or older than the package's.
+ */
+import { copyFileSync, mkdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const ASSETS_DIR = path.join(ROOT, 'build', 'assets');
+
+export function ensureDocsAssets(): void {
+  const source = createRequire(import.meta.url).resolve(
+    '@scalar/api-reference/browser/standalone.js',
+  );
+  const target = path.join(ASSETS_DIR, 'docs', 'scalar.js');
+  const mtime = (file: string) => {
+    try {
+      return statSync(file).mtimeMs;
+    } catch {
+      return -1;
+    }
+  };
+  if (mtime(target) >= mtime(source)) return;
+  mkdirSync(path.dirname(target), { recursive: true });
+  copyFileSync(source, target);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  ensureDocsAssets();
+}

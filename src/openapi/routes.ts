@@ -1,0 +1,88 @@
+/**
+ * The partner contract on the wire: `GET /openapi.json` (everything without
+ * a token, the token's own view with one) and `GET /docs`, an API reference
+ * page. The page's script is Scalar's standalone bundle, served by Workers
+ * static assets at /docs/scalar.js (scripts/docs-assets.ts puts it there), so
+ * nothing loads from a CDN and the page runs under a strict CSP.
+ */
+import { Hono } from 'hono';
+import { BROWSER_TOKEN_PREFIX } from '../browser/token';
+import type { HonoEnv } from '../env';
+import { tenantAuth } from '../middleware/auth';
+import { named } from '../observability/named';
+import { partnerDocument } from './document';
+
+/** No inline script, nothing from elsewhere; Scalar injects its styles, hence style 'unsafe-inline'. */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const DOCS_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Agent Platform gateway: API reference</title>
+</head>
+<body>
+<div id="gateway-docs"></div>
+<script src="/docs/scalar.js"></script>
+<script src="/docs/init.js"></script>
+</body>
+</html>
+`;
+
+// Scalar's own fonts, telemetry, agent and developer tools all call its servers: off.
+const DOCS_INIT = `Scalar.createApiReference('#gateway-docs', {
+  url: '/openapi.json',
+  withDefaultFonts: false,
+  telemetry: false,
+  agent: { disabled: true },
+  showDeveloperTools: 'never',
+  documentDownloadType: 'json',
+  authentication: { preferredSecurityScheme: 'gatewayToken' },
+});
+`;
+
+const pageHeaders = (type: string) => ({
+  'content-type': type,
+  'content-security-policy': DOCS_CSP,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'public, max-age=300',
+});
+
+export function openApiRoutes(): Hono<HonoEnv> {
+  const app = new Hono<HonoEnv>();
+  app.get(
+    '/openapi.json',
+    named('openapi'),
+    async (c, next) => {
+      const presented = c.req.header('authorization') ?? c.req.header('x-api-key');
+      if (!presented) return c.json(partnerDocument(null));
+      await next();
+    },
+    // With a token: its own view, after the same checks a call would pass.
+    tenantAuth(),
+    (c) => {
+      const token = c.get('token');
+      const browser = token.prefix === BROWSER_TOKEN_PREFIX;
+      return c.json(partnerDocument({ scopes: token.scopes, browser }));
+    },
+  );
+  app.get('/docs', named('docs'), (c) =>
+    c.body(DOCS_PAGE, 200, pageHeaders('text/html; charset=utf-8')),
+  );
+  app.get('/docs/init.js', named('docs'), (c) =>
+    c.body(DOCS_INIT, 200, pageHeaders('text/javascript; charset=utf-8')),
+  );
+  return app;
+}
