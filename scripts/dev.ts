@@ -32,6 +32,8 @@ console.log(`
 
   Try:
     curl -H "Authorization: Bearer ${demo.token}" ${stack.gatewayUrl}/team/lists
+  API reference (try calls with the token above): ${stack.gatewayUrl}/docs
+    OpenAPI document: ${stack.gatewayUrl}/openapi.json
   Browser demo (browser tokens, CORS, live session events): ${page}
   Operator CLI: npm run admin -- --help   (operator token ADMIN_TOKEN is in .dev.vars)
   Emulator platform keys, for more tenants: ${DEMO_PLATFORM_KEY} (account Demo),
@@ -39,13 +41,16 @@ console.log(`
   Ctrl-C stops everything.
 `);
 
-/** The browser demo on its own origin, which the demo tenant allows. */
+/**
+ * The browser demo on its own origin, which the demo tenant allows, as it
+ * allows the gateway's own (the /docs page's calls that carry an Origin).
+ */
 async function demoPage(s: Stack, tenant: { tenant_id: string; token: string }): Promise<string> {
   const origin = `http://127.0.0.1:${DEMO_PAGE_PORT}`;
   const res = await fetch(`${s.gatewayUrl}/admin/tenants/${tenant.tenant_id}`, {
     method: 'PATCH',
     headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ cors_origins: [origin] }),
+    body: JSON.stringify({ cors_origins: [origin, s.gatewayUrl] }),
   });
   if (!res.ok) throw new Error(`could not allow the demo origin: HTTP ${res.status}`);
   return (

@@ -51,6 +51,14 @@ const SUMMARIES: Record<string, string> = {
   'browser.pages': "List a browser's pages",
 };
 
+/** Rules across fields, which JSON Schema cannot hold: the gateway checks them too. */
+const RULES: Record<string, string> = {
+  'calls.list':
+    '`end_date` must not be before `start_date`; `status` must be one of the `states` of GET /user/call/filter_values.',
+  'session.messages': '`to_timestamp` must not be before `from_timestamp`.',
+  'session.rename': 'A `session_id` in the body must be the one in the path.',
+};
+
 /** Whose view: a token's scopes, and whether it is a browser token (those cannot mint). */
 export interface TokenView {
   scopes: readonly string[];
@@ -94,7 +102,6 @@ function build(view: TokenView | null): OpenApiDocument {
       description:
         'The Agent Platform Service through its edge gateway: call it with a gateway token where a platform client would use a platform key. Every answer is the platform envelope `{code, msg, data}`; `code` 0 is success.',
     },
-    servers: [{ url: '/' }],
     tags: [...ROUTE_GROUPS, 'auth', 'usage'].map((name) => ({ name })),
     security: SECURITY,
     paths,
@@ -141,6 +148,7 @@ function operation(spec: RouteSpec): Record<string, unknown> {
     summary: SUMMARIES[spec.id] ?? spec.id,
     description: [
       `Needs the scope \`${scope}\`.`,
+      RULES[spec.id] ?? '',
       spec.cache
         ? 'Served from the read cache (see `X-Cache`, `Age`); `Cache-Control: no-cache` revalidates, `no-store` bypasses.'
         : '',

@@ -10,7 +10,7 @@ import { BROWSER_TOKEN_PREFIX } from '../browser/token';
 import type { HonoEnv } from '../env';
 import { tenantAuth } from '../middleware/auth';
 import { named } from '../observability/named';
-import { partnerDocument } from './document';
+import { type OpenApiDocument, partnerDocument } from './document';
 
 /** No inline script, nothing from elsewhere; Scalar injects its styles, hence style 'unsafe-inline'. */
 export const DOCS_CSP = [
@@ -48,6 +48,8 @@ const DOCS_INIT = `Scalar.createApiReference('#gateway-docs', {
   agent: { disabled: true },
   showDeveloperTools: 'never',
   documentDownloadType: 'json',
+  defaultOpenAllTags: true,
+  hideClientButton: true,
   authentication: { preferredSecurityScheme: 'gatewayToken' },
 });
 `;
@@ -60,6 +62,12 @@ const pageHeaders = (type: string) => ({
   'cache-control': 'public, max-age=300',
 });
 
+/** The gateway's own public URL as the server, so clients and importers call it, not a relative path. */
+const servedFrom = (url: string, doc: OpenApiDocument): OpenApiDocument => ({
+  ...doc,
+  servers: [{ url: new URL(url).origin }],
+});
+
 export function openApiRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.get(
@@ -67,7 +75,7 @@ export function openApiRoutes(): Hono<HonoEnv> {
     named('openapi'),
     async (c, next) => {
       const presented = c.req.header('authorization') ?? c.req.header('x-api-key');
-      if (!presented) return c.json(partnerDocument(null));
+      if (!presented) return c.json(servedFrom(c.req.url, partnerDocument(null)));
       await next();
     },
     // With a token: its own view, after the same checks a call would pass.
@@ -75,7 +83,7 @@ export function openApiRoutes(): Hono<HonoEnv> {
     (c) => {
       const token = c.get('token');
       const browser = token.prefix === BROWSER_TOKEN_PREFIX;
-      return c.json(partnerDocument({ scopes: token.scopes, browser }));
+      return c.json(servedFrom(c.req.url, partnerDocument({ scopes: token.scopes, browser })));
     },
   );
   app.get('/docs', named('docs'), (c) =>

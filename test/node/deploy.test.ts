@@ -284,7 +284,7 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A copy of wrangler.toml (as checked in) in a temp dir, `main` pointing back at src/. */
+/** A copy of wrangler.toml (as checked in) in a temp dir, `main` and the assets pointing back. */
 function tempConfig(edit: (text: string) => string = (t) => t): {
   dir: string;
   config: string;
@@ -292,10 +292,12 @@ function tempConfig(edit: (text: string) => string = (t) => t): {
 } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'deploy-test-'));
   dirs.push(dir);
-  const text = readFileSync(path.join(ROOT, 'wrangler.toml'), 'utf8').replace(
-    /^main = .*$/m,
-    `main = ${JSON.stringify(path.join(ROOT, 'src', 'index.ts'))}`,
-  );
+  const text = readFileSync(path.join(ROOT, 'wrangler.toml'), 'utf8')
+    .replace(/^main = .*$/m, `main = ${JSON.stringify(path.join(ROOT, 'src', 'index.ts'))}`)
+    .replace(
+      /^directory = .*$/m,
+      `directory = ${JSON.stringify(path.join(ROOT, 'build', 'assets'))}`,
+    );
   const config = path.join(dir, 'wrangler.toml');
   writeFileSync(config, edit(text));
   const state = path.join(dir, 'fake-wrangler.json');
@@ -647,6 +649,7 @@ describe('test/deploy/wrangler.toml (npm run deploy:check)', () => {
         migrations: c.migrations,
         workers_dev: c.workers_dev,
         observability: c.observability,
+        assets: c.assets && path.resolve(path.dirname(config), c.assets.directory ?? ''),
       };
     };
     expect(shape(checked, 'production')).toEqual(shape(real, 'production'));
