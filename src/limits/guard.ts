@@ -22,6 +22,7 @@ import {
   readAlertConfig,
   writeAlertConfig,
 } from './alerts';
+import { type GuardCalls, GuardStore } from './guard-store';
 import {
   type History,
   type HistoryQuery,
@@ -31,18 +32,23 @@ import {
   sweepHistory,
 } from './history';
 import type { LeaseAnswer, LeaseRequest, MeterGrant, Refusal, ScopeGrant } from './lease-protocol';
-import { Ledger, type LedgerStorage, type SlotRow } from './ledger';
+import { Ledger } from './ledger';
 import {
-  type LimitGroup,
   type Limits,
   limitsSchema,
   type Meter,
   type MeterOptions,
   metersFor,
   type TokenLimits,
-  tokenLimitsSchema,
 } from './policy';
 import { slotAt, windowSeconds } from './slots';
+import {
+  type AdmitRequest,
+  type MeterState,
+  meterState,
+  secondsUntil,
+  type Verdict,
+} from './verdict';
 
 /** A lease never takes more than this share of what is left of a meter. */
 export const LEASE_SHARE = 1 / 8;
@@ -55,48 +61,6 @@ export function guardFor(
   return env.TENANT_GUARD.get(env.TENANT_GUARD.idFromName(tenantId));
 }
 
-/** One request checked and counted on its own (exact admission), as `admit` takes it. */
-export interface AdmitRequest {
-  tokenId: string;
-  group: LimitGroup;
-  cost: number;
-  /** Milliseconds since the epoch; passed in so tests can move time. */
-  now: number;
-  /** The settings' limits, used while the tenant has none of its own. */
-  defaults: Limits;
-  partition?: string;
-  partitionShare?: number;
-}
-
-export interface MeterState {
-  name: string;
-  kind: 'rate' | 'quota';
-  limit: number;
-  window_s: number;
-  used: number;
-  remaining: number;
-  /** Seconds until the current count has drained. */
-  reset_s: number;
-}
-
-export type Verdict =
-  | { allowed: true; meters: MeterState[]; cacheVersion: string }
-  | ({ allowed: false; meters: MeterState[] } & Refusal);
-
-/** Calls the guard has answered, by kind (shown by the usage endpoint and the bench). */
-export interface GuardCalls {
-  /** Calls that carried a waiting request (leased mode). */
-  acquires: number;
-  /** Background renewals. */
-  renewals: number;
-  /** Calls for exact-mode tenants: one per request. */
-  exact_admits: number;
-}
-
-/** Rows of the `settings` table (docs/STORAGE.md). */
-type SettingName = 'limits' | 'cache_version' | 'disabled' | 'retention_days';
-type TokenState = { at: number; reason: 'revoked' | 'expired' } | null;
-
 /** Usage history kept when no isolate has said otherwise (USAGE_RETENTION_DAYS). */
 const DEFAULT_RETENTION_DAYS = 90;
 
@@ -106,14 +70,8 @@ const NO_OPTIONS: MeterOptions = { partitionShare: 1, largestCost: 1 };
 
 export class TenantGuard extends DurableObject {
   private readonly sql: SqlStorage;
+  private readonly store: GuardStore;
   private readonly ledger: Ledger;
-  // Memory mirrors of SQLite rows, filled on first use: an object lives in one
-  // place and is the only writer, so they cannot go stale; SQLite survives eviction.
-  private readonly cachedSettings = new Map<SettingName, string | null>();
-  private readonly tokenStates = new Map<string, TokenState>();
-  private readonly tokenLimitsCache = new Map<string, TokenLimits | null>();
-  private limits: Limits | null | undefined;
-  private calls: GuardCalls | undefined;
   private alerts: AlertConfig | null | undefined;
   /** When the alarm is set for, as far as this object knows (undefined: not known). */
   private alarmAt: number | null | undefined;
@@ -121,8 +79,8 @@ export class TenantGuard extends DurableObject {
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    migrate(this.sql);
-    this.ledger = new Ledger(sqlLedgerStorage(this.sql));
+    this.store = new GuardStore(this.sql);
+    this.ledger = new Ledger(this.store.ledgerStorage());
     migrateHistory(this.sql);
     migrateAlerts(this.sql);
   }
@@ -136,16 +94,16 @@ export class TenantGuard extends DurableObject {
     const now = req.now;
     if (req.usage) this.record(req.usage, req.usageRetentionDays);
     for (const r of req.returns) this.ledger.refund(r.meter, r.slot, r.units, now);
-    const limits = this.ownLimits() ?? req.defaults;
+    const limits = this.store.ownLimits() ?? req.defaults;
     const mode = limits.limiter ?? 'leased';
-    this.countCall(mode === 'exact' ? 'exact_admits' : req.renewal ? 'renewals' : 'acquires');
-    const disabled = this.setting('disabled') === 'true';
+    this.store.countCall(mode === 'exact' ? 'exact_admits' : req.renewal ? 'renewals' : 'acquires');
+    const disabled = this.store.setting('disabled') === 'true';
     const start = Math.min(Math.max(req.start, now), now + req.leaseMaxMs);
 
     const perScope = req.scopes.map((ask) => ({
       ask,
-      meters: metersFor(limits, this.tokenLimits(ask.tokenId), ask, req.meterOptions),
-      tokenEnd: this.tokenEnd(ask.tokenId),
+      meters: metersFor(limits, this.store.tokenLimits(ask.tokenId), ask, req.meterOptions),
+      tokenEnd: this.store.tokenEnd(ask.tokenId),
     }));
     const meters = new Map<string, Meter>();
     for (const s of perScope) for (const m of s.meters) meters.set(m.key, m);
@@ -198,7 +156,7 @@ export class TenantGuard extends DurableObject {
     return {
       mode,
       disabled,
-      cacheVersion: this.setting('cache_version') ?? '0',
+      cacheVersion: this.store.setting('cache_version') ?? '0',
       start,
       expiresAt: Math.max(expiresAt, start),
       scopes,
@@ -209,12 +167,11 @@ export class TenantGuard extends DurableObject {
   /** Usage an isolate gathered (observability/usage.ts): added to the hourly rollups. */
   record(batch: UsageBatch, retentionDays?: number): void {
     recordHistory(this.sql, batch);
-    if (retentionDays !== undefined && String(retentionDays) !== this.setting('retention_days')) {
-      this.sql.exec(
-        "INSERT OR REPLACE INTO settings (name, value) VALUES ('retention_days', ?)",
-        String(retentionDays),
-      );
-      this.cachedSettings.delete('retention_days');
+    if (
+      retentionDays !== undefined &&
+      String(retentionDays) !== this.store.setting('retention_days')
+    ) {
+      this.store.putSetting('retention_days', String(retentionDays));
     }
     this.scheduleAlarm(Date.now() + SWEEP_EVERY_MS);
   }
@@ -303,7 +260,7 @@ export class TenantGuard extends DurableObject {
     now: number,
     defaults: Limits,
   ): { limits: Limits; custom: boolean; meters: MeterState[]; guard_calls: GuardCalls } {
-    const own = this.ownLimits();
+    const own = this.store.ownLimits();
     const limits = own ?? defaults;
     const groups = ROUTE_GROUPS.filter((g) => limits.quota.groups?.[g]);
     const meters = new Map<string, Meter>();
@@ -316,88 +273,52 @@ export class TenantGuard extends DurableObject {
       limits,
       custom: own !== null,
       meters: [...meters.values()].map((m) => meterState(this.grant(m, now, now, 0), now)),
-      guard_calls: { ...this.guardCalls() },
+      guard_calls: { ...this.store.guardCalls() },
     };
   }
 
   /** Replaces the tenant's limits; `null` returns it to the defaults. */
   setLimits(limits: Limits | null): void {
-    if (limits === null) {
-      this.sql.exec("DELETE FROM settings WHERE name = 'limits'");
-    } else {
-      const valid = limitsSchema.parse(limits);
-      this.sql.exec(
-        "INSERT OR REPLACE INTO settings (name, value) VALUES ('limits', ?)",
-        JSON.stringify(valid),
-      );
-    }
-    this.limits = undefined;
-    this.cachedSettings.delete('limits');
+    this.store.putSetting('limits', limits && JSON.stringify(limitsSchema.parse(limits)));
   }
 
   /** A token's own limits, counted besides the tenant's; `null` removes them. */
   setTokenLimits(tokenId: string, limits: TokenLimits | null): void {
-    if (limits === null) {
-      this.sql.exec('DELETE FROM token_limits WHERE token_id = ?', tokenId);
-    } else {
-      this.sql.exec(
-        'INSERT OR REPLACE INTO token_limits (token_id, limits) VALUES (?, ?)',
-        tokenId,
-        JSON.stringify(tokenLimitsSchema.parse(limits)),
-      );
-    }
-    this.tokenLimitsCache.delete(tokenId);
+    this.store.putTokenLimits(tokenId, limits);
   }
 
   /** Every token's own limits, by token id. */
   allTokenLimits(): Record<string, TokenLimits> {
-    const rows = this.sql.exec<{ token_id: string; limits: string }>('SELECT * FROM token_limits');
-    const out: Record<string, TokenLimits> = {};
-    for (const row of rows) out[row.token_id] = tokenLimitsSchema.parse(JSON.parse(row.limits));
-    return out;
+    return this.store.allTokenLimits();
+  }
+
+  /** A token's own limits, or null. */
+  tokenLimits(tokenId: string): TokenLimits | null {
+    return this.store.tokenLimits(tokenId);
   }
 
   /** Part of every cache key of this tenant; a new value orphans every old entry. */
   setCacheVersion(version: string): void {
-    this.sql.exec(
-      "INSERT OR REPLACE INTO settings (name, value) VALUES ('cache_version', ?)",
-      version,
-    );
-    this.cachedSettings.delete('cache_version');
+    this.store.putSetting('cache_version', version);
   }
 
   cacheVersion(): string | null {
-    return this.setting('cache_version');
+    return this.store.setting('cache_version');
   }
 
   /** From now on, every request with this token is refused, on every isolate. */
   revoke(tokenId: string, now: number): void {
-    this.sql.exec(
-      "INSERT OR REPLACE INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'revoked')",
-      tokenId,
-      now,
-    );
-    this.tokenStates.delete(tokenId);
+    this.store.revoke(tokenId, now);
   }
 
   /** The token is refused from `at` on (rotation's overlap end); revocation wins. */
   expireAt(tokenId: string, at: number): void {
-    this.sql.exec(
-      `INSERT INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'expired')
-       ON CONFLICT(token_id) DO UPDATE SET not_after = MIN(not_after, excluded.not_after)`,
-      tokenId,
-      at,
-    );
-    this.tokenStates.delete(tokenId);
+    this.store.expireAt(tokenId, at);
   }
 
   /** A disabled (or deleted) tenant is refused at once, whatever KV still says. */
   setDisabled(disabled: boolean): void {
-    this.sql.exec(
-      "INSERT OR REPLACE INTO settings (name, value) VALUES ('disabled', ?)",
-      String(disabled),
-    );
-    this.cachedSettings.delete('disabled');
+    this.store.putSetting('disabled', String(disabled));
   }
 
   /**
@@ -407,9 +328,9 @@ export class TenantGuard extends DurableObject {
   override async alarm(): Promise<void> {
     const now = Date.now();
     this.alarmAt = null;
-    this.sql.exec('DELETE FROM slots WHERE keep_until <= ?', now);
+    this.store.sweepSlots(now);
     this.ledger.sweep(now);
-    const days = Number(this.setting('retention_days') ?? DEFAULT_RETENTION_DAYS);
+    const days = Number(this.store.setting('retention_days') ?? DEFAULT_RETENTION_DAYS);
     sweepHistory(this.sql, now - days * 86_400_000);
     const { nextAt } = await this.deliverAlerts(now);
     this.scheduleAlarm(Math.min(nextAt ?? Number.POSITIVE_INFINITY, now + SWEEP_EVERY_MS));
@@ -486,137 +407,4 @@ export class TenantGuard extends DurableObject {
         this.alarmAt = undefined;
       });
   }
-
-  private tokenEnd(tokenId: string): TokenState {
-    let state = this.tokenStates.get(tokenId);
-    if (state === undefined) {
-      const row = this.sql
-        .exec<{ not_after: number; reason: string }>(
-          'SELECT not_after, reason FROM token_states WHERE token_id = ?',
-          tokenId,
-        )
-        .toArray()[0];
-      state = row
-        ? { at: row.not_after, reason: row.reason === 'revoked' ? 'revoked' : 'expired' }
-        : null;
-      this.tokenStates.set(tokenId, state);
-    }
-    return state;
-  }
-
-  /** A token's own limits, or null. */
-  tokenLimits(tokenId: string): TokenLimits | null {
-    let limits = this.tokenLimitsCache.get(tokenId);
-    if (limits === undefined) {
-      const row = this.sql
-        .exec<{ limits: string }>('SELECT limits FROM token_limits WHERE token_id = ?', tokenId)
-        .toArray()[0];
-      limits = row ? tokenLimitsSchema.parse(JSON.parse(row.limits)) : null;
-      this.tokenLimitsCache.set(tokenId, limits);
-    }
-    return limits;
-  }
-
-  /** Small settings are read once per object life and then kept in memory. */
-  private setting(name: SettingName): string | null {
-    if (!this.cachedSettings.has(name)) {
-      const row = this.sql
-        .exec<{ value: string }>('SELECT value FROM settings WHERE name = ?', name)
-        .toArray()[0];
-      this.cachedSettings.set(name, row?.value ?? null);
-    }
-    return this.cachedSettings.get(name) ?? null;
-  }
-
-  private ownLimits(): Limits | null {
-    if (this.limits === undefined) {
-      const value = this.setting('limits');
-      this.limits = value ? limitsSchema.parse(JSON.parse(value)) : null;
-    }
-    return this.limits;
-  }
-
-  private guardCalls(): GuardCalls {
-    if (!this.calls) {
-      const calls: GuardCalls = { acquires: 0, renewals: 0, exact_admits: 0 };
-      for (const row of this.sql.exec<{ name: string; value: number }>('SELECT * FROM stats')) {
-        if (row.name === 'acquires' || row.name === 'renewals' || row.name === 'exact_admits') {
-          calls[row.name] = row.value;
-        }
-      }
-      this.calls = calls;
-    }
-    return this.calls;
-  }
-
-  private countCall(kind: keyof GuardCalls): void {
-    const calls = this.guardCalls();
-    calls[kind]++;
-    this.sql.exec('INSERT OR REPLACE INTO stats (name, value) VALUES (?, ?)', kind, calls[kind]);
-  }
-}
-
-function meterState(g: MeterGrant, now: number): MeterState {
-  return {
-    name: g.name,
-    kind: g.kind,
-    limit: g.limit,
-    window_s: g.window_s,
-    used: g.limit - g.remaining,
-    remaining: g.remaining,
-    reset_s: secondsUntil(g.resetAt, now),
-  };
-}
-
-function secondsUntil(at: number, now: number): number {
-  return Math.max(1, Math.ceil((at - now) / 1000));
-}
-
-/** Tables, created or brought up to date when the object starts. */
-function migrate(sql: SqlStorage): void {
-  sql.exec(`
-    CREATE TABLE IF NOT EXISTS slots (
-      meter TEXT NOT NULL, slot_start INTEGER NOT NULL, used INTEGER NOT NULL,
-      keep_until INTEGER NOT NULL, PRIMARY KEY (meter, slot_start));
-    CREATE TABLE IF NOT EXISTS token_states (
-      token_id TEXT PRIMARY KEY, not_after INTEGER NOT NULL, reason TEXT NOT NULL);
-    CREATE TABLE IF NOT EXISTS token_limits (token_id TEXT PRIMARY KEY, limits TEXT NOT NULL);
-    CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE IF NOT EXISTS stats (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-  `);
-  // Objects from before slots kept one row per fixed window: each becomes one slot.
-  const old = sql.exec<{ n: number }>(
-    "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'counters'",
-  );
-  if (old.one().n > 0) {
-    sql.exec(`INSERT OR IGNORE INTO slots (meter, slot_start, used, keep_until)
-              SELECT key, window_start, used, reset_at FROM counters`);
-    sql.exec('DROP TABLE counters');
-  }
-}
-
-function sqlLedgerStorage(sql: SqlStorage): LedgerStorage {
-  return {
-    load: (meter, now) =>
-      sql
-        .exec<{ slot_start: number; used: number; keep_until: number }>(
-          'SELECT slot_start, used, keep_until FROM slots WHERE meter = ? AND keep_until > ?',
-          meter,
-          now,
-        )
-        .toArray()
-        .map((r) => ({ slot: r.slot_start, used: r.used, keepUntil: r.keep_until })),
-    save: (rows: SlotRow[]) => {
-      // SQLite in Durable Objects binds at most 100 values per statement.
-      for (let i = 0; i < rows.length; i += 25) {
-        const chunk = rows.slice(i, i + 25);
-        sql.exec(
-          `INSERT INTO slots (meter, slot_start, used, keep_until)
-           VALUES ${chunk.map(() => '(?, ?, ?, ?)').join(', ')}
-           ON CONFLICT(meter, slot_start) DO UPDATE SET used = excluded.used`,
-          ...chunk.flatMap((r) => [r.meter, r.slot, r.used, r.keepUntil]),
-        );
-      }
-    },
-  };
 }

@@ -4,7 +4,7 @@
  * asks for next. No I/O and no clock of its own (time is passed in), so the
  * simulation test can run many of these against one TenantGuard.
  */
-import type { MeterState } from './guard';
+
 import type {
   LeaseAnswer,
   LeaseRequest,
@@ -15,6 +15,7 @@ import type {
 } from './lease-protocol';
 import { scopeKey } from './lease-protocol';
 import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
+import type { MeterState } from './verdict';
 
 export interface LeaseSettings {
   leaseMaxMs: number;

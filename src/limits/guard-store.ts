@@ -1,0 +1,208 @@
+/**
+ * A TenantGuard's SQLite rows (docs/STORAGE.md) behind typed reads and
+ * writes, with memory mirrors filled on first use: an object lives in one
+ * place and is the only writer, so the mirrors cannot go stale, and SQLite
+ * survives eviction. Counters themselves live in the ledger (ledger.ts).
+ */
+import type { LedgerStorage, SlotRow } from './ledger';
+import { type Limits, limitsSchema, type TokenLimits, tokenLimitsSchema } from './policy';
+
+/** Rows of the `settings` table. */
+export type SettingName = 'limits' | 'cache_version' | 'disabled' | 'retention_days';
+/** When a token stops being accepted, and why; null: it has no end recorded. */
+export type TokenState = { at: number; reason: 'revoked' | 'expired' } | null;
+
+/** Calls the guard has answered, by kind (shown by the usage endpoint and the bench). */
+export interface GuardCalls {
+  /** Calls that carried a waiting request (leased mode). */
+  acquires: number;
+  /** Background renewals. */
+  renewals: number;
+  /** Calls for exact-mode tenants: one per request. */
+  exact_admits: number;
+}
+
+export class GuardStore {
+  private readonly settings = new Map<SettingName, string | null>();
+  private readonly tokenStates = new Map<string, TokenState>();
+  private readonly tokenLimitsCache = new Map<string, TokenLimits | null>();
+  private limits: Limits | null | undefined;
+  private calls: GuardCalls | undefined;
+
+  constructor(private readonly sql: SqlStorage) {
+    migrate(sql);
+  }
+
+  /** Small settings are read once per object life and then kept in memory. */
+  setting(name: SettingName): string | null {
+    if (!this.settings.has(name)) {
+      const row = this.sql
+        .exec<{ value: string }>('SELECT value FROM settings WHERE name = ?', name)
+        .toArray()[0];
+      this.settings.set(name, row?.value ?? null);
+    }
+    return this.settings.get(name) ?? null;
+  }
+
+  putSetting(name: SettingName, value: string | null): void {
+    if (value === null) this.sql.exec('DELETE FROM settings WHERE name = ?', name);
+    else this.sql.exec('INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)', name, value);
+    this.settings.delete(name);
+    if (name === 'limits') this.limits = undefined;
+  }
+
+  /** The tenant's own limits, or null for the defaults. */
+  ownLimits(): Limits | null {
+    if (this.limits === undefined) {
+      const value = this.setting('limits');
+      this.limits = value ? limitsSchema.parse(JSON.parse(value)) : null;
+    }
+    return this.limits;
+  }
+
+  tokenEnd(tokenId: string): TokenState {
+    let state = this.tokenStates.get(tokenId);
+    if (state === undefined) {
+      const row = this.sql
+        .exec<{ not_after: number; reason: string }>(
+          'SELECT not_after, reason FROM token_states WHERE token_id = ?',
+          tokenId,
+        )
+        .toArray()[0];
+      state = row
+        ? { at: row.not_after, reason: row.reason === 'revoked' ? 'revoked' : 'expired' }
+        : null;
+      this.tokenStates.set(tokenId, state);
+    }
+    return state;
+  }
+
+  revoke(tokenId: string, now: number): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'revoked')",
+      tokenId,
+      now,
+    );
+    this.tokenStates.delete(tokenId);
+  }
+
+  /** Revocation wins over a later expiry: the earlier end stays. */
+  expireAt(tokenId: string, at: number): void {
+    this.sql.exec(
+      `INSERT INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'expired')
+       ON CONFLICT(token_id) DO UPDATE SET not_after = MIN(not_after, excluded.not_after)`,
+      tokenId,
+      at,
+    );
+    this.tokenStates.delete(tokenId);
+  }
+
+  tokenLimits(tokenId: string): TokenLimits | null {
+    let limits = this.tokenLimitsCache.get(tokenId);
+    if (limits === undefined) {
+      const row = this.sql
+        .exec<{ limits: string }>('SELECT limits FROM token_limits WHERE token_id = ?', tokenId)
+        .toArray()[0];
+      limits = row ? tokenLimitsSchema.parse(JSON.parse(row.limits)) : null;
+      this.tokenLimitsCache.set(tokenId, limits);
+    }
+    return limits;
+  }
+
+  putTokenLimits(tokenId: string, limits: TokenLimits | null): void {
+    if (limits === null) {
+      this.sql.exec('DELETE FROM token_limits WHERE token_id = ?', tokenId);
+    } else {
+      this.sql.exec(
+        'INSERT OR REPLACE INTO token_limits (token_id, limits) VALUES (?, ?)',
+        tokenId,
+        JSON.stringify(tokenLimitsSchema.parse(limits)),
+      );
+    }
+    this.tokenLimitsCache.delete(tokenId);
+  }
+
+  allTokenLimits(): Record<string, TokenLimits> {
+    const rows = this.sql.exec<{ token_id: string; limits: string }>('SELECT * FROM token_limits');
+    const out: Record<string, TokenLimits> = {};
+    for (const row of rows) out[row.token_id] = tokenLimitsSchema.parse(JSON.parse(row.limits));
+    return out;
+  }
+
+  guardCalls(): GuardCalls {
+    if (!this.calls) {
+      const calls: GuardCalls = { acquires: 0, renewals: 0, exact_admits: 0 };
+      for (const row of this.sql.exec<{ name: string; value: number }>('SELECT * FROM stats')) {
+        if (row.name === 'acquires' || row.name === 'renewals' || row.name === 'exact_admits') {
+          calls[row.name] = row.value;
+        }
+      }
+      this.calls = calls;
+    }
+    return this.calls;
+  }
+
+  countCall(kind: keyof GuardCalls): void {
+    const calls = this.guardCalls();
+    calls[kind]++;
+    this.sql.exec('INSERT OR REPLACE INTO stats (name, value) VALUES (?, ?)', kind, calls[kind]);
+  }
+
+  /** Slot rows that no longer count (browser partitions and old slots pile up otherwise). */
+  sweepSlots(now: number): void {
+    this.sql.exec('DELETE FROM slots WHERE keep_until <= ?', now);
+  }
+
+  ledgerStorage(): LedgerStorage {
+    return sqlLedgerStorage(this.sql);
+  }
+}
+
+/** Tables, created or brought up to date when the object starts. */
+function migrate(sql: SqlStorage): void {
+  sql.exec(`
+    CREATE TABLE IF NOT EXISTS slots (
+      meter TEXT NOT NULL, slot_start INTEGER NOT NULL, used INTEGER NOT NULL,
+      keep_until INTEGER NOT NULL, PRIMARY KEY (meter, slot_start));
+    CREATE TABLE IF NOT EXISTS token_states (
+      token_id TEXT PRIMARY KEY, not_after INTEGER NOT NULL, reason TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS token_limits (token_id TEXT PRIMARY KEY, limits TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS stats (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+  `);
+  // Objects from before slots kept one row per fixed window: each becomes one slot.
+  const old = sql.exec<{ n: number }>(
+    "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'counters'",
+  );
+  if (old.one().n > 0) {
+    sql.exec(`INSERT OR IGNORE INTO slots (meter, slot_start, used, keep_until)
+              SELECT key, window_start, used, reset_at FROM counters`);
+    sql.exec('DROP TABLE counters');
+  }
+}
+
+function sqlLedgerStorage(sql: SqlStorage): LedgerStorage {
+  return {
+    load: (meter, now) =>
+      sql
+        .exec<{ slot_start: number; used: number; keep_until: number }>(
+          'SELECT slot_start, used, keep_until FROM slots WHERE meter = ? AND keep_until > ?',
+          meter,
+          now,
+        )
+        .toArray()
+        .map((r) => ({ slot: r.slot_start, used: r.used, keepUntil: r.keep_until })),
+    save: (rows: SlotRow[]) => {
+      // SQLite in Durable Objects binds at most 100 values per statement.
+      for (let i = 0; i < rows.length; i += 25) {
+        const chunk = rows.slice(i, i + 25);
+        sql.exec(
+          `INSERT INTO slots (meter, slot_start, used, keep_until)
+           VALUES ${chunk.map(() => '(?, ?, ?, ?)').join(', ')}
+           ON CONFLICT(meter, slot_start) DO UPDATE SET used = excluded.used`,
+          ...chunk.flatMap((r) => [r.meter, r.slot, r.used, r.keepUntil]),
+        );
+      }
+    },
+  };
+}
