@@ -81,7 +81,8 @@ export async function forward(
     fetchFresh,
     waitUntil: (p) => c.executionCtx.waitUntil(p),
     l1Bytes: settings.L1_CACHE_BYTES,
-    // A read another request started gets its whole deadline, and a little more, before this one reads itself.
+    // A read another request started gets its whole deadline, and a little more, before this one
+    // reads itself.
     followerTimeoutMs: settings.UPSTREAM_TIMEOUT_MS + 1000,
   });
 }

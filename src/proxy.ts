@@ -71,7 +71,9 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
   return app;
 }
 
-/** Lets a route's check read another operation's data with this request's tenant, through the cache. */
+/**
+ * Lets a route's check read another operation's data with this request's tenant, through the cache.
+ */
 function platformReader(c: Context<HonoEnv>, byId: Map<string, RouteSpec>): PlatformReader {
   return {
     async data(routeId) {

@@ -16,7 +16,8 @@ import {
 } from './common';
 import { newToken, tokenSpecSchema } from './token-spec';
 
-// Printable ASCII only: the key goes into an HTTP header, and workerd warns (quoting the value) on anything else.
+// Printable ASCII only: the key goes into an HTTP header, and workerd warns (quoting the value) on
+// anything else.
 const platformKey = textField('platform_key', 512, 8).regex(
   /^[\x21-\x7E]+$/,
   'platform_key must be printable ASCII without spaces',
@@ -38,7 +39,8 @@ export const updateBody = z
   })
   .refine(
     (b) => Object.keys(b).length > 0,
-    'give at least one of name, platform_key, cors_origins (status: POST .../disable or .../enable)',
+    'give at least one of name, platform_key, cors_origins (status: POST .../disable or ' +
+      '.../enable)',
   );
 export const listQuery = z.strictObject({
   page_size: intField('page_size', 1, 100).default(20),

@@ -44,7 +44,8 @@ export class AuditLog extends DurableObject {
 
   record(entry: NewAuditEntry): void {
     this.sql.exec(
-      'INSERT INTO entries (at, action, tenant_id, token_id, request_id, detail) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO entries (at, action, tenant_id, token_id, request_id, detail) ' +
+        'VALUES (?, ?, ?, ?, ?, ?)',
       new Date().toISOString(),
       entry.action,
       entry.tenant_id,

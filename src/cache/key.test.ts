@@ -19,7 +19,7 @@ describe('cache keys', () => {
     );
   });
 
-  it('differ by platform key, version, upstream, route, header, path parameter and query', async () => {
+  it('differ by platform key, version, upstream, route, header, path and query', async () => {
     const base = await cacheKeyUrl(parts);
     const changes = [
       { keyFingerprint: 'b'.repeat(64) },

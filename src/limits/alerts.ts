@@ -76,7 +76,8 @@ export function writeAlertConfig(sql: SqlStorage, config: AlertConfig | null): v
     return;
   }
   sql.exec(
-    'INSERT OR REPLACE INTO alert_config (id, tenant_id, url, thresholds, secret) VALUES (1, ?, ?, ?, ?)',
+    'INSERT OR REPLACE INTO alert_config (id, tenant_id, url, thresholds, secret) ' +
+      'VALUES (1, ?, ?, ?, ?)',
     config.tenantId,
     config.url,
     JSON.stringify(config.thresholds),

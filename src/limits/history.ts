@@ -25,7 +25,10 @@ export interface SeriesPoint {
   token?: string;
   requests: number;
   units: number;
-  /** Upper bound of the latency bucket holding the median and the 95th percentile (ms); null above 10 s. */
+  /**
+   * Upper bound of the latency bucket holding the median and the 95th percentile (ms); null above
+   * 10 s.
+   */
   p50_ms: number | null;
   p95_ms: number | null;
 }

@@ -56,7 +56,7 @@ describe('Ledger', () => {
     );
   });
 
-  it('lets a burst at the end of one window and the start of the next through only up to the limit', () => {
+  it('lets bursts at the end of one window and the start of the next only up to the limit', () => {
     const meter = sliding(5, 10);
     const ledger = new Ledger(memoryStorage());
     const edge = 1_700_000_010_000;

@@ -30,7 +30,9 @@ export class Ledger {
 
   constructor(private readonly storage: LedgerStorage) {}
 
-  /** Units a check in `slot` counts: that slot, the ones before it it covers, and any charged ahead. */
+  /**
+   * Units a check in `slot` counts: that slot, the ones before it it covers, and any charged ahead.
+   */
   counted(meter: MeterRef, slot: Slot, now: number): number {
     const from = countedFrom(meter, slot.start);
     let sum = 0;

@@ -50,7 +50,7 @@ describe('metersFor', () => {
     expect(names('auth')).toEqual([]);
   });
 
-  it('gives a browser partition its share of each rate policy, never below the dearest request', () => {
+  it('gives a browser partition its share of each rate policy, never below the dearest', () => {
     const l = limits({
       policies: [
         { name: 'burst', limit: 40, window_s: 10 },

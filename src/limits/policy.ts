@@ -75,7 +75,9 @@ export const DEFAULT_LIMITS: Limits = {
 /** How a meter counts: sliding or fixed rate windows, or a UTC calendar day or month. */
 export type Counting = 'sliding' | 'fixed' | 'day' | 'month';
 
-/** One thing the guard counts: a rate policy, or a quota, of a tenant, a browser token or a token. */
+/**
+ * One thing the guard counts: a rate policy, or a quota, of a tenant, a browser token or a token.
+ */
 export interface Meter {
   /** Counter key in storage; also tells partitions and tokens apart. */
   key: string;

@@ -107,7 +107,9 @@ function refusal(r: Refusal, headers: Record<string, string>): GatewayError {
       return new GatewayError('TENANT_DISABLED');
     case 'too_costly':
       return new GatewayError('RATE_LIMITED', {
-        message: `This request costs more than "${r.violated}" allows per window (${r.limit}); ask the operator to raise it`,
+        message:
+          `This request costs more than "${r.violated}" allows per window (${r.limit}); ` +
+          'ask the operator to raise it',
         details: { policy: r.violated, retry_after_s: null },
         headers,
       });

@@ -41,10 +41,15 @@ export async function countAgainstClient(c: Context<HonoEnv>, kind: PreAuthKind)
   if (!success) refused.set(key, true, REFUSED_FOR_S * 1000);
 }
 
+const what: Record<PreAuthKind, string> = {
+  auth: 'failed token checks',
+  origin: 'unknown origins',
+};
+
 function throttled(kind: PreAuthKind): GatewayError {
   const policy = kind === 'auth' ? 'failed-auth' : 'origin-lookups';
   return new GatewayError('RATE_LIMITED', {
-    message: `Too many ${kind === 'auth' ? 'failed token checks' : 'unknown origins'} from this address; retry in ${REFUSED_FOR_S} s`,
+    message: `Too many ${what[kind]} from this address; retry in ${REFUSED_FOR_S} s`,
     details: { policy, retry_after_s: REFUSED_FOR_S },
     headers: { 'Retry-After': String(REFUSED_FOR_S) },
   });

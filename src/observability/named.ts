@@ -1,4 +1,6 @@
-/** Names what answers a request in its log line and usage history (observability/request-log.ts). */
+/**
+ * Names what answers a request in its log line and usage history (observability/request-log.ts).
+ */
 import { createMiddleware } from 'hono/factory';
 import type { HonoEnv } from '../env';
 

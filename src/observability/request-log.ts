@@ -17,7 +17,7 @@ import { statusClass } from './usage';
 
 /** What the pipeline did with a request, noted as it goes. */
 export interface Observation {
-  /** Operation id (`team.list`, …), or what else answered (`admin`, `auth.browser_token`, …). */
+  /** Operation id (`team.list`, …), or what else answered (`admin`, `auth.browser_token`). */
   route?: string;
   cache?: 'HIT' | 'MISS' | 'STALE' | 'BYPASS' | 'L1';
   limiter?: 'admitted' | 'refused' | 'unavailable';
@@ -28,7 +28,9 @@ export interface Observation {
   upstreamMs?: number;
   /** Body bytes of the answer, where known. */
   bytes?: number;
-  /** The envelope code of the answer, where the handler knows it (a platform code passes through). */
+  /**
+   * The envelope code of the answer, where the handler knows it (a platform code passes through).
+   */
   code?: number;
 }
 

@@ -54,7 +54,8 @@ const SUMMARIES: Record<string, string> = {
 /** Rules across fields, which JSON Schema cannot hold: the gateway checks them too. */
 const RULES: Record<string, string> = {
   'calls.list':
-    '`end_date` must not be before `start_date`; `status` must be one of the `states` of GET /user/call/filter_values.',
+    '`end_date` must not be before `start_date`; `status` must be one of the `states` of GET ' +
+    '/user/call/filter_values.',
   'session.messages': '`to_timestamp` must not be before `from_timestamp`.',
   'session.rename': 'A `session_id` in the body must be the one in the path.',
 };
@@ -100,7 +101,9 @@ function build(view: TokenView | null): OpenApiDocument {
       title: 'Agent Platform gateway',
       version: GATEWAY_VERSION,
       description:
-        'The Agent Platform Service through its edge gateway: call it with a gateway token where a platform client would use a platform key. Every answer is the platform envelope `{code, msg, data}`; `code` 0 is success.',
+        'The Agent Platform Service through its edge gateway: call it with a gateway token ' +
+        'where a platform client would use a platform key. Every answer is the platform ' +
+        'envelope `{code, msg, data}`; `code` 0 is success.',
     },
     tags: [...ROUTE_GROUPS, 'auth', 'usage'].map((name) => ({ name })),
     security: SECURITY,
@@ -112,7 +115,8 @@ function build(view: TokenView | null): OpenApiDocument {
           scheme: 'bearer',
           bearerFormat: 'apgw_…',
           description:
-            'A gateway token, as `Authorization: Bearer apgw_…` (or a bare `Authorization: apgw_…`).',
+            'A gateway token, as `Authorization: Bearer apgw_…` (or a bare `Authorization: ' +
+            'apgw_…`).',
         },
         apiKeyHeader: {
           type: 'apiKey',
@@ -150,7 +154,8 @@ function operation(spec: RouteSpec): Record<string, unknown> {
       `Needs the scope \`${scope}\`.`,
       RULES[spec.id] ?? '',
       spec.cache
-        ? 'Served from the read cache (see `X-Cache`, `Age`); `Cache-Control: no-cache` revalidates, `no-store` bypasses.'
+        ? 'Served from the read cache (see `X-Cache`, `Age`); `Cache-Control: no-cache` ' +
+          'revalidates, `no-store` bypasses.'
         : '',
       spec.secrets ? 'API key values are masked unless the token has `apikeys:admin`.' : '',
     ]
@@ -187,7 +192,8 @@ function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query') {
 function success(data: JsonSchema, cached: boolean) {
   return {
     description:
-      'The platform envelope: `code` 0 with the data, or the platform’s own non-zero code (for example, not found) passed through.',
+      'The platform envelope: `code` 0 with the data, or the platform’s own non-zero code ' +
+      '(for example, not found) passed through.',
     headers: {
       'X-Request-ID': ref('headers', 'X-Request-ID'),
       RateLimit: ref('headers', 'RateLimit'),
@@ -217,7 +223,9 @@ function mintOperation() {
     tags: ['auth'],
     summary: 'Mint a browser token',
     description:
-      'A tenant backend exchanges its gateway token for a short-lived browser token bound to one origin and a subset of its scopes (never API key scopes). Browser tokens cannot mint.',
+      'A tenant backend exchanges its gateway token for a short-lived browser token bound to ' +
+      'one origin and a subset of its scopes (never API key scopes). Browser tokens cannot ' +
+      'mint.',
     security: [{ gatewayToken: [] }, { apiKeyHeader: [] }],
     requestBody: {
       required: true,
@@ -288,7 +296,9 @@ function streamOperation() {
     tags: ['sessions'],
     summary: "A session's live event stream (WebSocket)",
     description:
-      'Send `Upgrade: websocket`. Browsers offer the subprotocols `apgw` and their browser token. The stream closes with 4401 when its token ends and 4403 when its tenant does. Needs `sessions:read`.',
+      'Send `Upgrade: websocket`. Browsers offer the subprotocols `apgw` and their browser ' +
+      'token. The stream closes with 4401 when its token ends and 4403 when its tenant does. ' +
+      'Needs `sessions:read`.',
     'x-required-scope': 'sessions:read',
     parameters: parametersOf(z.object({ session_id: z.string() }), 'path'),
     responses: {
@@ -387,7 +397,8 @@ const HEADERS = {
   },
   RateLimit: {
     description:
-      'What is left of each policy and quota: `"name";r=<units left>;t=<seconds to reset>`, one item each.',
+      'What is left of each policy and quota: `"name";r=<units left>;t=<seconds to reset>`, ' +
+      'one item each.',
     schema: { type: 'string' },
   },
   'RateLimit-Policy': {

@@ -12,7 +12,9 @@ import { tenantAuth } from '../middleware/auth';
 import { named } from '../observability/named';
 import { type OpenApiDocument, partnerDocument } from './document';
 
-/** No inline script, nothing from elsewhere; Scalar injects its styles, hence style 'unsafe-inline'. */
+/**
+ * No inline script, nothing from elsewhere; Scalar injects its styles, hence style 'unsafe-inline'.
+ */
 export const DOCS_CSP = [
   "default-src 'none'",
   "script-src 'self'",
@@ -62,7 +64,10 @@ const pageHeaders = (type: string) => ({
   'cache-control': 'public, max-age=300',
 });
 
-/** The gateway's own public URL as the server, so clients and importers call it, not a relative path. */
+/**
+ * The gateway's own public URL as the server, so clients and importers call it, not a relative
+ * path.
+ */
 const servedFrom = (url: string, doc: OpenApiDocument): OpenApiDocument => ({
   ...doc,
   servers: [{ url: new URL(url).origin }],

@@ -36,7 +36,9 @@ export const callRoutes: RouteSpec[] = [
   },
 ];
 
-/** 4.7's status must be one of the `states` 4.4 returns for this tenant (read through the cache). */
+/**
+ * 4.7's status must be one of the `states` 4.4 returns for this tenant (read through the cache).
+ */
 async function statusIsAKnownState(
   { query }: ValidatedInput,
   platform: PlatformReader,

@@ -1,7 +1,8 @@
 /**
  * ROUTE_OVERRIDES lets an operator point any operation at another upstream
  * path or credential header without a code change, e.g.
- * `{"session.create": {"upstream_path": "/v2/session/create", "credential": "authorization", "cost": 20}}`.
+ * `{"session.create": {"upstream_path": "/v2/session/create", "credential": "authorization",
+ * "cost": 20}}`.
  */
 import * as z from 'zod';
 import { ROUTE_SPECS } from './table';

@@ -40,7 +40,10 @@ export interface RouteSpec {
   /** Checks that need platform data, run after validation (4.7's status). */
   check?: (input: ValidatedInput, platform: PlatformReader) => Promise<void>;
   params?: z.ZodType<Record<string, unknown>>;
-  /** Strict object schema; its output (defaults applied) is what goes upstream. Absent: no query parameters. */
+  /**
+   * Strict object schema; its output (defaults applied) is what goes upstream. Absent: no query
+   * parameters.
+   */
   query?: z.ZodType<Record<string, unknown>>;
   body?: z.ZodType<Record<string, unknown>>;
 }

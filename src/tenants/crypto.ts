@@ -40,7 +40,8 @@ async function importRing(setting: string): Promise<KeyRing> {
     if (!kid || !/^[A-Za-z0-9_-]{1,32}$/.test(kid) || raw.length !== 32) {
       throw new GatewayError('MISCONFIGURED', {
         message:
-          'Gateway is misconfigured: KEY_ENCRYPTION_KEY must be kid:base64 of 32 bytes, comma-separated',
+          'Gateway is misconfigured: KEY_ENCRYPTION_KEY must be kid:base64 of 32 bytes, ' +
+          'comma-separated',
       });
     }
     const sealKey = await crypto.subtle.importKey('raw', raw, 'AES-GCM', false, [

@@ -6,7 +6,9 @@ export const tenantKey = (id: string) => `tenant:${id}`;
 /** `token:<sha256>`: a token's record, under the hash of the token (never the token). */
 export const tokenKey = (hash: string) => `token:${hash}`;
 
-/** `tenant-token:<tenant>:<token>`: index of a tenant's tokens; value the hash, metadata the record. */
+/**
+ * `tenant-token:<tenant>:<token>`: index of a tenant's tokens; value the hash, metadata the record.
+ */
 export const tenantTokenKey = (tenantId: string, tokenId: string) =>
   `tenant-token:${tenantId}:${tokenId}`;
 

@@ -17,7 +17,10 @@ const MEMO_MAX_ENTRIES = 10_000;
 export const EXPIRED_RECORD_KEPT_S = 86_400;
 /** How long KV keeps a revoked token's record, so it answers "revoked", not "unknown". */
 export const REVOKED_RECORD_KEPT_S = 30 * 86_400;
-/** Most unknown tokens one isolate remembers: apart from the known ones, so a flood cannot push those out. */
+/**
+ * Most unknown tokens one isolate remembers: apart from the known ones, so a flood cannot push
+ * those out.
+ */
 const UNKNOWN_MEMO_MAX_ENTRIES = 10_000;
 
 export interface NewToken {

@@ -34,7 +34,7 @@ describe('masking platform secrets', () => {
     });
   });
 
-  it('masks anything that looks like a platform key, or is the tenant’s own, wherever it is', () => {
+  it('masks what looks like a platform key, or is the tenant’s own, wherever it is', () => {
     const body = {
       note: 'use sk-emu-0123456789abcdef0123 to call',
       nested: [{ url: 'wss://x/?api_key=tenant-own-key-0123456789' }],
