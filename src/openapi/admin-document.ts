@@ -17,6 +17,7 @@ interface AdminOperation {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
   summary: string;
+  description?: string;
   query?: z.ZodType;
   body?: z.ZodType;
 }
@@ -65,7 +66,18 @@ const OPERATIONS: AdminOperation[] = [
     path: `${T}/tokens/{token_id}/limits`,
     summary: "Remove a token's own limits",
   },
-  { method: 'put', path: `${T}/limits`, summary: "Replace a tenant's limits", body: limitsSchema },
+  {
+    method: 'put',
+    path: `${T}/limits`,
+    summary: "Replace a tenant's limits",
+    description:
+      '`limiter: "leased"` (the default): isolates admit from leases the TenantGuard grants ' +
+      'and renews in the background; never more than a limit passes, and refusals, ' +
+      'revocations and purges reach every isolate within LEASE_MAX_MS (1 s). ' +
+      '`limiter: "exact"`: one TenantGuard call per request; a limit refuses the very next ' +
+      'request. Policies count in a sliding window unless `algorithm: "fixed"`.',
+    body: limitsSchema,
+  },
   { method: 'delete', path: `${T}/limits`, summary: 'Return a tenant to the default limits' },
   {
     method: 'get',
@@ -137,6 +149,7 @@ export function adminDocument(): Record<string, unknown> {
         ...paths[op.path],
         [op.method]: {
           summary: op.summary,
+          ...(op.description ? { description: op.description } : {}),
           ...(parameters.length > 0 ? { parameters } : {}),
           ...(op.body
             ? {
