@@ -68,8 +68,9 @@ beforeAll(async () => {
   known.agent_id = agents.body.data.data[0].agent_id;
   const browsers = await call('GET', '/browser/lists');
   known.browser_id = browsers.body.data.browsers[0].browser_id;
-  known.session_id = browsers.body.data.browsers[0].session_id;
-  const messages = await call('GET', '/session/message/lists', { session_id: known.session_id });
+  const sessionId: string = browsers.body.data.browsers[0].session_id;
+  known.session_id = sessionId;
+  const messages = await call('GET', '/session/message/lists', { session_id: sessionId });
   const ids = (messages.body.data.messages as Json[]).map((m) => m.message_id as string);
   known.from_message_id = ids[0] ?? '';
   known.to_message_id = ids[ids.length - 1] ?? '';
