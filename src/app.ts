@@ -1,7 +1,8 @@
 /**
  * newApp(): the gateway's middleware chain, error handling and route mounting.
- * Request order: request id → settings → CORS → (operator API | browser
- * tokens | session event stream | platform routes).
+ * Request order: request id → settings → request log → (health, OpenAPI and
+ * docs) → CORS → (operator API | browser tokens | session event stream |
+ * usage | platform routes).
  */
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
