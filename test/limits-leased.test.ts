@@ -14,6 +14,7 @@ import {
   createTenant,
   envelope,
   gatewayWith,
+  platformKeys,
   requestId,
   type TestTenant,
   testEnv,
@@ -118,6 +119,46 @@ describe('leased limits', () => {
     });
     expect(removed.status).toBe(200);
     expect((await asTenant(partner, '/agent/lists')).res.status).toBe(200);
+  });
+
+  it("holds a first token's own limits given at tenant creation, and through rotation", async () => {
+    const created = await envelope(
+      await admin('/tenants', {
+        method: 'POST',
+        body: JSON.stringify({
+          name: 'capped from the start',
+          platform_key: platformKeys.demo,
+          token: {
+            name: 'partner',
+            limits: { policies: [{ name: 'burst', limit: 2, window_s: 60 }] },
+          },
+        }),
+      }),
+    );
+    expect(created.data.limits.policies[0]).toMatchObject({ name: 'burst', limit: 2 });
+    const t = {
+      id: created.data.tenant_id,
+      token: created.data.token,
+      tokenId: created.data.token_id,
+    };
+    const first = [];
+    for (let i = 0; i < 3; i++) first.push((await asTenant(t, '/agent/lists')).res.status);
+    expect(first).toEqual([200, 200, 429]);
+
+    const rotated = await envelope(
+      await admin(`/tenants/${t.id}/tokens/${t.tokenId}/rotate`, {
+        method: 'POST',
+        body: JSON.stringify({ overlap_s: 0 }),
+      }),
+    );
+    const successor = {
+      ...t,
+      token: rotated.data.token as string,
+      tokenId: rotated.data.id as string,
+    };
+    const listed = await envelope(await admin(`/tenants/${t.id}/tokens`));
+    const row = listed.data.tokens.find((x: { id: string }) => x.id === successor.tokenId);
+    expect(row.limits.policies[0]).toMatchObject({ name: 'burst', limit: 2 });
   });
 
   it('refuses a token revoked in another isolate within the lease time, and at once in this one', async () => {

@@ -6,9 +6,11 @@ import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
 import { forgetLease } from '../limits/admission';
 import { guardFor, type TenantGuard } from '../limits/guard';
+import type { TokenLimits } from '../limits/policy';
 import { log } from '../log';
 import { directStores, type Stores } from '../tenants/stores';
 import { randomBase62 } from '../tenants/token';
+import type { NewToken } from '../tenants/token-store';
 import type { StoredTenant } from '../tenants/types';
 
 type AdminContext = Context<HonoEnv>;
@@ -46,6 +48,20 @@ export async function changeGuard(
 ): Promise<void> {
   await change(guardFor(c.env, tenantId));
   forgetLease(tenantId);
+}
+
+/**
+ * A new token's own limits go to the TenantGuard before the token exists in
+ * KV, so it never works without them, even for a moment.
+ */
+export async function limitToken(
+  c: AdminContext,
+  tenantId: string,
+  token: NewToken,
+  limits: TokenLimits | null,
+): Promise<void> {
+  const id = token.id;
+  if (limits && id) await changeGuard(c, tenantId, (g) => g.setTokenLimits(id, limits));
 }
 
 /**

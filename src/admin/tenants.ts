@@ -11,6 +11,7 @@ import {
   audit,
   changeGuard,
   existingTenant,
+  limitToken,
   ok,
   tenantParams,
 } from './common';
@@ -60,11 +61,13 @@ export function tenantRoutes(): Hono<HonoEnv> {
       corsOrigins: body.cors_origins,
     });
     await adoptCacheVersion(c, stores, tenant.id, tenant.key_fingerprint);
+    const limits = body.token.limits ?? null;
+    await limitToken(c, tenant.id, firstToken, limits);
     const issued = await stores.tokens.issue(tenant.id, firstToken);
     await audit(c, 'tenant.created', {
       tenant_id: tenant.id,
       token_id: issued.record.id,
-      detail: { name: tenant.name, scopes: issued.record.scopes },
+      detail: { name: tenant.name, scopes: issued.record.scopes, limits },
     });
     // The token appears only here, once.
     return c.json(
@@ -74,6 +77,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
         token: issued.token,
         scopes: issued.record.scopes,
         expires_at: issued.record.expires_at,
+        limits,
       }),
       201,
     );

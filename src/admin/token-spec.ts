@@ -4,7 +4,7 @@ import { invalidField } from '../errors';
 import { tokenLimitsSchema } from '../limits/policy';
 import { nameField } from '../routes/schemas';
 import { ALL_SCOPES, expandScopes, PRESETS } from '../tenants/scopes';
-import type { NewToken } from '../tenants/token-store';
+import { type NewToken, newTokenId } from '../tenants/token-store';
 
 /** Longest lifetime an operator may give a token (README, limits). */
 export const MAX_TOKEN_LIFETIME_S = 5 * 365 * 86_400;
@@ -43,6 +43,7 @@ export function newToken(spec: TokenSpec, now = Date.now()): NewToken {
     }
   }
   return {
+    id: newTokenId(),
     name: spec.name,
     scopes,
     expires_at: expires === null ? null : new Date(expires).toISOString(),

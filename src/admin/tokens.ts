@@ -6,12 +6,14 @@ import { GatewayError, invalidField } from '../errors';
 import { tokenLimitsSchema } from '../limits/policy';
 import { validated } from '../middleware/validate';
 import type { Stores } from '../tenants/stores';
+import { newTokenId } from '../tenants/token-store';
 import {
   adminStores,
   audit,
   changeGuard,
   existingTenant,
   guardFor,
+  limitToken,
   ok,
   tenantParams,
   tokenParams,
@@ -49,9 +51,10 @@ export function tokenRoutes(): Hono<HonoEnv> {
       const stores = await adminStores(c);
       await existingTenant(stores, id);
       const spec = c.req.valid('json');
-      const issued = await stores.tokens.issue(id, newToken(spec));
+      const token = newToken(spec);
       const limits = spec.limits ?? null;
-      if (limits) await changeGuard(c, id, (g) => g.setTokenLimits(issued.record.id, limits));
+      await limitToken(c, id, token, limits);
+      const issued = await stores.tokens.issue(id, token);
       await audit(c, 'token.issued', {
         tenant_id: id,
         token_id: issued.record.id,
@@ -135,14 +138,15 @@ export function tokenRoutes(): Hono<HonoEnv> {
           'old_valid_until must be between now and 30 days from now',
         );
       }
-      const issued = await stores.tokens.issue(id, {
+      const successor = {
+        id: newTokenId(),
         name: old.record.name,
         scopes: old.record.scopes,
         expires_at: old.record.expires_at,
-      });
+      };
       // The new token keeps the old one's own limits.
-      const limits = await guardFor(c.env, id).tokenLimits(token_id);
-      if (limits) await changeGuard(c, id, (g) => g.setTokenLimits(issued.record.id, limits));
+      await limitToken(c, id, successor, await guardFor(c.env, id).tokenLimits(token_id));
+      const issued = await stores.tokens.issue(id, successor);
       const oldUntil = new Date(Math.min(until, oldEnds)).toISOString();
       await changeGuard(c, id, (g) => g.expireAt(token_id, Date.parse(oldUntil)));
       await stores.tokens.setExpiry(old, oldUntil);

@@ -23,7 +23,11 @@ export const REVOKED_RECORD_KEPT_S = 30 * 86_400;
  */
 const UNKNOWN_MEMO_MAX_ENTRIES = 10_000;
 
+export const newTokenId = () => `tok_${randomBase62(16)}`;
+
 export interface NewToken {
+  /** Chosen ahead when something must be set up under it before the token works (its limits). */
+  id?: string;
   name: string;
   scopes: string[];
   expires_at: string | null;
@@ -58,7 +62,7 @@ export class TokenStore {
   async issue(tenantId: string, t: NewToken): Promise<Issued> {
     const token = generateToken();
     const record: TokenRecord = {
-      id: `tok_${randomBase62(16)}`,
+      id: t.id ?? newTokenId(),
       tenant_id: tenantId,
       name: t.name,
       prefix: token.slice(0, 9),
