@@ -38,7 +38,9 @@ Limits: a policy counts in a sliding window unless it ends in :fixed. --limiter 
   isolates admit from short leases (revocation and limits changes reach every isolate within
   LEASE_MAX_MS); exact asks the TenantGuard on every request (refused on the very next request).
   A token's own limits (token issue/limits) are counted besides its tenant's.
-Scopes: comma-separated scopes (teams:read, sessions:write, apikeys:admin, ...) or presets (full, read-only).
+Scopes: comma-separated scopes (teams:read, sessions:write, ...) or presets (full, read-only; neither has
+  an apikeys scope). DANGER: apikeys:* scopes let a tenant manage the platform account's API keys,
+  which other tenants of that account may use; apikeys:admin also shows them unmasked.
 Options: --url URL (default $GATEWAY_URL or http://127.0.0.1:8787), --json (print the raw data)`;
 
 const { values: o, positionals } = parseArgs({
@@ -82,8 +84,21 @@ const need = (v: string | undefined, what: string) => {
   if (!v) throw new CliError(`Missing ${what}. Run "npm run admin -- --help".`);
   return v;
 };
+/** Said on stderr whenever a token is given an API key scope. */
+function warnOnApiKeyScopes(scopes: string[]) {
+  const dangerous = scopes.filter((s) => s.startsWith('apikeys:'));
+  if (dangerous.length === 0) return;
+  console.error(
+    `warning: ${dangerous.join(', ')} lets this token manage the platform account's API keys, ` +
+      `which every tenant of that account may depend on${
+        dangerous.includes('apikeys:admin') ? ', and see them unmasked' : ''
+      }. Grant it only to a tenant you trust with the platform account itself.`,
+  );
+}
+
 const tokenSpec = () => {
   const limits = tokenLimits();
+  if (o.scopes) warnOnApiKeyScopes(o.scopes.split(',').map((s) => s.trim()));
   return {
     name: o.name ?? o['token-name'] ?? 'default',
     ...(o.scopes ? { scopes: o.scopes.split(',').map((s) => s.trim()) } : {}),

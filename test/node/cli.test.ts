@@ -52,6 +52,23 @@ const call = (t: string, path = '/team/lists', init: RequestInit = {}) =>
   });
 
 describe('operator CLI', () => {
+  it('warns on stderr when a token is given an API key scope', async () => {
+    const created = await cli('tenant', 'create', '--name', 'Keys', '--scopes', 'teams:read');
+    expect(created.stderr).not.toContain('warning');
+    const tenantId = /ten_[0-9A-Za-z]{16}/.exec(created.stdout)?.[0] ?? '';
+    const issued = await cli(
+      'token',
+      'issue',
+      tenantId,
+      '--name',
+      'k',
+      '--scopes',
+      'apikeys:admin',
+    );
+    expect(issued.code, issued.stderr).toBe(0);
+    expect(issued.stderr).toMatch(/^warning: apikeys:admin lets this token manage .* unmasked/m);
+  });
+
   it('onboards a read-only partner, rotates without a failed request, revokes', async () => {
     const created = await cli('tenant', 'create', '--name', 'Partner', '--scopes', 'read-only');
     expect(created.code, created.stderr).toBe(0);
