@@ -18,7 +18,8 @@ async function freePort(): Promise<number> {
 /**
  * Projects: `workers` runs inside workerd against the emulator (almost
  * everything); `unit` tests pure modules next to their source; `node` drives
- * a real gateway from outside, as the operator CLI and a browser would.
+ * a real gateway from outside, as the operator CLI and a browser would;
+ * `emulator` tests the platform emulator itself, in Node.
  */
 export default defineConfig(async () => {
   // wrangler.toml's [assets] directory must exist before the Workers pool reads it.
@@ -67,6 +68,16 @@ export default defineConfig(async () => {
             include: ['test/node/*.test.ts'],
             testTimeout: 120_000,
             hookTimeout: 120_000,
+          },
+        },
+        {
+          // The platform emulator on its own: each file starts one on a free loopback port.
+          test: {
+            name: 'emulator',
+            environment: 'node',
+            include: ['emulator/test/*.test.ts'],
+            testTimeout: 10_000,
+            hookTimeout: 10_000,
           },
         },
       ],

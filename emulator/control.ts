@@ -37,8 +37,14 @@ export const controlRoutes = new Hono<EmuEnv>()
     const status = input?.status ?? 500;
     if (!Number.isInteger(times) || (times as number) < 0)
       throw new ApiError(400, 10400, 'times must be a non-negative integer');
-    if (!Number.isInteger(status) || (status as number) < 300 || (status as number) > 599) {
-      throw new ApiError(400, 10400, 'status must be an integer from 300 to 599');
+    // 304 is refused: it cannot carry the {ok:false} body a failed delivery is answered with.
+    if (
+      !Number.isInteger(status) ||
+      (status as number) < 300 ||
+      (status as number) > 599 ||
+      status === 304
+    ) {
+      throw new ApiError(400, 10400, 'status must be an integer from 300 to 599, not 304');
     }
     const hook = c.get('state').webhook(c.req.param('name'));
     hook.failNext = times as number;

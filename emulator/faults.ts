@@ -121,7 +121,7 @@ export async function faultResponse(c: Ctx, fault: Fault): Promise<Response | un
     case 'redirect':
       return raw(JSON.stringify(envelope(0, 'Success', {})), 'application/json', fault.status);
     case 'reset': {
-      const socket = c.env.incoming?.socket;
+      const socket = c.env?.incoming?.socket; // no env at all in-process (app.request)
       if (!socket)
         throw new ApiError(500, 500, 'reset fault needs a real socket (use startEmulator)');
       socket.destroy();
@@ -131,8 +131,10 @@ export async function faultResponse(c: Ctx, fault: Fault): Promise<Response | un
 }
 
 /**
- * A valid envelope of about `size` bytes (exactly, for a one-byte `char`),
- * produced chunk by chunk: `{"code":0,…,"data":{"blob":"xxx…"}}`.
+ * A valid envelope of exactly `size` bytes, produced chunk by chunk:
+ * `{"code":0,…,"data":{"blob":"xxx…"}}`. When a multi-byte `char` does not
+ * fill the blob exactly, trailing spaces (valid JSON whitespace) make up the
+ * difference, so a declared Content-Length is always the true length.
  */
 function* envelopeOfSize(size: number, char: string): Generator<Uint8Array, void, undefined> {
   const head = '{"code":0,"msg":"Success","data":{"blob":"';
@@ -146,7 +148,7 @@ function* envelopeOfSize(size: number, char: string): Generator<Uint8Array, void
     yield n === filler.length ? filler : filler.subarray(0, n);
     left -= n;
   }
-  yield Buffer.from(tail);
+  yield Buffer.from(tail + ' '.repeat(left));
 }
 
 function streamed(chunks: Iterator<Uint8Array>, headers: Record<string, string>): Response {

@@ -3,7 +3,7 @@
 import type { HttpBindings } from '@hono/node-server';
 import type { Context } from 'hono';
 import type { EmulatorState } from './store';
-import type { Account, ApiKey } from './types';
+import type { Account, ApiKey, Envelope, Paged } from './types';
 
 export type EmuEnv = {
   Bindings: Partial<HttpBindings>; // absent when the app is driven in-process via app.request()
@@ -22,8 +22,12 @@ export class ApiError extends Error {
   }
 }
 
-export const envelope = (code: number, msg: string, data: unknown) => ({ code, msg, data });
-export const ok = (c: Ctx, data: unknown) => c.json(envelope(0, 'Success', data));
+export const envelope = <T>(code: number, msg: string, data: T): Envelope<T> => ({
+  code,
+  msg,
+  data,
+});
+export const ok = <T>(c: Ctx, data: T) => c.json(envelope(0, 'Success', data));
 export const badRequest = (msg: string) => new ApiError(400, 10400, msg);
 /** The platform reports a missing record with HTTP 200 and a non-zero code. */
 export const notFound = (what: string) => new ApiError(200, 10404, `${what} not found`);
@@ -70,7 +74,7 @@ export function slicePage<T>(items: T[], p: { page_num: number; page_size: numbe
 }
 
 /** The paged list wrapper of spec 2.1. */
-export function paged<T>(items: T[], p: { page_num: number; page_size: number }) {
+export function paged<T>(items: T[], p: { page_num: number; page_size: number }): Paged<T> {
   return {
     ...p,
     total: items.length,

@@ -14,7 +14,7 @@ import {
   pageParams,
 } from './http';
 import { PLATFORMS, STATES, SYSTEM_USER_ID } from './seed';
-import type { CallRecord } from './types';
+import type { CallRecord, FilterValues, NewApiKey } from './types';
 
 const authz = requireKey('authorization');
 const xApiKey = requireKey('x-api-key');
@@ -46,7 +46,7 @@ export const accountRoutes = new Hono<EmuEnv>()
       created_at: now,
       last_used_at: now,
     });
-    return ok(c, { api_key });
+    return ok<NewApiKey>(c, { api_key });
   })
   // 4.2: only the caller's own keys can be deleted; another account's id is "not found".
   .delete('/user/apikey/delete/:id', authz, (c) => {
@@ -61,7 +61,11 @@ export const accountRoutes = new Hono<EmuEnv>()
   // 4.4: key names are those that occur in the account's call history.
   .get('/user/call/filter_values', authz, (c) => {
     const names = [...new Set(c.get('account').calls.map((r) => r.api_key_name))].sort();
-    return ok(c, { api_key_names: names, platforms: [...PLATFORMS], states: [...STATES] });
+    return ok<FilterValues>(c, {
+      api_key_names: names,
+      platforms: [...PLATFORMS],
+      states: [...STATES],
+    });
   })
   // 4.5: "system" teams belong to the platform's system user, "user" teams to the account.
   .get('/team/lists', authz, (c) => {

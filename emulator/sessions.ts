@@ -18,7 +18,14 @@ import {
   slicePage,
 } from './http';
 import { makeBrowser, SYSTEM_USER_ID } from './seed';
-import type { Message, Session } from './types';
+import type {
+  BrowserList,
+  BrowserPageList,
+  Message,
+  MessagePage,
+  NewSession,
+  Session,
+} from './types';
 
 const xApiKey = requireKey('x-api-key');
 
@@ -95,7 +102,7 @@ export const sessionRoutes = new Hono<EmuEnv>()
       created_at: now,
       updated_at: now,
     });
-    return ok(c, { session_id });
+    return ok<NewSession>(c, { session_id });
   })
   .get('/session/info/:session_id', xApiKey, (c) =>
     ok(c, findSession(c, c.req.param('session_id'))),
@@ -125,7 +132,7 @@ export const sessionRoutes = new Hono<EmuEnv>()
       );
     });
     const total_page = Math.ceil(rows.length / page.page_size);
-    return ok(c, {
+    return ok<MessagePage>(c, {
       messages: slicePage(rows, page),
       total_count: rows.length,
       has_next: page.page_num < total_page,
@@ -152,7 +159,10 @@ export const sessionRoutes = new Hono<EmuEnv>()
     const browsers = c
       .get('account')
       .browsers.filter((b) => !sessionId || b.session_id === sessionId);
-    return ok(c, { browsers: slicePage(browsers, pageParams(c, 20)), total: browsers.length });
+    return ok<BrowserList>(c, {
+      browsers: slicePage(browsers, pageParams(c, 20)),
+      total: browsers.length,
+    });
   })
   .delete('/browser/release/:browser_id', xApiKey, (c) => {
     findBrowser(c, c.req.param('browser_id')).status = 'closed';
@@ -160,7 +170,7 @@ export const sessionRoutes = new Hono<EmuEnv>()
   })
   .get('/browser/page/lists', xApiKey, (c) => {
     const browser = findBrowser(c, requiredParam(c, 'browser_id'));
-    return ok(c, {
+    return ok<BrowserPageList>(c, {
       pages: slicePage(browser.pages, pageParams(c, 20)),
       total: browser.pages.length,
     });

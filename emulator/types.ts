@@ -147,3 +147,65 @@ export interface Account {
   sessions: Session[];
   browsers: Browser[];
 }
+
+/** Every platform answer: `code` 0 and `msg` "Success" on success, `data` null on failure. */
+export interface Envelope<T> {
+  code: number;
+  msg: string;
+  data: T;
+}
+
+/** The paged list wrapper of spec 2.1 (API keys, teams, call records, agents). */
+export interface Paged<T> {
+  page_num: number;
+  page_size: number;
+  total: number;
+  total_page: number;
+  data: T[];
+}
+
+/** 4.1: the new key. */
+export interface NewApiKey {
+  api_key: string;
+}
+
+/** 4.4: the values the call-history filters accept. */
+export interface FilterValues {
+  api_key_names: string[];
+  platforms: string[];
+  states: string[];
+}
+
+/** 4.8: POST /session/create. */
+export interface NewSession {
+  session_id: string;
+}
+
+/** 4.8: GET /session/message/lists. */
+export interface MessagePage {
+  messages: Message[];
+  total_count: number;
+  has_next: boolean;
+  has_prev: boolean;
+  page_num: number;
+  page_size: number;
+  total_page: number;
+}
+
+/** 4.8: GET /browser/lists. */
+export interface BrowserList {
+  browsers: Browser[];
+  total: number;
+}
+
+/** 4.8: GET /browser/page/lists. */
+export interface BrowserPageList {
+  pages: BrowserPage[];
+  total: number;
+}
+
+/** A frame of the session event stream (WebSocket /session/ws/{session_id}), as JSON text. */
+export type SessionFrame =
+  | { type: 'session.snapshot'; session_id: string; status: string; message_count: number }
+  | { type: 'message'; session_id: string; message: Message }
+  | { type: 'session.status'; session_id: string; status: string };

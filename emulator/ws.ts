@@ -10,7 +10,7 @@ import { UNAUTHORIZED } from './auth';
 import { wait } from './faults';
 import { envelope } from './http';
 import type { EmulatorState } from './store';
-import type { Account, Message, Session } from './types';
+import type { Account, Message, Session, SessionFrame } from './types';
 
 const WS_PATH = /^\/session\/ws\/([^/]+)$/;
 const TICK_MS = 300;
@@ -66,7 +66,7 @@ export function attachSessionStream(server: Server, state: EmulatorState): { clo
       ws.close(4404, 'session not found');
       return;
     }
-    const send = (frame: object) => ws.send(JSON.stringify(frame));
+    const send = (frame: SessionFrame) => ws.send(JSON.stringify(frame));
     send({
       type: 'session.snapshot',
       session_id: sessionId,
