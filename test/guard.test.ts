@@ -145,6 +145,30 @@ describe('TenantGuard', () => {
     expect(await rows()).toBe(2);
     expect((await g.admit(req(Date.now(), l, { partition: 'b4' }))).allowed).toBe(true);
   });
+
+  it('forgets quota alerts of periods long over, and remembers this month’s', async () => {
+    const g = guard();
+    const day = 86_400_000;
+    const sent = (sql?: string) =>
+      runInDurableObject(g, (_, state) => {
+        if (sql) state.storage.sql.exec(sql);
+        return state.storage.sql
+          .exec<{ period_start: number }>('SELECT period_start FROM alerts_sent ORDER BY 1')
+          .toArray()
+          .map((r) => r.period_start);
+      });
+    const old = Date.now() - 90 * day;
+    const current = Date.now() - 20 * day;
+    await sent(
+      `INSERT INTO alerts_sent (meter, period_start, threshold) VALUES ('q', ${old}, 80), ('q', ${current}, 80)`,
+    );
+    // Any admission schedules the sweeping alarm.
+    await g.admit(
+      req(Date.now(), limits({ policies: [{ name: 'burst', limit: 9, window_s: 60 }] })),
+    );
+    expect(await runDurableObjectAlarm(g)).toBe(true);
+    expect(await sent()).toEqual([current]);
+  });
 });
 
 describe('AuditLog', () => {

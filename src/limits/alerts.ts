@@ -54,6 +54,14 @@ export function migrateAlerts(sql: SqlStorage): void {
   `);
 }
 
+/** Longer than any quota period (a month): crossings of periods over by then are forgotten. */
+const SENT_KEPT_MS = 62 * 86_400_000;
+
+/** Drops the record of crossings in periods long over (the alarm calls it). */
+export function sweepAlertsSent(sql: SqlStorage, now: number): void {
+  sql.exec('DELETE FROM alerts_sent WHERE period_start < ?', now - SENT_KEPT_MS);
+}
+
 export function readAlertConfig(sql: SqlStorage): AlertConfig | null {
   const row = sql
     .exec<{ tenant_id: string; url: string; thresholds: string; secret: string }>(

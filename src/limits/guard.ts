@@ -20,6 +20,7 @@ import {
   migrateAlerts,
   noteQuotaUse,
   readAlertConfig,
+  sweepAlertsSent,
   writeAlertConfig,
 } from './alerts';
 import { type GuardCalls, GuardStore } from './guard-store';
@@ -332,6 +333,7 @@ export class TenantGuard extends DurableObject {
     this.ledger.sweep(now);
     const days = Number(this.store.setting('retention_days') ?? DEFAULT_RETENTION_DAYS);
     sweepHistory(this.sql, now - days * 86_400_000);
+    sweepAlertsSent(this.sql, now);
     const { nextAt } = await this.deliverAlerts(now);
     this.scheduleAlarm(Math.min(nextAt ?? Number.POSITIVE_INFINITY, now + SWEEP_EVERY_MS));
   }
