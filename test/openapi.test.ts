@@ -16,7 +16,7 @@ import { DOCS_CSP } from '../src/openapi/routes';
 import { ROUTE_SPECS } from '../src/routes/table';
 import type { RouteSpec } from '../src/routes/types';
 import { expandScopes, hasScope, requiredScope } from '../src/tenants/scopes';
-import { admin, createTenant, envelope, gateway } from './helpers';
+import { admin, createTenant, envelope, gateway, gatewayWith } from './helpers';
 
 type Json = Record<string, any>;
 
@@ -171,6 +171,16 @@ describe('GET /openapi.json, without a token', () => {
       expect(headers.includes('X-Cache')).toBe(Boolean(spec.cache));
     }
     expect(Object.keys(doc.components.responses.E429.headers)).toContain('Retry-After');
+  });
+
+  it("is the same whatever the operator's route overrides say", async () => {
+    const overrides = {
+      'session.create': { upstream_path: '/v2/session/create', cost: 20 },
+      'team.info': { credential: 'x-api-key' },
+    };
+    const res = await gatewayWith({ ROUTE_OVERRIDES: JSON.stringify(overrides) }, '/openapi.json');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(await documentFor());
   });
 
   it('documents every error of the catalogue under its status, with its code', async () => {
