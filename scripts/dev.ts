@@ -50,7 +50,10 @@ async function demoPage(s: Stack, tenant: { tenant_id: string; token: string }):
   const res = await fetch(`${s.gatewayUrl}/admin/tenants/${tenant.tenant_id}`, {
     method: 'PATCH',
     headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ cors_origins: [origin, s.gatewayUrl] }),
+    // The docs page's own origin, under either name a browser may use for it.
+    body: JSON.stringify({
+      cors_origins: [origin, s.gatewayUrl, s.gatewayUrl.replace('127.0.0.1', 'localhost')],
+    }),
   });
   if (!res.ok) throw new Error(`could not allow the demo origin: HTTP ${res.status}`);
   return (

@@ -3,7 +3,7 @@
  * node_modules) where Workers static assets serve it: build/assets/docs/
  * scalar.js → GET /docs/scalar.js. wrangler.toml's `[assets]` points there,
  * so anything that reads wrangler.toml (dev, tests, deploy, bench) calls this
- * first; it only copies when the file is missing or older than the package's.
+ * first; it copies when the file is missing, of another size or older than the package's.
  */
 import { copyFileSync, mkdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -18,14 +18,17 @@ export function ensureDocsAssets(): void {
     '@scalar/api-reference/browser/standalone.js',
   );
   const target = path.join(ASSETS_DIR, 'docs', 'scalar.js');
-  const mtime = (file: string) => {
+  const stamp = (file: string) => {
     try {
-      return statSync(file).mtimeMs;
+      const { size, mtimeMs } = statSync(file);
+      return { size, mtimeMs };
     } catch {
-      return -1;
+      return { size: -1, mtimeMs: -1 };
     }
   };
-  if (mtime(target) >= mtime(source)) return;
+  const [have, want] = [stamp(target), stamp(source)];
+  // Same size and not older than the package's copy: already there.
+  if (have.size === want.size && have.mtimeMs >= want.mtimeMs) return;
   mkdirSync(path.dirname(target), { recursive: true });
   copyFileSync(source, target);
 }

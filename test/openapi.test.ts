@@ -240,6 +240,17 @@ describe('GET /openapi.json with a token: its own view', () => {
     expect(listed.sort()).toEqual(expected.sort());
   });
 
+  it('keeps a token view private, and lets the public document be cached', async () => {
+    const tenant = await createTenant(undefined, 'openapi view', ['teams:read']);
+    const own = await gateway('/openapi.json', {
+      headers: { authorization: `Bearer ${tenant.token}` },
+    });
+    expect(own.headers.get('cache-control')).toBe('private, no-store');
+    expect(own.headers.get('vary')).toContain('Authorization');
+    const open = await gateway('/openapi.json');
+    expect(open.headers.get('cache-control')).toBe('public, max-age=300');
+  });
+
   it('takes the token from x-api-key too', async () => {
     const tenant = await createTenant(undefined, 'openapi view', ['teams:read']);
     const doc = await documentFor({ 'x-api-key': tenant.token });
@@ -299,6 +310,12 @@ describe('GET /admin/openapi.json', () => {
       .routes.filter((r) => r.method !== 'ALL')
       .map((r) => `${r.method.toLowerCase()} ${openApiPath(`/admin${r.path}`)}`);
     expect(listed.sort()).toEqual([...new Set(routes)].sort());
+    // Defaults of the operator API's own paging come through too.
+    const audit = doc.paths['/admin/audit'].get.parameters as Json[];
+    expect(audit.find((p) => p.name === 'page_size')?.schema).toMatchObject({
+      type: 'integer',
+      default: 20,
+    });
   });
 });
 

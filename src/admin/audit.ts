@@ -5,12 +5,12 @@ import { auditLog } from '../audit/log';
 import type { HonoEnv } from '../env';
 import { ok } from '../errors';
 import { validated } from '../middleware/validate';
-import { intField } from '../routes/schemas';
+import { intFieldOr } from '../routes/schemas';
 import { adminStores, audit, tenantIdField } from './common';
 
 export const auditQuery = z.strictObject({
-  page_num: intField('page_num', 1, 1_000_000).default(1),
-  page_size: intField('page_size', 1, 100).default(20),
+  page_num: intFieldOr('page_num', 1, 1_000_000, 1),
+  page_size: intFieldOr('page_size', 1, 100, 20),
   tenant_id: tenantIdField('tenant_id').optional(),
 });
 

@@ -10,7 +10,6 @@ import type { TokenLimits } from '../limits/policy';
 import { log } from '../log';
 import { directStores, type Stores } from '../tenants/stores';
 import { randomBase62 } from '../tenants/token';
-import type { NewToken } from '../tenants/token-store';
 import type { StoredTenant } from '../tenants/types';
 
 type AdminContext = Context<HonoEnv>;
@@ -57,11 +56,10 @@ export async function changeGuard(
 export async function limitToken(
   c: AdminContext,
   tenantId: string,
-  token: NewToken,
+  tokenId: string,
   limits: TokenLimits | null,
 ): Promise<void> {
-  const id = token.id;
-  if (limits && id) await changeGuard(c, tenantId, (g) => g.setTokenLimits(id, limits));
+  if (limits) await changeGuard(c, tenantId, (g) => g.setTokenLimits(tokenId, limits));
 }
 
 /**

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import * as z from 'zod';
 import type { HonoEnv } from '../env';
 import { validated } from '../middleware/validate';
-import { intField, nameField, originField, textField } from '../routes/schemas';
+import { intFieldOr, nameField, originField, textField } from '../routes/schemas';
 import { publicTenant } from '../tenants/types';
 import {
   adminStores,
@@ -44,7 +44,7 @@ export const updateBody = z
       '.../enable)',
   );
 export const listQuery = z.strictObject({
-  page_size: intField('page_size', 1, 100).default(20),
+  page_size: intFieldOr('page_size', 1, 100, 20),
   cursor: z.string().max(1024).optional(),
 });
 
@@ -62,7 +62,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     });
     await adoptCacheVersion(c, stores, tenant.id, tenant.key_fingerprint);
     const limits = body.token.limits ?? null;
-    await limitToken(c, tenant.id, firstToken, limits);
+    await limitToken(c, tenant.id, firstToken.id, limits);
     const issued = await stores.tokens.issue(tenant.id, firstToken);
     await audit(c, 'tenant.created', {
       tenant_id: tenant.id,

@@ -53,7 +53,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
       const spec = c.req.valid('json');
       const token = newToken(spec);
       const limits = spec.limits ?? null;
-      await limitToken(c, id, token, limits);
+      await limitToken(c, id, token.id, limits);
       const issued = await stores.tokens.issue(id, token);
       await audit(c, 'token.issued', {
         tenant_id: id,
@@ -145,7 +145,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
         expires_at: old.record.expires_at,
       };
       // The new token keeps the old one's own limits.
-      await limitToken(c, id, successor, await guardFor(c.env, id).tokenLimits(token_id));
+      await limitToken(c, id, successor.id, await guardFor(c.env, id).tokenLimits(token_id));
       const issued = await stores.tokens.issue(id, successor);
       const oldUntil = new Date(Math.min(until, oldEnds)).toISOString();
       await changeGuard(c, id, (g) => g.expireAt(token_id, Date.parse(oldUntil)));

@@ -4,43 +4,17 @@
  */
 import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import * as z from 'zod';
 import type { HonoEnv } from '../env';
 import { GatewayError, invalidField, ok } from '../errors';
 import { tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
 import { named } from '../observability/named';
-import { originField } from '../routes/schemas';
 import { keyRing } from '../tenants/crypto';
 import { expandScopes, hasScope, isApiKeyScope } from '../tenants/scopes';
 import { randomBase62 } from '../tenants/token';
-import {
-  BROWSER_TOKEN_MAX_TTL_S,
-  BROWSER_TOKEN_MIN_TTL_S,
-  BROWSER_TOKEN_PREFIX,
-  signBrowserToken,
-} from './token';
-
-/** Lifetime when the caller names none (README, limits). */
-export const BROWSER_TOKEN_DEFAULT_TTL_S = 900;
-
-export const mintBody = z.strictObject({
-  origin: originField(),
-  scopes: z.array(z.string().max(64)).min(1).max(32).optional(),
-  ttl_s: z
-    .number()
-    .int()
-    .min(
-      BROWSER_TOKEN_MIN_TTL_S,
-      `ttl_s must be from ${BROWSER_TOKEN_MIN_TTL_S} to ${BROWSER_TOKEN_MAX_TTL_S}`,
-    )
-    .max(
-      BROWSER_TOKEN_MAX_TTL_S,
-      `ttl_s must be from ${BROWSER_TOKEN_MIN_TTL_S} to ${BROWSER_TOKEN_MAX_TTL_S}`,
-    )
-    .default(BROWSER_TOKEN_DEFAULT_TTL_S),
-});
+import { mintBody } from './schemas';
+import { BROWSER_TOKEN_MIN_TTL_S, BROWSER_TOKEN_PREFIX, signBrowserToken } from './token';
 
 /** Browser tokens never see platform secrets, whatever the minting token may. */
 const isBrowserScope = (scope: string) => !isApiKeyScope(scope);

@@ -7,14 +7,13 @@
  */
 import { type Context, Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import * as z from 'zod';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
 import { requireScope, tenantAuth, WS_PROTOCOL } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
 import { named } from '../observability/named';
-import { opaqueId } from '../routes/schemas';
+import { streamParams } from './schemas';
 import { closeQuietly, endWithCredentials } from './stream-standing';
 
 /** What opening an event stream counts against the tenant's limits. */
@@ -27,7 +26,7 @@ export function sessionEventRoutes(): Hono<HonoEnv> {
     named('session.events'),
     tenantAuth({ websocket: true }),
     requireScope({ group: 'sessions', method: 'GET' }),
-    validated('param', z.object({ session_id: opaqueId('session_id') })),
+    validated('param', streamParams),
     upgradeOnly,
     tenantLimits('sessions', () => WS_CONNECT_COST),
     async (c) => {

@@ -147,7 +147,7 @@ export function requireScope(spec: Pick<RouteSpec, 'group' | 'method'> | string)
 /** The subprotocol a browser WebSocket client names to say "the token follows". */
 export const WS_PROTOCOL = 'apgw';
 
-function presentedToken(c: Context<HonoEnv>, websocket: boolean): string | null {
+export function presentedToken(c: Context<HonoEnv>, websocket: boolean): string | null {
   const authorization = c.req.header('authorization')?.trim();
   if (authorization) return /^Bearer\s+(\S+)$/i.exec(authorization)?.[1] ?? authorization;
   const apiKey = c.req.header('x-api-key')?.trim();

@@ -5,8 +5,8 @@
  * answers from the platform's models (openapi/models.ts); errors from the
  * ERRORS catalogue. Operators' ROUTE_OVERRIDES change nothing here.
  */
-import * as z from 'zod';
-import { mintBody } from '../browser/mint';
+import type * as z from 'zod';
+import { mintBody, streamParams } from '../browser/schemas';
 import { ERRORS } from '../errors';
 import { noQuery } from '../routes/schemas';
 import { ROUTE_SPECS } from '../routes/table';
@@ -16,8 +16,9 @@ import { GATEWAY_VERSION } from '../version';
 import { MODELS, SUCCESS_DATA } from './models';
 import { fieldsOf, inputSchema, type JsonSchema } from './schema';
 
+type Operation = Record<string, unknown>;
 export type OpenApiDocument = Record<string, unknown> & {
-  paths: Record<string, Record<string, unknown>>;
+  paths: Record<string, Record<string, Operation>>;
 };
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -66,35 +67,46 @@ export interface TokenView {
   browser: boolean;
 }
 
+const MINT_OPERATION_ID = 'auth.browser_token';
+
 /**
  * The document, with every operation, or only those a token's scopes allow
- * (its own view). Built once per view.
+ * (its own view). The whole document is built once per isolate.
  */
 export function partnerDocument(view: TokenView | null): OpenApiDocument {
-  const key = view ? `${view.browser ? 'b' : 't'}:${[...view.scopes].sort().join(' ')}` : '*';
-  let doc = built.get(key);
-  if (!doc) {
-    doc = build(view);
-    built.set(key, doc);
-  }
-  return doc;
+  whole ??= build();
+  return view ? viewOf(whole, view) : whole;
 }
 
-const built = new Map<string, OpenApiDocument>();
+let whole: OpenApiDocument | undefined;
 
-function build(view: TokenView | null): OpenApiDocument {
-  const allowed = (scope: string) => view === null || hasScope(view.scopes, scope);
-  const paths: Record<string, Record<string, unknown>> = {};
-  const add = (path: string, method: string, operation: Record<string, unknown>) => {
+function viewOf(doc: OpenApiDocument, view: TokenView): OpenApiDocument {
+  const paths: OpenApiDocument['paths'] = {};
+  for (const [path, operations] of Object.entries(doc.paths)) {
+    const kept = Object.entries(operations).filter(([, op]) => visibleTo(op, view));
+    if (kept.length > 0) paths[path] = Object.fromEntries(kept);
+  }
+  return { ...doc, paths };
+}
+
+/** An operation a token may call: its scope granted; minting, for any but a browser token. */
+function visibleTo(op: Operation, view: TokenView): boolean {
+  if (op.operationId === MINT_OPERATION_ID) return !view.browser;
+  const scope = op['x-required-scope'];
+  return typeof scope === 'string' && hasScope(view.scopes, scope);
+}
+
+function build(): OpenApiDocument {
+  const paths: OpenApiDocument['paths'] = {};
+  const add = (path: string, method: string, operation: Operation) => {
     paths[path] = { ...paths[path], [method]: operation };
   };
   for (const spec of ROUTE_SPECS) {
-    if (allowed(requiredScope(spec)))
-      add(openApiPath(spec.path), spec.method.toLowerCase(), operation(spec));
+    add(openApiPath(spec.path), spec.method.toLowerCase(), operation(spec));
   }
-  if (!view?.browser) add('/auth/browser-token', 'post', mintOperation());
-  if (allowed(USAGE_SCOPE)) add('/usage', 'get', usageOperation());
-  if (allowed('sessions:read')) add('/session/ws/{session_id}', 'get', streamOperation());
+  add('/auth/browser-token', 'post', mintOperation());
+  add('/usage', 'get', usageOperation());
+  add('/session/ws/{session_id}', 'get', streamOperation());
   return {
     openapi: '3.1.0',
     info: {
@@ -145,7 +157,7 @@ function operation(spec: RouteSpec): Record<string, unknown> {
     ...parametersOf(spec.params, 'path'),
     ...parametersOf(spec.query ?? noQuery(), 'query'),
   ];
-  const statuses = [...COMMON_ERRORS, ...(spec.body ? [413, 415] : [])].sort();
+  const statuses = [...COMMON_ERRORS, ...(spec.body ? [413, 415] : [])].sort((a, b) => a - b);
   return {
     operationId: spec.id,
     tags: [spec.group],
@@ -173,7 +185,7 @@ function operation(spec: RouteSpec): Record<string, unknown> {
       : {}),
     responses: {
       '200': success(SUCCESS_DATA[spec.id] ?? {}, Boolean(spec.cache)),
-      ...Object.fromEntries(statuses.map((s) => [String(s), ref('responses', `E${s}`)])),
+      ...errorRefs(statuses),
     },
   };
 }
@@ -203,14 +215,7 @@ function success(data: JsonSchema, cached: boolean) {
     content: {
       'application/json': {
         schema: {
-          anyOf: [
-            {
-              type: 'object',
-              properties: { code: { const: 0 }, msg: { type: 'string' }, data },
-              required: ['code', 'msg', 'data'],
-            },
-            ref('schemas', 'PlatformEnvelope'),
-          ],
+          anyOf: [envelopeOf(data), ref('schemas', 'PlatformEnvelope')],
         },
       },
     },
@@ -219,7 +224,7 @@ function success(data: JsonSchema, cached: boolean) {
 
 function mintOperation() {
   return {
-    operationId: 'auth.browser_token',
+    operationId: MINT_OPERATION_ID,
     tags: ['auth'],
     summary: 'Mint a browser token',
     description:
@@ -250,9 +255,7 @@ function mintOperation() {
           },
         },
       },
-      ...Object.fromEntries(
-        [...COMMON_ERRORS, 409, 413, 415].map((s) => [String(s), ref('responses', `E${s}`)]),
-      ),
+      ...errorRefs([...COMMON_ERRORS, 409, 413, 415]),
     },
   };
 }
@@ -285,7 +288,7 @@ function usageOperation() {
           },
         },
       },
-      ...Object.fromEntries(COMMON_ERRORS.map((s) => [String(s), ref('responses', `E${s}`)])),
+      ...errorRefs(COMMON_ERRORS),
     },
   };
 }
@@ -300,14 +303,18 @@ function streamOperation() {
       'token. The stream closes with 4401 when its token ends and 4403 when its tenant does. ' +
       'Needs `sessions:read`.',
     'x-required-scope': 'sessions:read',
-    parameters: parametersOf(z.object({ session_id: z.string() }), 'path'),
+    parameters: parametersOf(streamParams, 'path'),
     responses: {
       '101': { description: 'Switching protocols: the stream is open.' },
       '426': ref('responses', 'E426'),
-      ...Object.fromEntries(COMMON_ERRORS.map((s) => [String(s), ref('responses', `E${s}`)])),
+      ...errorRefs(COMMON_ERRORS),
     },
   };
 }
+
+/** `{"400": {$ref: …/E400}, …}`: the shared error answers, by status. */
+const errorRefs = (statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [String(s), ref('responses', `E${s}`)]));
 
 function envelopeOf(data: JsonSchema): JsonSchema {
   return {
@@ -360,7 +367,8 @@ function errorEnvelope(): JsonSchema {
   };
 }
 
-const errorStatuses = () => [...new Set(Object.values(ERRORS).map((e) => e.status))].sort();
+const errorStatuses = () =>
+  [...new Set(Object.values(ERRORS).map((e) => e.status))].sort((a, b) => a - b);
 
 function errorResponse(status: number) {
   const kinds = Object.entries(ERRORS).filter(([, e]) => e.status === status);

@@ -8,7 +8,7 @@
 import { Hono } from 'hono';
 import { BROWSER_TOKEN_PREFIX } from '../browser/token';
 import type { HonoEnv } from '../env';
-import { tenantAuth } from '../middleware/auth';
+import { presentedToken, tenantAuth } from '../middleware/auth';
 import { named } from '../observability/named';
 import { type OpenApiDocument, partnerDocument } from './document';
 
@@ -79,8 +79,13 @@ export function openApiRoutes(): Hono<HonoEnv> {
     '/openapi.json',
     named('openapi'),
     async (c, next) => {
-      const presented = c.req.header('authorization') ?? c.req.header('x-api-key');
-      if (!presented) return c.json(servedFrom(c.req.url, partnerDocument(null)));
+      // A token's own view is private to it; everyone else's is the same public document.
+      c.header('Vary', 'Authorization, x-api-key');
+      if (!presentedToken(c, false)) {
+        return c.json(servedFrom(c.req.url, partnerDocument(null)), 200, {
+          'Cache-Control': 'public, max-age=300',
+        });
+      }
       await next();
     },
     // With a token: its own view, after the same checks a call would pass.
@@ -88,7 +93,8 @@ export function openApiRoutes(): Hono<HonoEnv> {
     (c) => {
       const token = c.get('token');
       const browser = token.prefix === BROWSER_TOKEN_PREFIX;
-      return c.json(servedFrom(c.req.url, partnerDocument({ scopes: token.scopes, browser })));
+      const view = partnerDocument({ scopes: token.scopes, browser });
+      return c.json(servedFrom(c.req.url, view), 200, { 'Cache-Control': 'private, no-store' });
     },
   );
   app.get('/docs', named('docs'), (c) =>

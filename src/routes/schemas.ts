@@ -29,16 +29,18 @@ export function intField(name: string, min: number, max: number) {
     .meta({ [WIRE]: { type: 'integer', minimum: min, maximum: max } });
 }
 
-export const pageNum = () =>
-  intField('page_num', 1, Number.MAX_SAFE_INTEGER)
-    .default(1)
-    .meta({
-      [WIRE]: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 },
-    });
-export const pageSize = (fallback: number) =>
-  intField('page_size', 1, PAGE_SIZE_MAX)
+/**
+ * An intField that may be left out. zod's JSON Schema drops a default it cannot
+ * show as input (a number for query text), so the wire form carries it.
+ */
+export function intFieldOr(name: string, min: number, max: number, fallback: number) {
+  return intField(name, min, max)
     .default(fallback)
-    .meta({ [WIRE]: { type: 'integer', minimum: 1, maximum: PAGE_SIZE_MAX, default: fallback } });
+    .meta({ [WIRE]: { type: 'integer', minimum: min, maximum: max, default: fallback } });
+}
+
+export const pageNum = () => intFieldOr('page_num', 1, Number.MAX_SAFE_INTEGER, 1);
+export const pageSize = (fallback: number) => intFieldOr('page_size', 1, PAGE_SIZE_MAX, fallback);
 
 export function enumField<const T extends readonly [string, ...string[]]>(name: string, values: T) {
   return z.enum(values, says(name, `${name} must be one of ${values.join(', ')}`));

@@ -26,8 +26,8 @@ const UNKNOWN_MEMO_MAX_ENTRIES = 10_000;
 export const newTokenId = () => `tok_${randomBase62(16)}`;
 
 export interface NewToken {
-  /** Chosen ahead when something must be set up under it before the token works (its limits). */
-  id?: string;
+  /** Chosen ahead (newTokenId), so what the token needs can be set up before it works. */
+  id: string;
   name: string;
   scopes: string[];
   expires_at: string | null;
@@ -62,7 +62,7 @@ export class TokenStore {
   async issue(tenantId: string, t: NewToken): Promise<Issued> {
     const token = generateToken();
     const record: TokenRecord = {
-      id: t.id ?? newTokenId(),
+      id: t.id,
       tenant_id: tenantId,
       name: t.name,
       prefix: token.slice(0, 9),
