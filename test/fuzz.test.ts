@@ -151,7 +151,8 @@ describe('fuzzing every route', () => {
         console.log(
           `fuzz: ${tally.cases} cases (${tally.valid} valid, ${tally.cases - tally.valid} invalid) in ${seconds} s, seed ${SEED}\n` +
             `  X-Cache: ${JSON.stringify(Object.fromEntries(tally.cacheStatus))}\n` +
-            `  upstream answers (HTTP/code) to valid requests: ${JSON.stringify(Object.fromEntries(tally.upstreamCodes))}`,
+            `  upstream answers (HTTP/code) to valid requests: ${JSON.stringify(Object.fromEntries(tally.upstreamCodes))}\n` +
+            `  e.g. refused by the platform: ${tally.platformRefused.map((r) => `\n    ${r}`).join('')}`,
         );
       }
       expect(tally.cases).toBeGreaterThanOrEqual(RUNS);

@@ -35,6 +35,8 @@ export class Tally {
   readonly byMutation = new Map<string, number>();
   readonly cacheStatus = new Map<string, number>();
   readonly upstreamCodes = new Map<string, number>();
+  /** A few valid requests the platform itself refused (its 4xx), for the summary. */
+  readonly platformRefused: string[] = [];
   /** Keys whose background refresh may still run: marked in this batch or the one before. */
   private refreshing = new Set<string>();
   private refreshedBefore = new Set<string>();
@@ -192,6 +194,11 @@ async function checkCase(
   }
   const upstreamCode = `${res.status}/${envelope.code}`;
   tally.upstreamCodes.set(upstreamCode, (tally.upstreamCodes.get(upstreamCode) ?? 0) + 1);
+  if (res.status >= 400 && tally.platformRefused.length < 8) {
+    tally.platformRefused.push(
+      `${plan.route} ${JSON.stringify(plan.expect.forwarded.query)} → ${text.slice(0, 120)}`,
+    );
+  }
   const expected = plan.expect.forwarded;
   const own = seen.filter((r) => r.method === spec.method && samePath(r.path, expected.path));
   const other = seen.filter((r) => !own.includes(r));
