@@ -54,6 +54,13 @@ export default defineConfig(async () => {
             name: 'workers',
             globalSetup: ['./test/setup/emulator.ts'],
             include: ['test/*.test.ts'],
+            // test/fuzz.test.ts: `npm run fuzz` sets FUZZ_RUNS (and FUZZ_SEED to replay a run).
+            provide: {
+              fuzz: {
+                runs: Number(process.env.FUZZ_RUNS) || 0,
+                seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : null,
+              },
+            },
             testTimeout: 20_000,
           },
         },

@@ -4,5 +4,7 @@ import 'vitest';
 declare module 'vitest' {
   export interface ProvidedContext {
     platformKeys: { demo: string; demoSecond: string; other: string };
+    /** test/fuzz.test.ts: cases to run (0: the default) and the seed (null: fixed, or random with runs). */
+    fuzz: { runs: number; seed: number | null };
   }
 }

@@ -259,6 +259,14 @@ const bad: Bad[] = [
     says: 'Unknown query parameter: pagesize',
   },
   {
+    // Found by test/fuzz.test.ts: it used to set the values object's prototype and pass.
+    name: 'parameter named __proto__',
+    path: '/team/lists?__proto__=1&__proto__=2',
+    status: 400,
+    code: 40003,
+    says: 'Unknown query parameter: __proto__',
+  },
+  {
     name: 'parameter on a route with none',
     path: '/user/call/filter_values?x=1',
     status: 400,

@@ -55,13 +55,17 @@ export function validated<T extends Target, S extends z.ZodType<object>>(target:
   });
 }
 
-/** Query values as the caller sent them: a repeated name gives an array, which no field accepts. */
+/**
+ * Query values as the caller sent them: a repeated name gives an array, which no field accepts.
+ * Own properties (fromEntries), so `?__proto__=…` is a parameter, refused as unknown, not a prototype.
+ */
 function queryValues(c: Context<HonoEnv>): Record<string, string | string[]> {
-  const values: Record<string, string | string[]> = {};
-  for (const [name, all] of Object.entries(c.req.queries())) {
-    values[name] = all.length === 1 && all[0] !== undefined ? all[0] : all;
-  }
-  return values;
+  return Object.fromEntries(
+    Object.entries(c.req.queries()).map(([name, all]) => [
+      name,
+      all.length === 1 && all[0] !== undefined ? all[0] : all,
+    ]),
+  );
 }
 
 /**
