@@ -250,6 +250,9 @@ function invalidValue(g: G, field: Field, valid: string, ctx: FuzzContext): stri
       return pick(g, [
         ...(t.min > 0 ? [String(t.min - 1)] : []),
         t.max < INT_MAX ? String(t.max + 1 + int(g, 0, 1000)) : '1'.padStart(MAX_DIGITS + 1, '0'),
+        // Past the largest exact integer but still within the digits the pattern allows.
+        String(INT_MAX + 1),
+        '9'.repeat(MAX_DIGITS),
         '9'.repeat(MAX_DIGITS + 1),
         '-1',
         '1.5',

@@ -5,9 +5,10 @@
  * fuzz.test.ts checks that it names exactly the routes and fields of ROUTE_SPECS.
  */
 
-/** Decimal integers: the schema's regex takes at most 15 digits, leading zeros included. */
-export const MAX_DIGITS = 15;
-export const INT_MAX = 10 ** MAX_DIGITS - 1;
+/** Decimal integers: the schema's regex takes at most 16 digits, leading zeros included. */
+export const MAX_DIGITS = 16;
+/** page_num's bound: what a 16-digit value may be and still be exact. */
+export const INT_MAX = Number.MAX_SAFE_INTEGER;
 
 export type FieldType =
   | { kind: 'int'; min: number; max: number }
