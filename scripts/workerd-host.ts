@@ -104,6 +104,14 @@ export interface GatewayOptions extends CommonOptions {
   configPath?: string;
   /** KV, Durable Object and cache state; default: a fresh temp dir, removed on stop. */
   persistDir?: string;
+  /**
+   * Serve wrangler.toml's `[assets]` (default true). Miniflare serves them
+   * through an asset router Worker and a proxy in front of the gateway: two
+   * more hops per request, which Cloudflare's edge does not make (it matches
+   * assets before a Worker runs), and a proxy that drops `connect`. The bench
+   * and the CONNECT test measure the gateway itself, without them.
+   */
+  staticAssets?: boolean;
 }
 
 export interface BareWorkerOptions extends CommonOptions {
@@ -180,10 +188,11 @@ export async function startGateway(opts: GatewayOptions): Promise<GatewayHost> {
   try {
     // wrangler.toml's bindings, vars and compatibility settings, as `wrangler dev` would set them up.
     const fromConfig = configWorkerOptions(configPath);
-    const { modulesRules, ...workerOptions } = fromConfig.workerOptions;
+    const { modulesRules, assets, ...workerOptions } = fromConfig.workerOptions;
     const gateway: V4WorkerOptions = {
       ...workerOptions,
       name: 'gateway',
+      ...(opts.staticAssets === false ? {} : { assets }),
       // Paths in wrangler.toml are relative to its directory; the modules' paths are absolute.
       rootPath: path.dirname(path.resolve(configPath)),
       modulesRoot: bundle.dir,

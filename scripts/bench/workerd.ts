@@ -237,6 +237,8 @@ async function runUpstream(
                 bundle,
                 via: config.via,
                 onLog,
+                // The gateway's own costs: Miniflare's asset router hops are not Cloudflare's.
+                staticAssets: false,
               });
         running.add(host.stop);
         stops.push(host.stop);

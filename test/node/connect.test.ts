@@ -2,40 +2,27 @@
  * HTTP CONNECT on plain workerd: the runtime opens the tunnel before the
  * Worker can refuse it, so the refusal comes inside it, as a 405 envelope.
  *
- * Without wrangler.toml's [assets]: Miniflare puts an asset router in front
- * of a Worker with assets, and its proxy hands `connect` on unbound
- * ("Illegal invocation"), so locally CONNECT then gets a bare 500 (README,
- * "Methods"). On Cloudflare, CONNECT never reaches a Worker.
+ * Without wrangler.toml's [assets] (`staticAssets: false`): Miniflare puts an
+ * asset router in front of a Worker with assets, and its proxy hands
+ * `connect` on unbound ("Illegal invocation"), so locally CONNECT then gets a
+ * bare 500 (README, "Hardening"). On Cloudflare, CONNECT never reaches a Worker.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
 import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let emulator: RunningEmulator;
 let gateway: GatewayHost;
-let configDir: string;
 
 beforeAll(async () => {
-  configDir = mkdtempSync(path.join(os.tmpdir(), 'connect-test-'));
-  const config = path.join(configDir, 'wrangler.toml');
-  const withoutAssets = readFileSync(path.join(ROOT, 'wrangler.toml'), 'utf8')
-    .replace(/^\[assets\]\ndirectory = .*\n/m, '')
-    .replace(/^main = .*$/m, `main = ${JSON.stringify(path.join(ROOT, 'src', 'index.ts'))}`);
-  writeFileSync(config, withoutAssets);
   emulator = await startEmulator({ port: 0 });
-  gateway = await startGateway({ platformBaseUrl: emulator.url, configPath: config });
+  gateway = await startGateway({ platformBaseUrl: emulator.url, staticAssets: false });
 }, 120_000);
 
 afterAll(async () => {
   await gateway?.stop();
   await emulator?.close();
-  rmSync(configDir, { recursive: true, force: true });
 });
 
 /** Sends raw bytes and collects everything until the gateway closes (bounded). */
