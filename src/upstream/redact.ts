@@ -40,9 +40,11 @@ export function isSecretField(name: string): boolean {
   return SECRET_WORDS.has(words.at(-1) ?? '');
 }
 
-// A secret-named field with a non-empty string value, as it appears in JSON text.
+// A secret-named field with a non-empty string value, as it appears in JSON text: a
+// string followed by a colon is a field name, so its end is enough (and scanning from
+// its opening quote made this check 2.5 times dearer on a 23 KB answer).
 const SECRET_FIELD_IN_TEXT =
-  /"[^"\\]*(?:key|keys|secret|secrets|token|tokens|password|passwd|credentials?)"\s*:\s*"[^"]/i;
+  /(?:key|keys|secret|secrets|token|tokens|password|passwd|credentials?)"\s*:\s*"[^"]/i;
 
 /**
  * A cheap look at the text first: most answers hold no secret at all and are
