@@ -237,24 +237,12 @@ function mintOperation() {
       content: { 'application/json': { schema: inputSchema(mintBody) } },
     },
     responses: {
-      '201': {
-        description: 'The browser token, shown once.',
-        headers: { 'X-Request-ID': ref('headers', 'X-Request-ID') },
-        content: {
-          'application/json': {
-            schema: envelopeOf({
-              type: 'object',
-              properties: {
-                token: { type: 'string' },
-                origin: { type: 'string' },
-                scopes: { type: 'array', items: { type: 'string' } },
-                expires_at: { type: 'string', format: 'date-time' },
-              },
-              required: ['token', 'origin', 'scopes', 'expires_at'],
-            }),
-          },
-        },
-      },
+      '201': gatewayAnswer('The browser token, shown once.', {
+        token: { type: 'string' },
+        origin: { type: 'string' },
+        scopes: { type: 'array', items: { type: 'string' } },
+        expires_at: { type: 'string', format: 'date-time' },
+      }),
       ...errorRefs([...COMMON_ERRORS, 409, 413, 415]),
     },
   };
@@ -269,26 +257,33 @@ function usageOperation() {
       'Its limits, the current windows, and its last 30 days by day. Needs the scope `usage:read`.',
     'x-required-scope': USAGE_SCOPE,
     responses: {
-      '200': {
-        description: 'Limits, current meters and daily history.',
-        headers: { 'X-Request-ID': ref('headers', 'X-Request-ID') },
-        content: {
-          'application/json': {
-            schema: envelopeOf({
-              type: 'object',
-              properties: {
-                tenant_id: { type: 'string' },
-                limits: { type: 'object' },
-                meters: { type: 'array', items: { type: 'object' } },
-                days: { type: 'array', items: { type: 'object' } },
-                refusals: { type: 'array', items: { type: 'object' } },
-              },
-              required: ['tenant_id', 'limits', 'meters', 'days'],
-            }),
-          },
+      '200': gatewayAnswer(
+        'Limits, current meters and daily history.',
+        {
+          tenant_id: { type: 'string' },
+          limits: { type: 'object' },
+          meters: { type: 'array', items: { type: 'object' } },
+          days: { type: 'array', items: { type: 'object' } },
+          refusals: { type: 'array', items: { type: 'object' } },
         },
-      },
+        ['tenant_id', 'limits', 'meters', 'days'],
+      ),
       ...errorRefs(COMMON_ERRORS),
+    },
+  };
+}
+
+/** A success of the gateway's own (not the platform's): the envelope around `properties`. */
+function gatewayAnswer(
+  description: string,
+  properties: Record<string, JsonSchema>,
+  required = Object.keys(properties),
+) {
+  return {
+    description,
+    headers: { 'X-Request-ID': ref('headers', 'X-Request-ID') },
+    content: {
+      'application/json': { schema: envelopeOf({ type: 'object', properties, required }) },
     },
   };
 }
