@@ -11,7 +11,7 @@ import { rotateBody } from '../admin/tokens';
 import { limitsSchema, tokenLimitsSchema } from '../limits/policy';
 import { historyQuerySchema } from '../observability/history-query';
 import { GATEWAY_VERSION } from '../version';
-import { fieldsOf, inputSchema } from './schema';
+import { jsonBody, parametersOf } from './schema';
 
 interface AdminOperation {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -137,28 +137,14 @@ export function adminDocument(): Record<string, unknown> {
         required: true,
         schema: { type: 'string' },
       }));
-      const query = op.query ? fieldsOf(op.query) : { properties: {}, required: [] as string[] };
-      const queryParams = Object.entries(query.properties).map(([name, schema]) => ({
-        name,
-        in: 'query',
-        required: query.required.includes(name),
-        schema,
-      }));
-      const parameters = [...pathParams, ...queryParams];
+      const parameters = [...pathParams, ...parametersOf(op.query, 'query')];
       paths[op.path] = {
         ...paths[op.path],
         [op.method]: {
           summary: op.summary,
           ...(op.description ? { description: op.description } : {}),
           ...(parameters.length > 0 ? { parameters } : {}),
-          ...(op.body
-            ? {
-                requestBody: {
-                  required: true,
-                  content: { 'application/json': { schema: inputSchema(op.body) } },
-                },
-              }
-            : {}),
+          ...jsonBody(op.body),
           responses: { '200': { description: 'The envelope `{code: 0, msg, data}`.' } },
         },
       };

@@ -5,7 +5,6 @@
  * answers from the platform's models (openapi/models.ts); errors from the
  * ERRORS catalogue. Operators' ROUTE_OVERRIDES change nothing here.
  */
-import type * as z from 'zod';
 import { mintBody, streamParams } from '../browser/schemas';
 import { ERRORS } from '../errors';
 import { noQuery } from '../routes/schemas';
@@ -14,7 +13,7 @@ import { ROUTE_GROUPS, type RouteSpec } from '../routes/types';
 import { hasScope, requiredScope, USAGE_SCOPE } from '../tenants/scopes';
 import { GATEWAY_VERSION } from '../version';
 import { MODELS, SUCCESS_DATA } from './models';
-import { fieldsOf, inputSchema, type JsonSchema } from './schema';
+import { type JsonSchema, jsonBody, parametersOf } from './schema';
 
 type Operation = Record<string, unknown>;
 export type OpenApiDocument = Record<string, unknown> & {
@@ -175,30 +174,12 @@ function operation(spec: RouteSpec): Record<string, unknown> {
       .join(' '),
     'x-required-scope': scope,
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(spec.body
-      ? {
-          requestBody: {
-            required: true,
-            content: { 'application/json': { schema: inputSchema(spec.body) } },
-          },
-        }
-      : {}),
+    ...jsonBody(spec.body),
     responses: {
       '200': success(SUCCESS_DATA[spec.id] ?? {}, Boolean(spec.cache)),
       ...errorRefs(statuses),
     },
   };
-}
-
-function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query') {
-  if (!schema) return [];
-  const { properties, required } = fieldsOf(schema);
-  return Object.entries(properties).map(([name, s]) => ({
-    name,
-    in: where,
-    required: where === 'path' || required.includes(name),
-    schema: s,
-  }));
 }
 
 function success(data: JsonSchema, cached: boolean) {
@@ -232,10 +213,7 @@ function mintOperation() {
       'one origin and a subset of its scopes (never API key scopes). Browser tokens cannot ' +
       'mint.',
     security: [{ gatewayToken: [] }, { apiKeyHeader: [] }],
-    requestBody: {
-      required: true,
-      content: { 'application/json': { schema: inputSchema(mintBody) } },
-    },
+    ...jsonBody(mintBody),
     responses: {
       '201': gatewayAnswer('The browser token, shown once.', {
         token: { type: 'string' },

@@ -39,3 +39,26 @@ export function fieldsOf(schema: z.ZodType): {
   const required = Array.isArray(json.required) ? json.required.map(String) : [];
   return { properties, required };
 }
+
+/** Path or query parameters from an object schema (path ones are always required). */
+export function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query') {
+  if (!schema) return [];
+  const { properties, required } = fieldsOf(schema);
+  return Object.entries(properties).map(([name, s]) => ({
+    name,
+    in: where,
+    required: where === 'path' || required.includes(name),
+    schema: s,
+  }));
+}
+
+/** `requestBody` of an operation with a JSON body, or nothing. */
+export const jsonBody = (schema: z.ZodType | undefined) =>
+  schema
+    ? {
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: inputSchema(schema) } },
+        },
+      }
+    : {};
