@@ -194,6 +194,9 @@ function dateTimeOf(g: G): string {
   return `${local}${frac}${zone}`;
 }
 
+/** A value sent as it goes upstream. */
+const same = (v: string) => ({ wire: v, forwarded: v });
+
 /** A valid value for a field: its wire text and what goes upstream. */
 function validValue(g: G, field: Field, ctx: FuzzContext, inBody: boolean) {
   const t = field.type;
@@ -211,34 +214,20 @@ function validValue(g: G, field: Field, ctx: FuzzContext, inBody: boolean) {
       const width = chance(g, 15) ? int(g, String(n).length, MAX_DIGITS) : 0;
       return { wire: String(n).padStart(width, '0'), forwarded: String(n) };
     }
-    case 'enum': {
-      const v = pick(g, t.values);
-      return { wire: v, forwarded: v };
-    }
-    case 'text': {
-      const v = textOf(g, t.min, t.max, inBody);
-      return { wire: v, forwarded: v };
-    }
-    case 'date': {
-      const v = dateOf(g);
-      return { wire: v, forwarded: v };
-    }
-    case 'datetime': {
-      const v = dateTimeOf(g);
-      return { wire: v, forwarded: v };
-    }
-    case 'uuid': {
-      const v = uuidOf(g);
-      return { wire: v, forwarded: v };
-    }
-    case 'opaque': {
-      const v = opaqueOf(g);
-      return { wire: v, forwarded: v };
-    }
-    case 'state': {
-      const v = pick(g, ['', ...ctx.states]);
-      return { wire: v, forwarded: v };
-    }
+    case 'enum':
+      return same(pick(g, t.values));
+    case 'text':
+      return same(textOf(g, t.min, t.max, inBody));
+    case 'date':
+      return same(dateOf(g));
+    case 'datetime':
+      return same(dateTimeOf(g));
+    case 'uuid':
+      return same(uuidOf(g));
+    case 'opaque':
+      return same(opaqueOf(g));
+    case 'state':
+      return same(pick(g, ['', ...ctx.states]));
   }
 }
 
