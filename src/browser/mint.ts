@@ -63,10 +63,9 @@ export function browserTokenRoutes(): Hono<HonoEnv> {
       }
       const beyond = granted.filter((s) => !hasScope(parent.scopes, s));
       if (beyond.length > 0) {
+        const lacking = beyond.join(', ');
         throw new GatewayError('SCOPE_REQUIRED', {
-          message: `A browser token cannot get scopes its minting token lacks: ${beyond.join(
-            ', ',
-          )}`,
+          message: `A browser token cannot get scopes its minting token lacks: ${lacking}`,
           details: { scope: beyond[0] },
         });
       }
