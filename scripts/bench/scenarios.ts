@@ -104,6 +104,12 @@ export const scenarios: Scenario[] = [
     what: 'as gateway-miss, without the request log line and usage history',
   },
   {
+    name: 'gateway-hit-quiet',
+    worker: 'quiet',
+    request: teamLists(),
+    what: 'as gateway-hit, without the request log line and usage history',
+  },
+  {
     name: 'gateway-limits-off',
     worker: 'limits-off',
     request: teamLists('no-store'),
@@ -133,6 +139,13 @@ export const targets: Target[] = [
     label: 'logs and history on / off ≥ 0.95',
     scenario: 'gateway-miss',
     vs: 'gateway-quiet',
+    min: 0.95,
+  },
+  // Not an issue target: what the log line costs where the gateway does least.
+  {
+    label: 'logs and history on / off on hits (informational)',
+    scenario: 'gateway-hit',
+    vs: 'gateway-hit-quiet',
     min: 0.95,
   },
 ];
