@@ -1,2 +1,2 @@
-/** The gateway's version, as package.json states it (a test keeps the two in step). */
-export const GATEWAY_VERSION = '0.2.0';
+/** The gateway's version: package.json's, so the two cannot drift (esbuild keeps only this field). */
+export { version as GATEWAY_VERSION } from '../package.json';

@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { opaqueId, originField } from '../routes/schemas';
+import { requiredScope } from '../tenants/scopes';
 import { BROWSER_TOKEN_MAX_TTL_S, BROWSER_TOKEN_MIN_TTL_S } from './token';
 
 /** Lifetime when the caller names none (README, limits). */
@@ -25,6 +26,9 @@ export const mintBody = z.strictObject({
     )
     .default(BROWSER_TOKEN_DEFAULT_TTL_S),
 });
+
+/** Opening a session's event stream reads the session. */
+export const STREAM_SCOPE = requiredScope({ group: 'sessions', method: 'GET' });
 
 /** `/session/ws/{session_id}`'s path. */
 export const streamParams = z.object({ session_id: opaqueId('session_id') });

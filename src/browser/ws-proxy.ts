@@ -13,7 +13,7 @@ import { requireScope, tenantAuth, WS_PROTOCOL } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
 import { named } from '../observability/named';
-import { streamParams } from './schemas';
+import { STREAM_SCOPE, streamParams } from './schemas';
 import { closeQuietly, endWithCredentials } from './stream-standing';
 
 /** What opening an event stream counts against the tenant's limits. */
@@ -25,7 +25,7 @@ export function sessionEventRoutes(): Hono<HonoEnv> {
     '/session/ws/:session_id',
     named('session.events'),
     tenantAuth({ websocket: true }),
-    requireScope({ group: 'sessions', method: 'GET' }),
+    requireScope(STREAM_SCOPE),
     validated('param', streamParams),
     upgradeOnly,
     tenantLimits('sessions', () => WS_CONNECT_COST),

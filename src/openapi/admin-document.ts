@@ -5,6 +5,7 @@
 import type * as z from 'zod';
 import { alertsBody } from '../admin/alerts';
 import { auditQuery } from '../admin/audit';
+import { tenantParams, tokenParams } from '../admin/common';
 import { createBody, listQuery, updateBody } from '../admin/tenants';
 import { tokenSpecSchema } from '../admin/token-spec';
 import { rotateBody } from '../admin/tokens';
@@ -118,6 +119,10 @@ const OPERATIONS: AdminOperation[] = [
   { method: 'get', path: '/admin/openapi.json', summary: 'This document' },
 ];
 
+/** The operator routes' own path schemas: a token under a tenant, or a tenant. */
+const pathParamsOf = (path: string) =>
+  path.includes('{token_id}') ? tokenParams : path.includes('{id}') ? tenantParams : undefined;
+
 let doc: Record<string, unknown> | undefined;
 
 export function adminDocument(): Record<string, unknown> {
@@ -131,13 +136,10 @@ export function adminDocument(): Record<string, unknown> {
       },
     },
     paths: OPERATIONS.reduce<Record<string, Record<string, unknown>>>((paths, op) => {
-      const pathParams = [...op.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({
-        name: m[1],
-        in: 'path',
-        required: true,
-        schema: { type: 'string' },
-      }));
-      const parameters = [...pathParams, ...parametersOf(op.query, 'query')];
+      const parameters = [
+        ...parametersOf(pathParamsOf(op.path), 'path'),
+        ...parametersOf(op.query, 'query'),
+      ];
       paths[op.path] = {
         ...paths[op.path],
         [op.method]: {

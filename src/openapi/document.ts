@@ -5,9 +5,8 @@
  * answers from the platform's models (openapi/models.ts); errors from the
  * ERRORS catalogue. Operators' ROUTE_OVERRIDES change nothing here.
  */
-import { mintBody, streamParams } from '../browser/schemas';
+import { mintBody, STREAM_SCOPE, streamParams } from '../browser/schemas';
 import { ERRORS } from '../errors';
-import { noQuery } from '../routes/schemas';
 import { ROUTE_SPECS } from '../routes/table';
 import { ROUTE_GROUPS, type RouteSpec } from '../routes/types';
 import { hasScope, requiredScope, USAGE_SCOPE } from '../tenants/scopes';
@@ -150,12 +149,9 @@ function build(): OpenApiDocument {
   };
 }
 
-function operation(spec: RouteSpec): Record<string, unknown> {
+function operation(spec: RouteSpec): Operation {
   const scope = requiredScope(spec);
-  const parameters = [
-    ...parametersOf(spec.params, 'path'),
-    ...parametersOf(spec.query ?? noQuery(), 'query'),
-  ];
+  const parameters = [...parametersOf(spec.params, 'path'), ...parametersOf(spec.query, 'query')];
   const statuses = [...COMMON_ERRORS, ...(spec.body ? [413, 415] : [])].sort((a, b) => a - b);
   return {
     operationId: spec.id,
@@ -232,7 +228,8 @@ function usageOperation() {
     tags: ['usage'],
     summary: "The calling tenant's own usage",
     description:
-      'Its limits, the current windows, and its last 30 days by day. Needs the scope `usage:read`.',
+      'Its limits, the current windows, and its last 30 days by day. ' +
+      `Needs the scope \`${USAGE_SCOPE}\`.`,
     'x-required-scope': USAGE_SCOPE,
     responses: {
       '200': gatewayAnswer(
@@ -274,8 +271,8 @@ function streamOperation() {
     description:
       'Send `Upgrade: websocket`. Browsers offer the subprotocols `apgw` and their browser ' +
       'token. The stream closes with 4401 when its token ends and 4403 when its tenant does. ' +
-      'Needs `sessions:read`.',
-    'x-required-scope': 'sessions:read',
+      `Needs \`${STREAM_SCOPE}\`.`,
+    'x-required-scope': STREAM_SCOPE,
     parameters: parametersOf(streamParams, 'path'),
     responses: {
       '101': { description: 'Switching protocols: the stream is open.' },

@@ -88,7 +88,7 @@ export function openApiRoutes(): Hono<HonoEnv> {
       }
       await next();
     },
-    // With a token: its own view, after the same checks a call would pass.
+    // With a token: its own view, after the token checks a call passes (not counted as a call).
     tenantAuth(),
     (c) => {
       const token = c.get('token');
