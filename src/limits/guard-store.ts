@@ -152,10 +152,6 @@ export class GuardStore {
   sweepSlots(now: number): void {
     this.sql.exec('DELETE FROM slots WHERE keep_until <= ?', now);
   }
-
-  ledgerStorage(): LedgerStorage {
-    return sqlLedgerStorage(this.sql);
-  }
 }
 
 /** Tables, created or brought up to date when the object starts. */
@@ -181,7 +177,8 @@ function migrate(sql: SqlStorage): void {
   }
 }
 
-function sqlLedgerStorage(sql: SqlStorage): LedgerStorage {
+/** The ledger's slot rows in the `slots` table. */
+export function sqlLedgerStorage(sql: SqlStorage): LedgerStorage {
   return {
     load: (meter, now) =>
       sql

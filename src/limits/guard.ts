@@ -23,7 +23,7 @@ import {
   sweepAlertsSent,
   writeAlertConfig,
 } from './alerts';
-import { type GuardCalls, GuardStore } from './guard-store';
+import { type GuardCalls, GuardStore, sqlLedgerStorage } from './guard-store';
 import {
   type History,
   type HistoryQuery,
@@ -81,7 +81,7 @@ export class TenantGuard extends DurableObject {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.store = new GuardStore(this.sql);
-    this.ledger = new Ledger(this.store.ledgerStorage());
+    this.ledger = new Ledger(sqlLedgerStorage(this.sql));
     migrateHistory(this.sql);
     migrateAlerts(this.sql);
   }
