@@ -4,6 +4,7 @@
  *
  *   npm run bench                          # the default run (a few minutes)
  *   npm run bench -- --rounds 3 --requests 500 --latency 0,20 --concurrency 16 --via entry
+ *   npm run bench -- --only gateway-miss,gateway-hit   # a subset, next to the bare Worker
  *   npm run bench -- --wrangler-dev        # the earlier bench, under `wrangler dev`
  *   BENCH_VERBOSE=1 npm run bench          # also echo workerd's and the emulator's output
  */
@@ -20,6 +21,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string' },
     latency: { type: 'string' },
     via: { type: 'string' },
+    only: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -34,6 +36,7 @@ if (values.help) {
   --latency A,B,…     one upstream run per value: ms added to each emulator answer (default ${DEFAULT_CONFIG.latenciesMs.join(',')})
   --via direct|entry  requests reach each Worker on a workerd socket of its own (default), or
                       through Miniflare's entry Worker (one more hop, as dispatchFetch and wrangler dev)
+  --only A,B,…        run only these scenarios (the bare Worker always runs), e.g. gateway-miss,gateway-hit
   --wrangler-dev      the earlier bench, under wrangler dev (ignores the options above)`);
   process.exit(0);
 }
@@ -68,6 +71,7 @@ try {
       concurrency: positive('concurrency', values.concurrency, DEFAULT_CONFIG.concurrency),
       latenciesMs,
       via,
+      ...(values.only ? { only: values.only.split(',').map((name) => name.trim()) } : {}),
     };
     exitCode = await runWorkerdBench(config);
   }

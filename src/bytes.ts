@@ -57,6 +57,13 @@ export function asBytes(u8: Uint8Array): Bytes {
     : new Uint8Array(u8);
 }
 
+const decoder = new TextDecoder();
+
+/** The text of UTF-8 bytes (malformed sequences become U+FFFD). */
+export function decodeUtf8(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
+
 /** UTF-8 of a string. */
 export function utf8(text: string): Bytes {
   return asBytes(new TextEncoder().encode(text));

@@ -54,7 +54,12 @@ export async function forward(
     obs.upstreamStatus = result.status;
     // Routes that return platform secrets are masked per token (proxy.ts); any other
     // answer that holds something like a key is masked for everyone, before the cache.
-    return route.secrets ? result : { ...result, body: maskSecrets(result.body, secretShapes(c)) };
+    if (route.secrets) return result;
+    const masked = maskSecrets(result.body, secretShapes(c), result.text);
+    // A masked body's text is no longer the decoded original: drop it.
+    return masked === result.body
+      ? result
+      : { status: result.status, envelope: result.envelope, body: masked };
   };
   if (!route.cache) return { result: await fetchFresh(), status: 'BYPASS', age: 0 };
 

@@ -24,6 +24,7 @@ import {
   startGateway,
   type WorkerHost,
 } from '../workerd-host';
+import { cpuMs, pidListeningOn } from './cpu';
 import {
   keepAliveAgent,
   median,
@@ -51,6 +52,8 @@ export interface WorkerdBenchConfig {
   requestTimeoutMs: number;
   /** A scenario with more failed requests than this share makes the bench exit non-zero. */
   maxErrorRate: number;
+  /** Run only these scenarios (and `bare`, the baseline); default: all. */
+  only?: string[];
 }
 
 export const DEFAULT_CONFIG: WorkerdBenchConfig = {
@@ -81,7 +84,17 @@ interface ScenarioSummary {
   perRequest: Counts | null;
   /** Why perRequest is null (bare Worker, endpoint missing, isolate restarted…). */
   perRequestNote?: string;
+  /** CPU µs per request sent, medians over rounds (/proc; null elsewhere than Linux). */
+  cpuUs: CpuPerRequest;
 }
+
+/** Where a request's CPU went: the Worker's workerd, the emulator, this process (client and log reader). */
+interface CpuPerRequest {
+  worker: number | null;
+  emulator: number | null;
+  bench: number | null;
+}
+type CpuSample = [worker: number | null, emulator: number | null, bench: number | null];
 
 interface TargetResult {
   label: string;
@@ -187,6 +200,10 @@ interface Run {
   scenario: Scenario;
   target: Target;
   rounds: RoundResult[];
+  /** Per round: CPU µs per request of the Worker's process, the emulator, this process. */
+  cpu: CpuSample[];
+  /** The workerd process serving this scenario's Worker. */
+  workerPid: number | null;
   xCache: string;
   counts: Counts;
   countsNote?: string;
@@ -216,7 +233,8 @@ async function runUpstream(
   const gateways = new Map<WorkerId, Gateway>();
   const stops: (() => Promise<void>)[] = [stopEmulator];
   try {
-    const used = [...new Set(scenarios.map((s) => s.worker))];
+    const selected = selectedScenarios(config);
+    const used = [...new Set(selected.map((s) => s.worker))];
     await Promise.all(
       used.map(async (id) => {
         const spec = WORKERS[id];
@@ -253,7 +271,7 @@ async function runUpstream(
       if (host) gateways.set(id, await setUpGateway(host));
     }
 
-    const runs: Run[] = scenarios.map((scenario) => {
+    const runs: Run[] = selected.map((scenario) => {
       const gw = gateways.get(scenario.worker);
       const { path: p, headers } = scenario.request(gw?.token ?? '');
       return {
@@ -265,6 +283,8 @@ async function runUpstream(
           expect: scenario.expect ?? { status: 200, code: 0 },
         },
         rounds: [],
+        cpu: [],
+        workerPid: pidListeningOn(Number(new URL(hosts.get(scenario.worker)!.url).port)),
         xCache: '',
         counts: zeroCounts(),
         ...(gw ? {} : { countsNote: 'not a gateway' }),
@@ -293,8 +313,12 @@ async function runUpstream(
         // Alternate the order so no scenario always runs first (or right after the same one).
         const order = r % 2 === 0 ? runs : [...runs].reverse();
         for (const run of order) {
+          const pids = [run.workerPid, emulator.pid, process.pid];
+          const cpuBefore = pids.map(cpuMs);
           const result = await round(run.target, config.requestsPerRound);
+          const cpuAfter = pids.map(cpuMs);
           run.rounds.push(result);
+          run.cpu.push(perRequestUs(cpuBefore, cpuAfter, result.sent));
           const gw = gateways.get(run.scenario.worker);
           if (gw) await attributeCounts(gw, run);
           console.log(
@@ -382,6 +406,27 @@ function workerdWarnings(lines: LogLine[]): string[] {
     .slice(0, 5);
 }
 
+/** CPU µs per request from two readings of each process, null where a reading is missing. */
+function perRequestUs(
+  before: (number | null)[],
+  after: (number | null)[],
+  sent: number,
+): CpuSample {
+  const us = (i: number): number | null => {
+    const a = before[i];
+    const b = after[i];
+    return a === null || a === undefined || b === null || b === undefined || sent === 0
+      ? null
+      : ((b - a) * 1000) / sent;
+  };
+  return [us(0), us(1), us(2)];
+}
+
+function medianCpu(samples: CpuSample[], i: 0 | 1 | 2): number | null {
+  const values = samples.map((s) => s[i]).filter((v): v is number => v !== null);
+  return values.length === samples.length && values.length > 0 ? median(values) : null;
+}
+
 /** Successful requests per second of wall time. */
 function rps(r: RoundResult): number {
   return (r.ok / r.wallMs) * 1000;
@@ -409,7 +454,24 @@ function summarize(run: Run, config: WorkerdBenchConfig, gw: Gateway | undefined
     xCache: run.xCache,
     perRequest,
     ...(note ? { perRequestNote: note } : {}),
+    cpuUs: {
+      worker: medianCpu(run.cpu, 0),
+      emulator: medianCpu(run.cpu, 1),
+      bench: medianCpu(run.cpu, 2),
+    },
   };
+}
+
+/** The scenarios `--only` names, with the bare Worker always first; unknown names are an error. */
+function selectedScenarios(config: WorkerdBenchConfig): Scenario[] {
+  if (!config.only) return scenarios;
+  const unknown = config.only.filter((name) => !scenarios.some((s) => s.name === name));
+  if (unknown.length > 0) {
+    throw new Error(
+      `unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`,
+    );
+  }
+  return scenarios.filter((s) => s.worker === 'bare' || config.only?.includes(s.name));
 }
 
 function evaluateTargets(
@@ -417,7 +479,9 @@ function evaluateTargets(
   warnings: Partial<Record<WorkerId, string[]>>,
 ): TargetResult[] {
   const byName = new Map(all.map((s) => [s.scenario, s]));
-  const results: TargetResult[] = targets.map((t) => {
+  // A target whose scenarios did not run (--only) is left out.
+  const measured = targets.filter((t) => byName.has(t.scenario) && byName.has(t.vs));
+  const results: TargetResult[] = measured.map((t) => {
     const a = byName.get(t.scenario);
     const b = byName.get(t.vs);
     const value = a && b ? a.rps / b.rps : NaN;
@@ -462,6 +526,7 @@ function printRun(run: UpstreamRun): void {
     );
     for (const e of s.errorSamples) console.log(`    error: ${e}`);
   }
+  printCpu(run.scenarios);
   const notes = [
     ...new Set(
       run.scenarios
@@ -497,6 +562,30 @@ function printRun(run: UpstreamRun): void {
     );
 }
 
+/** CPU per request by process, next to the bare Worker's. */
+function printCpu(all: ScenarioSummary[]): void {
+  if (all.every((s) => s.cpuUs.worker === null)) {
+    console.log('CPU per request: n/a (needs Linux /proc)');
+    return;
+  }
+  const us = (v: number | null) => (v === null ? '–' : fmt(v, 0)).padStart(8);
+  console.log(
+    'CPU µs per request (medians over rounds, from /proc; 10 ms ticks, so ±10 µs at 1000 requests a round):',
+  );
+  console.log(
+    `${'scenario'.padEnd(NAME_WIDTH)}  ${'Worker'.padStart(8)}  ${'emulator'.padStart(8)}  ${'bench'.padStart(8)}  ${'total'.padStart(8)}` +
+      '   (bench = load generator + Miniflare reading workerd log lines)',
+  );
+  for (const s of all) {
+    const { worker, emulator, bench } = s.cpuUs;
+    const total =
+      worker === null || emulator === null || bench === null ? null : worker + emulator + bench;
+    console.log(
+      `${s.scenario.padEnd(NAME_WIDTH)}  ${us(worker)}  ${us(emulator)}  ${us(bench)}  ${us(total)}`,
+    );
+  }
+}
+
 function runJson(run: UpstreamRun) {
   const bare = run.scenarios.find((s) => s.worker === 'bare');
   return {
@@ -519,6 +608,11 @@ function runJson(run: UpstreamRun) {
         ? Object.fromEntries(Object.entries(s.perRequest).map(([k, v]) => [k, round3(v)]))
         : null,
       ...(s.perRequestNote ? { perRequestNote: s.perRequestNote } : {}),
+      cpuUsPerRequest: {
+        worker: s.cpuUs.worker === null ? null : round3(s.cpuUs.worker),
+        emulator: s.cpuUs.emulator === null ? null : round3(s.cpuUs.emulator),
+        bench: s.cpuUs.bench === null ? null : round3(s.cpuUs.bench),
+      },
     })),
     targets: run.targets.map((t) => ({
       ...t,
@@ -554,7 +648,7 @@ function versions() {
  */
 async function startEmulatorProcess(
   latencyMs: number,
-): Promise<{ url: string; stop: () => Promise<void> }> {
+): Promise<{ url: string; pid: number | null; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'emulator/server.ts'], {
     cwd: ROOT,
     env: { ...process.env, EMULATOR_PORT: '0', EMULATOR_LATENCY_MS: String(latencyMs) },
@@ -584,7 +678,7 @@ async function startEmulatorProcess(
     });
     // Keep reading its output so the pipe never fills up.
     child.stdout!.resume();
-    return { url, stop };
+    return { url, pid: child.pid ?? null, stop };
   } catch (err) {
     await stop();
     throw err;

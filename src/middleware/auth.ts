@@ -16,7 +16,7 @@ import type { RouteSpec } from '../routes/types';
 import { keyRing } from '../tenants/crypto';
 import { hasScope, requiredScope } from '../tenants/scopes';
 import { memoizedStores, type Stores } from '../tenants/stores';
-import { hashToken, isWellFormedToken, TOKEN_PREFIX } from '../tenants/token';
+import { presentedTokenHash, TOKEN_PREFIX } from '../tenants/token';
 import type { Tenant, TokenRecord } from '../tenants/types';
 import { assertNotThrottled, countAgainstClient } from './preauth';
 
@@ -69,8 +69,9 @@ export function tenantAuth(opts: { websocket?: boolean } = {}) {
 async function tenantToken(stores: Stores, token: string): Promise<Authenticated> {
   // Shape and checksum first: garbage never costs a KV read. It answers as an
   // unknown token does, so the answer says nothing about which check failed.
-  if (!isWellFormedToken(token)) throw new GatewayError('INVALID_TOKEN');
-  const entry = await stores.tokens.find({ hash: await hashToken(token) });
+  const hash = await presentedTokenHash(token);
+  if (hash === null) throw new GatewayError('INVALID_TOKEN');
+  const entry = await stores.tokens.find({ hash });
   if (!entry) throw new GatewayError('INVALID_TOKEN');
   const { record } = entry;
   if (record.revoked_at) throw new GatewayError('TOKEN_REVOKED');

@@ -9,7 +9,7 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { z } from 'zod';
-import { readCapped } from '../bytes';
+import { decodeUtf8, readCapped } from '../bytes';
 import type { HonoEnv } from '../env';
 import { GatewayError, type InputLocation, invalidField } from '../errors';
 import { noQuery } from '../routes/schemas';
@@ -86,7 +86,7 @@ export async function readJsonBody(c: Context<HonoEnv>): Promise<unknown> {
   if (type !== 'application/json') throw new GatewayError('UNSUPPORTED_MEDIA_TYPE');
   const bytes = await readCapped(c.req.raw.body, maxBytes, tooLarge);
   try {
-    return JSON.parse(new TextDecoder().decode(bytes));
+    return JSON.parse(decodeUtf8(bytes));
   } catch {
     throw new GatewayError('INVALID_JSON');
   }

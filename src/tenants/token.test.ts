@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { generateToken, hashToken, isWellFormedToken, randomBase62 } from './token';
+import {
+  generateToken,
+  hashToken,
+  isWellFormedToken,
+  presentedTokenHash,
+  randomBase62,
+} from './token';
 
 describe('gateway tokens', () => {
   it('look like apgw_ and 36 base62 characters, and pass their own checksum', () => {
@@ -36,6 +42,25 @@ describe('gateway tokens', () => {
     expect(await hashToken('abc')).toBe(
       'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
     );
+  });
+
+  it('give a presented token its lookup hash, the same on every call, and refuse a malformed one', async () => {
+    const token = generateToken();
+    const hash = await hashToken(token);
+    expect(await presentedTokenHash(token)).toBe(hash);
+    expect(await presentedTokenHash(token)).toBe(hash);
+    expect(await presentedTokenHash(token.slice(0, -1))).toBeNull();
+    expect(
+      await presentedTokenHash(`${token.slice(0, -1)}${token.endsWith('a') ? 'b' : 'a'}`),
+    ).toBeNull();
+  });
+
+  it('keep each presented token apart from the others, past the memory bound', async () => {
+    const tokens = Array.from({ length: 1100 }, () => generateToken());
+    for (const token of tokens) await presentedTokenHash(token);
+    for (const token of [tokens[0], tokens[550], tokens[1099]]) {
+      if (token) expect(await presentedTokenHash(token)).toBe(await hashToken(token));
+    }
   });
 
   it('draw random base62 of the asked length', () => {

@@ -44,6 +44,29 @@ export async function hmacSha256Hex(secret: string, message: string): Promise<st
 /** The KV lookup key of a token: its SHA-256, hex. */
 export const hashToken = sha256Hex;
 
+/** How many presented tokens' hashes an isolate keeps (the oldest go first). */
+const PRESENTED_HASHES_MAX = 1024;
+const presentedHashes = new Map<string, string>();
+
+/**
+ * The KV lookup key of a presented token, or null when the token is not
+ * well formed (wrong shape or checksum: no KV read needed to refuse it). A
+ * hot token's hash is kept in this isolate's memory, so its requests skip the
+ * checksum and the SHA-256; only this process's memory ever holds the token.
+ */
+export async function presentedTokenHash(token: string): Promise<string | null> {
+  const known = presentedHashes.get(token);
+  if (known !== undefined) return known;
+  if (!isWellFormedToken(token)) return null;
+  const hash = await hashToken(token);
+  if (presentedHashes.size >= PRESENTED_HASHES_MAX) {
+    const oldest = presentedHashes.keys().next().value;
+    if (oldest !== undefined) presentedHashes.delete(oldest);
+  }
+  presentedHashes.set(token, hash);
+  return hash;
+}
+
 export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {

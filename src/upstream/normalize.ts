@@ -3,7 +3,7 @@
  * envelope passes through unchanged; every kind of failure becomes a gateway
  * envelope with its own code (docs/ERRORS.md).
  */
-import { abortion, type Bytes, readCapped } from '../bytes';
+import { abortion, type Bytes, decodeUtf8, readCapped } from '../bytes';
 import { GatewayError } from '../errors';
 
 /** Largest upstream body the gateway will read, in bytes (README, limits). */
@@ -21,6 +21,8 @@ export interface UpstreamResult {
   body: Bytes;
   /** Parsed envelope; null when served from the cache (only successes are cached). */
   envelope: Envelope | null;
+  /** The body decoded, where it already was (a fresh answer), so nothing decodes it twice. */
+  text?: string;
 }
 
 /** Reads the platform's answer within MAX_UPSTREAM_BYTES and checks its envelope. */
@@ -41,9 +43,10 @@ export async function readUpstream(res: Response, signal?: AbortSignal): Promise
     throw new GatewayError('UPSTREAM_AUTH_REJECTED', { details: upstream });
   }
   if (!/\bjson\b/i.test(res.headers.get('content-type') ?? '')) throw failed('UPSTREAM_NOT_JSON');
+  const text = decodeUtf8(body);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder().decode(body));
+    parsed = JSON.parse(text);
   } catch {
     throw failed('UPSTREAM_INVALID_JSON');
   }
@@ -55,7 +58,7 @@ export async function readUpstream(res: Response, signal?: AbortSignal): Promise
       details: { ...upstream, upstream_code: parsed.code },
     });
   }
-  return { status: res.status, body, envelope: parsed };
+  return { status: res.status, body, envelope: parsed, text };
 }
 
 /**
@@ -81,7 +84,7 @@ async function readBody(
 /** The envelope in a body, or null when it is not one. */
 export function parseEnvelope(body: Bytes): Envelope | null {
   try {
-    const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
+    const parsed: unknown = JSON.parse(decodeUtf8(body));
     return isEnvelope(parsed) ? parsed : null;
   } catch {
     return null;

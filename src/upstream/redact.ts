@@ -7,7 +7,7 @@
  * this tenant's own key, wherever it is. A masked key keeps its first 3 and
  * last 4 characters (`sk-…c0de`), enough to tell keys apart.
  */
-import { type Bytes, utf8 } from '../bytes';
+import { type Bytes, decodeUtf8, utf8 } from '../bytes';
 
 export interface SecretShapes {
   /** What a platform key looks like (the PLATFORM_KEY_PATTERN setting), global. */
@@ -59,9 +59,11 @@ export function mayHoldSecrets(text: string, shapes: SecretShapes): boolean {
   );
 }
 
-/** The body with every secret masked; the same bytes when there was nothing to mask. */
-export function maskSecrets(body: Bytes, shapes: SecretShapes): Bytes {
-  const text = new TextDecoder().decode(body);
+/**
+ * The body with every secret masked; the same bytes when there was nothing to
+ * mask. `text` is the body decoded, when the caller already has it.
+ */
+export function maskSecrets(body: Bytes, shapes: SecretShapes, text = decodeUtf8(body)): Bytes {
   if (!mayHoldSecrets(text, shapes)) return body;
   return utf8(JSON.stringify(mask(JSON.parse(text), shapes)));
 }
