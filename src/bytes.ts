@@ -9,25 +9,20 @@ export type Bytes = Uint8Array<ArrayBuffer>;
 
 /**
  * Reads `stream` into one array of at most `maxBytes` bytes; throws
- * `tooLarge()` as soon as more arrive. When `signal` aborts, reading stops and
- * its reason is thrown, so a deadline covers the body, not only the headers.
+ * `tooLarge()` as soon as more arrive.
  */
 export async function readCapped(
   stream: ReadableStream<Uint8Array> | null,
   maxBytes: number,
   tooLarge: () => Error,
-  signal?: AbortSignal,
 ): Promise<Bytes> {
   if (!stream) return new Uint8Array();
   const reader = stream.getReader();
-  const aborted = signal ? abortion(signal) : null;
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {
     for (;;) {
-      const { done, value } = await (aborted
-        ? Promise.race([reader.read(), aborted])
-        : reader.read());
+      const { done, value } = await reader.read();
       if (done) break;
       total += value.byteLength;
       if (total > maxBytes) throw tooLarge();
@@ -38,16 +33,6 @@ export async function readCapped(
     throw err;
   }
   return concat(chunks, total);
-}
-
-/** A promise that rejects with the signal's reason once it aborts (its rejection is handled). */
-export function abortion(signal: AbortSignal): Promise<never> {
-  const aborted = new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  });
-  aborted.catch(() => undefined);
-  return aborted;
 }
 
 /** The same bytes as `Bytes`; copied only if they sit in a SharedArrayBuffer. */

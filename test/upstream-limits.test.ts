@@ -54,6 +54,12 @@ describe('upstream byte limit and deadline', () => {
     expect(r.ms).toBeLessThan(3500);
   });
 
+  it('keeps the deadline running until the last byte of a body of declared length too', async () => {
+    const r = await faulted({ kind: 'slow_body', delay_ms: 4000, content_length: true });
+    expect(r).toMatchObject({ status: 504, code: ERRORS.UPSTREAM_TIMEOUT.code });
+    expect(r.ms).toBeLessThan(3500);
+  });
+
   it('turns an upstream redirect into a 502 envelope', async () => {
     const r = await faulted({ kind: 'redirect', status: 307 });
     expect(r).toMatchObject({ status: 502, code: ERRORS.UPSTREAM_HTTP_ERROR.code });

@@ -11,11 +11,11 @@ export async function callPlatform(
   request: UpstreamRequest,
   timeoutMs: number,
 ): Promise<UpstreamResult> {
-  // One deadline for the headers and every byte of the body.
+  // One deadline for the headers and every byte of the body: aborting a fetch errors its body too.
   const deadline = AbortSignal.timeout(timeoutMs);
   try {
     const res = await fetch(request.url, { ...request.init, signal: deadline });
-    return await readUpstream(res, deadline);
+    return await readUpstream(res);
   } catch (err) {
     if (err instanceof GatewayError) throw err;
     if (deadline.aborted) {

@@ -3,7 +3,7 @@
  * envelope passes through unchanged; every kind of failure becomes a gateway
  * envelope with its own code (docs/ERRORS.md).
  */
-import { abortion, type Bytes, decodeUtf8, readCapped } from '../bytes';
+import { type Bytes, decodeUtf8, readCapped } from '../bytes';
 import { GatewayError } from '../errors';
 
 /** Largest upstream body the gateway will read, in bytes (README, limits). */
@@ -25,15 +25,19 @@ export interface UpstreamResult {
   text?: string;
 }
 
-/** Reads the platform's answer within MAX_UPSTREAM_BYTES and checks its envelope. */
-export async function readUpstream(res: Response, signal?: AbortSignal): Promise<UpstreamResult> {
+/**
+ * Reads the platform's answer within MAX_UPSTREAM_BYTES and checks its
+ * envelope. The fetch's abort signal also stops reading the body, so its
+ * deadline covers every byte (test/upstream-limits.test.ts).
+ */
+export async function readUpstream(res: Response): Promise<UpstreamResult> {
   const tooLarge = () => new GatewayError('UPSTREAM_TOO_LARGE');
   const declared = Number(res.headers.get('content-length') ?? 0);
   if (declared > MAX_UPSTREAM_BYTES) {
     await res.body?.cancel();
     throw tooLarge();
   }
-  const body = await readBody(res, tooLarge, signal);
+  const body = await readBody(res, tooLarge);
 
   const upstream = { upstream_status: res.status };
   const failed = (kind: 'UPSTREAM_NOT_JSON' | 'UPSTREAM_INVALID_JSON' | 'UPSTREAM_BAD_ENVELOPE') =>
@@ -66,19 +70,13 @@ export async function readUpstream(res: Response, signal?: AbortSignal): Promise
  * sent as is is read in one go; anything else (compressed, or of unknown
  * length) is counted while it streams, so nothing inflates past the limit.
  */
-async function readBody(
-  res: Response,
-  tooLarge: () => Error,
-  signal?: AbortSignal,
-): Promise<Bytes> {
+async function readBody(res: Response, tooLarge: () => Error): Promise<Bytes> {
   const encoding = res.headers.get('content-encoding');
   const plain = encoding === null || encoding === '' || encoding === 'identity';
   if (plain && res.headers.has('content-length')) {
-    const read = res.arrayBuffer();
-    const bytes = signal ? await Promise.race([read, abortion(signal)]) : await read;
-    return new Uint8Array(bytes);
+    return new Uint8Array(await res.arrayBuffer());
   }
-  return readCapped(res.body, MAX_UPSTREAM_BYTES, tooLarge, signal);
+  return readCapped(res.body, MAX_UPSTREAM_BYTES, tooLarge);
 }
 
 /** The envelope in a body, or null when it is not one. */
