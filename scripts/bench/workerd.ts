@@ -4,9 +4,11 @@
  * runtime, in the same run. For each upstream (the emulator as is, then with
  * added latency per answer) it starts the emulator, the bare Worker and one
  * gateway per set of vars (scripts/workerd-host.ts), interleaves every
- * scenario of ./scenarios.ts round by round, reads per-request counts from
- * the gateway itself (GET /admin/stats), and prints medians, ranges, ratios
- * to the bare Worker and the targets. Method and results: BENCHMARKS.md.
+ * scenario of ./scenarios.ts round by round from a load generator on its own
+ * thread (./load-thread.ts), reads per-request counts from the gateway itself
+ * (GET /admin/stats) and CPU time per process from /proc (./cpu.ts), and
+ * prints medians, ranges, ratios to the bare Worker and the targets. Method
+ * and results: BENCHMARKS.md.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -25,14 +27,8 @@ import {
   type WorkerHost,
 } from '../workerd-host';
 import { cpuMs, pidListeningOn } from './cpu';
-import {
-  keepAliveAgent,
-  median,
-  percentile,
-  type RoundResult,
-  runRound,
-  type Target,
-} from './load';
+import { median, percentile, type RoundResult } from './load';
+import { LoadThread, type ThreadTarget } from './load-thread';
 import { type Scenario, scenarios, targets, WORKERS, type WorkerId } from './scenarios';
 import { COUNTERS, type Counter, type Counts, IsolateStats, zeroCounts } from './stats';
 import { codeVersion, fmt, ratio, round3 } from './util';
@@ -198,7 +194,7 @@ export async function runWorkerdBench(
 
 interface Run {
   scenario: Scenario;
-  target: Target;
+  target: ThreadTarget;
   rounds: RoundResult[];
   /** Per round: CPU µs per request of the Worker's process, the emulator, this process. */
   cpu: CpuSample[];
@@ -277,9 +273,9 @@ async function runUpstream(
       return {
         scenario,
         target: {
-          url: new URL(p, hosts.get(scenario.worker)!.url),
+          key: scenario.name,
+          url: new URL(p, hosts.get(scenario.worker)!.url).href,
           headers,
-          agent: keepAliveAgent(config.concurrency),
           expect: scenario.expect ?? { status: 200, code: 0 },
         },
         rounds: [],
@@ -290,8 +286,9 @@ async function runUpstream(
         ...(gw ? {} : { countsNote: 'not a gateway' }),
       };
     });
-    const round = (target: Target, requests: number) =>
-      runRound(target, {
+    const load = new LoadThread();
+    const round = (target: ThreadTarget, requests: number) =>
+      load.round(target, {
         requests,
         concurrency: config.concurrency,
         capMs: config.roundCapMs,
@@ -329,7 +326,7 @@ async function runUpstream(
         }
       }
     } finally {
-      for (const run of runs) run.target.agent.destroy();
+      await load.close();
     }
 
     const guardUsage: Partial<Record<WorkerId, unknown>> = {};
