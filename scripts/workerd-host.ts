@@ -315,7 +315,8 @@ async function serve(
   const lines: LogLine[] = [];
   const record = (line: LogLine) => {
     lines.push(line);
-    if (lines.length > MAX_LOG_LINES) lines.splice(0, lines.length - MAX_LOG_LINES);
+    // Trimmed a tenth at a time: one splice per line would move 50 000 entries per line.
+    if (lines.length > MAX_LOG_LINES * 1.1) lines.splice(0, lines.length - MAX_LOG_LINES);
     opts.onLog?.(line);
   };
   const direct = (opts.via ?? 'direct') === 'direct';
@@ -355,7 +356,7 @@ async function serve(
   let stopped: Promise<void> | undefined;
   return {
     url: url.origin,
-    logs: () => [...lines],
+    logs: () => lines.slice(-MAX_LOG_LINES),
     stop: () => {
       stopped ??= mf.dispose().finally(afterStop);
       return stopped;
