@@ -134,6 +134,7 @@ export async function runWorkerdBench(
       void stopAll().finally(() => process.exit(exitCode));
     });
 
+  selectedScenarios(config); // an unknown --only name fails here, before anything is built
   const began = performance.now();
   // Built once, before the first request: an edit of src/ during the run changes nothing measured.
   const code = codeVersion();
