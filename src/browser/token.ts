@@ -8,6 +8,7 @@
  * browser tokens stop too).
  */
 import * as z from 'zod';
+import { decodeUtf8 } from '../bytes';
 import { fromBase64Url, type KeyRing, toBase64Url } from '../tenants/crypto';
 
 export const BROWSER_TOKEN_PREFIX = 'apgb_';
@@ -69,9 +70,7 @@ export async function verifyBrowserToken(
   }
   let claims: BrowserClaims;
   try {
-    const parsed = claimsSchema.safeParse(
-      JSON.parse(new TextDecoder().decode(fromBase64Url(payload))),
-    );
+    const parsed = claimsSchema.safeParse(JSON.parse(decodeUtf8(fromBase64Url(payload))));
     if (!parsed.success) return { ok: false, reason: 'malformed' };
     claims = parsed.data;
   } catch {

@@ -7,6 +7,7 @@
  * A sealed value is `v1.<kid>.<iv>.<ciphertext>` (base64url), bound to its
  * tenant id as additional data, so a value copied to another tenant won't open.
  */
+import { decodeUtf8 } from '../bytes';
 import { GatewayError } from '../errors';
 
 export interface KeyRing {
@@ -99,7 +100,7 @@ export async function open(ring: KeyRing, sealed: string, boundTo: string): Prom
     key,
     fromBase64Url(ct),
   );
-  return new TextDecoder().decode(plain);
+  return decodeUtf8(new Uint8Array(plain));
 }
 
 /** The key id a sealed value was sealed under. */

@@ -5,6 +5,8 @@
  * mistyped or made-up token without a KV read.
  */
 
+import { Memo } from './memo';
+
 export const TOKEN_PREFIX = 'apgw_';
 const RANDOM_CHARS = 30;
 const CHECKSUM_CHARS = 6;
@@ -44,9 +46,11 @@ export async function hmacSha256Hex(secret: string, message: string): Promise<st
 /** The KV lookup key of a token: its SHA-256, hex. */
 export const hashToken = sha256Hex;
 
-/** How many presented tokens' hashes an isolate keeps (the oldest go first). */
-const PRESENTED_HASHES_MAX = 1024;
-const presentedHashes = new Map<string, string>();
+/**
+ * Hashes of tokens presented lately, at most 1024 per isolate (the oldest go
+ * first). A token's hash never changes, so they never expire.
+ */
+const presentedHashes = new Memo<string>(1024);
 
 /**
  * The KV lookup key of a presented token, or null when the token is not
@@ -59,11 +63,7 @@ export async function presentedTokenHash(token: string): Promise<string | null> 
   if (known !== undefined) return known;
   if (!isWellFormedToken(token)) return null;
   const hash = await hashToken(token);
-  if (presentedHashes.size >= PRESENTED_HASHES_MAX) {
-    const oldest = presentedHashes.keys().next().value;
-    if (oldest !== undefined) presentedHashes.delete(oldest);
-  }
-  presentedHashes.set(token, hash);
+  presentedHashes.set(token, hash, Number.POSITIVE_INFINITY);
   return hash;
 }
 
