@@ -29,19 +29,25 @@ export class LoadThread {
   private readonly worker = new Worker(new URL(import.meta.url));
   private readonly pending = new Map<number, (reply: RoundReply) => void>();
   private nextId = 0;
+  /** Why the thread stopped, once it has: later rounds fail at once instead of waiting forever. */
+  private stopped: string | null = null;
 
   constructor() {
     this.worker.on('message', (reply: RoundReply) => {
       this.pending.get(reply.id)?.(reply);
       this.pending.delete(reply.id);
     });
-    this.worker.on('error', (err) => {
-      for (const settle of this.pending.values()) settle({ id: -1, error: String(err) });
+    const stop = (why: string) => {
+      this.stopped ??= why;
+      for (const [id, settle] of this.pending) settle({ id, error: why });
       this.pending.clear();
-    });
+    };
+    this.worker.on('error', (err) => stop(`load thread failed: ${err}`));
+    this.worker.on('exit', (code) => stop(`load thread exited (code ${code})`));
   }
 
   round(target: ThreadTarget, opts: RoundOptions): Promise<RoundResult> {
+    if (this.stopped) return Promise.reject(new Error(this.stopped));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, (reply) =>

@@ -23,7 +23,7 @@ interface RoundSummary {
 }
 
 describe('the load generator thread', () => {
-  it('sends every request, keeps its connections across rounds and reports failures', async () => {
+  it('sends every request, keeps its connections across rounds, reports failures and refuses rounds once stopped', async () => {
     const out = await new Promise<string>((resolve, reject) =>
       execFile(
         process.execPath,
@@ -33,10 +33,9 @@ describe('the load generator thread', () => {
           err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
       ),
     );
-    const { rounds, connections } = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as {
-      rounds: RoundSummary[];
-      connections: number;
-    };
+    const { rounds, connections, afterClose } = JSON.parse(
+      out.trim().split('\n').at(-1) ?? '{}',
+    ) as { rounds: RoundSummary[]; connections: number; afterClose: string };
     const [first, second, failing] = rounds;
     for (const round of [first, second]) {
       expect(round).toMatchObject({ sent: 200, ok: 200, errors: 0, latencies: 200, sorted: true });
@@ -45,6 +44,7 @@ describe('the load generator thread', () => {
     expect(failing?.samples[0]).toMatch(/^HTTP 503/);
     // Keep-alive: 4 connections for the two rounds to one target, 4 more for the other.
     expect(connections).toBeLessThanOrEqual(8);
+    expect(afterClose).toMatch(/^load thread exited/);
   });
 });
 
