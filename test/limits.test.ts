@@ -348,3 +348,48 @@ describe('operator limits API', () => {
     expect(res.status).toBe(401);
   });
 });
+
+describe('a route that costs 0 units (ROUTE_OVERRIDES)', () => {
+  const free = (mode: 'closed' | 'open') => ({
+    ROUTE_OVERRIDES: JSON.stringify({ 'team.list': { cost: 0 } }),
+    LIMITER_FAILURE_MODE: mode,
+    TENANT_MEMO_TTL_MS: '60000',
+  });
+  const call = (token: string, mode: 'closed' | 'open' = 'closed') =>
+    gatewayWith(free(mode), '/team/lists', { headers: { authorization: token } });
+
+  it('is answered on every request of an exact-mode tenant, failing closed, and counts nothing', async () => {
+    const tenant = await createTenant();
+    await setLimits(tenant, { policies: [{ name: 'burst', limit: 1, window_s: 3600 }] });
+    for (let i = 0; i < 6; i++) {
+      const res = await call(tenant.token);
+      expect(res.status, `request ${i + 1}`).toBe(200);
+      expect((await envelope(res)).code).toBe(0);
+    }
+    // Nothing was counted: the one unit of the window is still there for a paid call.
+    const usage = await envelope(await admin(`/tenants/${tenant.id}/usage`));
+    expect(usage.data.meters).toContainEqual(expect.objectContaining({ name: 'burst', used: 0 }));
+  });
+
+  // Exact mode: every request asks the guard, as every leased one does once its lease ends.
+  it('is refused once its token is revoked, or its tenant disabled, in either failure mode', async () => {
+    for (const mode of ['closed', 'open'] as const) {
+      const tenant = await createTenant();
+      await setLimits(tenant, { policies: [] });
+      expect((await call(tenant.token, mode)).status).toBe(200);
+      const guard = testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenant.id));
+      await guard.revoke(tenant.tokenId, Date.now());
+      const revoked = await call(tenant.token, mode);
+      expect(revoked.status, mode).toBe(401);
+      expect((await envelope(revoked)).code).toBe(ERRORS.TOKEN_REVOKED.code);
+
+      const other = await createTenant();
+      await setLimits(other, { policies: [] });
+      expect((await call(other.token, mode)).status).toBe(200);
+      await testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(other.id)).setDisabled(true);
+      const disabled = await call(other.token, mode);
+      expect(disabled.status, mode).toBe(403);
+      expect((await envelope(disabled)).code).toBe(ERRORS.TENANT_DISABLED.code);
+    }
+  });
+});

@@ -112,12 +112,12 @@ export class TenantGuard extends DurableObject {
     // The waiting requests' own costs, counted now.
     const scopes: ScopeGrant[] = perScope.map(({ ask, meters: scopeMeters, tokenEnd }) => {
       const ended = tokenEnd && now >= tokenEnd.at ? tokenEnd.reason : null;
+      // Standing is checked for every waiting request, a cost-0 one included;
+      // only a cost is counted.
       let refusal: Refusal | null = null;
-      if (ask.cost > 0) {
-        if (disabled) refusal = { reason: 'disabled' };
-        else if (ended) refusal = { reason: ended };
-        else refusal = this.admitCost(scopeMeters, ask.cost, now);
-      }
+      if (disabled) refusal = { reason: 'disabled' };
+      else if (ended) refusal = { reason: ended };
+      else if (ask.cost > 0) refusal = this.admitCost(scopeMeters, ask.cost, now);
       return { meters: scopeMeters.map((m) => m.key), tokenEnd, refusal };
     });
 

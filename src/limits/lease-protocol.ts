@@ -10,7 +10,10 @@ import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
 
 /** One scope (tenant + group + token + partition) the isolate admits requests for. */
 export interface ScopeAsk extends Scope {
-  /** Units of the request waiting on this answer, admitted now or refused; 0 for renewals. */
+  /**
+   * Units of the request waiting on this answer, admitted now or refused; 0 for
+   * renewals and for a cost-0 request, whose standing alone is checked.
+   */
   cost: number;
   /** Units wanted on lease for this scope, beyond `cost`. */
   want: number;
@@ -73,7 +76,7 @@ export interface ScopeGrant {
   meters: string[];
   /** When the scope's token stops working (revoked: now), and why; null while it is valid. */
   tokenEnd: { at: number; reason: 'revoked' | 'expired' } | null;
-  /** Set when `cost` was asked: null if admitted, else why not. */
+  /** Null while the token and tenant stand and `cost` (if any) fits; else why not. */
   refusal: Refusal | null;
 }
 

@@ -180,9 +180,9 @@ export class TenantLease {
       this.current = period;
     }
 
-    const first = req.scopes[0];
+    // A renewal has no waiting request; any other call answers its first scope, cost 0 or not.
     const grant = answer.scopes[0];
-    if (!first || !grant || first.cost === 0) return null;
+    if (req.renewal || !grant) return null;
     const held = grant.meters.flatMap((k) => {
       const h = period.meters.get(k);
       return h ? [h] : [];
