@@ -87,6 +87,33 @@ describe('minting browser tokens', () => {
     expect(keys.status).toBe(403);
   });
 
+  it.each(['constructor', '__proto__', 'toString'])(
+    'refuses the scope name %s as unknown (400), for a browser token and an operator token',
+    async (name) => {
+      const { res, body } = await mint(tenant, { origin: APP, scopes: [name] });
+      expect(res.status).toBe(400);
+      expect(body.code).toBe(ERRORS.VALIDATION_FAILED.code);
+      expect(body.msg).toContain(`Unknown scope ${name}`);
+      const issued = await admin(`/tenants/${tenant.id}/tokens`, {
+        method: 'POST',
+        body: JSON.stringify({ name: 'odd', scopes: [name] }),
+      });
+      expect(issued.status).toBe(400);
+      expect((await envelope(issued)).code).toBe(ERRORS.VALIDATION_FAILED.code);
+    },
+  );
+
+  it('leaves usage:read out of the default scopes; a browser gets it when it asks', async () => {
+    const plain = await mint(tenant, { origin: APP });
+    expect(plain.body.data.scopes).not.toContain('usage:read');
+    const usage = await asBrowser(plain.body.data.token, '/usage');
+    expect(usage.status).toBe(403);
+    expect((await envelope(usage)).code).toBe(ERRORS.SCOPE_REQUIRED.code);
+    const asked = await mint(tenant, { origin: APP, scopes: ['usage:read', 'teams:read'] });
+    expect(asked.body.data.scopes).toEqual(['teams:read', 'usage:read']);
+    expect((await asBrowser(asked.body.data.token, '/usage')).status).toBe(200);
+  });
+
   it('lives 900 s when no lifetime is asked for', async () => {
     const { body } = await mint(tenant, { origin: APP });
     expect(Math.abs(Date.parse(body.data.expires_at) - (Date.now() + 900_000))).toBeLessThan(5_000);

@@ -25,7 +25,7 @@ export type TokenSpec = z.infer<typeof tokenSpecSchema>;
 export function newToken(spec: TokenSpec, now = Date.now()): NewToken {
   const { scopes, unknown } = expandScopes(spec.scopes);
   if (unknown.length > 0) {
-    const allowed = [...Object.keys(PRESETS), ...ALL_SCOPES];
+    const allowed = [...PRESETS.keys(), ...ALL_SCOPES];
     const message = `Unknown scope ${unknown.join(', ')}; allowed: ${allowed.join(', ')}`;
     throw invalidField('body', 'scopes', message, allowed);
   }

@@ -11,13 +11,15 @@ import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
 import { named } from '../observability/named';
 import { keyRing } from '../tenants/crypto';
-import { expandScopes, hasScope, isApiKeyScope } from '../tenants/scopes';
+import { expandScopes, hasScope, isApiKeyScope, USAGE_SCOPE } from '../tenants/scopes';
 import { randomBase62 } from '../tenants/token';
 import { mintBody } from './schemas';
 import { BROWSER_TOKEN_MIN_TTL_S, BROWSER_TOKEN_PREFIX, signBrowserToken } from './token';
 
 /** Browser tokens never see platform secrets, whatever the minting token may. */
 const isBrowserScope = (scope: string) => !isApiKeyScope(scope);
+/** What a browser gets unasked: no platform secrets, and not the tenant's usage and limits. */
+const isDefaultBrowserScope = (scope: string) => isBrowserScope(scope) && scope !== USAGE_SCOPE;
 
 /** Refused before the limiter counts anything: a browser token cannot mint. */
 const notFromBrowser = createMiddleware<HonoEnv>(async (c, next) => {
@@ -45,10 +47,10 @@ export function browserTokenRoutes(): Hono<HonoEnv> {
           message: `Origin ${origin} is not among this tenant's cors_origins`,
         });
       }
-      // By default a browser gets the minting token's scopes, less the API key ones.
+      // By default a browser gets the minting token's scopes, less API keys and usage.
       const scopes = asked
         ? expandScopes(asked)
-        : { scopes: parent.scopes.filter(isBrowserScope), unknown: [] };
+        : { scopes: parent.scopes.filter(isDefaultBrowserScope), unknown: [] };
       if (scopes.unknown.length > 0) {
         throw invalidField('body', 'scopes', `Unknown scope ${scopes.unknown.join(', ')}`);
       }

@@ -20,20 +20,23 @@ export const ALL_SCOPES: readonly string[] = [
 /** Scopes that reach the platform's own API keys: never granted by a preset. */
 export const isApiKeyScope = (scope: string) => scope.startsWith('apikeys:');
 
-/** Named bundles an operator may grant instead of listing scopes. */
-export const PRESETS: Record<string, readonly string[]> = {
+/**
+ * Named bundles an operator may grant instead of listing scopes. A Map, so a
+ * caller's name such as `constructor` or `__proto__` is just an unknown name.
+ */
+export const PRESETS: ReadonlyMap<string, readonly string[]> = new Map([
   /** Everything but the platform's API keys (the default). */
-  full: ALL_SCOPES.filter((s) => !isApiKeyScope(s)),
+  ['full', ALL_SCOPES.filter((s) => !isApiKeyScope(s))],
   /** A partner that may look but not change anything. */
-  'read-only': ALL_SCOPES.filter((s) => !isApiKeyScope(s) && s.endsWith(':read')),
-};
+  ['read-only', ALL_SCOPES.filter((s) => !isApiKeyScope(s) && s.endsWith(':read'))],
+]);
 
 /** Expands presets; returns the unknown names separately so callers can refuse them. */
 export function expandScopes(names: readonly string[]): { scopes: string[]; unknown: string[] } {
   const scopes = new Set<string>();
   const unknown: string[] = [];
   for (const name of names) {
-    const preset = PRESETS[name];
+    const preset = PRESETS.get(name);
     if (preset) for (const scope of preset) scopes.add(scope);
     else if (ALL_SCOPES.includes(name)) scopes.add(name);
     else unknown.push(name);

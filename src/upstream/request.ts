@@ -28,7 +28,8 @@ function upstreamUrl(
   query: Record<string, unknown>,
 ): string {
   const path = route.upstreamPath.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
-    encodeURIComponent(String(params[name] ?? '')),
+    // Own properties only: an operator's `:constructor` placeholder is empty, not a function.
+    encodeURIComponent(String(Object.hasOwn(params, name) ? params[name] : '')),
   );
   const search = new URLSearchParams();
   for (const name of Object.keys(query).sort()) {
