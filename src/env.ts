@@ -23,6 +23,7 @@ type OptionalSettings = Partial<
     | 'USAGE_HISTORY'
     | 'LOG_SAMPLE_RATE'
     | 'LIMITER_FAILURE_MODE'
+    | 'LEGACY_TOKENS_UNTIL'
     | 'BROWSER_PARTITION_SHARE',
     string | Record<string, unknown>
   >

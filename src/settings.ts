@@ -30,6 +30,12 @@ const jsonSetting = <T extends z.ZodType>(schema: T) =>
 /** What a platform key looks like, to mask it wherever it shows up (README, Settings). */
 const DEFAULT_PLATFORM_KEY_PATTERN = 'sk-[A-Za-z0-9_-]{16,}';
 
+/**
+ * Tokens issued before keyed tags (tenants/token.ts) are accepted until this
+ * UTC day begins: the migration window (docs/SECURITY.md, "Gateway tokens").
+ */
+const LEGACY_TOKENS_DEFAULT_UNTIL = '2027-03-01';
+
 const settingsSchema = z.object({
   PLATFORM_BASE_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
@@ -84,6 +90,15 @@ const settingsSchema = z.object({
   LIMITER_FAILURE_MODE: z
     .enum(['closed', 'open'], { error: 'must be closed or open' })
     .default('closed'),
+  LEGACY_TOKENS_UNTIL: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date, YYYY-MM-DD')
+    .default(LEGACY_TOKENS_DEFAULT_UNTIL)
+    .transform((day, ctx) => {
+      const at = Date.parse(`${day}T00:00:00Z`);
+      if (Number.isNaN(at)) ctx.addIssue({ code: 'custom', message: 'must be a real date' });
+      return at;
+    }),
   BROWSER_PARTITION_SHARE: z.preprocess(
     (v) => (v === undefined || v === '' ? undefined : Number(v)),
     z

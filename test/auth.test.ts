@@ -1,22 +1,25 @@
 /** Tenant tokens: the three ways to present one, and every way to get it wrong. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
-import { generateToken } from '../src/tenants/token';
 import {
   asTenant,
   createTenant,
   envelope,
   gateway,
+  legacyFormatToken,
   platformKeys,
   requestId,
   type TestTenant,
   testEnv,
+  unissuedToken,
   upstreamSaw,
 } from './helpers';
 
 let tenant: TestTenant;
+let unissued: string;
 beforeAll(async () => {
   tenant = await createTenant();
+  unissued = await unissuedToken();
 });
 
 describe('presenting the token', () => {
@@ -47,7 +50,12 @@ describe('refusing the token', () => {
     ],
     [
       'a well-formed token nobody issued',
-      () => ({ authorization: `Bearer ${generateToken()}` }),
+      () => ({ authorization: `Bearer ${unissued}` }),
+      'INVALID_TOKEN',
+    ],
+    [
+      'a legacy-format token nobody issued',
+      () => ({ authorization: `Bearer ${legacyFormatToken()}` }),
       'INVALID_TOKEN',
     ],
     [
@@ -67,9 +75,12 @@ describe('refusing the token', () => {
   });
 
   it('never echoes the presented token', async () => {
-    const wrong = generateToken();
+    const wrong = await unissuedToken();
     const res = await gateway('/team/lists', { headers: { authorization: wrong } });
-    expect(await res.text()).not.toContain(wrong);
+    const text = await res.text();
+    expect(res.status).toBe(401);
+    expect(JSON.parse(text).code).toBe(ERRORS.INVALID_TOKEN.code);
+    expect(text).not.toContain(wrong);
   });
 });
 
@@ -87,7 +98,7 @@ describe('operator API', () => {
     expect(res.status).toBe(201);
     expect(body.code).toBe(0);
     expect(body.data.tenant_id).toMatch(/^ten_/);
-    expect(body.data.token).toMatch(/^apgw_[0-9A-Za-z]{36}$/);
+    expect(body.data.token).toMatch(/^apgw_[0-9A-Za-z]{52}$/);
     expect(JSON.stringify(body)).not.toContain('sk-emu-secret-key-value');
 
     const shown = await gateway(`/admin/tenants/${body.data.tenant_id}`, {

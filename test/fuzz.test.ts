@@ -16,7 +16,6 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { ROUTE_SPECS } from '../src/routes/table';
-import { generateToken } from '../src/tenants/token';
 import { batchArbitrary, type CasePlan, MUTATIONS } from './fuzz/arbitraries';
 import { MODELS } from './fuzz/model';
 import { type RunContext, runCase, Tally } from './fuzz/run';
@@ -28,6 +27,7 @@ import {
   platformKeys,
   testEnv,
   UPSTREAM,
+  unissuedToken,
 } from './helpers';
 
 const settings = inject('fuzz');
@@ -73,7 +73,7 @@ beforeAll(async () => {
     readOnlyToken: readOnly.data.token,
     adminToken: ADMIN_TOKEN,
     platformKey,
-    unknownToken: generateToken(),
+    unknownToken: await unissuedToken(),
     states,
     secrets: [
       platformKey,

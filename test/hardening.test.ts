@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { signBrowserToken } from '../src/browser/token';
 import { ERRORS } from '../src/errors';
 import { keyRing } from '../src/tenants/crypto';
-import { generateToken } from '../src/tenants/token';
+import { tenantTokenKey, tokenKey } from '../src/tenants/kv-keys';
+import { hashToken, randomBase62 } from '../src/tenants/token';
 import {
   admin,
   asTenant,
@@ -17,11 +18,13 @@ import {
   gateway,
   gatewayWith,
   injectFault,
+  legacyFormatToken,
   platformKeys,
   requestId,
   type TestTenant,
   testEnv,
   UPSTREAM,
+  unissuedToken,
   upstreamSaw,
 } from './helpers';
 
@@ -241,48 +244,137 @@ describe('cache versions belong to the platform key', () => {
 });
 
 describe('pre-auth throttling', () => {
-  it('a client that keeps presenting made-up tokens is refused before any KV read', async () => {
-    const ip = `203.0.113.${Math.floor(Math.random() * 250)}`;
+  const kvReads = async () =>
+    (await envelope(await admin('/stats'))).data.isolate.kv_reads as number;
+  const randomIp = () => `203.0.113.${Math.floor(Math.random() * 250)}`;
+  const present = async (token: string, ip: string) => {
+    const res = await gateway('/team/lists', {
+      headers: { authorization: `Bearer ${token}`, 'cf-connecting-ip': ip },
+    });
+    await res.arrayBuffer();
+    return res.status;
+  };
+
+  it('made-up tagged tokens are refused without any KV read, and never throttle their address', async () => {
+    const ip = randomIp();
+    const before = await kvReads();
     const statuses: number[] = [];
-    for (let i = 0; i < 70; i++) {
-      const res = await gateway('/team/lists', {
-        headers: { authorization: `Bearer ${generateToken()}`, 'cf-connecting-ip': ip },
-      });
-      statuses.push(res.status);
-      await res.arrayBuffer();
-    }
+    for (let i = 0; i < 70; i++) statuses.push(await present(`apgw_${randomBase62(52)}`, ip));
+    expect(statuses).toEqual(Array(70).fill(401));
+    expect(await kvReads()).toBe(before);
+  });
+
+  it('a client that keeps presenting made-up legacy-format tokens is refused before any KV read', async () => {
+    const ip = randomIp();
+    const statuses: number[] = [];
+    for (let i = 0; i < 70; i++) statuses.push(await present(legacyFormatToken(), ip));
     expect(statuses.slice(0, 60).every((s) => s === 401)).toBe(true);
     expect(statuses.slice(61)).toEqual(Array(9).fill(429));
-    const stats = async () =>
-      (await envelope(await admin('/stats'))).data.isolate.kv_reads as number;
-    const before = await stats();
+    const before = await kvReads();
     const refused = await gateway('/team/lists', {
-      headers: { authorization: `Bearer ${generateToken()}`, 'cf-connecting-ip': ip },
+      headers: { authorization: `Bearer ${legacyFormatToken()}`, 'cf-connecting-ip': ip },
     });
     expect(refused.status).toBe(429);
     expect((await envelope(refused)).data.policy).toBe('failed-auth');
     expect(refused.headers.get('retry-after')).toBe('60');
-    expect(await stats()).toBe(before);
+    expect(await kvReads()).toBe(before);
     // Another client is not held back.
     const t = await createTenant();
-    const other = await gateway('/agent/lists', {
-      headers: { authorization: `Bearer ${t.token}`, 'cf-connecting-ip': '198.51.100.7' },
-    });
-    expect(other.status).toBe(200);
+    expect(await present(t.token, '198.51.100.7')).toBe(200);
+  });
+
+  it('never refuses a valid token because others failed from its address', async () => {
+    const ip = randomIp();
+    for (let i = 0; i < 65; i++) await present(legacyFormatToken(), ip);
+    expect(await present(legacyFormatToken(), ip)).toBe(429);
+    // A token this isolate has never seen, from the throttled address.
+    const t = await createTenant();
+    expect(await present(t.token, ip)).toBe(200);
+    // Tokens that were deleted but are still well tagged fail as unknown, never as throttled.
+    for (let i = 0; i < 65; i++) expect(await present(await unissuedToken(), ip)).toBe(401);
+    expect(await present(t.token, ip)).toBe(200);
+  });
+
+  it('counts an IPv6 /64 as one client, so rotating addresses inside it does not evade', async () => {
+    const prefix = `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}:1`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 62; i++) {
+      statuses.push(await present(legacyFormatToken(), `${prefix}:${i.toString(16)}::${i + 1}`));
+    }
+    expect(statuses.at(-1)).toBe(429);
   });
 
   it('answers a malformed token exactly as an unknown one', async () => {
     const unknown = await envelope(
-      await gateway('/team/lists', { headers: { authorization: generateToken() } }),
+      await gateway('/team/lists', { headers: { authorization: await unissuedToken() } }),
     );
     const malformed = await envelope(
       await gateway('/team/lists', {
-        headers: { authorization: `${generateToken().slice(0, -1)}x` },
+        headers: { authorization: `${(await unissuedToken()).slice(0, -1)}x` },
       }),
     );
+    expect(malformed.code).toBe(ERRORS.INVALID_TOKEN.code);
     expect(malformed.code).toBe(unknown.code);
     expect(malformed.msg).toBe(unknown.msg);
   });
+});
+
+describe('legacy tokens (issued before keyed tags)', () => {
+  /** A token as the gateway issued them before tags: its records written as they were then. */
+  async function legacyTokenOf(t: TestTenant): Promise<string> {
+    const token = legacyFormatToken();
+    const record = {
+      id: `tok_${randomBase62(16)}`,
+      tenant_id: t.id,
+      name: 'legacy',
+      prefix: token.slice(0, 9),
+      last4: token.slice(-4),
+      scopes: ['teams:read'],
+      created_at: new Date().toISOString(),
+      expires_at: null,
+    };
+    const hash = await hashToken(token);
+    await testEnv.TENANTS.put(tokenKey(hash), JSON.stringify(record));
+    await testEnv.TENANTS.put(tenantTokenKey(t.id, record.id), hash, { metadata: record });
+    return token;
+  }
+
+  it('work until LEGACY_TOKENS_UNTIL, then are refused without a KV read', async () => {
+    const t = await createTenant();
+    const token = await legacyTokenOf(t);
+    const call = (until: string) =>
+      gatewayWith({ LEGACY_TOKENS_UNTIL: until }, '/team/lists', {
+        headers: { authorization: `Bearer ${token}` },
+      });
+    expect((await call('2999-01-01')).status).toBe(200);
+    const before = await kvReads();
+    const late = await call('2026-01-01');
+    expect(late.status).toBe(401);
+    expect((await envelope(late)).code).toBe(ERRORS.INVALID_TOKEN.code);
+    expect(await kvReads()).toBe(before);
+  });
+
+  it('are listed as legacy (no tag_kid), and rotation replaces one with a tagged token', async () => {
+    const t = await createTenant();
+    await legacyTokenOf(t);
+    const listed = await envelope(await admin(`/tenants/${t.id}/tokens`));
+    const legacy = listed.data.tokens.find((k: { name: string }) => k.name === 'legacy');
+    expect(legacy.tag_kid).toBeUndefined();
+    const issued = listed.data.tokens.find((k: { name: string }) => k.name !== 'legacy');
+    expect(issued.tag_kid).toBe('k2');
+    const rotated = await envelope(
+      await admin(`/tenants/${t.id}/tokens/${legacy.id}/rotate`, {
+        method: 'POST',
+        body: JSON.stringify({ overlap_s: 60 }),
+      }),
+    );
+    expect(rotated.data.token).toMatch(/^apgw_[0-9A-Za-z]{52}$/);
+    expect(rotated.data.tag_kid).toBe('k2');
+  });
+
+  async function kvReads() {
+    return (await envelope(await admin('/stats'))).data.isolate.kv_reads as number;
+  }
 });
 
 describe('the lower findings', () => {

@@ -8,6 +8,8 @@ import { env, exports } from 'cloudflare:workers';
 import { inject } from 'vitest';
 import type { Bindings } from '../src/env';
 import worker from '../src/index';
+import { keyRing } from '../src/tenants/crypto';
+import { generateToken, randomBase62, withChecksum } from '../src/tenants/token';
 
 export const testEnv: Bindings = env;
 export const platformKeys = inject('platformKeys');
@@ -32,6 +34,16 @@ export async function gatewayWith(
   const res = await worker.fetch(new Request(BASE + path, init), { ...testEnv, ...overrides }, ctx);
   await waitOnExecutionContext(ctx);
   return res;
+}
+
+/** A token tagged by the gateway's key but never issued: what a leaked, deleted token looks like. */
+export async function unissuedToken(): Promise<string> {
+  return (await generateToken(await keyRing(testEnv.KEY_ENCRYPTION_KEY ?? ''))).token;
+}
+
+/** A legacy-format token (CRC-32 only, which anyone can compute) that was never issued. */
+export function legacyFormatToken(): string {
+  return withChecksum(`apgw_${randomBase62(30)}`);
 }
 
 export function requestId(label = 'test'): string {

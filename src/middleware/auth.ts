@@ -16,9 +16,9 @@ import type { RouteSpec } from '../routes/types';
 import { keyRing } from '../tenants/crypto';
 import { hasScope, requiredScope } from '../tenants/scopes';
 import { memoizedStores, type Stores } from '../tenants/stores';
-import { presentedTokenHash, TOKEN_PREFIX } from '../tenants/token';
+import { checkPresentedToken, TOKEN_PREFIX } from '../tenants/token';
 import type { Tenant, TokenRecord } from '../tenants/types';
-import { assertNotThrottled, countAgainstClient } from './preauth';
+import { countAgainstClient, isThrottled, throttled } from './preauth';
 
 interface Authenticated {
   tenant: Tenant;
@@ -36,20 +36,10 @@ export function tenantAuth(opts: { websocket?: boolean } = {}) {
         message: 'Missing gateway token: send Authorization: Bearer <token>',
       });
     }
-    // A client that keeps presenting bad tokens is refused before any KV read.
-    assertNotThrottled(c, 'auth');
     const stores = await memoizedStores(c.env, c.get('settings'));
-    let found: Authenticated;
-    try {
-      found = token.startsWith(BROWSER_TOKEN_PREFIX)
-        ? await browserToken(c, stores, token)
-        : await tenantToken(stores, token);
-    } catch (err) {
-      if (err instanceof GatewayError && err.kind === 'INVALID_TOKEN') {
-        await countAgainstClient(c, 'auth');
-      }
-      throw err;
-    }
+    const found = token.startsWith(BROWSER_TOKEN_PREFIX)
+      ? await browserToken(c, stores, token)
+      : await tenantToken(c, stores, token);
     if (found.tenant.status !== 'active') throw new GatewayError('TENANT_DISABLED');
 
     // A browser may only call from an origin its tenant allows.
@@ -66,13 +56,30 @@ export function tenantAuth(opts: { websocket?: boolean } = {}) {
   });
 }
 
-async function tenantToken(stores: Stores, token: string): Promise<Authenticated> {
-  // Shape and checksum first: garbage never costs a KV read. It answers as an
+async function tenantToken(
+  c: Context<HonoEnv>,
+  stores: Stores,
+  token: string,
+): Promise<Authenticated> {
+  const settings = c.get('settings');
+  // Shape and tag first: a forged token never costs a KV read. It answers as an
   // unknown token does, so the answer says nothing about which check failed.
-  const hash = await presentedTokenHash(token);
-  if (hash === null) throw new GatewayError('INVALID_TOKEN');
-  const entry = await stores.tokens.find({ hash });
-  if (!entry) throw new GatewayError('INVALID_TOKEN');
+  const checked = await checkPresentedToken(await keyRing(settings.KEY_ENCRYPTION_KEY), token);
+  const legacy = checked?.format === 'legacy';
+  if (!checked || (legacy && Date.now() >= settings.LEGACY_TOKENS_UNTIL)) {
+    throw new GatewayError('INVALID_TOKEN');
+  }
+  const ref = { hash: checked.hash };
+  // Anyone can make a legacy-format token: from a client that keeps presenting
+  // unknown ones, only those this isolate already knows are looked up.
+  if (legacy && isThrottled(c, 'legacy-token') && !stores.tokens.remembered(ref)) {
+    throw throttled('legacy-token');
+  }
+  const entry = await stores.tokens.find(ref);
+  if (!entry) {
+    if (legacy) await countAgainstClient(c, 'legacy-token');
+    throw new GatewayError('INVALID_TOKEN');
+  }
   const { record } = entry;
   if (record.revoked_at) throw new GatewayError('TOKEN_REVOKED');
   if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) {

@@ -1,21 +1,27 @@
 /**
- * Pre-auth throttling: a client IP whose requests keep failing authentication,
- * or keep asking about unknown origins, is refused for a while before any KV
- * read (README, "Limits"). Counting uses Cloudflare's Rate Limiting binding
- * (PREAUTH_LIMITER, per location); once it says no, this isolate remembers
- * the IP for the binding's period, so a flood costs nothing more.
+ * Pre-auth throttling, for the only lookups a stranger can still make cost a
+ * KV read (docs/SECURITY.md, "Threat model"): legacy-format tokens, whose
+ * checksum anyone can compute, during their migration window; and origins no
+ * tenant is known to allow. A tagged token is never throttled: a forged one is
+ * refused without I/O, and a valid one must never be refused because others
+ * failed from the same address.
+ *
+ * Counting uses Cloudflare's Rate Limiting binding (PREAUTH_LIMITER, per
+ * location), per client network: an IPv4 address, or an IPv6 /64, so rotating
+ * through one's own IPv6 prefix does not evade it. Once the binding says no,
+ * this isolate remembers the network for the binding's period.
  */
 import type { Context } from 'hono';
 import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
 import { Memo } from '../tenants/memo';
 
-/** The binding's period (wrangler.toml `simple.period`): how long an IP stays refused here. */
+/** The binding's period (wrangler.toml `simple.period`): how long a network stays refused here. */
 const REFUSED_FOR_S = 60;
-/** Most refused IPs one isolate remembers. */
+/** Most refused networks one isolate remembers. */
 const MAX_REFUSED = 10_000;
 
-export type PreAuthKind = 'auth' | 'origin';
+export type PreAuthKind = 'legacy-token' | 'origin';
 
 const refused = new Memo<true>(MAX_REFUSED);
 
@@ -24,32 +30,54 @@ export function clientIp(c: Context<HonoEnv>): string {
   return c.req.header('cf-connecting-ip') ?? 'unknown';
 }
 
+/** What one client controls: its IPv4 address, or the /64 its IPv6 address is in. */
+export function clientNetwork(ip: string): string {
+  if (!ip.includes(':')) return ip;
+  const [head = '', tail = ''] = ip.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = ip.includes('::') && tail ? tail.split(':') : [];
+  const groups = ip.includes('::')
+    ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
+
+const keyOf = (c: Context<HonoEnv>, kind: PreAuthKind) => `${kind}:${clientNetwork(clientIp(c))}`;
+
+/** Whether this client is being refused for `kind`. */
+export function isThrottled(c: Context<HonoEnv>, kind: PreAuthKind): boolean {
+  return refused.get(keyOf(c, kind)) !== undefined;
+}
+
 /** Throws a 429 when this client is being refused for `kind`. */
 export function assertNotThrottled(c: Context<HonoEnv>, kind: PreAuthKind): void {
-  if (refused.get(`${kind}:${clientIp(c)}`)) throw throttled(kind);
+  if (isThrottled(c, kind)) throw throttled(kind);
 }
 
 /**
- * Counts one failed token check or one origin lookup against the client; when
- * the binding says it is over the limit, the client is refused from now on.
+ * Counts one failed lookup against the client; when the binding says it is
+ * over the limit, the client is refused such lookups from now on.
  */
 export async function countAgainstClient(c: Context<HonoEnv>, kind: PreAuthKind): Promise<void> {
   const limiter = c.env.PREAUTH_LIMITER;
   if (!limiter) return;
-  const key = `${kind}:${clientIp(c)}`;
+  const key = keyOf(c, kind);
   const { success } = await limiter.limit({ key });
   if (!success) refused.set(key, true, REFUSED_FOR_S * 1000);
 }
 
-const what: Record<PreAuthKind, string> = {
-  auth: 'failed token checks',
-  origin: 'unknown origins',
+const failedLookups: Record<PreAuthKind, { policy: string; what: string }> = {
+  'legacy-token': { policy: 'failed-auth', what: 'unknown legacy-format tokens' },
+  origin: { policy: 'origin-lookups', what: 'unknown origins' },
 };
 
-function throttled(kind: PreAuthKind): GatewayError {
-  const policy = kind === 'auth' ? 'failed-auth' : 'origin-lookups';
+export function throttled(kind: PreAuthKind): GatewayError {
+  const { policy, what } = failedLookups[kind];
   return new GatewayError('RATE_LIMITED', {
-    message: `Too many ${what[kind]} from this address; retry in ${REFUSED_FOR_S} s`,
+    message: `Too many ${what} from this address; retry in ${REFUSED_FOR_S} s`,
     details: { policy, retry_after_s: REFUSED_FOR_S },
     headers: { 'Retry-After': String(REFUSED_FOR_S) },
   });

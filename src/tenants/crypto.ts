@@ -12,11 +12,13 @@ import { GatewayError } from '../errors';
 
 export interface KeyRing {
   currentKid: string;
-  /** The current key's AES-GCM key (seals) and HMAC key (signs browser tokens). */
-  current: { seal: CryptoKey; sign: CryptoKey };
+  /** The current key's AES-GCM key (seals) and HMAC keys (browser tokens, gateway token tags). */
+  current: { seal: CryptoKey; sign: CryptoKey; tag: CryptoKey };
   keys: Map<string, CryptoKey>;
   /** HMAC-SHA-256 keys derived from the same material (HKDF), for browser tokens. */
   signing: Map<string, CryptoKey>;
+  /** HMAC-SHA-256 keys derived likewise, for the tags of gateway tokens (tenants/token.ts). */
+  tagging: Map<string, CryptoKey>;
 }
 
 const rings = new Map<string, Promise<KeyRing>>();
@@ -35,6 +37,7 @@ async function importRing(setting: string): Promise<KeyRing> {
   const entries = setting.split(',').map((part) => part.trim().split(':'));
   const keys = new Map<string, CryptoKey>();
   const signing = new Map<string, CryptoKey>();
+  const tagging = new Map<string, CryptoKey>();
   let current: (KeyRing['current'] & { kid: string }) | undefined;
   for (const [kid, material] of entries) {
     const raw = material ? fromBase64Url(material) : new Uint8Array();
@@ -49,32 +52,35 @@ async function importRing(setting: string): Promise<KeyRing> {
       'encrypt',
       'decrypt',
     ]);
-    // A separate key for signing, so no key is ever used for two purposes.
+    // Separate keys for signing and tagging, so no key is ever used for two purposes.
     const hkdf = await crypto.subtle.importKey('raw', raw, 'HKDF', false, ['deriveKey']);
-    const signKey = await crypto.subtle.deriveKey(
-      {
-        name: 'HKDF',
-        hash: 'SHA-256',
-        salt: new Uint8Array(),
-        info: new TextEncoder().encode('apgw browser token v1'),
-      },
-      hkdf,
-      { name: 'HMAC', hash: 'SHA-256', length: 256 },
-      false,
-      ['sign', 'verify'],
-    );
+    const signKey = await hmacKey(hkdf, 'apgw browser token v1');
+    const tagKey = await hmacKey(hkdf, 'apgw token tag v1');
     keys.set(kid, sealKey);
     signing.set(kid, signKey);
-    // The first entry seals and signs.
-    current ??= { kid, seal: sealKey, sign: signKey };
+    tagging.set(kid, tagKey);
+    // The first entry seals, signs and tags.
+    current ??= { kid, seal: sealKey, sign: signKey, tag: tagKey };
   }
   if (!current) throw new GatewayError('MISCONFIGURED', { message: 'KEY_ENCRYPTION_KEY is empty' });
-  return {
-    currentKid: current.kid,
-    current: { seal: current.seal, sign: current.sign },
-    keys,
-    signing,
-  };
+  const { kid, ...currentKeys } = current;
+  return { currentKid: kid, current: currentKeys, keys, signing, tagging };
+}
+
+/** An HMAC-SHA-256 key derived from the ring key's material for one purpose (`info`). */
+function hmacKey(material: CryptoKey, info: string): Promise<CryptoKey> {
+  return crypto.subtle.deriveKey(
+    {
+      name: 'HKDF',
+      hash: 'SHA-256',
+      salt: new Uint8Array(),
+      info: new TextEncoder().encode(info),
+    },
+    material,
+    { name: 'HMAC', hash: 'SHA-256', length: 256 },
+    false,
+    ['sign', 'verify'],
+  );
 }
 
 export async function seal(ring: KeyRing, plaintext: string, boundTo: string): Promise<string> {

@@ -28,7 +28,7 @@ async function openStores(
   const ring = await keyRing(settings.KEY_ENCRYPTION_KEY);
   return {
     tenants: new TenantStore(kv, ring, keys, origins, memoTtlMs),
-    tokens: new TokenStore(kv, memoTtlMs),
+    tokens: new TokenStore(kv, ring, memoTtlMs),
     keys,
     origins,
   };

@@ -5,6 +5,7 @@
  * a day after the token ends, so KV removes them.
  */
 import { count } from '../stats';
+import type { KeyRing } from './crypto';
 import { listAll } from './indexes';
 import { tenantTokenKey, tokenKey } from './kv-keys';
 import { Memo } from './memo';
@@ -56,11 +57,12 @@ const memoKey = (ref: TokenRef) =>
 export class TokenStore {
   constructor(
     private readonly kv: KVNamespace,
+    private readonly ring: KeyRing,
     private readonly memoTtlMs: number,
   ) {}
 
   async issue(tenantId: string, t: NewToken): Promise<Issued> {
-    const token = generateToken();
+    const { token, kid } = await generateToken(this.ring);
     const record: TokenRecord = {
       id: t.id,
       tenant_id: tenantId,
@@ -70,6 +72,7 @@ export class TokenStore {
       scopes: t.scopes,
       created_at: new Date().toISOString(),
       expires_at: t.expires_at,
+      tag_kid: kid,
     };
     await this.put({ hash: await hashToken(token), record });
     return { token, record };
@@ -94,6 +97,11 @@ export class TokenStore {
     if (entry) memo.set(key, entry, this.memoTtlMs);
     else unknownMemo.set(key, null, this.memoTtlMs);
     return entry;
+  }
+
+  /** A token this isolate knows without asking KV: the entry, or undefined. */
+  remembered(ref: TokenRef): TokenEntry | undefined {
+    return memo.get(memoKey(ref)) ?? undefined;
   }
 
   /** The tenant's tokens as stored in the index (never the secrets). */

@@ -34,6 +34,11 @@ export interface TokenRecord {
   created_at: string;
   /** ISO time after which the token is refused; null = no expiry. */
   expires_at: string | null;
+  /**
+   * The KEY_ENCRYPTION_KEY id whose key tagged the token (tenants/token.ts);
+   * absent on legacy tokens, which work only until LEGACY_TOKENS_UNTIL.
+   */
+  tag_kid?: string;
   /** Set once the token is revoked (the record is kept a while to say so). */
   revoked_at?: string;
 }

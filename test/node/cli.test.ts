@@ -44,7 +44,7 @@ async function cli(...args: string[]) {
   }
 }
 
-const token = (out: string) => /apgw_[0-9A-Za-z]{36}/.exec(out)![0];
+const token = (out: string) => /apgw_[0-9A-Za-z]{52}/.exec(out)![0];
 const call = (t: string, path = '/team/lists', init: RequestInit = {}) =>
   fetch(`${stack.gatewayUrl}${path}`, {
     ...init,
