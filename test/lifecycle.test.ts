@@ -243,6 +243,40 @@ describe('tokens', () => {
     }
   });
 
+  it("shares the token's own quota between old and new: rotating never resets it", async () => {
+    const t = await createTenant();
+    const capped = await issue(t, { name: 'capped', limits: { quota: { daily: 5 } } });
+    for (let i = 0; i < 3; i++) {
+      expect((await asTenant(capped, '/agent/lists')).res.status).toBe(200);
+    }
+    const rotated = await envelope(
+      await admin(`/tenants/${t.id}/tokens/${capped.tokenId}/rotate`, {
+        method: 'POST',
+        body: JSON.stringify({ overlap_s: 600 }),
+      }),
+    );
+    const fresh = { ...capped, token: rotated.data.token as string };
+    // Two units are left, for both tokens together.
+    expect((await asTenant(fresh, '/agent/lists')).res.status).toBe(200);
+    expect((await asTenant(capped, '/agent/lists')).res.status).toBe(200);
+    for (const token of [fresh, capped]) {
+      const { res, body } = await asTenant(token, '/agent/lists');
+      expect(res.status).toBe(429);
+      expect(body.code).toBe(ERRORS.QUOTA_EXHAUSTED.code);
+      expect(body.data.policy).toBe('token-daily');
+    }
+    // A second rotation stays on the same meters.
+    const again = await envelope(
+      await admin(`/tenants/${t.id}/tokens/${rotated.data.id}/rotate`, {
+        method: 'POST',
+        body: JSON.stringify({ overlap_s: 0 }),
+      }),
+    );
+    const third = await asTenant({ ...capped, token: again.data.token }, '/agent/lists');
+    expect(third.res.status).toBe(429);
+    expect(third.body.data.policy).toBe('token-daily');
+  });
+
   it('keeps the old token for 3600 s when no overlap is given', async () => {
     const t = await createTenant();
     const rotated = await envelope(

@@ -144,8 +144,8 @@ export function tokenRoutes(): Hono<HonoEnv> {
         scopes: old.record.scopes,
         expires_at: old.record.expires_at,
       };
-      // The new token keeps the old one's own limits.
-      await limitToken(c, id, successor.id, await guardFor(c.env, id).tokenLimits(token_id));
+      // The new token keeps the old one's own limits, and its meters.
+      await changeGuard(c, id, (g) => g.succeed(token_id, successor.id));
       const issued = await stores.tokens.issue(id, successor);
       const oldUntil = new Date(Math.min(until, oldEnds)).toISOString();
       await changeGuard(c, id, (g) => g.expireAt(token_id, Date.parse(oldUntil)));

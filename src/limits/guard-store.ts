@@ -26,6 +26,7 @@ export class GuardStore {
   private readonly settings = new Map<SettingName, string | null>();
   private readonly tokenStates = new Map<string, TokenState>();
   private readonly tokenLimitsCache = new Map<string, TokenLimits | null>();
+  private readonly meterOwners = new Map<string, string>();
   private limits: Limits | null | undefined;
   private calls: GuardCalls | undefined;
 
@@ -122,6 +123,35 @@ export class GuardStore {
     this.tokenLimitsCache.delete(tokenId);
   }
 
+  /**
+   * The token whose own meters a token counts against: itself, or, after a
+   * rotation, the first token of its line, so old and new share one budget.
+   */
+  meterOwner(tokenId: string): string {
+    let owner = this.meterOwners.get(tokenId);
+    if (owner === undefined) {
+      const row = this.sql
+        .exec<{ meters_of: string }>(
+          'SELECT meters_of FROM token_meters WHERE token_id = ?',
+          tokenId,
+        )
+        .toArray()[0];
+      owner = row?.meters_of ?? tokenId;
+      this.meterOwners.set(tokenId, owner);
+    }
+    return owner;
+  }
+
+  /** From now on `successor` counts against the same meters as `tokenId`. */
+  shareMeters(successor: string, tokenId: string): void {
+    this.sql.exec(
+      'INSERT OR REPLACE INTO token_meters (token_id, meters_of) VALUES (?, ?)',
+      successor,
+      this.meterOwner(tokenId),
+    );
+    this.meterOwners.delete(successor);
+  }
+
   allTokenLimits(): Record<string, TokenLimits> {
     const rows = this.sql.exec<{ token_id: string; limits: string }>('SELECT * FROM token_limits');
     const out: Record<string, TokenLimits> = {};
@@ -163,6 +193,7 @@ function migrate(sql: SqlStorage): void {
     CREATE TABLE IF NOT EXISTS token_states (
       token_id TEXT PRIMARY KEY, not_after INTEGER NOT NULL, reason TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS token_limits (token_id TEXT PRIMARY KEY, limits TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS token_meters (token_id TEXT PRIMARY KEY, meters_of TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS stats (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
   `);

@@ -103,7 +103,13 @@ export class TenantGuard extends DurableObject {
 
     const perScope = req.scopes.map((ask) => ({
       ask,
-      meters: metersFor(limits, this.store.tokenLimits(ask.tokenId), ask, req.meterOptions),
+      // A rotated token's own meters are its line's: old and new share one budget.
+      meters: metersFor(
+        limits,
+        this.store.tokenLimits(ask.tokenId),
+        { ...ask, tokenId: this.store.meterOwner(ask.tokenId) },
+        req.meterOptions,
+      ),
       tokenEnd: this.store.tokenEnd(ask.tokenId),
     }));
     const meters = new Map<string, Meter>();
@@ -286,6 +292,16 @@ export class TenantGuard extends DurableObject {
   /** A token's own limits, counted besides the tenant's; `null` removes them. */
   setTokenLimits(tokenId: string, limits: TokenLimits | null): void {
     this.store.putTokenLimits(tokenId, limits);
+  }
+
+  /**
+   * Rotation, before the successor exists in KV: it gets the old token's own
+   * limits and counts against the same meters, so the two together never
+   * exceed them during the overlap, and rotating never resets a quota.
+   */
+  succeed(tokenId: string, successor: string): void {
+    this.store.putTokenLimits(successor, this.store.tokenLimits(tokenId));
+    this.store.shareMeters(successor, tokenId);
   }
 
   /** Every token's own limits, by token id. */
