@@ -132,6 +132,30 @@ describe('operator API', () => {
     expect((await envelope(res)).code).toBe(ERRORS.ADMIN_UNAUTHORIZED.code);
   });
 
+  it('throttles wrong operator tokens per address, and never the right one', async () => {
+    const ip = `198.51.100.${Math.floor(Math.random() * 250)}`;
+    const call = (token: string) =>
+      gateway('/admin/tenants', {
+        headers: { authorization: `Bearer ${token}`, 'cf-connecting-ip': ip },
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const res = await call(`wrong-operator-token-${i}`);
+      statuses.push(res.status);
+      if (i === 99) {
+        const body = await envelope(res);
+        expect(body.code).toBe(ERRORS.RATE_LIMITED.code);
+        expect(body.data.policy).toBe('failed-admin-auth');
+        expect(res.headers.get('retry-after')).toBe('60');
+      } else await res.arrayBuffer();
+    }
+    expect(statuses.slice(0, 60)).toEqual(Array(60).fill(401));
+    expect(statuses.slice(61)).toEqual(Array(39).fill(429));
+    const right = await call(testEnv.ADMIN_TOKEN!);
+    expect(right.status).toBe(200);
+    expect((await envelope(right)).code).toBe(0);
+  });
+
   it('refuses a bad tenant body with the field named', async () => {
     const res = await gateway('/admin/tenants', {
       method: 'POST',

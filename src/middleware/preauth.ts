@@ -2,8 +2,9 @@
  * Pre-auth throttling, for the only lookups a stranger can still make cost a
  * KV read (docs/SECURITY.md, "Threat model"): legacy-format tokens, whose
  * checksum anyone can compute, during their migration window; and origins no
- * tenant is known to allow. A tagged token is never throttled: a forged one is
- * refused without I/O, and a valid one must never be refused because others
+ * tenant is known to allow. Wrong operator tokens are counted too. A tagged
+ * token is never throttled: a forged one is refused without I/O, and a valid
+ * one, like the right operator token, must never be refused because others
  * failed from the same address.
  *
  * Counting uses Cloudflare's Rate Limiting binding (PREAUTH_LIMITER, per
@@ -21,7 +22,7 @@ const REFUSED_FOR_S = 60;
 /** Most refused networks one isolate remembers. */
 const MAX_REFUSED = 10_000;
 
-export type PreAuthKind = 'legacy-token' | 'origin';
+export type PreAuthKind = 'legacy-token' | 'origin' | 'admin-auth';
 
 const refused = new Memo<true>(MAX_REFUSED);
 
@@ -72,6 +73,7 @@ export async function countAgainstClient(c: Context<HonoEnv>, kind: PreAuthKind)
 const failedLookups: Record<PreAuthKind, { policy: string; what: string }> = {
   'legacy-token': { policy: 'failed-auth', what: 'unknown legacy-format tokens' },
   origin: { policy: 'origin-lookups', what: 'unknown origins' },
+  'admin-auth': { policy: 'failed-admin-auth', what: 'wrong operator tokens' },
 };
 
 export function throttled(kind: PreAuthKind): GatewayError {
