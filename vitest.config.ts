@@ -40,6 +40,8 @@ export default defineConfig(async () => {
                   // Two keys: tests seal under k2 and can still open values sealed under k1.
                   KEY_ENCRYPTION_KEY: `k2:${'B'.repeat(43)}=,k1:${'A'.repeat(43)}=`,
                   UPSTREAM_TIMEOUT_MS: '2000',
+                  // The emulator's webhook receiver is on loopback, over http.
+                  WEBHOOK_LOCAL_TARGETS: 'allow',
                   TENANT_MEMO_TTL_MS: '0',
                   // Generous defaults so functional tests never trip them; limit tests set their own.
                   DEFAULT_LIMITS: JSON.stringify({

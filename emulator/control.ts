@@ -1,7 +1,7 @@
 // Test control endpoints under /__emulator: no auth, never recorded, plain
 // JSON (not the platform envelope) so they cannot be mistaken for platform data.
 import { Hono } from 'hono';
-import { parseFault } from './faults';
+import { isHttpUrl, parseFault } from './faults';
 import { ApiError, type EmuEnv } from './http';
 
 export const controlRoutes = new Hono<EmuEnv>()
@@ -32,6 +32,7 @@ export const controlRoutes = new Hono<EmuEnv>()
     const input = (await c.req.json().catch(() => null)) as {
       times?: unknown;
       status?: unknown;
+      location?: unknown;
     } | null;
     const times = input?.times;
     const status = input?.status ?? 500;
@@ -46,9 +47,13 @@ export const controlRoutes = new Hono<EmuEnv>()
     ) {
       throw new ApiError(400, 10400, 'status must be an integer from 300 to 599, not 304');
     }
+    const location = input?.location;
+    if (location !== undefined && !isHttpUrl(location))
+      throw new ApiError(400, 10400, 'location must be an http(s) URL');
     const hook = c.get('state').webhook(c.req.param('name'));
     hook.failNext = times as number;
     hook.failStatus = status as number;
+    hook.failLocation = location;
     return c.json({ ok: true });
   })
   .post('/webhooks/:name', async (c) => {
@@ -65,7 +70,9 @@ export const controlRoutes = new Hono<EmuEnv>()
       received_at: new Date().toISOString(),
       failed,
     });
-    return failed ? c.json({ ok: false }, hook.failStatus as 500) : c.json({ ok: true });
+    if (!failed) return c.json({ ok: true });
+    if (hook.failLocation) c.header('location', hook.failLocation);
+    return c.json({ ok: false }, hook.failStatus as 500);
   })
   .get('/webhooks/:name', (c) => c.json(c.get('state').webhook(c.req.param('name')).deliveries))
   .delete('/webhooks/:name', (c) => {

@@ -54,6 +54,9 @@ export function parseFault(input: Record<string, unknown>): Omit<Fault, 'id'> {
     throw badRequest('delay_ms must be a non-negative integer');
   if (!Number.isInteger(times) || (times as number) < 1)
     throw badRequest('times must be a positive integer');
+  const { location } = input;
+  if (location !== undefined && (kind !== 'redirect' || !isHttpUrl(location)))
+    throw badRequest('location must be an http(s) URL, for a redirect');
   const fault: Omit<Fault, 'id'> = {
     kind: kind as FaultKind,
     status: status as number,
@@ -63,6 +66,7 @@ export function parseFault(input: Record<string, unknown>): Omit<Fault, 'id'> {
     content_length,
     char,
   };
+  if (typeof location === 'string') fault.location = location;
   if (request_id !== undefined) fault.request_id = request_id;
   if (path !== undefined) fault.path = path;
   return fault;
@@ -84,8 +88,18 @@ export function wait(ms: number, signal?: AbortSignal): Promise<boolean> {
   });
 }
 
-const raw = (body: string, type: string, status = 200) =>
-  new Response(body, { status, headers: { 'content-type': type } });
+const raw = (body: string, type: string, status = 200, extra: Record<string, string> = {}) =>
+  new Response(body, { status, headers: { 'content-type': type, ...extra } });
+
+/** Whether a value is an absolute http(s) URL (a redirect's Location). */
+export function isHttpUrl(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  try {
+    return ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
 
 /** The faulty response, or undefined when the request should then be answered normally (hang). */
 export async function faultResponse(c: Ctx, fault: Fault): Promise<Response | undefined> {
@@ -119,7 +133,12 @@ export async function faultResponse(c: Ctx, fault: Fault): Promise<Response | un
     case 'slow_body':
       return trickled(JSON.stringify(envelope(0, 'Success', { slow: true })), fault.delay_ms);
     case 'redirect':
-      return raw(JSON.stringify(envelope(0, 'Success', {})), 'application/json', fault.status);
+      return raw(
+        JSON.stringify(envelope(0, 'Success', {})),
+        'application/json',
+        fault.status,
+        fault.location ? { location: fault.location } : {},
+      );
     case 'reset': {
       const socket = c.env?.incoming?.socket; // no env at all in-process (app.request)
       if (!socket)

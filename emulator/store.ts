@@ -42,6 +42,8 @@ export interface Fault {
   content_length: boolean;
   /** large_body and gzip_bomb: the character the body is filled with (a multi-byte one counts as more). */
   char: string;
+  /** redirect: the Location header sent, if any. */
+  location?: string;
 }
 
 /** A webhook delivery the emulator received (for the gateway's quota alerts). */
@@ -63,7 +65,7 @@ export class EmulatorState {
   /** Webhook deliveries by receiver name, and how many of the next ones must fail (with which status). */
   webhooks = new Map<
     string,
-    { deliveries: WebhookDelivery[]; failNext: number; failStatus: number }
+    { deliveries: WebhookDelivery[]; failNext: number; failStatus: number; failLocation?: string }
   >();
   // Sequence numbers stay monotonic across resets so a record is never mistaken for a newer one.
   private seq = 0;

@@ -24,10 +24,11 @@ const LINES = [
 ];
 
 /** Answers a refused upgrade with a plain HTTP response and closes the socket. */
-function refuse(socket: Duplex, status: number, body: unknown): void {
+function refuse(socket: Duplex, status: number, body: unknown, location?: string): void {
   const payload = JSON.stringify(body);
+  const extra = location ? `Location: ${location}\r\n` : '';
   socket.end(
-    `HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
+    `HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
   );
 }
 
@@ -119,7 +120,12 @@ export function attachSessionStream(server: Server, state: EmulatorState): { clo
       socket.once('close', () => gone.abort());
       if (!(await wait(fault.delay_ms, gone.signal))) return;
     } else if (fault)
-      return refuse(socket, fault.status, envelope(fault.status, 'emulated failure', null));
+      return refuse(
+        socket,
+        fault.status,
+        envelope(fault.status, 'emulated failure', null),
+        fault.location,
+      );
 
     const match = WS_PATH.exec(url.pathname);
     if (!match) return refuse(socket, 404, envelope(404, 'Not Found', null));

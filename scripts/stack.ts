@@ -65,7 +65,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     stdio: ['ignore', 'ignore', io],
     detached: true,
   });
-  const vars = { PLATFORM_BASE_URL: emulatorUrl, ...opts.vars };
+  // Local development: quota alert webhooks may go to the emulator's receiver on loopback.
+  const vars = { PLATFORM_BASE_URL: emulatorUrl, WEBHOOK_LOCAL_TARGETS: 'allow', ...opts.vars };
   const gateway = spawn(
     'wrangler',
     [

@@ -24,6 +24,7 @@ type OptionalSettings = Partial<
     | 'LOG_SAMPLE_RATE'
     | 'LIMITER_FAILURE_MODE'
     | 'LEGACY_TOKENS_UNTIL'
+    | 'WEBHOOK_LOCAL_TARGETS'
     | 'BROWSER_PARTITION_SHARE',
     string | Record<string, unknown>
   >

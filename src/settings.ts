@@ -90,6 +90,10 @@ const settingsSchema = z.object({
   LIMITER_FAILURE_MODE: z
     .enum(['closed', 'open'], { error: 'must be closed or open' })
     .default('closed'),
+  WEBHOOK_LOCAL_TARGETS: z
+    .enum(['allow', 'refuse'], { error: 'must be allow or refuse' })
+    .default('refuse')
+    .transform((v) => v === 'allow'),
   LEGACY_TOKENS_UNTIL: z
     .string()
     .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date, YYYY-MM-DD')

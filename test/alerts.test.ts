@@ -3,8 +3,9 @@
  * backoff from the TenantGuard's alarm (time injected through deliverAlerts),
  * given up after 5 tries, and recorded in the audit log. The emulator receives them.
  */
-import { runDurableObjectAlarm } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
+import { ERRORS } from '../src/errors';
 import { ALERT_BACKOFF_MS, ALERT_MAX_TRIES } from '../src/limits/alerts';
 import { hmacSha256Hex } from '../src/tenants/token';
 import {
@@ -12,6 +13,7 @@ import {
   asTenant,
   createTenant,
   envelope,
+  gatewayWith,
   type TestTenant,
   testEnv,
   UPSTREAM,
@@ -177,5 +179,64 @@ describe('quota alerts', () => {
     expect(bad.status).toBe(400);
     expect((await admin(`/tenants/${t.id}/alerts`, { method: 'DELETE' })).status).toBe(200);
     expect((await envelope(await admin(`/tenants/${t.id}/alerts`))).data).toBeNull();
+  });
+
+  it('refuses a webhook a production gateway must not call, naming the field', async () => {
+    const t = await createTenant();
+    const production = { WEBHOOK_LOCAL_TARGETS: 'refuse' };
+    const put = (url: string) =>
+      gatewayWith(production, `/admin/tenants/${t.id}/alerts`, {
+        method: 'PUT',
+        headers: {
+          authorization: `Bearer ${testEnv.ADMIN_TOKEN}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ url }),
+      });
+    for (const [url, why] of [
+      [`${UPSTREAM}/__emulator/webhooks/x`, 'https'],
+      ['https://127.0.0.1/hook', 'loopback'],
+      ['https://169.254.169.254/latest', 'link-local'],
+      ['https://10.0.0.7/hook', 'private'],
+      ['https://user:secret@hooks.example.com/hook', 'credentials'],
+    ] as const) {
+      const res = await put(url);
+      const body = await envelope(res);
+      expect(res.status, url).toBe(400);
+      expect(body.code).toBe(ERRORS.VALIDATION_FAILED.code);
+      expect(body.data.errors[0]).toMatchObject({ location: 'body', field: 'url' });
+      expect(body.msg).toContain(why);
+      expect(body.msg).not.toContain('secret@');
+    }
+    expect((await put('https://hooks.example.com/quota')).status).toBe(200);
+  });
+
+  it('stores the signing secret sealed under KEY_ENCRYPTION_KEY, never in the clear', async () => {
+    const { t, secret } = await alerted(5, receiver());
+    const stored = await runInDurableObject(guardOf(t), (_, state) =>
+      state.storage.sql.exec<{ secret: string }>('SELECT secret FROM alert_config').one(),
+    );
+    expect(stored.secret).toMatch(/^v1\.k2\./);
+    expect(stored.secret).not.toContain(secret);
+  });
+
+  it('does not follow a redirect: the try fails, and the other address gets nothing', async () => {
+    const name = receiver();
+    const elsewhere = receiver();
+    await fetch(`${UPSTREAM}/__emulator/webhooks/${name}/fail`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        times: 1,
+        status: 307,
+        location: `${UPSTREAM}/__emulator/webhooks/${elsewhere}`,
+      }),
+    });
+    const { t } = await alerted(2, name, [50]);
+    await asTenant(t, '/agent/lists');
+    // The redirect fails the first try; the second is delivered where the webhook points.
+    await deliverUntilDone(t);
+    expect((await deliveries(name)).map((d) => d.failed)).toEqual([true, false]);
+    expect(await deliveries(elsewhere)).toEqual([]);
   });
 });

@@ -184,6 +184,20 @@ describe('an open event stream ends with its credentials', () => {
     return closed;
   }
 
+  it('does not follow a redirect of the upstream handshake, whose URL carries the platform key', async () => {
+    const t = await createTenant();
+    const id = requestId('ws-redirect');
+    const elsewhere = `${UPSTREAM}/session/ws/elsewhere-${crypto.randomUUID()}`;
+    await injectFault({ request_id: id, kind: 'redirect', status: 302, location: elsewhere });
+    const res = await gateway('/session/ws/any-session', {
+      headers: { upgrade: 'websocket', authorization: t.token, 'x-request-id': id },
+    });
+    expect(res.status).toBe(502);
+    expect((await envelope(res)).data).toMatchObject({ upstream_status: 302, request_id: id });
+    // One handshake reached the platform: the redirected one was never made.
+    expect((await upstreamSaw(id)).map((r) => r.path)).toEqual(['/session/ws/any-session']);
+  });
+
   it('closes with 4401 once its token is revoked', async () => {
     const t = await createTenant();
     const closed = openStream(t);

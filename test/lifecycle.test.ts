@@ -430,14 +430,26 @@ describe('platform keys at rest', () => {
     ).toBe(200);
     const resealed = await envelope(await admin('/maintenance/reencrypt', { method: 'POST' }));
     expect(resealed.data.resealed).toBeGreaterThanOrEqual(1);
+    // Its token is tagged under k1: counted, so the operator rotates it before dropping k1.
+    expect(resealed.data.tokens_on_older_keys).toBeGreaterThanOrEqual(1);
     expect(
       JSON.parse((await testEnv.TENANTS.get(`tenant:${created.tenant_id}`))!).platform_key_sealed,
     ).toMatch(/^v1\.k2\./);
+    const rotated = await envelope(
+      await admin(`/tenants/${created.tenant_id}/tokens/${created.token_id}/rotate`, {
+        method: 'POST',
+        body: JSON.stringify({ overlap_s: 0 }),
+      }),
+    );
+    expect(rotated.data.tag_kid).toBe('k2');
     const onlyNew = { KEY_ENCRYPTION_KEY: `k2:${'B'.repeat(43)}=` };
-    expect(
-      (await gatewayWith(onlyNew, '/agent/lists', { headers: { authorization: created.token } }))
-        .status,
-    ).toBe(200);
+    const call = (token: string) =>
+      gatewayWith(onlyNew, '/agent/lists', { headers: { authorization: token } });
+    expect((await call(rotated.data.token)).status).toBe(200);
+    // A token tagged under a key no longer in the ring is refused like a forged one.
+    const old = await call(created.token);
+    expect(old.status).toBe(401);
+    expect((await envelope(old)).code).toBe(ERRORS.INVALID_TOKEN.code);
   });
 
   it('a missing KEY_ENCRYPTION_KEY is named, never guessed', async () => {

@@ -105,6 +105,13 @@ describe('answer faults', () => {
     const { rid: rid307 } = await fault({ kind: 'redirect', status: 307 });
     expect((await teams(rid307)).status).toBe(307);
   });
+
+  it('redirect: sends Location when one is given', async () => {
+    const { rid } = await fault({ kind: 'redirect', location: 'https://elsewhere.example/x' });
+    const r = await wire('/team/lists', { ...demo, 'x-request-id': rid });
+    expect(r.status).toBe(302);
+    expect(r.headers.location).toBe('https://elsewhere.example/x');
+  });
 });
 
 describe('body faults', () => {
@@ -293,6 +300,8 @@ describe('registration', () => {
     [{ kind: 'status', status: 600 }],
     [{ kind: 'redirect', status: 200 }],
     [{ kind: 'redirect', status: 400 }],
+    [{ kind: 'redirect', location: 'not a url' }],
+    [{ kind: 'status', location: 'https://elsewhere.example/' }],
     [{ kind: 'html', request_id: '' }],
     [{ kind: 'html', path: 5 }],
     [{ kind: 'hang', delay_ms: -1 }],

@@ -5,8 +5,10 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import type { HonoEnv } from '../env';
+import { invalidField } from '../errors';
 import { DEFAULT_THRESHOLDS } from '../limits/alerts';
 import { validated } from '../middleware/validate';
+import { keyRing, seal } from '../tenants/crypto';
 import { randomBase62 } from '../tenants/token';
 import {
   adminStores,
@@ -17,6 +19,7 @@ import {
   ok,
   tenantParams,
 } from './common';
+import { webhookUrlProblem } from './webhook-url';
 
 export const alertsBody = z.strictObject({
   url: z.url({ protocol: /^https?$/, error: 'url must be an http(s) URL' }).max(2048),
@@ -43,11 +46,16 @@ export function alertRoutes(): Hono<HonoEnv> {
     async (c) => {
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
+      const settings = c.get('settings');
+      const problem = webhookUrlProblem(body.url, settings.WEBHOOK_LOCAL_TARGETS);
+      if (problem) throw invalidField('body', 'url', problem);
       await existingTenant(await adminStores(c), id);
       const secret = `whsec_${randomBase62(32)}`;
+      // Stored sealed, as platform keys are: the guard opens it to sign each delivery.
+      const sealed = await seal(await keyRing(settings.KEY_ENCRYPTION_KEY), secret, id);
       const thresholds = [...new Set(body.thresholds)].sort((a, b) => a - b);
       await changeGuard(c, id, (g) =>
-        g.setAlerts({ tenantId: id, url: body.url, thresholds, secret }),
+        g.setAlerts({ tenantId: id, url: body.url, thresholds, secret: sealed }),
       );
       // The URL may carry credentials of the receiver: the audit keeps its origin only.
       await audit(c, 'alerts.set', {

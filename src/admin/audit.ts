@@ -6,7 +6,8 @@ import type { HonoEnv } from '../env';
 import { ok } from '../errors';
 import { validated } from '../middleware/validate';
 import { intFieldOr } from '../routes/schemas';
-import { adminStores, audit, tenantIdField } from './common';
+import { keyRing } from '../tenants/crypto';
+import { adminStores, audit, guardFor, tenantIdField } from './common';
 
 export const auditQuery = z.strictObject({
   page_num: intFieldOr('page_num', 1, 1_000_000, 1),
@@ -23,24 +24,37 @@ export function auditRoutes(): Hono<HonoEnv> {
   });
 
   // After putting a new key first in KEY_ENCRYPTION_KEY: re-seal every stored
-  // platform key under it, so the old key can be removed.
+  // platform key and webhook secret under it, and count the tokens that still
+  // depend on an older key (their tag) or on none (legacy): rotate those
+  // before the old key is removed (docs/SECURITY.md, "Gateway tokens").
   app.post('/maintenance/reencrypt', async (c) => {
-    const { tenants: store } = await adminStores(c);
-    let tenants = 0;
-    let resealed = 0;
+    const { tenants: store, tokens } = await adminStores(c);
+    const ring = await keyRing(c.get('settings').KEY_ENCRYPTION_KEY);
+    const report = {
+      tenants: 0,
+      resealed: 0,
+      alert_secrets_resealed: 0,
+      tokens_on_older_keys: 0,
+      legacy_tokens: 0,
+    };
     let cursor: string | undefined;
     do {
       const page = await store.list(cursor, 100);
       for (const t of page.tenants) {
         const stored = await store.getStored(t.id);
         if (!stored) continue;
-        tenants++;
-        if (await store.reseal(stored)) resealed++;
+        report.tenants++;
+        if (await store.reseal(stored)) report.resealed++;
+        if (await guardFor(c.env, t.id).resealAlertSecret()) report.alert_secrets_resealed++;
+        for (const token of await tokens.list(t.id)) {
+          if (!token.tag_kid) report.legacy_tokens++;
+          else if (token.tag_kid !== ring.currentKid) report.tokens_on_older_keys++;
+        }
       }
       cursor = page.cursor ?? undefined;
     } while (cursor);
-    await audit(c, 'keys.resealed', { detail: { tenants, resealed } });
-    return c.json(ok({ tenants, resealed }));
+    await audit(c, 'keys.resealed', { detail: report });
+    return c.json(ok(report));
   });
 
   return app;

@@ -71,6 +71,8 @@ async function connectUpstream(c: Context<HonoEnv>, sessionId: string): Promise<
   try {
     res = await fetch(url, {
       headers: { upgrade: 'websocket', 'x-request-id': c.get('requestId') },
+      // The URL carries the platform key: never follow it anywhere else.
+      redirect: 'manual',
       signal: handshake.signal,
     });
   } catch {

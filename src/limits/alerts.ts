@@ -4,6 +4,7 @@
  * webhook, once per crossing per period, retried with backoff (at most
  * ALERT_MAX_TRIES tries) from the guard's alarm (README, "Quota alerts").
  */
+import { isSealed, type KeyRing, open } from '../tenants/crypto';
 import { hmacSha256Hex } from '../tenants/token';
 
 export const DEFAULT_THRESHOLDS = [80, 100];
@@ -18,7 +19,10 @@ export interface AlertConfig {
   tenantId: string;
   url: string;
   thresholds: number[];
-  /** Signs every delivery; shown to the operator once. */
+  /**
+   * Signs every delivery; shown to the operator once, stored sealed under
+   * KEY_ENCRYPTION_KEY (tenants/crypto.ts), bound to the tenant id.
+   */
   secret: string;
 }
 
@@ -143,6 +147,7 @@ export function noteQuotaUse(
 export async function deliverDue(
   sql: SqlStorage,
   config: AlertConfig | null,
+  ring: KeyRing,
   now: number,
 ): Promise<{ results: DeliveryResult[]; nextAt: number | null }> {
   const due = sql
@@ -162,9 +167,10 @@ export async function deliverDue(
     );
   }
   const results: DeliveryResult[] = [];
+  const secret = config && (await signingSecret(ring, config));
   for (const row of due) {
     // Without a webhook (removed since) the alert has nowhere to go.
-    const status = config ? await post(config, row.id, row.body) : null;
+    const status = config && secret ? await post(config.url, secret, row.id, row.body) : null;
     const payload: AlertPayload = JSON.parse(row.body);
     const attempts = row.attempts + 1;
     if (status !== null && status >= 200 && status < 300) {
@@ -185,17 +191,35 @@ export async function deliverDue(
   return { results, nextAt: next ?? null };
 }
 
-/** One signed POST; the HTTP status, or null when the receiver could not be reached in time. */
-async function post(config: AlertConfig, id: number, body: string): Promise<number | null> {
+/**
+ * The webhook's signing secret, opened; null when it cannot be (its key was
+ * dropped from the ring: the operator sets the webhook again for a new secret).
+ * Secrets stored before sealing are used as they are until then.
+ */
+async function signingSecret(ring: KeyRing, config: AlertConfig): Promise<string | null> {
+  if (!isSealed(config.secret)) return config.secret;
   try {
-    const res = await fetch(config.url, {
+    return await open(ring, config.secret, config.tenantId);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One signed POST; the HTTP status, or null when the receiver could not be
+ * reached in time. A redirect is not followed: it counts as a failed try.
+ */
+async function post(url: string, secret: string, id: number, body: string): Promise<number | null> {
+  try {
+    const res = await fetch(url, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        [SIGNATURE_HEADER]: `sha256=${await hmacSha256Hex(config.secret, body)}`,
+        [SIGNATURE_HEADER]: `sha256=${await hmacSha256Hex(secret, body)}`,
         'X-Gateway-Delivery': String(id),
       },
       body,
+      redirect: 'manual',
       signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
     });
     await res.body?.cancel();

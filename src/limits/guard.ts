@@ -13,6 +13,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { auditLog } from '../audit/log';
 import type { UsageBatch } from '../observability/usage';
 import { ROUTE_GROUPS } from '../routes/types';
+import { isSealed, keyRing, open, seal, sealedKid } from '../tenants/crypto';
 import {
   type AlertConfig,
   type DeliveryResult,
@@ -360,6 +361,23 @@ export class TenantGuard extends DurableObject {
     this.alerts = undefined;
   }
 
+  /**
+   * Re-seals the webhook's signing secret under the ring's current key (key
+   * rotation, POST /admin/maintenance/reencrypt); true when it did.
+   */
+  async resealAlertSecret(): Promise<boolean> {
+    const config = this.alertConfig();
+    const ring = await keyRing(this.env.KEY_ENCRYPTION_KEY ?? '');
+    if (!config || (isSealed(config.secret) && sealedKid(config.secret) === ring.currentKid)) {
+      return false;
+    }
+    const secret = isSealed(config.secret)
+      ? await open(ring, config.secret, config.tenantId)
+      : config.secret;
+    this.setAlerts({ ...config, secret: await seal(ring, secret, config.tenantId) });
+    return true;
+  }
+
   /** The webhook and thresholds, without the signing secret. */
   alertSettings(): { url: string; thresholds: number[] } | null {
     const config = this.alertConfig();
@@ -368,7 +386,8 @@ export class TenantGuard extends DurableObject {
 
   /** Sends the quota alerts due at `now` (the alarm calls this; tests pass their own time). */
   async deliverAlerts(now: number): Promise<{ results: DeliveryResult[]; nextAt: number | null }> {
-    const delivered = await deliverDue(this.sql, this.alertConfig(), now);
+    const ring = await keyRing(this.env.KEY_ENCRYPTION_KEY ?? '');
+    const delivered = await deliverDue(this.sql, this.alertConfig(), ring, now);
     for (const r of delivered.results) {
       await auditLog(this.env).record({
         action: `alert.${r.outcome}`,

@@ -112,6 +112,9 @@ export async function open(ring: KeyRing, sealed: string, boundTo: string): Prom
 /** The key id a sealed value was sealed under. */
 export const sealedKid = (sealed: string) => sealed.split('.')[1];
 
+/** Whether a stored value is sealed (`v1.<kid>.…`) rather than plain. */
+export const isSealed = (value: string) => /^v1\.[A-Za-z0-9_-]{1,32}\./.test(value);
+
 export function toBase64Url(bytes: Uint8Array): string {
   return btoa(String.fromCharCode(...bytes))
     .replace(/\+/g, '-')

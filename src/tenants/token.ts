@@ -60,10 +60,11 @@ export interface PresentedToken {
 }
 
 /**
- * Tokens presented lately that passed their check, at most 1024 per isolate
- * (the oldest go first). A token's hash never changes, so they never expire.
+ * Tokens presented lately that passed their check under a ring, at most 1024
+ * per ring (the oldest go first). A token's hash never changes, so they never
+ * expire; a ring without the key that tagged a token gets a memo of its own.
  */
-const presented = new Memo<PresentedToken>(1024);
+const presentedUnder = new WeakMap<KeyRing, Memo<PresentedToken>>();
 
 /**
  * The KV lookup key of a presented token, or null when it is forged or
@@ -75,6 +76,11 @@ export async function checkPresentedToken(
   ring: KeyRing,
   token: string,
 ): Promise<PresentedToken | null> {
+  let presented = presentedUnder.get(ring);
+  if (!presented) {
+    presented = new Memo<PresentedToken>(1024);
+    presentedUnder.set(ring, presented);
+  }
   const known = presented.get(token);
   if (known !== undefined) return known;
   const kid = await tokenTagKid(ring, token);
