@@ -492,4 +492,19 @@ describe('the lower findings', () => {
     });
     expect(token.status).toBe(400);
   });
+
+  it.each([
+    ['a right-to-left override', 'invoice\u202Egpj.exe'],
+    ['a zero-width space', 'acme\u200Bcorp'],
+    ['a left-to-right isolate', '\u2066acme\u2069'],
+  ])('refuses a name with %s (a format character)', async (_, name) => {
+    const res = await admin('/tenants', {
+      method: 'POST',
+      body: JSON.stringify({ name, platform_key: platformKeys.demo }),
+    });
+    const body = await envelope(res);
+    expect(res.status).toBe(400);
+    expect(body.code).toBe(ERRORS.VALIDATION_FAILED.code);
+    expect(body.msg).toContain('format characters');
+  });
 });

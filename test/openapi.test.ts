@@ -16,7 +16,7 @@ import { DOCS_CSP } from '../src/openapi/routes';
 import { ROUTE_SPECS } from '../src/routes/table';
 import type { RouteSpec } from '../src/routes/types';
 import { expandScopes, hasScope, requiredScope } from '../src/tenants/scopes';
-import { admin, createTenant, envelope, gateway, gatewayWith } from './helpers';
+import { admin, createTenant, envelope, gateway, gatewayWith, testEnv } from './helpers';
 
 type Json = Record<string, any>;
 
@@ -281,6 +281,28 @@ describe('GET /openapi.json with a token: its own view', () => {
         .map(({ op }) => op.operationId)
         .sort(),
     ).toEqual(['team.info', 'team.list']);
+  });
+
+  it('refuses a token its TenantGuard has revoked, as a call would, before KV says so', async () => {
+    const tenant = await createTenant(undefined, 'openapi revoked', ['teams:read']);
+    // Exact mode: every request asks the guard, as a leased one does once its lease ends.
+    await admin(`/tenants/${tenant.id}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({ policies: [], limiter: 'exact' }),
+    });
+    const remember = { TENANT_MEMO_TTL_MS: '60000' };
+    const view = () =>
+      gatewayWith(remember, '/openapi.json', {
+        headers: { authorization: `Bearer ${tenant.token}` },
+      });
+    expect((await view()).status).toBe(200);
+    await testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenant.id)).revoke(
+      tenant.tokenId,
+      Date.now(),
+    );
+    const res = await view();
+    expect(res.status).toBe(401);
+    expect((await envelope(res)).code).toBe(ERRORS.TOKEN_REVOKED.code);
   });
 
   it('refuses an unknown token with its envelope, not the whole document', async () => {

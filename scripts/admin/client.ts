@@ -30,7 +30,30 @@ export function adminToken(url: string): string {
   );
 }
 
+/** Loopback hosts, where plain http never leaves this machine. */
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/**
+ * Refuses to send the operator token in the clear: plain http is only for a
+ * gateway on this machine (npm start); anything else must be https.
+ */
+export function assertSafeTransport(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new CliError(`--url ${url} is not a URL`);
+  }
+  if (parsed.protocol === 'https:') return;
+  if (parsed.protocol === 'http:' && LOOPBACK.test(parsed.hostname)) return;
+  throw new CliError(
+    `Refusing to send the operator token to ${parsed.origin} over plain http: use https ` +
+      '(plain http only for a gateway on this machine, such as npm start).',
+  );
+}
+
 export function client(url: string, token: string): Client {
+  assertSafeTransport(url);
   const base = url.replace(/\/+$/, '');
   return {
     url: base,

@@ -158,10 +158,11 @@ function renewInBackground(t: TenantAdmission, settings: LeaseSettings, io: Admi
   io.waitUntil(renewal);
 }
 
-/** The usage gathered so far rides along with a call to the guard. */
+/** The usage gathered so far rides along with a call to the guard (the same request object). */
 function withUsage(t: TenantAdmission, settings: LeaseSettings, req: LeaseRequest): LeaseRequest {
   const usage = t.usage.take();
-  return usage ? { ...req, usage, usageRetentionDays: settings.usageRetentionDays } : req;
+  if (usage) Object.assign(req, { usage, usageRetentionDays: settings.usageRetentionDays });
+  return req;
 }
 
 /**

@@ -68,6 +68,9 @@ export class TenantLease {
   private next: Period | null = null;
   private readonly scopes = new Map<string, ScopeState>();
   private returns: Returned[] = [];
+  /** Bumped by forget(): an answer to a request made before it is not applied. */
+  private generation = 0;
+  private readonly askedIn = new WeakMap<LeaseRequest, number>();
 
   /** Admits from the lease when it can; a refusal the last answer makes certain; else "ask". */
   admit(scope: Scope, cost: number, now: number): Admission {
@@ -134,7 +137,7 @@ export class TenantLease {
     }
     const returns = this.returns;
     this.returns = [];
-    return {
+    const req: LeaseRequest = {
       now,
       start: ahead && this.current ? this.current.expiresAt : now,
       leaseMaxMs: settings.leaseMaxMs,
@@ -144,10 +147,38 @@ export class TenantLease {
       returns,
       renewal: waiting === null,
     };
+    this.askedIn.set(req, this.generation);
+    return req;
   }
 
-  /** Takes in the guard's answer; returns the waiting request's admission, if there was one. */
+  /**
+   * Takes in the guard's answer; returns the waiting request's admission, if
+   * there was one. An answer to a request made before forget() decides its
+   * waiting request but is not kept: it may predate the change that forgot.
+   */
   apply(req: LeaseRequest, answer: LeaseAnswer): Decision | null {
+    const period: Period = {
+      start: answer.start,
+      expiresAt: answer.expiresAt,
+      meters: new Map(answer.meters.map((g) => [g.key, { grant: g, left: g.leased }])),
+    };
+    if (this.askedIn.get(req) === this.generation) this.keep(req, answer, period);
+    else this.retire(period);
+
+    // A renewal has no waiting request; any other call answers its first scope, cost 0 or not.
+    const grant = answer.scopes[0];
+    if (req.renewal || !grant) return null;
+    const held = grant.meters.flatMap((k) => {
+      const h = period.meters.get(k);
+      return h ? [h] : [];
+    });
+    return grant.refusal
+      ? { kind: 'refused', refusal: grant.refusal, meters: views(held, req.now) }
+      : { kind: 'admitted', meters: views(held, req.now), cacheVersion: answer.cacheVersion };
+  }
+
+  /** Makes an answer this lease's state: the tenant's, its scopes', and the period it leases. */
+  private keep(req: LeaseRequest, answer: LeaseAnswer, period: Period): void {
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
@@ -166,11 +197,6 @@ export class TenantLease {
         lastSeen: asked ? req.now : (prior?.lastSeen ?? req.now),
       });
     });
-    const period: Period = {
-      start: answer.start,
-      expiresAt: answer.expiresAt,
-      meters: new Map(answer.meters.map((g) => [g.key, { grant: g, left: g.leased }])),
-    };
     // The period it replaces is not used any more: its unused units go back next time.
     if (answer.start > req.now) {
       this.retire(this.next);
@@ -179,17 +205,6 @@ export class TenantLease {
       this.retire(this.current);
       this.current = period;
     }
-
-    // A renewal has no waiting request; any other call answers its first scope, cost 0 or not.
-    const grant = answer.scopes[0];
-    if (req.renewal || !grant) return null;
-    const held = grant.meters.flatMap((k) => {
-      const h = period.meters.get(k);
-      return h ? [h] : [];
-    });
-    return grant.refusal
-      ? { kind: 'refused', refusal: grant.refusal, meters: views(held, req.now) }
-      : { kind: 'admitted', meters: views(held, req.now), cacheVersion: answer.cacheVersion };
   }
 
   /**
@@ -224,6 +239,7 @@ export class TenantLease {
 
   /** Drops everything known, so the next request asks the guard (after an operator change). */
   forget(): void {
+    this.generation++;
     this.retire(this.current);
     this.retire(this.next);
     this.current = null;

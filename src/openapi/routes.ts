@@ -9,6 +9,7 @@ import { Hono } from 'hono';
 import { BROWSER_TOKEN_PREFIX } from '../browser/token';
 import type { HonoEnv } from '../env';
 import { presentedToken, tenantAuth } from '../middleware/auth';
+import { tenantLimits } from '../middleware/limits';
 import { named } from '../observability/named';
 import { type OpenApiDocument, partnerDocument } from './document';
 
@@ -88,8 +89,10 @@ export function openApiRoutes(): Hono<HonoEnv> {
       }
       await next();
     },
-    // With a token: its own view, after the token checks a call passes (not counted as a call).
+    // With a token: its own view, after the token checks a call passes, its standing in
+    // the TenantGuard (revocation) included, at cost 0: nothing is counted.
     tenantAuth(),
+    tenantLimits('usage', () => 0),
     (c) => {
       const token = c.get('token');
       const browser = token.prefix === BROWSER_TOKEN_PREFIX;

@@ -52,13 +52,14 @@ export function textField(name: string, max: number, min = 0) {
 }
 
 /**
- * A name an operator gives (tenants, tokens): text without control characters,
- * so it prints safely wherever it is shown (terminal escapes included).
+ * A name people read (tenants, tokens): no control characters (terminal
+ * escapes) and no format characters (bidi overrides, zero-width), which can
+ * make a listing show something other than what is stored.
  */
 export function nameField(name: string, max: number) {
   return textField(name, max, 1).regex(
-    /^[^\p{Cc}]*$/u,
-    `${name} must not contain control characters`,
+    /^[^\p{Cc}\p{Cf}]*$/u,
+    `${name} must not contain control characters or format characters (bidi, zero-width)`,
   );
 }
 

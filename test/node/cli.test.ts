@@ -52,6 +52,21 @@ const call = (t: string, path = '/team/lists', init: RequestInit = {}) =>
   });
 
 describe('operator CLI', () => {
+  it('refuses to send the operator token over plain http to anything but loopback', async () => {
+    for (const url of ['http://gateway.example.com', 'http://10.0.0.8:8787']) {
+      const { code, stderr } = await run(
+        'tsx',
+        ['scripts/admin.ts', '--url', url, 'tenant', 'list'],
+        {
+          env: { ...process.env, ADMIN_TOKEN: stack.adminToken },
+        },
+      ).catch((err) => err as { code: number; stderr: string });
+      expect(code, url).not.toBe(0);
+      expect(stderr).toContain('over plain http: use https');
+      expect(stderr).not.toContain(stack.adminToken);
+    }
+  });
+
   it('warns on stderr when a token is given an API key scope', async () => {
     const created = await cli('tenant', 'create', '--name', 'Keys', '--scopes', 'teams:read');
     expect(created.stderr).not.toContain('warning');

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { type LeaseSettings, TenantLease } from './lease';
+import type { LeaseAnswer, LeaseRequest } from './lease-protocol';
+import type { Scope } from './policy';
+
+const NOW = Date.parse('2026-11-24T12:00:00Z');
+const scope: Scope = { group: 'teams', tokenId: 'tok_a' };
+const settings: LeaseSettings = {
+  leaseMaxMs: 1000,
+  defaults: { policies: [{ name: 'burst', limit: 100, window_s: 10 }], quota: {} },
+  meterOptions: { partitionShare: 1, largestCost: 1 },
+  usageRetentionDays: 90,
+};
+
+/** What a guard answers: `leased` units of one meter for a second, the waiting request admitted. */
+function answer(req: LeaseRequest, leased: number, disabled = false): LeaseAnswer {
+  return {
+    mode: 'leased',
+    disabled,
+    cacheVersion: '1',
+    start: req.now,
+    expiresAt: req.now + 1000,
+    scopes: req.scopes.map(() => ({ meters: ['rate:burst'], tokenEnd: null, refusal: null })),
+    meters: [
+      {
+        key: 'rate:burst',
+        name: 'burst',
+        kind: 'rate',
+        limit: 100,
+        window_s: 10,
+        slot: req.now,
+        leased,
+        remaining: 100 - leased,
+        resetAt: req.now + 10_000,
+        fitsAgainAt: null,
+      },
+    ],
+  };
+}
+
+describe('TenantLease', () => {
+  it('admits from a lease it was given', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    expect(lease.apply(req, answer(req, 10))?.kind).toBe('admitted');
+    expect(lease.admit(scope, 1, NOW + 10).kind).toBe('admitted');
+  });
+
+  it('drops an answer to a request made before forget(), and gives its units back', () => {
+    const lease = new TenantLease();
+    const first = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    lease.apply(first, answer(first, 10));
+    // A renewal is in flight when an operator change makes this isolate forget the tenant.
+    const renewal = lease.request(NOW + 600, settings, null);
+    lease.forget();
+    expect(lease.apply(renewal, answer(renewal, 10, false))).toBeNull();
+    // Nothing of the old answer is used: the next request asks the guard.
+    expect(lease.admit(scope, 1, NOW + 700).kind).toBe('ask');
+    // The units both leases held go back with the next call.
+    const next = lease.request(NOW + 700, settings, { scope, cost: 1, queued: 0 });
+    expect(next.returns.reduce((sum, r) => sum + r.units, 0)).toBe(20);
+  });
+
+  it('still decides the request that waited on a call made before forget()', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    lease.forget();
+    expect(lease.apply(req, answer(req, 10))?.kind).toBe('admitted');
+    expect(lease.admit(scope, 1, NOW + 10).kind).toBe('ask');
+  });
+});
