@@ -60,7 +60,10 @@ describe('operator CLI', () => {
         {
           env: { ...process.env, ADMIN_TOKEN: stack.adminToken },
         },
-      ).catch((err) => err as { code: number; stderr: string });
+      ).then(
+        (ok) => ({ code: 0, stderr: ok.stderr }),
+        (err: { code: number; stderr: string }) => err,
+      );
       expect(code, url).not.toBe(0);
       expect(stderr).toContain('over plain http: use https');
       expect(stderr).not.toContain(stack.adminToken);
