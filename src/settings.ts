@@ -4,11 +4,11 @@
  * names the setting (never its value: ADMIN_TOKEN is a secret).
  */
 import * as z from 'zod';
-import type { Bindings } from './env';
 import { GatewayError } from './errors';
-import { DEFAULT_LIMITS, limitsSchema } from './limits/policy';
+import { DEFAULT_LIMITS, limitsSchema } from './guard/policy';
 import { log } from './log';
 import { type RouteOverrides, routeOverridesSchema } from './routes/overrides';
+import type { Bindings } from './types/context';
 
 const intSetting = (min: number, max: number, fallback: number) =>
   z.preprocess(

@@ -4,12 +4,13 @@
  * that tenant wait for (limits/lease.ts, waiters.ts). Exact-mode tenants make
  * one call per request. Renewals run in the background before a lease ends.
  */
-import { type UsageBatch, UsageBuffer, type UsageEntry } from '../observability/usage';
+
+import type { LeaseAnswer, LeaseRequest, Refusal } from '../guard/lease-protocol';
+import type { Scope } from '../guard/policy';
+import { type UsageBatch, UsageBuffer, type UsageEntry } from '../guard/usage';
 import { waitUntilDone } from '../waiters';
 import type { Decision, LeaseSettings } from './lease';
 import { TenantLease } from './lease';
-import type { LeaseAnswer, LeaseRequest, Refusal } from './lease-protocol';
-import type { Scope } from './policy';
 
 export interface AdmissionIo {
   /** Calls the tenant's TenantGuard. */

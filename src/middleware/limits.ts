@@ -9,18 +9,18 @@
  */
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
+import type { Refusal } from '../guard/lease-protocol';
+import type { LimitGroup } from '../guard/policy';
+import { guardFor } from '../guard/tenant-guard';
 import { type AdmissionIo, admit } from '../limits/admission';
-import { guardFor } from '../limits/guard';
 import { rateLimitHeaders } from '../limits/headers';
 import type { LeaseSettings } from '../limits/lease';
-import type { Refusal } from '../limits/lease-protocol';
-import type { LimitGroup } from '../limits/policy';
 import { log } from '../log';
 import { largestRouteCost } from '../routes/overrides';
 import type { Settings } from '../settings';
 import { count } from '../stats';
+import type { HonoEnv } from '../types/context';
 
 /** `group` selects group quotas; `cost` is read per request (settings may override it). */
 export function tenantLimits(group: LimitGroup, cost: (settings: Settings) => number) {

@@ -8,12 +8,12 @@
  */
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
+import { statusClass } from '../guard/usage';
 import { recordUsage } from '../limits/admission';
 import { log } from '../log';
 import { admissionIo, leaseSettings } from '../middleware/limits';
-import { statusClass } from './usage';
+import type { HonoEnv } from '../types/context';
 
 /** What the pipeline did with a request, noted as it goes. */
 export interface Observation {

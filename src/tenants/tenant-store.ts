@@ -3,18 +3,18 @@
  * only in memory on the hot path; the operator API never decrypts it.
  */
 import { count } from '../stats';
-import { type KeyRing, open, seal, sealedKid } from './crypto';
-import type { KeyIndex, OriginIndex } from './indexes';
-import { tenantKey } from './kv-keys';
-import { Memo } from './memo';
-import { randomBase62, sha256Hex } from './token';
 import {
   type ListedTenant,
   publicTenant,
   type StoredTenant,
   type Tenant,
   type TenantStatus,
-} from './types';
+} from '../types/tenants';
+import { type KeyRing, open, seal, sealedKid } from './crypto';
+import type { KeyIndex, OriginIndex } from './indexes';
+import { tenantKey } from './kv-keys';
+import { Memo } from './memo';
+import { randomBase62, sha256Hex } from './token';
 
 /** Most tenants one isolate remembers at once (README, limits). */
 const MEMO_MAX_ENTRIES = 10_000;

@@ -2,7 +2,7 @@
  * TenantGuard: one SQLite-backed Durable Object per tenant, the single writer
  * of its counters, leases, token states, cache version and settings.
  *
- * Isolates call `acquire` (limits/lease-protocol.ts): the guard refuses or
+ * Isolates call `acquire` (guard/lease-protocol.ts): the guard refuses or
  * admits the waiting request's cost, and leases units the isolate may admit
  * on its own until the lease ends, counting them as used at once. A Durable
  * Object runs one call at a time and SQLite calls are synchronous, so
@@ -11,7 +11,6 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 import { auditLog } from '../audit/log';
-import type { UsageBatch } from '../observability/usage';
 import { ROUTE_GROUPS } from '../routes/types';
 import { isSealed, keyRing, open, seal, sealedKid } from '../tenants/crypto';
 import {
@@ -24,7 +23,6 @@ import {
   sweepAlertsSent,
   writeAlertConfig,
 } from './alerts';
-import { type GuardCalls, GuardStore, sqlLedgerStorage } from './guard-store';
 import {
   type History,
   type HistoryQuery,
@@ -44,6 +42,8 @@ import {
   type TokenLimits,
 } from './policy';
 import { slotAt, windowSeconds } from './slots';
+import { type GuardCalls, GuardStore, sqlLedgerStorage } from './store';
+import type { UsageBatch } from './usage';
 import {
   type AdmitRequest,
   type MeterState,
@@ -172,7 +172,7 @@ export class TenantGuard extends DurableObject {
     };
   }
 
-  /** Usage an isolate gathered (observability/usage.ts): added to the hourly rollups. */
+  /** Usage an isolate gathered (guard/usage.ts): added to the hourly rollups. */
   record(batch: UsageBatch, retentionDays?: number): void {
     recordHistory(this.sql, batch);
     if (

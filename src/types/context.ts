@@ -1,9 +1,9 @@
 /** The Worker's bindings and the per-request variables, in one typed Hono env. */
 import type { RequestIdVariables } from 'hono/request-id';
-import type { Observation } from './observability/request-log';
-import type { ValidatedInput } from './routes/types';
-import type { Settings } from './settings';
-import type { Tenant, TokenRecord } from './tenants/types';
+import type { Observation } from '../observability/request-log';
+import type { ValidatedInput } from '../routes/types';
+import type { Settings } from '../settings';
+import type { Tenant, TokenRecord } from './tenants';
 
 /**
  * Settings that wrangler.toml does not declare (README, "Settings"): strings
