@@ -3,8 +3,8 @@ import { Hono } from 'hono';
 import * as z from 'zod';
 import { validated } from '../middleware/validate';
 import { intFieldOr, nameField, originField, textField } from '../routes/schemas';
+import { publicTenant } from '../tenants/tenant-store';
 import type { HonoEnv } from '../types/context';
-import { publicTenant } from '../types/tenants';
 import {
   adminStores,
   adoptCacheVersion,

@@ -8,8 +8,8 @@
 import type { Context } from 'hono';
 import type { Refusal } from '../guard/lease-protocol';
 import { standing } from '../limits/admission';
+import { admissionIo, leaseSettings } from '../limits/request';
 import { log } from '../log';
-import { admissionIo, leaseSettings } from '../middleware/limits';
 import { memoizedStores } from '../tenants/stores';
 import type { HonoEnv } from '../types/context';
 

@@ -1,8 +1,18 @@
 /**
- * TenantGuard: one SQLite-backed Durable Object per tenant, the single writer
- * of its counters, leases, token states, cache version and settings.
+ * src/guard/ is what a tenant's TenantGuard hosts, and what it tells isolates:
+ * - TenantGuard (this file): one SQLite-backed Durable Object per tenant, the
+ *   single writer of its counters, leases, token states, cache version and
+ *   settings;
+ * - its storage: store.ts (settings, token states), ledger.ts and slots.ts
+ *   (units counted per meter and window), history.ts (usage history),
+ *   alerts.ts (quota alerts, sent from its alarm);
+ * - its terms: policy.ts (the limits and the meters it counts), and what
+ *   isolates and the guard say to each other (lease-protocol.ts, verdict.ts,
+ *   usage.ts).
+ * The isolate's side, which calls it, is src/limits/; nothing here imports it
+ * (docs/ARCHITECTURE.md).
  *
- * Isolates call `acquire` (guard/lease-protocol.ts): the guard refuses or
+ * Isolates call `acquire` (lease-protocol.ts): the guard refuses or
  * admits the waiting request's cost, and leases units the isolate may admit
  * on its own until the lease ends, counting them as used at once. A Durable
  * Object runs one call at a time and SQLite calls are synchronous, so
