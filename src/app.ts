@@ -10,7 +10,6 @@ import { requestId } from 'hono/request-id';
 import { adminRoutes } from './admin';
 import { browserTokenRoutes } from './browser/mint';
 import { sessionEventRoutes } from './browser/ws-proxy';
-import type { HonoEnv } from './env';
 import { errorResponse, GatewayError, ok } from './errors';
 import { log } from './log';
 import { browserCors } from './middleware/cors';
@@ -20,6 +19,7 @@ import { openApiRoutes } from './openapi/routes';
 import { platformRoutes } from './proxy';
 import { loadSettings } from './settings';
 import { count } from './stats';
+import type { HonoEnv } from './types/context';
 import { usageRoutes } from './usage-route';
 
 const REQUEST_ID_HEADER = 'X-Request-ID';

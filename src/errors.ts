@@ -5,8 +5,7 @@
  */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { HonoEnv } from './env';
-import type { Observation } from './observability/request-log';
+import type { HonoEnv, Observation } from './types/context';
 
 export const ERRORS = {
   BAD_REQUEST: { code: 40000, status: 400, msg: 'Bad request' },

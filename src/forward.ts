@@ -6,8 +6,8 @@
 import type { Context } from 'hono';
 import { cacheKey } from './cache/key';
 import { type CacheOutcome, readThrough } from './cache/read-through';
-import type { HonoEnv } from './env';
-import type { ResolvedRoute, ValidatedInput } from './routes/types';
+import type { ResolvedRoute } from './routes/types';
+import type { HonoEnv, ValidatedInput } from './types/context';
 import { callPlatform } from './upstream/fetch';
 import { maskSecrets, type SecretShapes } from './upstream/redact';
 import { buildUpstreamRequest } from './upstream/request';

@@ -1,10 +1,10 @@
 /** Worker entry: the gateway app, the CONNECT refusal, and the Durable Object classes. */
 import { newApp } from './app';
 import { refuseTunnel } from './connect';
-import type { Bindings } from './env';
+import type { Bindings } from './types/context';
 
 export { AuditLog } from './audit/log';
-export { TenantGuard } from './limits/guard';
+export { TenantGuard } from './guard/tenant-guard';
 
 const app = newApp();
 

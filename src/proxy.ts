@@ -6,7 +6,6 @@
  */
 import { type Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { HonoEnv } from './env';
 import { GatewayError } from './errors';
 import { forward, secretShapes } from './forward';
 import { requireScope, tenantAuth } from './middleware/auth';
@@ -17,6 +16,7 @@ import { configuredRoute } from './routes/overrides';
 import { ROUTE_SPECS } from './routes/table';
 import type { PlatformReader, RouteSpec } from './routes/types';
 import { hasScope } from './tenants/scopes';
+import type { HonoEnv } from './types/context';
 import { parseEnvelope } from './upstream/normalize';
 import { maskSecrets } from './upstream/redact';
 

@@ -4,11 +4,12 @@
  * names the setting (never its value: ADMIN_TOKEN is a secret).
  */
 import * as z from 'zod';
-import type { Bindings } from './env';
 import { GatewayError } from './errors';
-import { DEFAULT_LIMITS, limitsSchema } from './limits/policy';
+import { DEFAULT_LIMITS, limitsSchema } from './guard/policy';
 import { log } from './log';
-import { type RouteOverrides, routeOverridesSchema } from './routes/overrides';
+import { routeOverridesSchema } from './routes/overrides';
+import type { Bindings } from './types/context';
+import type { Settings } from './types/settings';
 
 const intSetting = (min: number, max: number, fallback: number) =>
   z.preprocess(
@@ -36,6 +37,7 @@ const DEFAULT_PLATFORM_KEY_PATTERN = 'sk-[A-Za-z0-9_-]{16,}';
  */
 const LEGACY_TOKENS_DEFAULT_UNTIL = '2027-03-01';
 
+/** What it makes is declared in types/settings.ts: a setting added here is added there too. */
 const settingsSchema = z.object({
   PLATFORM_BASE_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
@@ -111,9 +113,13 @@ const settingsSchema = z.object({
       .max(1, 'must be at most 1')
       .default(0.5),
   ),
-});
+}) satisfies z.ZodType<Settings>;
 
-export type Settings = z.infer<typeof settingsSchema> & { ROUTE_OVERRIDES: RouteOverrides };
+/** Names, in a compile error, any setting the schema makes that types/settings.ts does not declare. */
+export type UndeclaredSettings = None<
+  Exclude<keyof z.output<typeof settingsSchema>, keyof Settings>
+>;
+type None<T extends never> = T;
 
 const parsed = new WeakMap<object, Settings | GatewayError>();
 

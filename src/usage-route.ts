@@ -4,13 +4,13 @@
  * the caller's tenant.
  */
 import { Hono } from 'hono';
-import type { HonoEnv } from './env';
 import { ok } from './errors';
-import { guardFor } from './limits/guard';
+import { guardFor } from './guard/tenant-guard';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
 import { named } from './observability/named';
 import { USAGE_SCOPE } from './tenants/scopes';
+import type { HonoEnv } from './types/context';
 
 /** How far back a tenant's own view goes. */
 export const OWN_USAGE_DAYS = 30;

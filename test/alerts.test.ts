@@ -6,7 +6,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
-import { ALERT_BACKOFF_MS, ALERT_MAX_TRIES } from '../src/limits/alerts';
+import { ALERT_BACKOFF_MS, ALERT_MAX_TRIES } from '../src/guard/alerts';
 import { hmacSha256Hex } from '../src/tenants/token';
 import {
   admin,

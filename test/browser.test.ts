@@ -4,8 +4,8 @@
  * and the session event stream over WebSocket.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { signBrowserToken } from '../src/browser/token';
 import { ERRORS } from '../src/errors';
+import { signBrowserToken } from '../src/tenants/browser-token';
 import { keyRing } from '../src/tenants/crypto';
 import {
   admin,

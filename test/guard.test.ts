@@ -6,8 +6,8 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { AUDIT_MAX_ENTRIES } from '../src/audit/log';
-import type { Limits } from '../src/limits/policy';
-import type { AdmitRequest } from '../src/limits/verdict';
+import type { Limits } from '../src/guard/policy';
+import type { AdmitRequest } from '../src/guard/verdict';
 import { testEnv } from './helpers';
 
 function guard() {

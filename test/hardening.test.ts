@@ -5,8 +5,8 @@
  * lower findings. Upstream byte limits are in upstream-limits.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { signBrowserToken } from '../src/browser/token';
 import { ERRORS } from '../src/errors';
+import { signBrowserToken } from '../src/tenants/browser-token';
 import { keyRing } from '../src/tenants/crypto';
 import { tenantTokenKey, tokenKey } from '../src/tenants/kv-keys';
 import { hashToken, randomBase62 } from '../src/tenants/token';

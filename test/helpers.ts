@@ -6,10 +6,10 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
 import { inject } from 'vitest';
-import type { Bindings } from '../src/env';
 import worker from '../src/index';
 import { keyRing } from '../src/tenants/crypto';
 import { generateToken, randomBase62, withChecksum } from '../src/tenants/token';
+import type { Bindings } from '../src/types/context';
 
 export const testEnv: Bindings = env;
 export const platformKeys = inject('platformKeys');

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
-import type { Limits } from '../src/limits/policy';
+import type { Limits } from '../src/guard/policy';
 import {
   admin,
   asTenant,

@@ -1,4 +1,4 @@
-/** Small helpers shared by the benches: the code version measured, number formatting. */
+/** Small helpers of the bench: the code version measured, number formatting. */
 import { execFileSync } from 'node:child_process';
 
 /** The commit measured, marked dirty when src/ or wrangler.toml differ from it. */

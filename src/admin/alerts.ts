@@ -4,12 +4,12 @@
  */
 import { Hono } from 'hono';
 import * as z from 'zod';
-import type { HonoEnv } from '../env';
 import { invalidField } from '../errors';
-import { DEFAULT_THRESHOLDS } from '../limits/alerts';
+import { DEFAULT_THRESHOLDS } from '../guard/alerts';
 import { validated } from '../middleware/validate';
 import { keyRing, seal } from '../tenants/crypto';
 import { randomBase62 } from '../tenants/token';
+import type { HonoEnv } from '../types/context';
 import {
   adminStores,
   audit,

@@ -1,8 +1,8 @@
 /** Operator API: a tenant's usage history, as JSON series or a CSV export. */
 import { Hono } from 'hono';
-import type { HonoEnv } from '../env';
 import { validated } from '../middleware/validate';
 import { historyCsv, historyQuery, historyQuerySchema } from '../observability/history-query';
+import type { HonoEnv } from '../types/context';
 import { adminStores, existingTenant, guardFor, ok, tenantParams } from './common';
 
 export function analyticsRoutes(): Hono<HonoEnv> {

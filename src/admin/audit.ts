@@ -2,11 +2,11 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import { auditLog } from '../audit/log';
-import type { HonoEnv } from '../env';
 import { ok } from '../errors';
 import { validated } from '../middleware/validate';
 import { intFieldOr } from '../routes/schemas';
 import { keyRing } from '../tenants/crypto';
+import type { HonoEnv } from '../types/context';
 import { adminStores, audit, guardFor, tenantIdField } from './common';
 
 export const auditQuery = z.strictObject({

@@ -9,10 +9,10 @@
  * token's length (docs/SECURITY.md, "Threat model").
  */
 import { createMiddleware } from 'hono/factory';
-import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
 import { log } from '../log';
 import { clientIp, countAgainstClient, isThrottled, throttled } from '../middleware/preauth';
+import type { HonoEnv } from '../types/context';
 
 export function adminAuth() {
   return createMiddleware<HonoEnv>(async function adminAuth(c, next) {

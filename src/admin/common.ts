@@ -2,15 +2,15 @@
 import type { Context } from 'hono';
 import * as z from 'zod';
 import { auditLog, type NewAuditEntry } from '../audit/log';
-import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
+import type { TokenLimits } from '../guard/policy';
+import { guardFor, type TenantGuard } from '../guard/tenant-guard';
 import { forgetLease } from '../limits/admission';
-import { guardFor, type TenantGuard } from '../limits/guard';
-import type { TokenLimits } from '../limits/policy';
 import { log } from '../log';
 import { directStores, type Stores } from '../tenants/stores';
 import { randomBase62 } from '../tenants/token';
-import type { StoredTenant } from '../tenants/types';
+import type { HonoEnv } from '../types/context';
+import type { StoredTenant } from '../types/tenants';
 
 type AdminContext = Context<HonoEnv>;
 

@@ -1,11 +1,11 @@
 /** The operator API, behind ADMIN_TOKEN: tenants, tokens, limits, cache, audit, stats. */
 import { Hono } from 'hono';
 import { l1Stats } from '../cache/read-through';
-import type { HonoEnv } from '../env';
 import { ok } from '../errors';
 import { named } from '../observability/named';
 import { adminDocument } from '../openapi/admin-document';
 import { isolateStats } from '../stats';
+import type { HonoEnv } from '../types/context';
 import { alertRoutes } from './alerts';
 import { analyticsRoutes } from './analytics';
 import { auditRoutes } from './audit';

@@ -1,8 +1,8 @@
 /** Operator API: a tenant's limits, usage and cache. */
 import { Hono } from 'hono';
-import type { HonoEnv } from '../env';
-import { limitsSchema } from '../limits/policy';
+import { limitsSchema } from '../guard/policy';
 import { validated } from '../middleware/validate';
+import type { HonoEnv } from '../types/context';
 import {
   adminStores,
   audit,

@@ -1,10 +1,10 @@
 /** Operator API: tenants. No endpoint ever returns a platform key. */
 import { Hono } from 'hono';
 import * as z from 'zod';
-import type { HonoEnv } from '../env';
 import { validated } from '../middleware/validate';
 import { intFieldOr, nameField, originField, textField } from '../routes/schemas';
-import { publicTenant } from '../tenants/types';
+import { publicTenant } from '../tenants/tenant-store';
+import type { HonoEnv } from '../types/context';
 import {
   adminStores,
   adoptCacheVersion,

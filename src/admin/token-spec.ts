@@ -1,7 +1,7 @@
 /** The body that describes a token to issue: name, scopes or presets, expiry, own limits. */
 import * as z from 'zod';
 import { invalidField } from '../errors';
-import { tokenLimitsSchema } from '../limits/policy';
+import { tokenLimitsSchema } from '../guard/policy';
 import { nameField } from '../routes/schemas';
 import { ALL_SCOPES, expandScopes, PRESETS } from '../tenants/scopes';
 import { type NewToken, newTokenId } from '../tenants/token-store';

@@ -1,12 +1,12 @@
 /** Operator API: a tenant's tokens. Secrets appear only in the answer that creates them. */
 import { Hono } from 'hono';
 import * as z from 'zod';
-import type { HonoEnv } from '../env';
 import { GatewayError, invalidField } from '../errors';
-import { tokenLimitsSchema } from '../limits/policy';
+import { tokenLimitsSchema } from '../guard/policy';
 import { validated } from '../middleware/validate';
 import type { Stores } from '../tenants/stores';
 import { newTokenId } from '../tenants/token-store';
+import type { HonoEnv } from '../types/context';
 import {
   adminStores,
   audit,

@@ -4,17 +4,21 @@
  */
 import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import type { HonoEnv } from '../env';
 import { GatewayError, invalidField, ok } from '../errors';
 import { tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
 import { named } from '../observability/named';
+import {
+  BROWSER_TOKEN_MIN_TTL_S,
+  BROWSER_TOKEN_PREFIX,
+  signBrowserToken,
+} from '../tenants/browser-token';
 import { keyRing } from '../tenants/crypto';
 import { expandScopes, hasScope, isApiKeyScope, USAGE_SCOPE } from '../tenants/scopes';
 import { randomBase62 } from '../tenants/token';
+import type { HonoEnv } from '../types/context';
 import { mintBody } from './schemas';
-import { BROWSER_TOKEN_MIN_TTL_S, BROWSER_TOKEN_PREFIX, signBrowserToken } from './token';
 
 /** Browser tokens never see platform secrets, whatever the minting token may. */
 const isBrowserScope = (scope: string) => !isApiKeyScope(scope);

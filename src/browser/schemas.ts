@@ -4,8 +4,8 @@
  */
 import * as z from 'zod';
 import { opaqueId, originField } from '../routes/schemas';
+import { BROWSER_TOKEN_MAX_TTL_S, BROWSER_TOKEN_MIN_TTL_S } from '../tenants/browser-token';
 import { requiredScope } from '../tenants/scopes';
-import { BROWSER_TOKEN_MAX_TTL_S, BROWSER_TOKEN_MIN_TTL_S } from './token';
 
 /** Lifetime when the caller names none (README, limits). */
 export const BROWSER_TOKEN_DEFAULT_TTL_S = 900;

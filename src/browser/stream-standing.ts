@@ -6,12 +6,12 @@
  * and tenant records when limits are off (README, "Live session events").
  */
 import type { Context } from 'hono';
-import type { HonoEnv } from '../env';
+import type { Refusal } from '../guard/lease-protocol';
 import { standing } from '../limits/admission';
-import type { Refusal } from '../limits/lease-protocol';
+import { admissionIo, leaseSettings } from '../limits/request';
 import { log } from '../log';
-import { admissionIo, leaseSettings } from '../middleware/limits';
 import { memoizedStores } from '../tenants/stores';
+import type { HonoEnv } from '../types/context';
 
 /** How often a stream is checked when there are no leases to check it against. */
 export const STREAM_CHECK_WITHOUT_LIMITS_MS = 5000;

@@ -7,12 +7,12 @@
  */
 import { type Context, Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
 import { requireScope, tenantAuth, WS_PROTOCOL } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
 import { named } from '../observability/named';
+import type { HonoEnv } from '../types/context';
 import { STREAM_SCOPE, streamParams } from './schemas';
 import { closeQuietly, endWithCredentials } from './stream-standing';
 

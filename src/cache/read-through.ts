@@ -8,6 +8,7 @@
  * stored, in both tiers.
  */
 import { count } from '../stats';
+import type { CachePolicy } from '../types/settings';
 import type { UpstreamResult } from '../upstream/normalize';
 import { Coalescer } from './coalesce';
 import { cacheUrl } from './key';
@@ -16,11 +17,6 @@ import { ByteLru, type L1Entry } from './l1';
 export type CacheStatus = 'HIT' | 'MISS' | 'STALE' | 'BYPASS';
 /** Where a hit came from: this isolate's memory or the Cache API. */
 export type CacheTier = 'L1' | 'L2';
-
-export interface CachePolicy {
-  ttl_s: number;
-  grace_s: number;
-}
 
 export interface CacheOutcome {
   result: UpstreamResult;

@@ -1,15 +1,23 @@
 /**
- * Admission in one isolate: from the tenant's lease when it can, else one
- * call to the TenantGuard at a time per tenant, which the other requests of
- * that tenant wait for (limits/lease.ts, waiters.ts). Exact-mode tenants make
- * one call per request. Renewals run in the background before a lease ends.
+ * src/limits/ is the isolate's side of rate limits and quotas: a request is
+ * admitted from this isolate's lease of its tenant's budget (lease.ts) or by
+ * one call to the tenant's TenantGuard (src/guard/, which this side calls and
+ * which never calls back), answered with RateLimit fields (headers.ts); the
+ * usage it gathers rides along with those calls. request.ts is how a request
+ * uses all this.
+ *
+ * Admission in one isolate (this file): from the tenant's lease when it can,
+ * else one call to the TenantGuard at a time per tenant, which the other
+ * requests of that tenant wait for (lease.ts, waiters.ts). Exact-mode tenants
+ * make one call per request. Renewals run in the background before a lease ends.
  */
-import { type UsageBatch, UsageBuffer, type UsageEntry } from '../observability/usage';
+
+import type { LeaseAnswer, LeaseRequest, Refusal } from '../guard/lease-protocol';
+import type { Scope } from '../guard/policy';
+import { type UsageBatch, UsageBuffer, type UsageEntry } from '../guard/usage';
 import { waitUntilDone } from '../waiters';
 import type { Decision, LeaseSettings } from './lease';
 import { TenantLease } from './lease';
-import type { LeaseAnswer, LeaseRequest, Refusal } from './lease-protocol';
-import type { Scope } from './policy';
 
 export interface AdmissionIo {
   /** Calls the tenant's TenantGuard. */

@@ -1,5 +1,5 @@
 /**
- * One isolate's lease for one tenant (limits/lease-protocol.ts): the units it
+ * One isolate's lease for one tenant (guard/lease-protocol.ts): the units it
  * may admit on its own, the tenant's state as of the last answer, and what it
  * asks for next. No I/O and no clock of its own (time is passed in), so the
  * simulation test can run many of these against one TenantGuard.
@@ -12,10 +12,10 @@ import type {
   Refusal,
   Returned,
   ScopeAsk,
-} from './lease-protocol';
-import { scopeKey } from './lease-protocol';
-import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
-import type { MeterState } from './verdict';
+} from '../guard/lease-protocol';
+import { scopeKey } from '../guard/lease-protocol';
+import type { LimiterMode, Limits, MeterOptions, Scope } from '../guard/policy';
+import type { MeterState } from '../guard/verdict';
 
 export interface LeaseSettings {
   leaseMaxMs: number;

@@ -7,9 +7,9 @@
  * @example app.use(browserCors())
  */
 import { createMiddleware } from 'hono/factory';
-import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
 import { memoizedStores } from '../tenants/stores';
+import type { HonoEnv } from '../types/context';
 import { assertNotThrottled, countAgainstClient } from './preauth';
 
 /** How long a browser may reuse a preflight answer (README, limits). */

@@ -7,20 +7,16 @@
  *
  * @example app.get('/team/lists', tenantAuth(), tenantLimits('teams', () => 1), handler)
  */
-import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
-import { type AdmissionIo, admit } from '../limits/admission';
-import { guardFor } from '../limits/guard';
+import type { Refusal } from '../guard/lease-protocol';
+import type { LimitGroup } from '../guard/policy';
+import { admit } from '../limits/admission';
 import { rateLimitHeaders } from '../limits/headers';
-import type { LeaseSettings } from '../limits/lease';
-import type { Refusal } from '../limits/lease-protocol';
-import type { LimitGroup } from '../limits/policy';
+import { admissionIo, leaseSettings } from '../limits/request';
 import { log } from '../log';
-import { largestRouteCost } from '../routes/overrides';
-import type { Settings } from '../settings';
-import { count } from '../stats';
+import type { HonoEnv } from '../types/context';
+import type { Settings } from '../types/settings';
 
 /** `group` selects group quotas; `cost` is read per request (settings may override it). */
 export function tenantLimits(group: LimitGroup, cost: (settings: Settings) => number) {
@@ -58,43 +54,6 @@ export function tenantLimits(group: LimitGroup, cost: (settings: Settings) => nu
     await next();
     for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
   });
-}
-
-/** How this request reaches its tenant's TenantGuard, for limits/admission.ts. */
-export function admissionIo(c: Context<HonoEnv>): AdmissionIo {
-  const tenantId = c.get('tenant').id;
-  return {
-    acquire: (req) => {
-      count('guard_calls');
-      return guardFor(c.env, tenantId).acquire(req);
-    },
-    record: (batch, retentionDays) => {
-      count('guard_calls');
-      return guardFor(c.env, tenantId).record(batch, retentionDays);
-    },
-    waitUntil: (p) => c.executionCtx.waitUntil(p),
-    now: () => Date.now(),
-  };
-}
-
-// Lease settings change only with the settings object (parsed once per env).
-const leaseSettingsFor = new WeakMap<Settings, LeaseSettings>();
-
-export function leaseSettings(settings: Settings): LeaseSettings {
-  let ls = leaseSettingsFor.get(settings);
-  if (!ls) {
-    ls = {
-      leaseMaxMs: settings.LEASE_MAX_MS,
-      defaults: settings.DEFAULT_LIMITS,
-      usageRetentionDays: settings.USAGE_RETENTION_DAYS,
-      meterOptions: {
-        partitionShare: settings.BROWSER_PARTITION_SHARE,
-        largestCost: largestRouteCost(settings.ROUTE_OVERRIDES),
-      },
-    };
-    leaseSettingsFor.set(settings, ls);
-  }
-  return ls;
 }
 
 function refusal(r: Refusal, headers: Record<string, string>): GatewayError {

@@ -13,9 +13,9 @@
  * this isolate remembers the network for the binding's period.
  */
 import type { Context } from 'hono';
-import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
 import { Memo } from '../tenants/memo';
+import type { HonoEnv } from '../types/context';
 
 /** The binding's period (wrangler.toml `simple.period`): how long a network stays refused here. */
 const REFUSED_FOR_S = 60;

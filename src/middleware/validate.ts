@@ -10,10 +10,10 @@ import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { z } from 'zod';
 import { decodeUtf8, readCapped } from '../bytes';
-import type { HonoEnv } from '../env';
 import { GatewayError, type InputLocation, invalidField } from '../errors';
 import { noQuery } from '../routes/schemas';
 import type { RouteSpec } from '../routes/types';
+import type { HonoEnv } from '../types/context';
 
 type Target = 'param' | 'query' | 'json';
 const LOCATION: Record<Target, InputLocation> = { param: 'path', query: 'query', json: 'body' };

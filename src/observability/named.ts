@@ -2,7 +2,7 @@
  * Names what answers a request in its log line and usage history (observability/request-log.ts).
  */
 import { createMiddleware } from 'hono/factory';
-import type { HonoEnv } from '../env';
+import type { HonoEnv } from '../types/context';
 
 export function named(route: string) {
   return createMiddleware<HonoEnv>(async function named(c, next) {

@@ -8,31 +8,11 @@
  */
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import type { HonoEnv } from '../env';
 import { GatewayError } from '../errors';
-import { recordUsage } from '../limits/admission';
+import { statusClass } from '../guard/usage';
+import { recordRequestUsage } from '../limits/request';
 import { log } from '../log';
-import { admissionIo, leaseSettings } from '../middleware/limits';
-import { statusClass } from './usage';
-
-/** What the pipeline did with a request, noted as it goes. */
-export interface Observation {
-  /** Operation id (`team.list`, …), or what else answered (`admin`, `auth.browser_token`). */
-  route?: string;
-  cache?: 'HIT' | 'MISS' | 'STALE' | 'BYPASS' | 'L1';
-  limiter?: 'admitted' | 'refused' | 'unavailable';
-  /** The policy that refused the request. */
-  refusedBy?: string;
-  cost?: number;
-  upstreamStatus?: number;
-  upstreamMs?: number;
-  /** Body bytes of the answer, where known. */
-  bytes?: number;
-  /**
-   * The envelope code of the answer, where the handler knows it (a platform code passes through).
-   */
-  code?: number;
-}
+import type { HonoEnv, Observation } from '../types/context';
 
 export function requestLog() {
   return createMiddleware<HonoEnv>(async function requestLog(c, next) {
@@ -48,22 +28,16 @@ export function requestLog() {
       else log.info('request', line);
     }
     writeDataPoint(c, line, obs);
-    const tenant = c.get('tenant');
-    if (tenant && settings.LIMITS_ENABLED && settings.USAGE_HISTORY && obs.route) {
-      recordUsage(
-        tenant.id,
-        {
-          at: started,
-          tokenId: line.token_id ?? '',
-          route: obs.route,
-          status: line.status,
-          units: obs.limiter === 'admitted' ? (obs.cost ?? 0) : 0,
-          latencyMs: duration,
-          refusedBy: obs.refusedBy,
-        },
-        leaseSettings(settings),
-        admissionIo(c),
-      );
+    if (obs.route) {
+      recordRequestUsage(c, {
+        at: started,
+        tokenId: line.token_id ?? '',
+        route: obs.route,
+        status: line.status,
+        units: obs.limiter === 'admitted' ? (obs.cost ?? 0) : 0,
+        latencyMs: duration,
+        refusedBy: obs.refusedBy,
+      });
     }
   });
 }

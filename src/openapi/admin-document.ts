@@ -9,7 +9,7 @@ import { tenantParams, tokenParams } from '../admin/common';
 import { createBody, listQuery, updateBody } from '../admin/tenants';
 import { tokenSpecSchema } from '../admin/token-spec';
 import { rotateBody } from '../admin/tokens';
-import { limitsSchema, tokenLimitsSchema } from '../limits/policy';
+import { limitsSchema, tokenLimitsSchema } from '../guard/policy';
 import { historyQuerySchema } from '../observability/history-query';
 import { GATEWAY_VERSION } from '../version';
 import { jsonBody, parametersOf } from './schema';

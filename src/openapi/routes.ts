@@ -6,11 +6,11 @@
  * nothing loads from a CDN and the page runs under a strict CSP.
  */
 import { Hono } from 'hono';
-import { BROWSER_TOKEN_PREFIX } from '../browser/token';
-import type { HonoEnv } from '../env';
 import { presentedToken, tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { named } from '../observability/named';
+import { BROWSER_TOKEN_PREFIX } from '../tenants/browser-token';
+import type { HonoEnv } from '../types/context';
 import { type OpenApiDocument, partnerDocument } from './document';
 
 /**

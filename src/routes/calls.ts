@@ -1,8 +1,9 @@
 /** 4.4 and 4.7: credit consumption history and its filter values. */
 import * as z from 'zod';
 import { invalidField } from '../errors';
+import type { ValidatedInput } from '../types/context';
 import { dateField, enumField, orderedPair, pageNum, pageSize, textField } from './schemas';
-import type { PlatformReader, RouteSpec, ValidatedInput } from './types';
+import type { PlatformReader, RouteSpec } from './types';
 
 export const callRoutes: RouteSpec[] = [
   {

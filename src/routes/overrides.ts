@@ -5,6 +5,7 @@
  * "cost": 20}}`.
  */
 import * as z from 'zod';
+import type { RouteOverride, RouteOverrides } from '../types/settings';
 import { ROUTE_SPECS } from './table';
 import type { ResolvedRoute, RouteSpec } from './types';
 
@@ -21,7 +22,7 @@ const override = z.strictObject({
       grace_s: z.number().int().min(0).max(86_400),
     })
     .optional(),
-});
+}) satisfies z.ZodType<RouteOverride>;
 
 const knownIds = new Set(ROUTE_SPECS.map((r) => r.id));
 
@@ -30,9 +31,7 @@ export const routeOverridesSchema = z.record(z.string(), override).superRefine((
     if (!knownIds.has(id))
       ctx.addIssue({ code: 'custom', path: [id], message: 'is not a known operation id' });
   }
-});
-
-export type RouteOverrides = z.infer<typeof routeOverridesSchema>;
+}) satisfies z.ZodType<RouteOverrides>;
 
 /** Default cost: reads 1, other writes 2; entries may set their own (README, costs). */
 function defaultCost(spec: RouteSpec): number {

@@ -1,21 +1,22 @@
 import type { z } from 'zod';
-import type { CachePolicy } from '../cache/read-through';
+import type { ValidatedInput } from '../types/context';
+import type { CachePolicy, RouteGroup } from '../types/settings';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** Which request header carries the platform key upstream. */
 export type CredentialHeader = 'authorization' | 'x-api-key';
 
-/** Resource groups; scopes and limits are derived from them. */
-export const ROUTE_GROUPS = [
-  'apikeys',
-  'calls',
-  'teams',
-  'agents',
-  'sessions',
-  'browsers',
-] as const;
-export type RouteGroup = (typeof ROUTE_GROUPS)[number];
+/** Each resource group once, in this order; scopes and limits are derived from them. */
+const GROUPS: Record<RouteGroup, true> = {
+  apikeys: true,
+  calls: true,
+  teams: true,
+  agents: true,
+  sessions: true,
+  browsers: true,
+};
+export const ROUTE_GROUPS: readonly RouteGroup[] = Object.keys(GROUPS) as RouteGroup[];
 
 /**
  * One upstream operation. Everything the gateway does for a route is driven
@@ -50,14 +51,6 @@ export interface RouteSpec {
 
 /** A route as configured: overrides applied, upstream path and cost settled. */
 export type ResolvedRoute = RouteSpec & { upstreamPath: string; cost: number };
-
-/** A request's validated path, query and body (defaults applied, unknown fields refused). */
-export interface ValidatedInput {
-  params: Record<string, unknown>;
-  query: Record<string, unknown>;
-  /** Absent for routes without a body. */
-  body?: Record<string, unknown>;
-}
 
 /** Lets a check read another operation's data, through the cache where it has one. */
 export interface PlatformReader {

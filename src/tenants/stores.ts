@@ -3,7 +3,7 @@
  * per-isolate memo (TENANT_MEMO_TTL_MS); the operator API reads KV directly,
  * since it must see its own writes.
  */
-import type { Settings } from '../settings';
+import type { Settings } from '../types/settings';
 import { keyRing } from './crypto';
 import { KeyIndex, OriginIndex } from './indexes';
 import { TenantStore } from './tenant-store';

@@ -3,18 +3,30 @@
  * only in memory on the hot path; the operator API never decrypts it.
  */
 import { count } from '../stats';
+import type {
+  ListedTenant,
+  PublicTenant,
+  StoredTenant,
+  Tenant,
+  TenantStatus,
+} from '../types/tenants';
 import { type KeyRing, open, seal, sealedKid } from './crypto';
 import type { KeyIndex, OriginIndex } from './indexes';
 import { tenantKey } from './kv-keys';
 import { Memo } from './memo';
 import { randomBase62, sha256Hex } from './token';
-import {
-  type ListedTenant,
-  publicTenant,
-  type StoredTenant,
-  type Tenant,
-  type TenantStatus,
-} from './types';
+
+/** A tenant as the operator API shows it: no key, sealed or not. */
+export function publicTenant(t: StoredTenant | Tenant): PublicTenant {
+  return {
+    id: t.id,
+    name: t.name,
+    status: t.status,
+    cors_origins: t.cors_origins ?? [],
+    created_at: t.created_at,
+    updated_at: t.updated_at,
+  };
+}
 
 /** Most tenants one isolate remembers at once (README, limits). */
 const MEMO_MAX_ENTRIES = 10_000;

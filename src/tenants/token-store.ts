@@ -5,12 +5,12 @@
  * a day after the token ends, so KV removes them.
  */
 import { count } from '../stats';
+import type { TokenRecord } from '../types/tenants';
 import type { KeyRing } from './crypto';
 import { listAll } from './indexes';
 import { tenantTokenKey, tokenKey } from './kv-keys';
 import { Memo } from './memo';
 import { generateToken, hashToken, randomBase62 } from './token';
-import type { TokenRecord } from './types';
 
 /** Most tokens one isolate remembers at once (README, limits). */
 const MEMO_MAX_ENTRIES = 10_000;

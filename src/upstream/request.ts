@@ -6,7 +6,7 @@
  */
 
 import type { ResolvedRoute } from '../routes/types';
-import type { Settings } from '../settings';
+import type { Settings } from '../types/settings';
 
 /** Caller headers worth passing on; everything else is dropped. */
 const FORWARDED_HEADERS = ['accept-language', 'user-agent'] as const;

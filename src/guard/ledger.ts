@@ -1,5 +1,5 @@
 /**
- * The TenantGuard's counts: units used per meter per slot (limits/slots.ts),
+ * The TenantGuard's counts: units used per meter per slot (guard/slots.ts),
  * kept in memory and written through to storage. Pure apart from the storage
  * it is given, so the counting rules are tested on their own.
  */

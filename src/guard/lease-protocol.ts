@@ -5,8 +5,9 @@
  * both as used when it grants them, so no number of isolates can admit more
  * than a limit. Unused units come back with the next call.
  */
-import type { UsageBatch } from '../observability/usage';
+
 import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
+import type { UsageBatch } from './usage';
 
 /** One scope (tenant + group + token + partition) the isolate admits requests for. */
 export interface ScopeAsk extends Scope {
@@ -40,7 +41,7 @@ export interface LeaseRequest {
   returns: Returned[];
   /** A background renewal rather than a request waiting on the answer. */
   renewal: boolean;
-  /** Usage gathered since the last call (observability/usage.ts), handed over on the way. */
+  /** Usage gathered since the last call (guard/usage.ts), handed over on the way. */
   usage?: UsageBatch;
   /** How long the guard keeps usage history (USAGE_RETENTION_DAYS). */
   usageRetentionDays?: number;

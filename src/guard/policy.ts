@@ -10,7 +10,10 @@
  *   (README, "Rate limits").
  */
 import * as z from 'zod';
-import { ROUTE_GROUPS, type RouteGroup } from '../routes/types';
+import { ROUTE_GROUPS } from '../routes/types';
+import type { Limits, RatePolicy, RouteGroup } from '../types/settings';
+
+export type { Limits, RatePolicy };
 
 const policyName = z
   .string()
@@ -32,7 +35,7 @@ const ratePolicySchema = z.strictObject({
     .min(1)
     .max(31 * 86_400),
   algorithm: z.enum(['sliding', 'fixed']).optional(),
-});
+}) satisfies z.ZodType<RatePolicy>;
 
 const quotaAmounts = z.strictObject({
   daily: z.number().int().min(1).max(1_000_000_000).optional(),
@@ -50,7 +53,7 @@ export const limitsSchema = z.strictObject({
     .extend({ groups: z.partialRecord(z.enum(ROUTE_GROUPS), quotaAmounts).optional() })
     .default({}),
   limiter: z.enum(['leased', 'exact']).optional(),
-});
+}) satisfies z.ZodType<Limits>;
 
 /** A gateway token's own limits, counted in addition to its tenant's. */
 export const tokenLimitsSchema = z.strictObject({
@@ -58,8 +61,6 @@ export const tokenLimitsSchema = z.strictObject({
   quota: quotaAmounts.default({}),
 });
 
-export type RatePolicy = z.infer<typeof ratePolicySchema>;
-export type Limits = z.infer<typeof limitsSchema>;
 export type TokenLimits = z.infer<typeof tokenLimitsSchema>;
 export type LimiterMode = NonNullable<Limits['limiter']>;
 

@@ -3,7 +3,7 @@
  * token, route and status class, and refusals per policy (docs/STORAGE.md).
  * Batches from isolates add up; rows older than the retention go.
  */
-import { LATENCY_BUCKETS_MS, type UsageBatch } from '../observability/usage';
+import { LATENCY_BUCKETS_MS, type UsageBatch } from './usage';
 
 const BUCKETS = LATENCY_BUCKETS_MS.length + 1;
 const LAT_COLUMNS = Array.from({ length: BUCKETS }, (_, i) => `lat${i}`);

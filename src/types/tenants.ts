@@ -1,4 +1,4 @@
-/** Records kept in the TENANTS KV namespace (docs/STORAGE.md). */
+/** Records kept in the TENANTS KV namespace (docs/STORAGE.md): their shapes only. */
 
 export type TenantStatus = 'active' | 'disabled';
 
@@ -48,14 +48,3 @@ export type PublicTenant = Omit<StoredTenant, 'platform_key_sealed' | 'key_finge
 
 /** What the tenant list shows (kept in KV metadata, which is small). */
 export type ListedTenant = Omit<PublicTenant, 'cors_origins'>;
-
-export function publicTenant(t: StoredTenant | Tenant): PublicTenant {
-  return {
-    id: t.id,
-    name: t.name,
-    status: t.status,
-    cors_origins: t.cors_origins ?? [],
-    created_at: t.created_at,
-    updated_at: t.updated_at,
-  };
-}

@@ -9,7 +9,7 @@
  */
 import * as z from 'zod';
 import { decodeUtf8 } from '../bytes';
-import { fromBase64Url, type KeyRing, toBase64Url } from '../tenants/crypto';
+import { fromBase64Url, type KeyRing, toBase64Url } from './crypto';
 
 export const BROWSER_TOKEN_PREFIX = 'apgb_';
 /** Longest and shortest browser token lifetimes (README, limits). */

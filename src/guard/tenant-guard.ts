@@ -1,8 +1,18 @@
 /**
- * TenantGuard: one SQLite-backed Durable Object per tenant, the single writer
- * of its counters, leases, token states, cache version and settings.
+ * src/guard/ is what a tenant's TenantGuard hosts, and what it tells isolates:
+ * - TenantGuard (this file): one SQLite-backed Durable Object per tenant, the
+ *   single writer of its counters, leases, token states, cache version and
+ *   settings;
+ * - its storage: store.ts (settings, token states), ledger.ts and slots.ts
+ *   (units counted per meter and window), history.ts (usage history),
+ *   alerts.ts (quota alerts, sent from its alarm);
+ * - its terms: policy.ts (the limits and the meters it counts), and what
+ *   isolates and the guard say to each other (lease-protocol.ts, verdict.ts,
+ *   usage.ts).
+ * The isolate's side, which calls it, is src/limits/; nothing here imports it
+ * (docs/ARCHITECTURE.md).
  *
- * Isolates call `acquire` (limits/lease-protocol.ts): the guard refuses or
+ * Isolates call `acquire` (lease-protocol.ts): the guard refuses or
  * admits the waiting request's cost, and leases units the isolate may admit
  * on its own until the lease ends, counting them as used at once. A Durable
  * Object runs one call at a time and SQLite calls are synchronous, so
@@ -11,7 +21,6 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 import { auditLog } from '../audit/log';
-import type { UsageBatch } from '../observability/usage';
 import { ROUTE_GROUPS } from '../routes/types';
 import { isSealed, keyRing, open, seal, sealedKid } from '../tenants/crypto';
 import {
@@ -24,7 +33,6 @@ import {
   sweepAlertsSent,
   writeAlertConfig,
 } from './alerts';
-import { type GuardCalls, GuardStore, sqlLedgerStorage } from './guard-store';
 import {
   type History,
   type HistoryQuery,
@@ -44,6 +52,8 @@ import {
   type TokenLimits,
 } from './policy';
 import { slotAt, windowSeconds } from './slots';
+import { type GuardCalls, GuardStore, sqlLedgerStorage } from './store';
+import type { UsageBatch } from './usage';
 import {
   type AdmitRequest,
   type MeterState,
@@ -172,7 +182,7 @@ export class TenantGuard extends DurableObject {
     };
   }
 
-  /** Usage an isolate gathered (observability/usage.ts): added to the hourly rollups. */
+  /** Usage an isolate gathered (guard/usage.ts): added to the hourly rollups. */
   record(batch: UsageBatch, retentionDays?: number): void {
     recordHistory(this.sql, batch);
     if (

@@ -1,9 +1,11 @@
-/** The Worker's bindings and the per-request variables, in one typed Hono env. */
+/**
+ * The request context: the Worker's bindings and the per-request variables,
+ * in one typed Hono env. Types only, importing nothing outside types/, so that
+ * every layer, errors.ts included, may use them (docs/ARCHITECTURE.md).
+ */
 import type { RequestIdVariables } from 'hono/request-id';
-import type { Observation } from './observability/request-log';
-import type { ValidatedInput } from './routes/types';
 import type { Settings } from './settings';
-import type { Tenant, TokenRecord } from './tenants/types';
+import type { Tenant, TokenRecord } from './tenants';
 
 /**
  * Settings that wrangler.toml does not declare (README, "Settings"): strings
@@ -57,3 +59,30 @@ export interface Variables extends RequestIdVariables {
 }
 
 export type HonoEnv = { Bindings: Bindings; Variables: Variables };
+
+/** What the pipeline did with a request, noted as it goes (observability/request-log.ts). */
+export interface Observation {
+  /** Operation id (`team.list`, …), or what else answered (`admin`, `auth.browser_token`). */
+  route?: string;
+  cache?: 'HIT' | 'MISS' | 'STALE' | 'BYPASS' | 'L1';
+  limiter?: 'admitted' | 'refused' | 'unavailable';
+  /** The policy that refused the request. */
+  refusedBy?: string;
+  cost?: number;
+  upstreamStatus?: number;
+  upstreamMs?: number;
+  /** Body bytes of the answer, where known. */
+  bytes?: number;
+  /**
+   * The envelope code of the answer, where the handler knows it (a platform code passes through).
+   */
+  code?: number;
+}
+
+/** A request's validated path, query and body (defaults applied, unknown fields refused). */
+export interface ValidatedInput {
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  /** Absent for routes without a body. */
+  body?: Record<string, unknown>;
+}

@@ -1,0 +1,73 @@
+/**
+ * Settings as the gateway reads them once parsed (README, "Settings"), and
+ * the shapes inside them. Declared here, apart from the zod schemas that
+ * parse them (settings.ts, guard/policy.ts, routes/overrides.ts), so that the
+ * request context (types/context.ts) needs no runtime module; each schema is
+ * checked against its type here with `satisfies`.
+ */
+
+/** Resource groups of the route table (routes/types.ts lists them); scopes and limits use them. */
+export type RouteGroup = 'apikeys' | 'calls' | 'teams' | 'agents' | 'sessions' | 'browsers';
+
+/** A cacheable read: fresh for `ttl_s`, then served stale for `grace_s` while it refreshes. */
+export interface CachePolicy {
+  ttl_s: number;
+  grace_s: number;
+}
+
+/** One operation's entry in ROUTE_OVERRIDES. */
+export interface RouteOverride {
+  upstream_path?: string;
+  credential?: 'authorization' | 'x-api-key';
+  cost?: number;
+  cache?: CachePolicy;
+}
+
+/** ROUTE_OVERRIDES: by operation id. */
+export type RouteOverrides = Record<string, RouteOverride>;
+
+export interface RatePolicy {
+  name: string;
+  limit: number;
+  window_s: number;
+  algorithm?: 'sliding' | 'fixed';
+}
+
+export interface QuotaAmounts {
+  daily?: number;
+  monthly?: number;
+}
+
+/** A tenant's limits (DEFAULT_LIMITS, or its own): rate policies, quotas, how isolates admit. */
+export interface Limits {
+  policies: RatePolicy[];
+  quota: QuotaAmounts & { groups?: Partial<Record<RouteGroup, QuotaAmounts>> };
+  limiter?: 'leased' | 'exact';
+}
+
+export interface Settings {
+  /** No trailing slash. */
+  PLATFORM_BASE_URL: string;
+  ADMIN_TOKEN?: string;
+  KEY_ENCRYPTION_KEY: string;
+  UPSTREAM_TIMEOUT_MS: number;
+  PLATFORM_AUTH_SCHEME: string;
+  ROUTE_OVERRIDES: RouteOverrides;
+  TENANT_MEMO_TTL_MS: number;
+  MAX_BODY_BYTES: number;
+  DEFAULT_LIMITS: Limits;
+  LIMITS_ENABLED: boolean;
+  LEASE_MAX_MS: number;
+  L1_CACHE_BYTES: number;
+  USAGE_RETENTION_DAYS: number;
+  USAGE_HISTORY: boolean;
+  LOG_SAMPLE_RATE: number;
+  /** Global flag: matches every platform key in a text. */
+  PLATFORM_KEY_PATTERN: RegExp;
+  LIMITER_FAILURE_MODE: 'closed' | 'open';
+  /** Start of the UTC day from which legacy tokens are refused, ms since the epoch. */
+  LEGACY_TOKENS_UNTIL: number;
+  /** `allow`: alert webhooks may target local and private addresses (local development). */
+  WEBHOOK_LOCAL_TARGETS: boolean;
+  BROWSER_PARTITION_SHARE: number;
+}
