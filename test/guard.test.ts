@@ -6,8 +6,8 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { AUDIT_MAX_ENTRIES } from '../src/audit/log';
-import type { Limits } from '../src/guard/policy';
-import type { AdmitRequest } from '../src/guard/verdict';
+import type { LeaseRequest } from '../src/guard/lease-protocol';
+import type { Limits, Scope } from '../src/guard/policy';
 import { testEnv } from './helpers';
 
 function guard() {
@@ -18,67 +18,74 @@ function guard() {
 
 const limits = (l: Partial<Limits>): Limits => ({ policies: [], quota: {}, ...l });
 const at = (iso: string) => Date.parse(iso);
-const req = (now: number, defaults: Limits, extra: Partial<AdmitRequest> = {}): AdmitRequest => ({
-  tokenId: 'tok_a',
-  group: 'teams',
-  cost: 1,
+/** One waiting request of cost 1 and nothing more leased: what an exact-mode isolate asks. */
+const req = (now: number, defaults: Limits, scope: Partial<Scope> = {}): LeaseRequest => ({
   now,
+  start: now,
+  leaseMaxMs: 0,
   defaults,
-  ...extra,
+  meterOptions: { partitionShare: 1, largestCost: 1 },
+  scopes: [{ group: 'teams', tokenId: 'tok_a', ...scope, cost: 1, want: 0 }],
+  returns: [],
+  renewal: false,
 });
+
+/** The waiting request's refusal, or null when it was admitted. */
+async function refusal(g: ReturnType<typeof guard>, r: LeaseRequest) {
+  const answer = await g.acquire(r);
+  return answer.scopes[0]?.refusal ?? null;
+}
 
 describe('TenantGuard', () => {
   it('lets exactly L of N concurrent requests through', async () => {
     const g = guard();
     const l = limits({ policies: [{ name: 'burst', limit: 7, window_s: 60 }] });
     const now = at('2026-11-21T10:00:05Z');
-    const verdicts = await Promise.all(Array.from({ length: 100 }, () => g.admit(req(now, l))));
-    expect(verdicts.filter((v) => v.allowed)).toHaveLength(7);
+    const answers = await Promise.all(Array.from({ length: 100 }, () => refusal(g, req(now, l))));
+    expect(answers.filter((r) => r === null)).toHaveLength(7);
+    expect(answers.filter((r) => r?.reason === 'rate')).toHaveLength(93);
   });
 
   it('rolls a window over at its boundary', async () => {
     const g = guard();
     const l = limits({ policies: [{ name: 'burst', limit: 2, window_s: 10, algorithm: 'fixed' }] });
     const start = at('2026-11-21T10:00:00Z');
-    expect((await g.admit(req(start + 1000, l))).allowed).toBe(true);
-    expect((await g.admit(req(start + 2000, l))).allowed).toBe(true);
-    const refused = await g.admit(req(start + 9999, l));
-    expect(refused).toMatchObject({
-      allowed: false,
+    expect(await refusal(g, req(start + 1000, l))).toBeNull();
+    expect(await refusal(g, req(start + 2000, l))).toBeNull();
+    expect(await refusal(g, req(start + 9999, l))).toMatchObject({
       reason: 'rate',
       violated: 'burst',
       retryAfter: 1,
     });
-    expect((await g.admit(req(start + 10_000, l))).allowed).toBe(true);
+    expect(await refusal(g, req(start + 10_000, l))).toBeNull();
   });
 
   it('resets the daily quota at UTC midnight and the monthly one on the 1st', async () => {
     const g = guard();
     const l = limits({ quota: { daily: 2, monthly: 3 } });
-    expect((await g.admit(req(at('2026-11-30T23:59:58Z'), l))).allowed).toBe(true);
-    expect((await g.admit(req(at('2026-11-30T23:59:58Z'), l))).allowed).toBe(true);
-    expect(await g.admit(req(at('2026-11-30T23:59:59Z'), l))).toMatchObject({
-      allowed: false,
+    expect(await refusal(g, req(at('2026-11-30T23:59:58Z'), l))).toBeNull();
+    expect(await refusal(g, req(at('2026-11-30T23:59:58Z'), l))).toBeNull();
+    expect(await refusal(g, req(at('2026-11-30T23:59:59Z'), l))).toMatchObject({
       reason: 'quota',
       violated: 'daily',
       retryAfter: 1,
     });
     // New day, same month: the daily quota is fresh, the monthly one has 1 left.
-    expect((await g.admit(req(at('2026-12-01T00:00:00Z'), l))).allowed).toBe(true);
-    expect((await g.admit(req(at('2026-12-01T00:00:01Z'), l))).allowed).toBe(true);
+    expect(await refusal(g, req(at('2026-12-01T00:00:00Z'), l))).toBeNull();
+    expect(await refusal(g, req(at('2026-12-01T00:00:01Z'), l))).toBeNull();
   });
 
   it('names the monthly quota when the month is used up', async () => {
     const g = guard();
     const l = limits({ quota: { daily: 10, monthly: 2 } });
-    await g.admit(req(at('2026-11-10T12:00:00Z'), l));
-    await g.admit(req(at('2026-11-11T12:00:00Z'), l));
-    const refused = await g.admit(req(at('2026-11-12T12:00:00Z'), l));
-    expect(refused).toMatchObject({ allowed: false, reason: 'quota', violated: 'monthly' });
-    expect('retryAfter' in refused && refused.retryAfter).toBe(
-      (at('2026-12-01T00:00:00Z') - at('2026-11-12T12:00:00Z')) / 1000,
-    );
-    expect((await g.admit(req(at('2026-12-01T00:00:00Z'), l))).allowed).toBe(true);
+    await refusal(g, req(at('2026-11-10T12:00:00Z'), l));
+    await refusal(g, req(at('2026-11-11T12:00:00Z'), l));
+    expect(await refusal(g, req(at('2026-11-12T12:00:00Z'), l))).toEqual({
+      reason: 'quota',
+      violated: 'monthly',
+      retryAfter: (at('2026-12-01T00:00:00Z') - at('2026-11-12T12:00:00Z')) / 1000,
+    });
+    expect(await refusal(g, req(at('2026-12-01T00:00:00Z'), l))).toBeNull();
   });
 
   it('prefers the quota when both a rate window and a quota are exhausted', async () => {
@@ -88,9 +95,8 @@ describe('TenantGuard', () => {
       quota: { daily: 1 },
     });
     const now = at('2026-11-21T10:00:00Z');
-    await g.admit(req(now, l));
-    expect(await g.admit(req(now, l))).toMatchObject({
-      allowed: false,
+    await refusal(g, req(now, l));
+    expect(await refusal(g, req(now, l))).toMatchObject({
       reason: 'quota',
       violated: 'daily',
     });
@@ -100,38 +106,38 @@ describe('TenantGuard', () => {
     const g = guard();
     const l = limits({ policies: [{ name: 'burst', limit: 3, window_s: 3600 }] });
     const now = at('2026-11-21T10:00:00Z');
-    await g.admit(req(now, l));
-    await g.admit(req(now, l));
+    await refusal(g, req(now, l));
+    await refusal(g, req(now, l));
     await evictDurableObject(g);
-    expect((await g.admit(req(now + 1, l))).allowed).toBe(true);
-    expect((await g.admit(req(now + 2, l))).allowed).toBe(false);
+    expect(await refusal(g, req(now + 1, l))).toBeNull();
+    expect(await refusal(g, req(now + 2, l))).not.toBeNull();
   });
 
   it('refuses a revoked token and only that one', async () => {
     const g = guard();
     const l = limits({});
     await g.revoke('tok_a', 0);
-    expect(await g.admit(req(1, l))).toMatchObject({ allowed: false, reason: 'revoked' });
-    expect((await g.admit(req(1, l, { tokenId: 'tok_b' }))).allowed).toBe(true);
+    expect(await refusal(g, req(1, l))).toEqual({ reason: 'revoked' });
+    expect(await refusal(g, req(1, l, { tokenId: 'tok_b' }))).toBeNull();
   });
 
   it('counts a partition inside the tenant limits', async () => {
     const g = guard();
     const l = limits({ policies: [{ name: 'burst', limit: 3, window_s: 60 }] });
     const now = at('2026-11-21T10:00:00Z');
-    await g.admit(req(now, l, { partition: 'b1' }));
-    await g.admit(req(now, l, { partition: 'b1' }));
-    await g.admit(req(now, l));
+    await refusal(g, req(now, l, { partition: 'b1' }));
+    await refusal(g, req(now, l, { partition: 'b1' }));
+    await refusal(g, req(now, l));
     // The tenant-wide window is full, so neither partition nor tenant passes.
-    expect((await g.admit(req(now, l, { partition: 'b2' }))).allowed).toBe(false);
+    expect(await refusal(g, req(now, l, { partition: 'b2' }))).not.toBeNull();
   });
 
   it('sweeps away counter rows of ended windows that browser tokens leave behind', async () => {
     const g = guard();
     const l = limits({ policies: [{ name: 'burst', limit: 10, window_s: 60 }] });
     const longAgo = Date.now() - 3_600_000;
-    for (const partition of ['b1', 'b2', 'b3']) await g.admit(req(longAgo, l, { partition }));
-    await g.admit(req(Date.now(), l, { partition: 'b4' }));
+    for (const partition of ['b1', 'b2', 'b3']) await refusal(g, req(longAgo, l, { partition }));
+    await refusal(g, req(Date.now(), l, { partition: 'b4' }));
     const rows = () =>
       runInDurableObject(
         g,
@@ -143,7 +149,7 @@ describe('TenantGuard', () => {
     expect(await runDurableObjectAlarm(g)).toBe(true);
     // Only the current window's rows are left: the tenant's and b4's.
     expect(await rows()).toBe(2);
-    expect((await g.admit(req(Date.now(), l, { partition: 'b4' }))).allowed).toBe(true);
+    expect(await refusal(g, req(Date.now(), l, { partition: 'b4' }))).toBeNull();
   });
 
   it('forgets quota alerts of periods long over, and remembers this month’s', async () => {
@@ -163,7 +169,8 @@ describe('TenantGuard', () => {
       `INSERT INTO alerts_sent (meter, period_start, threshold) VALUES ('q', ${old}, 80), ('q', ${current}, 80)`,
     );
     // Any admission schedules the sweeping alarm.
-    await g.admit(
+    await refusal(
+      g,
       req(Date.now(), limits({ policies: [{ name: 'burst', limit: 9, window_s: 60 }] })),
     );
     expect(await runDurableObjectAlarm(g)).toBe(true);

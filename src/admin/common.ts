@@ -5,7 +5,7 @@ import { auditLog, type NewAuditEntry } from '../audit/log';
 import { GatewayError } from '../errors';
 import type { TokenLimits } from '../guard/policy';
 import { guardFor, type TenantGuard } from '../guard/tenant-guard';
-import { forgetLease } from '../limits/admission';
+import { isolateAdmission } from '../limits/admission';
 import { log } from '../log';
 import { directStores, type Stores } from '../tenants/stores';
 import { randomBase62 } from '../tenants/token';
@@ -46,7 +46,7 @@ export async function changeGuard(
   change: (guard: DurableObjectStub<TenantGuard>) => Promise<void>,
 ): Promise<void> {
   await change(guardFor(c.env, tenantId));
-  forgetLease(tenantId);
+  isolateAdmission.forget(tenantId);
 }
 
 /**

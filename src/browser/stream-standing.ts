@@ -7,7 +7,7 @@
  */
 import type { Context } from 'hono';
 import type { Refusal } from '../guard/lease-protocol';
-import { standing } from '../limits/admission';
+import { isolateAdmission } from '../limits/admission';
 import { admissionIo, leaseSettings } from '../limits/request';
 import { log } from '../log';
 import { memoizedStores } from '../tenants/stores';
@@ -65,7 +65,12 @@ async function check(c: Context<HonoEnv>): Promise<Ended | null> {
   const token = c.get('token');
   if (settings.LIMITS_ENABLED) {
     const scope = { group: 'sessions' as const, tokenId: token.id, partition: c.get('partition') };
-    const result = await standing(tenant.id, scope, leaseSettings(settings), admissionIo(c));
+    const result = await isolateAdmission.standing(
+      tenant.id,
+      scope,
+      leaseSettings(settings),
+      admissionIo(c),
+    );
     // An unreachable guard ends nothing: the records below still do.
     if (result !== null && 'reason' in result) return ended(result);
   }

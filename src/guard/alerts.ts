@@ -6,6 +6,7 @@
  */
 import { isSealed, type KeyRing, open } from '../tenants/crypto';
 import { hmacSha256Hex } from '../tenants/token';
+import type { Sql } from './sql';
 
 export const DEFAULT_THRESHOLDS = [80, 100];
 export const ALERT_MAX_TRIES = 5;
@@ -44,7 +45,7 @@ export interface DeliveryResult {
   status: number | null;
 }
 
-export function migrateAlerts(sql: SqlStorage): void {
+export function migrateAlerts(sql: Sql): void {
   sql.exec(`
     CREATE TABLE IF NOT EXISTS alert_config (
       id INTEGER PRIMARY KEY CHECK (id = 1), tenant_id TEXT NOT NULL, url TEXT NOT NULL,
@@ -62,11 +63,11 @@ export function migrateAlerts(sql: SqlStorage): void {
 const SENT_KEPT_MS = 62 * 86_400_000;
 
 /** Drops the record of crossings in periods long over (the alarm calls it). */
-export function sweepAlertsSent(sql: SqlStorage, now: number): void {
+export function sweepAlertsSent(sql: Sql, now: number): void {
   sql.exec('DELETE FROM alerts_sent WHERE period_start < ?', now - SENT_KEPT_MS);
 }
 
-export function readAlertConfig(sql: SqlStorage): AlertConfig | null {
+export function readAlertConfig(sql: Sql): AlertConfig | null {
   const row = sql
     .exec<{ tenant_id: string; url: string; thresholds: string; secret: string }>(
       'SELECT tenant_id, url, thresholds, secret FROM alert_config WHERE id = 1',
@@ -82,7 +83,7 @@ export function readAlertConfig(sql: SqlStorage): AlertConfig | null {
   };
 }
 
-export function writeAlertConfig(sql: SqlStorage, config: AlertConfig | null): void {
+export function writeAlertConfig(sql: Sql, config: AlertConfig | null): void {
   if (!config) {
     sql.exec('DELETE FROM alert_config');
     return;
@@ -102,7 +103,7 @@ export function writeAlertConfig(sql: SqlStorage, config: AlertConfig | null): v
  * and not yet been alerted for; returns when the first queued one is due.
  */
 export function noteQuotaUse(
-  sql: SqlStorage,
+  sql: Sql,
   config: AlertConfig,
   q: {
     meter: string;
@@ -145,7 +146,7 @@ export function noteQuotaUse(
 
 /** Delivers every queued alert due at `now`; the results, and when the next one is due. */
 export async function deliverDue(
-  sql: SqlStorage,
+  sql: Sql,
   config: AlertConfig | null,
   ring: KeyRing,
   now: number,

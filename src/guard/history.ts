@@ -3,6 +3,8 @@
  * token, route and status class, and refusals per policy (docs/STORAGE.md).
  * Batches from isolates add up; rows older than the retention go.
  */
+
+import type { Sql, SqlValue } from './sql';
 import { LATENCY_BUCKETS_MS, type UsageBatch } from './usage';
 
 const BUCKETS = LATENCY_BUCKETS_MS.length + 1;
@@ -51,7 +53,7 @@ const COLUMN: Record<HistoryGroup, string> = {
   token: 'token_id',
 };
 
-export function migrateHistory(sql: SqlStorage): void {
+export function migrateHistory(sql: Sql): void {
   sql.exec(`
     CREATE TABLE IF NOT EXISTS usage_hourly (
       hour INTEGER NOT NULL, token_id TEXT NOT NULL, route TEXT NOT NULL, status TEXT NOT NULL,
@@ -65,7 +67,7 @@ export function migrateHistory(sql: SqlStorage): void {
 }
 
 /** Adds a batch to the rollups (one upsert per row). */
-export function recordHistory(sql: SqlStorage, batch: UsageBatch): void {
+export function recordHistory(sql: Sql, batch: UsageBatch): void {
   const lats = LAT_COLUMNS.join(', ');
   const addLats = LAT_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ');
   for (const r of batch.rows) {
@@ -97,7 +99,7 @@ export function recordHistory(sql: SqlStorage, batch: UsageBatch): void {
 }
 
 /** Series between `from` and `to` (inclusive hours), by hour or UTC day, grouped as asked. */
-export function queryHistory(sql: SqlStorage, q: HistoryQuery): History {
+export function queryHistory(sql: Sql, q: HistoryQuery): History {
   const bucket = q.granularity === 'day' ? '(hour / 86400000) * 86400000' : 'hour';
   const groups = q.groupBy.map((g) => COLUMN[g]);
   const select = [`${bucket} AS t`, ...groups].join(', ');
@@ -107,7 +109,7 @@ export function queryHistory(sql: SqlStorage, q: HistoryQuery): History {
     ...LAT_COLUMNS.map((c) => `SUM(${c}) AS ${c}`),
   ];
   const rows = sql
-    .exec<Record<string, SqlStorageValue>>(
+    .exec<Record<string, SqlValue>>(
       `SELECT ${select}, ${sums.join(', ')} FROM usage_hourly WHERE hour >= ? AND hour <= ?
        GROUP BY ${['t', ...groups].join(', ')} ORDER BY ${['t', ...groups].join(', ')}`,
       q.from,
@@ -128,7 +130,7 @@ export function queryHistory(sql: SqlStorage, q: HistoryQuery): History {
   });
   const byToken = q.groupBy.includes('token');
   const refusals = sql
-    .exec<Record<string, SqlStorageValue>>(
+    .exec<Record<string, SqlValue>>(
       `SELECT ${bucket} AS t, policy${byToken ? ', token_id' : ''}, SUM(count) AS count
        FROM refusals_hourly WHERE hour >= ? AND hour <= ?
        GROUP BY t, policy${byToken ? ', token_id' : ''} ORDER BY t, policy`,
@@ -146,7 +148,7 @@ export function queryHistory(sql: SqlStorage, q: HistoryQuery): History {
 }
 
 /** Deletes rollups older than `before` (ms). */
-export function sweepHistory(sql: SqlStorage, before: number): void {
+export function sweepHistory(sql: Sql, before: number): void {
   sql.exec('DELETE FROM usage_hourly WHERE hour < ?', before);
   sql.exec('DELETE FROM refusals_hourly WHERE hour < ?', before);
 }

@@ -6,6 +6,7 @@
  */
 import type { LedgerStorage, SlotRow } from './ledger';
 import { type Limits, limitsSchema, type TokenLimits, tokenLimitsSchema } from './policy';
+import type { Sql } from './sql';
 
 /** Rows of the `settings` table. */
 export type SettingName = 'limits' | 'cache_version' | 'disabled' | 'retention_days';
@@ -30,7 +31,7 @@ export class GuardStore {
   private limits: Limits | null | undefined;
   private calls: GuardCalls | undefined;
 
-  constructor(private readonly sql: SqlStorage) {
+  constructor(private readonly sql: Sql) {
     migrate(sql);
   }
 
@@ -185,7 +186,7 @@ export class GuardStore {
 }
 
 /** Tables, created or brought up to date when the object starts. */
-function migrate(sql: SqlStorage): void {
+function migrate(sql: Sql): void {
   sql.exec(`
     CREATE TABLE IF NOT EXISTS slots (
       meter TEXT NOT NULL, slot_start INTEGER NOT NULL, used INTEGER NOT NULL,
@@ -209,7 +210,7 @@ function migrate(sql: SqlStorage): void {
 }
 
 /** The ledger's slot rows in the `slots` table. */
-export function sqlLedgerStorage(sql: SqlStorage): LedgerStorage {
+export function sqlLedgerStorage(sql: Sql): LedgerStorage {
   return {
     load: (meter, now) =>
       sql

@@ -1,22 +1,5 @@
-/**
- * What exact admission (`TenantGuard.admit`) takes and answers, and the
- * meter state shown in RateLimit fields and the usage endpoints.
- */
-import type { MeterGrant, Refusal } from './lease-protocol';
-import type { LimitGroup, Limits } from './policy';
-
-/** One request checked and counted on its own (exact admission), as `admit` takes it. */
-export interface AdmitRequest {
-  tokenId: string;
-  group: LimitGroup;
-  cost: number;
-  /** Milliseconds since the epoch; passed in so tests can move time. */
-  now: number;
-  /** The settings' limits, used while the tenant has none of its own. */
-  defaults: Limits;
-  partition?: string;
-  partitionShare?: number;
-}
+/** A meter's state as RateLimit fields and the usage endpoints show it. */
+import type { MeterGrant } from './lease-protocol';
 
 export interface MeterState {
   name: string;
@@ -28,10 +11,6 @@ export interface MeterState {
   /** Seconds until the current count has drained. */
   reset_s: number;
 }
-
-export type Verdict =
-  | { allowed: true; meters: MeterState[]; cacheVersion: string }
-  | ({ allowed: false; meters: MeterState[] } & Refusal);
 
 export function meterState(g: MeterGrant, now: number): MeterState {
   return {

@@ -8,16 +8,18 @@
  *
  * Admission in one isolate (this file): from the tenant's lease when it can,
  * else one call to the TenantGuard at a time per tenant, which the other
- * requests of that tenant wait for (lease.ts, waiters.ts). Exact-mode tenants
- * make one call per request. Renewals run in the background before a lease ends.
+ * requests of that tenant wait for (guard/lease.ts, waiters.ts). Exact-mode
+ * tenants make one call per request. Renewals run in the background before a
+ * lease ends. One Admission per isolate (`isolateAdmission`); the fleet
+ * simulation makes one per simulated isolate.
  */
 
+import type { Decision, LeaseSettings } from '../guard/lease';
+import { TenantLease } from '../guard/lease';
 import type { LeaseAnswer, LeaseRequest, Refusal } from '../guard/lease-protocol';
 import type { Scope } from '../guard/policy';
 import { type UsageBatch, UsageBuffer, type UsageEntry } from '../guard/usage';
 import { waitUntilDone } from '../waiters';
-import type { Decision, LeaseSettings } from './lease';
-import { TenantLease } from './lease';
 
 export interface AdmissionIo {
   /** Calls the tenant's TenantGuard. */
@@ -27,6 +29,8 @@ export interface AdmissionIo {
   /** Keeps background work (and a call others wait on) alive past the response. */
   waitUntil(promise: Promise<unknown>): void;
   now(): number;
+  /** Waits until `done()` holds, at most `timeoutMs` (default: waiters.ts; the simulation's clock). */
+  waitFor?(done: () => boolean, timeoutMs: number): Promise<boolean>;
 }
 
 /** The guard could not be reached, now or within the last second. */
@@ -53,78 +57,101 @@ class TenantAdmission {
   downUntil = 0;
 }
 
-const tenants = new Map<string, TenantAdmission>();
+/** One isolate's admission state: a lease and a usage buffer per tenant it has seen lately. */
+export class Admission {
+  private readonly tenants = new Map<string, TenantAdmission>();
 
-function admissionFor(tenantId: string): TenantAdmission {
-  let t = tenants.get(tenantId);
-  if (!t) {
-    if (tenants.size >= MAX_TENANTS) {
-      const oldest = tenants.keys().next().value;
-      if (oldest !== undefined) tenants.delete(oldest);
+  /** Admits or refuses one request of `scope` costing `cost` units. */
+  async admit(
+    tenantId: string,
+    scope: Scope,
+    cost: number,
+    settings: LeaseSettings,
+    io: AdmissionIo,
+  ): Promise<AdmissionResult> {
+    const t = this.tenant(tenantId);
+    for (let round = 0; ; round++) {
+      const now = io.now();
+      const local = t.lease.admit(scope, cost, now);
+      if (local.kind !== 'ask') {
+        renewInBackground(t, settings, io);
+        return local;
+      }
+      if (now < t.downUntil) return UNAVAILABLE;
+      // Exact tenants: every request is its own call, none waits for another's.
+      const exact = t.lease.mode === 'exact';
+      if (!exact && t.calling && round < MAX_ROUNDS) {
+        t.queued += cost;
+        await (io.waitFor ?? waitUntilDone)(() => !t.calling, WAIT_AT_MOST_MS);
+        t.queued = Math.max(0, t.queued - cost);
+        continue;
+      }
+      return call(t, settings, io, { scope, cost, queued: exact ? 0 : t.queued });
     }
-    t = new TenantAdmission();
-    tenants.set(tenantId, t);
   }
-  return t;
-}
 
-/** Admits or refuses one request of `scope` costing `cost` units. */
-export async function admit(
-  tenantId: string,
-  scope: Scope,
-  cost: number,
-  settings: LeaseSettings,
-  io: AdmissionIo,
-): Promise<AdmissionResult> {
-  const t = admissionFor(tenantId);
-  for (let round = 0; ; round++) {
-    const now = io.now();
-    const local = t.lease.admit(scope, cost, now);
-    if (local.kind !== 'ask') {
-      renewInBackground(t, settings, io);
-      return local;
+  /**
+   * Whether a scope's token and tenant still stand (open streams ask this every
+   * lease time): from the lease, or from one guard call when it cannot say.
+   * Counts nothing.
+   */
+  async standing(
+    tenantId: string,
+    scope: Scope,
+    settings: LeaseSettings,
+    io: AdmissionIo,
+  ): Promise<Refusal | null | typeof UNAVAILABLE> {
+    const t = this.tenant(tenantId);
+    const known = t.lease.standing(scope, io.now());
+    if (known !== 'ask') return known;
+    try {
+      const req = t.lease.request(io.now(), settings, { scope, cost: 0, queued: 0 });
+      t.lease.apply(req, await keptAlive(io, io.acquire(req)));
+    } catch {
+      return UNAVAILABLE;
     }
-    if (now < t.downUntil) return UNAVAILABLE;
-    // Exact tenants: every request is its own call, none waits for another's.
-    const exact = t.lease.mode === 'exact';
-    if (!exact && t.calling && round < MAX_ROUNDS) {
-      t.queued += cost;
-      await waitUntilDone(() => !t.calling, WAIT_AT_MOST_MS);
-      t.queued = Math.max(0, t.queued - cost);
-      continue;
+    const after = t.lease.standing(scope, io.now(), true);
+    return after === 'ask' ? UNAVAILABLE : after;
+  }
+
+  /** Drops this isolate's lease of a tenant: its next request asks the guard (operator changes). */
+  forget(tenantId: string): void {
+    this.tenants.get(tenantId)?.lease.forget();
+  }
+
+  /**
+   * Adds a finished request to its tenant's usage; sends the batch on its own,
+   * off the request path, once it has waited USAGE_FLUSH_MS for a lease call.
+   */
+  recordUsage(tenantId: string, entry: UsageEntry, settings: LeaseSettings, io: AdmissionIo): void {
+    const t = this.tenant(tenantId);
+    t.usage.add(entry);
+    if (!t.usage.due(io.now()) || t.calling) return;
+    const batch = t.usage.take();
+    if (batch) io.waitUntil(io.record(batch, settings.usageRetentionDays).catch(() => undefined));
+  }
+
+  /** Tenants this isolate holds a lease for (the simulation measures their memory). */
+  get size(): number {
+    return this.tenants.size;
+  }
+
+  private tenant(tenantId: string): TenantAdmission {
+    let t = this.tenants.get(tenantId);
+    if (!t) {
+      if (this.tenants.size >= MAX_TENANTS) {
+        const oldest = this.tenants.keys().next().value;
+        if (oldest !== undefined) this.tenants.delete(oldest);
+      }
+      t = new TenantAdmission();
+      this.tenants.set(tenantId, t);
     }
-    return call(t, settings, io, { scope, cost, queued: exact ? 0 : t.queued });
+    return t;
   }
 }
 
-/**
- * Whether a scope's token and tenant still stand (open streams ask this every
- * lease time): from the lease, or from one guard call when it cannot say.
- * Counts nothing.
- */
-export async function standing(
-  tenantId: string,
-  scope: Scope,
-  settings: LeaseSettings,
-  io: AdmissionIo,
-): Promise<Refusal | null | typeof UNAVAILABLE> {
-  const t = admissionFor(tenantId);
-  const known = t.lease.standing(scope, io.now());
-  if (known !== 'ask') return known;
-  try {
-    const req = t.lease.request(io.now(), settings, { scope, cost: 0, queued: 0 });
-    t.lease.apply(req, await keptAlive(io, io.acquire(req)));
-  } catch {
-    return UNAVAILABLE;
-  }
-  const after = t.lease.standing(scope, io.now(), true);
-  return after === 'ask' ? UNAVAILABLE : after;
-}
-
-/** Drops this isolate's lease of a tenant: its next request asks the guard (operator changes). */
-export function forgetLease(tenantId: string): void {
-  tenants.get(tenantId)?.lease.forget();
-}
+/** This isolate's admission. */
+export const isolateAdmission = new Admission();
 
 async function call(
   t: TenantAdmission,
@@ -171,23 +198,6 @@ function withUsage(t: TenantAdmission, settings: LeaseSettings, req: LeaseReques
   const usage = t.usage.take();
   if (usage) Object.assign(req, { usage, usageRetentionDays: settings.usageRetentionDays });
   return req;
-}
-
-/**
- * Adds a finished request to its tenant's usage; sends the batch on its own,
- * off the request path, once it has waited USAGE_FLUSH_MS for a lease call.
- */
-export function recordUsage(
-  tenantId: string,
-  entry: UsageEntry,
-  settings: LeaseSettings,
-  io: AdmissionIo,
-): void {
-  const t = admissionFor(tenantId);
-  t.usage.add(entry);
-  if (!t.usage.due(io.now()) || t.calling) return;
-  const batch = t.usage.take();
-  if (batch) io.waitUntil(io.record(batch, settings.usageRetentionDays).catch(() => undefined));
 }
 
 /** The call survives its own request ending early (others may be waiting on it). */

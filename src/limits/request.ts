@@ -6,14 +6,14 @@
  * use these; none of them builds the guard calls itself.
  */
 import type { Context } from 'hono';
+import type { LeaseSettings } from '../guard/lease';
 import { guardFor } from '../guard/tenant-guard';
 import type { UsageEntry } from '../guard/usage';
 import { largestRouteCost } from '../routes/overrides';
 import { count } from '../stats';
 import type { HonoEnv } from '../types/context';
 import type { Settings } from '../types/settings';
-import { type AdmissionIo, recordUsage } from './admission';
-import type { LeaseSettings } from './lease';
+import { type AdmissionIo, isolateAdmission } from './admission';
 
 /** How this request reaches its tenant's TenantGuard, for admission.ts. */
 export function admissionIo(c: Context<HonoEnv>): AdmissionIo {
@@ -61,5 +61,5 @@ export function recordRequestUsage(c: Context<HonoEnv>, entry: UsageEntry): void
   const settings = c.get('settings');
   const tenant = c.get('tenant');
   if (!tenant || !settings.LIMITS_ENABLED || !settings.USAGE_HISTORY) return;
-  recordUsage(tenant.id, entry, leaseSettings(settings), admissionIo(c));
+  isolateAdmission.recordUsage(tenant.id, entry, leaseSettings(settings), admissionIo(c));
 }

@@ -11,7 +11,7 @@ import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
 import type { Refusal } from '../guard/lease-protocol';
 import type { LimitGroup } from '../guard/policy';
-import { admit } from '../limits/admission';
+import { isolateAdmission } from '../limits/admission';
 import { rateLimitHeaders } from '../limits/headers';
 import { admissionIo, leaseSettings } from '../limits/request';
 import { log } from '../log';
@@ -26,7 +26,13 @@ export function tenantLimits(group: LimitGroup, cost: (settings: Settings) => nu
     const tenantId = c.get('tenant').id;
     const scope = { group, tokenId: c.get('token').id, partition: c.get('partition') };
     const units = cost(settings);
-    const result = await admit(tenantId, scope, units, leaseSettings(settings), admissionIo(c));
+    const result = await isolateAdmission.admit(
+      tenantId,
+      scope,
+      units,
+      leaseSettings(settings),
+      admissionIo(c),
+    );
     const obs = c.get('obs');
     obs.cost = units;
     obs.limiter =

@@ -12,10 +12,10 @@ import type {
   Refusal,
   Returned,
   ScopeAsk,
-} from '../guard/lease-protocol';
-import { scopeKey } from '../guard/lease-protocol';
-import type { LimiterMode, Limits, MeterOptions, Scope } from '../guard/policy';
-import type { MeterState } from '../guard/verdict';
+} from './lease-protocol';
+import { scopeKey } from './lease-protocol';
+import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
+import type { MeterState } from './verdict';
 
 export interface LeaseSettings {
   leaseMaxMs: number;
