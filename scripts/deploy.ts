@@ -38,7 +38,6 @@ import {
   varsNotInEnv,
 } from './deploy/checks';
 import { hasTomlTable, setTomlKey } from './deploy/toml';
-import { ensureDocsAssets } from './docs-assets';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Tests point this at a stand-in for wrangler, so the whole flow runs offline. */
@@ -87,7 +86,6 @@ async function main(): Promise<void> {
     );
   }
   const dryRun = opts['dry-run'];
-  ensureDocsAssets();
   console.log(`${dryRun ? 'Checking' : 'Deploying'} [env.${env}] of ${rel(configPath)}`);
 
   await applySettings(configPath, env);

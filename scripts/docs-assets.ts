@@ -2,8 +2,10 @@
  * Puts the API reference page's script (Scalar's standalone bundle, from
  * node_modules) where Workers static assets serve it: build/assets/docs/
  * scalar.js → GET /docs/scalar.js. wrangler.toml's `[assets]` points there,
- * so anything that reads wrangler.toml (dev, tests, deploy, bench) calls this
- * first; it copies when the file is missing, of another size or older than the package's.
+ * and its `[build]` runs this file before wrangler dev, deploy and types; the
+ * Workers vitest pool, which reads wrangler.toml without running `[build]`,
+ * calls ensureDocsAssets() from vitest.config.ts. It copies when the file is
+ * missing, of another size or older than the package's.
  */
 import { copyFileSync, mkdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';

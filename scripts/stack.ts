@@ -6,7 +6,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { ensureDocsAssets } from './docs-assets';
 
 export interface StackOptions {
   gatewayPort: number;
@@ -55,7 +54,6 @@ export function ensureDevVars(): Record<string, string> {
 
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const secrets = ensureDevVars();
-  ensureDocsAssets();
   const emulatorUrl = `http://127.0.0.1:${opts.emulatorPort}`;
   const gatewayUrl = `http://127.0.0.1:${opts.gatewayPort}`;
   const io = opts.quiet ? 'ignore' : 'inherit';

@@ -36,7 +36,6 @@ import {
   type V4WorkerOptions,
 } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from 'wrangler';
-import { ensureDocsAssets } from './docs-assets';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DEFAULT_CONFIG = path.join(ROOT, 'wrangler.toml');
@@ -134,7 +133,6 @@ export interface BareWorkerOptions extends CommonOptions {
 export async function buildGatewayBundle(
   opts: { outDir?: string; configPath?: string } = {},
 ): Promise<GatewayBundle> {
-  ensureDocsAssets();
   const dir = opts.outDir ?? mkdtempSync(path.join(os.tmpdir(), 'gateway-bundle-'));
   const wrangler = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
   const args = [
