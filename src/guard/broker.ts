@@ -201,13 +201,16 @@ export class BrokerCore {
   private async askRoot(req: LeaseRequest): Promise<LeaseAnswer> {
     const waiting = req.renewal ? null : req.scopes[0];
     let decided: ScopeGrant | undefined;
+    let exact: LeaseAnswer | undefined;
     const now = this.io.now();
     // An isolate renewing ahead asks for the time after its lease: so does the pool.
     const start = req.renewal && req.start > now ? req.start : now;
-    await this.rootCall(waiting ?? null, start, [], req, (grant) => {
+    await this.rootCall(waiting ?? null, start, [], req, (grant, answer) => {
       decided = grant;
+      if (answer.mode === 'exact') exact = answer;
     });
-    if (this.passesThrough() && !decided) return this.passThrough(req);
+    // Exact mode: the root's answer is the isolate's (its scopes come first, in its order).
+    if (exact) return { ...exact, scopes: exact.scopes.slice(0, req.scopes.length) };
     const answer = this.fromPool(req, decided);
     if (answer) return answer;
     // The root answered but the pool cannot serve this request (forgotten meanwhile):
@@ -225,7 +228,7 @@ export class BrokerCore {
     start: number,
     also: Scope[] = [],
     isolateReq?: LeaseRequest,
-    decide?: (grant: ScopeGrant | undefined) => void,
+    decide?: (grant: ScopeGrant | undefined, answer: LeaseAnswer) => void,
   ): Promise<void> {
     const context = this.context;
     if (!context) return Promise.resolve();
@@ -274,7 +277,7 @@ export class BrokerCore {
       (answer) => {
         if (generation === this.generation) this.keep(rootReq, answer);
         else this.retire(poolOf(answer));
-        decide?.(waiting ? answer.scopes[0] : undefined);
+        decide?.(waiting ? answer.scopes[0] : undefined, answer);
       },
       (err: unknown) => {
         // The units asked to be given back are lost to this call: try again next time.
