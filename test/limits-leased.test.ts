@@ -276,7 +276,7 @@ describe('TenantGuard calls', () => {
     expect(acquires + renewals).toBeLessThan(requests / 10);
   });
 
-  it('isolates ask their regional broker; the usage shows its calls apart from the root\'s', async () => {
+  it("isolates ask their regional broker; the usage shows its calls apart from the root's", async () => {
     const t = await createTenant();
     for (let i = 0; i < 5; i++) {
       await Promise.all(Array.from({ length: 20 }, () => asTenant(t, '/agent/lists')));
