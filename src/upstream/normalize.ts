@@ -6,7 +6,7 @@
 import { type Bytes, decodeUtf8, readCapped } from '../bytes';
 import { GatewayError } from '../errors';
 
-/** Largest upstream body the gateway will read, in bytes (README, limits). */
+/** Largest upstream body the gateway will read, in bytes (docs/BOUNDS.md). */
 export const MAX_UPSTREAM_BYTES = 8 * 1024 * 1024;
 
 export interface Envelope {
