@@ -43,6 +43,11 @@ export const ERRORS = {
   },
   RATE_LIMITED: { code: 42900, status: 429, msg: 'Rate limit exceeded' },
   QUOTA_EXHAUSTED: { code: 42901, status: 429, msg: 'Quota exhausted' },
+  UPSTREAM_RATE_LIMITED: {
+    code: 42902,
+    status: 429,
+    msg: 'Platform asked for a pause on this platform key',
+  },
   INTERNAL: { code: 50000, status: 500, msg: 'Internal gateway error' },
   MISCONFIGURED: { code: 50001, status: 500, msg: 'Gateway is misconfigured' },
   UPSTREAM_HTTP_ERROR: { code: 50200, status: 502, msg: 'Platform answered with an error status' },
@@ -61,6 +66,12 @@ export const ERRORS = {
   },
   UPSTREAM_TOO_LARGE: { code: 50206, status: 502, msg: 'Platform response too large' },
   LIMITER_UNAVAILABLE: { code: 50300, status: 503, msg: 'Rate limiter unavailable' },
+  UPSTREAM_UNAVAILABLE: {
+    code: 50301,
+    status: 503,
+    msg: 'Platform is failing; the gateway is not calling it for now',
+  },
+  UPSTREAM_BACKING_OFF: { code: 50302, status: 503, msg: 'Platform asked for a pause' },
   UPSTREAM_TIMEOUT: { code: 50400, status: 504, msg: 'Platform did not answer in time' },
 } as const satisfies Record<string, { code: number; status: ContentfulStatusCode; msg: string }>;
 

@@ -97,8 +97,22 @@ function answerHeaders(route: ResolvedRoute, outcome: CacheOutcome): Record<stri
     headers['X-Cache'] = outcome.status;
     headers.Age = String(outcome.age);
   }
+  if (outcome.staleReason) {
+    // Stale because the platform failed (stale-if-error): said for machines and for people.
+    headers['X-Stale-Reason'] = outcome.staleReason;
+    headers.Warning = `111 - "stale: ${STALE_TEXT[outcome.staleReason] ?? 'platform failed'}"`;
+  }
   return headers;
 }
+
+/** The Warning header's words for each stale-if-error reason (docs/RESILIENCE.md). */
+const STALE_TEXT: Record<string, string> = {
+  breaker_open: 'platform unavailable',
+  platform_pause: 'platform asked for a pause',
+  timeout: 'platform timed out',
+  unreachable: 'platform unreachable',
+  platform_error: 'platform error',
+};
 
 /** A status that cannot carry the envelope is no answer to pass on. */
 function contentfulStatus(status: number): ContentfulStatusCode {
@@ -109,9 +123,11 @@ function contentfulStatus(status: number): ContentfulStatusCode {
 /** What the request log line says about the answer. */
 function noteAnswer(c: Context<HonoEnv>, outcome: CacheOutcome, body: Bytes): void {
   const obs = c.get('obs');
-  obs.cache = outcome.tier === 'L1' ? 'L1' : outcome.status;
+  // A fresh hit from memory is told apart; a stale answer says STALE from either tier.
+  obs.cache = outcome.tier === 'L1' && outcome.status === 'HIT' ? 'L1' : outcome.status;
   obs.code = outcome.result.envelope?.code ?? 0;
   obs.bytes = body.byteLength;
+  if (outcome.staleReason) obs.staleReason = outcome.staleReason;
 }
 
 /**

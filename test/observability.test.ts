@@ -56,6 +56,8 @@ const FIELDS = [
   'code',
   'upstream_status',
   'cache',
+  'stale_reason',
+  'upstream_attempts',
   'limiter',
   'cost',
   'duration_ms',
@@ -78,7 +80,8 @@ describe('request log', () => {
       failed: requestId('failed'),
       anonymous: requestId('anon'),
     };
-    await injectFault({ request_id: ids.failed, kind: 'status', status: 503 });
+    // Twice: the read is retried once.
+    await injectFault({ request_id: ids.failed, kind: 'status', status: 503, times: 2 });
     const lines = await requestLines(async () => {
       await asTenant(t, '/team/lists', { headers: { 'x-request-id': ids.ok } });
       await asTenant(limited, '/agent/lists');
@@ -119,6 +122,7 @@ describe('request log', () => {
       status: 502,
       code: ERRORS.UPSTREAM_HTTP_ERROR.code,
       upstream_status: 503,
+      upstream_attempts: 2,
       route: 'agent.list',
     });
     expect(line(ids.anonymous)).toMatchObject({

@@ -60,6 +60,9 @@ function logLine(c: Context<HonoEnv>, obs: Observation, duration: number) {
     code,
     upstream_status: obs.upstreamStatus ?? upstreamStatusOf(error),
     cache: obs.cache ?? null,
+    // Why a stale entry answered: the platform failed (stale-if-error).
+    stale_reason: obs.staleReason ?? null,
+    upstream_attempts: obs.attempts ?? null,
     limiter: obs.limiter ? (obs.refusedBy ? `${obs.limiter}:${obs.refusedBy}` : obs.limiter) : null,
     cost: obs.cost ?? null,
     duration_ms: duration,

@@ -27,7 +27,15 @@ type OptionalSettings = Partial<
     | 'LIMITER_FAILURE_MODE'
     | 'LEGACY_TOKENS_UNTIL'
     | 'WEBHOOK_LOCAL_TARGETS'
-    | 'BROWSER_PARTITION_SHARE',
+    | 'BROWSER_PARTITION_SHARE'
+    | 'CIRCUIT_FAILURES'
+    | 'CIRCUIT_FAILURE_RATIO'
+    | 'CIRCUIT_WINDOW_S'
+    | 'CIRCUIT_MIN_CALLS'
+    | 'CIRCUIT_COOLDOWN_S'
+    | 'RETRY_BUDGET_RATIO'
+    | 'RETRY_BUDGET_MIN_PER_S'
+    | 'IDEMPOTENCY_REQUIRED',
     string | Record<string, unknown>
   >
 >;
@@ -77,6 +85,12 @@ export interface Observation {
    * The envelope code of the answer, where the handler knows it (a platform code passes through).
    */
   code?: number;
+  /** Platform attempts made (2 when a read was retried). */
+  attempts?: number;
+  /** Why a cached answer was served past its grace (stale-if-error), e.g. `breaker_open`. */
+  staleReason?: string;
+  /** The W3C trace id of the request (observability/trace.ts). */
+  traceId?: string;
 }
 
 /** A request's validated path, query and body (defaults applied, unknown fields refused). */
