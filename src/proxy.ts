@@ -1,6 +1,7 @@
 /**
  * Mounts every entry of the route table: name the operation, resolve its
- * configured route once, authenticate, check scope, validate, limit, then
+ * configured route once, authenticate, check scope, validate, limit, claim an
+ * Idempotency-Key (writes that send one), then
  * forward (through the cache for cacheable reads), and mask platform secrets
  * for tokens that may not see them. A path the table knows with a method it
  * does not gets a 405 envelope.
@@ -13,6 +14,7 @@ import type { CacheOutcome } from './cache/read-through';
 import { GatewayError } from './errors';
 import { forward, secretShapes } from './forward';
 import { requireScope, tenantAuth } from './middleware/auth';
+import { idempotency } from './middleware/idempotency';
 import { tenantLimits } from './middleware/limits';
 import { validateInput } from './middleware/validate';
 import { named } from './observability/named';
@@ -52,6 +54,7 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
       requireScope(spec),
       validateInput(spec),
       tenantLimits(spec.group, (c) => routeOf(c).cost),
+      idempotency(spec),
       async (c) => {
         const route = routeOf(c);
         await spec.check?.(c.get('input'), platformReader(c, byId));

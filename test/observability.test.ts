@@ -58,6 +58,7 @@ const FIELDS = [
   'cache',
   'stale_reason',
   'upstream_attempts',
+  'idempotency',
   'limiter',
   'cost',
   'duration_ms',

@@ -63,6 +63,7 @@ function logLine(c: Context<HonoEnv>, obs: Observation, duration: number) {
     // Why a stale entry answered: the platform failed (stale-if-error).
     stale_reason: obs.staleReason ?? null,
     upstream_attempts: obs.attempts ?? null,
+    idempotency: obs.idempotency ?? null,
     limiter: obs.limiter ? (obs.refusedBy ? `${obs.limiter}:${obs.refusedBy}` : obs.limiter) : null,
     cost: obs.cost ?? null,
     duration_ms: duration,

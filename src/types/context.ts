@@ -89,6 +89,8 @@ export interface Observation {
   attempts?: number;
   /** Why a cached answer was served past its grace (stale-if-error), e.g. `breaker_open`. */
   staleReason?: string;
+  /** What an Idempotency-Key did: claimed, replayed, in_flight or mismatch. */
+  idempotency?: 'claimed' | 'replay' | 'in_flight' | 'mismatch';
   /** The W3C trace id of the request (observability/trace.ts). */
   traceId?: string;
 }
