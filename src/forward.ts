@@ -101,6 +101,7 @@ export async function forward(
         platformKey: c.get('tenant').platform_key,
         requestId: c.get('requestId'),
         callerHeaders: c.req.raw.headers,
+        trace: c.get('trace'),
       }),
       idempotent: route.method === 'GET',
       deadlineMs,

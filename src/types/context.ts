@@ -64,6 +64,15 @@ export interface Variables extends RequestIdVariables {
   cacheVersion?: string;
   /** Set for browser tokens: their own rate-limit partition inside the tenant's. */
   partition?: string;
+  /** W3C trace context: the caller's trace or a new one (observability/trace.ts). */
+  trace?: TraceContext;
+}
+
+/** What the gateway sends on: the trace id, its own traceparent, the caller's tracestate. */
+export interface TraceContext {
+  traceId: string;
+  traceparent: string;
+  tracestate?: string;
 }
 
 export type HonoEnv = { Bindings: Bindings; Variables: Variables };
