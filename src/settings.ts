@@ -119,7 +119,7 @@ const settingsSchema = z.object({
   // The platform falters (docs/RESILIENCE.md): circuit breaker, retry budget, idempotency keys.
   CIRCUIT_FAILURES: intSetting(1, 1000, 5),
   // Above 1 the ratio never trips the breaker: only failures in a row do.
-  CIRCUIT_FAILURE_RATIO: ratioSetting(0.5, 2),
+  CIRCUIT_FAILURE_RATIO: ratioSetting(0.8, 2),
   CIRCUIT_WINDOW_S: intSetting(1, 600, 10),
   CIRCUIT_MIN_CALLS: intSetting(1, 100_000, 20),
   CIRCUIT_COOLDOWN_S: intSetting(1, 600, 5),

@@ -83,7 +83,7 @@ export interface Settings {
   CIRCUIT_MIN_CALLS: number;
   /** How long it stays open before one probe goes through. */
   CIRCUIT_COOLDOWN_S: number;
-  /** Retries allowed as a share of calls over the last 10 s, plus RETRY_BUDGET_MIN_PER_S. */
+  /** Retries allowed as a share of calls over the last 10 s (at least RETRY_BUDGET_MIN_PER_S). */
   RETRY_BUDGET_RATIO: number;
   RETRY_BUDGET_MIN_PER_S: number;
   /** Operation ids whose callers must send Idempotency-Key. */

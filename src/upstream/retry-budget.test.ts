@@ -13,13 +13,18 @@ describe('retry budget', () => {
     expect(granted).toBe(10);
   });
 
-  it('adds a few per second for quiet times', () => {
-    const b = budget(2);
-    b.noteCall(0);
+  it('allows a few per second in quiet times, and no more than a tenth when busy', () => {
+    const quiet = budget(2);
+    quiet.noteCall(0);
     let granted = 0;
-    for (let i = 0; i < 50; i++) if (b.tryRetry(i)) granted++;
-    // 2 per second over a 10 s window, plus a tenth of one call (not a whole retry).
+    for (let i = 0; i < 50; i++) if (quiet.tryRetry(i)) granted++;
+    // 2 per second over a 10 s window.
     expect(granted).toBe(20);
+    const busy = budget(2);
+    for (let i = 0; i < 1000; i++) busy.noteCall(i);
+    granted = 0;
+    for (let i = 0; i < 500; i++) if (busy.tryRetry(1000 + i)) granted++;
+    expect(granted).toBe(100);
   });
 
   it('forgets calls and retries older than the window', () => {

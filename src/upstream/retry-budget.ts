@@ -1,8 +1,9 @@
 /**
  * How many retries an isolate may make (docs/RESILIENCE.md): at most `ratio`
- * of the calls of the last `windowMs`, plus `minPerSecond` for quiet times.
- * When the platform fails, retries then add a tenth to the load, never
- * multiply it. Time is passed in.
+ * of the calls of the last `windowMs`, or `minPerSecond` over the window
+ * when that is more (quiet times). When the platform fails, retries then add
+ * at most a tenth to a busy isolate's load, never multiply it. Time is
+ * passed in.
  */
 
 const BUCKET_MS = 1000;
@@ -33,7 +34,7 @@ export class RetryBudget {
       retries += b.retries;
     }
     const reserve = (this.options.minPerSecond * this.options.windowMs) / 1000;
-    if (retries + 1 > calls * this.options.ratio + reserve) return false;
+    if (retries + 1 > Math.max(calls * this.options.ratio, reserve)) return false;
     current.retries++;
     return true;
   }
