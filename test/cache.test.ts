@@ -92,7 +92,8 @@ describe('read cache', () => {
 
   it('never stores errors', async () => {
     const t = await tenantWithOwnKey();
-    for (const fault of [{ kind: 'platform_error' }, { kind: 'status', status: 503 }]) {
+    // A 503 fails twice: the read's one retry must fail too.
+    for (const fault of [{ kind: 'platform_error' }, { kind: 'status', status: 503, times: 2 }]) {
       const id = requestId('nostore');
       await injectFault({ request_id: id, ...fault });
       const failed = await asTenant(t, '/team/lists', { headers: { 'x-request-id': id } });

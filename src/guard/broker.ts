@@ -17,6 +17,8 @@
  * No I/O and no clock of its own (BrokerIo), so the fleet simulation runs
  * this very code.
  */
+
+import { LEASE_SHARE } from './core';
 import type {
   BrokerCalls,
   LeaseAnswer,
@@ -27,7 +29,6 @@ import type {
   ScopeAsk,
   ScopeGrant,
 } from './lease-protocol';
-import { LEASE_SHARE } from './core';
 import { scopeKey } from './lease-protocol';
 import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
 import type { UsageBatch } from './usage';
@@ -532,7 +533,8 @@ export class BrokerCore {
 function fits(held: Held[], cost: number, now: number, pool: Pool): Refusal | null | 'ask' {
   const full: MeterGrant[] = [];
   for (const { grant, left } of held) {
-    if (cost > grant.limit) return { reason: 'too_costly', violated: grant.name, limit: grant.limit };
+    if (cost > grant.limit)
+      return { reason: 'too_costly', violated: grant.name, limit: grant.limit };
     if (left >= cost) continue;
     const at = grant.fitsAgainAt;
     if (grant.remaining < cost && at !== null && now < at) full.push(grant);
