@@ -5,7 +5,7 @@
 
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import worker from '../src/index';
 import { keyRing } from '../src/tenants/crypto';
 import { generateToken, randomBase62, withChecksum } from '../src/tenants/token';
@@ -63,6 +63,13 @@ export async function envelope<T = any>(res: Response): Promise<Envelope<T>> {
   } catch {
     throw new Error(`not JSON (HTTP ${res.status}): ${text.slice(0, 200)}`);
   }
+}
+
+/** A header of whole seconds (Age, Retry-After): asserted present and all digits, then read. */
+export function secondsHeader(res: Response, name: string): number {
+  const value = res.headers.get(name);
+  expect(value, `${name} header`).toMatch(/^\d+$/);
+  return Number(value);
 }
 
 export function admin(path: string, init: RequestInit = {}): Promise<Response> {
