@@ -14,7 +14,7 @@ const { values } = parseArgs({
     design: { type: 'string' },
   },
 });
-const designs: Design[] = values.design ? [values.design as Design] : ['flat'];
+const designs: Design[] = values.design ? [values.design as Design] : ['flat', 'regional'];
 for (const scenario of scenarios(values.quick ?? false)) {
   if (values.only && scenario.name !== values.only) continue;
   for (const design of designs) {
@@ -30,8 +30,11 @@ for (const scenario of scenarios(values.quick ?? false)) {
         refused: t.refused,
         unavailable: t.unavailable,
         busiestVsLimit: `${worst.busiest}/${worst.limit}`,
+        delivered: `${worst.busiestDelivered}/${worst.limit}`,
         utilisation: r.tenants.map((x) => x.utilisation).filter((u) => u !== null),
-        waited: t.waits.length / t.requests,
+        waited: t.waits.filter((w) => w > 0).length / t.measured,
+        waitedRoot: t.waitedForRoot / t.measured,
+        rootCallsPerRequest: r.rootCallsPerRequest,
         callsPerRequest: r.callsPerRequest,
         busiestObject: r.busiestObject,
         lag: r.tenants.map((x) => x.actionLagMs),

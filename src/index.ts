@@ -4,6 +4,7 @@ import { refuseTunnel } from './connect';
 import type { Bindings } from './types/context';
 
 export { AuditLog } from './audit/log';
+export { LeaseBroker } from './guard/lease-broker';
 export { TenantGuard } from './guard/tenant-guard';
 
 const app = newApp();

@@ -64,6 +64,11 @@ const settingsSchema = z.object({
     .default('true')
     .transform((v) => v === 'true'),
   LEASE_MAX_MS: intSetting(10, 10_000, 1000),
+  LEASE_BROKERS: z
+    .enum(['on', 'off'], { error: 'must be on or off' })
+    .default('on')
+    .transform((v) => v === 'on'),
+  BROKER_LEASE_MS: intSetting(100, 60_000, 5000),
   L1_CACHE_BYTES: intSetting(0, 128 * 1024 * 1024, 8 * 1024 * 1024),
   USAGE_RETENTION_DAYS: intSetting(1, 3650, 90),
   USAGE_HISTORY: z

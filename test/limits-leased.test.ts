@@ -230,10 +230,16 @@ describe('leased limits when the TenantGuard cannot be reached', () => {
     idFromName: (name: string) => testEnv.TENANT_GUARD.idFromName(name),
     get: () => ({ acquire: () => Promise.reject(new Error('Network connection lost.')) }),
   } as unknown as typeof testEnv.TENANT_GUARD;
+  // Its regional broker is out of reach too (limits-fleet tests the broker riding it out).
+  const unreachableBroker = unreachable as unknown as typeof testEnv.LEASE_BROKER;
   const call = (t: TestTenant, vars: Record<string, unknown> = {}) =>
-    gatewayWith({ TENANT_GUARD: unreachable, ...vars }, '/agent/lists', {
-      headers: { authorization: t.token },
-    });
+    gatewayWith(
+      { TENANT_GUARD: unreachable, LEASE_BROKER: unreachableBroker, ...vars },
+      '/agent/lists',
+      {
+        headers: { authorization: t.token },
+      },
+    );
 
   it('fails closed: admits from the lease it holds, then 503 once it ends', async () => {
     clockAt(Date.now());
@@ -269,6 +275,20 @@ describe('TenantGuard calls', () => {
     expect(exact_admits).toBe(0);
     expect(acquires + renewals).toBeGreaterThan(0);
     expect(acquires + renewals).toBeLessThan(requests / 10);
+  });
+
+  it("isolates ask their regional broker; the usage shows its calls apart from the root's", async () => {
+    const t = await createTenant();
+    for (let i = 0; i < 5; i++) {
+      await Promise.all(Array.from({ length: 20 }, () => asTenant(t, '/agent/lists')));
+    }
+    const calls = (await envelope(await admin(`/tenants/${t.id}/usage`))).data.guard_calls;
+    // Brokers report their isolates' calls with each call of their own to the root.
+    expect(calls.broker_acquires).toBeGreaterThan(0);
+    expect(calls.acquires + calls.renewals).toBeGreaterThan(0);
+    expect(calls.acquires + calls.renewals).toBeLessThanOrEqual(
+      calls.broker_acquires + calls.broker_renewals,
+    );
   });
 
   it('an exact tenant calls it once per request', async () => {

@@ -273,13 +273,19 @@ describe('when the limiter cannot be reached', () => {
         Promise.reject(new Error('Durable Object reset because its code was updated.')),
     }),
   } as unknown as typeof testEnv.TENANT_GUARD;
+  // The regional brokers are down with it (the broker path is tested in limits-fleet).
+  const unreachableBroker = unreachable as unknown as typeof testEnv.LEASE_BROKER;
 
   it('fails closed by default: 503, nothing forwarded', async () => {
     const tenant = await createTenant();
     const id = requestId();
-    const res = await gatewayWith({ TENANT_GUARD: unreachable }, '/team/lists', {
-      headers: { authorization: tenant.token, 'x-request-id': id },
-    });
+    const res = await gatewayWith(
+      { TENANT_GUARD: unreachable, LEASE_BROKER: unreachableBroker },
+      '/team/lists',
+      {
+        headers: { authorization: tenant.token, 'x-request-id': id },
+      },
+    );
     expect(res.status).toBe(503);
     expect((await envelope(res)).code).toBe(ERRORS.LIMITER_UNAVAILABLE.code);
     expect(await upstreamSaw(id)).toEqual([]);
@@ -288,7 +294,7 @@ describe('when the limiter cannot be reached', () => {
   it('fails open when LIMITER_FAILURE_MODE=open', async () => {
     const tenant = await createTenant();
     const res = await gatewayWith(
-      { TENANT_GUARD: unreachable, LIMITER_FAILURE_MODE: 'open' },
+      { TENANT_GUARD: unreachable, LEASE_BROKER: unreachableBroker, LIMITER_FAILURE_MODE: 'open' },
       '/team/lists',
       { headers: { authorization: tenant.token } },
     );

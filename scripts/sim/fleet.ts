@@ -5,8 +5,11 @@
  * (src/guard/core.ts) on node:sqlite; calls between them go through
  * SimObject (round trips from the world table, one thread per object).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { BrokerCore } from '../../src/guard/broker';
 import { GuardCore } from '../../src/guard/core';
 import type { LeaseSettings } from '../../src/guard/lease';
+import type { LeaseRequest } from '../../src/guard/lease-protocol';
 import type { Scope } from '../../src/guard/policy';
 import { Admission, type AdmissionIo } from '../../src/limits/admission';
 import { Clock } from './clock';
@@ -14,7 +17,7 @@ import { busiestWindow, Tally, type WaitedOn } from './metrics';
 import type { Scenario, TenantSpec } from './scenarios';
 import { memorySql } from './sqlite';
 import { SimObject } from './transport';
-import { type DataCenter, dataCenters, isolatesFor, random } from './world';
+import { type DataCenter, dataCenters, isolatesFor, type Region, random, regions } from './world';
 
 /** How isolates reach a tenant's guard: the root directly, or a broker in their region. */
 export type Design = 'flat' | 'regional';
@@ -24,13 +27,17 @@ const T0 = Date.UTC(2026, 10, 24);
 /** Where operator actions come from: a round trip to the root guard. */
 const OPERATOR_RTT_MS = 60;
 const LEASE_MAX_MS = 1000;
+/** The brokers' lease from the root (BROKER_LEASE_MS), before slot ends cut it. */
+export const BROKER_LEASE_MS = 5000;
 
 export interface TenantResult {
   id: string;
   limit: number;
   windowS: number;
-  /** The most admitted in any window of the tenant's policy. */
+  /** The most admitted in any window of the tenant's policy, by when it was decided. */
   busiest: number;
+  /** The same, by when the answer reached the isolate (a one-way trip later for guard answers). */
+  busiestDelivered: number;
   admitted: number;
   /** Admitted over the saturated span / what the limit allows in it (null: not saturated). */
   utilisation: number | null;
@@ -54,7 +61,39 @@ export interface RunResult {
 interface Isolate {
   dc: DataCenter;
   admission: Admission;
-  io: Map<string, AdmissionIo>;
+  io: Map<string, IsolateTenant>;
+}
+
+/** One isolate's way to one tenant's guard, and what its calls waited for. */
+interface IsolateTenant {
+  io: AdmissionIo;
+  /** Requests waiting for a call to settle (admission's waitFor), woken when one does. */
+  waiters: Set<() => void>;
+  /** Calls whose answer waited for the root (all of them in the flat design). */
+  rootWaits: number;
+}
+
+/** Per simulated request: the time of the guard call it made itself, if it made one. */
+interface RequestContext {
+  callNow: number | null;
+}
+const requestContext = new AsyncLocalStorage<RequestContext>();
+
+/** Notes a waiting request's own call (renewals run in its context too, and are not it). */
+function noteCall(req: LeaseRequest): false {
+  const context = requestContext.getStore();
+  if (context && !req.renewal) context.callNow = req.now;
+  return false;
+}
+
+interface Broker {
+  object: SimObject<BrokerCore>;
+  /** Round trip between the broker and the root. */
+  rootRtt: number;
+  /** Root calls it has had answered (a request that waited across one waited on the root). */
+  rootAnswers: number;
+  /** The pending alarm, as the Durable Object keeps one. */
+  alarm: number | null;
 }
 
 export async function runScenario(scenario: Scenario, design: Design): Promise<RunResult> {
@@ -94,47 +133,128 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
     }));
   });
 
-  const ioFor = (isolate: Isolate, tenantId: string): AdmissionIo => {
-    let io = isolate.io.get(tenantId);
-    if (!io) {
-      const root = roots.get(tenantId)!;
-      const rtt = isolate.dc.rootRtt;
-      io = {
-        acquire: (req) => root.call(rtt, (core) => core.acquire(req)),
-        record: (batch, days) => root.call(rtt, (core) => core.record(batch, days)),
+  // Regional brokers, one per tenant and region, made on first use.
+  const brokers = new Map<string, Broker>();
+  const rootRttOf = new Map(regions().map((r) => [r.region, r.rootRtt]));
+  const brokerFor = (tenantId: string, region: Region): Broker => {
+    const name = `${tenantId}:${region}`;
+    const broker = brokers.get(name);
+    if (broker) return broker;
+    const root = roots.get(tenantId)!;
+    const rootRtt = rootRttOf.get(region) ?? 100;
+    const made: Broker = { object: undefined!, rootRtt, rootAnswers: 0, alarm: null };
+    const wakeAt = (at: number) => {
+      made.alarm = at;
+      clock.at(at, () => {
+        if (made.alarm !== at) return;
+        made.alarm = null;
+        void made.object.call(0, (b) => b.renew()).then((next) => next !== null && wakeAt(next));
+      });
+    };
+    const core = new BrokerCore(
+      { name, leaseMs: BROKER_LEASE_MS },
+      {
+        acquire: (req) =>
+          root.call(rootRtt, (c) => c.acquire(req)).finally(() => made.rootAnswers++),
+        now: () => clock.now(),
+        wakeAt,
+      },
+    );
+    made.object = new SimObject(clock, core, `broker ${name}`);
+    brokers.set(name, made);
+    return made;
+  };
+
+  const ioFor = (isolate: Isolate, tenantId: string): IsolateTenant => {
+    let it = isolate.io.get(tenantId);
+    if (it) return it;
+    const root = roots.get(tenantId)!;
+    const waiters = new Set<() => void>();
+    // Waiters look again once a call has settled and its continuations have run.
+    const settled = () =>
+      clock.after(0, () => {
+        for (const wake of waiters) wake();
+      });
+    const viaRoot = (req: LeaseRequest) =>
+      noteCall(req) ||
+      root
+        .call(isolate.dc.rootRtt, (core) => core.acquire(req))
+        .finally(() => {
+          made.rootWaits++;
+          settled();
+        });
+    const viaBroker = (req: LeaseRequest) => {
+      const context = requestContext.getStore();
+      const broker = brokerFor(tenantId, isolate.dc.region);
+      return broker.object
+        .call(isolate.dc.brokerRtt, async (b) => {
+          const before = clock.now();
+          const answer = await b.acquire(req);
+          // Answered from the pool at once, or only after a root call.
+          const viaRootToo = clock.now() > before;
+          if (viaRootToo) made.rootWaits++;
+          // Counted by the broker now, or by the root as of the broker's call, a round trip ago.
+          if (context && !req.renewal) {
+            context.callNow = clock.now() - (viaRootToo ? broker.rootRtt : 0);
+          }
+          return answer;
+        })
+        .finally(settled);
+    };
+    const made: IsolateTenant = {
+      waiters,
+      rootWaits: 0,
+      io: {
+        acquire: design === 'flat' ? viaRoot : viaBroker,
+        record: (batch, days) => root.call(isolate.dc.rootRtt, (core) => core.record(batch, days)),
         waitUntil: () => undefined,
         now: () => clock.now(),
-        // As waiters.ts polls, on the simulated clock.
-        waitFor: async (done, timeoutMs) => {
-          let waited = 0;
-          let pause = 1;
-          while (!done()) {
-            if (waited >= timeoutMs) return false;
-            await clock.sleep(pause);
-            waited += pause;
-            pause = Math.min(pause * 2, 10);
-          }
-          return true;
-        },
-      };
-      isolate.io.set(tenantId, io);
-    }
-    return io;
+        waitFor: (done, timeoutMs) =>
+          new Promise<boolean>((resolve) => {
+            if (done()) return resolve(true);
+            const wake = () => {
+              if (!done()) return;
+              waiters.delete(wake);
+              resolve(true);
+            };
+            waiters.add(wake);
+            clock.after(timeoutMs, () => {
+              if (waiters.delete(wake)) resolve(false);
+            });
+          }),
+      },
+    };
+    it = made;
+    isolate.io.set(tenantId, it);
+    return it;
   };
 
   // What each tenant admitted, in decision order, and per token.
-  const admitted = new Map<string, { at: number; units: number; token: string }[]>();
+  const admitted = new Map<
+    string,
+    { at: number; delivered: number; units: number; token: string }[]
+  >();
   for (const t of scenario.tenants) admitted.set(t.id, []);
 
   const handle = async (t: TenantSpec, isolate: Isolate, token: string) => {
     const scope: Scope = { group: 'teams', tokenId: token };
-    const io = ioFor(isolate, t.id);
+    const it = ioFor(isolate, t.id);
+    const io = it.io;
     const arrived = clock.now();
-    const result = await isolate.admission.admit(t.id, scope, 1, settings.get(t.id)!, io);
+    const rootWaitsBefore = it.rootWaits;
+    const asked: RequestContext = { callNow: null };
+    const result = await requestContext.run(asked, () =>
+      isolate.admission.admit(t.id, scope, 1, settings.get(t.id)!, io),
+    );
     const wait = clock.now() - arrived;
-    const waitedOn: WaitedOn = wait > 0 ? 'root' : 'none';
-    tally.record(result.kind, wait, waitedOn);
-    if (result.kind === 'admitted') admitted.get(t.id)!.push({ at: clock.now(), units: 1, token });
+    const waitedOn: WaitedOn =
+      wait === 0 ? 'none' : it.rootWaits !== rootWaitsBefore ? 'root' : 'region';
+    tally.record(result.kind, wait, waitedOn, arrived - T0 >= (scenario.warmupMs ?? 0));
+    if (result.kind === 'admitted') {
+      // Counted as of the moment its isolate asked (the guard's `req.now`), or here and now.
+      const at = asked.callNow ?? clock.now();
+      admitted.get(t.id)!.push({ at, delivered: clock.now(), units: 1, token });
+    }
     isolate.admission.recordUsage(
       t.id,
       {
@@ -182,11 +302,22 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
   for (const a of scenario.actions) {
     clock.at(T0 + a.at, () => {
       const root = roots.get(a.tenant)!;
-      const change =
-        a.kind === 'revoke'
-          ? root.call(OPERATOR_RTT_MS, (core) => core.revoke(a.token ?? '', clock.now()))
-          : root.call(OPERATOR_RTT_MS, (core) => core.setDisabled(true));
-      void change.then(() => answered.set(a.tenant, clock.now()));
+      // As the TenantGuard does: change, then push to every broker holding a lease, then answer.
+      const change = root.call(OPERATOR_RTT_MS, (core) => {
+        if (a.kind === 'revoke') core.revoke(a.token ?? '', clock.now());
+        else core.setDisabled(true);
+        return core.leaseHolders(clock.now());
+      });
+      void change
+        .then((holders) =>
+          Promise.all(
+            holders.map((name) => {
+              const b = brokers.get(name)!;
+              return b.object.call(b.rootRtt, (core) => core.forget());
+            }),
+          ),
+        )
+        .then(() => answered.set(a.tenant, clock.now()));
     });
   }
 
@@ -213,15 +344,26 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
       id: t.id,
       limit: policy.limit,
       windowS: policy.window_s,
-      busiest: busiestWindow(events, policy.window_s * 1000),
+      busiest: busiestWindow(
+        [...events].sort((a, b) => a.at - b.at),
+        policy.window_s * 1000,
+      ),
+      busiestDelivered: busiestWindow(
+        events.map((e) => ({ at: e.delivered, units: e.units })),
+        policy.window_s * 1000,
+      ),
       admitted: events.length,
       utilisation,
       actionLagMs,
     };
   });
 
-  const objects = [...roots.values()];
+  const objects: SimObject<unknown>[] = [
+    ...roots.values(),
+    ...[...brokers.values()].map((b) => b.object),
+  ];
   const calls = objects.reduce((sum, o) => sum + o.calls, 0);
+  const rootCalls = [...roots.values()].reduce((sum, o) => sum + o.calls, 0);
   const busiest = objects.reduce((a, b) => (b.busiestSecond() > a.busiestSecond() ? b : a));
   return {
     scenario: scenario.name,
@@ -230,7 +372,7 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
     tenants,
     callsPerRequest: calls / Math.max(1, tally.requests),
     busiestObject: { name: busiest.name, callsPerSecond: busiest.busiestSecond() },
-    rootCallsPerRequest: calls / Math.max(1, tally.requests),
+    rootCallsPerRequest: rootCalls / Math.max(1, tally.requests),
     wallMs: performance.now() - started,
   };
 }

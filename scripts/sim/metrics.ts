@@ -31,13 +31,23 @@ export class Tally {
   waitedForRoot = 0;
   /** Requests whose answer waited for a call that stopped at a regional broker. */
   waitedForRegion = 0;
-  /** Added wait of every request that waited, ms. */
+  /** Requests past the warm-up: the share of waits is of these. */
+  measured = 0;
+  /** Added wait of every request past the warm-up, ms (0: none). */
   readonly waits: number[] = [];
 
-  record(outcome: 'admitted' | 'refused' | 'unavailable', waitMs: number, waitedOn: WaitedOn) {
+  /** `warm`: past the scenario's warm-up, when every region has met the tenant's tokens once. */
+  record(
+    outcome: 'admitted' | 'refused' | 'unavailable',
+    waitMs: number,
+    waitedOn: WaitedOn,
+    warm: boolean,
+  ) {
     this.requests++;
     this[outcome]++;
-    if (waitMs > 0) this.waits.push(waitMs);
+    if (!warm) return;
+    this.measured++;
+    this.waits.push(waitMs);
     if (waitedOn === 'root') this.waitedForRoot++;
     else if (waitedOn === 'region') this.waitedForRegion++;
   }

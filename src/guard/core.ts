@@ -83,6 +83,11 @@ export class GuardCore {
     const limits = this.store.ownLimits() ?? req.defaults;
     const mode = limits.limiter ?? 'leased';
     this.store.countCall(mode === 'exact' ? 'exact_admits' : req.renewal ? 'renewals' : 'acquires');
+    if (req.brokerCalls) {
+      this.store.countCall('broker_acquires', req.brokerCalls.acquires);
+      this.store.countCall('broker_renewals', req.brokerCalls.renewals);
+    }
+    if (req.holder) this.store.noteHolder(req.holder, now);
     const disabled = this.store.setting('disabled') === 'true';
     const start = Math.min(Math.max(req.start, now), now + req.leaseMaxMs);
 
@@ -270,6 +275,11 @@ export class GuardCore {
 
   cacheVersion(): string | null {
     return this.store.setting('cache_version');
+  }
+
+  /** Brokers that may hold a lease now: the shell tells them of operator changes. */
+  leaseHolders(now: number): string[] {
+    return this.store.activeHolders(now);
   }
 
   /** From now on, every request with this token is refused, on every isolate. */

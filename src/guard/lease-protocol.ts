@@ -45,6 +45,16 @@ export interface LeaseRequest {
   usage?: UsageBatch;
   /** How long the guard keeps usage history (USAGE_RETENTION_DAYS). */
   usageRetentionDays?: number;
+  /** A regional broker's name (guard/broker.ts): the root pushes operator changes to it. */
+  holder?: string;
+  /** Calls isolates made to that broker since its last call, for the usage endpoint. */
+  brokerCalls?: BrokerCalls;
+}
+
+/** Calls isolates made to a broker, by kind. */
+export interface BrokerCalls {
+  acquires: number;
+  renewals: number;
 }
 
 export type Refusal =

@@ -57,6 +57,8 @@ interface ScopeState {
 
 /** Renew ahead once this share of the lease has passed. */
 const RENEW_AHEAD_AT = 0.6;
+/** Below this many requests expected per lease, a scope asks for no lease (wantFor). */
+const MIN_EXPECTED = 0.5;
 /** Top up within the lease once a meter is down to this share of what was leased. */
 const TOP_UP_BELOW = 0.25;
 
@@ -274,12 +276,16 @@ export class TenantLease {
 
 /**
  * Units a scope is likely to need over the next lease: twice its recent rate.
- * None before it has a rate: a lone request is counted exactly, a lease of one.
+ * None before it has a rate (a lone request is counted exactly, a lease of
+ * one), nor while it expects less than one request a lease: units it would
+ * not use stay counted until its next call gives them back, which for thin
+ * traffic is long after the lease ended.
  */
 function wantFor(s: ScopeState, now: number, leaseMaxMs: number): number {
   if (s.admitted === 0) return 0;
   const elapsed = Math.max(now - s.since, 50);
-  return Math.ceil(((s.admitted * leaseMaxMs) / elapsed) * 2);
+  const expected = (s.admitted * leaseMaxMs) / elapsed;
+  return expected < MIN_EXPECTED ? 0 : Math.ceil(expected * 2);
 }
 
 /** This isolate's view of a meter: what nobody holds, plus what it holds itself. */

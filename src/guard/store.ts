@@ -21,7 +21,23 @@ export interface GuardCalls {
   renewals: number;
   /** Calls for exact-mode tenants: one per request. */
   exact_admits: number;
+  /** Calls isolates made to the tenant's regional brokers (guard/broker.ts), as they reported. */
+  broker_acquires: number;
+  broker_renewals: number;
 }
+
+const CALL_KINDS = [
+  'acquires',
+  'renewals',
+  'exact_admits',
+  'broker_acquires',
+  'broker_renewals',
+] as const satisfies (keyof GuardCalls)[];
+
+/** A broker that has not called for this long holds no lease any more and is not told of changes. */
+export const HOLDER_KEPT_MS = 120_000;
+/** A holder's last-seen time is written at most this often. */
+const HOLDER_WRITE_EVERY_MS = 10_000;
 
 export class GuardStore {
   private readonly settings = new Map<SettingName, string | null>();
@@ -30,6 +46,7 @@ export class GuardStore {
   private readonly meterOwners = new Map<string, string>();
   private limits: Limits | null | undefined;
   private calls: GuardCalls | undefined;
+  private holderSeen: Map<string, number> | undefined;
 
   constructor(private readonly sql: Sql) {
     migrate(sql);
@@ -162,26 +179,61 @@ export class GuardStore {
 
   guardCalls(): GuardCalls {
     if (!this.calls) {
-      const calls: GuardCalls = { acquires: 0, renewals: 0, exact_admits: 0 };
+      const calls: GuardCalls = {
+        acquires: 0,
+        renewals: 0,
+        exact_admits: 0,
+        broker_acquires: 0,
+        broker_renewals: 0,
+      };
       for (const row of this.sql.exec<{ name: string; value: number }>('SELECT * FROM stats')) {
-        if (row.name === 'acquires' || row.name === 'renewals' || row.name === 'exact_admits') {
-          calls[row.name] = row.value;
-        }
+        const kind = CALL_KINDS.find((k) => k === row.name);
+        if (kind) calls[kind] = row.value;
       }
       this.calls = calls;
     }
     return this.calls;
   }
 
-  countCall(kind: keyof GuardCalls): void {
+  countCall(kind: keyof GuardCalls, by = 1): void {
+    if (by <= 0) return;
     const calls = this.guardCalls();
-    calls[kind]++;
+    calls[kind] += by;
     this.sql.exec('INSERT OR REPLACE INTO stats (name, value) VALUES (?, ?)', kind, calls[kind]);
+  }
+
+  /** A broker holds a lease from this guard: it will be told of operator changes. */
+  noteHolder(name: string, now: number): void {
+    const seen = this.holders();
+    const last = seen.get(name);
+    seen.set(name, now);
+    if (last !== undefined && now - last < HOLDER_WRITE_EVERY_MS) return;
+    this.sql.exec('INSERT OR REPLACE INTO lease_holders (name, seen) VALUES (?, ?)', name, now);
+  }
+
+  /** Brokers that may still hold a lease at `now` (seen within HOLDER_KEPT_MS). */
+  activeHolders(now: number): string[] {
+    const out: string[] = [];
+    for (const [name, seen] of this.holders()) {
+      if (now - seen <= HOLDER_KEPT_MS + HOLDER_WRITE_EVERY_MS) out.push(name);
+    }
+    return out;
+  }
+
+  private holders(): Map<string, number> {
+    if (!this.holderSeen) {
+      const rows = this.sql.exec<{ name: string; seen: number }>('SELECT * FROM lease_holders');
+      this.holderSeen = new Map([...rows].map((r) => [r.name, r.seen]));
+    }
+    return this.holderSeen;
   }
 
   /** Slot rows that no longer count (browser partitions and old slots pile up otherwise). */
   sweepSlots(now: number): void {
     this.sql.exec('DELETE FROM slots WHERE keep_until <= ?', now);
+    const stale = now - HOLDER_KEPT_MS - HOLDER_WRITE_EVERY_MS;
+    this.sql.exec('DELETE FROM lease_holders WHERE seen < ?', stale);
+    for (const [name, seen] of this.holders()) if (seen < stale) this.holderSeen?.delete(name);
   }
 }
 
@@ -197,6 +249,7 @@ function migrate(sql: Sql): void {
     CREATE TABLE IF NOT EXISTS token_meters (token_id TEXT PRIMARY KEY, meters_of TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS stats (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS lease_holders (name TEXT PRIMARY KEY, seen INTEGER NOT NULL);
   `);
   // Objects from before slots kept one row per fixed window: each becomes one slot.
   const old = sql.exec<{ n: number }>(

@@ -58,12 +58,14 @@ export class TenantGuard extends DurableObject {
     return this.core.usage(now, defaults);
   }
 
-  setLimits(limits: Limits | null) {
+  async setLimits(limits: Limits | null) {
     this.core.setLimits(limits);
+    await this.tellBrokers();
   }
 
-  setTokenLimits(tokenId: string, limits: TokenLimits | null) {
+  async setTokenLimits(tokenId: string, limits: TokenLimits | null) {
     this.core.setTokenLimits(tokenId, limits);
+    await this.tellBrokers();
   }
 
   succeed(tokenId: string, successor: string) {
@@ -78,24 +80,28 @@ export class TenantGuard extends DurableObject {
     return this.core.tokenLimits(tokenId);
   }
 
-  setCacheVersion(version: string) {
+  async setCacheVersion(version: string) {
     this.core.setCacheVersion(version);
+    await this.tellBrokers();
   }
 
   cacheVersion() {
     return this.core.cacheVersion();
   }
 
-  revoke(tokenId: string, now: number) {
+  async revoke(tokenId: string, now: number) {
     this.core.revoke(tokenId, now);
+    await this.tellBrokers();
   }
 
-  expireAt(tokenId: string, at: number) {
+  async expireAt(tokenId: string, at: number) {
     this.core.expireAt(tokenId, at);
+    await this.tellBrokers();
   }
 
-  setDisabled(disabled: boolean) {
+  async setDisabled(disabled: boolean) {
     this.core.setDisabled(disabled);
+    await this.tellBrokers();
   }
 
   setAlerts(config: AlertConfig | null) {
@@ -154,6 +160,19 @@ export class TenantGuard extends DurableObject {
       });
     }
     return delivered;
+  }
+
+  /**
+   * Pushes an operator change to every regional broker holding a lease
+   * (broker.ts), before the change is answered: each drops what it knew, so
+   * the change holds everywhere once isolates' own leases (LEASE_MAX_MS) end.
+   * A broker that cannot be reached holds its pool no longer than
+   * BROKER_LEASE_MS (docs/LIMITS.md, "Hierarchical leases").
+   */
+  private async tellBrokers(): Promise<void> {
+    const holders = this.core.leaseHolders(Date.now());
+    const brokers = this.env.LEASE_BROKER;
+    await Promise.allSettled(holders.map((name) => brokers.get(brokers.idFromName(name)).forget()));
   }
 
   /** Makes sure the alarm fires by `at` (real clock). */

@@ -7,6 +7,7 @@
  */
 import type { Context } from 'hono';
 import type { LeaseSettings } from '../guard/lease';
+import { brokerFor } from '../guard/lease-broker';
 import { guardFor } from '../guard/tenant-guard';
 import type { UsageEntry } from '../guard/usage';
 import { largestRouteCost } from '../routes/overrides';
@@ -14,14 +15,23 @@ import { count } from '../stats';
 import type { HonoEnv } from '../types/context';
 import type { Settings } from '../types/settings';
 import { type AdmissionIo, isolateAdmission } from './admission';
+import { regionOf } from './region';
 
 /** How this request reaches its tenant's TenantGuard, for admission.ts. */
 export function admissionIo(c: Context<HonoEnv>): AdmissionIo {
   const tenantId = c.get('tenant').id;
+  const settings = c.get('settings');
+  const region = settings.LEASE_BROKERS ? regionOf(c.req.raw.cf) : null;
   return {
     acquire: (req) => {
       count('guard_calls');
-      return guardFor(c.env, tenantId).acquire(req);
+      if (!region) return guardFor(c.env, tenantId).acquire(req);
+      return brokerFor(c.env, tenantId, region).acquire(
+        tenantId,
+        region,
+        settings.BROKER_LEASE_MS,
+        req,
+      );
     },
     record: (batch, retentionDays) => {
       count('guard_calls');

@@ -122,7 +122,7 @@ export function toBase64Url(bytes: Uint8Array): string {
     .replace(/=+$/, '');
 }
 
-export function fromBase64Url(text: string): Uint8Array {
+export function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
   try {
     const b64 = text.replace(/-/g, '+').replace(/_/g, '/');
     return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));

@@ -19,6 +19,8 @@ type OptionalSettings = Partial<
     | 'DEFAULT_LIMITS'
     | 'LIMITS_ENABLED'
     | 'LEASE_MAX_MS'
+    | 'LEASE_BROKERS'
+    | 'BROKER_LEASE_MS'
     | 'L1_CACHE_BYTES'
     | 'PLATFORM_KEY_PATTERN'
     | 'USAGE_RETENTION_DAYS'

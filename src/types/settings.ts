@@ -58,6 +58,10 @@ export interface Settings {
   DEFAULT_LIMITS: Limits;
   LIMITS_ENABLED: boolean;
   LEASE_MAX_MS: number;
+  /** Isolates lease through a regional broker (guard/broker.ts) rather than from the root. */
+  LEASE_BROKERS: boolean;
+  /** Longest lease a broker takes from the root. */
+  BROKER_LEASE_MS: number;
   L1_CACHE_BYTES: number;
   USAGE_RETENTION_DAYS: number;
   USAGE_HISTORY: boolean;

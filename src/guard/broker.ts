@@ -1,0 +1,568 @@
+/**
+ * A regional lease broker (docs/LIMITS.md, "Hierarchical leases"): one per
+ * tenant and region, between that region's isolates and the tenant's root
+ * TenantGuard. It speaks the guard's own protocol (lease-protocol.ts) both
+ * ways: isolates ask it exactly as they would ask the root, and it asks the
+ * root for a pool of units over a longer lease, which it leases on to
+ * isolates in short ones. Every unit it hands out was counted by the root
+ * first, so no number of brokers and isolates can admit more than a limit.
+ *
+ * What it buys: an isolate's wait is a regional round trip, not one across
+ * the world, and the root answers a few brokers instead of every isolate.
+ * Revocations, disables and cache purges reach it from the root (`forget`,
+ * pushed before the operator's answer), so they still hold everywhere within
+ * one isolate lease. Exact-mode tenants pass through: every request is
+ * counted by the root itself.
+ *
+ * No I/O and no clock of its own (BrokerIo), so the fleet simulation runs
+ * this very code.
+ */
+import type {
+  BrokerCalls,
+  LeaseAnswer,
+  LeaseRequest,
+  MeterGrant,
+  Refusal,
+  Returned,
+  ScopeAsk,
+  ScopeGrant,
+} from './lease-protocol';
+import { scopeKey } from './lease-protocol';
+import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
+import type { UsageBatch } from './usage';
+
+export interface BrokerIo {
+  /** Calls the tenant's root TenantGuard. */
+  acquire(req: LeaseRequest): Promise<LeaseAnswer>;
+  now(): number;
+  /** Asks to be woken (`renew`) at `at`; the Durable Object sets its alarm. */
+  wakeAt(at: number): void;
+}
+
+export interface BrokerSettings {
+  /** This broker's name at the root (its Durable Object name): the root pushes changes to it. */
+  name: string;
+  /** Longest lease asked of the root (BROKER_LEASE_MS); slot ends cut it shorter. */
+  leaseMs: number;
+}
+
+interface Held {
+  grant: MeterGrant;
+  /** Units of the root's lease not yet leased on to an isolate. */
+  left: number;
+}
+
+interface Pool {
+  start: number;
+  expiresAt: number;
+  meters: Map<string, Held>;
+}
+
+interface ScopeState {
+  scope: Scope;
+  meters: string[];
+  tokenEnd: ScopeGrant['tokenEnd'];
+  /**
+   * Units handed to isolates (leases and waiting costs), decayed with
+   * DEMAND_MEMORY_MS as of `demandAt`: the region's recent rate, smoothed so
+   * that a few quiet seconds do not empty the next pool.
+   */
+  demand: number;
+  demandAt: number;
+  lastSeen: number;
+}
+
+/** What the root needs besides the scopes: the isolates' settings, as the last one sent them. */
+interface AskContext {
+  defaults: Limits;
+  meterOptions: MeterOptions;
+  usageRetentionDays?: number;
+}
+
+/** Renew ahead once this share of the pool's lease has passed. */
+const RENEW_AHEAD_AT = 0.5;
+/** Top up once a meter's pool is down to this share of what the root leased. */
+const TOP_UP_BELOW = 0.25;
+/** An isolate gets at most this share of what the pool holds, so others find some too. */
+const ISOLATE_SHARE = 1 / 2;
+/**
+ * Scopes seen within this long keep being renewed ahead: thin traffic (a few
+ * requests a minute per region) then finds a pool ready instead of waiting
+ * for the root.
+ */
+export const KEEP_SCOPES_MS = 60_000;
+/** How long handed-out units weigh in a scope's demand (exponential decay time). */
+const DEMAND_MEMORY_MS = 10_000;
+/** Usage rows held for the next root call before a call is made for them alone. */
+const MAX_USAGE_ROWS = 5000;
+
+export class BrokerCore {
+  private mode: LimiterMode | null = null;
+  private disabled = false;
+  private cacheVersion = '0';
+  private current: Pool | null = null;
+  private next: Pool | null = null;
+  private readonly scopes = new Map<string, ScopeState>();
+  /** Units to give back to the root with the next call. */
+  private returns: Returned[] = [];
+  private usage: UsageBatch | null = null;
+  private calls: BrokerCalls = { acquires: 0, renewals: 0 };
+  private context: AskContext | null = null;
+  /** The root call in flight, which other isolates' calls wait for. */
+  private inFlight: Promise<void> | null = null;
+  /** Bumped by forget(): an answer to a call made before it is given back, not kept. */
+  private generation = 0;
+
+  constructor(
+    private readonly settings: BrokerSettings,
+    private readonly io: BrokerIo,
+  ) {}
+
+  /** An isolate's call (lease-protocol.ts): answered from the pool, or after one call to the root. */
+  async acquire(req: LeaseRequest): Promise<LeaseAnswer> {
+    this.calls[req.renewal ? 'renewals' : 'acquires']++;
+    this.context = {
+      defaults: req.defaults,
+      meterOptions: req.meterOptions,
+      usageRetentionDays: req.usageRetentionDays,
+    };
+    this.takeBack(req.returns);
+    if (req.usage) this.addUsage(req.usage);
+    if (this.passesThrough()) return this.passThrough(req);
+    // Each round either answers or waits for a root call that changes the pool.
+    for (let round = 0; round < 4; round++) {
+      const answer = this.fromPool(req, undefined);
+      if (answer) {
+        this.renewIfDue();
+        return answer;
+      }
+      if (!this.inFlight) break;
+      await this.inFlight;
+      if (this.passesThrough()) return this.passThrough(req);
+    }
+    return this.askRoot(req);
+  }
+
+  /**
+   * The root's push after a revocation, disable, limit change or cache purge:
+   * everything known is dropped (its units go back), so the next isolate call
+   * asks the root. Isolates' own leases run out within LEASE_MAX_MS.
+   */
+  forget(): void {
+    this.generation++;
+    this.retire(this.current);
+    this.retire(this.next);
+    this.current = null;
+    this.next = null;
+    this.mode = null;
+    const known = [...this.scopes.values()].map((s) => s.scope);
+    this.scopes.clear();
+    // Ask again for what was in use, so the next isolate call finds a fresh pool.
+    if (known.length > 0) this.rootCall(null, this.io.now(), known).catch(() => {});
+  }
+
+  /** The alarm: renews ahead while scopes were seen lately; the next wake-up time or null. */
+  async renew(): Promise<number | null> {
+    const now = this.io.now();
+    this.dropIdleScopes(now);
+    if (this.scopes.size === 0 || this.mode !== 'leased' || this.inFlight) return this.wakeTime();
+    const pool = this.poolAt(now);
+    if (!pool || !this.next) await this.rootCall(null, pool ? pool.expiresAt : now).catch(() => {});
+    return this.wakeTime();
+  }
+
+  /** When the pool should be renewed ahead (half through the latest lease), or null when nothing needs it. */
+  wakeTime(): number | null {
+    const pool = this.next ?? this.current;
+    if (!pool || this.scopes.size === 0 || this.mode !== 'leased') return null;
+    return pool.start + RENEW_AHEAD_AT * (pool.expiresAt - pool.start);
+  }
+
+  private passesThrough(): boolean {
+    return this.mode === 'exact';
+  }
+
+  /** Exact mode: the root counts every request itself. */
+  private async passThrough(req: LeaseRequest): Promise<LeaseAnswer> {
+    const usage = this.takeUsage();
+    const forwarded: LeaseRequest = {
+      ...req,
+      usage: mergeUsage(req.usage, usage),
+      brokerCalls: this.takeCalls(),
+    };
+    const answer = await this.io.acquire(forwarded);
+    this.mode = answer.mode;
+    this.disabled = answer.disabled;
+    this.cacheVersion = answer.cacheVersion;
+    return answer;
+  }
+
+  /** One call to the root for this isolate request; the answer decides its waiting cost. */
+  private async askRoot(req: LeaseRequest): Promise<LeaseAnswer> {
+    const waiting = req.renewal ? null : req.scopes[0];
+    let decided: ScopeGrant | undefined;
+    let exact: LeaseAnswer | undefined;
+    const now = this.io.now();
+    // An isolate renewing ahead asks for the time after its lease: so does the pool.
+    const start = req.renewal && req.start > now ? req.start : now;
+    await this.rootCall(waiting ?? null, start, [], req, (grant, answer) => {
+      decided = grant;
+      if (answer.mode === 'exact') exact = answer;
+    });
+    // Exact mode: the root's answer is the isolate's (its scopes come first, in its order).
+    if (exact) return { ...exact, scopes: exact.scopes.slice(0, req.scopes.length) };
+    const answer = this.fromPool(req, decided);
+    if (answer) return answer;
+    // The root answered but the pool cannot serve this request (forgotten meanwhile):
+    // the waiting request's own decision stands, with nothing leased.
+    return this.bare(req, decided);
+  }
+
+  /**
+   * Asks the root for every scope seen lately, the waiting request's cost
+   * (counted by the root at once) first. `start`: now, or the current pool's
+   * end when renewing ahead.
+   */
+  private rootCall(
+    waiting: ScopeAsk | null,
+    start: number,
+    also: Scope[] = [],
+    isolateReq?: LeaseRequest,
+    decide?: (grant: ScopeGrant | undefined, answer: LeaseAnswer) => void,
+  ): Promise<void> {
+    const context = this.context;
+    if (!context) return Promise.resolve();
+    const now = this.io.now();
+    const asks = new Map<string, ScopeAsk>();
+    if (waiting) asks.set(scopeKey(waiting), { ...waiting, want: 0 });
+    for (const scope of [...(isolateReq?.scopes ?? []), ...also]) {
+      const key = scopeKey(scope);
+      if (!asks.has(key)) {
+        const { group, tokenId, partition } = scope;
+        asks.set(key, { group, tokenId, partition, cost: 0, want: 0 });
+      }
+    }
+    for (const [key, s] of this.scopes) {
+      if (!asks.has(key)) asks.set(key, { ...s.scope, cost: 0, want: 0 });
+    }
+    const length = Math.max(1, this.settings.leaseMs);
+    for (const [key, ask] of asks) {
+      const isolateWant = isolateReq?.scopes.find((a) => scopeKey(a) === key)?.want ?? 0;
+      ask.want = Math.max(this.wantFor(key, now, length), isolateWant * 2);
+    }
+    const ahead = start > now;
+    // A fresh (not ahead) lease replaces the current pool: its unused units go back.
+    if (!ahead) {
+      this.retire(this.current);
+      this.current = null;
+    }
+    const returns = this.returns;
+    this.returns = [];
+    const rootReq: LeaseRequest = {
+      now,
+      start,
+      leaseMaxMs: length,
+      defaults: context.defaults,
+      meterOptions: context.meterOptions,
+      scopes: [...asks.values()],
+      returns,
+      renewal: waiting === null,
+      usage: this.takeUsage() ?? undefined,
+      usageRetentionDays: context.usageRetentionDays,
+      holder: this.settings.name,
+      brokerCalls: this.takeCalls(),
+    };
+    const generation = this.generation;
+    const call = this.io.acquire(rootReq).then(
+      (answer) => {
+        if (generation === this.generation) this.keep(rootReq, answer);
+        else this.retire(poolOf(answer));
+        decide?.(waiting ? answer.scopes[0] : undefined, answer);
+      },
+      (err: unknown) => {
+        // The units asked to be given back are lost to this call: try again next time.
+        this.returns.push(...returns);
+        throw err;
+      },
+    );
+    const settled = call.finally(() => {
+      if (this.inFlight === waitable) this.inFlight = null;
+      const wake = this.wakeTime();
+      if (wake !== null) this.io.wakeAt(wake);
+    });
+    const waitable = settled.catch(() => {});
+    this.inFlight = waitable;
+    return settled;
+  }
+
+  /** The root's answer becomes the pool and the tenant's state. */
+  private keep(req: LeaseRequest, answer: LeaseAnswer): void {
+    this.mode = answer.mode;
+    this.disabled = answer.disabled;
+    this.cacheVersion = answer.cacheVersion;
+    req.scopes.forEach((ask, i) => {
+      const grant = answer.scopes[i];
+      if (!grant) return;
+      const key = scopeKey(ask);
+      const prior = this.scopes.get(key);
+      this.scopes.set(key, {
+        scope: { group: ask.group, tokenId: ask.tokenId, partition: ask.partition },
+        meters: grant.meters,
+        tokenEnd: grant.tokenEnd,
+        demand: prior?.demand ?? 0,
+        demandAt: prior?.demandAt ?? req.now,
+        lastSeen: prior?.lastSeen ?? req.now,
+      });
+    });
+    const pool = poolOf(answer);
+    if (answer.start > req.now) {
+      this.retire(this.next);
+      this.next = pool;
+    } else {
+      this.retire(this.current);
+      this.current = pool;
+    }
+  }
+
+  /**
+   * The answer to an isolate from the pool alone, or null when the pool cannot
+   * give one (no pool for its start, an unknown scope or meter, or too few
+   * units and no certain refusal). `decided`: the root already decided the
+   * waiting request's cost.
+   */
+  private fromPool(req: LeaseRequest, decided: ScopeGrant | undefined): LeaseAnswer | null {
+    const now = this.io.now();
+    const start = Math.min(Math.max(req.start, now), now + req.leaseMaxMs);
+    const pool = this.mode === 'leased' || this.disabled ? this.poolAt(start) : null;
+    if (!pool || pool.expiresAt <= now) return null;
+    const asks: { ask: ScopeAsk; state: ScopeState; held: Held[]; refusal: Refusal | null }[] = [];
+    for (const [i, ask] of req.scopes.entries()) {
+      const state = this.scopes.get(scopeKey(ask));
+      if (!state) return null;
+      const held = state.meters.map((k) => pool.meters.get(k));
+      if (!held.every((h) => h !== undefined)) return null;
+      // Decide every request before touching the pool, so an 'ask' leaves it as it was.
+      const refusal = i === 0 && decided ? decided.refusal : this.standing(state, now);
+      const counted = i === 0 && decided !== undefined;
+      const verdict = refusal ?? (ask.cost > 0 && !counted ? fits(held, ask.cost, now) : null);
+      if (verdict === 'ask') return null;
+      asks.push({ ask, state, held, refusal: verdict });
+    }
+
+    const scopes = asks.map(({ ask, state, held, refusal }, i): ScopeGrant => {
+      if (!refusal && ask.cost > 0) {
+        if (!(i === 0 && decided)) for (const h of held) h.left -= ask.cost;
+        this.demand(state, ask.cost, now);
+      }
+      state.lastSeen = now;
+      return { meters: state.meters, tokenEnd: state.tokenEnd, refusal };
+    });
+
+    // Lease on: what each scope wants, within a share of what the pool holds.
+    const leased = new Map<string, number>();
+    if (this.mode === 'leased' && !this.disabled) {
+      for (const { ask, state, held, refusal } of asks) {
+        if (refusal || ask.want <= 0) continue;
+        let given = 0;
+        for (const h of held) {
+          const units = Math.min(ask.want, Math.ceil(h.left * ISOLATE_SHARE));
+          if (units <= 0) continue;
+          h.left -= units;
+          leased.set(h.grant.key, (leased.get(h.grant.key) ?? 0) + units);
+          given = Math.max(given, units);
+        }
+        this.demand(state, given, now);
+      }
+    }
+    const meters = new Map<string, Held>();
+    for (const { held } of asks) for (const h of held) meters.set(h.grant.key, h);
+    const expiresAt = Math.max(start, Math.min(start + req.leaseMaxMs, pool.expiresAt));
+    return {
+      mode: this.mode ?? 'leased',
+      disabled: this.disabled,
+      cacheVersion: this.cacheVersion,
+      start,
+      expiresAt: this.mode === 'leased' || this.disabled ? expiresAt : now,
+      scopes,
+      meters: [...meters.values()].map((h) => onward(h, leased.get(h.grant.key) ?? 0)),
+    };
+  }
+
+  /** Whether the tenant and a scope's token still stand, as of the root's last answer. */
+  private standing(state: ScopeState, now: number): Refusal | null {
+    if (this.disabled) return { reason: 'disabled' };
+    if (state.tokenEnd && now >= state.tokenEnd.at) return { reason: state.tokenEnd.reason };
+    return null;
+  }
+
+  /** An answer with nothing leased: the waiting request's decision and the tenant's state. */
+  private bare(req: LeaseRequest, decided: ScopeGrant | undefined): LeaseAnswer {
+    const now = this.io.now();
+    const scopes = req.scopes.map(
+      (ask, i): ScopeGrant =>
+        i === 0 && decided
+          ? decided
+          : {
+              meters: [],
+              tokenEnd: this.scopes.get(scopeKey(ask))?.tokenEnd ?? null,
+              refusal: this.disabled ? { reason: 'disabled' } : null,
+            },
+    );
+    return {
+      mode: this.mode ?? 'leased',
+      disabled: this.disabled,
+      cacheVersion: this.cacheVersion,
+      start: now,
+      expiresAt: now,
+      scopes,
+      meters: [],
+    };
+  }
+
+  /** Renews in the background once the pool is half used up in time, or low on units. */
+  private renewIfDue(): void {
+    if (this.inFlight || this.mode !== 'leased' || this.disabled) return;
+    const now = this.io.now();
+    const pool = this.poolAt(now);
+    if (!pool) return;
+    let start: number | null = null;
+    if (!this.next && now >= pool.start + RENEW_AHEAD_AT * (pool.expiresAt - pool.start)) {
+      start = pool.expiresAt;
+    } else {
+      for (const h of pool.meters.values()) {
+        if (h.grant.leased > 0 && h.left <= h.grant.leased * TOP_UP_BELOW) start = now;
+      }
+    }
+    if (start !== null) this.rootCall(null, start).catch(() => {});
+  }
+
+  /** Adds units handed out to a scope's decayed demand. */
+  private demand(state: ScopeState, units: number, now: number): void {
+    state.demand = decayed(state, now) + units;
+    state.demandAt = now;
+  }
+
+  /**
+   * Units a scope's region is likely to need over a lease of `length`: twice
+   * its smoothed rate, and at least one while it is kept (seen lately).
+   */
+  private wantFor(key: string, now: number, length: number): number {
+    const s = this.scopes.get(key);
+    if (!s) return 0;
+    const rate = decayed(s, now) / DEMAND_MEMORY_MS;
+    return Math.max(1, Math.ceil(rate * length * 2));
+  }
+
+  private dropIdleScopes(now: number): void {
+    for (const [key, s] of this.scopes) {
+      if (now - s.lastSeen > KEEP_SCOPES_MS) this.scopes.delete(key);
+    }
+  }
+
+  /** Isolates' unused units: back into the pool they came from, else on to the root. */
+  private takeBack(returns: Returned[]): void {
+    for (const r of returns) {
+      const held = [this.current, this.next]
+        .map((p) => p?.meters.get(r.meter))
+        .find((h) => h && h.grant.slot === r.slot);
+      if (held) held.left += r.units;
+      else this.returns.push(r);
+    }
+  }
+
+  /** The pool that holds `at`; moves on to the renewed one once the current has ended. */
+  private poolAt(at: number): Pool | null {
+    const now = this.io.now();
+    if (this.current && now >= this.current.expiresAt) {
+      this.retire(this.current);
+      this.current = null;
+    }
+    if (!this.current && this.next && now >= this.next.start) {
+      this.current = this.next;
+      this.next = null;
+    }
+    for (const p of [this.current, this.next]) {
+      if (p && at >= p.start && at < p.expiresAt) return p;
+    }
+    return null;
+  }
+
+  private retire(pool: Pool | null): void {
+    if (!pool) return;
+    for (const h of pool.meters.values()) {
+      if (h.left > 0) this.returns.push({ meter: h.grant.key, slot: h.grant.slot, units: h.left });
+      h.left = 0;
+    }
+  }
+
+  private addUsage(batch: UsageBatch): void {
+    this.usage = mergeUsage(this.usage ?? undefined, batch) ?? null;
+    if (this.usage && this.usage.rows.length > MAX_USAGE_ROWS && !this.inFlight) {
+      this.rootCall(null, this.io.now()).catch(() => {});
+    }
+  }
+
+  private takeUsage(): UsageBatch | null {
+    const usage = this.usage;
+    this.usage = null;
+    return usage;
+  }
+
+  private takeCalls(): BrokerCalls {
+    const calls = this.calls;
+    this.calls = { acquires: 0, renewals: 0 };
+    return calls;
+  }
+}
+
+/** Whether `cost` fits the pool on every meter: null (it does), a certain refusal, or 'ask'. */
+function fits(held: Held[], cost: number, now: number): Refusal | null | 'ask' {
+  const full: MeterGrant[] = [];
+  for (const { grant, left } of held) {
+    if (cost > grant.limit)
+      return { reason: 'too_costly', violated: grant.name, limit: grant.limit };
+    if (left >= cost) continue;
+    // Nothing left anywhere, and the root said when there would be: refuse until then.
+    const at = grant.fitsAgainAt;
+    if (grant.remaining < cost && at !== null && now < at) full.push(grant);
+    else return 'ask';
+  }
+  const kind = full.some((g) => g.kind === 'quota') ? 'quota' : 'rate';
+  const named = full.find((g) => g.kind === kind);
+  if (!named) return null;
+  const latest = Math.max(...full.map((g) => g.fitsAgainAt ?? now));
+  return {
+    reason: kind,
+    violated: named.name,
+    retryAfter: Math.max(1, Math.ceil((latest - now) / 1000)),
+  };
+}
+
+function decayed(state: ScopeState, now: number): number {
+  return state.demand * Math.exp(-Math.max(0, now - state.demandAt) / DEMAND_MEMORY_MS);
+}
+
+function poolOf(answer: LeaseAnswer): Pool {
+  return {
+    start: answer.start,
+    expiresAt: answer.expiresAt,
+    meters: new Map(answer.meters.map((g) => [g.key, { grant: g, left: g.leased }])),
+  };
+}
+
+/** The grant an isolate sees: its lease, and what nobody holds plus what the pool still has. */
+function onward(held: Held, leased: number): MeterGrant {
+  const remaining = Math.min(held.grant.limit, held.grant.remaining + held.left);
+  return {
+    ...held.grant,
+    leased,
+    remaining,
+    fitsAgainAt: remaining >= 1 ? null : held.grant.fitsAgainAt,
+  };
+}
+
+function mergeUsage(a: UsageBatch | undefined, b: UsageBatch | null): UsageBatch | undefined {
+  if (!a) return b ?? undefined;
+  if (!b) return a;
+  return { rows: [...a.rows, ...b.rows], refusals: [...a.refusals, ...b.refusals] };
+}
