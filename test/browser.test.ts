@@ -11,6 +11,7 @@ import {
   admin,
   createTenant,
   envelope,
+  expectRefusal,
   gateway,
   gatewayWith,
   platformKeys,
@@ -60,8 +61,8 @@ describe('minting browser tokens', () => {
     expect(res.status).toBe(201);
     expect(body.data.token).toMatch(/^apgb_[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
     expect(body.data.origin).toBe(APP);
-    expect(body.data.scopes).not.toContain('apikeys:read');
     expect(body.data.scopes).toContain('sessions:write');
+    expect(body.data.scopes).not.toContain('apikeys:read');
     expect(Date.parse(body.data.expires_at) - Date.now()).toBeGreaterThan(590_000);
     expect(JSON.stringify(body)).not.toContain(tenant.token);
   });
@@ -77,14 +78,17 @@ describe('minting browser tokens', () => {
   });
 
   it('never grants API key scopes to a browser, even from a full token', async () => {
-    const { res, body } = await mint(tenant, { origin: APP, scopes: ['apikeys:admin'] });
-    expect(res.status).toBe(400);
-    expect(body.msg).toContain('cannot have API key scopes');
+    const refused = await expectRefusal(
+      await mint(tenant, { origin: APP, scopes: ['apikeys:admin'] }),
+      'VALIDATION_FAILED',
+    );
+    expect(refused.msg).toContain('cannot have API key scopes');
     const full = await mint(tenant, { origin: APP, scopes: ['full'] });
-    expect(full.body.data.scopes).not.toContain('apikeys:admin');
+    expect(full.res.status).toBe(201);
     expect(full.body.data.scopes).toContain('teams:read');
+    expect(full.body.data.scopes).not.toContain('apikeys:admin');
     const keys = await asBrowser(full.body.data.token, '/user/apikey/lists');
-    expect(keys.status).toBe(403);
+    expect((await expectRefusal(keys, 'SCOPE_REQUIRED')).data.scope).toBe('apikeys:read');
   });
 
   it.each(['constructor', '__proto__', 'toString'])(
@@ -105,6 +109,7 @@ describe('minting browser tokens', () => {
 
   it('leaves usage:read out of the default scopes; a browser gets it when it asks', async () => {
     const plain = await mint(tenant, { origin: APP });
+    expect(plain.res.status).toBe(201);
     expect(plain.body.data.scopes).not.toContain('usage:read');
     const usage = await asBrowser(plain.body.data.token, '/usage');
     expect(usage.status).toBe(403);
@@ -127,13 +132,11 @@ describe('minting browser tokens', () => {
         body: JSON.stringify({ name: 'ro', scopes: ['read-only'] }),
       }),
     );
-    const { res, body } = await mint(
-      t,
-      { origin: APP, scopes: ['sessions:write'] },
-      narrow.data.token,
+    const refused = await expectRefusal(
+      await mint(t, { origin: APP, scopes: ['sessions:write'] }, narrow.data.token),
+      'SCOPE_REQUIRED',
     );
-    expect(res.status).toBe(403);
-    expect(body.msg).toContain('sessions:write');
+    expect(refused.msg).toContain('sessions:write');
   });
 
   it('a browser token cannot mint tokens', async () => {
@@ -177,8 +180,9 @@ describe('using browser tokens', () => {
     const t = await tenantWithOrigins([APP, 'https://admin.example']);
     const { body: minted } = await mint(t, { origin: APP });
     const res = await asBrowser(minted.data.token, '/agent/lists', 'https://admin.example');
-    expect(res.status).toBe(403);
-    expect((await envelope(res)).msg).toContain('bound to another origin');
+    expect((await expectRefusal(res, 'ORIGIN_NOT_ALLOWED')).msg).toContain(
+      'bound to another origin',
+    );
   });
 
   it('a forged token is refused', async () => {
@@ -238,8 +242,7 @@ describe('using browser tokens', () => {
     const { body: minted } = await mint(tenant, { origin: APP, scopes: ['teams:read'] });
     expect((await asBrowser(minted.data.token, '/team/lists')).status).toBe(200);
     const res = await asBrowser(minted.data.token, '/agent/lists');
-    expect(res.status).toBe(403);
-    expect((await envelope(res)).data.scope).toBe('agents:read');
+    expect((await expectRefusal(res, 'SCOPE_REQUIRED')).data.scope).toBe('agents:read');
   });
 
   it('stops when its minting token is revoked', async () => {
@@ -247,7 +250,7 @@ describe('using browser tokens', () => {
     const { body: minted } = await mint(t, { origin: APP });
     expect((await asBrowser(minted.data.token, '/agent/lists')).status).toBe(200);
     await admin(`/tenants/${t.id}/tokens/${t.tokenId}`, { method: 'DELETE' });
-    expect((await asBrowser(minted.data.token, '/agent/lists')).status).toBe(401);
+    await expectRefusal(await asBrowser(minted.data.token, '/agent/lists'), 'TOKEN_REVOKED');
   });
 
   it('counts in its own partition inside the tenant limits', async () => {
@@ -265,8 +268,7 @@ describe('using browser tokens', () => {
     for (let i = 0; i < 4; i++)
       expect((await asBrowser(minted.data.token, '/agent/lists')).status).toBe(200);
     const sixth = await asBrowser(minted.data.token, '/agent/lists');
-    expect(sixth.status).toBe(429);
-    expect((await envelope(sixth)).data.policy).toBe('burst-browser');
+    expect((await expectRefusal(sixth, 'RATE_LIMITED')).data.policy).toBe('burst-browser');
     // Another browser token of the same tenant has its own share; the tenant its own.
     const { body: other } = await mint(t, { origin: APP });
     expect((await asBrowser(other.data.token, '/agent/lists')).status).toBe(200);
@@ -299,7 +301,7 @@ describe('preflight', () => {
   it('does not mistake an origin for another with a port', async () => {
     await tenantWithOrigins(['http://ports.example:8080']);
     expect((await preflight('http://ports.example:8080')).status).toBe(204);
-    expect((await preflight('http://ports.example')).status).toBe(403);
+    await expectRefusal(await preflight('http://ports.example'), 'ORIGIN_NOT_ALLOWED');
   });
 
   it('never answers for the operator API', async () => {
@@ -307,10 +309,14 @@ describe('preflight', () => {
       method: 'OPTIONS',
       headers: { origin: APP, 'access-control-request-method': 'POST' },
     });
+    // No preflight grant: the operator API answers it as any call without its token.
+    await expectRefusal(res, 'ADMIN_UNAUTHORIZED');
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
     const get = await gateway('/admin/tenants', {
       headers: { origin: APP, authorization: `Bearer ${testEnv.ADMIN_TOKEN}` },
     });
+    expect(get.status).toBe(200);
+    expect((await envelope(get)).code).toBe(0);
     expect(get.headers.get('access-control-allow-origin')).toBeNull();
   });
 
@@ -405,7 +411,7 @@ describe('session event stream', () => {
       body: JSON.stringify({ policies: [{ name: 'burst', limit: 100, window_s: 3600 }] }),
     });
     const plain = await gateway('/session/ws/abc', { headers: { authorization: t.token } });
-    expect(plain.status).toBe(426);
+    await expectRefusal(plain, 'UPGRADE_REQUIRED');
     // Refused before the limiter: nothing was counted.
     const usage = await envelope(await admin(`/tenants/${t.id}/usage`));
     expect(usage.data.meters[0].used).toBe(0);
@@ -423,7 +429,7 @@ describe('session event stream', () => {
         'sec-websocket-protocol': `apgw, ${minted.data.token}`,
       },
     });
-    expect(wrong.status).toBe(403);
+    await expectRefusal(wrong, 'ORIGIN_NOT_ALLOWED');
   });
 
   it('does not take a long-lived tenant token from the URL', async () => {

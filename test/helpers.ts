@@ -5,7 +5,8 @@
 
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
+import { ERRORS, type ErrorKind } from '../src/errors';
 import worker from '../src/index';
 import { keyRing } from '../src/tenants/crypto';
 import { generateToken, randomBase62, withChecksum } from '../src/tenants/token';
@@ -63,6 +64,31 @@ export async function envelope<T = any>(res: Response): Promise<Envelope<T>> {
   } catch {
     throw new Error(`not JSON (HTTP ${res.status}): ${text.slice(0, 200)}`);
   }
+}
+
+/** A header of whole seconds (Age, Retry-After): asserted present and all digits, then read. */
+export function secondsHeader(res: Response, name: string): number {
+  const value = res.headers.get(name);
+  expect(value, `${name} header`).toMatch(/^\d+$/);
+  return Number(value);
+}
+
+/**
+ * Asserts an answer is the gateway's refusal `kind`: its HTTP status and its
+ * envelope code together (a 500 or a bare status never passes). Takes a
+ * Response (its body is read) or an `asTenant` result; returns the envelope.
+ */
+export async function expectRefusal(
+  answer: Response | { res: Response; body: Envelope },
+  kind: ErrorKind,
+): Promise<Envelope> {
+  const res = answer instanceof Response ? answer : answer.res;
+  const body = answer instanceof Response ? await envelope(answer) : answer.body;
+  expect({ status: res.status, code: body.code }, kind).toEqual({
+    status: ERRORS[kind].status,
+    code: ERRORS[kind].code,
+  });
+  return body;
 }
 
 export function admin(path: string, init: RequestInit = {}): Promise<Response> {

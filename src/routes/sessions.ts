@@ -24,8 +24,9 @@ export const sessionRoutes: RouteSpec[] = [
     path: '/session/create',
     credential: 'x-api-key',
     group: 'sessions',
-    // Starting a session starts agents and a browser: far dearer than a read.
+    // Starting a session starts agents and a browser: far dearer than a read, and slower.
     cost: 5,
+    timeoutMs: 30_000,
     body: z.strictObject({
       team_id: uuidField('team_id'),
       task: textField('task', TASK_MAX_CHARS).default(''),
