@@ -18,7 +18,6 @@
  * this very code.
  */
 
-import { LEASE_SHARE } from './core';
 import type {
   BrokerCalls,
   LeaseAnswer,
@@ -57,8 +56,6 @@ interface Held {
 interface Pool {
   start: number;
   expiresAt: number;
-  /** When the root's answer came: a share used up this soon after is not worth asking again. */
-  answeredAt: number;
   meters: Map<string, Held>;
 }
 
@@ -85,11 +82,17 @@ interface AskContext {
 
 /** Renew ahead once this share of the pool's lease has passed. */
 const RENEW_AHEAD_AT = 0.5;
+/** Rounds an isolate's call waits for shared root calls before making its own. */
+const MAX_ROUNDS = 5;
 /** After a failed renewal, the next try is this much later. */
 const RENEW_RETRY_MS = 1000;
 /** Top up once a meter's pool is down to this share of what the root leased. */
 const TOP_UP_BELOW = 0.25;
-/** An isolate gets at most this share of what the pool holds, so others find some too. */
+/**
+ * An isolate gets at most this share of what the pool holds, rounded down, so
+ * others find some too, and the last unit is never parked in a lease that
+ * starts later (an isolate renewing ahead) while a request waits now.
+ */
 const ISOLATE_SHARE = 1 / 2;
 /**
  * Scopes seen within this long keep being renewed ahead: thin traffic (a few
@@ -97,8 +100,6 @@ const ISOLATE_SHARE = 1 / 2;
  * for the root.
  */
 export const KEEP_SCOPES_MS = 60_000;
-/** A pool that ran dry this soon after the root's answer is not re-asked for each request. */
-const REASK_AFTER_MS = 250;
 /** How long handed-out units weigh in a scope's demand (exponential decay time). */
 const DEMAND_MEMORY_MS = 10_000;
 /** Usage rows held for the next root call before a call is made for them alone. */
@@ -116,6 +117,8 @@ export class BrokerCore {
   private usage: UsageBatch | null = null;
   private calls: BrokerCalls = { acquires: 0, renewals: 0 };
   private context: AskContext | null = null;
+  /** Units of isolate requests waiting here for a root call, by scope: asked for with it. */
+  private readonly queued = new Map<string, number>();
   /** The root call in flight, which other isolates' calls wait for. */
   private inFlight: Promise<void> | null = null;
   /** Bumped by forget(): an answer to a call made before it is given back, not kept. */
@@ -137,18 +140,39 @@ export class BrokerCore {
     this.takeBack(req.returns);
     if (req.usage) this.addUsage(req.usage);
     if (this.passesThrough()) return this.passThrough(req);
-    // Each round either answers or waits for a root call that changes the pool.
-    for (let round = 0; round < 4; round++) {
+    const waiting = req.renewal ? undefined : req.scopes[0];
+    // Each round answers from the pool, or waits for one root call that tops it up
+    // for every request waiting here, so a busy region makes one root call at a time.
+    for (let round = 0; round < MAX_ROUNDS; round++) {
       const answer = this.fromPool(req, undefined);
       if (answer) {
         this.renewIfDue();
         return answer;
       }
-      if (!this.inFlight) break;
+      if (!this.inFlight) {
+        // Nothing known yet for this request: its own call decides it at once.
+        if (!this.knows(req)) break;
+        this.rootCall(null, this.io.now(), [], req).catch(() => {});
+      }
+      const key = waiting && scopeKey(waiting);
+      if (key) this.queued.set(key, (this.queued.get(key) ?? 0) + (waiting?.cost ?? 0));
       await this.inFlight;
+      if (key)
+        this.queued.set(key, Math.max(0, (this.queued.get(key) ?? 0) - (waiting?.cost ?? 0)));
       if (this.passesThrough()) return this.passThrough(req);
     }
     return this.askRoot(req);
+  }
+
+  /** Whether the pool and the root's last word cover every scope of a request. */
+  private knows(req: LeaseRequest): boolean {
+    const pool = this.poolAt(this.io.now());
+    return (
+      pool !== null &&
+      req.scopes.every((ask) =>
+        this.scopes.get(scopeKey(ask))?.meters.every((k) => pool.meters.has(k)),
+      )
+    );
   }
 
   /**
@@ -221,6 +245,12 @@ export class BrokerCore {
     const now = this.io.now();
     // An isolate renewing ahead asks for the time after its lease: so does the pool.
     const start = req.renewal && req.start > now ? req.start : now;
+    // The root counts this request's cost against what nobody holds: give the pool's
+    // unused units back with the call, so none are stranded here while it refuses.
+    if (waiting && waiting.cost > 0) {
+      this.retire(this.current);
+      this.current = null;
+    }
     await this.rootCall(waiting ?? null, start, [], req, (grant, answer) => {
       decided = grant;
       if (answer.mode === 'exact') exact = answer;
@@ -264,7 +294,8 @@ export class BrokerCore {
     const length = Math.max(1, this.settings.leaseMs);
     for (const [key, ask] of asks) {
       const isolateWant = isolateReq?.scopes.find((a) => scopeKey(a) === key)?.want ?? 0;
-      ask.want = Math.max(this.wantFor(key, now, length), isolateWant * 2);
+      ask.want =
+        Math.max(this.wantFor(key, now, length), isolateWant * 2) + (this.queued.get(key) ?? 0);
     }
     // The current pool keeps serving isolates while this call is out; the answer
     // replaces it (keep), and its unused units go back with the next call.
@@ -288,7 +319,7 @@ export class BrokerCore {
     const call = this.io.acquire(rootReq).then(
       (answer) => {
         if (generation === this.generation) this.keep(rootReq, answer);
-        else this.retire(poolOf(answer, this.io.now()));
+        else this.retire(poolOf(answer));
         decide?.(waiting ? answer.scopes[0] : undefined, answer);
       },
       (err: unknown) => {
@@ -326,14 +357,31 @@ export class BrokerCore {
         lastSeen: prior?.lastSeen ?? req.now,
       });
     });
-    const pool = poolOf(answer, this.io.now());
+    const pool = poolOf(answer);
     if (answer.start > req.now) {
       this.retire(this.next);
       this.next = pool;
     } else {
-      this.retire(this.current);
+      this.carryOver(this.current, pool);
       this.current = pool;
     }
+  }
+
+  /**
+   * A pool replaced within its slot hands its unused units to the new one
+   * (they are counted for that slot already); units of another slot go back
+   * to the root with the next call.
+   */
+  private carryOver(old: Pool | null, into: Pool): void {
+    if (!old) return;
+    for (const [key, h] of old.meters) {
+      const same = into.meters.get(key);
+      if (same && same.grant.slot === h.grant.slot) {
+        same.left += h.left;
+        h.left = 0;
+      }
+    }
+    this.retire(old);
   }
 
   /**
@@ -356,8 +404,7 @@ export class BrokerCore {
       // Decide every request before touching the pool, so an 'ask' leaves it as it was.
       const refusal = i === 0 && decided ? decided.refusal : this.standing(state, now);
       const counted = i === 0 && decided !== undefined;
-      const verdict =
-        refusal ?? (ask.cost > 0 && !counted ? fits(held, ask.cost, now, pool) : null);
+      const verdict = refusal ?? (ask.cost > 0 && !counted ? fits(held, ask.cost, now) : null);
       if (verdict === 'ask') return null;
       asks.push({ ask, state, held, refusal: verdict });
     }
@@ -378,7 +425,7 @@ export class BrokerCore {
         if (refusal || ask.want <= 0) continue;
         let given = 0;
         for (const h of held) {
-          const units = Math.min(ask.want, Math.ceil(h.left * ISOLATE_SHARE));
+          const units = Math.min(ask.want, Math.floor(h.left * ISOLATE_SHARE));
           if (units <= 0) continue;
           h.left -= units;
           leased.set(h.grant.key, (leased.get(h.grant.key) ?? 0) + units);
@@ -397,7 +444,7 @@ export class BrokerCore {
       start,
       expiresAt: this.mode === 'leased' || this.disabled ? expiresAt : now,
       scopes,
-      meters: [...meters.values()].map((h) => onward(h, leased.get(h.grant.key) ?? 0, pool)),
+      meters: [...meters.values()].map((h) => onward(h, leased.get(h.grant.key) ?? 0)),
     };
   }
 
@@ -529,14 +576,10 @@ export class BrokerCore {
 }
 
 /**
- * Whether `cost` fits the pool on every meter: null (it does), a refusal, or
- * 'ask' (the root may have more). Refused for certain when the root has
- * nothing until a known time; refused for now when the pool ran dry within
- * REASK_AFTER_MS of the root's last answer while the root leases no more
- * (it only counts single requests then), so that a saturated tenant's
- * requests do not each become a root call.
+ * Whether `cost` fits the pool on every meter: null (it does), a refusal (the
+ * root has nothing until a known time), or 'ask' (the root may have more).
  */
-function fits(held: Held[], cost: number, now: number, pool: Pool): Refusal | null | 'ask' {
+function fits(held: Held[], cost: number, now: number): Refusal | null | 'ask' {
   const full: MeterGrant[] = [];
   for (const { grant, left } of held) {
     if (cost > grant.limit)
@@ -544,9 +587,7 @@ function fits(held: Held[], cost: number, now: number, pool: Pool): Refusal | nu
     if (left >= cost) continue;
     const at = grant.fitsAgainAt;
     if (grant.remaining < cost && at !== null && now < at) full.push(grant);
-    else if (rootLeasesNoMore(grant, cost) && now - pool.answeredAt < REASK_AFTER_MS) {
-      return { reason: 'rate', violated: grant.name, retryAfter: 1 };
-    } else return 'ask';
+    else return 'ask';
   }
   const kind = full.some((g) => g.kind === 'quota') ? 'quota' : 'rate';
   const named = full.find((g) => g.kind === kind);
@@ -563,40 +604,22 @@ function decayed(state: ScopeState, now: number): number {
   return state.demand * Math.exp(-Math.max(0, now - state.demandAt) / DEMAND_MEMORY_MS);
 }
 
-/** What remains at the root is too little for it to lease any (LEASE_SHARE of it rounds to 0). */
-function rootLeasesNoMore(grant: MeterGrant, cost: number): boolean {
-  return Math.floor(grant.remaining * LEASE_SHARE) < cost;
-}
-
-function poolOf(answer: LeaseAnswer, now: number): Pool {
+function poolOf(answer: LeaseAnswer): Pool {
   return {
     start: answer.start,
     expiresAt: answer.expiresAt,
-    answeredAt: now,
     meters: new Map(answer.meters.map((g) => [g.key, { grant: g, left: g.leased }])),
   };
 }
 
-/**
- * The grant an isolate sees: its lease, and what nobody holds plus what the
- * pool still has. A dry pool says so, and when to ask again (the root's time,
- * or REASK_AFTER_MS after its last answer), so isolates refuse on their own
- * until then instead of calling for every request.
- */
-function onward(held: Held, leased: number, pool: Pool): MeterGrant {
-  if (held.left >= 1) {
-    const remaining = Math.min(held.grant.limit, held.grant.remaining + held.left);
-    return { ...held.grant, leased, remaining, fitsAgainAt: null };
-  }
-  const rootHasNone = held.grant.remaining < 1 && held.grant.fitsAgainAt !== null;
-  if (!rootHasNone && !rootLeasesNoMore(held.grant, 1)) {
-    return { ...held.grant, leased, fitsAgainAt: null };
-  }
+/** The grant an isolate sees: its lease, and what nobody holds plus what the pool still has. */
+function onward(held: Held, leased: number): MeterGrant {
+  const remaining = Math.min(held.grant.limit, held.grant.remaining + held.left);
   return {
     ...held.grant,
     leased,
-    remaining: rootHasNone ? held.grant.remaining : 0,
-    fitsAgainAt: rootHasNone ? held.grant.fitsAgainAt : pool.answeredAt + REASK_AFTER_MS,
+    remaining,
+    fitsAgainAt: remaining >= 1 ? null : held.grant.fitsAgainAt,
   };
 }
 

@@ -55,8 +55,10 @@ import { type GuardCalls, GuardStore, sqlLedgerStorage } from './store';
 import type { UsageBatch } from './usage';
 import { type MeterState, meterState, secondsUntil } from './verdict';
 
-/** A lease never takes more than this share of what is left of a meter. */
+/** An isolate's lease never takes more than this share of what is left of a meter. */
 export const LEASE_SHARE = 1 / 8;
+/** A regional broker's lease never takes more than this share (guard/broker.ts). */
+export const BROKER_SHARE = 1 / 2;
 
 /** Usage history kept when no isolate has said otherwise (USAGE_RETENTION_DAYS). */
 const DEFAULT_RETENTION_DAYS = 90;
@@ -148,7 +150,13 @@ export class GuardCore {
         if (!m || want <= 0) continue;
         const slot = slotAt(m, start);
         const left = m.limit - this.ledger.counted(m, slot, now);
-        const units = Math.min(want, Math.floor(left * LEASE_SHARE));
+        // A broker (a holder) speaks for a region: it gets a larger share, and the
+        // last units too, so its waiting isolates need not each call here.
+        const share = req.holder ? BROKER_SHARE : LEASE_SHARE;
+        const units = Math.min(
+          want,
+          Math.max(req.holder && left >= 1 ? 1 : 0, Math.floor(left * share)),
+        );
         if (units <= 0) continue;
         this.ledger.charge(m, slot, units, now);
         leased.set(key, units);
