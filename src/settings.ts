@@ -39,7 +39,7 @@ const jsonSetting = <T extends z.ZodType>(schema: T) =>
     }
   }, schema);
 
-/** What a platform key looks like, to mask it wherever it shows up (README, Settings). */
+/** What a platform key looks like, to mask it wherever it shows up (docs/SECURITY.md, "Platform secrets are masked"). */
 const DEFAULT_PLATFORM_KEY_PATTERN = 'sk-[A-Za-z0-9_-]{16,}';
 
 /**
@@ -48,8 +48,11 @@ const DEFAULT_PLATFORM_KEY_PATTERN = 'sk-[A-Za-z0-9_-]{16,}';
  */
 const LEGACY_TOKENS_DEFAULT_UNTIL = '2027-03-01';
 
-/** What it makes is declared in types/settings.ts: a setting added here is added there too. */
-const settingsSchema = z.object({
+/**
+ * What it makes is declared in types/settings.ts: a setting added here is added there too,
+ * and documented in docs/CONFIGURATION.md (test/node/docs.test.ts reads these keys).
+ */
+export const settingsSchema = z.object({
   PLATFORM_BASE_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .transform((url) => url.replace(/\/+$/, '')),

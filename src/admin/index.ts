@@ -24,7 +24,7 @@ export function adminRoutes(): Hono<HonoEnv> {
   app.route('/tenants', analyticsRoutes());
   app.route('/tenants', alertRoutes());
   app.route('/', auditRoutes());
-  // This isolate's work counters, for the benchmark and for operators (README, Observability).
+  // This isolate's work counters, for the benchmark and for operators (docs/OBSERVABILITY.md, "Work counters").
   app.get('/stats', (c) =>
     c.json(ok({ isolate: { ...isolateStats, l1: l1Stats(), breakers: breakerStates() } })),
   );

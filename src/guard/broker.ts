@@ -85,6 +85,8 @@ interface AskContext {
 
 /** Renew ahead once this share of the pool's lease has passed. */
 const RENEW_AHEAD_AT = 0.5;
+/** After a failed renewal, the next try is this much later. */
+const RENEW_RETRY_MS = 1000;
 /** Top up once a meter's pool is down to this share of what the root leased. */
 const TOP_UP_BELOW = 0.25;
 /** An isolate gets at most this share of what the pool holds, so others find some too. */
@@ -167,13 +169,21 @@ export class BrokerCore {
     if (known.length > 0) this.rootCall(null, this.io.now(), known).catch(() => {});
   }
 
-  /** The alarm: renews ahead while scopes were seen lately; the next wake-up time or null. */
+  /** The timer: renews ahead while scopes were seen lately; the next wake-up time or null. */
   async renew(): Promise<number | null> {
     const now = this.io.now();
     this.dropIdleScopes(now);
-    if (this.scopes.size === 0 || this.mode !== 'leased' || this.inFlight) return this.wakeTime();
+    // A call in flight schedules the next wake-up when it settles.
+    if (this.inFlight) return null;
+    if (this.scopes.size === 0 || this.mode !== 'leased') return null;
     const pool = this.poolAt(now);
-    if (!pool || !this.next) await this.rootCall(null, pool ? pool.expiresAt : now).catch(() => {});
+    if (!pool || !this.next) {
+      try {
+        await this.rootCall(null, pool ? pool.expiresAt : now);
+      } catch {
+        return now + RENEW_RETRY_MS;
+      }
+    }
     return this.wakeTime();
   }
 
@@ -256,12 +266,8 @@ export class BrokerCore {
       const isolateWant = isolateReq?.scopes.find((a) => scopeKey(a) === key)?.want ?? 0;
       ask.want = Math.max(this.wantFor(key, now, length), isolateWant * 2);
     }
-    const ahead = start > now;
-    // A fresh (not ahead) lease replaces the current pool: its unused units go back.
-    if (!ahead) {
-      this.retire(this.current);
-      this.current = null;
-    }
+    // The current pool keeps serving isolates while this call is out; the answer
+    // replaces it (keep), and its unused units go back with the next call.
     const returns = this.returns;
     this.returns = [];
     const rootReq: LeaseRequest = {

@@ -2,7 +2,7 @@
  * The LeaseBroker Durable Object: the shell around BrokerCore (broker.ts),
  * one per tenant and region, placed in its region with a location hint. It
  * reaches the tenant's root TenantGuard over a Durable Object call and renews
- * its pool ahead from its alarm while isolates keep using it.
+ * its pool ahead on a timer while isolates keep using it.
  */
 import { DurableObject } from 'cloudflare:workers';
 import { BrokerCore } from './broker';
@@ -40,6 +40,12 @@ export function brokerFor(
 
 export class LeaseBroker extends DurableObject<Cloudflare.Env> {
   private core: BrokerCore | null = null;
+  /**
+   * The renewal timer. A timer, not the storage alarm: a broker keeps nothing
+   * worth storing, renews every few seconds (an alarm would be a storage
+   * write each time), and one evicted while idle simply starts cold.
+   */
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
   /** An isolate's lease call, exactly as it would make it to the root. */
   acquire(tenantId: string, region: BrokerRegion, leaseMs: number, req: LeaseRequest) {
@@ -51,9 +57,14 @@ export class LeaseBroker extends DurableObject<Cloudflare.Env> {
     this.core?.forget();
   }
 
-  override async alarm(): Promise<void> {
-    const next = await this.core?.renew();
-    if (next !== null && next !== undefined) await this.ctx.storage.setAlarm(next);
+  private wakeAt(at: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.renew(), Math.max(0, at - Date.now()));
+  }
+
+  private async renew(): Promise<void> {
+    const next = (await this.core?.renew()) ?? null;
+    if (next !== null) this.wakeAt(next);
   }
 
   private coreFor(tenantId: string, region: BrokerRegion, leaseMs: number): BrokerCore {
@@ -64,11 +75,7 @@ export class LeaseBroker extends DurableObject<Cloudflare.Env> {
         {
           acquire: (req) => guardFor(this.env, tenantId).acquire(req),
           now: () => Date.now(),
-          wakeAt: (at) => {
-            this.ctx.storage.setAlarm(at).catch(() => {
-              // No alarm: the next isolate call renews instead.
-            });
-          },
+          wakeAt: (at) => this.wakeAt(at),
         },
       );
     }

@@ -2,7 +2,7 @@
  * One structured log line per request, written after the response, plus an
  * Analytics Engine data point and the tenant's usage history. Each part of
  * the pipeline notes what it did in the request's Observation; nothing here
- * adds I/O on the request path (README, "Observability").
+ * adds I/O on the request path (docs/OBSERVABILITY.md, "One log line per request").
  *
  * @example app.use(requestLog())
  */

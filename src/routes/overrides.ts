@@ -40,7 +40,7 @@ export const routeOverridesSchema = z.record(z.string(), override).superRefine((
   }
 }) satisfies z.ZodType<RouteOverrides>;
 
-/** Default cost: reads 1, other writes 2; entries may set their own (README, costs). */
+/** Default cost: reads 1, other writes 2; entries may set their own (docs/LIMITS.md, "Policies, quotas and costs"). */
 function defaultCost(spec: RouteSpec): number {
   return spec.cost ?? (spec.method === 'GET' ? 1 : 2);
 }

@@ -11,7 +11,7 @@ import {
 } from './schemas';
 import type { RouteSpec } from './types';
 
-/** Longest task text accepted for a new session (README, limits). */
+/** Longest task text accepted for a new session (docs/BOUNDS.md). */
 export const TASK_MAX_CHARS = 20_000;
 export const TITLE_MAX_CHARS = 200;
 

@@ -40,7 +40,7 @@ export interface RouteSpec {
   cache?: CachePolicy;
   /**
    * The operation's deadline in ms when it differs from its kind's (reads 10 s, writes 15 s);
-   * overridable; UPSTREAM_TIMEOUT_MS is the ceiling (docs/RESILIENCE.md, "Deadlines").
+   * overridable; UPSTREAM_TIMEOUT_MS is the ceiling (docs/RESILIENCE.md, "Per-operation deadlines").
    */
   timeoutMs?: number;
   /** Checks that need platform data, run after validation (4.7's status). */

@@ -8,7 +8,7 @@ import type { Settings } from './settings';
 import type { Tenant, TokenRecord } from './tenants';
 
 /**
- * Settings that wrangler.toml does not declare (README, "Settings"): strings
+ * Settings that wrangler.toml does not declare (docs/CONFIGURATION.md, "Vars"): strings
  * when set as vars, or objects when set as JSON vars.
  */
 type OptionalSettings = Partial<

@@ -7,7 +7,7 @@ import { type Bytes, decodeUtf8, readCapped } from '../bytes';
 import { ERRORS, GatewayError } from '../errors';
 import { retryAfterSeconds } from './retry-after';
 
-/** Largest upstream body the gateway will read, in bytes (README, limits). */
+/** Largest upstream body the gateway will read, in bytes (docs/BOUNDS.md). */
 export const MAX_UPSTREAM_BYTES = 8 * 1024 * 1024;
 
 export interface Envelope {
