@@ -129,7 +129,12 @@ describe('GET /openapi.json, without a token', () => {
 
       const params = shapeOf(spec.params);
       const query = shapeOf(spec.query);
-      const documented = (op.parameters ?? []) as Json[];
+      const all = (op.parameters ?? []) as Json[];
+      // Writes take an optional Idempotency-Key header (docs/RESILIENCE.md); reads none.
+      expect(all.filter((p) => p.in === 'header').map((p) => [p.name, p.required])).toEqual(
+        spec.method === 'GET' ? [] : [['Idempotency-Key', false]],
+      );
+      const documented = all.filter((p) => p.in !== 'header');
       expect(documented.map((p) => `${p.in}:${p.name}`).sort()).toEqual(
         [
           ...Object.keys(params).map((n) => `path:${n}`),

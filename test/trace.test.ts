@@ -4,7 +4,14 @@
  * in the request log line.
  */
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { asTenant, createTenant, requestId, type TestTenant, upstreamSaw } from './helpers';
+import {
+  asTenant,
+  createTenant,
+  gateway,
+  requestId,
+  type TestTenant,
+  upstreamSaw,
+} from './helpers';
 
 let tenant: TestTenant;
 beforeAll(async () => {
@@ -69,5 +76,27 @@ describe('trace context', () => {
       expect(upstream.tracestate).toBeUndefined();
       expect(line?.trace_id).toBe(sent?.[1]);
     }
+  });
+
+  it('passes the trace on to the session event stream too', async () => {
+    const id = requestId('trace-ws');
+    const res = await gateway('/session/ws/no-such-session', {
+      headers: {
+        upgrade: 'websocket',
+        authorization: `Bearer ${tenant.token}`,
+        'x-request-id': id,
+        traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`,
+      },
+    });
+    expect(res.status).toBe(101);
+    const ws = res.webSocket;
+    const closed = new Promise<number>((resolve) =>
+      ws?.addEventListener('close', (e) => resolve(e.code)),
+    );
+    ws?.accept();
+    // The platform opens the stream, then closes it: no such session.
+    expect(await closed).toBe(4404);
+    const [seen] = await upstreamSaw(id);
+    expect(TRACEPARENT.exec(seen?.headers.traceparent ?? '')?.[1]).toBe(CALLER_TRACE);
   });
 });

@@ -62,6 +62,7 @@ const upgradeOnly = createMiddleware<HonoEnv>(async (c, next) => {
 
 async function connectUpstream(c: Context<HonoEnv>, sessionId: string): Promise<WebSocket> {
   const settings = c.get('settings');
+  const trace = c.get('trace');
   const url = new URL(`${settings.PLATFORM_BASE_URL}/session/ws/${encodeURIComponent(sessionId)}`);
   url.searchParams.set('api_key', c.get('tenant').platform_key);
   // The deadline covers the handshake only: once upgraded, the stream may live on.
@@ -70,7 +71,12 @@ async function connectUpstream(c: Context<HonoEnv>, sessionId: string): Promise<
   let res: Response;
   try {
     res = await fetch(url, {
-      headers: { upgrade: 'websocket', 'x-request-id': c.get('requestId') },
+      headers: {
+        upgrade: 'websocket',
+        'x-request-id': c.get('requestId'),
+        // The request's trace goes on to the platform, as for every other call.
+        ...(trace ? { traceparent: trace.traceparent } : {}),
+      },
       // The URL carries the platform key: never follow it anywhere else.
       redirect: 'manual',
       signal: handshake.signal,

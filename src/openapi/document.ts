@@ -151,8 +151,17 @@ function build(): OpenApiDocument {
 
 function operation(spec: RouteSpec): Operation {
   const scope = requiredScope(spec);
-  const parameters = [...parametersOf(spec.params, 'path'), ...parametersOf(spec.query, 'query')];
-  const statuses = [...COMMON_ERRORS, ...(spec.body ? [413, 415] : [])].sort((a, b) => a - b);
+  const write = spec.method !== 'GET';
+  const parameters = [
+    ...parametersOf(spec.params, 'path'),
+    ...parametersOf(spec.query, 'query'),
+    ...(write ? [IDEMPOTENCY_KEY_PARAMETER] : []),
+  ];
+  const statuses = [
+    ...COMMON_ERRORS,
+    ...(spec.body ? [413, 415] : []),
+    ...(write ? [409, 422] : []),
+  ].sort((a, b) => a - b);
   return {
     operationId: spec.id,
     tags: [spec.group],
@@ -165,6 +174,10 @@ function operation(spec: RouteSpec): Operation {
           'revalidates, `no-store` bypasses.'
         : '',
       spec.secrets ? 'API key values are masked unless the token has `apikeys:admin`.' : '',
+      write
+        ? 'Send an `Idempotency-Key` to make a retry safe: a repeat within 24 h gets the first ' +
+          'answer back (`Idempotent-Replayed: true`) without a second platform call.'
+        : '',
     ]
       .filter(Boolean)
       .join(' '),
@@ -172,13 +185,24 @@ function operation(spec: RouteSpec): Operation {
     ...(parameters.length > 0 ? { parameters } : {}),
     ...jsonBody(spec.body),
     responses: {
-      '200': success(SUCCESS_DATA[spec.id] ?? {}, Boolean(spec.cache)),
+      '200': success(SUCCESS_DATA[spec.id] ?? {}, Boolean(spec.cache), write),
       ...errorRefs(statuses),
     },
   };
 }
 
-function success(data: JsonSchema, cached: boolean) {
+/** The optional Idempotency-Key of a write (docs/RESILIENCE.md). */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    '1 to 255 printable ASCII characters, unique per write. A repeat with the same request ' +
+    'gets the first answer; with another request, 422; while the first is in flight, 409.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+
+function success(data: JsonSchema, cached: boolean, write = false) {
   return {
     description:
       'The platform envelope: `code` 0 with the data, or the platform’s own non-zero code ' +
@@ -187,7 +211,14 @@ function success(data: JsonSchema, cached: boolean) {
       'X-Request-ID': ref('headers', 'X-Request-ID'),
       RateLimit: ref('headers', 'RateLimit'),
       'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
-      ...(cached ? { 'X-Cache': ref('headers', 'X-Cache'), Age: ref('headers', 'Age') } : {}),
+      ...(cached
+        ? {
+            'X-Cache': ref('headers', 'X-Cache'),
+            Age: ref('headers', 'Age'),
+            'X-Stale-Reason': ref('headers', 'X-Stale-Reason'),
+          }
+        : {}),
+      ...(write ? { 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') } : {}),
     },
     content: {
       'application/json': {
@@ -392,4 +423,17 @@ const HEADERS = {
     schema: { type: 'string', enum: ['HIT', 'MISS', 'STALE', 'BYPASS'] },
   },
   Age: { description: 'Seconds since the platform answered.', schema: { type: 'integer' } },
+  'X-Stale-Reason': {
+    description:
+      'Present when a stale entry answered because the platform failed (stale-if-error): ' +
+      'why. `Warning: 111` says the same in words.',
+    schema: {
+      type: 'string',
+      enum: ['breaker_open', 'platform_pause', 'timeout', 'unreachable', 'platform_error'],
+    },
+  },
+  'Idempotent-Replayed': {
+    description: '`true` when the answer is the kept answer to an earlier write with this key.',
+    schema: { type: 'string', enum: ['true'] },
+  },
 };

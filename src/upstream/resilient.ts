@@ -100,7 +100,8 @@ export async function callResilient(call: ResilientCall): Promise<UpstreamResult
         !permit.probe &&
         retryable(err) &&
         left > MAX_JITTER_MS + MIN_TIME_FOR_RETRY_MS &&
-        h.breaker.permit(now()).allowed &&
+        // Asking for a permit would take the half-open breaker's one probe: only retry while closed.
+        h.breaker.state(now()) === 'closed' &&
         h.budget.tryRetry(now());
       if (!again) throw err;
       count('upstream_retries');
