@@ -9,6 +9,7 @@ import {
   admin,
   asTenant,
   createTenant,
+  expectRefusal,
   gatewayWith,
   injectFault,
   platformKeys,
@@ -93,11 +94,15 @@ describe('read cache', () => {
 
   it('never stores errors', async () => {
     const t = await tenantWithOwnKey();
-    for (const fault of [{ kind: 'platform_error' }, { kind: 'status', status: 503 }]) {
+    // The platform's own error envelope (passed through, HTTP 200) and an HTTP error (a 502 of ours).
+    for (const [fault, status, code] of [
+      [{ kind: 'platform_error' }, 200, 20001],
+      [{ kind: 'status', status: 503 }, 502, ERRORS.UPSTREAM_HTTP_ERROR.code],
+    ] as const) {
       const id = requestId('nostore');
       await injectFault({ request_id: id, ...fault });
       const failed = await asTenant(t, '/team/lists', { headers: { 'x-request-id': id } });
-      expect(failed.body.code).not.toBe(0);
+      expect([failed.res.status, failed.body.code]).toEqual([status, code]);
       const next = await asTenant(t, '/team/lists');
       expect(next.res.headers.get('x-cache')).toBe('MISS');
       expect(next.body.code).toBe(0);
@@ -162,7 +167,7 @@ describe('read cache', () => {
       expect.stringMatching(/^"burst";r=0;/),
       expect.stringMatching(/^"burst";r=0;/),
     ]);
-    expect(results[3]!.res.status).toBe(429);
+    await expectRefusal(results[3]!, 'RATE_LIMITED');
   });
 
   it('purge drops every entry the platform key can see, for every tenant sharing it', async () => {
