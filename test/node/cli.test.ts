@@ -9,7 +9,6 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
 import { type Stack, startStack } from '../../scripts/stack';
-import { ERRORS } from '../../src/errors';
 
 const run = promisify(execFile);
 let stack: Stack;
@@ -102,7 +101,7 @@ describe('operator CLI', () => {
       body: '{"team_id":"3f6c1e2a-5b7d-4c8e-9f01-23456789abcd"}',
     });
     expect(write.status).toBe(403);
-    expect(((await write.json()) as { code: number }).code).toBe(ERRORS.SCOPE_REQUIRED.code);
+    expect(((await write.json()) as { code: number }).code).toBe(40300); // SCOPE_REQUIRED
 
     const limits = await cli(
       'limits',
@@ -144,7 +143,7 @@ describe('operator CLI', () => {
     expect(revoked.code, revoked.stderr).toBe(0);
     const revokedCall = await call(first);
     expect(revokedCall.status).toBe(401);
-    expect(((await revokedCall.json()) as { code: number }).code).toBe(ERRORS.TOKEN_REVOKED.code);
+    expect(((await revokedCall.json()) as { code: number }).code).toBe(40102); // TOKEN_REVOKED
     expect((await call(current)).status).toBe(200);
 
     const usage = await cli('usage', tenantId);
