@@ -1,7 +1,7 @@
 /**
  * The read cache through the gateway, with the real Cache API: hits, misses,
  * normalized keys, isolation between platform keys, errors never stored,
- * coalescing, revalidation, purge, limits on hits, and 4.7's status check.
+ * coalescing, revalidation, purge, limits on hits, and calls.list's status check.
  */
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
@@ -191,7 +191,7 @@ describe('read cache', () => {
   });
 });
 
-describe('4.7 status against 4.4 states', () => {
+describe('calls.list status against calls.filter_values states', () => {
   it('accepts a state the platform lists, reading the states through the cache', async () => {
     const t = await tenantWithOwnKey();
     const first = await asTenant(t, '/user/call/lists?status=success');

@@ -369,7 +369,7 @@ describe('redaction of platform secrets', () => {
     return asTenant(tok, '/user/apikey/lists?page_size=100');
   }
 
-  it('masks api_key in 4.3 without apikeys:admin', async () => {
+  it('masks api_key in apikey.list without apikeys:admin', async () => {
     const t = await createTenant();
     const { body } = await keysAs(t, ['apikeys:read']);
     const text = JSON.stringify(body);
@@ -383,7 +383,7 @@ describe('redaction of platform secrets', () => {
     expect(JSON.stringify(body)).toContain(platformKeys.demo);
   });
 
-  it('masks the new key of 4.1 without apikeys:admin', async () => {
+  it('masks the new key of apikey.create without apikeys:admin', async () => {
     const t = await createTenant();
     const writer = await issue(t, { name: 'writer', scopes: ['apikeys:write'] });
     const { body } = await asTenant(writer, '/user/apikey/new', {

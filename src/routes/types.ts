@@ -38,7 +38,7 @@ export interface RouteSpec {
   secrets?: true;
   /** Cacheable reads only: freshness and grace period; overridable. */
   cache?: CachePolicy;
-  /** Checks that need platform data, run after validation (4.7's status). */
+  /** Checks that need platform data, run after validation (calls.list's status). */
   check?: (input: ValidatedInput, platform: PlatformReader) => Promise<void>;
   params?: z.ZodType<Record<string, unknown>>;
   /**
