@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import { controlRoutes } from './control';
 import { ApiError, type EmuEnv, envelope } from './http';
-import { CONTROL_PREFIX, recordAndFault } from './record';
+import { CONTROL_PREFIX, LANE_HEADER, recordAndFault } from './record';
 import { accountRoutes } from './routes';
 import { sessionRoutes } from './sessions';
 import { EmulatorState } from './store';
@@ -21,7 +21,8 @@ export interface EmulatorOptions {
 /** A fresh emulator with its own seeded state (usable in-process via app.request()). */
 export function createEmulator(opts: EmulatorOptions = {}): Emulator {
   const state = new EmulatorState();
-  const app = new Hono<EmuEnv>();
+  const platform = new Hono<EmuEnv>();
+  const app = platform;
   app.use('*', async (c, next) => {
     c.set('state', state);
     await next();
@@ -47,5 +48,24 @@ export function createEmulator(opts: EmulatorOptions = {}): Emulator {
     console.error('[emulator] unexpected error', err);
     return c.json(envelope(500, 'internal emulator error', null), 500);
   });
-  return { app, state };
+  return { app: withLanes(platform), state };
+}
+
+/**
+ * `/__lane/<name>/…` reaches the same platform with the prefix taken off and
+ * the lane named in a header (record.ts): another upstream, as far as a
+ * gateway can tell, for tests and load scripts that need their own.
+ */
+function withLanes(platform: Hono<EmuEnv>): Hono<EmuEnv> {
+  const outer = new Hono<EmuEnv>();
+  outer.all('/__lane/:lane/*', (c) => {
+    const lane = c.req.param('lane');
+    const url = new URL(c.req.url);
+    url.pathname = url.pathname.slice(`/__lane/${lane}`.length) || '/';
+    const request = new Request(url, c.req.raw);
+    request.headers.set(LANE_HEADER, lane);
+    return platform.fetch(request, c.env);
+  });
+  outer.all('*', (c) => platform.fetch(c.req.raw, c.env));
+  return outer;
 }

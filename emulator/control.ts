@@ -11,6 +11,14 @@ export const controlRoutes = new Hono<EmuEnv>()
     c.get('state').requests = [];
     return c.json({ ok: true });
   })
+  // Platform requests received by lane ('' for none) and sessions that exist: for load scripts.
+  .get('/stats', (c) => {
+    const state = c.get('state');
+    return c.json({
+      requests: Object.fromEntries(state.counts),
+      sessions: state.accounts.reduce((n, a) => n + a.sessions.length, 0),
+    });
+  })
   .get('/faults', (c) => c.json(c.get('state').faults))
   .post('/faults', async (c) => {
     let input: unknown;

@@ -1,6 +1,8 @@
 // Fault injection: turns a registered fault into the broken answer the
-// gateway must survive (bad status, non-JSON, bad envelope, hang, reset,
-// oversized, compressed or trickling bodies, redirects).
+// gateway must survive (bad status, with or without Retry-After, non-JSON,
+// bad envelope, hang or slow answer, reset, oversized, compressed or
+// trickling bodies, redirects, a write whose answer is lost), for a number of
+// requests or for a time, steadily, flapping or for one request in N.
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { ApiError, badRequest, type Ctx, envelope } from './http';
@@ -13,7 +15,10 @@ const MAX_FAULT_BYTES = 2 * 1024 * 1024 * 1024;
 const CHUNK = 64 * 1024;
 
 /** Validates a POST /__emulator/faults body. */
-export function parseFault(input: Record<string, unknown>): Omit<Fault, 'id'> {
+export function parseFault(
+  input: Record<string, unknown>,
+  now = Date.now(),
+): Omit<Fault, 'id' | 'since' | 'seen'> {
   const {
     request_id,
     path,
@@ -57,7 +62,9 @@ export function parseFault(input: Record<string, unknown>): Omit<Fault, 'id'> {
   const { location } = input;
   if (location !== undefined && (kind !== 'redirect' || !isHttpUrl(location)))
     throw badRequest('location must be an http(s) URL, for a redirect');
-  const fault: Omit<Fault, 'id'> = {
+  const timing = parseTiming(input, now);
+  const fault: Omit<Fault, 'id' | 'since' | 'seen'> = {
+    ...timing,
     kind: kind as FaultKind,
     status: status as number,
     delay_ms: delay_ms as number,
@@ -70,6 +77,43 @@ export function parseFault(input: Record<string, unknown>): Omit<Fault, 'id'> {
   if (request_id !== undefined) fault.request_id = request_id;
   if (path !== undefined) fault.path = path;
   return fault;
+}
+
+/** The fields that say when and to whom a fault applies, beyond request_id and path. */
+function parseTiming(input: Record<string, unknown>, now: number) {
+  const { retry_after, platform_key, lane, for_ms, flap_ms, every } = input;
+  const positive = (v: unknown) => Number.isInteger(v) && (v as number) >= 1;
+  const out: Pick<Fault, 'retry_after' | 'platform_key' | 'lane' | 'until' | 'flap_ms' | 'every'> =
+    {};
+  if (retry_after !== undefined) {
+    if (input.kind !== 'status' || (typeof retry_after !== 'string' && !positive(retry_after)))
+      throw badRequest('retry_after must be seconds or an HTTP date, for a status fault');
+    out.retry_after = String(retry_after);
+  }
+  if (platform_key !== undefined) {
+    if (typeof platform_key !== 'string' || platform_key === '')
+      throw badRequest('platform_key must be a non-empty string');
+    out.platform_key = platform_key;
+  }
+  if (lane !== undefined) {
+    if (typeof lane !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(lane))
+      throw badRequest('lane must be 1 to 64 letters, digits, _ or -');
+    out.lane = lane;
+  }
+  if (for_ms !== undefined) {
+    if (!positive(for_ms)) throw badRequest('for_ms must be a positive integer');
+    out.until = now + (for_ms as number);
+  }
+  if (flap_ms !== undefined) {
+    if (!positive(flap_ms) || for_ms === undefined)
+      throw badRequest('flap_ms must be a positive integer, with for_ms');
+    out.flap_ms = flap_ms as number;
+  }
+  if (every !== undefined) {
+    if (!positive(every)) throw badRequest('every must be a positive integer');
+    out.every = every as number;
+  }
+  return out;
 }
 
 /** Resolves true after `ms`, or false as soon as `signal` aborts (client went away). */
@@ -109,6 +153,7 @@ export async function faultResponse(c: Ctx, fault: Fault): Promise<Response | un
         JSON.stringify(envelope(fault.status, 'emulated failure', null)),
         'application/json',
         fault.status,
+        fault.retry_after ? { 'retry-after': fault.retry_after } : {},
       );
     case 'html':
       return raw('<html>oops</html>', 'text/html');
@@ -139,14 +184,20 @@ export async function faultResponse(c: Ctx, fault: Fault): Promise<Response | un
         fault.status,
         fault.location ? { location: fault.location } : {},
       );
-    case 'reset': {
-      const socket = c.env?.incoming?.socket; // no env at all in-process (app.request)
-      if (!socket)
-        throw new ApiError(500, 500, 'reset fault needs a real socket (use startEmulator)');
-      socket.destroy();
+    case 'reset':
+      cutConnection(c);
       return new Response(null, { status: 499 });
-    }
+    case 'lost_answer':
+      // Answered in record.ts: the request is carried out, then the connection is cut.
+      return undefined;
   }
+}
+
+/** Destroys the request's socket: the client sees the connection reset, with no answer. */
+export function cutConnection(c: Ctx): void {
+  const socket = c.env?.incoming?.socket; // no env at all in-process (app.request)
+  if (!socket) throw new ApiError(500, 500, 'this fault needs a real socket (use startEmulator)');
+  socket.destroy();
 }
 
 /**

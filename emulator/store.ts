@@ -25,6 +25,7 @@ export const FAULT_KINDS = [
   'gzip_bomb',
   'slow_body',
   'redirect',
+  'lost_answer',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -44,6 +45,22 @@ export interface Fault {
   char: string;
   /** redirect: the Location header sent, if any. */
   location?: string;
+  /** status: a Retry-After header sent with it, as given (seconds or a date). */
+  retry_after?: string;
+  /** Matches only requests carrying this platform key (Authorization or x-api-key). */
+  platform_key?: string;
+  /** Matches only requests of this lane (`/__lane/<name>/…`, see app.ts). */
+  lane?: string;
+  /** Active for this long from registration, however many requests it meets (`times` ignored). */
+  until?: number;
+  /** While active, alternates: `flap_ms` failing, then `flap_ms` answering normally. */
+  flap_ms?: number;
+  /** Fails one matching request in `every` (2: every other one); the others pass. */
+  every?: number;
+  /** When it was registered, ms since the epoch. */
+  since: number;
+  /** Matching requests seen (for `every`). */
+  seen: number;
 }
 
 /** A webhook delivery the emulator received (for the gateway's quota alerts). */
@@ -77,6 +94,7 @@ export class EmulatorState {
     this.requests = [];
     this.faults = [];
     this.webhooks.clear();
+    this.counts.clear();
   }
 
   webhook(name: string) {
@@ -97,6 +115,13 @@ export class EmulatorState {
     return undefined;
   }
 
+  /** Platform requests received, by lane ('' for none): what load scripts count. */
+  counts = new Map<string, number>();
+
+  count(lane: string): void {
+    this.counts.set(lane, (this.counts.get(lane) ?? 0) + 1);
+  }
+
   record(r: Omit<RecordedRequest, 'seq' | 'at'>): void {
     this.requests.push({ seq: ++this.seq, ...r, at: new Date().toISOString() });
     if (this.requests.length > MAX_RECORDS)
@@ -109,8 +134,8 @@ export class EmulatorState {
       : this.requests.filter((r) => r.headers['x-request-id'] === requestId);
   }
 
-  addFault(f: Omit<Fault, 'id'>): Fault {
-    const fault = { id: ++this.faultSeq, ...f };
+  addFault(f: Omit<Fault, 'id' | 'since' | 'seen'>, now = Date.now()): Fault {
+    const fault = { id: ++this.faultSeq, ...f, since: now, seen: 0 };
     this.faults.push(fault);
     return fault;
   }
@@ -118,15 +143,31 @@ export class EmulatorState {
   /**
    * Consumes one use of the oldest fault matching this request. A fault with a
    * request_id matches only that exact x-request-id (so parallel tests stay
-   * independent); a path, when given, must prefix the request path.
+   * independent); a path, when given, must prefix the request path; a
+   * platform_key or lane, when given, must be the request's. A timed fault
+   * (`until`) matches until it ends, or only in its failing periods when it
+   * flaps; `every` lets the others through.
    */
-  takeFault(path: string, requestId: string | undefined): Fault | undefined {
+  takeFault(
+    path: string,
+    requestId: string | undefined,
+    extra: { key?: string; lane?: string; now?: number } = {},
+  ): Fault | undefined {
+    const now = extra.now ?? Date.now();
+    this.faults = this.faults.filter((f) => f.until === undefined || f.until > now);
     const fault = this.faults.find(
       (f) =>
         (f.request_id === undefined || f.request_id === requestId) &&
-        (f.path === undefined || path.startsWith(f.path)),
+        (f.path === undefined || path.startsWith(f.path)) &&
+        (f.platform_key === undefined || f.platform_key === extra.key) &&
+        (f.lane === undefined || f.lane === (extra.lane ?? '')),
     );
     if (!fault) return undefined;
+    if (fault.flap_ms !== undefined && Math.floor((now - fault.since) / fault.flap_ms) % 2 === 1) {
+      return undefined;
+    }
+    if (fault.every !== undefined && fault.seen++ % fault.every !== 0) return undefined;
+    if (fault.until !== undefined) return fault;
     fault.remaining -= 1;
     if (fault.remaining <= 0) this.faults = this.faults.filter((f) => f !== fault);
     return fault;

@@ -1,10 +1,16 @@
 /**
- * `npm run sim`: the fleet simulation (scripts/sim/). Runs every scenario on
- * each design and prints the table; `--quick` halves the durations, `--only
- * <name>` runs one scenario, `--design flat|regional` one design.
+ * `npm run sim`: the fleet simulation (scripts/sim/, docs/LIMITS.md). Runs
+ * every scenario on today's flat design and with regional brokers, prints
+ * the table (Markdown) and lease memory per isolate, and writes the chart to
+ * docs/img/sim.svg. `--quick` shortens the runs (not for the record),
+ * `--only <scenario>` runs one, `--design flat|regional` one design,
+ * `--json` prints one JSON line per run as well.
  */
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type Design, runScenario } from './sim/fleet';
+import { leaseBytesPerTenant } from './sim/memory';
+import { chartSvg, markdownTable, type Row, row } from './sim/report';
 import { scenarios } from './sim/scenarios';
 
 const { values } = parseArgs({
@@ -12,34 +18,29 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
     design: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    chart: { type: 'string', default: 'docs/img/sim.svg' },
   },
 });
-const designs: Design[] = values.design ? [values.design as Design] : ['flat', 'regional'];
+const designs: Design[] =
+  values.design === 'flat' || values.design === 'regional' ? [values.design] : ['flat', 'regional'];
+const rows: Row[] = [];
 for (const scenario of scenarios(values.quick ?? false)) {
   if (values.only && scenario.name !== values.only) continue;
   for (const design of designs) {
-    const r = await runScenario(scenario, design);
-    const t = r.tally;
-    const worst = r.tenants.reduce((a, b) => (b.busiest / b.limit > a.busiest / a.limit ? b : a));
-    console.log(
-      JSON.stringify({
-        scenario: r.scenario,
-        design,
-        requests: t.requests,
-        admitted: t.admitted,
-        refused: t.refused,
-        unavailable: t.unavailable,
-        busiestVsLimit: `${worst.busiest}/${worst.limit}`,
-        delivered: `${worst.busiestDelivered}/${worst.limit}`,
-        utilisation: r.tenants.map((x) => x.utilisation).filter((u) => u !== null),
-        waited: t.waits.filter((w) => w > 0).length / t.measured,
-        waitedRoot: t.waitedForRoot / t.measured,
-        rootCallsPerRequest: r.rootCallsPerRequest,
-        callsPerRequest: r.callsPerRequest,
-        busiestObject: r.busiestObject,
-        lag: r.tenants.map((x) => x.actionLagMs),
-        wallMs: Math.round(r.wallMs),
-      }),
-    );
+    const r = row(await runScenario(scenario, design));
+    rows.push(r);
+    if (values.json) console.log(JSON.stringify(r));
+    else console.error(`${r.scenario} (${r.design}) done`);
   }
+}
+console.log(markdownTable(rows));
+const bytes = await leaseBytesPerTenant(10_000);
+console.log(
+  `\nLease memory per isolate at 10,000 tenants: ${(bytes / 1024).toFixed(1)} KiB a tenant, ` +
+    `${((bytes * 10_000) / 1024 / 1024).toFixed(1)} MiB in all.`,
+);
+if (!values.only && !values.design && !values.quick && values.chart) {
+  writeFileSync(values.chart, chartSvg(rows));
+  console.log(`Chart: ${values.chart}`);
 }

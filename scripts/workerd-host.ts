@@ -52,6 +52,8 @@ export interface LogLine {
 export interface WorkerHost {
   /** Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash). */
   url: string;
+  /** With `replicas`: the URL of each gateway Worker, `url` first. */
+  urls: string[];
   /** Every line printed so far (at most the last 50 000). */
   logs(): LogLine[];
   /** Stops workerd and removes the state directory if this module made it. */
@@ -111,6 +113,12 @@ export interface GatewayOptions extends CommonOptions {
    * and the CONNECT test measure the gateway itself, without them.
    */
   staticAssets?: boolean;
+  /**
+   * More gateway Workers in the same workerd process (default 0): separate
+   * isolates, as in separate Cloudflare machines, sharing the first one's KV
+   * and Durable Objects (TenantGuards, brokers). Each has its own socket.
+   */
+  replicas?: number;
 }
 
 export interface BareWorkerOptions extends CommonOptions {
@@ -203,14 +211,32 @@ export async function startGateway(opts: GatewayOptions): Promise<GatewayHost> {
         ...opts.vars,
       },
     };
-    const host = await serve([gateway, ...fromConfig.externalWorkers], opts, persistDir, () =>
-      cleanup(),
+    const replicas = Array.from({ length: opts.replicas ?? 0 }, (_, i) =>
+      replicaOf(gateway, `gateway-${i + 1}`),
+    );
+    const host = await serve(
+      [gateway, ...fromConfig.externalWorkers, ...replicas],
+      opts,
+      persistDir,
+      () => cleanup(),
+      replicas.map((r) => r.name ?? ''),
     );
     return { ...host, adminToken, keyEncryptionKey };
   } catch (err) {
     cleanup();
     throw err;
   }
+}
+
+/** Another gateway Worker bound to the first one's Durable Object classes (and the same KV ids). */
+function replicaOf(gateway: V4WorkerOptions, name: string): V4WorkerOptions {
+  const objects: Record<string, { className: string; scriptName: string }> = {};
+  for (const [binding, target] of Object.entries(gateway.durableObjects ?? {})) {
+    const className = typeof target === 'string' ? target : target.className;
+    objects[binding] = { className, scriptName: gateway.name ?? 'gateway' };
+  }
+  const { assets: _assets, ...rest } = gateway;
+  return { ...rest, name, durableObjects: objects };
 }
 
 /**
@@ -309,6 +335,7 @@ async function serve(
   opts: CommonOptions,
   persistDir: string | undefined,
   afterStop: () => void,
+  alsoDirect: string[] = [],
 ): Promise<WorkerHost> {
   const lines: LogLine[] = [];
   const record = (line: LogLine) => {
@@ -318,8 +345,13 @@ async function serve(
     opts.onLog?.(line);
   };
   const direct = (opts.via ?? 'direct') === 'direct';
-  const [first, ...rest] = workers;
+  const [first, ...others] = workers;
   if (!first) throw new Error('no Worker to serve');
+  const rest = others.map((w) =>
+    w.name && alsoDirect.includes(w.name)
+      ? { ...w, unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }] }
+      : w,
+  );
   const options: V4MiniflareOptions = {
     host: '127.0.0.1',
     // With a direct socket, Miniflare's own entry socket still exists, on any free port.
@@ -343,9 +375,12 @@ async function serve(
   };
   const mf = new Miniflare(convertV4MiniflareOptions(options));
   let url: URL;
+  const urls: string[] = [];
   try {
     url = await mf.ready;
     if (direct) url = await mf.unsafeGetDirectURL(first.name);
+    urls.push(url.origin);
+    for (const name of alsoDirect) urls.push((await mf.unsafeGetDirectURL(name)).origin);
   } catch (err) {
     await mf.dispose().catch(() => undefined);
     afterStop();
@@ -354,6 +389,7 @@ async function serve(
   let stopped: Promise<void> | undefined;
   return {
     url: url.origin,
+    urls,
     logs: () => lines.slice(-MAX_LOG_LINES),
     stop: () => {
       stopped ??= mf.dispose().finally(afterStop);

@@ -1,6 +1,6 @@
 /**
  * newApp(): the gateway's middleware chain, error handling and route mounting.
- * Request order: request id → settings → request log → (health, OpenAPI and
+ * Request order: request id → settings → request log → trace context → (health, OpenAPI and
  * docs) → CORS → (operator API | browser tokens | session event stream |
  * usage | platform routes).
  */
@@ -15,6 +15,7 @@ import { log } from './log';
 import { browserCors } from './middleware/cors';
 import { operationId } from './observability/operation-id';
 import { requestLog } from './observability/request-log';
+import { traceContext } from './observability/trace';
 import { openApiRoutes } from './openapi/routes';
 import { platformRoutes } from './proxy';
 import { loadSettings } from './settings';
@@ -34,6 +35,7 @@ export function newApp(): Hono<HonoEnv> {
     await next();
   });
   app.use(requestLog());
+  app.use(traceContext());
 
   // For load balancers and readiness probes: answers once settings parse; no token, no upstream.
   app.get('/healthz', operationId('healthz'), (c) => c.json(ok({ status: 'ok' })));

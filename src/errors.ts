@@ -12,6 +12,16 @@ export const ERRORS = {
   VALIDATION_FAILED: { code: 40001, status: 400, msg: 'Request validation failed' },
   INVALID_JSON: { code: 40002, status: 400, msg: 'Request body is not valid JSON' },
   UNKNOWN_PARAMETER: { code: 40003, status: 400, msg: 'Unknown parameter' },
+  IDEMPOTENCY_KEY_INVALID: {
+    code: 40004,
+    status: 400,
+    msg: 'Idempotency-Key must be 1 to 255 printable ASCII characters',
+  },
+  IDEMPOTENCY_KEY_REQUIRED: {
+    code: 40005,
+    status: 400,
+    msg: 'This operation needs an Idempotency-Key header',
+  },
   MISSING_TOKEN: { code: 40100, status: 401, msg: 'Missing gateway token' },
   INVALID_TOKEN: { code: 40101, status: 401, msg: 'Invalid gateway token' },
   TOKEN_REVOKED: { code: 40102, status: 401, msg: 'Gateway token has been revoked' },
@@ -35,6 +45,16 @@ export const ERRORS = {
     msg: 'This route is a WebSocket: send Upgrade: websocket',
   },
   CONFLICT: { code: 40900, status: 409, msg: 'Conflict' },
+  IDEMPOTENCY_IN_FLIGHT: {
+    code: 40901,
+    status: 409,
+    msg: 'A request with this Idempotency-Key is still in progress; retry later',
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    code: 42200,
+    status: 422,
+    msg: 'This Idempotency-Key was used for another request',
+  },
   PAYLOAD_TOO_LARGE: { code: 41300, status: 413, msg: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: {
     code: 41500,
@@ -43,6 +63,11 @@ export const ERRORS = {
   },
   RATE_LIMITED: { code: 42900, status: 429, msg: 'Rate limit exceeded' },
   QUOTA_EXHAUSTED: { code: 42901, status: 429, msg: 'Quota exhausted' },
+  UPSTREAM_RATE_LIMITED: {
+    code: 42902,
+    status: 429,
+    msg: 'Platform asked for a pause on this platform key',
+  },
   INTERNAL: { code: 50000, status: 500, msg: 'Internal gateway error' },
   MISCONFIGURED: { code: 50001, status: 500, msg: 'Gateway is misconfigured' },
   UPSTREAM_HTTP_ERROR: { code: 50200, status: 502, msg: 'Platform answered with an error status' },
@@ -61,6 +86,17 @@ export const ERRORS = {
   },
   UPSTREAM_TOO_LARGE: { code: 50206, status: 502, msg: 'Platform response too large' },
   LIMITER_UNAVAILABLE: { code: 50300, status: 503, msg: 'Rate limiter unavailable' },
+  UPSTREAM_UNAVAILABLE: {
+    code: 50301,
+    status: 503,
+    msg: 'Platform is failing; the gateway is not calling it for now',
+  },
+  UPSTREAM_BACKING_OFF: { code: 50302, status: 503, msg: 'Platform asked for a pause' },
+  IDEMPOTENCY_UNAVAILABLE: {
+    code: 50303,
+    status: 503,
+    msg: 'Idempotency-Key store unavailable; the write was not sent',
+  },
   UPSTREAM_TIMEOUT: { code: 50400, status: 504, msg: 'Platform did not answer in time' },
 } as const satisfies Record<string, { code: number; status: ContentfulStatusCode; msg: string }>;
 

@@ -6,11 +6,39 @@
 import type { Context } from 'hono';
 import { cacheKey } from './cache/key';
 import { type CacheOutcome, readThrough } from './cache/read-through';
+import { GatewayError } from './errors';
 import type { ResolvedRoute } from './routes/types';
 import type { HonoEnv, ValidatedInput } from './types/context';
-import { callPlatform } from './upstream/fetch';
+import type { Settings } from './types/settings';
 import { maskSecrets, type SecretShapes } from './upstream/redact';
 import { buildUpstreamRequest } from './upstream/request';
+import { callResilient, platformFailed, type ResilienceOptions } from './upstream/resilient';
+
+/** The window the retry budget counts calls over (docs/RESILIENCE.md). */
+const RETRY_WINDOW_MS = 10_000;
+
+/**
+ * Why a failed read may be answered from the cache past its grace (stale-if-error), or null when
+ * it may not: the platform failed or asked for a pause, not that it refused this tenant's key.
+ */
+function staleReason(err: unknown): string | null {
+  if (!(err instanceof GatewayError)) return null;
+  switch (err.kind) {
+    case 'UPSTREAM_UNAVAILABLE':
+      return 'breaker_open';
+    case 'UPSTREAM_BACKING_OFF':
+    case 'UPSTREAM_RATE_LIMITED':
+      return 'platform_pause';
+    case 'UPSTREAM_TIMEOUT':
+      return 'timeout';
+    case 'UPSTREAM_UNREACHABLE':
+      return 'unreachable';
+    case 'UPSTREAM_HTTP_ERROR':
+      return platformFailed(err) ? 'platform_error' : null;
+    default:
+      return null;
+  }
+}
 
 export interface ForwardOptions {
   /**
@@ -29,6 +57,30 @@ export function secretShapes(c: Context<HonoEnv>): SecretShapes {
   };
 }
 
+/** The operation's deadline: its own, never past the UPSTREAM_TIMEOUT_MS ceiling. */
+export function deadlineOf(route: ResolvedRoute, settings: Settings): number {
+  return Math.min(route.timeoutMs, settings.UPSTREAM_TIMEOUT_MS);
+}
+
+/** The breaker's and the retry budget's settings. */
+function resilienceOptions(settings: Settings): ResilienceOptions {
+  return {
+    breaker: {
+      consecutiveFailures: settings.CIRCUIT_FAILURES,
+      failureRatio: settings.CIRCUIT_FAILURE_RATIO,
+      windowMs: settings.CIRCUIT_WINDOW_S * 1000,
+      minCalls: settings.CIRCUIT_MIN_CALLS,
+      cooldownMs: settings.CIRCUIT_COOLDOWN_S * 1000,
+      probeTimeoutMs: settings.UPSTREAM_TIMEOUT_MS,
+    },
+    retry: {
+      ratio: settings.RETRY_BUDGET_RATIO,
+      minPerSecond: settings.RETRY_BUDGET_MIN_PER_S,
+      windowMs: RETRY_WINDOW_MS,
+    },
+  };
+}
+
 export async function forward(
   c: Context<HonoEnv>,
   route: ResolvedRoute,
@@ -37,18 +89,27 @@ export async function forward(
 ): Promise<CacheOutcome> {
   const settings = c.get('settings');
   const obs = c.get('obs');
+  const deadlineMs = deadlineOf(route, settings);
   const fetchFresh = async () => {
     const started = Date.now();
-    const result = await callPlatform(
-      buildUpstreamRequest(settings, {
+    const result = await callResilient({
+      upstream: settings.PLATFORM_BASE_URL,
+      keyId: c.get('tenant').key_fingerprint,
+      request: buildUpstreamRequest(settings, {
         route,
         ...input,
         platformKey: c.get('tenant').platform_key,
         requestId: c.get('requestId'),
         callerHeaders: c.req.raw.headers,
+        trace: c.get('trace'),
       }),
-      settings.UPSTREAM_TIMEOUT_MS,
-    ).finally(() => {
+      idempotent: route.method === 'GET',
+      deadlineMs,
+      options: resilienceOptions(settings),
+      onAttempt: (attempt) => {
+        obs.attempts = attempt;
+      },
+    }).finally(() => {
       obs.upstreamMs = Date.now() - started;
     });
     obs.upstreamStatus = result.status;
@@ -88,6 +149,7 @@ export async function forward(
     l1Bytes: settings.L1_CACHE_BYTES,
     // A read another request started gets its whole deadline, and a little more, before this one
     // reads itself.
-    followerTimeoutMs: settings.UPSTREAM_TIMEOUT_MS + 1000,
+    followerTimeoutMs: deadlineMs + 1000,
+    staleReason,
   });
 }

@@ -1,24 +1,44 @@
 /**
- * Mounts every entry of the route table: authenticate, check scope, validate,
- * limit, then forward (through the cache for cacheable reads), and mask
- * platform secrets for tokens that may not see them. A path the table knows
- * with a method it does not gets a 405 envelope.
+ * Mounts every entry of the route table: name the operation, resolve its
+ * configured route once, authenticate, check scope, validate, limit, claim an
+ * Idempotency-Key (writes that send one), then
+ * forward (through the cache for cacheable reads), and mask platform secrets
+ * for tokens that may not see them. A path the table knows with a method it
+ * does not gets a 405 envelope.
  */
 import { type Context, Hono } from 'hono';
+import { createMiddleware } from 'hono/factory';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Bytes } from './bytes';
+import type { CacheOutcome } from './cache/read-through';
 import { GatewayError } from './errors';
 import { forward, secretShapes } from './forward';
 import { requireScope, tenantAuth } from './middleware/auth';
+import { idempotency } from './middleware/idempotency';
 import { tenantLimits } from './middleware/limits';
 import { validateInput } from './middleware/validate';
 import { named } from './observability/named';
 import { configuredRoute } from './routes/overrides';
 import { ROUTE_SPECS } from './routes/table';
-import type { PlatformReader, RouteSpec } from './routes/types';
+import type { PlatformReader, ResolvedRoute, RouteSpec } from './routes/types';
 import { hasScope } from './tenants/scopes';
 import type { HonoEnv } from './types/context';
 import { parseEnvelope } from './upstream/normalize';
 import { maskSecrets } from './upstream/redact';
+
+declare module './types/context' {
+  interface Variables {
+    /** A platform route's configured route (ROUTE_OVERRIDES applied), resolved once by proxy.ts. */
+    route?: ResolvedRoute;
+  }
+}
+
+/** The configured route resolveRoute() put in the context. */
+function routeOf(c: Context<HonoEnv>): ResolvedRoute {
+  const route = c.get('route');
+  if (!route) throw new GatewayError('INTERNAL', { message: 'Route not resolved' });
+  return route;
+}
 
 export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
@@ -29,33 +49,20 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
       spec.method,
       [spec.path],
       named(spec.id),
+      resolveRoute(spec),
       tenantAuth(),
       requireScope(spec),
       validateInput(spec),
-      tenantLimits(spec.group, (settings) => configuredRoute(spec, settings.ROUTE_OVERRIDES).cost),
+      tenantLimits(spec.group, (c) => routeOf(c).cost),
+      idempotency(spec),
       async (c) => {
-        const route = configuredRoute(spec, c.get('settings').ROUTE_OVERRIDES);
+        const route = routeOf(c);
         await spec.check?.(c.get('input'), platformReader(c, byId));
         const outcome = await forward(c, route, c.get('input'));
-        const seesSecrets = hasScope(c.get('token').scopes, 'apikeys:admin') && !c.get('partition');
-        const body =
-          spec.secrets && !seesSecrets
-            ? maskSecrets(outcome.result.body, secretShapes(c))
-            : outcome.result.body;
-        const headers: Record<string, string> = {
-          'content-type': 'application/json; charset=utf-8',
-        };
-        if (spec.cache) {
-          headers['X-Cache'] = outcome.status;
-          headers.Age = String(outcome.age);
-        }
-        const status = outcome.result.status;
-        if (!isContentful(status)) throw new GatewayError('UPSTREAM_HTTP_ERROR');
-        const obs = c.get('obs');
-        obs.cache = outcome.tier === 'L1' ? 'L1' : outcome.status;
-        obs.code = outcome.result.envelope?.code ?? 0;
-        obs.bytes = body.byteLength;
-        return c.body(body, status, headers);
+        const body = visibleBody(c, route, outcome.result.body);
+        const status = contentfulStatus(outcome.result.status);
+        noteAnswer(c, outcome, body);
+        return c.body(body, status, answerHeaders(route, outcome));
       },
     );
   }
@@ -69,6 +76,61 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
     });
   }
   return app;
+}
+
+/** The route as this request's settings configure it, resolved once for every later step. */
+function resolveRoute(spec: RouteSpec) {
+  return createMiddleware<HonoEnv>(async function resolveRoute(c, next) {
+    c.set('route', configuredRoute(spec, c.get('settings').ROUTE_OVERRIDES));
+    await next();
+  });
+}
+
+/** Platform secrets masked unless the token may see them (apikeys:admin, not a browser token). */
+function visibleBody(c: Context<HonoEnv>, route: ResolvedRoute, body: Bytes): Bytes {
+  if (!route.secrets) return body;
+  const seesSecrets = hasScope(c.get('token').scopes, 'apikeys:admin') && !c.get('partition');
+  return seesSecrets ? body : maskSecrets(body, secretShapes(c));
+}
+
+/** The answer's headers: JSON, and for cacheable reads where the answer came from and its age. */
+function answerHeaders(route: ResolvedRoute, outcome: CacheOutcome): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  if (route.cache) {
+    headers['X-Cache'] = outcome.status;
+    headers.Age = String(outcome.age);
+  }
+  if (outcome.staleReason) {
+    // Stale because the platform failed (stale-if-error): said for machines and for people.
+    headers['X-Stale-Reason'] = outcome.staleReason;
+    headers.Warning = `111 - "stale: ${STALE_TEXT[outcome.staleReason] ?? 'platform failed'}"`;
+  }
+  return headers;
+}
+
+/** The Warning header's words for each stale-if-error reason (docs/RESILIENCE.md). */
+const STALE_TEXT: Record<string, string> = {
+  breaker_open: 'platform unavailable',
+  platform_pause: 'platform asked for a pause',
+  timeout: 'platform timed out',
+  unreachable: 'platform unreachable',
+  platform_error: 'platform error',
+};
+
+/** A status that cannot carry the envelope is no answer to pass on. */
+function contentfulStatus(status: number): ContentfulStatusCode {
+  if (!isContentful(status)) throw new GatewayError('UPSTREAM_HTTP_ERROR');
+  return status;
+}
+
+/** What the request log line says about the answer. */
+function noteAnswer(c: Context<HonoEnv>, outcome: CacheOutcome, body: Bytes): void {
+  const obs = c.get('obs');
+  // A fresh hit from memory is told apart; a stale answer says STALE from either tier.
+  obs.cache = outcome.tier === 'L1' && outcome.status === 'HIT' ? 'L1' : outcome.status;
+  obs.code = outcome.result.envelope?.code ?? 0;
+  obs.bytes = body.byteLength;
+  if (outcome.staleReason) obs.staleReason = outcome.staleReason;
 }
 
 /**

@@ -8,6 +8,7 @@ import { GatewayError } from './errors';
 import { DEFAULT_LIMITS, limitsSchema } from './guard/policy';
 import { log } from './log';
 import { routeOverridesSchema } from './routes/overrides';
+import { WRITE_OPERATIONS } from './routes/table';
 import type { Bindings } from './types/context';
 import type { Settings } from './types/settings';
 
@@ -15,6 +16,16 @@ const intSetting = (min: number, max: number, fallback: number) =>
   z.preprocess(
     (v) => (v === undefined || v === '' ? undefined : typeof v === 'string' ? Number(v) : v),
     z.number().int().min(min).max(max).default(fallback),
+  );
+
+const ratioSetting = (fallback: number, max = 1) =>
+  z.preprocess(
+    (v) => (v === undefined || v === '' ? undefined : Number(v)),
+    z
+      .number({ error: 'must be a number' })
+      .min(0, `must be from 0 to ${max}`)
+      .max(max, `must be from 0 to ${max}`)
+      .default(fallback),
   );
 
 const jsonSetting = <T extends z.ZodType>(schema: T) =>
@@ -28,7 +39,7 @@ const jsonSetting = <T extends z.ZodType>(schema: T) =>
     }
   }, schema);
 
-/** What a platform key looks like, to mask it wherever it shows up (README, Settings). */
+/** What a platform key looks like, to mask it wherever it shows up (docs/SECURITY.md, "Platform secrets are masked"). */
 const DEFAULT_PLATFORM_KEY_PATTERN = 'sk-[A-Za-z0-9_-]{16,}';
 
 /**
@@ -37,8 +48,11 @@ const DEFAULT_PLATFORM_KEY_PATTERN = 'sk-[A-Za-z0-9_-]{16,}';
  */
 const LEGACY_TOKENS_DEFAULT_UNTIL = '2027-03-01';
 
-/** What it makes is declared in types/settings.ts: a setting added here is added there too. */
-const settingsSchema = z.object({
+/**
+ * What it makes is declared in types/settings.ts: a setting added here is added there too,
+ * and documented in docs/CONFIGURATION.md (test/node/docs.test.ts reads these keys).
+ */
+export const settingsSchema = z.object({
   PLATFORM_BASE_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .transform((url) => url.replace(/\/+$/, '')),
@@ -109,6 +123,33 @@ const settingsSchema = z.object({
       const at = Date.parse(`${day}T00:00:00Z`);
       if (Number.isNaN(at)) ctx.addIssue({ code: 'custom', message: 'must be a real date' });
       return at;
+    }),
+  // The platform falters (docs/RESILIENCE.md): circuit breaker, retry budget, idempotency keys.
+  CIRCUIT_FAILURES: intSetting(1, 1000, 5),
+  // Above 1 the ratio never trips the breaker: only failures in a row do.
+  CIRCUIT_FAILURE_RATIO: ratioSetting(0.8, 2),
+  CIRCUIT_WINDOW_S: intSetting(1, 600, 10),
+  CIRCUIT_MIN_CALLS: intSetting(1, 100_000, 20),
+  CIRCUIT_COOLDOWN_S: intSetting(1, 600, 5),
+  RETRY_BUDGET_RATIO: ratioSetting(0.1),
+  RETRY_BUDGET_MIN_PER_S: intSetting(0, 1000, 2),
+  IDEMPOTENCY_REQUIRED: z
+    .string()
+    .default('')
+    .transform((list, ctx) => {
+      const ids = list
+        .split(',')
+        .map((id) => id.trim())
+        .filter(Boolean);
+      for (const id of ids) {
+        if (!WRITE_OPERATIONS.includes(id)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `${id} is not one of ${WRITE_OPERATIONS.join(', ')}`,
+          });
+        }
+      }
+      return ids;
     }),
   BROWSER_PARTITION_SHARE: z.preprocess(
     (v) => (v === undefined || v === '' ? undefined : Number(v)),

@@ -10,6 +10,12 @@ export const isolateStats = {
   kv_reads: 0,
   cache_api_calls: 0,
   guard_calls: 0,
+  /** Calls to the platform, retries included, and what the resilience layer answered itself. */
+  upstream_calls: 0,
+  upstream_retries: 0,
+  breaker_refusals: 0,
+  held_refusals: 0,
+  stale_if_error: 0,
 };
 
 export type CountedWork = Exclude<keyof typeof isolateStats, 'started_at'>;

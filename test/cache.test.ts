@@ -94,10 +94,11 @@ describe('read cache', () => {
 
   it('never stores errors', async () => {
     const t = await tenantWithOwnKey();
-    // The platform's own error envelope (passed through, HTTP 200) and an HTTP error (a 502 of ours).
+    // The platform's own error envelope (passed through, HTTP 200) and an HTTP error (a 502 of
+    // ours); a 503 fails twice: the read's one retry must fail too.
     for (const [fault, status, code] of [
       [{ kind: 'platform_error' }, 200, 20001],
-      [{ kind: 'status', status: 503 }, 502, ERRORS.UPSTREAM_HTTP_ERROR.code],
+      [{ kind: 'status', status: 503, times: 2 }, 502, ERRORS.UPSTREAM_HTTP_ERROR.code],
     ] as const) {
       const id = requestId('nostore');
       await injectFault({ request_id: id, ...fault });

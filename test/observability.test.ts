@@ -49,6 +49,7 @@ async function requestLines(run: () => Promise<void>): Promise<Record<string, un
 
 const FIELDS = [
   'request_id',
+  'trace_id',
   'tenant_id',
   'token_id',
   'route',
@@ -57,6 +58,9 @@ const FIELDS = [
   'code',
   'upstream_status',
   'cache',
+  'stale_reason',
+  'upstream_attempts',
+  'idempotency',
   'limiter',
   'cost',
   'duration_ms',
@@ -79,7 +83,8 @@ describe('request log', () => {
       failed: requestId('failed'),
       anonymous: requestId('anon'),
     };
-    await injectFault({ request_id: ids.failed, kind: 'status', status: 503 });
+    // Twice: the read is retried once.
+    await injectFault({ request_id: ids.failed, kind: 'status', status: 503, times: 2 });
     const lines = await requestLines(async () => {
       await asTenant(t, '/team/lists', { headers: { 'x-request-id': ids.ok } });
       await asTenant(limited, '/agent/lists');
@@ -120,6 +125,7 @@ describe('request log', () => {
       status: 502,
       code: ERRORS.UPSTREAM_HTTP_ERROR.code,
       upstream_status: 503,
+      upstream_attempts: 2,
       route: 'agent.list',
     });
     expect(line(ids.anonymous)).toMatchObject({
@@ -155,14 +161,15 @@ describe('Analytics Engine', () => {
     const t = await createTenant();
     const points: AnalyticsEngineDataPoint[] = [];
     const ANALYTICS = { writeDataPoint: (p: AnalyticsEngineDataPoint) => points.push(p) };
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const res = await gatewayWith({ ANALYTICS }, '/agent/lists', {
-      headers: { authorization: t.token },
+      headers: { authorization: t.token, traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
     });
     expect(res.status).toBe(200);
     expect(points).toHaveLength(1);
     const [point] = points;
     expect(point?.indexes).toEqual([t.id]);
-    expect(point?.blobs).toEqual(['agent.list', '2xx', '0', 'BYPASS', t.tokenId]);
+    expect(point?.blobs).toEqual(['agent.list', '2xx', '0', 'BYPASS', t.tokenId, traceId]);
     expect(point?.doubles).toHaveLength(4);
     const [duration, upstream, cost, bytes] = point?.doubles ?? [];
     expect(duration).toBeGreaterThanOrEqual(0);

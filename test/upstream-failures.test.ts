@@ -34,28 +34,31 @@ async function callWithFault(
 }
 
 describe('upstream failures', () => {
+  // The last column: platform calls made. A read that got no answer, or a 503 without
+  // Retry-After, is tried once more (docs/RESILIENCE.md); every fault here fails twice.
   const cases = [
-    ['HTTP 500 from the platform', { kind: 'status', status: 500 }, 'UPSTREAM_HTTP_ERROR'],
-    ['HTTP 503 from the platform', { kind: 'status', status: 503 }, 'UPSTREAM_HTTP_ERROR'],
+    ['HTTP 500 from the platform', { kind: 'status', status: 500 }, 'UPSTREAM_HTTP_ERROR', 1],
+    ['HTTP 503 from the platform', { kind: 'status', status: 503 }, 'UPSTREAM_HTTP_ERROR', 2],
     [
       'HTTP 401: the tenant key is rejected',
       { kind: 'status', status: 401 },
       'UPSTREAM_AUTH_REJECTED',
+      1,
     ],
-    ['an HTML page', { kind: 'html' }, 'UPSTREAM_NOT_JSON'],
-    ['truncated JSON', { kind: 'invalid_json' }, 'UPSTREAM_INVALID_JSON'],
-    ['JSON without an envelope', { kind: 'bad_envelope' }, 'UPSTREAM_BAD_ENVELOPE'],
-    ['a reset connection', { kind: 'reset' }, 'UPSTREAM_UNREACHABLE'],
+    ['an HTML page', { kind: 'html' }, 'UPSTREAM_NOT_JSON', 1],
+    ['truncated JSON', { kind: 'invalid_json' }, 'UPSTREAM_INVALID_JSON', 1],
+    ['JSON without an envelope', { kind: 'bad_envelope' }, 'UPSTREAM_BAD_ENVELOPE', 1],
+    ['a reset connection', { kind: 'reset' }, 'UPSTREAM_UNREACHABLE', 2],
   ] as const;
 
-  it.each(cases)('%s', async (_, fault, kind) => {
-    const { res, body, id } = await callWithFault(fault);
+  it.each(cases)('%s', async (_, fault, kind, calls) => {
+    const { res, body, id } = await callWithFault({ ...fault, times: 2 });
     expect(res.status).toBe(ERRORS[kind].status);
     expect(body.code).toBe(ERRORS[kind].code);
     expect(body.data.request_id).toBe(id);
     expect(res.headers.get('x-request-id')).toBe(id);
     expect(JSON.stringify(body)).not.toMatch(/oops|stack|at .*\.ts/);
-    expect(await upstreamSaw(id)).toHaveLength(1);
+    expect(await upstreamSaw(id)).toHaveLength(calls);
   });
 
   it('a platform that does not answer in time: 504 after UPSTREAM_TIMEOUT_MS', async () => {

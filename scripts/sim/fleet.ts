@@ -39,7 +39,10 @@ export interface TenantResult {
   /** The same, by when the answer reached the isolate (a one-way trip later for guard answers). */
   busiestDelivered: number;
   admitted: number;
-  /** Admitted over the saturated span / what the limit allows in it (null: not saturated). */
+  /**
+   * Under saturation: the mean, over windows ending in the scenario's
+   * saturated span, of what each window admitted / the limit (null: none).
+   */
   utilisation: number | null;
   /** From the operator action's answer to the last request it should have stopped, ms. */
   actionLagMs: number | null;
@@ -337,8 +340,15 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
     let utilisation: number | null = null;
     if (scenario.saturated) {
       const { from, to } = scenario.saturated;
-      const inSpan = events.filter((e) => e.at >= T0 + from && e.at < T0 + to).length;
-      utilisation = inSpan / ((policy.limit * (to - from)) / (policy.window_s * 1000));
+      const windowMs = policy.window_s * 1000;
+      const sorted = [...events].sort((x, y) => x.at - y.at);
+      // Every window ending in [from, to], sampled each 100 ms: admitted in it / the limit.
+      const shares: number[] = [];
+      for (let end = T0 + from; end <= T0 + to; end += 100) {
+        const inWindow = sorted.filter((e) => e.at >= end - windowMs && e.at < end);
+        shares.push(inWindow.reduce((sum, e) => sum + e.units, 0) / policy.limit);
+      }
+      utilisation = shares.reduce((x, y) => x + y, 0) / Math.max(1, shares.length);
     }
     return {
       id: t.id,

@@ -34,7 +34,7 @@ export interface Scenario {
   actions: OperatorAction[];
   /** Waits are measured from here on (ms): first calls per region and token are a one-off. */
   warmupMs?: number;
-  /** Utilisation is measured over [from, to) ms, where demand exceeds the limit. */
+  /** Utilisation is measured over windows ending in [from, to] ms, all inside saturated demand. */
   saturated?: { from: number; to: number };
 }
 
@@ -91,7 +91,7 @@ export function scenarios(quick: boolean): Scenario[] {
         },
       ],
       actions: [{ at: secs(15) * 1000, tenant: 'flash', kind: 'revoke', token: 'tok_b' }],
-      saturated: { from: 5000, to: 7000 },
+      saturated: { from: 6000, to: 7000 },
     },
     {
       name: 'hot data center',

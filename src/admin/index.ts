@@ -6,6 +6,7 @@ import { named } from '../observability/named';
 import { adminDocument } from '../openapi/admin-document';
 import { isolateStats } from '../stats';
 import type { HonoEnv } from '../types/context';
+import { breakerStates } from '../upstream/resilient';
 import { alertRoutes } from './alerts';
 import { analyticsRoutes } from './analytics';
 import { auditRoutes } from './audit';
@@ -23,8 +24,10 @@ export function adminRoutes(): Hono<HonoEnv> {
   app.route('/tenants', analyticsRoutes());
   app.route('/tenants', alertRoutes());
   app.route('/', auditRoutes());
-  // This isolate's work counters, for the benchmark and for operators (README, Observability).
-  app.get('/stats', (c) => c.json(ok({ isolate: { ...isolateStats, l1: l1Stats() } })));
+  // This isolate's work counters, for the benchmark and for operators (docs/OBSERVABILITY.md, "Work counters").
+  app.get('/stats', (c) =>
+    c.json(ok({ isolate: { ...isolateStats, l1: l1Stats(), breakers: breakerStates() } })),
+  );
   // The operator API's own contract (partners get /openapi.json).
   app.get('/openapi.json', (c) => c.json(adminDocument()));
   return app;

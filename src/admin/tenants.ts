@@ -23,7 +23,7 @@ const platformKey = textField('platform_key', 512, 8).regex(
   /^[\x21-\x7E]+$/,
   'platform_key must be printable ASCII without spaces',
 );
-/** Most browser origins one tenant may allow (README, limits). */
+/** Most browser origins one tenant may allow (docs/BOUNDS.md). */
 const MAX_CORS_ORIGINS = 20;
 const corsOrigins = z.array(originField('each origin')).max(MAX_CORS_ORIGINS);
 export const createBody = z.strictObject({

@@ -6,7 +6,7 @@ import { nameField } from '../routes/schemas';
 import { ALL_SCOPES, expandScopes, PRESETS } from '../tenants/scopes';
 import { type NewToken, newTokenId } from '../tenants/token-store';
 
-/** Longest lifetime an operator may give a token (README, limits). */
+/** Longest lifetime an operator may give a token (docs/BOUNDS.md). */
 export const MAX_TOKEN_LIFETIME_S = 5 * 365 * 86_400;
 
 export const tokenSpecSchema = z.strictObject({

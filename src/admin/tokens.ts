@@ -20,7 +20,7 @@ import {
 } from './common';
 import { newToken, tokenSpecSchema } from './token-spec';
 
-/** How long a rotated-out token keeps working by default (README, limits). */
+/** How long a rotated-out token keeps working by default (docs/OPERATING.md, "Rotation"). */
 export const DEFAULT_ROTATION_OVERLAP_S = 3600;
 const MAX_ROTATION_OVERLAP_S = 30 * 86_400;
 

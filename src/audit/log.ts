@@ -5,7 +5,7 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 
-/** Oldest entries beyond this many are dropped (README, limits). */
+/** Oldest entries beyond this many are dropped (docs/BOUNDS.md). */
 export const AUDIT_MAX_ENTRIES = 100_000;
 
 export interface AuditEntry {

@@ -7,7 +7,7 @@ import { opaqueId, originField } from '../routes/schemas';
 import { BROWSER_TOKEN_MAX_TTL_S, BROWSER_TOKEN_MIN_TTL_S } from '../tenants/browser-token';
 import { requiredScope } from '../tenants/scopes';
 
-/** Lifetime when the caller names none (README, limits). */
+/** Lifetime when the caller names none (docs/BOUNDS.md). */
 export const BROWSER_TOKEN_DEFAULT_TTL_S = 900;
 
 export const mintBody = z.strictObject({

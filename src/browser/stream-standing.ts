@@ -3,7 +3,7 @@
  * expires, is revoked, or its minting token ends (close code 4401), or when
  * its tenant is disabled or deleted (4403). It is checked every LEASE_MAX_MS
  * from the tenant's lease (limits/admission.ts), or every 5 s from the token
- * and tenant records when limits are off (README, "Live session events").
+ * and tenant records when limits are off (docs/BROWSER.md, "Live session events").
  */
 import type { Context } from 'hono';
 import type { Refusal } from '../guard/lease-protocol';

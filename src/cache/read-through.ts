@@ -4,8 +4,9 @@
  * and one upstream read per key at a time (cache/coalesce.ts).
  *
  * An entry is fresh for `ttl_s`, then served stale for `grace_s` while one
- * background refresh runs. Only successful envelopes (HTTP 200, code 0) are
- * stored, in both tiers.
+ * background refresh runs. Past that, when the platform fails, it still
+ * answers for `stale_if_error_s` (stale-if-error, docs/RESILIENCE.md). Only
+ * successful envelopes (HTTP 200, code 0) are stored, in both tiers.
  */
 import { count } from '../stats';
 import type { CachePolicy } from '../types/settings';
@@ -24,7 +25,12 @@ export interface CacheOutcome {
   tier?: CacheTier;
   /** Seconds since the entry was fetched from the platform. */
   age: number;
+  /** Set when a stale entry answered because the platform failed: why (`breaker_open`, …). */
+  staleReason?: string;
 }
+
+/** How long past its grace an entry may answer when the platform fails, unless the policy says. */
+export const DEFAULT_STALE_IF_ERROR_S = 86_400;
 
 export interface ReadThrough {
   /** Canonical cache key (cache/key.ts), or null to bypass the cache entirely. */
@@ -38,6 +44,8 @@ export interface ReadThrough {
   l1Bytes: number;
   /** How long a request waits for another one's read of the same key before reading itself. */
   followerTimeoutMs: number;
+  /** Why a failed read may be answered from an old entry, or null when it may not. */
+  staleReason?: (err: unknown) => string | null;
   now?: number;
 }
 
@@ -55,13 +63,14 @@ export async function readThrough(r: ReadThrough): Promise<CacheOutcome> {
   const key = r.key;
   l1.resize(r.l1Bytes);
 
+  let found: { entry: L1Entry; tier: CacheTier } | null = null;
   if (!r.revalidate) {
     const inMemory = l1.get(key);
-    const found = inMemory ? { entry: inMemory, tier: 'L1' as const } : await fromL2(key);
+    found = inMemory ? { entry: inMemory, tier: 'L1' as const } : await fromL2(key);
     if (found) {
       const ageMs = now - found.entry.storedAt;
-      const result: UpstreamResult = { status: 200, body: found.entry.body, envelope: null };
       const age = seconds(ageMs);
+      const result = cachedResult(found.entry);
       if (ageMs < r.policy.ttl_s * 1000) return { result, status: 'HIT', tier: found.tier, age };
       if (ageMs < (r.policy.ttl_s + r.policy.grace_s) * 1000) {
         // Served stale at once; one refresh runs behind it.
@@ -70,7 +79,50 @@ export async function readThrough(r: ReadThrough): Promise<CacheOutcome> {
       }
     }
   }
-  return { result: await readAndStore(key, r), status: 'MISS', age: 0 };
+  try {
+    return { result: await readAndStore(key, r), status: 'MISS', age: 0 };
+  } catch (err) {
+    const stale = staleIfError(found ?? (await olderEntry(key, r)), err, r, now);
+    if (!stale) throw err;
+    return stale;
+  }
+}
+
+function cachedResult(entry: L1Entry): UpstreamResult {
+  return { status: 200, body: entry.body, envelope: null };
+}
+
+/** A revalidating request (no-cache) skipped the tiers: look now that the platform failed. */
+async function olderEntry(key: string, r: ReadThrough) {
+  if (!r.revalidate || !r.staleReason) return null;
+  const inMemory = l1.get(key);
+  return inMemory ? { entry: inMemory, tier: 'L1' as const } : await fromL2(key);
+}
+
+/** The old entry as the answer when the platform failed and the entry is young enough. */
+function staleIfError(
+  found: { entry: L1Entry; tier: CacheTier } | null,
+  err: unknown,
+  r: ReadThrough,
+  now: number,
+): CacheOutcome | null {
+  const reason = r.staleReason?.(err) ?? null;
+  if (!found || reason === null) return null;
+  const ageMs = now - found.entry.storedAt;
+  if (ageMs >= lifetimeS(r.policy) * 1000) return null;
+  count('stale_if_error');
+  return {
+    result: cachedResult(found.entry),
+    status: 'STALE',
+    tier: found.tier,
+    age: seconds(ageMs),
+    staleReason: reason,
+  };
+}
+
+/** How long an entry can answer at all: fresh, grace, then stale-if-error. */
+function lifetimeS(policy: CachePolicy): number {
+  return policy.ttl_s + policy.grace_s + (policy.stale_if_error_s ?? DEFAULT_STALE_IF_ERROR_S);
 }
 
 /** What the L1 tier holds now, for GET /admin/stats. */
@@ -116,8 +168,9 @@ async function toL2(key: string, entry: L1Entry, policy: CachePolicy): Promise<v
   const response = new Response(entry.body, {
     headers: {
       'content-type': 'application/json',
-      // The Cache API keeps the entry through its grace period; freshness is ours to judge.
-      'cache-control': `max-age=${policy.ttl_s + policy.grace_s}`,
+      // The Cache API keeps the entry through its grace and stale-if-error periods; freshness
+      // is ours to judge.
+      'cache-control': `max-age=${lifetimeS(policy)}`,
       [STORED_AT]: String(entry.storedAt),
     },
   });

@@ -2,7 +2,7 @@
  * Quota alerts, kept by a tenant's TenantGuard: when a quota's use crosses a
  * threshold (default 80 % and 100 %), one signed POST goes to the tenant's
  * webhook, once per crossing per period, retried with backoff (at most
- * ALERT_MAX_TRIES tries) from the guard's alarm (README, "Quota alerts").
+ * ALERT_MAX_TRIES tries) from the guard's alarm (docs/OBSERVABILITY.md, "Quota alerts").
  */
 import { isSealed, type KeyRing, open } from '../tenants/crypto';
 import { hmacSha256Hex } from '../tenants/token';

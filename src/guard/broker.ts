@@ -17,6 +17,8 @@
  * No I/O and no clock of its own (BrokerIo), so the fleet simulation runs
  * this very code.
  */
+
+import { LEASE_SHARE } from './core';
 import type {
   BrokerCalls,
   LeaseAnswer,
@@ -55,6 +57,8 @@ interface Held {
 interface Pool {
   start: number;
   expiresAt: number;
+  /** When the root's answer came: a share used up this soon after is not worth asking again. */
+  answeredAt: number;
   meters: Map<string, Held>;
 }
 
@@ -91,6 +95,8 @@ const ISOLATE_SHARE = 1 / 2;
  * for the root.
  */
 export const KEEP_SCOPES_MS = 60_000;
+/** A pool that ran dry this soon after the root's answer is not re-asked for each request. */
+const REASK_AFTER_MS = 250;
 /** How long handed-out units weigh in a scope's demand (exponential decay time). */
 const DEMAND_MEMORY_MS = 10_000;
 /** Usage rows held for the next root call before a call is made for them alone. */
@@ -276,7 +282,7 @@ export class BrokerCore {
     const call = this.io.acquire(rootReq).then(
       (answer) => {
         if (generation === this.generation) this.keep(rootReq, answer);
-        else this.retire(poolOf(answer));
+        else this.retire(poolOf(answer, this.io.now()));
         decide?.(waiting ? answer.scopes[0] : undefined, answer);
       },
       (err: unknown) => {
@@ -314,7 +320,7 @@ export class BrokerCore {
         lastSeen: prior?.lastSeen ?? req.now,
       });
     });
-    const pool = poolOf(answer);
+    const pool = poolOf(answer, this.io.now());
     if (answer.start > req.now) {
       this.retire(this.next);
       this.next = pool;
@@ -344,7 +350,8 @@ export class BrokerCore {
       // Decide every request before touching the pool, so an 'ask' leaves it as it was.
       const refusal = i === 0 && decided ? decided.refusal : this.standing(state, now);
       const counted = i === 0 && decided !== undefined;
-      const verdict = refusal ?? (ask.cost > 0 && !counted ? fits(held, ask.cost, now) : null);
+      const verdict =
+        refusal ?? (ask.cost > 0 && !counted ? fits(held, ask.cost, now, pool) : null);
       if (verdict === 'ask') return null;
       asks.push({ ask, state, held, refusal: verdict });
     }
@@ -384,7 +391,7 @@ export class BrokerCore {
       start,
       expiresAt: this.mode === 'leased' || this.disabled ? expiresAt : now,
       scopes,
-      meters: [...meters.values()].map((h) => onward(h, leased.get(h.grant.key) ?? 0)),
+      meters: [...meters.values()].map((h) => onward(h, leased.get(h.grant.key) ?? 0, pool)),
     };
   }
 
@@ -515,17 +522,25 @@ export class BrokerCore {
   }
 }
 
-/** Whether `cost` fits the pool on every meter: null (it does), a certain refusal, or 'ask'. */
-function fits(held: Held[], cost: number, now: number): Refusal | null | 'ask' {
+/**
+ * Whether `cost` fits the pool on every meter: null (it does), a refusal, or
+ * 'ask' (the root may have more). Refused for certain when the root has
+ * nothing until a known time; refused for now when the pool ran dry within
+ * REASK_AFTER_MS of the root's last answer while the root leases no more
+ * (it only counts single requests then), so that a saturated tenant's
+ * requests do not each become a root call.
+ */
+function fits(held: Held[], cost: number, now: number, pool: Pool): Refusal | null | 'ask' {
   const full: MeterGrant[] = [];
   for (const { grant, left } of held) {
     if (cost > grant.limit)
       return { reason: 'too_costly', violated: grant.name, limit: grant.limit };
     if (left >= cost) continue;
-    // Nothing left anywhere, and the root said when there would be: refuse until then.
     const at = grant.fitsAgainAt;
     if (grant.remaining < cost && at !== null && now < at) full.push(grant);
-    else return 'ask';
+    else if (rootLeasesNoMore(grant, cost) && now - pool.answeredAt < REASK_AFTER_MS) {
+      return { reason: 'rate', violated: grant.name, retryAfter: 1 };
+    } else return 'ask';
   }
   const kind = full.some((g) => g.kind === 'quota') ? 'quota' : 'rate';
   const named = full.find((g) => g.kind === kind);
@@ -542,22 +557,40 @@ function decayed(state: ScopeState, now: number): number {
   return state.demand * Math.exp(-Math.max(0, now - state.demandAt) / DEMAND_MEMORY_MS);
 }
 
-function poolOf(answer: LeaseAnswer): Pool {
+/** What remains at the root is too little for it to lease any (LEASE_SHARE of it rounds to 0). */
+function rootLeasesNoMore(grant: MeterGrant, cost: number): boolean {
+  return Math.floor(grant.remaining * LEASE_SHARE) < cost;
+}
+
+function poolOf(answer: LeaseAnswer, now: number): Pool {
   return {
     start: answer.start,
     expiresAt: answer.expiresAt,
+    answeredAt: now,
     meters: new Map(answer.meters.map((g) => [g.key, { grant: g, left: g.leased }])),
   };
 }
 
-/** The grant an isolate sees: its lease, and what nobody holds plus what the pool still has. */
-function onward(held: Held, leased: number): MeterGrant {
-  const remaining = Math.min(held.grant.limit, held.grant.remaining + held.left);
+/**
+ * The grant an isolate sees: its lease, and what nobody holds plus what the
+ * pool still has. A dry pool says so, and when to ask again (the root's time,
+ * or REASK_AFTER_MS after its last answer), so isolates refuse on their own
+ * until then instead of calling for every request.
+ */
+function onward(held: Held, leased: number, pool: Pool): MeterGrant {
+  if (held.left >= 1) {
+    const remaining = Math.min(held.grant.limit, held.grant.remaining + held.left);
+    return { ...held.grant, leased, remaining, fitsAgainAt: null };
+  }
+  const rootHasNone = held.grant.remaining < 1 && held.grant.fitsAgainAt !== null;
+  if (!rootHasNone && !rootLeasesNoMore(held.grant, 1)) {
+    return { ...held.grant, leased, fitsAgainAt: null };
+  }
   return {
     ...held.grant,
     leased,
-    remaining,
-    fitsAgainAt: remaining >= 1 ? null : held.grant.fitsAgainAt,
+    remaining: rootHasNone ? held.grant.remaining : 0,
+    fitsAgainAt: rootHasNone ? held.grant.fitsAgainAt : pool.answeredAt + REASK_AFTER_MS,
   };
 }
 

@@ -29,6 +29,16 @@ import {
   recordHistory,
   sweepHistory,
 } from './history';
+import {
+  type Claim,
+  type ClaimRequest,
+  claimIdempotency,
+  migrateIdempotency,
+  releaseIdempotency,
+  type StoredAnswer,
+  settleIdempotency,
+  sweepIdempotency,
+} from './idempotency';
 import type { LeaseAnswer, LeaseRequest, MeterGrant, Refusal, ScopeGrant } from './lease-protocol';
 import { Ledger } from './ledger';
 import {
@@ -69,6 +79,7 @@ export class GuardCore {
     this.ledger = new Ledger(sqlLedgerStorage(sql));
     migrateHistory(sql);
     migrateAlerts(sql);
+    migrateIdempotency(sql);
   }
 
   /**
@@ -304,6 +315,22 @@ export class GuardCore {
     const days = Number(this.store.setting('retention_days') ?? DEFAULT_RETENTION_DAYS);
     sweepHistory(this.sql, now - days * 86_400_000);
     sweepAlertsSent(this.sql, now);
+    sweepIdempotency(this.sql, now);
+  }
+
+  /** Claims an idempotency key for a write, or says why not (idempotency.ts). */
+  claimIdempotency(req: ClaimRequest): Claim {
+    const claim = claimIdempotency(this.sql, req);
+    if (claim.kind === 'claimed') this.wakeBy(Date.now() + SWEEP_EVERY_MS);
+    return claim;
+  }
+
+  settleIdempotency(key: string, fingerprint: string, answer: StoredAnswer, now: number): void {
+    settleIdempotency(this.sql, key, fingerprint, answer, now);
+  }
+
+  releaseIdempotency(key: string, fingerprint: string): void {
+    releaseIdempotency(this.sql, key, fingerprint);
   }
 
   /** Sets the quota alert webhook (thresholds in percent); null removes it. */

@@ -7,7 +7,7 @@
  *   epoch with `"algorithm": "fixed"`.
  * - Quotas count per calendar day and calendar month in UTC.
  * - `limiter` picks how isolates admit: `leased` (default) or `exact`
- *   (README, "Rate limits").
+ *   (docs/LIMITS.md, "Leased and exact admission").
  */
 import * as z from 'zod';
 import { ROUTE_GROUPS } from '../routes/types';
@@ -64,7 +64,7 @@ export const tokenLimitsSchema = z.strictObject({
 export type TokenLimits = z.infer<typeof tokenLimitsSchema>;
 export type LimiterMode = NonNullable<Limits['limiter']>;
 
-/** For tenants without limits of their own (README, "Rate limits and quotas"). */
+/** For tenants without limits of their own (docs/LIMITS.md, "Policies, quotas and costs"). */
 export const DEFAULT_LIMITS: Limits = {
   policies: [
     { name: 'burst', limit: 20, window_s: 10 },

@@ -4,7 +4,7 @@
  * SLIDING_SLOTS slots of W / SLIDING_SLOTS, and a check at time t counts the
  * slot holding t and the SLIDING_SLOTS slots before it: a span that always
  * covers [t - W, t], so no window-length span ever holds more than the limit.
- * The price is that a slot leaves the count up to one slot late (README,
+ * The price is that a slot leaves the count up to one slot late (docs/LIMITS.md,
  * "Counting").
  */
 import type { Meter } from './policy';

@@ -6,7 +6,8 @@
  *   the alarm, alert deliveries (fetch, audit log) and the key ring;
  * - its storage: store.ts (settings, token states), ledger.ts and slots.ts
  *   (units counted per meter and window), history.ts (usage history),
- *   alerts.ts (quota alerts, sent from its alarm), all over sql.ts;
+ *   alerts.ts (quota alerts, sent from its alarm), idempotency.ts (the
+ *   answers of writes sent with an Idempotency-Key), all over sql.ts;
  * - its terms: policy.ts (the limits and the meters it counts), and what
  *   lease holders and the guard say to each other (lease-protocol.ts,
  *   lease.ts, verdict.ts, usage.ts).
@@ -19,6 +20,7 @@ import { isSealed, keyRing, open, seal, sealedKid } from '../tenants/crypto';
 import { type AlertConfig, type DeliveryResult, deliverDue } from './alerts';
 import { GuardCore, SWEEP_EVERY_MS } from './core';
 import type { HistoryQuery } from './history';
+import type { ClaimRequest, StoredAnswer } from './idempotency';
 import type { LeaseRequest } from './lease-protocol';
 import type { Limits, TokenLimits } from './policy';
 import type { UsageBatch } from './usage';
@@ -110,6 +112,19 @@ export class TenantGuard extends DurableObject {
 
   alertSettings() {
     return this.core.alertSettings();
+  }
+
+  /** Idempotency keys of the tenant's writes (idempotency.ts). */
+  claimIdempotency(req: ClaimRequest) {
+    return this.core.claimIdempotency(req);
+  }
+
+  settleIdempotency(key: string, fingerprint: string, answer: StoredAnswer, now: number) {
+    this.core.settleIdempotency(key, fingerprint, answer, now);
+  }
+
+  releaseIdempotency(key: string, fingerprint: string) {
+    this.core.releaseIdempotency(key, fingerprint);
   }
 
   /**

@@ -4,7 +4,7 @@
  * refusals per policy. Isolates aggregate locally and hand a batch to their
  * tenant's TenantGuard with their next lease call, or at least every
  * USAGE_FLUSH_MS; an isolate that dies loses at most its unsent batch
- * (README, "Observability").
+ * (docs/OBSERVABILITY.md, "Usage history").
  */
 
 /** Upper bounds of the latency buckets, in ms; the last bucket is everything above. */

@@ -41,7 +41,7 @@ export interface AdmissionIo {
 export const UNAVAILABLE = { kind: 'unavailable' } as const;
 export type AdmissionResult = Decision | typeof UNAVAILABLE;
 
-/** Most tenants one isolate keeps a lease for (README, limits). */
+/** Most tenants one isolate keeps a lease for (docs/BOUNDS.md). */
 const MAX_TENANTS = 10_000;
 /** After a failed call, requests fail at once for this long instead of each trying again. */
 const DOWN_FOR_MS = 1000;

@@ -7,6 +7,7 @@
  *
  * @example app.get('/team/lists', tenantAuth(), tenantLimits('teams', () => 1), handler)
  */
+import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
 import type { Refusal } from '../guard/lease-protocol';
@@ -16,16 +17,15 @@ import { rateLimitHeaders } from '../limits/headers';
 import { admissionIo, leaseSettings } from '../limits/request';
 import { log } from '../log';
 import type { HonoEnv } from '../types/context';
-import type { Settings } from '../types/settings';
 
-/** `group` selects group quotas; `cost` is read per request (settings may override it). */
-export function tenantLimits(group: LimitGroup, cost: (settings: Settings) => number) {
+/** `group` selects group quotas; `cost` is read per request (ROUTE_OVERRIDES may change it). */
+export function tenantLimits(group: LimitGroup, cost: (c: Context<HonoEnv>) => number) {
   return createMiddleware<HonoEnv>(async function tenantLimits(c, next) {
     const settings = c.get('settings');
     if (!settings.LIMITS_ENABLED) return next();
     const tenantId = c.get('tenant').id;
     const scope = { group, tokenId: c.get('token').id, partition: c.get('partition') };
-    const units = cost(settings);
+    const units = cost(c);
     const result = await isolateAdmission.admit(
       tenantId,
       scope,

@@ -2,7 +2,7 @@
  * One structured log line per request, written after the response, plus an
  * Analytics Engine data point and the tenant's usage history. Each part of
  * the pipeline notes what it did in the request's Observation; nothing here
- * adds I/O on the request path (README, "Observability").
+ * adds I/O on the request path (docs/OBSERVABILITY.md, "One log line per request").
  *
  * @example app.use(requestLog())
  */
@@ -51,6 +51,7 @@ function logLine(c: Context<HonoEnv>, obs: Observation, duration: number) {
   const cf = c.req.raw.cf;
   return {
     request_id: c.get('requestId'),
+    trace_id: obs.traceId ?? null,
     tenant_id: c.get('tenant')?.id ?? null,
     // The token's id, never the token.
     token_id: c.get('token')?.id ?? null,
@@ -60,6 +61,10 @@ function logLine(c: Context<HonoEnv>, obs: Observation, duration: number) {
     code,
     upstream_status: obs.upstreamStatus ?? upstreamStatusOf(error),
     cache: obs.cache ?? null,
+    // Why a stale entry answered: the platform failed (stale-if-error).
+    stale_reason: obs.staleReason ?? null,
+    upstream_attempts: obs.attempts ?? null,
+    idempotency: obs.idempotency ?? null,
     limiter: obs.limiter ? (obs.refusedBy ? `${obs.limiter}:${obs.refusedBy}` : obs.limiter) : null,
     cost: obs.cost ?? null,
     duration_ms: duration,
@@ -83,6 +88,7 @@ function writeDataPoint(c: Context<HonoEnv>, line: LogLine, obs: Observation): v
       String(line.code ?? ''),
       line.cache ?? 'none',
       line.token_id ?? 'none',
+      line.trace_id ?? 'none',
     ],
     doubles: [line.duration_ms, line.upstream_ms ?? 0, line.cost ?? 0, obs.bytes ?? 0],
   });

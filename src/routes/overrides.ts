@@ -2,7 +2,7 @@
  * ROUTE_OVERRIDES lets an operator point any operation at another upstream
  * path or credential header without a code change, e.g.
  * `{"session.create": {"upstream_path": "/v2/session/create", "credential": "authorization",
- * "cost": 20}}`.
+ * "cost": 20, "timeout_ms": 45000}}`.
  */
 import * as z from 'zod';
 import type { RouteOverride, RouteOverrides } from '../types/settings';
@@ -20,8 +20,15 @@ const override = z.strictObject({
     .strictObject({
       ttl_s: z.number().int().min(0).max(86_400),
       grace_s: z.number().int().min(0).max(86_400),
+      stale_if_error_s: z
+        .number()
+        .int()
+        .min(0)
+        .max(7 * 86_400)
+        .optional(),
     })
     .optional(),
+  timeout_ms: z.number().int().min(100).max(300_000).optional(),
 }) satisfies z.ZodType<RouteOverride>;
 
 const knownIds = new Set(ROUTE_SPECS.map((r) => r.id));
@@ -33,21 +40,37 @@ export const routeOverridesSchema = z.record(z.string(), override).superRefine((
   }
 }) satisfies z.ZodType<RouteOverrides>;
 
-/** Default cost: reads 1, other writes 2; entries may set their own (README, costs). */
+/** Default cost: reads 1, other writes 2; entries may set their own (docs/LIMITS.md, "Policies, quotas and costs"). */
 function defaultCost(spec: RouteSpec): number {
   return spec.cost ?? (spec.method === 'GET' ? 1 : 2);
+}
+
+/** Deadlines by kind: reads are quick or failing; a write may start work upstream. */
+export const READ_TIMEOUT_MS = 10_000;
+export const WRITE_TIMEOUT_MS = 15_000;
+
+function defaultTimeout(spec: RouteSpec): number {
+  return spec.timeoutMs ?? (spec.method === 'GET' ? READ_TIMEOUT_MS : WRITE_TIMEOUT_MS);
 }
 
 /** The route as configured: the table entry with the operator's override applied. */
 export function resolveRoute(spec: RouteSpec, overrides: RouteOverrides): ResolvedRoute {
   const o = overrides[spec.id];
   // The platform's own path unless the entry or an operator says otherwise.
-  if (!o) return { ...spec, upstreamPath: spec.upstreamPath ?? spec.path, cost: defaultCost(spec) };
+  if (!o) {
+    return {
+      ...spec,
+      upstreamPath: spec.upstreamPath ?? spec.path,
+      cost: defaultCost(spec),
+      timeoutMs: defaultTimeout(spec),
+    };
+  }
   return {
     ...spec,
     upstreamPath: o.upstream_path ?? spec.upstreamPath ?? spec.path,
     credential: o.credential ?? spec.credential,
     cost: o.cost ?? defaultCost(spec),
+    timeoutMs: o.timeout_ms ?? defaultTimeout(spec),
     // Only routes the table marks cacheable can be cached.
     cache: spec.cache && (o.cache ?? spec.cache),
   };

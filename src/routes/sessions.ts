@@ -11,7 +11,7 @@ import {
 } from './schemas';
 import type { RouteSpec } from './types';
 
-/** Longest task text accepted for a new session (README, limits). */
+/** Longest task text accepted for a new session (docs/BOUNDS.md). */
 export const TASK_MAX_CHARS = 20_000;
 export const TITLE_MAX_CHARS = 200;
 
@@ -24,8 +24,9 @@ export const sessionRoutes: RouteSpec[] = [
     path: '/session/create',
     credential: 'x-api-key',
     group: 'sessions',
-    // Starting a session starts agents and a browser: far dearer than a read.
+    // Starting a session starts agents and a browser: far dearer than a read, and slower.
     cost: 5,
+    timeoutMs: 30_000,
     body: z.strictObject({
       team_id: uuidField('team_id'),
       task: textField('task', TASK_MAX_CHARS).default(''),

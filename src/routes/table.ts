@@ -15,3 +15,8 @@ export const ROUTE_SPECS: readonly RouteSpec[] = [
   ...sessionRoutes,
   ...browserRoutes,
 ];
+
+/** The platform's writes: the operations that take an Idempotency-Key (docs/RESILIENCE.md). */
+export const WRITE_OPERATIONS: readonly string[] = ROUTE_SPECS.filter(
+  (s) => s.method !== 'GET',
+).map((s) => s.id);

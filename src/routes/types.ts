@@ -36,8 +36,13 @@ export interface RouteSpec {
   cost?: number;
   /** Responses carry platform secrets (`api_key`): masked without apikeys:admin. */
   secrets?: true;
-  /** Cacheable reads only: freshness and grace period; overridable. */
+  /** Cacheable reads only: freshness, grace and stale-if-error periods; overridable. */
   cache?: CachePolicy;
+  /**
+   * The operation's deadline in ms when it differs from its kind's (reads 10 s, writes 15 s);
+   * overridable; UPSTREAM_TIMEOUT_MS is the ceiling (docs/RESILIENCE.md, "Per-operation deadlines").
+   */
+  timeoutMs?: number;
   /** Checks that need platform data, run after validation (calls.list's status). */
   check?: (input: ValidatedInput, platform: PlatformReader) => Promise<void>;
   params?: z.ZodType<Record<string, unknown>>;
@@ -50,7 +55,7 @@ export interface RouteSpec {
 }
 
 /** A route as configured: overrides applied, upstream path and cost settled. */
-export type ResolvedRoute = RouteSpec & { upstreamPath: string; cost: number };
+export type ResolvedRoute = RouteSpec & { upstreamPath: string; cost: number; timeoutMs: number };
 
 /** Lets a check read another operation's data, through the cache where it has one. */
 export interface PlatformReader {

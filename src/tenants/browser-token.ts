@@ -12,10 +12,10 @@ import { decodeUtf8 } from '../bytes';
 import { fromBase64Url, type KeyRing, toBase64Url } from './crypto';
 
 export const BROWSER_TOKEN_PREFIX = 'apgb_';
-/** Longest and shortest browser token lifetimes (README, limits). */
+/** Longest and shortest browser token lifetimes (docs/BOUNDS.md). */
 export const BROWSER_TOKEN_MAX_TTL_S = 3600;
 export const BROWSER_TOKEN_MIN_TTL_S = 5;
-/** Longest browser token accepted, before any parsing (README, limits). */
+/** Longest browser token accepted, before any parsing (docs/BOUNDS.md). */
 const MAX_LENGTH = 2048;
 
 const claimsSchema = z.object({

@@ -7,7 +7,7 @@ import { count } from '../stats';
 import { corsOriginKey, keyTenantKey, lastSegment } from './kv-keys';
 import { Memo } from './memo';
 
-/** Most origins one isolate remembers at once (README, limits). */
+/** Most origins one isolate remembers at once (docs/BOUNDS.md). */
 const ORIGIN_MEMO_MAX = 10_000;
 const originMemo = new Memo<boolean>(ORIGIN_MEMO_MAX);
 

@@ -4,7 +4,7 @@
  * tenant's own usage, GET /usage). API keys are platform secrets: their
  * routes need an explicit grant (no preset includes an `apikeys:` scope), and
  * only `apikeys:admin`, which implies read and write, sees `api_key` values
- * unmasked (README, "Scopes").
+ * unmasked (docs/OPERATING.md, "Scopes").
  */
 import { ROUTE_GROUPS, type RouteSpec } from '../routes/types';
 

@@ -28,7 +28,7 @@ export function publicTenant(t: StoredTenant | Tenant): PublicTenant {
   };
 }
 
-/** Most tenants one isolate remembers at once (README, limits). */
+/** Most tenants one isolate remembers at once (docs/BOUNDS.md). */
 const MEMO_MAX_ENTRIES = 10_000;
 const memo = new Memo<Tenant | null>(MEMO_MAX_ENTRIES);
 

@@ -12,7 +12,7 @@ import { tenantTokenKey, tokenKey } from './kv-keys';
 import { Memo } from './memo';
 import { generateToken, hashToken, randomBase62 } from './token';
 
-/** Most tokens one isolate remembers at once (README, limits). */
+/** Most tokens one isolate remembers at once (docs/BOUNDS.md). */
 const MEMO_MAX_ENTRIES = 10_000;
 /** How long KV keeps an expired token's record, so it answers "expired", not "unknown". */
 export const EXPIRED_RECORD_KEPT_S = 86_400;

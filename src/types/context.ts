@@ -8,7 +8,7 @@ import type { Settings } from './settings';
 import type { Tenant, TokenRecord } from './tenants';
 
 /**
- * Settings that wrangler.toml does not declare (README, "Settings"): strings
+ * Settings that wrangler.toml does not declare (docs/CONFIGURATION.md, "Vars"): strings
  * when set as vars, or objects when set as JSON vars.
  */
 type OptionalSettings = Partial<
@@ -29,7 +29,15 @@ type OptionalSettings = Partial<
     | 'LIMITER_FAILURE_MODE'
     | 'LEGACY_TOKENS_UNTIL'
     | 'WEBHOOK_LOCAL_TARGETS'
-    | 'BROWSER_PARTITION_SHARE',
+    | 'BROWSER_PARTITION_SHARE'
+    | 'CIRCUIT_FAILURES'
+    | 'CIRCUIT_FAILURE_RATIO'
+    | 'CIRCUIT_WINDOW_S'
+    | 'CIRCUIT_MIN_CALLS'
+    | 'CIRCUIT_COOLDOWN_S'
+    | 'RETRY_BUDGET_RATIO'
+    | 'RETRY_BUDGET_MIN_PER_S'
+    | 'IDEMPOTENCY_REQUIRED',
     string | Record<string, unknown>
   >
 >;
@@ -58,6 +66,15 @@ export interface Variables extends RequestIdVariables {
   cacheVersion?: string;
   /** Set for browser tokens: their own rate-limit partition inside the tenant's. */
   partition?: string;
+  /** W3C trace context: the caller's trace or a new one (observability/trace.ts). */
+  trace?: TraceContext;
+}
+
+/** What the gateway sends on: the trace id, its own traceparent, the caller's tracestate. */
+export interface TraceContext {
+  traceId: string;
+  traceparent: string;
+  tracestate?: string;
 }
 
 export type HonoEnv = { Bindings: Bindings; Variables: Variables };
@@ -79,6 +96,14 @@ export interface Observation {
    * The envelope code of the answer, where the handler knows it (a platform code passes through).
    */
   code?: number;
+  /** Platform attempts made (2 when a read was retried). */
+  attempts?: number;
+  /** Why a cached answer was served past its grace (stale-if-error), e.g. `breaker_open`. */
+  staleReason?: string;
+  /** What an Idempotency-Key did: claimed, replayed, in_flight or mismatch. */
+  idempotency?: 'claimed' | 'replay' | 'in_flight' | 'mismatch';
+  /** The W3C trace id of the request (observability/trace.ts). */
+  traceId?: string;
 }
 
 /** A request's validated path, query and body (defaults applied, unknown fields refused). */

@@ -1,5 +1,5 @@
 /**
- * Settings as the gateway reads them once parsed (README, "Settings"), and
+ * Settings as the gateway reads them once parsed (docs/CONFIGURATION.md, "Vars"), and
  * the shapes inside them. Declared here, apart from the zod schemas that
  * parse them (settings.ts, guard/policy.ts, routes/overrides.ts), so that the
  * request context (types/context.ts) needs no runtime module; each schema is
@@ -13,6 +13,8 @@ export type RouteGroup = 'apikeys' | 'calls' | 'teams' | 'agents' | 'sessions' |
 export interface CachePolicy {
   ttl_s: number;
   grace_s: number;
+  /** Past its grace, how long an entry may still answer when the platform fails (default 24 h). */
+  stale_if_error_s?: number;
 }
 
 /** One operation's entry in ROUTE_OVERRIDES. */
@@ -21,6 +23,8 @@ export interface RouteOverride {
   credential?: 'authorization' | 'x-api-key';
   cost?: number;
   cache?: CachePolicy;
+  /** The operation's deadline in ms; UPSTREAM_TIMEOUT_MS stays the ceiling. */
+  timeout_ms?: number;
 }
 
 /** ROUTE_OVERRIDES: by operation id. */
@@ -74,4 +78,18 @@ export interface Settings {
   /** `allow`: alert webhooks may target local and private addresses (local development). */
   WEBHOOK_LOCAL_TARGETS: boolean;
   BROWSER_PARTITION_SHARE: number;
+  /** Circuit breaker (docs/RESILIENCE.md): failures in a row that open it. */
+  CIRCUIT_FAILURES: number;
+  /** Share of failed calls in the window that opens it (above 1: never). */
+  CIRCUIT_FAILURE_RATIO: number;
+  CIRCUIT_WINDOW_S: number;
+  /** Calls the window must hold before the ratio counts. */
+  CIRCUIT_MIN_CALLS: number;
+  /** How long it stays open before one probe goes through. */
+  CIRCUIT_COOLDOWN_S: number;
+  /** Retries allowed as a share of calls over the last 10 s (at least RETRY_BUDGET_MIN_PER_S). */
+  RETRY_BUDGET_RATIO: number;
+  RETRY_BUDGET_MIN_PER_S: number;
+  /** Operation ids whose callers must send Idempotency-Key. */
+  IDEMPOTENCY_REQUIRED: string[];
 }

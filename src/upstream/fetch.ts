@@ -1,28 +1,52 @@
 /**
  * The only place that talks to the platform: one fetch whose deadline covers
  * the whole answer (headers and every byte of the body), read within the
- * upstream byte limit.
+ * upstream byte limit. The deadline is a signal, so a retry
+ * (upstream/resilient.ts) runs inside the same one.
  */
 import { GatewayError } from '../errors';
 import { readUpstream, type UpstreamResult } from './normalize';
 import type { UpstreamRequest } from './request';
 
+export interface Deadline {
+  signal: AbortSignal;
+  /** The whole deadline, for the 504's message. */
+  ms: number;
+}
+
+/** Failures where the platform sent no byte of an answer: the ones a read may retry. */
+const noAnswer = new WeakSet<GatewayError>();
+
+export function failedBeforeAnswer(err: unknown): boolean {
+  return err instanceof GatewayError && noAnswer.has(err);
+}
+
 export async function callPlatform(
   request: UpstreamRequest,
-  timeoutMs: number,
+  deadline: Deadline,
 ): Promise<UpstreamResult> {
   // One deadline for the headers and every byte of the body: aborting a fetch errors its body too.
-  const deadline = AbortSignal.timeout(timeoutMs);
+  let res: Response;
   try {
-    const res = await fetch(request.url, { ...request.init, signal: deadline });
+    res = await fetch(request.url, { ...request.init, signal: deadline.signal });
+  } catch {
+    throw failure(deadline, true);
+  }
+  try {
     return await readUpstream(res);
   } catch (err) {
     if (err instanceof GatewayError) throw err;
-    if (deadline.aborted) {
-      throw new GatewayError('UPSTREAM_TIMEOUT', {
-        message: `Platform did not answer within ${timeoutMs} ms`,
-      });
-    }
-    throw new GatewayError('UPSTREAM_UNREACHABLE');
+    throw failure(deadline, false);
   }
+}
+
+function failure(deadline: Deadline, beforeAnswer: boolean): GatewayError {
+  if (deadline.signal.aborted) {
+    return new GatewayError('UPSTREAM_TIMEOUT', {
+      message: `Platform did not answer within ${deadline.ms} ms`,
+    });
+  }
+  const err = new GatewayError('UPSTREAM_UNREACHABLE');
+  if (beforeAnswer) noAnswer.add(err);
+  return err;
 }

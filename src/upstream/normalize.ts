@@ -4,9 +4,10 @@
  * envelope with its own code (docs/ERRORS.md).
  */
 import { type Bytes, decodeUtf8, readCapped } from '../bytes';
-import { GatewayError } from '../errors';
+import { ERRORS, GatewayError } from '../errors';
+import { retryAfterSeconds } from './retry-after';
 
-/** Largest upstream body the gateway will read, in bytes (README, limits). */
+/** Largest upstream body the gateway will read, in bytes (docs/BOUNDS.md). */
 export const MAX_UPSTREAM_BYTES = 8 * 1024 * 1024;
 
 export interface Envelope {
@@ -38,6 +39,7 @@ export async function readUpstream(res: Response): Promise<UpstreamResult> {
     throw tooLarge();
   }
   const body = await readBody(res, tooLarge);
+  backpressure(res, body);
 
   const upstream = { upstream_status: res.status };
   const failed = (kind: 'UPSTREAM_NOT_JSON' | 'UPSTREAM_INVALID_JSON' | 'UPSTREAM_BAD_ENVELOPE') =>
@@ -63,6 +65,27 @@ export async function readUpstream(res: Response): Promise<UpstreamResult> {
     });
   }
   return { status: res.status, body, envelope: parsed, text };
+}
+
+/**
+ * A 429 or 503 with Retry-After is the platform asking for a pause: it reaches
+ * the caller as a 429 or 503 envelope with the same Retry-After, and the
+ * gateway holds its own calls for that long (upstream/resilient.ts).
+ */
+function backpressure(res: Response, body: Bytes): void {
+  if (res.status !== 429 && res.status !== 503) return;
+  const seconds = retryAfterSeconds(res.headers.get('retry-after'), Date.now());
+  if (seconds === null) return;
+  const kind = res.status === 429 ? 'UPSTREAM_RATE_LIMITED' : 'UPSTREAM_BACKING_OFF';
+  throw new GatewayError(kind, {
+    message: `${ERRORS[kind].msg}; retry in ${seconds} s`,
+    details: {
+      upstream_status: res.status,
+      upstream_code: parseEnvelope(body)?.code ?? null,
+      retry_after_s: seconds,
+    },
+    headers: { 'Retry-After': String(seconds) },
+  });
 }
 
 /**

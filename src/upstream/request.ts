@@ -19,6 +19,8 @@ export interface UpstreamCall {
   platformKey: string;
   requestId: string;
   callerHeaders: Headers;
+  /** W3C trace context passed on (observability/trace.ts). */
+  trace?: { traceparent: string; tracestate?: string };
 }
 
 function upstreamUrl(
@@ -51,6 +53,10 @@ export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): Up
     accept: 'application/json',
     'x-request-id': call.requestId,
   };
+  if (call.trace) {
+    headers.traceparent = call.trace.traceparent;
+    if (call.trace.tracestate) headers.tracestate = call.trace.tracestate;
+  }
   for (const name of FORWARDED_HEADERS) {
     const value = call.callerHeaders.get(name);
     if (value) headers[name] = value;

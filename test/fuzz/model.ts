@@ -1,6 +1,6 @@
 /**
  * The fuzzer's own model of every operation's inputs, written from
- * PLATFORM.md's bounds and the README's limits (not read out of the zod
+ * PLATFORM.md's bounds and docs/BOUNDS.md (not read out of the zod
  * schemas), so the gateway is checked against an independent oracle.
  * fuzz.test.ts checks that it names exactly the routes and fields of ROUTE_SPECS.
  */

@@ -5,7 +5,7 @@
  * Without wrangler.toml's [assets] (`staticAssets: false`): Miniflare puts an
  * asset router in front of a Worker with assets, and its proxy hands
  * `connect` on unbound ("Illegal invocation"), so locally CONNECT then gets a
- * bare 500 (README, "Hardening"). On Cloudflare, CONNECT never reaches a Worker.
+ * bare 500 (docs/SECURITY.md, "HTTP CONNECT"). On Cloudflare, CONNECT never reaches a Worker.
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

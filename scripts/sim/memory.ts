@@ -1,0 +1,51 @@
+/**
+ * Lease memory per isolate: one Admission (src/limits/admission.ts) holding a
+ * lease for each of `tenants` tenants, each answered once by a GuardCore, as
+ * an isolate that has served every one of them lately would. The heap is
+ * measured after a full garbage collection, before and after.
+ */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { GuardCore } from '../../src/guard/core';
+import type { LeaseSettings } from '../../src/guard/lease';
+import type { Limits } from '../../src/guard/policy';
+import { Admission, type AdmissionIo } from '../../src/limits/admission';
+import { memorySql } from './sqlite';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+export async function leaseBytesPerTenant(tenants: number): Promise<number> {
+  const limits: Limits = {
+    policies: [{ name: 'per-minute', limit: 1_000_000_000, window_s: 60 }],
+    quota: { daily: 1_000_000_000 },
+  };
+  const settings: LeaseSettings = {
+    leaseMaxMs: 1000,
+    defaults: limits,
+    meterOptions: { partitionShare: 1, largestCost: 1 },
+    usageRetentionDays: 90,
+  };
+  const core = new GuardCore(memorySql(), () => undefined);
+  let now = Date.UTC(2026, 10, 24);
+  const io: AdmissionIo = {
+    acquire: async (req) => core.acquire(req),
+    record: async () => undefined,
+    waitUntil: () => undefined,
+    now: () => now,
+  };
+  const admission = new Admission();
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < tenants; i++) {
+    now += 1;
+    // Two requests each: the second leases, as a tenant with some traffic does.
+    for (let n = 0; n < 2; n++) {
+      await admission.admit(`ten_${i}`, { group: 'teams', tokenId: `tok_${i}` }, 1, settings, io);
+    }
+  }
+  gc();
+  const after = process.memoryUsage().heapUsed;
+  if (admission.size !== tenants) throw new Error(`held ${admission.size} of ${tenants} tenants`);
+  return (after - before) / tenants;
+}

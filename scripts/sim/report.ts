@@ -1,0 +1,150 @@
+/**
+ * The simulation's figures, per scenario and design: a row of the table
+ * `npm run sim` prints (and BENCHMARKS.md keeps), and the SVG chart of the
+ * two figures the hierarchy exists for.
+ */
+import type { RunResult } from './fleet';
+import { percentile } from './metrics';
+
+export interface Row {
+  scenario: string;
+  design: string;
+  requests: number;
+  /** Most admitted in any window (counting time) / the limit, the worst tenant. */
+  busiest: string;
+  /** The same by when answers reached the isolates. */
+  delivered: string;
+  utilisation: string;
+  callsPerRequest: string;
+  rootCallsPerRequest: string;
+  busiestObject: string;
+  busiestObjectPerSecond: number;
+  waited: string;
+  waitedRoot: string;
+  waitedRootShare: number;
+  waitP50: string;
+  waitP99: string;
+  revocationMs: string;
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(x < 0.1 ? 2 : 1)} %`;
+
+export function row(r: RunResult): Row {
+  const t = r.tally;
+  const worst = r.tenants.reduce((a, b) => (b.busiest / b.limit > a.busiest / a.limit ? b : a));
+  const utilisations = r.tenants.flatMap((x) => (x.utilisation === null ? [] : [x.utilisation]));
+  const lags = r.tenants.flatMap((x) => (x.actionLagMs === null ? [] : [x.actionLagMs]));
+  const waitedRootShare = t.waitedForRoot / Math.max(1, t.measured);
+  return {
+    scenario: r.scenario,
+    design: r.design,
+    requests: t.requests,
+    busiest: `${worst.busiest}/${worst.limit}`,
+    delivered: `${worst.busiestDelivered}/${worst.limit}`,
+    utilisation: utilisations.length ? pct(Math.min(...utilisations)) : '–',
+    callsPerRequest: r.callsPerRequest.toFixed(3),
+    rootCallsPerRequest: r.rootCallsPerRequest.toFixed(3),
+    busiestObject: r.busiestObject.name.replace(/^(root|broker) [^:]+/, '$1'),
+    busiestObjectPerSecond: r.busiestObject.callsPerSecond,
+    waited: pct(t.waits.filter((w) => w > 0).length / Math.max(1, t.measured)),
+    waitedRoot: pct(waitedRootShare),
+    waitedRootShare,
+    waitP50: `${Math.round(percentile(t.waits, 50))}`,
+    waitP99: `${Math.round(percentile(t.waits, 99))}`,
+    revocationMs: lags.length ? `${Math.round(Math.max(...lags))}` : '–',
+  };
+}
+
+const COLUMNS: [keyof Row, string][] = [
+  ['scenario', 'scenario'],
+  ['design', 'design'],
+  ['requests', 'requests'],
+  ['busiest', 'most in a window / limit'],
+  ['delivered', '… as delivered'],
+  ['utilisation', 'utilisation'],
+  ['callsPerRequest', 'DO calls / req'],
+  ['rootCallsPerRequest', 'root calls / req'],
+  ['busiestObjectPerSecond', 'busiest DO calls/s'],
+  ['busiestObject', '(which)'],
+  ['waited', 'waited'],
+  ['waitedRoot', 'waited for root'],
+  ['waitP50', 'p50 wait ms'],
+  ['waitP99', 'p99 wait ms'],
+  ['revocationMs', 'revocation → last admit ms'],
+];
+
+export function markdownTable(rows: Row[]): string {
+  const head = `| ${COLUMNS.map(([, h]) => h).join(' | ')} |`;
+  const rule = `|${COLUMNS.map(() => '---').join('|')}|`;
+  const body = rows.map((r) => `| ${COLUMNS.map(([k]) => String(r[k])).join(' | ')} |`);
+  return [head, rule, ...body].join('\n');
+}
+
+/**
+ * Two bar charts side by side, flat (today's design) against regional, per
+ * scenario: the busiest object's calls a second (500 marked), and the share
+ * of requests that waited for the root guard (1 % marked, log scale).
+ */
+export function chartSvg(rows: Row[]): string {
+  const scenarios = [...new Set(rows.map((r) => r.scenario))];
+  const get = (s: string, d: string) => rows.find((r) => r.scenario === s && r.design === d);
+  const W = 960;
+  const panelW = 440;
+  const barH = 12;
+  const rowH = 34;
+  const top = 48;
+  const H = top + scenarios.length * rowH + 40;
+  const colors = { flat: '#b4443c', regional: '#2f6f9f' };
+  const out: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${W}" height="${H}" fill="#fff"/>`,
+    `<text x="10" y="18" font-size="14" font-weight="bold">npm run sim: 300 data centers, flat (today) vs regional brokers</text>`,
+    `<rect x="600" y="8" width="10" height="10" fill="${colors.flat}"/><text x="614" y="17">flat</text>`,
+    `<rect x="660" y="8" width="10" height="10" fill="${colors.regional}"/><text x="674" y="17">regional</text>`,
+  ];
+  const panels = [
+    {
+      x: 140,
+      title: 'busiest Durable Object, calls/s (goal at 1M/min: ≤ 500)',
+      max: 1200,
+      mark: 500,
+      value: (r: Row) => r.busiestObjectPerSecond,
+      label: (r: Row) => String(r.busiestObjectPerSecond),
+      scale: (v: number, max: number) => Math.min(1, v / max),
+    },
+    {
+      x: 140 + panelW + 30,
+      title: 'requests that waited for the root (goal, thin spread: ≤ 1 %; log)',
+      max: 1,
+      mark: 0.01,
+      value: (r: Row) => r.waitedRootShare,
+      label: (r: Row) => r.waitedRoot,
+      scale: (v: number) => (v <= 0.0001 ? 0 : Math.min(1, (Math.log10(v) + 4) / 4)),
+    },
+  ];
+  const width = panelW - 130;
+  for (const p of panels) {
+    out.push(`<text x="${p.x}" y="${top - 12}" font-weight="bold">${p.title}</text>`);
+    const markX = p.x + p.scale(p.mark, p.max) * width;
+    out.push(
+      `<line x1="${markX}" y1="${top - 4}" x2="${markX}" y2="${top + scenarios.length * rowH}" stroke="#888" stroke-dasharray="4 3"/>`,
+    );
+    scenarios.forEach((s, i) => {
+      (['flat', 'regional'] as const).forEach((d, j) => {
+        const r = get(s, d);
+        if (!r) return;
+        const y = top + i * rowH + j * (barH + 2);
+        const w = Math.max(1, p.scale(p.value(r), p.max) * width);
+        out.push(
+          `<rect x="${p.x}" y="${y}" width="${w.toFixed(1)}" height="${barH}" fill="${colors[d]}"/>`,
+        );
+        out.push(`<text x="${p.x + w + 4}" y="${y + 10}">${p.label(r)}</text>`);
+      });
+    });
+  }
+  scenarios.forEach((s, i) => {
+    out.push(`<text x="10" y="${top + i * rowH + 18}">${s}</text>`);
+  });
+  out.push('</svg>');
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,163 @@
+/**
+ * BrokerCore between isolates' leases (Admission, TenantLease) and a root
+ * GuardCore on node:sqlite, with injected time and no network: what a
+ * broker may hand out, what it must refuse, and what it passes through.
+ */
+import { describe, expect, it } from 'vitest';
+import { memorySql } from '../../scripts/sim/sqlite';
+import { Admission, type AdmissionIo } from '../limits/admission';
+import { BrokerCore } from './broker';
+import { GuardCore } from './core';
+import type { LeaseSettings } from './lease';
+import type { LeaseRequest } from './lease-protocol';
+import type { Limits, Scope } from './policy';
+
+const START = Date.parse('2026-11-24T12:00:00Z');
+const tokenA: Scope = { group: 'teams', tokenId: 'tok_a' };
+const tokenB: Scope = { group: 'teams', tokenId: 'tok_b' };
+
+function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
+  let now = START;
+  const root = new GuardCore(memorySql(), () => undefined);
+  root.setLimits(limits);
+  let rootCalls = 0;
+  const settings: LeaseSettings = {
+    leaseMaxMs: 1000,
+    defaults: limits,
+    meterOptions: { partitionShare: 1, largestCost: 1 },
+    usageRetentionDays: 90,
+  };
+  const made = Array.from({ length: brokers }, (_, b) => {
+    const broker = new BrokerCore(
+      { name: `t@region${b}`, leaseMs: 5000 },
+      {
+        acquire: async (req: LeaseRequest) => {
+          rootCalls++;
+          return root.acquire(req);
+        },
+        now: () => now,
+        wakeAt: () => undefined,
+      },
+    );
+    const isolates = Array.from({ length: isolatesPerBroker }, () => {
+      const io: AdmissionIo = {
+        acquire: (req) => broker.acquire(req),
+        record: async () => undefined,
+        waitUntil: () => undefined,
+        now: () => now,
+      };
+      return { admission: new Admission(), io };
+    });
+    return { broker, isolates };
+  });
+  const isolates = made.flatMap((m) => m.isolates);
+  return {
+    root,
+    brokers: made.map((m) => m.broker),
+    isolates,
+    settings,
+    rootCalls: () => rootCalls,
+    at: (t: number) => {
+      now = t;
+    },
+    /** One request on isolate `i` now; its outcome. */
+    admit: async (i: number, scope: Scope = tokenA, cost = 1) => {
+      const isolate = isolates[i % isolates.length];
+      if (!isolate) throw new Error('no isolate');
+      return (await isolate.admission.admit('t', scope, cost, settings, isolate.io)).kind;
+    },
+  };
+}
+
+describe('BrokerCore', () => {
+  it('never lets isolates behind several brokers admit more than the limit', async () => {
+    const f = fleet({ policies: [{ name: 'burst', limit: 50, window_s: 60 }], quota: {} });
+    let admitted = 0;
+    // 600 requests over 6 s, round-robin over 6 isolates behind 2 brokers.
+    for (let i = 0; i < 600; i++) {
+      f.at(START + i * 10);
+      if ((await f.admit(i)) === 'admitted') admitted++;
+    }
+    expect(admitted).toBe(50);
+    // The root was asked by the brokers, far less than once per request.
+    expect(f.rootCalls()).toBeLessThan(60);
+  });
+
+  it("answers a refused token from the root's word, and forgets on a push", async () => {
+    const f = fleet({ policies: [{ name: 'burst', limit: 1000, window_s: 60 }], quota: {} });
+    f.at(START);
+    expect(await f.admit(0, tokenA)).toBe('admitted');
+    expect(await f.admit(0, tokenB)).toBe('admitted');
+    // The operator revokes tok_b at the root, which pushes to its lease holders.
+    f.root.revoke('tok_b', START + 100);
+    expect(f.root.leaseHolders(START + 100)).toEqual(['t@region0']);
+    for (const b of f.brokers) b.forget();
+    // Isolate 3 (another broker) and isolate 1 (same broker, no lease yet) ask now.
+    f.at(START + 200);
+    expect(await f.admit(1, tokenB)).toBe('refused');
+    expect(await f.admit(3, tokenB)).toBe('refused');
+    expect(await f.admit(1, tokenA)).toBe('admitted');
+    // Isolate 0 holds a lease from before: it may use it until the lease ends, not after.
+    f.at(START + 1200);
+    expect(await f.admit(0, tokenB)).toBe('refused');
+  });
+
+  it('passes exact-mode tenants through: one root call per request', async () => {
+    const f = fleet({
+      policies: [{ name: 'burst', limit: 3, window_s: 60 }],
+      quota: {},
+      limiter: 'exact',
+    });
+    const outcomes: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      f.at(START + i * 10);
+      outcomes.push(await f.admit(i));
+    }
+    expect(outcomes).toEqual(['admitted', 'admitted', 'admitted', 'refused', 'refused']);
+    expect(f.rootCalls()).toBe(5);
+    expect(f.root.usage(START, f.settings.defaults).guard_calls.exact_admits).toBe(5);
+  });
+
+  it("counts its isolates' calls and reports them to the root with its own", async () => {
+    const f = fleet({ policies: [{ name: 'burst', limit: 1000, window_s: 60 }], quota: {} }, 1, 2);
+    for (let i = 0; i < 40; i++) {
+      f.at(START + i * 50);
+      await f.admit(i);
+    }
+    const calls = f.root.usage(START + 2000, f.settings.defaults).guard_calls;
+    expect(calls.broker_acquires + calls.broker_renewals).toBeGreaterThan(0);
+    expect(calls.acquires + calls.renewals).toBe(f.rootCalls());
+  });
+
+  it('a failed root call is the isolate\'s "unavailable", and the broker tries again next time', async () => {
+    let down = true;
+    const root = new GuardCore(memorySql(), () => undefined);
+    const limits: Limits = { policies: [{ name: 'burst', limit: 10, window_s: 60 }], quota: {} };
+    const broker = new BrokerCore(
+      { name: 't@enam', leaseMs: 5000 },
+      {
+        acquire: async (req) => {
+          if (down) throw new Error('Network connection lost.');
+          return root.acquire(req);
+        },
+        now: () => START,
+        wakeAt: () => undefined,
+      },
+    );
+    const io: AdmissionIo = {
+      acquire: (req) => broker.acquire(req),
+      record: async () => undefined,
+      waitUntil: () => undefined,
+      now: () => START,
+    };
+    const settings: LeaseSettings = {
+      leaseMaxMs: 1000,
+      defaults: limits,
+      meterOptions: { partitionShare: 1, largestCost: 1 },
+      usageRetentionDays: 90,
+    };
+    expect((await new Admission().admit('t', tokenA, 1, settings, io)).kind).toBe('unavailable');
+    down = false;
+    expect((await new Admission().admit('t', tokenA, 1, settings, io)).kind).toBe('admitted');
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * Idempotency keys (IETF draft `Idempotency-Key`) on the platform's writes,
+ * kept per tenant in its TenantGuard's SQLite (docs/RESILIENCE.md,
+ * docs/STORAGE.md). A key is claimed before the write goes upstream and
+ * settled with the answer after; a repeat of a settled key gets that answer
+ * back, a repeat while it is in flight or with another request is refused.
+ * A Durable Object runs one call at a time, so two identical writes at once
+ * cannot both claim a key.
+ */
+import type { Sql } from './sql';
+
+/** How long a settled answer is kept. */
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+/** Largest answer body kept for a replay; a larger one is replayed as its status and code only. */
+export const IDEMPOTENCY_MAX_BODY_BYTES = 64 * 1024;
+
+export interface ClaimRequest {
+  key: string;
+  /** SHA-256 of the method, path and body: what makes a repeat the same request. */
+  fingerprint: string;
+  now: number;
+  /** A claim older than this is taken as abandoned (its isolate died): the key is free again. */
+  inFlightMs: number;
+}
+
+export interface StoredAnswer {
+  status: number;
+  /** The answer's body (JSON text, secrets masked), or null when it was over the size kept. */
+  body: string | null;
+  /** The envelope code, for a body not kept. */
+  code: number | null;
+}
+
+export type Claim =
+  | { kind: 'claimed' }
+  | { kind: 'in_flight' }
+  | { kind: 'mismatch' }
+  | { kind: 'replay'; answer: StoredAnswer };
+
+export function migrateIdempotency(sql: Sql): void {
+  sql.exec(`
+    CREATE TABLE IF NOT EXISTS idempotency (
+      key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, state TEXT NOT NULL,
+      started_at INTEGER NOT NULL, keep_until INTEGER NOT NULL,
+      status INTEGER, body TEXT, code INTEGER)`);
+}
+
+interface Row extends Record<string, string | number | null> {
+  fingerprint: string;
+  state: string;
+  started_at: number;
+  keep_until: number;
+  status: number | null;
+  body: string | null;
+  code: number | null;
+}
+
+export function claimIdempotency(sql: Sql, req: ClaimRequest): Claim {
+  const row = sql
+    .exec<Row>('SELECT * FROM idempotency WHERE key = ? AND keep_until > ?', req.key, req.now)
+    .toArray()[0];
+  if (row && row.fingerprint !== req.fingerprint) return { kind: 'mismatch' };
+  if (row?.state === 'done') {
+    return {
+      kind: 'replay',
+      answer: { status: row.status ?? 500, body: row.body, code: row.code },
+    };
+  }
+  if (row && req.now - row.started_at < req.inFlightMs) return { kind: 'in_flight' };
+  sql.exec(
+    `INSERT OR REPLACE INTO idempotency (key, fingerprint, state, started_at, keep_until)
+     VALUES (?, ?, 'in_flight', ?, ?)`,
+    req.key,
+    req.fingerprint,
+    req.now,
+    req.now + IDEMPOTENCY_TTL_MS,
+  );
+  return { kind: 'claimed' };
+}
+
+/** The write's answer, kept for IDEMPOTENCY_TTL_MS from now. */
+export function settleIdempotency(
+  sql: Sql,
+  key: string,
+  fingerprint: string,
+  answer: StoredAnswer,
+  now: number,
+): void {
+  const body =
+    answer.body !== null &&
+    new TextEncoder().encode(answer.body).byteLength <= IDEMPOTENCY_MAX_BODY_BYTES
+      ? answer.body
+      : null;
+  sql.exec(
+    `UPDATE idempotency SET state = 'done', status = ?, body = ?, code = ?, keep_until = ?
+     WHERE key = ? AND fingerprint = ?`,
+    answer.status,
+    body,
+    answer.code,
+    now + IDEMPOTENCY_TTL_MS,
+    key,
+    fingerprint,
+  );
+}
+
+/** The platform surely did not act: the key is free for the caller's retry. */
+export function releaseIdempotency(sql: Sql, key: string, fingerprint: string): void {
+  sql.exec(
+    "DELETE FROM idempotency WHERE key = ? AND fingerprint = ? AND state = 'in_flight'",
+    key,
+    fingerprint,
+  );
+}
+
+export function sweepIdempotency(sql: Sql, now: number): void {
+  sql.exec('DELETE FROM idempotency WHERE keep_until <= ?', now);
+}

@@ -1,0 +1,121 @@
+/**
+ * Idempotency-Key on the platform's writes (docs/RESILIENCE.md): optional, or
+ * required for the operations IDEMPOTENCY_REQUIRED names. The key is claimed
+ * in the tenant's TenantGuard (guard/idempotency.ts) before the write goes
+ * upstream; the answer is kept, secrets masked, for 24 h. A repeat gets it
+ * back with `Idempotent-Replayed: true` and no platform call; the same key
+ * in flight is a 409 (40901), with another request a 422 (42200). Reads are
+ * untouched: no guard call.
+ *
+ * @example app.post('/session/create', …, tenantLimits(…), idempotency(spec), handler)
+ */
+import type { Context } from 'hono';
+import { createMiddleware } from 'hono/factory';
+import { decodeUtf8 } from '../bytes';
+import { ERRORS, GatewayError } from '../errors';
+import type { StoredAnswer } from '../guard/idempotency';
+import { guardFor } from '../guard/tenant-guard';
+import { log } from '../log';
+import type { RouteSpec } from '../routes/types';
+import { sha256Hex } from '../tenants/token';
+import type { HonoEnv } from '../types/context';
+import { parseEnvelope } from '../upstream/normalize';
+import { maskSecrets } from '../upstream/redact';
+
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** 1 to 255 printable ASCII characters (the IETF draft leaves the length to the server). */
+const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+
+/** A claim left by an isolate that died is free again this long after the write's deadline. */
+const ABANDONED_AFTER_MS = 60_000;
+
+/** Errors that mean the platform surely did not act: the claim is released, not kept. */
+const NOT_ACTED = new Set(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_BACKING_OFF']);
+
+export function idempotency(spec: Pick<RouteSpec, 'id' | 'method'>) {
+  return createMiddleware<HonoEnv>(async function idempotency(c, next) {
+    if (spec.method === 'GET') return next();
+    const settings = c.get('settings');
+    const key = c.req.header(IDEMPOTENCY_HEADER);
+    if (key === undefined) {
+      if (settings.IDEMPOTENCY_REQUIRED.includes(spec.id)) {
+        throw new GatewayError('IDEMPOTENCY_KEY_REQUIRED');
+      }
+      return next();
+    }
+    if (!VALID_KEY.test(key)) throw new GatewayError('IDEMPOTENCY_KEY_INVALID');
+
+    const obs = c.get('obs');
+    const fingerprint = await sha256Hex(
+      `${spec.method}\n${c.req.path}\n${JSON.stringify(c.get('input').body ?? null)}`,
+    );
+    const guard = guardFor(c.env, c.get('tenant').id);
+    const claim = await guard
+      .claimIdempotency({
+        key,
+        fingerprint,
+        now: Date.now(),
+        inFlightMs: settings.UPSTREAM_TIMEOUT_MS + ABANDONED_AFTER_MS,
+      })
+      .catch((err: unknown) => {
+        log.error('idempotency.unavailable', {
+          request_id: c.get('requestId'),
+          error: err instanceof Error ? err.name : typeof err,
+        });
+        throw new GatewayError('IDEMPOTENCY_UNAVAILABLE', { headers: { 'Retry-After': '1' } });
+      });
+    obs.idempotency = claim.kind;
+    if (claim.kind === 'in_flight') {
+      throw new GatewayError('IDEMPOTENCY_IN_FLIGHT', { headers: { 'Retry-After': '1' } });
+    }
+    if (claim.kind === 'mismatch') throw new GatewayError('IDEMPOTENCY_KEY_REUSED');
+    if (claim.kind === 'replay') return replay(c, claim.answer);
+
+    await next();
+    const error = c.error;
+    const acted =
+      obs.attempts !== undefined && !(error instanceof GatewayError && NOT_ACTED.has(error.kind));
+    try {
+      if (acted) await guard.settleIdempotency(key, fingerprint, await kept(c), Date.now());
+      else await guard.releaseIdempotency(key, fingerprint);
+    } catch (err) {
+      // The claim then lapses after the write's deadline and a minute (ABANDONED_AFTER_MS).
+      log.error('idempotency.settle_failed', {
+        request_id: c.get('requestId'),
+        error: err instanceof Error ? err.name : typeof err,
+      });
+    }
+  });
+}
+
+/** The answer as kept: status, body with every secret masked, envelope code. */
+async function kept(c: Context<HonoEnv>): Promise<StoredAnswer> {
+  const bytes = new Uint8Array(await c.res.clone().arrayBuffer());
+  const masked = maskSecrets(bytes, {
+    pattern: c.get('settings').PLATFORM_KEY_PATTERN,
+    tenantKey: c.get('tenant').platform_key,
+  });
+  return {
+    status: c.res.status,
+    body: decodeUtf8(masked),
+    code: parseEnvelope(masked)?.code ?? null,
+  };
+}
+
+/** The kept answer again, without a platform call. */
+function replay(c: Context<HonoEnv>, answer: StoredAnswer): Response {
+  c.get('obs').code = answer.code ?? undefined;
+  const body =
+    answer.body ??
+    JSON.stringify({
+      code: answer.code ?? ERRORS.INTERNAL.code,
+      msg: 'Replayed answer: its body was over 64 KiB, so only its status and code were kept',
+      data: null,
+    });
+  return new Response(body, {
+    status: answer.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', [REPLAYED_HEADER]: 'true' },
+  });
+}

@@ -1,0 +1,199 @@
+/**
+ * Idempotency-Key on the platform's writes (docs/RESILIENCE.md): replays,
+ * conflicts, bad keys, the required setting, two identical writes at once,
+ * a write whose answer was lost upstream, and secrets in what is kept.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ERRORS } from '../src/errors';
+import {
+  asTenant,
+  createTenant,
+  envelope,
+  gatewayWith,
+  injectFault,
+  platformKeys,
+  requestId,
+  type TestTenant,
+  UPSTREAM,
+  upstreamSaw,
+} from './helpers';
+
+let tenant: TestTenant;
+let teamId: string;
+beforeAll(async () => {
+  tenant = await createTenant(platformKeys.other, 'idempotent writer');
+  const teams = await asTenant(tenant, '/team/lists?team_type=user');
+  teamId = teams.body.data.data[0].team_id;
+});
+
+async function sessionsUpstream(): Promise<number> {
+  const res = await fetch(`${UPSTREAM}/__emulator/stats`);
+  return ((await res.json()) as { sessions: number }).sessions;
+}
+
+async function laneCalls(lane: string): Promise<number> {
+  const res = await fetch(`${UPSTREAM}/__emulator/stats`);
+  return ((await res.json()) as { requests: Record<string, number> }).requests[lane] ?? 0;
+}
+
+function createSession(
+  key: string | null,
+  o: { task?: string; settings?: Record<string, string>; id?: string; as?: TestTenant } = {},
+) {
+  const id = o.id ?? requestId('idem');
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${(o.as ?? tenant).token}`,
+    'content-type': 'application/json',
+    'x-request-id': id,
+  };
+  if (key !== null) headers['idempotency-key'] = key;
+  return gatewayWith(o.settings ?? {}, '/session/create', {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ team_id: teamId, task: o.task ?? 'idempotent task' }),
+  }).then(async (res) => ({ res, id, body: await envelope(res) }));
+}
+
+const freshKey = () => `key-${crypto.randomUUID()}`;
+
+describe('Idempotency-Key', () => {
+  it('a repeat gets the first answer back, marked, without a platform call', async () => {
+    const key = freshKey();
+    const before = await sessionsUpstream();
+    const first = await createSession(key);
+    expect(first.res.status).toBe(200);
+    expect(first.body.code).toBe(0);
+    expect(first.res.headers.get('idempotent-replayed')).toBeNull();
+
+    const again = await createSession(key);
+    expect(again.res.status).toBe(200);
+    expect(again.res.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(await upstreamSaw(again.id)).toHaveLength(0);
+    expect(await sessionsUpstream()).toBe(before + 1);
+  });
+
+  it('the same key with another body: 422, nothing sent', async () => {
+    const key = freshKey();
+    await createSession(key, { task: 'one' });
+    const other = await createSession(key, { task: 'two' });
+    expect(other.res.status).toBe(422);
+    expect(other.body.code).toBe(ERRORS.IDEMPOTENCY_KEY_REUSED.code);
+    expect(other.body.data.request_id).toBe(other.id);
+    expect(await upstreamSaw(other.id)).toHaveLength(0);
+  });
+
+  it('an invalid key: 400 40004, nothing sent', async () => {
+    // Empty, too long, and a tab (not printable; non-ASCII is refused alike).
+    for (const key of ['', 'k'.repeat(256), 'tab\there']) {
+      const r = await createSession(key);
+      expect(r.res.status).toBe(400);
+      expect(r.body.code).toBe(ERRORS.IDEMPOTENCY_KEY_INVALID.code);
+      expect(await upstreamSaw(r.id)).toHaveLength(0);
+    }
+    const longest = await createSession(crypto.randomUUID().padEnd(255, 'k'));
+    expect(longest.body.code).toBe(0);
+  });
+
+  it('IDEMPOTENCY_REQUIRED makes it required on the operations it names', async () => {
+    const settings = { IDEMPOTENCY_REQUIRED: 'session.create, apikey.delete' };
+    const without = await createSession(null, { settings });
+    expect(without.res.status).toBe(400);
+    expect(without.body.code).toBe(ERRORS.IDEMPOTENCY_KEY_REQUIRED.code);
+    expect(await upstreamSaw(without.id)).toHaveLength(0);
+    const withKey = await createSession(freshKey(), { settings });
+    expect(withKey.body.code).toBe(0);
+    // Other operations stay optional.
+    const rename = await gatewayWith(settings, '/team/lists', {
+      headers: { authorization: `Bearer ${tenant.token}` },
+    });
+    expect(rename.status).toBe(200);
+    const bad = await createSession(freshKey(), {
+      settings: { IDEMPOTENCY_REQUIRED: 'team.list' },
+    });
+    expect(bad.res.status).toBe(500);
+    expect(bad.body.code).toBe(ERRORS.MISCONFIGURED.code);
+    expect(bad.body.msg).toContain('IDEMPOTENCY_REQUIRED');
+  });
+
+  it('reads are untouched: a GET ignores the header', async () => {
+    const r = await asTenant(tenant, '/agent/lists', { headers: { 'idempotency-key': '' } });
+    expect(r.res.status).toBe(200);
+    expect(r.body.code).toBe(0);
+  });
+
+  it('two identical writes at once make one platform call; the other is told it is in flight', async () => {
+    const lane = `idem${crypto.randomUUID().slice(0, 8)}`;
+    const settings = { PLATFORM_BASE_URL: `${UPSTREAM}/__lane/${lane}` };
+    // The platform holds its answer for 600 ms, so the second write arrives while the first waits.
+    await injectFault({ lane, path: '/session/create', kind: 'hang', delay_ms: 600 });
+    const key = freshKey();
+    const [a, b] = await Promise.all([
+      createSession(key, { settings }),
+      new Promise((r) => setTimeout(r, 100)).then(() => createSession(key, { settings })),
+    ]);
+    const statuses = [a.res.status, b.res.status].sort();
+    expect(statuses).toEqual([200, 409]);
+    const refused = a.res.status === 409 ? a : b;
+    expect(refused.body.code).toBe(ERRORS.IDEMPOTENCY_IN_FLIGHT.code);
+    expect(refused.res.headers.get('retry-after')).toBe('1');
+    expect(await laneCalls(lane)).toBe(1);
+    // Once the first has finished, the repeat is its answer.
+    const later = await createSession(key, { settings });
+    expect(later.res.headers.get('idempotent-replayed')).toBe('true');
+    expect(later.body).toEqual((a.res.status === 200 ? a : b).body);
+  });
+
+  it('a write whose answer was lost upstream: the repeat gets the same answer and the platform acts once', async () => {
+    const lane = `lost${crypto.randomUUID().slice(0, 8)}`;
+    const settings = { PLATFORM_BASE_URL: `${UPSTREAM}/__lane/${lane}` };
+    await injectFault({ lane, path: '/session/create', kind: 'lost_answer' });
+    const before = await sessionsUpstream();
+    const key = freshKey();
+    const first = await createSession(key, { settings });
+    expect(first.res.status).toBe(502);
+    expect(first.body.code).toBe(ERRORS.UPSTREAM_UNREACHABLE.code);
+    const again = await createSession(key, { settings });
+    expect(again.res.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.res.status).toBe(502);
+    expect(again.body.code).toBe(first.body.code);
+    expect(await sessionsUpstream()).toBe(before + 1);
+    expect(await laneCalls(lane)).toBe(1);
+  });
+
+  it('a write the platform never saw (it asked for a pause) frees the key for the retry', async () => {
+    const lane = `pause${crypto.randomUUID().slice(0, 8)}`;
+    const settings = { PLATFORM_BASE_URL: `${UPSTREAM}/__lane/${lane}` };
+    await injectFault({ lane, kind: 'status', status: 503, retry_after: 1 });
+    const key = freshKey();
+    const paused = await createSession(key, { settings });
+    expect(paused.body.code).toBe(ERRORS.UPSTREAM_BACKING_OFF.code);
+    await new Promise((r) => setTimeout(r, 1100));
+    const retried = await createSession(key, { settings });
+    expect(retried.res.status).toBe(200);
+    expect(retried.body.code).toBe(0);
+    expect(retried.res.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('keeps no secret: a replay of a new API key shows it masked, even to a token that saw it', async () => {
+    const keeper = await createTenant(platformKeys.other, 'key admin', ['apikeys:admin']);
+    const key = freshKey();
+    const call = () =>
+      asTenant(keeper, '/user/apikey/new', {
+        method: 'POST',
+        headers: { 'idempotency-key': key },
+        json: { name: 'idempotent-key' },
+      });
+    const first = await call();
+    expect(first.body.code).toBe(0);
+    const secret: string = first.body.data.api_key;
+    expect(secret).toMatch(/^sk-/);
+    const again = await call();
+    expect(again.res.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.data.id).toBe(first.body.data.id);
+    expect(again.body.data.api_key).not.toBe(secret);
+    expect(JSON.stringify(again.body)).not.toContain(secret);
+    expect(JSON.stringify(again.body)).not.toContain(platformKeys.other);
+    await asTenant(keeper, `/user/apikey/delete/${first.body.data.id}`, { method: 'DELETE' });
+  });
+});
