@@ -57,7 +57,7 @@ export function validated<T extends Target, S extends z.ZodType<object>>(target:
   return createMiddleware<HonoEnv, string, Validated>(async function validated(c, next) {
     if (target === 'json') {
       const bytes = await readJsonBytes(c);
-      parseJson(bytes);
+      parseJson(bytes); // malformed JSON is our 40002, never Hono's bare 400
       c.req.raw = new Request(c.req.raw, { body: bytes });
     }
     return validator(c, next);
