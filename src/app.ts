@@ -13,7 +13,7 @@ import { sessionEventRoutes } from './browser/ws-proxy';
 import { errorResponse, GatewayError, ok } from './errors';
 import { log } from './log';
 import { browserCors } from './middleware/cors';
-import { named } from './observability/named';
+import { operationId } from './observability/operation-id';
 import { requestLog } from './observability/request-log';
 import { traceContext } from './observability/trace';
 import { openApiRoutes } from './openapi/routes';
@@ -38,7 +38,7 @@ export function newApp(): Hono<HonoEnv> {
   app.use(traceContext());
 
   // For load balancers and readiness probes: answers once settings parse; no token, no upstream.
-  app.get('/healthz', named('healthz'), (c) => c.json(ok({ status: 'ok' })));
+  app.get('/healthz', operationId('healthz'), (c) => c.json(ok({ status: 'ok' })));
   // The partner contract and its docs page: no CORS lookups, a token only for its own view.
   app.route('/', openApiRoutes());
   app.use(browserCors());

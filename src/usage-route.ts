@@ -8,7 +8,7 @@ import { ok } from './errors';
 import { guardFor } from './guard/tenant-guard';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
-import { named } from './observability/named';
+import { operationId } from './observability/operation-id';
 import { USAGE_SCOPE } from './tenants/scopes';
 import type { HonoEnv } from './types/context';
 
@@ -19,7 +19,7 @@ export function usageRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.get(
     '/usage',
-    named('usage'),
+    operationId('usage'),
     tenantAuth(),
     requireScope(USAGE_SCOPE),
     tenantLimits('usage', () => 1),

@@ -13,6 +13,7 @@ import {
   asTenant,
   createTenant,
   envelope,
+  expectRefusal,
   gatewayWith,
   type TestTenant,
   testEnv,
@@ -176,7 +177,7 @@ describe('quota alerts', () => {
       method: 'PUT',
       body: JSON.stringify({ url: 'ftp://example.com/hook', thresholds: [150] }),
     });
-    expect(bad.status).toBe(400);
+    await expectRefusal(bad, 'VALIDATION_FAILED');
     expect((await admin(`/tenants/${t.id}/alerts`, { method: 'DELETE' })).status).toBe(200);
     expect((await envelope(await admin(`/tenants/${t.id}/alerts`))).data).toBeNull();
   });

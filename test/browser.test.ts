@@ -361,7 +361,10 @@ describe('session event stream', () => {
     const closed = new Promise<number>((resolve) =>
       ws.addEventListener('close', (e) => resolve(e.code)),
     );
-    ws.addEventListener('message', (e) => frames.push(JSON.parse(e.data as string)));
+    // A handler returns nothing: workerd warns about a returned value (push's length).
+    ws.addEventListener('message', (e) => {
+      frames.push(JSON.parse(e.data as string));
+    });
     ws.accept();
     expect(await closed).toBe(1000);
     expect(frames[0]!.type).toBe('session.snapshot');
@@ -397,7 +400,9 @@ describe('session event stream', () => {
     const closed = new Promise<number>((resolve) =>
       ws.addEventListener('close', (e) => resolve(e.code)),
     );
-    ws.addEventListener('message', (e) => types.push(JSON.parse(e.data as string).type));
+    ws.addEventListener('message', (e) => {
+      types.push(JSON.parse(e.data as string).type);
+    });
     ws.accept();
     expect(await closed).toBe(4401);
     expect(types).not.toContain('session.status');

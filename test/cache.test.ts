@@ -1,7 +1,7 @@
 /**
  * The read cache through the gateway, with the real Cache API: hits, misses,
  * normalized keys, isolation between platform keys, errors never stored,
- * coalescing, revalidation, purge, limits on hits, and 4.7's status check.
+ * coalescing, revalidation, purge, limits on hits, and calls.list's status check.
  */
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
@@ -9,6 +9,7 @@ import {
   admin,
   asTenant,
   createTenant,
+  expectRefusal,
   gatewayWith,
   injectFault,
   platformKeys,
@@ -93,12 +94,16 @@ describe('read cache', () => {
 
   it('never stores errors', async () => {
     const t = await tenantWithOwnKey();
-    // A 503 fails twice: the read's one retry must fail too.
-    for (const fault of [{ kind: 'platform_error' }, { kind: 'status', status: 503, times: 2 }]) {
+    // The platform's own error envelope (passed through, HTTP 200) and an HTTP error (a 502 of
+    // ours); a 503 fails twice: the read's one retry must fail too.
+    for (const [fault, status, code] of [
+      [{ kind: 'platform_error' }, 200, 20001],
+      [{ kind: 'status', status: 503, times: 2 }, 502, ERRORS.UPSTREAM_HTTP_ERROR.code],
+    ] as const) {
       const id = requestId('nostore');
       await injectFault({ request_id: id, ...fault });
       const failed = await asTenant(t, '/team/lists', { headers: { 'x-request-id': id } });
-      expect(failed.body.code).not.toBe(0);
+      expect([failed.res.status, failed.body.code]).toEqual([status, code]);
       const next = await asTenant(t, '/team/lists');
       expect(next.res.headers.get('x-cache')).toBe('MISS');
       expect(next.body.code).toBe(0);
@@ -163,7 +168,7 @@ describe('read cache', () => {
       expect.stringMatching(/^"burst";r=0;/),
       expect.stringMatching(/^"burst";r=0;/),
     ]);
-    expect(results[3]!.res.status).toBe(429);
+    await expectRefusal(results[3]!, 'RATE_LIMITED');
   });
 
   it('purge drops every entry the platform key can see, for every tenant sharing it', async () => {
@@ -187,7 +192,7 @@ describe('read cache', () => {
   });
 });
 
-describe('4.7 status against 4.4 states', () => {
+describe('calls.list status against calls.filter_values states', () => {
   it('accepts a state the platform lists, reading the states through the cache', async () => {
     const t = await tenantWithOwnKey();
     const first = await asTenant(t, '/user/call/lists?status=success');

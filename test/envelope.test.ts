@@ -5,6 +5,7 @@ import {
   asTenant,
   createTenant,
   envelope,
+  expectRefusal,
   gateway,
   gatewayWith,
   platformKeys,
@@ -34,7 +35,7 @@ describe('unknown routes and methods', () => {
 
   it('lists every method of a shared path in Allow', async () => {
     const res = await gateway('/session/info/abc', { method: 'DELETE' });
-    expect(res.status).toBe(405);
+    await expectRefusal(res, 'METHOD_NOT_ALLOWED');
     expect(res.headers.get('allow')).toBe('GET, PUT');
   });
 });
@@ -47,7 +48,8 @@ describe('health', () => {
   });
 
   it('fails /healthz while a setting is bad', async () => {
-    expect((await gatewayWith({ UPSTREAM_TIMEOUT_MS: 'x' }, '/healthz')).status).toBe(500);
+    const res = await gatewayWith({ UPSTREAM_TIMEOUT_MS: 'x' }, '/healthz');
+    expect((await expectRefusal(res, 'MISCONFIGURED')).msg).toContain('UPSTREAM_TIMEOUT_MS');
   });
 });
 
@@ -66,7 +68,10 @@ describe('request ids', () => {
 
   it('replaces an id with unsafe characters', async () => {
     const res = await gateway('/nowhere', { headers: { 'x-request-id': 'bad id<script>' } });
-    expect(res.headers.get('x-request-id')).not.toContain('<');
+    // A fresh id in its place, the same one the envelope carries.
+    const fresh = res.headers.get('x-request-id');
+    expect(fresh).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await expectRefusal(res, 'NOT_FOUND')).data.request_id).toBe(fresh);
   });
 });
 
@@ -106,7 +111,7 @@ describe('settings', () => {
 
   it('a missing PLATFORM_BASE_URL is named', async () => {
     const res = await gatewayWith({ PLATFORM_BASE_URL: undefined }, '/team/lists');
-    expect((await envelope(res)).msg).toContain('PLATFORM_BASE_URL');
+    expect((await expectRefusal(res, 'MISCONFIGURED')).msg).toContain('PLATFORM_BASE_URL');
   });
 
   it('never puts the admin token in the message', async () => {
@@ -114,7 +119,7 @@ describe('settings', () => {
       { ADMIN_TOKEN: 'short', UPSTREAM_TIMEOUT_MS: '-1' },
       '/team/lists',
     );
-    const body = await envelope(res);
+    const body = await expectRefusal(res, 'MISCONFIGURED');
     expect(body.msg).toContain('ADMIN_TOKEN');
     expect(body.msg).not.toContain('short');
   });
@@ -124,7 +129,9 @@ describe('settings', () => {
       { ROUTE_OVERRIDES: '{"team.lists": {"credential": "x-api-key"}}' },
       '/team/lists',
     );
-    expect((await envelope(res)).msg).toContain('team.lists: is not a known operation id');
+    expect((await expectRefusal(res, 'MISCONFIGURED')).msg).toContain(
+      'team.lists: is not a known operation id',
+    );
   });
 
   it('ROUTE_OVERRIDES changes the upstream path and credential header without code', async () => {

@@ -125,7 +125,7 @@ describe('fuzzing every route', () => {
         const out = await fc.check(
           fc.asyncProperty(batchArbitrary(ctx, BATCH), async (plans) => {
             tally.startBatch();
-            // A status check may have found 4.4's entry stale and started its refresh.
+            // A status check may have found calls.filter_values' entry stale and started its refresh.
             if (plans.some((p) => p.readsStates)) tally.markRefreshing(FILTER_VALUES_KEY);
             await Promise.all(isolateCacheKeys(plans).map((p) => runCase(p, ctx, tally)));
             if (settings.runs > 0 && tally.cases - progress >= 10_000) {
@@ -173,8 +173,8 @@ describe('fuzzing every route', () => {
 
 /**
  * Cases in one batch overlap: two reads of one cache key would share one
- * upstream call. Later ones bypass the cache instead (4.7's status check
- * reads 4.4's entry whatever the caller asks, so it claims that key first).
+ * upstream call. Later ones bypass the cache instead (calls.list's status check
+ * reads calls.filter_values' entry whatever the caller asks, so it claims that key first).
  */
 function isolateCacheKeys(plans: CasePlan[]): CasePlan[] {
   const claimed = new Set<string>();

@@ -15,6 +15,7 @@ import {
   asTenant,
   createTenant,
   envelope,
+  expectRefusal,
   gateway,
   gatewayWith,
   injectFault,
@@ -58,7 +59,7 @@ describe('platform keys stay with the platform', () => {
     expect(list.body.code).toBe(ERRORS.SCOPE_REQUIRED.code);
     expect(list.body.data.scope).toBe('apikeys:read');
     const del = await asTenant(t, '/user/apikey/delete/1', { method: 'DELETE' });
-    expect(del.res.status).toBe(403);
+    await expectRefusal(del, 'SCOPE_REQUIRED');
     expect(await upstreamSaw(id)).toEqual([]);
   });
 
@@ -136,7 +137,7 @@ describe('request bodies are bounded everywhere', () => {
       // @ts-expect-error: workerd's RequestInit takes `duplex` for a streamed body
       duplex: 'half',
     });
-    expect(res.status).toBe(413);
+    await expectRefusal(res, 'PAYLOAD_TOO_LARGE');
   });
 
   it('the operator API refuses an oversized body too', async () => {
@@ -148,7 +149,7 @@ describe('request bodies are bounded everywhere', () => {
         pad: 'x'.repeat(70 * 1024),
       }),
     });
-    expect(res.status).toBe(413);
+    await expectRefusal(res, 'PAYLOAD_TOO_LARGE');
   });
 });
 
@@ -192,8 +193,10 @@ describe('an open event stream ends with its credentials', () => {
     const res = await gateway('/session/ws/any-session', {
       headers: { upgrade: 'websocket', authorization: t.token, 'x-request-id': id },
     });
-    expect(res.status).toBe(502);
-    expect((await envelope(res)).data).toMatchObject({ upstream_status: 302, request_id: id });
+    expect((await expectRefusal(res, 'UPSTREAM_HTTP_ERROR')).data).toMatchObject({
+      upstream_status: 302,
+      request_id: id,
+    });
     // One handshake reached the platform: the redirected one was never made.
     expect((await upstreamSaw(id)).map((r) => r.path)).toEqual(['/session/ws/any-session']);
   });
@@ -261,61 +264,65 @@ describe('pre-auth throttling', () => {
   const kvReads = async () =>
     (await envelope(await admin('/stats'))).data.isolate.kv_reads as number;
   const randomIp = () => `203.0.113.${Math.floor(Math.random() * 250)}`;
-  const present = async (token: string, ip: string) => {
+  /** What the client sees: 'OK', or the refusal's kind when its status and code agree. */
+  const present = async (token: string, ip: string): Promise<string> => {
     const res = await gateway('/team/lists', {
       headers: { authorization: `Bearer ${token}`, 'cf-connecting-ip': ip },
     });
-    await res.arrayBuffer();
-    return res.status;
+    const { code } = await envelope(res);
+    if (res.status === 200 && code === 0) return 'OK';
+    const kind = Object.entries(ERRORS).find(([, e]) => e.code === code && e.status === res.status);
+    return kind ? kind[0] : `${res.status} ${code}`;
   };
 
   it('made-up tagged tokens are refused without any KV read, and never throttle their address', async () => {
     const ip = randomIp();
     const before = await kvReads();
-    const statuses: number[] = [];
-    for (let i = 0; i < 70; i++) statuses.push(await present(`apgw_${randomBase62(52)}`, ip));
-    expect(statuses).toEqual(Array(70).fill(401));
+    const answers: string[] = [];
+    for (let i = 0; i < 70; i++) answers.push(await present(`apgw_${randomBase62(52)}`, ip));
+    expect(answers).toEqual(Array(70).fill('INVALID_TOKEN'));
     expect(await kvReads()).toBe(before);
   });
 
   it('a client that keeps presenting made-up legacy-format tokens is refused before any KV read', async () => {
     const ip = randomIp();
-    const statuses: number[] = [];
-    for (let i = 0; i < 70; i++) statuses.push(await present(legacyFormatToken(), ip));
-    expect(statuses.slice(0, 60).every((s) => s === 401)).toBe(true);
-    expect(statuses.slice(61)).toEqual(Array(9).fill(429));
+    const answers: string[] = [];
+    for (let i = 0; i < 70; i++) answers.push(await present(legacyFormatToken(), ip));
+    expect(answers.slice(0, 60)).toEqual(Array(60).fill('INVALID_TOKEN'));
+    expect(answers.slice(61)).toEqual(Array(9).fill('RATE_LIMITED'));
     const before = await kvReads();
     const refused = await gateway('/team/lists', {
       headers: { authorization: `Bearer ${legacyFormatToken()}`, 'cf-connecting-ip': ip },
     });
-    expect(refused.status).toBe(429);
-    expect((await envelope(refused)).data.policy).toBe('failed-auth');
+    expect((await expectRefusal(refused, 'RATE_LIMITED')).data.policy).toBe('failed-auth');
     expect(refused.headers.get('retry-after')).toBe('60');
     expect(await kvReads()).toBe(before);
     // Another client is not held back.
     const t = await createTenant();
-    expect(await present(t.token, '198.51.100.7')).toBe(200);
+    expect(await present(t.token, '198.51.100.7')).toBe('OK');
   });
 
   it('never refuses a valid token because others failed from its address', async () => {
     const ip = randomIp();
     for (let i = 0; i < 65; i++) await present(legacyFormatToken(), ip);
-    expect(await present(legacyFormatToken(), ip)).toBe(429);
+    expect(await present(legacyFormatToken(), ip)).toBe('RATE_LIMITED');
     // A token this isolate has never seen, from the throttled address.
     const t = await createTenant();
-    expect(await present(t.token, ip)).toBe(200);
+    expect(await present(t.token, ip)).toBe('OK');
     // Tokens that were deleted but are still well tagged fail as unknown, never as throttled.
-    for (let i = 0; i < 65; i++) expect(await present(await unissuedToken(), ip)).toBe(401);
-    expect(await present(t.token, ip)).toBe(200);
+    for (let i = 0; i < 65; i++) {
+      expect(await present(await unissuedToken(), ip)).toBe('INVALID_TOKEN');
+    }
+    expect(await present(t.token, ip)).toBe('OK');
   });
 
   it('counts an IPv6 /64 as one client, so rotating addresses inside it does not evade', async () => {
     const prefix = `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}:1`;
-    const statuses: number[] = [];
+    const answers: string[] = [];
     for (let i = 0; i < 62; i++) {
-      statuses.push(await present(legacyFormatToken(), `${prefix}:${i.toString(16)}::${i + 1}`));
+      answers.push(await present(legacyFormatToken(), `${prefix}:${i.toString(16)}::${i + 1}`));
     }
-    expect(statuses.at(-1)).toBe(429);
+    expect(answers.at(-1)).toBe('RATE_LIMITED');
   });
 
   it('answers a malformed token exactly as an unknown one', async () => {
@@ -459,7 +466,8 @@ describe('the lower findings', () => {
     const ok = await gateway('/agent/lists', {
       headers: { authorization: `Bearer ${token}`, origin: APP },
     });
-    expect(ok.status).toBe(403); // agents:read was not granted: the token itself is good
+    // agents:read was not granted: the token itself is good.
+    expect((await expectRefusal(ok, 'SCOPE_REQUIRED')).data.scope).toBe('agents:read');
     const padded = await gateway('/team/lists', {
       headers: { authorization: `Bearer ${token}=`, origin: APP },
     });
@@ -483,14 +491,13 @@ describe('the lower findings', () => {
         platform_key: platformKeys.demo,
       }),
     });
-    expect(res.status).toBe(400);
-    expect((await envelope(res)).msg).toContain('control characters');
+    expect((await expectRefusal(res, 'VALIDATION_FAILED')).msg).toContain('control characters');
     const t = await createTenant();
     const token = await admin(`/tenants/${t.id}/tokens`, {
       method: 'POST',
       body: JSON.stringify({ name: 'bell\u0007' }),
     });
-    expect(token.status).toBe(400);
+    expect((await expectRefusal(token, 'VALIDATION_FAILED')).msg).toContain('control characters');
   });
 
   it.each([

@@ -3,7 +3,7 @@
  * expiry and rotation, platform key updates, sealed keys at rest, the audit log.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ERRORS } from '../src/errors';
+import { ERRORS, type ErrorKind } from '../src/errors';
 import { ROUTE_SPECS } from '../src/routes/table';
 import { ALL_SCOPES, requiredScope } from '../src/tenants/scopes';
 import {
@@ -11,6 +11,7 @@ import {
   asTenant,
   createTenant,
   envelope,
+  expectRefusal,
   gatewayWith,
   platformKeys,
   type TestTenant,
@@ -74,7 +75,10 @@ describe('tenants', () => {
       method: 'PATCH',
       body: JSON.stringify({ platform_key: platformKeys.other }),
     });
-    expect(JSON.stringify(await envelope(res))).not.toContain(platformKeys.other);
+    const updated = await envelope(res);
+    expect(res.status).toBe(200);
+    expect(updated).toMatchObject({ code: 0, data: { id: t.id } });
+    expect(JSON.stringify(updated)).not.toContain(platformKeys.other);
     const after = await asTenant(t, '/agent/lists');
     expect((await upstreamSaw(after.id))[0]!.headers['x-api-key']).toBe(platformKeys.other);
     // Its cached team list was the old key's: the new key does not see it.
@@ -101,9 +105,13 @@ describe('tenants', () => {
   it('deletes a tenant: its token stops working and the tenant is gone', async () => {
     const t = await createTenant();
     expect((await admin(`/tenants/${t.id}`, { method: 'DELETE' })).status).toBe(200);
-    expect([401, 403]).toContain((await asTenant(t, '/agent/lists')).res.status);
-    expect((await admin(`/tenants/${t.id}`)).status).toBe(404);
-    expect((await admin(`/tenants/${t.id}/tokens`)).status).toBe(404);
+    const gone = await asTenant(t, '/agent/lists');
+    expect([
+      [401, ERRORS.INVALID_TOKEN.code],
+      [403, ERRORS.TENANT_DISABLED.code],
+    ]).toContainEqual([gone.res.status, gone.body.code]);
+    await expectRefusal(await admin(`/tenants/${t.id}`), 'RESOURCE_NOT_FOUND');
+    await expectRefusal(await admin(`/tenants/${t.id}/tokens`), 'RESOURCE_NOT_FOUND');
   });
 
   it.each([
@@ -142,9 +150,17 @@ describe('tenants', () => {
       '/tenants',
       { name: 'x', platform_key: 'sk-12345678', plan: 'gold' },
       'Unknown body parameter: plan',
+      'UNKNOWN_PARAMETER',
     ],
     ['an empty update', 'PATCH', '/tenants/ten_0000000000000000', {}, 'give at least one of'],
-    ['a bad status', 'PATCH', '/tenants/ten_0000000000000000', { status: 'paused' }, 'status'],
+    [
+      'a status (it has its own endpoints)',
+      'PATCH',
+      '/tenants/ten_0000000000000000',
+      { status: 'paused' },
+      'Unknown body parameter: status',
+      'UNKNOWN_PARAMETER',
+    ],
     ['a bad tenant id', 'GET', '/tenants/tenant-1', undefined, 'id must be a tenant id'],
     [
       'a bad page size',
@@ -153,13 +169,12 @@ describe('tenants', () => {
       undefined,
       'page_size must be an integer from 1 to 100',
     ],
-  ])('refuses %s', async (_, method, path, body, says) => {
+  ])('refuses %s', async (_, method, path, body, says, kind = 'VALIDATION_FAILED') => {
     const res = await admin(path, {
       method,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    expect(res.status).toBe(400);
-    expect((await envelope(res)).msg).toContain(says);
+    expect((await expectRefusal(res, kind as ErrorKind)).msg).toContain(says);
   });
 });
 
@@ -223,7 +238,7 @@ describe('tokens', () => {
       method: 'POST',
       body: '{}',
     });
-    expect(rotate.status).toBe(409);
+    await expectRefusal(rotate, 'CONFLICT');
   });
 
   it('rotates without a failed request: both work during the overlap', async () => {
@@ -273,7 +288,7 @@ describe('tokens', () => {
       }),
     );
     const third = await asTenant({ ...capped, token: again.data.token }, '/agent/lists');
-    expect(third.res.status).toBe(429);
+    await expectRefusal(third, 'QUOTA_EXHAUSTED');
     expect(third.body.data.policy).toBe('token-daily');
   });
 
@@ -354,7 +369,7 @@ describe('redaction of platform secrets', () => {
     return asTenant(tok, '/user/apikey/lists?page_size=100');
   }
 
-  it('masks api_key in 4.3 without apikeys:admin', async () => {
+  it('masks api_key in apikey.list without apikeys:admin', async () => {
     const t = await createTenant();
     const { body } = await keysAs(t, ['apikeys:read']);
     const text = JSON.stringify(body);
@@ -368,7 +383,7 @@ describe('redaction of platform secrets', () => {
     expect(JSON.stringify(body)).toContain(platformKeys.demo);
   });
 
-  it('masks the new key of 4.1 without apikeys:admin', async () => {
+  it('masks the new key of apikey.create without apikeys:admin', async () => {
     const t = await createTenant();
     const writer = await issue(t, { name: 'writer', scopes: ['apikeys:write'] });
     const { body } = await asTenant(writer, '/user/apikey/new', {
@@ -454,9 +469,7 @@ describe('platform keys at rest', () => {
 
   it('a missing KEY_ENCRYPTION_KEY is named, never guessed', async () => {
     const res = await gatewayWith({ KEY_ENCRYPTION_KEY: undefined }, '/agent/lists');
-    const body = await envelope(res);
-    expect(res.status).toBe(500);
-    expect(body.msg).toContain('KEY_ENCRYPTION_KEY');
+    expect((await expectRefusal(res, 'MISCONFIGURED')).msg).toContain('KEY_ENCRYPTION_KEY');
   });
 });
 

@@ -13,6 +13,7 @@ import {
   asTenant,
   createTenant,
   envelope,
+  expectRefusal,
   gatewayWith,
   platformKeys,
   requestId,
@@ -175,7 +176,7 @@ describe('leased limits', () => {
     const here = await createTenant();
     await warm(here);
     await admin(`/tenants/${here.id}/tokens/${here.tokenId}`, { method: 'DELETE' });
-    expect((await asTenant(here, '/agent/lists')).res.status).toBe(401);
+    await expectRefusal(await asTenant(here, '/agent/lists'), 'TOKEN_REVOKED');
   });
 
   it('refuses a tenant disabled in another isolate within the lease time, and at once in this one', async () => {
@@ -191,7 +192,7 @@ describe('leased limits', () => {
     const here = await createTenant();
     await warm(here);
     await admin(`/tenants/${here.id}/disable`, { method: 'POST' });
-    expect((await asTenant(here, '/agent/lists')).res.status).toBe(403);
+    await expectRefusal(await asTenant(here, '/agent/lists'), 'TENANT_DISABLED');
     await admin(`/tenants/${here.id}/enable`, { method: 'POST' });
     expect((await asTenant(here, '/agent/lists')).res.status).toBe(200);
   });
@@ -201,7 +202,11 @@ describe('leased limits', () => {
     const here = await createTenant();
     await warm(here);
     await admin(`/tenants/${here.id}`, { method: 'DELETE' });
-    expect([401, 403]).toContain((await asTenant(here, '/agent/lists')).res.status);
+    const gone = await asTenant(here, '/agent/lists');
+    expect([
+      [401, ERRORS.INVALID_TOKEN.code],
+      [403, ERRORS.TENANT_DISABLED.code],
+    ]).toContainEqual([gone.res.status, gone.body.code]);
 
     // Elsewhere: KV has not caught up (the memo still holds the tenant), only the guard knows.
     const t = await createTenant();
@@ -211,7 +216,7 @@ describe('leased limits', () => {
     for (let i = 0; i < 4; i++) expect((await call()).status).toBe(200);
     await guardOf(t).setDisabled(true);
     later(LEASE_MAX_MS);
-    expect((await call()).status).toBe(403);
+    await expectRefusal(await call(), 'TENANT_DISABLED');
   });
 
   it('sees a purge made in another isolate within the lease time, and at once in this one', async () => {

@@ -3,13 +3,14 @@
  * quotas, RateLimit fields, instant revocation and fail-closed.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ERRORS } from '../src/errors';
+import { ERRORS, type ErrorKind } from '../src/errors';
 import type { Limits } from '../src/guard/policy';
 import {
   admin,
   asTenant,
   createTenant,
   envelope,
+  expectRefusal,
   gateway,
   gatewayWith,
   requestId,
@@ -110,7 +111,7 @@ describe('rate policies', () => {
     const tenant = await createTenant();
     await setLimits(tenant, { policies: [{ name: 'burst', limit: 3, window_s: 3600 }] });
     for (let i = 0; i < 5; i++)
-      expect((await asTenant(tenant, '/team/lists?page_size=0')).res.status).toBe(400);
+      await expectRefusal(await asTenant(tenant, '/team/lists?page_size=0'), 'VALIDATION_FAILED');
     expect((await asTenant(tenant, '/team/lists')).res.headers.get('ratelimit')).toMatch(/r=2;/);
   });
 });
@@ -141,7 +142,7 @@ describe('costs', () => {
       json: { team_id: team },
       headers: { 'x-request-id': id },
     });
-    expect(create.res.status).toBe(429);
+    await expectRefusal(create, 'RATE_LIMITED');
     expect((await asTenant(tenant, '/team/lists')).res.status).toBe(200);
   });
 
@@ -153,7 +154,7 @@ describe('costs', () => {
       method: 'POST',
       json: { team_id: team },
     });
-    expect(res.status).toBe(429);
+    await expectRefusal({ res, body }, 'RATE_LIMITED');
     expect(body.msg).toContain('costs more than "tiny" allows per window (3)');
     expect(res.headers.get('retry-after')).toBeNull();
   });
@@ -200,7 +201,7 @@ describe('quotas', () => {
       method: 'POST',
       json: { team_id: team },
     });
-    expect(second.res.status).toBe(429);
+    await expectRefusal(second, 'QUOTA_EXHAUSTED');
     expect(second.body.data.policy).toBe('sessions-daily');
     expect((await asTenant(tenant, '/team/lists')).res.status).toBe(200);
   });
@@ -260,7 +261,7 @@ describe('revocation', () => {
     const res = await admin(`/tenants/${tenant.id}/tokens/tok_0000000000000000`, {
       method: 'DELETE',
     });
-    expect(res.status).toBe(404);
+    await expectRefusal(res, 'RESOURCE_NOT_FOUND');
   });
 });
 
@@ -321,15 +322,15 @@ describe('operator limits API', () => {
       'an unknown group',
       { policies: [], quota: { groups: { widgets: { daily: 1 } } } },
       'quota.groups',
+      'UNKNOWN_PARAMETER',
     ],
-  ])('refuses %s', async (_, limits, says) => {
+  ])('refuses %s', async (_, limits, says, kind = 'VALIDATION_FAILED') => {
     const tenant = await createTenant();
     const res = await admin(`/tenants/${tenant.id}/limits`, {
       method: 'PUT',
       body: JSON.stringify(limits),
     });
-    expect(res.status).toBe(400);
-    expect(JSON.stringify(await envelope(res))).toContain(says);
+    expect(JSON.stringify(await expectRefusal(res, kind as ErrorKind))).toContain(says);
   });
 
   it('shows usage: counters and what remains', async () => {
@@ -360,7 +361,7 @@ describe('operator limits API', () => {
 
   it('is behind the admin token', async () => {
     const res = await gateway('/admin/tenants/ten_0000000000000000/usage');
-    expect(res.status).toBe(401);
+    await expectRefusal(res, 'ADMIN_UNAUTHORIZED');
   });
 });
 

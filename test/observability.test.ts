@@ -12,6 +12,7 @@ import {
   asTenant,
   createTenant,
   envelope,
+  expectRefusal,
   gateway,
   gatewayWith,
   injectFault,
@@ -343,7 +344,7 @@ describe("a tenant's own view: GET /usage", () => {
       }),
     );
     const { res, body } = await asTenant({ ...t, token: narrow.data.token }, '/usage');
-    expect(res.status).toBe(403);
+    await expectRefusal({ res, body }, 'SCOPE_REQUIRED');
     expect(body.data.scope).toBe('usage:read');
   });
 });

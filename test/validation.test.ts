@@ -98,7 +98,7 @@ const bad: Bad[] = [
     code: 40001,
     says: 'page_size must be an integer from 1 to 100',
   },
-  // Dates and enums of 4.7.
+  // Dates and enums of calls.list.
   {
     name: 'start_date not a date',
     path: '/user/call/lists?start_date=2026-13-01',

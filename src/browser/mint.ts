@@ -8,7 +8,7 @@ import { GatewayError, invalidField, ok } from '../errors';
 import { tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
-import { named } from '../observability/named';
+import { operationId } from '../observability/operation-id';
 import {
   BROWSER_TOKEN_MIN_TTL_S,
   BROWSER_TOKEN_PREFIX,
@@ -37,7 +37,7 @@ export function browserTokenRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.post(
     '/auth/browser-token',
-    named('auth.browser_token'),
+    operationId('auth.browser_token'),
     tenantAuth(),
     notFromBrowser,
     // Counted before the body is read: a flood of bad bodies still spends the tenant's limits.

@@ -11,7 +11,7 @@ import { GatewayError } from '../errors';
 import { requireScope, tenantAuth, WS_PROTOCOL } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
-import { named } from '../observability/named';
+import { operationId } from '../observability/operation-id';
 import type { HonoEnv } from '../types/context';
 import { STREAM_SCOPE, streamParams } from './schemas';
 import { closeQuietly, endWithCredentials } from './stream-standing';
@@ -23,7 +23,7 @@ export function sessionEventRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.get(
     '/session/ws/:session_id',
-    named('session.events'),
+    operationId('session.events'),
     tenantAuth({ websocket: true }),
     requireScope(STREAM_SCOPE),
     validated('param', streamParams),

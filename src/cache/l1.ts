@@ -19,7 +19,7 @@ export class ByteLru {
   private readonly entries = new Map<string, L1Entry>();
   private used = 0;
 
-  constructor(private maxBytes: number) {}
+  constructor(private bound: number) {}
 
   /** Bytes held now (bodies plus keys). */
   get bytes(): number {
@@ -30,9 +30,15 @@ export class ByteLru {
     return this.entries.size;
   }
 
-  /** Changes the bound (the L1_CACHE_BYTES setting), evicting down to it. */
+  /** The most bytes it holds. */
+  get maxBytes(): number {
+    return this.bound;
+  }
+
+  /** Changes the bound (the L1_CACHE_BYTES setting), evicting down to it; same bound, no work. */
   resize(maxBytes: number): void {
-    this.maxBytes = maxBytes;
+    if (maxBytes === this.bound) return;
+    this.bound = maxBytes;
     this.evict();
   }
 
@@ -48,7 +54,7 @@ export class ByteLru {
   set(key: string, entry: L1Entry): void {
     this.delete(key);
     const size = sizeOf(key, entry);
-    if (entry.body.byteLength > L1_MAX_ENTRY_BYTES || size > this.maxBytes) return;
+    if (entry.body.byteLength > L1_MAX_ENTRY_BYTES || size > this.bound) return;
     this.entries.set(key, entry);
     this.used += size;
     this.evict();
@@ -63,7 +69,7 @@ export class ByteLru {
 
   private evict(): void {
     for (const [key] of this.entries) {
-      if (this.used <= this.maxBytes) return;
+      if (this.used <= this.bound) return;
       this.delete(key);
     }
   }

@@ -51,7 +51,8 @@ export interface ReadThrough {
 
 const STORED_AT = 'x-gateway-stored-at';
 
-const l1 = new ByteLru(8 * 1024 * 1024);
+/** Bound 0 until the first cached read sets it from L1_CACHE_BYTES (settings come with requests). */
+const l1 = new ByteLru(0);
 const reads = new Coalescer<UpstreamResult>();
 
 export async function readThrough(r: ReadThrough): Promise<CacheOutcome> {
@@ -60,7 +61,7 @@ export async function readThrough(r: ReadThrough): Promise<CacheOutcome> {
     return { result: await r.fetchFresh(), status: 'BYPASS', age: 0 };
   }
   const key = r.key;
-  if (r.l1Bytes !== lastBound) resizeL1(r.l1Bytes);
+  l1.resize(r.l1Bytes);
 
   let found: { entry: L1Entry; tier: CacheTier } | null = null;
   if (!r.revalidate) {
@@ -126,13 +127,7 @@ function lifetimeS(policy: CachePolicy): number {
 
 /** What the L1 tier holds now, for GET /admin/stats. */
 export function l1Stats(): { bytes: number; entries: number; max_bytes: number } {
-  return { bytes: l1.bytes, entries: l1.size, max_bytes: Math.max(lastBound, 0) };
-}
-
-let lastBound = -1;
-function resizeL1(bytes: number): void {
-  lastBound = bytes;
-  l1.resize(bytes);
+  return { bytes: l1.bytes, entries: l1.size, max_bytes: l1.maxBytes };
 }
 
 async function fromL2(key: string): Promise<{ entry: L1Entry; tier: CacheTier } | null> {

@@ -21,6 +21,10 @@ import type { Scope } from '../guard/policy';
 import { type UsageBatch, UsageBuffer, type UsageEntry } from '../guard/usage';
 import { waitUntilDone } from '../waiters';
 
+/**
+ * What hosts an admission (`host` below): a request (limits/request.ts) or the
+ * fleet simulation; how it reaches the tenant's guard, and its clock.
+ */
 export interface AdmissionIo {
   /** Calls the tenant's TenantGuard. */
   acquire(req: LeaseRequest): Promise<LeaseAnswer>;
@@ -67,26 +71,26 @@ export class Admission {
     scope: Scope,
     cost: number,
     settings: LeaseSettings,
-    io: AdmissionIo,
+    host: AdmissionIo,
   ): Promise<AdmissionResult> {
-    const t = this.tenant(tenantId);
+    const tenant = this.tenant(tenantId);
     for (let round = 0; ; round++) {
-      const now = io.now();
-      const local = t.lease.admit(scope, cost, now);
+      const now = host.now();
+      const local = tenant.lease.admit(scope, cost, now);
       if (local.kind !== 'ask') {
-        renewInBackground(t, settings, io);
+        renewInBackground(tenant, settings, host);
         return local;
       }
-      if (now < t.downUntil) return UNAVAILABLE;
+      if (now < tenant.downUntil) return UNAVAILABLE;
       // Exact tenants: every request is its own call, none waits for another's.
-      const exact = t.lease.mode === 'exact';
-      if (!exact && t.calling && round < MAX_ROUNDS) {
-        t.queued += cost;
-        await (io.waitFor ?? waitUntilDone)(() => !t.calling, WAIT_AT_MOST_MS);
-        t.queued = Math.max(0, t.queued - cost);
+      const exact = tenant.lease.mode === 'exact';
+      if (!exact && tenant.calling && round < MAX_ROUNDS) {
+        tenant.queued += cost;
+        await (host.waitFor ?? waitUntilDone)(() => !tenant.calling, WAIT_AT_MOST_MS);
+        tenant.queued = Math.max(0, tenant.queued - cost);
         continue;
       }
-      return call(t, settings, io, { scope, cost, queued: exact ? 0 : t.queued });
+      return call(tenant, settings, host, { scope, cost, queued: exact ? 0 : tenant.queued });
     }
   }
 
@@ -99,18 +103,18 @@ export class Admission {
     tenantId: string,
     scope: Scope,
     settings: LeaseSettings,
-    io: AdmissionIo,
+    host: AdmissionIo,
   ): Promise<Refusal | null | typeof UNAVAILABLE> {
-    const t = this.tenant(tenantId);
-    const known = t.lease.standing(scope, io.now());
+    const tenant = this.tenant(tenantId);
+    const known = tenant.lease.standing(scope, host.now());
     if (known !== 'ask') return known;
     try {
-      const req = t.lease.request(io.now(), settings, { scope, cost: 0, queued: 0 });
-      t.lease.apply(req, await keptAlive(io, io.acquire(req)));
+      const req = tenant.lease.request(host.now(), settings, { scope, cost: 0, queued: 0 });
+      tenant.lease.apply(req, await keptAlive(host, host.acquire(req)));
     } catch {
       return UNAVAILABLE;
     }
-    const after = t.lease.standing(scope, io.now(), true);
+    const after = tenant.lease.standing(scope, host.now(), true);
     return after === 'ask' ? UNAVAILABLE : after;
   }
 
@@ -123,12 +127,18 @@ export class Admission {
    * Adds a finished request to its tenant's usage; sends the batch on its own,
    * off the request path, once it has waited USAGE_FLUSH_MS for a lease call.
    */
-  recordUsage(tenantId: string, entry: UsageEntry, settings: LeaseSettings, io: AdmissionIo): void {
-    const t = this.tenant(tenantId);
-    t.usage.add(entry);
-    if (!t.usage.due(io.now()) || t.calling) return;
-    const batch = t.usage.take();
-    if (batch) io.waitUntil(io.record(batch, settings.usageRetentionDays).catch(() => undefined));
+  recordUsage(
+    tenantId: string,
+    entry: UsageEntry,
+    settings: LeaseSettings,
+    host: AdmissionIo,
+  ): void {
+    const tenant = this.tenant(tenantId);
+    tenant.usage.add(entry);
+    if (!tenant.usage.due(host.now()) || tenant.calling) return;
+    const batch = tenant.usage.take();
+    if (batch)
+      host.waitUntil(host.record(batch, settings.usageRetentionDays).catch(() => undefined));
   }
 
   /** Tenants this isolate holds a lease for (the simulation measures their memory). */
@@ -137,16 +147,16 @@ export class Admission {
   }
 
   private tenant(tenantId: string): TenantAdmission {
-    let t = this.tenants.get(tenantId);
-    if (!t) {
+    let tenant = this.tenants.get(tenantId);
+    if (!tenant) {
       if (this.tenants.size >= MAX_TENANTS) {
         const oldest = this.tenants.keys().next().value;
         if (oldest !== undefined) this.tenants.delete(oldest);
       }
-      t = new TenantAdmission();
-      this.tenants.set(tenantId, t);
+      tenant = new TenantAdmission();
+      this.tenants.set(tenantId, tenant);
     }
-    return t;
+    return tenant;
   }
 }
 
@@ -154,54 +164,62 @@ export class Admission {
 export const isolateAdmission = new Admission();
 
 async function call(
-  t: TenantAdmission,
+  tenant: TenantAdmission,
   settings: LeaseSettings,
-  io: AdmissionIo,
+  host: AdmissionIo,
   waiting: { scope: Scope; cost: number; queued: number },
 ): Promise<AdmissionResult> {
-  const coordinating = !t.calling;
-  t.calling = true;
-  const req = withUsage(t, settings, t.lease.request(io.now(), settings, waiting));
+  const coordinating = !tenant.calling;
+  tenant.calling = true;
+  const req = withUsage(tenant, settings, tenant.lease.request(host.now(), settings, waiting));
   try {
-    const answer = await keptAlive(io, io.acquire(req));
-    return t.lease.apply(req, answer) ?? UNAVAILABLE;
+    const answer = await keptAlive(host, host.acquire(req));
+    return tenant.lease.apply(req, answer) ?? UNAVAILABLE;
   } catch {
-    t.downUntil = io.now() + DOWN_FOR_MS;
+    tenant.downUntil = host.now() + DOWN_FOR_MS;
     return UNAVAILABLE;
   } finally {
-    if (coordinating) t.calling = false;
+    if (coordinating) tenant.calling = false;
   }
 }
 
 /** Renews ahead of the lease's end, or tops it up, off the request path. */
-function renewInBackground(t: TenantAdmission, settings: LeaseSettings, io: AdmissionIo): void {
-  const now = io.now();
-  if (t.calling || now < t.downUntil || !t.lease.renewal(now, settings)) return;
-  t.calling = true;
-  const req = withUsage(t, settings, t.lease.request(now, settings, null));
-  const renewal = io
+function renewInBackground(
+  tenant: TenantAdmission,
+  settings: LeaseSettings,
+  host: AdmissionIo,
+): void {
+  const now = host.now();
+  if (tenant.calling || now < tenant.downUntil || !tenant.lease.renewal(now, settings)) return;
+  tenant.calling = true;
+  const req = withUsage(tenant, settings, tenant.lease.request(now, settings, null));
+  const renewal = host
     .acquire(req)
     .then((answer) => {
-      t.lease.apply(req, answer);
+      tenant.lease.apply(req, answer);
     })
     .catch(() => {
       // The lease runs to its end; then requests ask, and the failure mode decides.
     })
     .finally(() => {
-      t.calling = false;
+      tenant.calling = false;
     });
-  io.waitUntil(renewal);
+  host.waitUntil(renewal);
 }
 
 /** The usage gathered so far rides along with a call to the guard (the same request object). */
-function withUsage(t: TenantAdmission, settings: LeaseSettings, req: LeaseRequest): LeaseRequest {
-  const usage = t.usage.take();
+function withUsage(
+  tenant: TenantAdmission,
+  settings: LeaseSettings,
+  req: LeaseRequest,
+): LeaseRequest {
+  const usage = tenant.usage.take();
   if (usage) Object.assign(req, { usage, usageRetentionDays: settings.usageRetentionDays });
   return req;
 }
 
 /** The call survives its own request ending early (others may be waiting on it). */
-function keptAlive<T>(io: AdmissionIo, promise: Promise<T>): Promise<T> {
-  io.waitUntil(promise.catch(() => undefined));
+function keptAlive<T>(host: AdmissionIo, promise: Promise<T>): Promise<T> {
+  host.waitUntil(promise.catch(() => undefined));
   return promise;
 }

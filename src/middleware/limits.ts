@@ -35,12 +35,7 @@ export function tenantLimits(group: LimitGroup, cost: (c: Context<HonoEnv>) => n
     );
     const obs = c.get('obs');
     obs.cost = units;
-    obs.limiter =
-      result.kind === 'refused'
-        ? 'refused'
-        : result.kind === 'admitted'
-          ? 'admitted'
-          : 'unavailable';
+    obs.limiter = result.kind;
     if (result.kind === 'refused' && 'violated' in result.refusal) {
       obs.refusedBy = result.refusal.violated;
     }

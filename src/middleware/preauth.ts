@@ -70,16 +70,16 @@ export async function countAgainstClient(c: Context<HonoEnv>, kind: PreAuthKind)
   if (!success) refused.set(key, true, REFUSED_FOR_S * 1000);
 }
 
-const failedLookups: Record<PreAuthKind, { policy: string; what: string }> = {
-  'legacy-token': { policy: 'failed-auth', what: 'unknown legacy-format tokens' },
-  origin: { policy: 'origin-lookups', what: 'unknown origins' },
-  'admin-auth': { policy: 'failed-admin-auth', what: 'wrong operator tokens' },
+const failedLookups: Record<PreAuthKind, { policy: string; attempts: string }> = {
+  'legacy-token': { policy: 'failed-auth', attempts: 'unknown legacy-format tokens' },
+  origin: { policy: 'origin-lookups', attempts: 'unknown origins' },
+  'admin-auth': { policy: 'failed-admin-auth', attempts: 'wrong operator tokens' },
 };
 
 export function throttled(kind: PreAuthKind): GatewayError {
-  const { policy, what } = failedLookups[kind];
+  const { policy, attempts } = failedLookups[kind];
   return new GatewayError('RATE_LIMITED', {
-    message: `Too many ${what} from this address; retry in ${REFUSED_FOR_S} s`,
+    message: `Too many ${attempts} from this address; retry in ${REFUSED_FOR_S} s`,
     details: { policy, retry_after_s: REFUSED_FOR_S },
     headers: { 'Retry-After': String(REFUSED_FOR_S) },
   });

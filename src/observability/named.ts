@@ -1,12 +1,6 @@
 /**
- * Names what answers a request in its log line and usage history (observability/request-log.ts).
+ * The old name of operationId (observability/operation-id.ts), kept only for
+ * src/proxy.ts and src/admin/index.ts, which other changes are editing now:
+ * they move to operationId, then this file goes.
  */
-import { createMiddleware } from 'hono/factory';
-import type { HonoEnv } from '../types/context';
-
-export function named(route: string) {
-  return createMiddleware<HonoEnv>(async function named(c, next) {
-    c.get('obs').route = route;
-    await next();
-  });
-}
+export { operationId as named } from './operation-id';

@@ -1,6 +1,6 @@
 /**
- * The platform's data models (PLATFORM.md and the interface specification,
- * section 2) as JSON Schema, for the OpenAPI document's success answers. The
+ * The platform's data models (PLATFORM.md and the platform's interface
+ * specification) as JSON Schema, for the OpenAPI document's success answers. The
  * platform adds fields freely, so objects stay open; types are what the
  * specification states. Request schemas are not here: they come from the
  * route table's zod schemas.
@@ -19,7 +19,7 @@ const obj = (properties: Record<string, Schema>, required: string[] = []): Schem
 });
 const arrayOf = (items: Schema): Schema => ({ type: 'array', items });
 
-/** 2.1: the paged list wrapper, for items of `item`. */
+/** The paged list wrapper of every list operation, for items of `item`. */
 export const paged = (item: Schema): Schema =>
   obj({ page_num: int, page_size: int, total: int, total_page: int, data: arrayOf(item) }, [
     'page_num',

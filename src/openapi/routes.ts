@@ -8,7 +8,7 @@
 import { Hono } from 'hono';
 import { presentedToken, tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
-import { named } from '../observability/named';
+import { operationId } from '../observability/operation-id';
 import { BROWSER_TOKEN_PREFIX } from '../tenants/browser-token';
 import type { HonoEnv } from '../types/context';
 import { type OpenApiDocument, partnerDocument } from './document';
@@ -78,7 +78,7 @@ export function openApiRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.get(
     '/openapi.json',
-    named('openapi'),
+    operationId('openapi'),
     async (c, next) => {
       // A token's own view is private to it; everyone else's is the same public document.
       c.header('Vary', 'Authorization, x-api-key');
@@ -100,10 +100,10 @@ export function openApiRoutes(): Hono<HonoEnv> {
       return c.json(servedFrom(c.req.url, view), 200, { 'Cache-Control': 'private, no-store' });
     },
   );
-  app.get('/docs', named('docs'), (c) =>
+  app.get('/docs', operationId('docs'), (c) =>
     c.body(DOCS_PAGE, 200, pageHeaders('text/html; charset=utf-8')),
   );
-  app.get('/docs/init.js', named('docs'), (c) =>
+  app.get('/docs/init.js', operationId('docs'), (c) =>
     c.body(DOCS_INIT, 200, pageHeaders('text/javascript; charset=utf-8')),
   );
   return app;

@@ -1,4 +1,4 @@
-/** 4.8: agents. */
+/** `agent.list` and `agent.info`: agents (x-api-key operations). */
 import * as z from 'zod';
 import { enumField, pageNum, pageSize, uuidField } from './schemas';
 import type { RouteSpec } from './types';

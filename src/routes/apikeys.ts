@@ -1,4 +1,4 @@
-/** 4.1–4.4: the platform's API keys and call-history filter values. */
+/** `apikey.create`, `apikey.delete` and `apikey.list`: the platform's API keys. */
 import * as z from 'zod';
 import { intField, pageNum, pageSize, textField } from './schemas';
 import type { RouteSpec } from './types';

@@ -1,4 +1,4 @@
-/** 4.8: browser instances and their pages. */
+/** `browser.*`: browser instances and their pages (x-api-key operations). */
 import * as z from 'zod';
 import { opaqueId, pageNum, pageSize } from './schemas';
 import type { RouteSpec } from './types';

@@ -1,4 +1,4 @@
-/** 4.4 and 4.7: credit consumption history and its filter values. */
+/** `calls.list` and `calls.filter_values`: credit consumption history and its filter values. */
 import * as z from 'zod';
 import { invalidField } from '../errors';
 import type { ValidatedInput } from '../types/context';
@@ -38,7 +38,8 @@ export const callRoutes: RouteSpec[] = [
 ];
 
 /**
- * 4.7's status must be one of the `states` 4.4 returns for this tenant (read through the cache).
+ * calls.list's status must be one of the `states` calls.filter_values returns for this tenant
+ * (read through the cache).
  */
 async function statusIsAKnownState(
   { query }: ValidatedInput,

@@ -1,4 +1,4 @@
-/** 4.8: sessions and their messages. */
+/** `session.*`: sessions and their messages (x-api-key operations). */
 import * as z from 'zod';
 import {
   dateTimeField,

@@ -1,4 +1,4 @@
-/** 4.5 and 4.6: teams, each with its agents and model. */
+/** `team.list` and `team.info`: teams, each with its agents and model. */
 import * as z from 'zod';
 import { enumField, pageNum, pageSize, uuidField } from './schemas';
 import type { RouteSpec } from './types';
@@ -21,7 +21,8 @@ export const teamRoutes: RouteSpec[] = [
     id: 'team.info',
     method: 'GET',
     path: '/team/info/:team_id',
-    // The spec leaves 4.6's header open; Authorization matches 4.1–4.5.
+    // The platform leaves team.info's header open; Authorization matches the
+    // API key operations and team.list.
     credential: 'authorization',
     group: 'teams',
     cache: { ttl_s: 60, grace_s: 300 },

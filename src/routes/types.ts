@@ -43,7 +43,7 @@ export interface RouteSpec {
    * overridable; UPSTREAM_TIMEOUT_MS is the ceiling (docs/RESILIENCE.md, "Per-operation deadlines").
    */
   timeoutMs?: number;
-  /** Checks that need platform data, run after validation (4.7's status). */
+  /** Checks that need platform data, run after validation (calls.list's status). */
   check?: (input: ValidatedInput, platform: PlatformReader) => Promise<void>;
   params?: z.ZodType<Record<string, unknown>>;
   /**

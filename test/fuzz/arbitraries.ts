@@ -12,7 +12,7 @@ import { type Field, INT_MAX, MAX_DIGITS, MODELS, type RouteModel } from './mode
 
 type G = fc.GeneratorValue;
 
-/** What the tests know at run time: secrets to present (or never see) and 4.4's states. */
+/** What the tests know at run time: secrets to present (or never see) and calls.filter_values' states. */
 export interface FuzzContext {
   token: string;
   readOnlyToken: string;
@@ -50,7 +50,7 @@ export interface CasePlan {
   headers: [string, string][];
   body?: string;
   requestId: RequestIdForm;
-  /** 4.7 with a status reads 4.4's states through the cache under this request's id. */
+  /** calls.list with a status reads calls.filter_values' states through the cache under this request's id. */
   readsStates: boolean;
   mutations: string[];
   expect: Expectation;

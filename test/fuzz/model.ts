@@ -18,7 +18,7 @@ export type FieldType =
   | { kind: 'datetime' }
   | { kind: 'uuid' }
   | { kind: 'opaque' }
-  /** 4.7's status: '' or one of the states 4.4 returns. */
+  /** calls.list's status: '' or one of the states calls.filter_values returns. */
   | { kind: 'state' };
 
 export interface Field {

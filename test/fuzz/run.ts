@@ -178,7 +178,7 @@ async function checkCase(
     if (Math.floor(code / 100) !== res.status) fail(`code ${code} with HTTP ${res.status}`);
     const data = envelope.data as { request_id?: unknown } | null;
     if (data?.request_id !== id) fail(`data.request_id ${data?.request_id} is not ${id}`);
-    // 4.7's status check reads 4.4 through the cache: that one read, and nothing else.
+    // calls.list's status check reads calls.filter_values through the cache: that one read, and nothing else.
     const allowed = seen.filter(
       (r) => plan.readsStates && r.method === 'GET' && r.path === FILTER_VALUES,
     );

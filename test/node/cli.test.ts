@@ -72,6 +72,7 @@ describe('operator CLI', () => {
 
   it('warns on stderr when a token is given an API key scope', async () => {
     const created = await cli('tenant', 'create', '--name', 'Keys', '--scopes', 'teams:read');
+    expect(created.code, created.stderr).toBe(0);
     expect(created.stderr).not.toContain('warning');
     const tenantId = /ten_[0-9A-Za-z]{16}/.exec(created.stdout)?.[0] ?? '';
     const issued = await cli(
@@ -100,6 +101,7 @@ describe('operator CLI', () => {
       body: '{"team_id":"3f6c1e2a-5b7d-4c8e-9f01-23456789abcd"}',
     });
     expect(write.status).toBe(403);
+    expect(((await write.json()) as { code: number }).code).toBe(40300); // SCOPE_REQUIRED
 
     const limits = await cli(
       'limits',
@@ -139,7 +141,9 @@ describe('operator CLI', () => {
 
     const revoked = await cli('token', 'revoke', tenantId, tokenId);
     expect(revoked.code, revoked.stderr).toBe(0);
-    expect((await call(first)).status).toBe(401);
+    const revokedCall = await call(first);
+    expect(revokedCall.status).toBe(401);
+    expect(((await revokedCall.json()) as { code: number }).code).toBe(40102); // TOKEN_REVOKED
     expect((await call(current)).status).toBe(200);
 
     const usage = await cli('usage', tenantId);

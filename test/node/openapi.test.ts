@@ -331,6 +331,7 @@ describe('requests sampled from the document', () => {
         );
         const answer = await call('GET', fill(op.path, known), query);
         expect(answer.status, `${op.id} without ${p.name}`).toBe(400);
+        expect(answer.body.code).toBe(40001); // VALIDATION_FAILED
         expect(answer.body.msg).toContain(p.name);
         expect(await upstreamSaw(answer.requestId)).toEqual([]);
       }
