@@ -17,7 +17,7 @@ import { requireScope, tenantAuth } from './middleware/auth';
 import { idempotency } from './middleware/idempotency';
 import { tenantLimits } from './middleware/limits';
 import { validateInput } from './middleware/validate';
-import { named } from './observability/named';
+import { operationId } from './observability/operation-id';
 import { configuredRoute } from './routes/overrides';
 import { ROUTE_SPECS } from './routes/table';
 import type { PlatformReader, ResolvedRoute, RouteSpec } from './routes/types';
@@ -48,7 +48,7 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
     app.on(
       spec.method,
       [spec.path],
-      named(spec.id),
+      operationId(spec.id),
       resolveRoute(spec),
       tenantAuth(),
       requireScope(spec),

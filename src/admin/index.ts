@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { l1Stats } from '../cache/read-through';
 import { ok } from '../errors';
-import { named } from '../observability/named';
+import { operationId } from '../observability/operation-id';
 import { adminDocument } from '../openapi/admin-document';
 import { isolateStats } from '../stats';
 import type { HonoEnv } from '../types/context';
@@ -17,7 +17,7 @@ import { tokenRoutes } from './tokens';
 
 export function adminRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
-  app.use('*', named('admin'), adminAuth());
+  app.use('*', operationId('admin'), adminAuth());
   app.route('/tenants', tenantRoutes());
   app.route('/tenants', tokenRoutes());
   app.route('/tenants', limitRoutes());
