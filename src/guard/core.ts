@@ -57,8 +57,10 @@ import { type MeterState, meterState, secondsUntil } from './verdict';
 
 /** An isolate's lease never takes more than this share of what is left of a meter. */
 export const LEASE_SHARE = 1 / 8;
-/** A regional broker's lease never takes more than this share (guard/broker.ts). */
+/** A regional broker's lease never takes more than this share (guard/broker.ts)… */
 export const BROKER_SHARE = 1 / 2;
+/** …unless this few units are left: then it may take them all. */
+const BROKER_TAKES_ALL_BELOW = 8;
 
 /** Usage history kept when no isolate has said otherwise (USAGE_RETENTION_DAYS). */
 const DEFAULT_RETENTION_DAYS = 90;
@@ -150,13 +152,15 @@ export class GuardCore {
         if (!m || want <= 0) continue;
         const slot = slotAt(m, start);
         const left = m.limit - this.ledger.counted(m, slot, now);
-        // A broker (a holder) speaks for a region: it gets a larger share, and the
-        // last units too, so its waiting isolates need not each call here.
-        const share = req.holder ? BROKER_SHARE : LEASE_SHARE;
-        const units = Math.min(
-          want,
-          Math.max(req.holder && left >= 1 ? 1 : 0, Math.floor(left * share)),
-        );
+        // A broker (a holder) speaks for a region: it gets a larger share, and all
+        // of the last few units, so the meter runs dry at once and every holder
+        // learns when it has room again, instead of its isolates each calling here.
+        const share = req.holder
+          ? left <= BROKER_TAKES_ALL_BELOW
+            ? left
+            : Math.floor(left * BROKER_SHARE)
+          : Math.floor(left * LEASE_SHARE);
+        const units = Math.min(want, share);
         if (units <= 0) continue;
         this.ledger.charge(m, slot, units, now);
         leased.set(key, units);
