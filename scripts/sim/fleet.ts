@@ -82,6 +82,12 @@ interface RequestContext {
 }
 const requestContext = new AsyncLocalStorage<RequestContext>();
 
+/** The isolate request a broker is serving synchronously, and the root call it made for it. */
+interface Serving {
+  rootNow: number | null;
+}
+let serving: Serving | null = null;
+
 /** Notes a waiting request's own call (renewals run in its context too, and are not it). */
 function noteCall(req: LeaseRequest): false {
   const context = requestContext.getStore();
@@ -157,8 +163,11 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
     const core = new BrokerCore(
       { name, leaseMs: BROKER_LEASE_MS },
       {
-        acquire: (req) =>
-          root.call(rootRtt, (c) => c.acquire(req)).finally(() => made.rootAnswers++),
+        acquire: (req) => {
+          // A root call made on the spot for an isolate's request: it is counted as of this `now`.
+          if (serving && !req.renewal) serving.rootNow = req.now;
+          return root.call(rootRtt, (c) => c.acquire(req)).finally(() => made.rootAnswers++);
+        },
         now: () => clock.now(),
         wakeAt,
       },
@@ -192,13 +201,18 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
       return broker.object
         .call(isolate.dc.brokerRtt, async (b) => {
           const before = clock.now();
-          const answer = await b.acquire(req);
+          const call: Serving = { rootNow: null };
+          serving = call;
+          const pending = b.acquire(req);
+          serving = null;
+          const answer = await pending;
           // Answered from the pool at once, or only after a root call.
           const viaRootToo = clock.now() > before;
           if (viaRootToo) made.rootWaits++;
-          // Counted by the broker now, or by the root as of the broker's call, a round trip ago.
+          // Counted by the broker now, by the root as of the call it made for this request,
+          // or (after waiting on a shared call) as of that call, about a round trip ago.
           if (context && !req.renewal) {
-            context.callNow = clock.now() - (viaRootToo ? broker.rootRtt : 0);
+            context.callNow = call.rootNow ?? clock.now() - (viaRootToo ? broker.rootRtt : 0);
           }
           return answer;
         })

@@ -82,6 +82,8 @@ interface AskContext {
 
 /** Renew ahead once this share of the pool's lease has passed. */
 const RENEW_AHEAD_AT = 0.5;
+/** A pool that would last less than this (a slot ending soon) is not kept: calls pass through. */
+const MIN_POOL_MS = 250;
 /** Rounds an isolate's call waits for shared root calls before making its own. */
 const MAX_ROUNDS = 5;
 /** After a failed renewal, the next try is this much later. */
@@ -94,6 +96,8 @@ const TOP_UP_BELOW = 0.25;
  * starts later (an isolate renewing ahead) while a request waits now.
  */
 const ISOLATE_SHARE = 1 / 2;
+/** An isolate renewing ahead from the pool in use now gets at most this share of it. */
+const AHEAD_SHARE = 1 / 4;
 /**
  * Scopes seen within this long keep being renewed ahead: thin traffic (a few
  * requests a minute per region) then finds a pool ready instead of waiting
@@ -107,6 +111,8 @@ const MAX_USAGE_ROWS = 5000;
 
 export class BrokerCore {
   private mode: LimiterMode | null = null;
+  /** The root's leases end within MIN_POOL_MS (short windows): calls pass through. */
+  private shortSlots = false;
   private disabled = false;
   private cacheVersion = '0';
   private current: Pool | null = null;
@@ -218,22 +224,43 @@ export class BrokerCore {
     return pool.start + RENEW_AHEAD_AT * (pool.expiresAt - pool.start);
   }
 
+  /**
+   * Exact mode, and leases shorter than MIN_POOL_MS (windows of a few seconds,
+   * whose slots end that soon): a pool would end before it paid for its round
+   * trip, so isolates' calls go through to the root as they are.
+   */
   private passesThrough(): boolean {
-    return this.mode === 'exact';
+    return this.mode === 'exact' || this.shortSlots;
   }
 
-  /** Exact mode: the root counts every request itself. */
   private async passThrough(req: LeaseRequest): Promise<LeaseAnswer> {
     const usage = this.takeUsage();
+    this.retire(this.current);
+    this.retire(this.next);
+    this.current = null;
+    this.next = null;
+    const returns = this.returns;
+    this.returns = [];
     const forwarded: LeaseRequest = {
       ...req,
+      // Counted as of now, here: as the pool's calls are.
+      now: this.io.now(),
+      // The isolate's returns were taken back into the pools (acquire), now retired into these.
+      returns,
       usage: mergeUsage(req.usage, usage),
       brokerCalls: this.takeCalls(),
     };
-    const answer = await this.io.acquire(forwarded);
+    const answer = await this.io.acquire(forwarded).catch((err: unknown) => {
+      this.returns.push(...returns);
+      throw err;
+    });
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
+    // A lease to the isolate as long as a pool would be: pool again from the next call.
+    if (answer.mode === 'leased' && answer.expiresAt - answer.start >= MIN_POOL_MS) {
+      this.shortSlots = false;
+    }
     return answer;
   }
 
@@ -341,6 +368,8 @@ export class BrokerCore {
   /** The root's answer becomes the pool and the tenant's state. */
   private keep(req: LeaseRequest, answer: LeaseAnswer): void {
     this.mode = answer.mode;
+    this.shortSlots =
+      answer.mode === 'leased' && !answer.disabled && answer.expiresAt - answer.start < MIN_POOL_MS;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
     req.scopes.forEach((ask, i) => {
@@ -420,12 +449,15 @@ export class BrokerCore {
 
     // Lease on: what each scope wants, within a share of what the pool holds.
     const leased = new Map<string, number>();
+    // A lease that starts later but draws on the pool in use now takes less, so a
+    // request arriving before it starts still finds units (AHEAD_SHARE).
+    const share = start > now && pool === this.current ? AHEAD_SHARE : ISOLATE_SHARE;
     if (this.mode === 'leased' && !this.disabled) {
       for (const { ask, state, held, refusal } of asks) {
         if (refusal || ask.want <= 0) continue;
         let given = 0;
         for (const h of held) {
-          const units = Math.min(ask.want, Math.floor(h.left * ISOLATE_SHARE));
+          const units = Math.min(ask.want, Math.floor(h.left * share));
           if (units <= 0) continue;
           h.left -= units;
           leased.set(h.grant.key, (leased.get(h.grant.key) ?? 0) + units);

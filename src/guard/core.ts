@@ -60,7 +60,7 @@ export const LEASE_SHARE = 1 / 8;
 /** A regional broker's lease never takes more than this share (guard/broker.ts)… */
 export const BROKER_SHARE = 1 / 2;
 /** …unless this few units are left: then it may take them all. */
-const BROKER_TAKES_ALL_BELOW = 8;
+const BROKER_TAKES_ALL_BELOW = 2;
 
 /** Usage history kept when no isolate has said otherwise (USAGE_RETENTION_DAYS). */
 const DEFAULT_RETENTION_DAYS = 90;
@@ -158,7 +158,7 @@ export class GuardCore {
         const share = req.holder
           ? left <= BROKER_TAKES_ALL_BELOW
             ? left
-            : Math.floor(left * BROKER_SHARE)
+            : Math.max(1, Math.floor(left * BROKER_SHARE))
           : Math.floor(left * LEASE_SHARE);
         const units = Math.min(want, share);
         if (units <= 0) continue;
