@@ -104,6 +104,11 @@ const AHEAD_SHARE = 1 / 4;
  * for the root.
  */
 export const KEEP_SCOPES_MS = 60_000;
+/**
+ * Units a kept scope asks for at least: a few spare, so a quiet region's next
+ * requests find the pool stocked (unused ones go back within a lease).
+ */
+const MIN_WANT = 4;
 /** How long handed-out units weigh in a scope's demand (exponential decay time). */
 const DEMAND_MEMORY_MS = 10_000;
 /** Usage rows held for the next root call before a call is made for them alone. */
@@ -536,13 +541,13 @@ export class BrokerCore {
 
   /**
    * Units a scope's region is likely to need over a lease of `length`: twice
-   * its smoothed rate, and at least one while it is kept (seen lately).
+   * its smoothed rate, and at least MIN_WANT while it is kept (seen lately).
    */
   private wantFor(key: string, now: number, length: number): number {
     const s = this.scopes.get(key);
     if (!s) return 0;
     const rate = decayed(s, now) / DEMAND_MEMORY_MS;
-    return Math.max(1, Math.ceil(rate * length * 2));
+    return Math.max(MIN_WANT, Math.ceil(rate * length * 2));
   }
 
   private dropIdleScopes(now: number): void {
