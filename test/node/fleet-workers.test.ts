@@ -22,7 +22,7 @@ beforeAll(async () => {
     platformBaseUrl: emulator.url,
     replicas: WORKERS - 1,
     staticAssets: false,
-    vars: { LOG_SAMPLE_RATE: '0' },
+    vars: { LOG_SAMPLE_RATE: '0', LEASE_BROKERS: 'on' },
   });
 });
 afterAll(async () => {
