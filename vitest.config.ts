@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
-import { ensureDocsAssets } from './scripts/docs-assets';
+import { buildAssets } from './scripts/assets';
 
 /** A free loopback port for the platform emulator that the tests talk to. */
 async function freePort(): Promise<number> {
@@ -23,7 +23,7 @@ async function freePort(): Promise<number> {
  */
 export default defineConfig(async () => {
   // wrangler.toml's [assets] directory must exist before the Workers pool reads it.
-  ensureDocsAssets();
+  buildAssets();
   const port = Number(process.env.EMULATOR_PORT) || (await freePort());
   process.env.EMULATOR_PORT = String(port);
   return {

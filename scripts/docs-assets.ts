@@ -1,11 +1,9 @@
 /**
  * Puts the API reference page's script (Scalar's standalone bundle, from
  * node_modules) where Workers static assets serve it: build/assets/docs/
- * scalar.js → GET /docs/scalar.js. wrangler.toml's `[assets]` points there,
- * and its `[build]` runs this file before wrangler dev, deploy and types; the
- * Workers vitest pool, which reads wrangler.toml without running `[build]`,
- * calls ensureDocsAssets() from vitest.config.ts. It copies when the file is
- * missing, of another size or older than the package's.
+ * scalar.js → GET /docs/scalar.js. scripts/assets.ts calls it, with the
+ * browser pages' build. It copies when the file is missing, of another size
+ * or older than the package's.
  */
 import { copyFileSync, mkdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -33,8 +31,4 @@ export function ensureDocsAssets(): void {
   if (have.size === want.size && have.mtimeMs >= want.mtimeMs) return;
   mkdirSync(path.dirname(target), { recursive: true });
   copyFileSync(source, target);
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  ensureDocsAssets();
 }

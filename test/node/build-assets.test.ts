@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { unstable_readConfig } from 'wrangler';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const COMMAND = 'npx tsx scripts/docs-assets.ts';
+const COMMAND = 'npx tsx scripts/assets.ts';
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'build-assets-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -31,10 +31,10 @@ describe('[build]', () => {
 
   it('makes build/assets/docs/scalar.js in a tree that has none', async () => {
     // The repository's script and packages, in a directory without build/.
-    cpSync(
-      path.join(ROOT, 'scripts', 'docs-assets.ts'),
-      path.join(tmp, 'scripts', 'docs-assets.ts'),
-    );
+    for (const script of ['assets.ts', 'docs-assets.ts', 'ui-assets.ts']) {
+      cpSync(path.join(ROOT, 'scripts', script), path.join(tmp, 'scripts', script));
+    }
+    cpSync(path.join(ROOT, 'ui'), path.join(tmp, 'ui'), { recursive: true });
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(tmp, 'node_modules'));
     const target = path.join(tmp, 'build', 'assets', 'docs', 'scalar.js');
     expect(existsSync(target)).toBe(false);

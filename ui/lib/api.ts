@@ -1,0 +1,76 @@
+/**
+ * Calls the gateway from a browser page and reads its `{code, msg, data}`
+ * envelope. A non-zero code becomes an ApiError that carries what a page
+ * shows next to a field or in a banner: the code, the message, the field the
+ * gateway named (validation errors) and the request id to quote to support.
+ */
+export interface Envelope<T> {
+  code: number;
+  msg: string;
+  data: T;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: number,
+    message: string,
+    readonly requestId: string | null,
+    /** Field name → the gateway's message for it (validation errors, code 40000). */
+    readonly fields: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export interface CallOptions {
+  method?: string;
+  body?: unknown;
+  /** Extra headers, e.g. the partner's `Authorization` (never a cookie). */
+  headers?: Record<string, string>;
+}
+
+export async function call<T>(url: string, options: CallOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(url, {
+    method: options.method ?? 'GET',
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    credentials: 'same-origin',
+    redirect: 'error',
+  });
+  const requestId = res.headers.get('x-request-id');
+  let envelope: Envelope<T>;
+  try {
+    envelope = (await res.json()) as Envelope<T>;
+  } catch {
+    throw new ApiError(res.status, -1, `Unexpected answer (HTTP ${res.status})`, requestId, {});
+  }
+  if (!res.ok || envelope.code !== 0) {
+    const data = (envelope.data ?? {}) as ErrorData;
+    throw new ApiError(
+      res.status,
+      envelope.code,
+      envelope.msg,
+      data.request_id ?? requestId,
+      fieldsOf(data),
+    );
+  }
+  return envelope.data;
+}
+
+/** What the gateway puts in an error envelope's `data` (src/errors.ts). */
+interface ErrorData {
+  request_id?: string;
+  errors?: { field?: unknown; message?: unknown }[];
+}
+
+function fieldsOf(data: ErrorData): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const e of Array.isArray(data.errors) ? data.errors : []) {
+    if (typeof e.field === 'string' && typeof e.message === 'string') fields[e.field] = e.message;
+  }
+  return fields;
+}
