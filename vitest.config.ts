@@ -54,7 +54,7 @@ export default defineConfig(async () => {
           ],
           test: {
             name: 'workers',
-            globalSetup: ['./test/setup/emulator.ts'],
+            globalSetup: ['./test/setup/emulator.ts', './test/setup/access.ts'],
             include: ['test/*.test.ts'],
             // test/fuzz.test.ts: `npm run fuzz` sets FUZZ_RUNS (and FUZZ_SEED to replay a run).
             provide: {

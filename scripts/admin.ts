@@ -28,7 +28,8 @@ Limits, cache, audit
   limits reset TENANT_ID
   usage TENANT_ID [--history 7d]        (with --history: requests per day, with a bar chart)
   cache purge TENANT_ID
-  audit [--tenant TENANT_ID] [--page N] [--page-size N]
+  audit [--tenant TENANT_ID] [--actor EMAIL|admin-token] [--action NAME|PREFIX.]
+        [--since ISO] [--until ISO] [--page N] [--page-size N]
   reencrypt
 
 Platform keys: prefer the PLATFORM_KEY environment variable to --platform-key, which shows in
@@ -62,6 +63,10 @@ const { values: o, positionals } = parseArgs({
     monthly: { type: 'string' },
     group: { type: 'string', multiple: true },
     tenant: { type: 'string' },
+    actor: { type: 'string' },
+    action: { type: 'string' },
+    since: { type: 'string' },
+    until: { type: 'string' },
     page: { type: 'string' },
     'page-size': { type: 'string' },
     cursor: { type: 'string' },
@@ -277,10 +282,17 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         page_num: o.page ?? '1',
         page_size: o['page-size'] ?? '20',
         ...(o.tenant ? { tenant_id: o.tenant } : {}),
+        ...(o.actor ? { actor: o.actor } : {}),
+        ...(o.action ? { action: o.action } : {}),
+        ...(o.since ? { since: o.since } : {}),
+        ...(o.until ? { until: o.until } : {}),
       });
       const { data } = await api.call('GET', `/audit?${qs}`);
+      // Who, and from where (IP, data center), then what.
       const rows = data.data.map(
-        (e: any) => `${e.at}  ${e.action.padEnd(16)} ${e.tenant_id ?? '-'} ${e.token_id ?? ''}`,
+        (e: any) =>
+          `${e.at}  ${String(e.actor ?? '-').padEnd(24)} ${`${e.ip ?? '-'}/${e.colo ?? '-'}`.padEnd(20)} ` +
+          `${e.action.padEnd(16)} ${e.tenant_id ?? '-'} ${e.token_id ?? ''}`,
       );
       return {
         data,

@@ -27,6 +27,11 @@ export const ERRORS = {
   TOKEN_REVOKED: { code: 40102, status: 401, msg: 'Gateway token has been revoked' },
   TOKEN_EXPIRED: { code: 40103, status: 401, msg: 'Gateway token has expired' },
   ADMIN_UNAUTHORIZED: { code: 40104, status: 401, msg: 'Invalid or missing operator token' },
+  ACCESS_TOKEN_INVALID: {
+    code: 40105,
+    status: 401,
+    msg: 'Cloudflare Access token is missing, expired or not valid for this gateway',
+  },
   SCOPE_REQUIRED: { code: 40300, status: 403, msg: 'Token lacks the scope this route needs' },
   ORIGIN_NOT_ALLOWED: { code: 40301, status: 403, msg: 'Origin not allowed' },
   TENANT_DISABLED: { code: 40302, status: 403, msg: 'Tenant is disabled' },
@@ -34,6 +39,16 @@ export const ERRORS = {
     code: 40303,
     status: 403,
     msg: 'A browser token cannot mint tokens',
+  },
+  OPERATOR_READ_ONLY: {
+    code: 40304,
+    status: 403,
+    msg: 'Your operator role is viewer: it cannot change anything',
+  },
+  OPERATOR_NO_ROLE: {
+    code: 40305,
+    status: 403,
+    msg: 'Your Access identity has no operator role (ACCESS_ROLES)',
   },
   NOT_FOUND: { code: 40400, status: 404, msg: 'No such route' },
   RESOURCE_NOT_FOUND: { code: 40401, status: 404, msg: 'Not found' },
@@ -96,6 +111,11 @@ export const ERRORS = {
     code: 50303,
     status: 503,
     msg: 'Idempotency-Key store unavailable; the write was not sent',
+  },
+  ACCESS_KEYS_UNAVAILABLE: {
+    code: 50304,
+    status: 503,
+    msg: 'Cloudflare Access signing keys could not be fetched; retry shortly',
   },
   UPSTREAM_TIMEOUT: { code: 50400, status: 504, msg: 'Platform did not answer in time' },
 } as const satisfies Record<string, { code: number; status: ContentfulStatusCode; msg: string }>;

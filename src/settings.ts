@@ -48,120 +48,191 @@ const DEFAULT_PLATFORM_KEY_PATTERN = 'sk-[A-Za-z0-9_-]{16,}';
  */
 const LEGACY_TOKENS_DEFAULT_UNTIL = '2027-03-01';
 
+const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'];
+
+/**
+ * ACCESS_TEAM_DOMAIN: `myteam.cloudflareaccess.com` or its https origin. A
+ * loopback http origin (npm start's local Access) only with ACCESS_LOCAL_ISSUER=allow,
+ * checked below, so a deployed gateway never trusts keys from plain http.
+ */
+const accessTeamDomain = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const text = v?.trim();
+    if (!text) return undefined;
+    try {
+      const url = new URL(/^https?:\/\//.test(text) ? text : `https://${text}`);
+      if (url.pathname !== '/' || url.search || url.hash || url.username) throw new Error();
+      return url.origin;
+    } catch {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must be a team domain such as myteam.cloudflareaccess.com',
+      });
+      return z.NEVER;
+    }
+  });
+
+const roleList = z.array(z.string().trim().min(1)).max(1000).default([]);
+const accessRoles = z
+  .strictObject(
+    { admin: roleList, viewer: roleList },
+    { error: 'must be {"admin": [...], "viewer": [...]}' },
+  )
+  .default({ admin: [], viewer: [] });
+
 /**
  * What it makes is declared in types/settings.ts: a setting added here is added there too,
  * and documented in docs/CONFIGURATION.md (test/node/docs.test.ts reads these keys).
  */
-export const settingsSchema = z.object({
-  PLATFORM_BASE_URL: z
-    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-    .transform((url) => url.replace(/\/+$/, '')),
-  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  KEY_ENCRYPTION_KEY: z
-    .string({ error: 'is required: kid:base64 of 32 random bytes (openssl rand -base64 32)' })
-    .regex(
-      /^[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/_-]{43}=?(,\s*[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/_-]{43}=?)*$/,
-      'must be kid:base64 of 32 bytes, comma-separated',
+export const settingsSchema = z
+  .object({
+    PLATFORM_BASE_URL: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+      .transform((url) => url.replace(/\/+$/, '')),
+    ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    ACCESS_TEAM_DOMAIN: accessTeamDomain,
+    ACCESS_AUD: z
+      .string()
+      .default('')
+      .transform((list) =>
+        list
+          .split(',')
+          .map((aud) => aud.trim())
+          .filter(Boolean),
+      ),
+    ACCESS_ROLES: jsonSetting(accessRoles),
+    ACCESS_LOCAL_ISSUER: z
+      .enum(['allow', 'refuse'], { error: 'must be allow or refuse' })
+      .default('refuse')
+      .transform((v) => v === 'allow'),
+    KEY_ENCRYPTION_KEY: z
+      .string({ error: 'is required: kid:base64 of 32 random bytes (openssl rand -base64 32)' })
+      .regex(
+        /^[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/_-]{43}=?(,\s*[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/_-]{43}=?)*$/,
+        'must be kid:base64 of 32 bytes, comma-separated',
+      ),
+    UPSTREAM_TIMEOUT_MS: intSetting(1, 300_000, 30_000),
+    PLATFORM_AUTH_SCHEME: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'must be a single word such as Bearer, or empty')
+      .or(z.literal(''))
+      .default(''),
+    ROUTE_OVERRIDES: jsonSetting(routeOverridesSchema.default({})),
+    TENANT_MEMO_TTL_MS: intSetting(0, 300_000, 10_000),
+    MAX_BODY_BYTES: intSetting(1, 10 * 1024 * 1024, 64 * 1024),
+    DEFAULT_LIMITS: jsonSetting(limitsSchema.default(DEFAULT_LIMITS)),
+    LIMITS_ENABLED: z
+      .enum(['true', 'false'], { error: 'must be true or false' })
+      .default('true')
+      .transform((v) => v === 'true'),
+    LEASE_MAX_MS: intSetting(10, 10_000, 1000),
+    // Off by default this release: with limits of a few units, a request can still be
+    // refused while a unit sits in another lease (docs/LIMITS.md, "Hierarchical leases").
+    LEASE_BROKERS: z
+      .enum(['on', 'off'], { error: 'must be on or off' })
+      .default('off')
+      .transform((v) => v === 'on'),
+    BROKER_LEASE_MS: intSetting(100, 60_000, 5000),
+    L1_CACHE_BYTES: intSetting(0, 128 * 1024 * 1024, 8 * 1024 * 1024),
+    USAGE_RETENTION_DAYS: intSetting(1, 3650, 90),
+    USAGE_HISTORY: z
+      .enum(['on', 'off'], { error: 'must be on or off' })
+      .default('on')
+      .transform((v) => v === 'on'),
+    LOG_SAMPLE_RATE: z.preprocess(
+      (v) => (v === undefined || v === '' ? undefined : Number(v)),
+      z
+        .number({ error: 'must be a number' })
+        .min(0, 'must be from 0 to 1')
+        .max(1, 'must be from 0 to 1')
+        .default(1),
     ),
-  UPSTREAM_TIMEOUT_MS: intSetting(1, 300_000, 30_000),
-  PLATFORM_AUTH_SCHEME: z
-    .string()
-    .regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'must be a single word such as Bearer, or empty')
-    .or(z.literal(''))
-    .default(''),
-  ROUTE_OVERRIDES: jsonSetting(routeOverridesSchema.default({})),
-  TENANT_MEMO_TTL_MS: intSetting(0, 300_000, 10_000),
-  MAX_BODY_BYTES: intSetting(1, 10 * 1024 * 1024, 64 * 1024),
-  DEFAULT_LIMITS: jsonSetting(limitsSchema.default(DEFAULT_LIMITS)),
-  LIMITS_ENABLED: z
-    .enum(['true', 'false'], { error: 'must be true or false' })
-    .default('true')
-    .transform((v) => v === 'true'),
-  LEASE_MAX_MS: intSetting(10, 10_000, 1000),
-  // Off by default this release: with limits of a few units, a request can still be
-  // refused while a unit sits in another lease (docs/LIMITS.md, "Hierarchical leases").
-  LEASE_BROKERS: z
-    .enum(['on', 'off'], { error: 'must be on or off' })
-    .default('off')
-    .transform((v) => v === 'on'),
-  BROKER_LEASE_MS: intSetting(100, 60_000, 5000),
-  L1_CACHE_BYTES: intSetting(0, 128 * 1024 * 1024, 8 * 1024 * 1024),
-  USAGE_RETENTION_DAYS: intSetting(1, 3650, 90),
-  USAGE_HISTORY: z
-    .enum(['on', 'off'], { error: 'must be on or off' })
-    .default('on')
-    .transform((v) => v === 'on'),
-  LOG_SAMPLE_RATE: z.preprocess(
-    (v) => (v === undefined || v === '' ? undefined : Number(v)),
-    z
-      .number({ error: 'must be a number' })
-      .min(0, 'must be from 0 to 1')
-      .max(1, 'must be from 0 to 1')
-      .default(1),
-  ),
-  PLATFORM_KEY_PATTERN: z
-    .string()
-    .default(DEFAULT_PLATFORM_KEY_PATTERN)
-    .transform((source, ctx) => {
-      try {
-        return new RegExp(source, 'g');
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be a regular expression' });
-        return z.NEVER;
-      }
-    }),
-  LIMITER_FAILURE_MODE: z
-    .enum(['closed', 'open'], { error: 'must be closed or open' })
-    .default('closed'),
-  WEBHOOK_LOCAL_TARGETS: z
-    .enum(['allow', 'refuse'], { error: 'must be allow or refuse' })
-    .default('refuse')
-    .transform((v) => v === 'allow'),
-  LEGACY_TOKENS_UNTIL: z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date, YYYY-MM-DD')
-    .default(LEGACY_TOKENS_DEFAULT_UNTIL)
-    .transform((day, ctx) => {
-      const at = Date.parse(`${day}T00:00:00Z`);
-      if (Number.isNaN(at)) ctx.addIssue({ code: 'custom', message: 'must be a real date' });
-      return at;
-    }),
-  // The platform falters (docs/RESILIENCE.md): circuit breaker, retry budget, idempotency keys.
-  CIRCUIT_FAILURES: intSetting(1, 1000, 5),
-  // Above 1 the ratio never trips the breaker: only failures in a row do.
-  CIRCUIT_FAILURE_RATIO: ratioSetting(0.8, 2),
-  CIRCUIT_WINDOW_S: intSetting(1, 600, 10),
-  CIRCUIT_MIN_CALLS: intSetting(1, 100_000, 20),
-  CIRCUIT_COOLDOWN_S: intSetting(1, 600, 5),
-  RETRY_BUDGET_RATIO: ratioSetting(0.1),
-  RETRY_BUDGET_MIN_PER_S: intSetting(0, 1000, 2),
-  IDEMPOTENCY_REQUIRED: z
-    .string()
-    .default('')
-    .transform((list, ctx) => {
-      const ids = list
-        .split(',')
-        .map((id) => id.trim())
-        .filter(Boolean);
-      for (const id of ids) {
-        if (!WRITE_OPERATIONS.includes(id)) {
-          ctx.addIssue({
-            code: 'custom',
-            message: `${id} is not one of ${WRITE_OPERATIONS.join(', ')}`,
-          });
+    PLATFORM_KEY_PATTERN: z
+      .string()
+      .default(DEFAULT_PLATFORM_KEY_PATTERN)
+      .transform((source, ctx) => {
+        try {
+          return new RegExp(source, 'g');
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'must be a regular expression' });
+          return z.NEVER;
         }
-      }
-      return ids;
-    }),
-  BROWSER_PARTITION_SHARE: z.preprocess(
-    (v) => (v === undefined || v === '' ? undefined : Number(v)),
-    z
-      .number({ error: 'must be a number' })
-      .gt(0, 'must be above 0')
-      .max(1, 'must be at most 1')
-      .default(0.5),
-  ),
-}) satisfies z.ZodType<Settings>;
+      }),
+    LIMITER_FAILURE_MODE: z
+      .enum(['closed', 'open'], { error: 'must be closed or open' })
+      .default('closed'),
+    WEBHOOK_LOCAL_TARGETS: z
+      .enum(['allow', 'refuse'], { error: 'must be allow or refuse' })
+      .default('refuse')
+      .transform((v) => v === 'allow'),
+    LEGACY_TOKENS_UNTIL: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date, YYYY-MM-DD')
+      .default(LEGACY_TOKENS_DEFAULT_UNTIL)
+      .transform((day, ctx) => {
+        const at = Date.parse(`${day}T00:00:00Z`);
+        if (Number.isNaN(at)) ctx.addIssue({ code: 'custom', message: 'must be a real date' });
+        return at;
+      }),
+    // The platform falters (docs/RESILIENCE.md): circuit breaker, retry budget, idempotency keys.
+    CIRCUIT_FAILURES: intSetting(1, 1000, 5),
+    // Above 1 the ratio never trips the breaker: only failures in a row do.
+    CIRCUIT_FAILURE_RATIO: ratioSetting(0.8, 2),
+    CIRCUIT_WINDOW_S: intSetting(1, 600, 10),
+    CIRCUIT_MIN_CALLS: intSetting(1, 100_000, 20),
+    CIRCUIT_COOLDOWN_S: intSetting(1, 600, 5),
+    RETRY_BUDGET_RATIO: ratioSetting(0.1),
+    RETRY_BUDGET_MIN_PER_S: intSetting(0, 1000, 2),
+    IDEMPOTENCY_REQUIRED: z
+      .string()
+      .default('')
+      .transform((list, ctx) => {
+        const ids = list
+          .split(',')
+          .map((id) => id.trim())
+          .filter(Boolean);
+        for (const id of ids) {
+          if (!WRITE_OPERATIONS.includes(id)) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `${id} is not one of ${WRITE_OPERATIONS.join(', ')}`,
+            });
+          }
+        }
+        return ids;
+      }),
+    BROWSER_PARTITION_SHARE: z.preprocess(
+      (v) => (v === undefined || v === '' ? undefined : Number(v)),
+      z
+        .number({ error: 'must be a number' })
+        .gt(0, 'must be above 0')
+        .max(1, 'must be at most 1')
+        .default(0.5),
+    ),
+  })
+  .superRefine((s, ctx) => {
+    if (!s.ACCESS_TEAM_DOMAIN) return;
+    if (s.ACCESS_AUD.length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ACCESS_AUD'],
+        message: 'is required with ACCESS_TEAM_DOMAIN',
+      });
+    }
+    const url = new URL(s.ACCESS_TEAM_DOMAIN);
+    if (
+      url.protocol === 'http:' &&
+      !(s.ACCESS_LOCAL_ISSUER && LOOPBACK_HOSTS.includes(url.hostname))
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ACCESS_TEAM_DOMAIN'],
+        message: 'must be https (http only for a loopback address with ACCESS_LOCAL_ISSUER=allow)',
+      });
+    }
+  }) satisfies z.ZodType<Settings>;
 
 /** Names, in a compile error, any setting the schema makes that types/settings.ts does not declare. */
 export type UndeclaredSettings = None<

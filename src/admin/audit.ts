@@ -13,14 +13,33 @@ export const auditQuery = z.strictObject({
   page_num: intFieldOr('page_num', 1, 1_000_000, 1),
   page_size: intFieldOr('page_size', 1, 100, 20),
   tenant_id: tenantIdField('tenant_id').optional(),
+  actor: z.string().min(1).max(320).optional(),
+  action: z
+    .string()
+    .regex(
+      /^[a-z_]+(\.[a-z_]+)*\.?$/,
+      'action must be an action name (tokens.revoked) or a prefix (tokens.)',
+    )
+    .max(64)
+    .optional(),
+  since: z.iso.datetime({ offset: true, error: 'since must be an ISO date-time' }).optional(),
+  until: z.iso.datetime({ offset: true, error: 'until must be an ISO date-time' }).optional(),
 });
 
 export function auditRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
 
   app.get('/audit', validated('query', auditQuery), async (c) => {
-    const { page_num, page_size, tenant_id } = c.req.valid('query');
-    return c.json(ok(await auditLog(c.env).list(page_num, page_size, tenant_id)));
+    const q = c.req.valid('query');
+    const filter = {
+      tenantId: q.tenant_id,
+      actor: q.actor?.toLowerCase() === 'admin-token' ? 'admin-token' : q.actor?.toLowerCase(),
+      action: q.action,
+      // Stored times are UTC ISO strings: compare like with like.
+      since: q.since && new Date(q.since).toISOString(),
+      until: q.until && new Date(q.until).toISOString(),
+    };
+    return c.json(ok(await auditLog(c.env).list(q.page_num, q.page_size, filter)));
   });
 
   // After putting a new key first in KEY_ENCRYPTION_KEY: re-seal every stored

@@ -1,36 +1,94 @@
 /**
- * Operator authentication: `Authorization: Bearer <ADMIN_TOKEN>`, compared in
- * constant time. Without ADMIN_TOKEN the operator API does not exist.
+ * Operator authentication, two ways (docs/CONSOLE.md, "Access"):
+ * - `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time: for
+ *   automation (CLI, CI); the role is admin and the actor `admin-token`.
+ * - Otherwise a Cloudflare Access JWT (`Cf-Access-Jwt-Assertion`, or the
+ *   `CF_Authorization` cookie Access sets for the browser), verified in
+ *   admin/access.ts; the role comes from ACCESS_ROLES. A viewer may read and
+ *   nothing else. Locally `npm start` runs a loopback Access that signs the
+ *   same kind of JWT, so this same code verifies it.
+ * Without either setting the operator API does not exist.
  *
- * Wrong tokens are counted per client network (middleware/preauth.ts); past
- * the limit they get a 429 with Retry-After instead of a 401. The right token
- * is always compared and always let in, so nobody sharing an address with a
- * guesser can lock the operators out; what makes guessing hopeless is the
- * token's length (docs/SECURITY.md, "Threat model").
+ * Wrong ADMIN_TOKENs are counted per client network (middleware/preauth.ts);
+ * past the limit they get a 429 with Retry-After instead of a 401. The right
+ * token is always compared and always let in, so nobody sharing an address
+ * with a guesser can lock the operators out (docs/SECURITY.md, "Threat model").
  */
+import type { Context } from 'hono';
+import { getCookie } from 'hono/cookie';
 import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
 import { log } from '../log';
 import { clientIp, countAgainstClient, isThrottled, throttled } from '../middleware/preauth';
-import type { HonoEnv } from '../types/context';
+import type { HonoEnv, Operator } from '../types/context';
+import type { Settings } from '../types/settings';
+import { verifyAccessJwt } from './access';
+import { roleOf } from './roles';
+
+const READS = new Set(['GET', 'HEAD']);
 
 export function adminAuth() {
   return createMiddleware<HonoEnv>(async function adminAuth(c, next) {
-    const expected = c.get('settings').ADMIN_TOKEN;
-    if (!expected) throw new GatewayError('ADMIN_DISABLED');
-    const presented = /^Bearer\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1] ?? '';
-    if (await sameSecret(presented, expected)) return next();
-    const alreadyThrottled = isThrottled(c, 'admin-auth');
-    if (!alreadyThrottled) await countAgainstClient(c, 'admin-auth');
-    if (isThrottled(c, 'admin-auth')) {
-      // Once per address and period, not once per guess.
-      if (!alreadyThrottled) {
-        log.warn('admin.auth_throttled', { request_id: c.get('requestId'), ip: clientIp(c) });
-      }
-      throw throttled('admin-auth');
+    const operator = await identify(c);
+    if (operator.role === 'viewer' && !READS.has(c.req.method)) {
+      throw new GatewayError('OPERATOR_READ_ONLY');
     }
-    throw new GatewayError('ADMIN_UNAUTHORIZED');
+    c.set('operator', operator);
+    return next();
   });
+}
+
+/** Who is calling: the Authorization header decides when present, else Access. */
+export async function identify(c: Context<HonoEnv>): Promise<Operator> {
+  const settings = c.get('settings');
+  if (!settings.ADMIN_TOKEN && !settings.ACCESS_TEAM_DOMAIN)
+    throw new GatewayError('ADMIN_DISABLED');
+  const authorization = c.req.header('authorization');
+  if (authorization !== undefined || !settings.ACCESS_TEAM_DOMAIN) {
+    await checkAdminToken(c, settings, authorization ?? '');
+    return { actor: 'admin-token', role: 'admin', via: 'admin-token' };
+  }
+  return accessOperator(c, settings, settings.ACCESS_TEAM_DOMAIN);
+}
+
+async function accessOperator(c: Context<HonoEnv>, settings: Settings, teamOrigin: string) {
+  const header = c.req.header('cf-access-jwt-assertion');
+  const jwt = header ?? getCookie(c, 'CF_Authorization');
+  if (!jwt) throw new GatewayError('ACCESS_TOKEN_INVALID');
+  const identity = await verifyAccessJwt(jwt, { teamOrigin, audiences: settings.ACCESS_AUD });
+  // A cookie rides along on any request the browser makes: a change that
+  // came from another site's page is refused (the header is set by Access itself).
+  if (!header && !READS.has(c.req.method) && !sameOrigin(c)) {
+    throw new GatewayError('OPERATOR_NO_ROLE', { message: 'Cross-site operator change refused' });
+  }
+  const role = roleOf(identity, settings.ACCESS_ROLES);
+  if (!role) {
+    log.warn('admin.access_no_role', { request_id: c.get('requestId'), actor: identity.email });
+    throw new GatewayError('OPERATOR_NO_ROLE');
+  }
+  return { actor: identity.email, role, via: 'access' } satisfies Operator;
+}
+
+function sameOrigin(c: Context<HonoEnv>): boolean {
+  const origin = c.req.header('origin');
+  if (origin) return origin === new URL(c.req.url).origin;
+  return c.req.header('sec-fetch-site') === 'same-origin';
+}
+
+async function checkAdminToken(c: Context<HonoEnv>, settings: Settings, authorization: string) {
+  const expected = settings.ADMIN_TOKEN;
+  const presented = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1] ?? '';
+  if (expected && (await sameSecret(presented, expected))) return;
+  const alreadyThrottled = isThrottled(c, 'admin-auth');
+  if (!alreadyThrottled) await countAgainstClient(c, 'admin-auth');
+  if (isThrottled(c, 'admin-auth')) {
+    // Once per address and period, not once per guess.
+    if (!alreadyThrottled) {
+      log.warn('admin.auth_throttled', { request_id: c.get('requestId'), ip: clientIp(c) });
+    }
+    throw throttled('admin-auth');
+  }
+  throw new GatewayError('ADMIN_UNAUTHORIZED');
 }
 
 /** Hashing first gives equal-length inputs, so timing reveals neither content nor length. */

@@ -69,13 +69,17 @@ export async function limitToken(
 export async function audit(
   c: AdminContext,
   action: string,
-  entry: Partial<Omit<NewAuditEntry, 'action' | 'request_id'>> = {},
+  entry: Partial<Omit<NewAuditEntry, 'action' | 'request_id' | 'actor' | 'ip' | 'colo'>> = {},
 ) {
+  const cf = c.req.raw.cf as { colo?: unknown } | undefined;
   const record: NewAuditEntry = {
     action,
     tenant_id: entry.tenant_id ?? null,
     token_id: entry.token_id ?? null,
     request_id: c.get('requestId'),
+    actor: c.get('operator')?.actor ?? 'admin-token',
+    ip: c.req.header('cf-connecting-ip') ?? null,
+    colo: typeof cf?.colo === 'string' ? cf.colo : null,
     detail: entry.detail ?? {},
   };
   log.info(`audit.${action}`, record);

@@ -18,6 +18,13 @@ import { tokenRoutes } from './tokens';
 export function adminRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.use('*', operationId('admin'), adminAuth());
+  // Who the caller is, for the console: what it shows and which controls.
+  app.get('/whoami', (c) => {
+    const operator = c.get('operator');
+    return c.json(
+      ok(operator && { actor: operator.actor, role: operator.role, via: operator.via }),
+    );
+  });
   app.route('/tenants', tenantRoutes());
   app.route('/tenants', tokenRoutes());
   app.route('/tenants', limitRoutes());

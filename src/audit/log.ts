@@ -15,10 +15,28 @@ export interface AuditEntry {
   tenant_id: string | null;
   token_id: string | null;
   request_id: string;
+  /** Who did it: an Access email (or service token name), or `admin-token`. */
+  actor: string;
+  /** From where: the client IP and the Cloudflare data center (colo), when known. */
+  ip: string | null;
+  colo: string | null;
   detail: Record<string, unknown>;
 }
 
-export type NewAuditEntry = Omit<AuditEntry, 'id' | 'at'>;
+/** What the audit log can be filtered by (all optional, combined with AND). */
+export interface AuditFilter {
+  tenantId?: string;
+  actor?: string;
+  /** An exact action, or a prefix ending in `.` (`tokens.` = every token action). */
+  action?: string;
+  /** ISO times, inclusive. */
+  since?: string;
+  until?: string;
+}
+
+/** Entries the gateway makes itself (alert deliveries) name no operator: their actor is `gateway`. */
+export type NewAuditEntry = Omit<AuditEntry, 'id' | 'at' | 'actor' | 'ip' | 'colo'> &
+  Partial<Pick<AuditEntry, 'actor' | 'ip' | 'colo'>>;
 
 /** A stored entry: `detail` is kept as JSON text. */
 type Row = Omit<AuditEntry, 'detail'> & { detail: string } & Record<string, SqlStorageValue>;
@@ -40,17 +58,30 @@ export class AuditLog extends DurableObject {
         tenant_id TEXT, token_id TEXT, request_id TEXT NOT NULL, detail TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS entries_by_tenant ON entries (tenant_id, id);
     `);
+    // Entries written before operators were told apart have no actor: they were all the admin token.
+    const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(entries)').toArray();
+    if (!columns.some((c) => c.name === 'actor')) {
+      this.sql.exec(`
+        ALTER TABLE entries ADD COLUMN actor TEXT NOT NULL DEFAULT 'admin-token';
+        ALTER TABLE entries ADD COLUMN ip TEXT;
+        ALTER TABLE entries ADD COLUMN colo TEXT;
+        CREATE INDEX IF NOT EXISTS entries_by_actor ON entries (actor, id);
+      `);
+    }
   }
 
   record(entry: NewAuditEntry): void {
     this.sql.exec(
-      'INSERT INTO entries (at, action, tenant_id, token_id, request_id, detail) ' +
-        'VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO entries (at, action, tenant_id, token_id, request_id, actor, ip, colo, detail) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       new Date().toISOString(),
       entry.action,
       entry.tenant_id,
       entry.token_id,
       entry.request_id,
+      entry.actor ?? 'gateway',
+      entry.ip ?? null,
+      entry.colo ?? null,
       JSON.stringify(entry.detail),
     );
     this.sql.exec(
@@ -60,9 +91,22 @@ export class AuditLog extends DurableObject {
   }
 
   /** Newest first, in the platform's paged wrapper shape. */
-  list(pageNum: number, pageSize: number, tenantId?: string) {
-    const where = tenantId ? 'WHERE tenant_id = ?' : '';
-    const args = tenantId ? [tenantId] : [];
+  list(pageNum: number, pageSize: number, filter: AuditFilter = {}) {
+    const clauses: string[] = [];
+    const args: SqlStorageValue[] = [];
+    const add = (clause: string, value: string | undefined) => {
+      if (value === undefined) return;
+      clauses.push(clause);
+      args.push(value);
+    };
+    add('tenant_id = ?', filter.tenantId);
+    add('actor = ?', filter.actor);
+    if (filter.action?.endsWith('.'))
+      add("action LIKE ? ESCAPE '\\'", `${escapeLike(filter.action)}%`);
+    else add('action = ?', filter.action);
+    add('at >= ?', filter.since);
+    add('at <= ?', filter.until);
+    const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
     const total = this.sql
       .exec<{ n: number }>(`SELECT COUNT(*) AS n FROM entries ${where}`, ...args)
       .one().n;
@@ -84,4 +128,8 @@ export class AuditLog extends DurableObject {
       ),
     };
   }
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (ch) => `\\${ch}`);
 }

@@ -37,7 +37,11 @@ type OptionalSettings = Partial<
     | 'CIRCUIT_COOLDOWN_S'
     | 'RETRY_BUDGET_RATIO'
     | 'RETRY_BUDGET_MIN_PER_S'
-    | 'IDEMPOTENCY_REQUIRED',
+    | 'IDEMPOTENCY_REQUIRED'
+    | 'ACCESS_TEAM_DOMAIN'
+    | 'ACCESS_AUD'
+    | 'ACCESS_ROLES'
+    | 'ACCESS_LOCAL_ISSUER',
     string | Record<string, unknown>
   >
 >;
@@ -66,8 +70,17 @@ export interface Variables extends RequestIdVariables {
   cacheVersion?: string;
   /** Set for browser tokens: their own rate-limit partition inside the tenant's. */
   partition?: string;
+  /** Who is calling the operator API (admin/auth.ts): audit entries name them. */
+  operator?: Operator;
   /** W3C trace context: the caller's trace or a new one (observability/trace.ts). */
   trace?: TraceContext;
+}
+
+/** An operator: an Access email (or service token name) or `admin-token`, and its role. */
+export interface Operator {
+  actor: string;
+  role: 'admin' | 'viewer';
+  via: 'access' | 'admin-token';
 }
 
 /** What the gateway sends on: the trace id, its own traceparent, the caller's tracestate. */

@@ -49,10 +49,25 @@ export interface Limits {
   limiter?: 'leased' | 'exact';
 }
 
+export type OperatorRole = 'admin' | 'viewer';
+
+/** ACCESS_ROLES: who, by Access identity, holds each operator role. */
+export interface AccessRoles {
+  admin: string[];
+  viewer: string[];
+}
+
 export interface Settings {
   /** No trailing slash. */
   PLATFORM_BASE_URL: string;
   ADMIN_TOKEN?: string;
+  /** Cloudflare Access team origin (https://<team>.cloudflareaccess.com), also the JWT's `iss`. */
+  ACCESS_TEAM_DOMAIN?: string;
+  /** Application Audience tags the Access JWT's `aud` may hold. */
+  ACCESS_AUD: string[];
+  ACCESS_ROLES: AccessRoles;
+  /** `allow`: ACCESS_TEAM_DOMAIN may be a loopback http origin (npm start's local Access). */
+  ACCESS_LOCAL_ISSUER: boolean;
   KEY_ENCRYPTION_KEY: string;
   UPSTREAM_TIMEOUT_MS: number;
   PLATFORM_AUTH_SCHEME: string;
