@@ -115,6 +115,11 @@ const OPERATIONS: AdminOperation[] = [
     path: '/admin/maintenance/reencrypt',
     summary: 'Re-seal every platform key under the current encryption key',
   },
+  {
+    method: 'get',
+    path: '/admin/whoami',
+    summary: 'Who is calling: the actor (Access email or admin-token), role and sign-in',
+  },
   { method: 'get', path: '/admin/stats', summary: "This isolate's work counters" },
   { method: 'get', path: '/admin/openapi.json', summary: 'This document' },
 ];
@@ -129,10 +134,16 @@ export function adminDocument(): Record<string, unknown> {
   doc ??= {
     openapi: '3.1.0',
     info: { title: 'Agent Platform gateway: operator API', version: GATEWAY_VERSION },
-    security: [{ adminToken: [] }],
+    security: [{ adminToken: [] }, { access: [] }],
     components: {
       securitySchemes: {
         adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+        access: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Cf-Access-Jwt-Assertion',
+          description: 'A Cloudflare Access JWT (or the CF_Authorization cookie); docs/CONSOLE.md',
+        },
       },
     },
     paths: OPERATIONS.reduce<Record<string, Record<string, unknown>>>((paths, op) => {
