@@ -265,6 +265,17 @@ describe('/portal in Chromium', () => {
     await expect(w.page.locator('#overlap-error').innerText()).resolves.toContain('whole number');
     expect(w.requested.filter((u) => u.endsWith('/token/rotate'))).toEqual([]);
 
+    // What the browser lets through but the gateway refuses shows by the field too: the
+    // body is altered on the way, as a stale page or a tampered one would send it.
+    await w.page.route('**/token/rotate', (route) =>
+      route.continue({ postData: JSON.stringify({ overlap_s: -5 }) }),
+    );
+    await overlap.fill('60');
+    await w.page.getByRole('button', { name: 'Rotate my token' }).click();
+    await w.page.locator('#overlap-error', { hasText: 'overlap_s' }).waitFor();
+    expect(await overlap.getAttribute('aria-invalid')).toBe('true');
+    await w.page.unroute('**/token/rotate');
+
     await overlap.fill('600');
     await w.page.getByRole('button', { name: 'Rotate my token' }).click();
     const shown = w.page.getByLabel('New token');
