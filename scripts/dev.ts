@@ -34,6 +34,7 @@ console.log(`
     curl -H "Authorization: Bearer ${demo.token}" ${stack.gatewayUrl}/team/lists
   API reference (try calls with the token above): ${stack.gatewayUrl}/docs
     OpenAPI document: ${stack.gatewayUrl}/openapi.json
+  Partner portal (sign in with the token above): ${stack.gatewayUrl}/portal/
   Browser demo (browser tokens, CORS, live session events): ${page}
   Operator CLI: npm run admin -- --help   (operator token ADMIN_TOKEN is in .dev.vars)
   Emulator platform keys, for more tenants: ${DEMO_PLATFORM_KEY} (account Demo),
