@@ -345,6 +345,10 @@ describe('/portal in Chromium', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    // Without the slash: on to the page, with a portal link's fragment kept by the browser.
+    const bare = await fetch(`${gateway.url}/portal`, { redirect: 'manual' });
+    expect([301, 302, 307, 308]).toContain(bare.status);
+    expect(new URL(bare.headers.get('location') ?? '', gateway.url).pathname).toBe('/portal/');
     const w = await newTab();
     await w.page.goto(`${gateway.url}/portal/`);
     await w.page.getByLabel('Gateway token', { exact: true }).waitFor();
