@@ -156,6 +156,11 @@ describe('/portal in Chromium', () => {
     expect(await meters.count()).toBe(2);
     expect(Number(await meters.first().getAttribute('value'))).toBeGreaterThanOrEqual(5);
     expect(text).toMatch(/[1-9]\d* requests and \d+ refusals in the last 30 days/);
+    // Two charts, each drawn: requests and refusals, and latency; today's p50 is in its table.
+    expect(await w.page.locator('.chart:has(canvas)').count()).toBe(2);
+    const today = new Date().toISOString().slice(0, 10);
+    const latencyRow = w.page.locator('#latency-caption ~ details tr', { hasText: today });
+    expect(await latencyRow.textContent()).toMatch(/≤ \d+ ms/);
     expect(offLoopback(w)).toEqual([]);
     expect(w.consoleLines.filter((l) => /error|Content Security Policy/i.test(l))).toEqual([]);
     await w.context.close();
@@ -327,7 +332,7 @@ describe('/portal in Chromium', () => {
     await w.page.locator('#token-error', { hasText: 'apgw_' }).waitFor();
     const withError = await seriousViolations(w.page);
     await signIn(w.page, a.token);
-    await w.page.locator('details summary').click();
+    for (const summary of await w.page.locator('details summary').all()) await summary.click();
     const portal = await seriousViolations(w.page);
     console.log(
       `portal axe: sign-in ${signInPage.length}, error ${withError.length}, portal ${portal.length} serious/critical`,

@@ -11,7 +11,7 @@ import { storedToken, storeToken, takeTokenFromFragment } from '../lib/session-t
 import { count, duration, when } from './format';
 import { messageOf, RotateToken } from './rotate';
 import type { Me, Usage } from './types';
-import { UsageChart } from './usage-chart';
+import { UsageCharts } from './usage-chart';
 
 /** What a gateway token looks like (docs/OPERATING.md), checked before any call. */
 const TOKEN_SHAPE = /^apgw_[0-9A-Za-z]{20,80}$/;
@@ -208,7 +208,7 @@ function Portal(props: { token: string; loaded: Loaded; onToken: (t: string) => 
           <Quotas usage={usage} />
           <section aria-labelledby="usage-title">
             <h2 id="usage-title">Usage</h2>
-            <UsageChart usage={usage} />
+            <UsageCharts usage={usage} />
           </section>
         </>
       ) : (

@@ -28,7 +28,13 @@ export interface Meter {
 export interface Usage {
   tenant_id: string;
   meters: Meter[];
-  days: { t: string; requests: number; units: number }[];
+  days: {
+    t: string;
+    requests: number;
+    units: number;
+    p50_ms: number | null;
+    p95_ms: number | null;
+  }[];
   refusals?: { t: string; policy: string; count: number }[];
 }
 
