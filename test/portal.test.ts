@@ -4,7 +4,7 @@
  * links. A token only ever sees and changes itself, whatever tenant or token
  * id its request names; links end within an hour.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
 import { expandScopes, PRESETS } from '../src/tenants/scopes';
 import {
@@ -14,6 +14,7 @@ import {
   envelope,
   expectRefusal,
   gateway,
+  gatewayWith,
   platformKeys,
   type TestTenant,
 } from './helpers';
@@ -320,6 +321,44 @@ describe('POST /admin/tenants/:id/portal-links', () => {
     expect(unknown.body.code).toBe(ERRORS.RESOURCE_NOT_FOUND.code);
     const malformed = await portalLink('acme');
     expect(malformed.body.code).toBe(ERRORS.VALIDATION_FAILED.code);
+  });
+
+  it('is made by an Access admin (audited by email), never by a viewer', async () => {
+    const access = inject('localAccess');
+    const settings = {
+      ACCESS_TEAM_DOMAIN: access.url,
+      ACCESS_AUD: access.aud,
+      ACCESS_ROLES: access.roles,
+      ACCESS_LOCAL_ISSUER: 'allow',
+    };
+    const jwtFor = async (email: string) =>
+      (await fetch(`${access.url}/__access/mint`, {
+        method: 'POST',
+        body: JSON.stringify({ email }),
+      }).then((r) => r.text())) as string;
+    const asOperator = (jwt: string, path: string) =>
+      gatewayWith(settings, `/admin${path}`, {
+        method: 'POST',
+        headers: { 'cf-access-jwt-assertion': jwt, 'content-type': 'application/json' },
+        body: '{}',
+      });
+    const t = await createTenant();
+    const viewer = await asOperator(
+      await jwtFor('viewer@operators.local'),
+      `/tenants/${t.id}/portal-links`,
+    );
+    await expectRefusal(viewer, 'OPERATOR_READ_ONLY');
+    const made = await asOperator(
+      await jwtFor('admin@operators.local'),
+      `/tenants/${t.id}/portal-links`,
+    );
+    expect(made.status).toBe(201);
+    const tokenId = (await envelope(made)).data.token_id;
+    const audit = await envelope(
+      await admin(`/audit?tenant_id=${t.id}&action=portal_link.created`),
+    );
+    expect(audit.data.data).toHaveLength(1);
+    expect(audit.data.data[0]).toMatchObject({ token_id: tokenId, actor: 'admin@operators.local' });
   });
 
   it('is for operators only', async () => {
