@@ -28,8 +28,12 @@ export function storeToken(token: string | null): void {
  * server sees; it is taken out of the address bar (and so the history) at once.
  */
 export function takeTokenFromFragment(): string | null {
-  const match = /^#token=([^&]+)$/.exec(location.hash);
-  if (!location.hash) return null;
+  if (!location.hash.startsWith('#token=')) return null;
+  const token = location.hash.slice('#token='.length);
   history.replaceState(null, '', location.pathname + location.search);
-  return match?.[1] ? decodeURIComponent(match[1]) : null;
+  try {
+    return decodeURIComponent(token) || null;
+  } catch {
+    return null;
+  }
 }
