@@ -70,8 +70,8 @@ export const LAYERS: Layer[] = [
   },
   {
     name: 'entry',
-    members: ['index.ts', 'app.ts', 'connect.ts'],
-    what: 'the Worker entry and the middleware chain',
+    members: ['index.ts', 'app.ts', 'connect.ts', 'operator-entrypoint.ts'],
+    what: 'the Worker entry, its operator entrypoint and the middleware chain',
   },
 ];
 

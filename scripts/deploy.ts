@@ -37,6 +37,12 @@ import {
   type Refusal,
   varsNotInEnv,
 } from './deploy/checks';
+import {
+  accessSteps,
+  applyConsoleSettings,
+  type ConsoleDeploy,
+  consoleProblems,
+} from './deploy/console';
 import { hasTomlTable, setTomlKey } from './deploy/toml';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -53,6 +59,12 @@ const HELP = `Usage: npm run deploy -- --env production [options]
   --config PATH        wrangler config (default: wrangler.toml)
   --dry-run            checks and build only (wrangler deploy --dry-run); touches no account
   --outdir DIR         where --dry-run writes the bundle (default .dev/dist)
+  --console-domain HOST   also deploy the operator console Worker on HOST, behind
+                          Cloudflare Access; /admin leaves the gateway's hostname
+  --access-team TEAM      with it: your team domain, e.g. myteam.cloudflareaccess.com
+  --access-aud AUD        with it: the Access application's Audience (AUD) tag
+  --access-roles JSON     optional: {"admin":[...],"viewer":[...]} (ACCESS_ROLES)
+  --console-config PATH   the console's wrangler config (default: console/wrangler.toml)
 
 Secrets it generates are kept in .dev/<env>-secrets.env beside the config (mode 0600).
 See docs/DEPLOY.md.`;
@@ -69,6 +81,11 @@ function parseOptions() {
       route: { type: 'string' },
       'dry-run': { type: 'boolean', default: false },
       outdir: { type: 'string' },
+      'console-domain': { type: 'string' },
+      'console-config': { type: 'string' },
+      'access-team': { type: 'string' },
+      'access-aud': { type: 'string' },
+      'access-roles': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -89,6 +106,7 @@ async function main(): Promise<void> {
   console.log(`${dryRun ? 'Checking' : 'Deploying'} [env.${env}] of ${rel(configPath)}`);
 
   await applySettings(configPath, env);
+  const consoleSite = consoleDeploy(configPath, env);
 
   // Everything that needs no account first: a refusal here happens before any wrangler call.
   let config = readConfig(configPath, env);
@@ -109,6 +127,7 @@ async function main(): Promise<void> {
 
   if (dryRun) {
     await build(configPath, env);
+    if (consoleSite) await build(consoleSite.config, env, { budget: false });
     console.log(
       `Checks passed: ${summary(config)}; secrets not checked (a dry run touches no account).`,
     );
@@ -134,6 +153,11 @@ async function main(): Promise<void> {
 
   console.log(`Checks passed: ${summary(config)}; secrets ${REQUIRED_SECRETS.join(', ')} set.`);
   await wrangler(['deploy', '--env', env, '--config', configPath], { show: true });
+  if (consoleSite) {
+    // After the gateway: the console's Service Binding names the gateway's entrypoint.
+    await wrangler(['deploy', '--env', env, '--config', consoleSite.config], { show: true });
+    console.log(`\n${accessSteps(consoleSite.flags)}`);
+  }
   const target = config.routes?.[0];
   const host = typeof target === 'string' ? target.split('/')[0] : target?.pattern.split('/')[0];
   console.log(`
@@ -142,6 +166,34 @@ Deployed ${config.name}${host ? ` at https://${host}` : ''}.
   Load it:      export ADMIN_TOKEN=$(grep ^ADMIN_TOKEN= ${rel(secretsFile(configPath, env))} | cut -d= -f2-)
   First tenant: PLATFORM_KEY=… npm run admin -- --url https://${host ?? '<domain>'} tenant create --name …
   Smoke test:   SMOKE_TOKEN=<a tenant token> npm run smoke -- https://${host ?? '<domain>'}`);
+}
+
+/** --console-domain and the Access flags: checked, then written into both configs. */
+function consoleDeploy(configPath: string, env: string) {
+  const domain = opts['console-domain'];
+  const others = [opts['access-team'], opts['access-aud'], opts['access-roles']];
+  if (domain === undefined) {
+    if (others.some((v) => v !== undefined)) {
+      throw new Refused('--access-team, --access-aud and --access-roles go with --console-domain');
+    }
+    return undefined;
+  }
+  const flags: ConsoleDeploy = {
+    domain,
+    accessTeam: opts['access-team'] ?? '',
+    accessAud: opts['access-aud'] ?? '',
+    ...(opts['access-roles'] === undefined ? {} : { accessRoles: opts['access-roles'] }),
+  };
+  const problems = consoleProblems(flags);
+  if (problems.length > 0) throw new Refused(problems.join('\n'));
+  const config = path.resolve(
+    opts['console-config'] ?? path.join(ROOT, 'console', 'wrangler.toml'),
+  );
+  if (!existsSync(config)) throw new Refused(`no console config at ${config}`);
+  const gatewayWorker = readConfig(configPath, env).name ?? '';
+  applyConsoleSettings(configPath, config, env, gatewayWorker, flags);
+  console.log(`Console: ${domain}, bound to ${gatewayWorker}#OperatorApi; OPERATOR_API=binding`);
+  return { config, flags };
 }
 
 /** What will be deployed, in one line (no secrets in a config). */
@@ -333,8 +385,18 @@ function readSecretsFile(file: string): Record<string, string> {
 }
 
 /** `wrangler deploy --dry-run`: the bundle as it would be uploaded, and its size against the budget. */
-async function build(configPath: string, env: string): Promise<void> {
+async function build(configPath: string, env: string, o = { budget: true }): Promise<void> {
   const outdir = path.resolve(opts.outdir ?? path.join(ROOT, '.dev', 'dist'));
+  if (!o.budget) {
+    // The console Worker: a few lines of forwarding, checked to build, not budgeted.
+    const consoleOut = path.join(outdir, 'console');
+    await wrangler(
+      ['deploy', '--dry-run', '--env', env, '--outdir', consoleOut, '--config', configPath],
+      {},
+    );
+    console.log(`Console Worker: built into ${rel(consoleOut)}`);
+    return;
+  }
   await wrangler(
     ['deploy', '--dry-run', '--env', env, '--outdir', outdir, '--config', configPath],
     {},

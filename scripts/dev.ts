@@ -1,21 +1,42 @@
 /**
  * `npm start`: the gateway on http://127.0.0.1:8787 in front of the local
- * platform emulator, with a demo tenant whose token is printed, and the
- * browser demo page on http://127.0.0.1:8791.
+ * platform emulator, with a demo tenant whose token is printed, the browser
+ * demo page on http://127.0.0.1:8791, and a local stand-in for Cloudflare
+ * Access on http://127.0.0.1:8792 that signs operators in to /console
+ * (docs/CONSOLE.md, "Access").
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { startDemo } from '../demo/server';
 import { DEMO_PLATFORM_KEY, OTHER_PLATFORM_KEY } from '../emulator/seed';
+import {
+  LOCAL_ACCESS_AUD,
+  LOCAL_ACCESS_ROLES,
+  LOCAL_ADMIN_EMAIL,
+  LOCAL_VIEWER_EMAIL,
+  startLocalAccess,
+} from './local-access';
 import { createTenant, type Stack, startStack } from './stack';
 
 const GATEWAY_PORT = Number(process.env.PORT ?? 8787);
 const EMULATOR_PORT = Number(process.env.EMULATOR_PORT ?? 8790);
 const DEMO_PAGE_PORT = Number(process.env.DEMO_PORT ?? 8791);
+const ACCESS_PORT = Number(process.env.ACCESS_PORT ?? 8792);
 const DEMO_FILE = '.dev/demo-tenant.json';
 
-const stack = await startStack({ gatewayPort: GATEWAY_PORT, emulatorPort: EMULATOR_PORT });
+// The same verification code as in production; only the team domain is this loopback server.
+const access = await startLocalAccess({ port: ACCESS_PORT });
+const stack = await startStack({
+  gatewayPort: GATEWAY_PORT,
+  emulatorPort: EMULATOR_PORT,
+  vars: {
+    ACCESS_TEAM_DOMAIN: access.url,
+    ACCESS_AUD: LOCAL_ACCESS_AUD,
+    ACCESS_ROLES: JSON.stringify(LOCAL_ACCESS_ROLES),
+    ACCESS_LOCAL_ISSUER: 'allow',
+  },
+});
 const shutdown = async () => {
-  await stack.stop();
+  await Promise.all([stack.stop(), access.close()]);
   process.exit(0);
 };
 process.on('SIGINT', shutdown);
@@ -34,8 +55,11 @@ console.log(`
     curl -H "Authorization: Bearer ${demo.token}" ${stack.gatewayUrl}/team/lists
   API reference (try calls with the token above): ${stack.gatewayUrl}/docs
     OpenAPI document: ${stack.gatewayUrl}/openapi.json
-  Partner portal (sign in with the token above): ${stack.gatewayUrl}/portal/
   Browser demo (browser tokens, CORS, live session events): ${page}
+  Operator console: ${stack.gatewayUrl}/console/   sign in (local Access) as
+    admin:  ${access.loginUrl('admin', `${stack.gatewayUrl}/console/`)}   (${LOCAL_ADMIN_EMAIL})
+    viewer: ${access.loginUrl('viewer', `${stack.gatewayUrl}/console/`)}   (${LOCAL_VIEWER_EMAIL})
+  Partner portal: ${stack.gatewayUrl}/portal/   (sign in with the token above)
   Operator CLI: npm run admin -- --help   (operator token ADMIN_TOKEN is in .dev.vars)
   Emulator platform keys, for more tenants: ${DEMO_PLATFORM_KEY} (account Demo),
     ${OTHER_PLATFORM_KEY} (account Other)

@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
+import { buildSync } from 'esbuild';
 import {
   compileModuleRules,
   convertV4MiniflareOptions,
@@ -64,6 +65,8 @@ export interface GatewayHost extends WorkerHost {
   /** The operator API token (`Authorization: Bearer …` on /admin). */
   adminToken: string;
   keyEncryptionKey: string;
+  /** With `console: true`: the console Worker's origin. */
+  consoleUrl?: string;
 }
 
 /** The gateway as `wrangler deploy` would upload it. */
@@ -119,6 +122,12 @@ export interface GatewayOptions extends CommonOptions {
    * and Durable Objects (TenantGuards, brokers). Each has its own socket.
    */
   replicas?: number;
+  /**
+   * Also serve the console Worker (console/wrangler.toml) on its own socket,
+   * bound to this gateway's OperatorApi entrypoint, as in production behind
+   * Cloudflare Access (docs/DEPLOY.md). Its URL is `consoleUrl`.
+   */
+  console?: boolean;
 }
 
 export interface BareWorkerOptions extends CommonOptions {
@@ -214,18 +223,53 @@ export async function startGateway(opts: GatewayOptions): Promise<GatewayHost> {
     const replicas = Array.from({ length: opts.replicas ?? 0 }, (_, i) =>
       replicaOf(gateway, `gateway-${i + 1}`),
     );
+    const consoleWorker = opts.console ? [consoleWorkerOptions()] : [];
     const host = await serve(
-      [gateway, ...fromConfig.externalWorkers, ...replicas],
+      [gateway, ...fromConfig.externalWorkers, ...replicas, ...consoleWorker],
       opts,
       persistDir,
       () => cleanup(),
-      replicas.map((r) => r.name ?? ''),
+      [...replicas, ...consoleWorker].map((r) => r.name ?? ''),
     );
-    return { ...host, adminToken, keyEncryptionKey };
+    return {
+      ...host,
+      adminToken,
+      keyEncryptionKey,
+      ...(opts.console ? { consoleUrl: host.urls.at(-1) } : {}),
+    };
   } catch (err) {
     cleanup();
     throw err;
   }
+}
+
+const CONSOLE_CONFIG = path.join(ROOT, 'console', 'wrangler.toml');
+
+/** The console Worker, bundled in memory, with its assets and its binding to the gateway's entrypoint. */
+function consoleWorkerOptions(): V4WorkerOptions {
+  const { workerOptions } = configWorkerOptions(CONSOLE_CONFIG);
+  const main = path.join(ROOT, 'console', 'src', 'index.ts');
+  const { outputFiles } = buildSync({
+    entryPoints: [main],
+    bundle: true,
+    format: 'esm',
+    write: false,
+  });
+  return {
+    name: 'console',
+    compatibilityDate: workerOptions.compatibilityDate,
+    compatibilityFlags: workerOptions.compatibilityFlags,
+    assets: workerOptions.assets,
+    rootPath: path.dirname(CONSOLE_CONFIG),
+    modules: [
+      {
+        type: 'ESModule',
+        path: main.replace(/\.ts$/, '.js'),
+        contents: outputFiles[0]?.text ?? '',
+      },
+    ],
+    serviceBindings: { GATEWAY: { name: 'gateway', entrypoint: 'OperatorApi' } },
+  };
 }
 
 /** Another gateway Worker bound to the first one's Durable Object classes (and the same KV ids). */

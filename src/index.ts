@@ -1,6 +1,7 @@
-/** Worker entry: the gateway app, the CONNECT refusal, and the Durable Object classes. */
+/** Worker entry: the gateway app, the CONNECT refusal, the operator entrypoint and the Durable Object classes. */
 import { newApp } from './app';
 import { refuseTunnel } from './connect';
+import { operatorEntrypoint } from './operator-entrypoint';
 import type { Bindings } from './types/context';
 
 export { AuditLog } from './audit/log';
@@ -8,6 +9,9 @@ export { LeaseBroker } from './guard/lease-broker';
 export { TenantGuard } from './guard/tenant-guard';
 
 const app = newApp();
+
+/** The console Worker's Service Binding target (docs/DEPLOY.md). */
+export const OperatorApi = operatorEntrypoint(app);
 
 export default {
   fetch: app.fetch,

@@ -163,6 +163,9 @@ export const settingsSchema = z
     LIMITER_FAILURE_MODE: z
       .enum(['closed', 'open'], { error: 'must be closed or open' })
       .default('closed'),
+    OPERATOR_API: z
+      .enum(['public', 'binding'], { error: 'must be public or binding' })
+      .default('public'),
     WEBHOOK_LOCAL_TARGETS: z
       .enum(['allow', 'refuse'], { error: 'must be allow or refuse' })
       .default('refuse')

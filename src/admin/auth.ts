@@ -41,6 +41,11 @@ export function adminAuth() {
 /** Who is calling: the Authorization header decides when present, else Access. */
 export async function identify(c: Context<HonoEnv>): Promise<Operator> {
   const settings = c.get('settings');
+  if (settings.OPERATOR_API === 'binding') {
+    throw new GatewayError('ADMIN_DISABLED', {
+      message: 'The operator API is served only through the console (OPERATOR_API=binding)',
+    });
+  }
   if (!settings.ADMIN_TOKEN && !settings.ACCESS_TEAM_DOMAIN)
     throw new GatewayError('ADMIN_DISABLED');
   const authorization = c.req.header('authorization');

@@ -28,6 +28,7 @@ type OptionalSettings = Partial<
     | 'LOG_SAMPLE_RATE'
     | 'LIMITER_FAILURE_MODE'
     | 'LEGACY_TOKENS_UNTIL'
+    | 'OPERATOR_API'
     | 'WEBHOOK_LOCAL_TARGETS'
     | 'BROWSER_PARTITION_SHARE'
     | 'CIRCUIT_FAILURES'

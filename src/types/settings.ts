@@ -91,6 +91,11 @@ export interface Settings {
   /** Start of the UTC day from which legacy tokens are refused, ms since the epoch. */
   LEGACY_TOKENS_UNTIL: number;
   /** `allow`: alert webhooks may target local and private addresses (local development). */
+  /**
+   * `binding`: the operator API answers only through the OperatorApi entrypoint (the
+   * console Worker's Service Binding), not on the gateway's own hostname.
+   */
+  OPERATOR_API: 'public' | 'binding';
   WEBHOOK_LOCAL_TARGETS: boolean;
   BROWSER_PARTITION_SHARE: number;
   /** Circuit breaker (docs/RESILIENCE.md): failures in a row that open it. */

@@ -563,6 +563,73 @@ describe('npm run deploy, deploying (wrangler stand-in)', () => {
     );
   });
 
+  it('--console-domain deploys the console Worker after the gateway, bound to it, with /admin off the gateway host', async () => {
+    const t = tempConfig(
+      production({ url: 'https://platform.example.com', id: KV_ID, domain: 'gw.example.com' }),
+    );
+    writeFileSync(
+      t.state,
+      JSON.stringify({
+        workerExists: true,
+        secrets: { ADMIN_TOKEN: 'x', KEY_ENCRYPTION_KEY: 'y' },
+      }),
+    );
+    const consoleConfig = path.join(t.dir, 'console.toml');
+    writeFileSync(
+      consoleConfig,
+      readFileSync(path.join(ROOT, 'console', 'wrangler.toml'), 'utf8')
+        .replace(
+          /^main = .*$/m,
+          `main = ${JSON.stringify(path.join(ROOT, 'console', 'src', 'index.ts'))}`,
+        )
+        .replace(
+          /^directory = .*$/m,
+          `directory = ${JSON.stringify(path.join(ROOT, 'build', 'assets'))}`,
+        ),
+    );
+    const aud = 'a'.repeat(64);
+    const flags = [
+      '--console-domain',
+      'ops.example.com',
+      '--access-team',
+      'myteam.cloudflareaccess.com',
+    ];
+    const refused = await deploy(
+      ['--config', t.config, '--console-config', consoleConfig, ...flags],
+      {
+        state: t.state,
+      },
+    );
+    expect(refusals(refused)).toEqual([
+      "--access-aud must be the Access application's Audience (AUD) tag: 64 hex digits",
+    ]);
+    expect(calls(t.state)).toEqual([]);
+
+    const run = await deploy(
+      ['--config', t.config, '--console-config', consoleConfig, ...flags, '--access-aud', aud],
+      { state: t.state },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const deploys = calls(t.state).filter((c) => c[0] === 'deploy');
+    expect(deploys.map((c) => c.at(-1))).toEqual([t.config, consoleConfig]);
+    const gateway = unstable_readConfig({ config: t.config, env: 'production' });
+    expect(gateway.vars).toMatchObject({
+      OPERATOR_API: 'binding',
+      ACCESS_TEAM_DOMAIN: 'myteam.cloudflareaccess.com',
+      ACCESS_AUD: aud,
+    });
+    const consoleWorker = unstable_readConfig({ config: consoleConfig, env: 'production' });
+    expect(consoleWorker.routes).toEqual([{ pattern: 'ops.example.com', custom_domain: true }]);
+    expect(consoleWorker.services).toEqual([
+      {
+        binding: 'GATEWAY',
+        service: 'agent-platform-gateway-production',
+        entrypoint: 'OperatorApi',
+      },
+    ]);
+    expect(run.stdout).toContain('https://ops.example.com/console/');
+  });
+
   it('reuses an existing namespace and the saved key-encryption key', async () => {
     const t = tempConfig(
       production({ url: 'https://platform.example.com', domain: 'gw.example.com' }),
