@@ -102,7 +102,9 @@ function SignIn(props: { onToken: (token: string) => void; error: string | null 
 function TokenFacts({ me }: { me: Me }) {
   return (
     <section aria-labelledby="token-title">
-      <h2 id="token-title">Your token</h2>
+      <h2 id="token-title" tabIndex={-1}>
+        Your token
+      </h2>
       <dl>
         <dt>Tenant</dt>
         <dd>
@@ -263,6 +265,13 @@ function App() {
     const start = fromLink ?? storedToken();
     if (start) void open(start);
   }, []);
+
+  // Keyboard and screen-reader users land where the page changed: the portal, or the form.
+  useEffect(() => {
+    if (busy) return;
+    const target = loaded ? 'token-title' : error ? 'token' : null;
+    if (target) document.getElementById(target)?.focus();
+  }, [loaded, error, busy]);
 
   const signOut = () => {
     storeToken(null);
