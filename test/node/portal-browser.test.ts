@@ -307,8 +307,10 @@ describe('/portal in Chromium', () => {
     await expect(w.page.getByRole('button', { name: 'Copy' }).count()).resolves.toBe(1);
     expect(await seriousViolations(w.page)).toEqual([]);
 
+    expect(await w.page.evaluate(() => document.activeElement?.id)).toBe('new-token');
     await w.page.getByRole('button', { name: 'I have saved it' }).click();
     await w.page.locator('.chart canvas').first().waitFor();
+    await w.page.waitForFunction(() => document.activeElement?.id === 'rotate-title');
     const after = await exposedText(w);
     expect(after).not.toContain(fresh);
     expect(after).not.toContain(own.token);

@@ -4,7 +4,7 @@
  * kept in this tab's sessionStorage only. Every call names no tenant: the
  * gateway answers for the token's own tenant (GET /token, GET /usage).
  */
-import { render, useEffect, useState } from 'hono/jsx/dom';
+import { render, useEffect, useRef, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
 import { type Standing, standingsOf } from '../lib/ratelimit';
 import { storedToken, storeToken, takeTokenFromFragment } from '../lib/session-token';
@@ -228,7 +228,9 @@ function Portal(props: { token: string; loaded: Loaded; onToken: (t: string) => 
       </section>
       {me.can_rotate && (
         <section aria-labelledby="rotate-title">
-          <h2 id="rotate-title">Rotate your token</h2>
+          <h2 id="rotate-title" tabIndex={-1}>
+            Rotate your token
+          </h2>
           <RotateToken token={props.token} onRotated={props.onToken} />
         </section>
       )}
@@ -266,11 +268,15 @@ function App() {
     if (start) void open(start);
   }, []);
 
-  // Keyboard and screen-reader users land where the page changed: the portal, or the form.
+  // Keyboard and screen-reader users land where the page changed: the portal once signed
+  // in (not on a refresh, which leaves the focus where it was), or the refused field.
+  const wasSignedIn = useRef(false);
   useEffect(() => {
     if (busy) return;
-    const target = loaded ? 'token-title' : error ? 'token' : null;
-    if (target) document.getElementById(target)?.focus();
+    const signedIn = loaded !== null;
+    if (signedIn && !wasSignedIn.current) document.getElementById('token-title')?.focus();
+    if (!signedIn && error) document.getElementById('token')?.focus();
+    wasSignedIn.current = signedIn;
   }, [loaded, error, busy]);
 
   const signOut = () => {
