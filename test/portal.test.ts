@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest'
 import { ERRORS } from '../src/errors';
 import { expandScopes, PRESETS } from '../src/tenants/scopes';
 import {
+  ADMIN_TOKEN,
   admin,
   asTenant,
   createTenant,
@@ -359,6 +360,33 @@ describe('POST /admin/tenants/:id/portal-links', () => {
     );
     expect(audit.data.data).toHaveLength(1);
     expect(audit.data.data[0]).toMatchObject({ token_id: tokenId, actor: 'admin@operators.local' });
+  });
+
+  it('points at PORTAL_ORIGIN when set: the gateway host, not the one the operator API was called at', async () => {
+    const t = await createTenant();
+    const post = (origin: string) =>
+      gatewayWith({ PORTAL_ORIGIN: origin }, `/admin/tenants/${t.id}/portal-links`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+    const made = await post('https://gw.example.com/');
+    expect(made.status).toBe(201);
+    expect((await envelope(made)).data.url).toMatch(
+      /^https:\/\/gw\.example\.com\/portal\/#token=apgw_/,
+    );
+    expect((await envelope(await post('http://127.0.0.1:8787'))).data.url).toMatch(
+      /^http:\/\/127\.0\.0\.1:8787\/portal\/#token=/,
+    );
+    // Not an origin, or plain http to a public host: the gateway is misconfigured.
+    for (const bad of [
+      'http://gw.example.com',
+      'https://gw.example.com/portal',
+      'gw.example.com',
+    ]) {
+      const refused = await expectRefusal(await post(bad), 'MISCONFIGURED');
+      expect(refused.msg).toContain('PORTAL_ORIGIN');
+    }
   });
 
   it('is for operators only', async () => {

@@ -50,7 +50,9 @@ export function portalLinkRoutes(): Hono<HonoEnv> {
         token_id: issued.record.id,
         detail: { expires_at: expiresAt },
       });
-      const url = `${new URL(c.req.url).origin}${PORTAL_PATH}#token=${issued.token}`;
+      // The gateway's public origin: through the console Worker the request names the console's.
+      const origin = c.get('settings').PORTAL_ORIGIN ?? new URL(c.req.url).origin;
+      const url = `${origin}${PORTAL_PATH}#token=${issued.token}`;
       return c.json(
         ok({
           url,

@@ -307,8 +307,10 @@ describe('/portal in Chromium', () => {
     await expect(w.page.getByRole('button', { name: 'Copy' }).count()).resolves.toBe(1);
     expect(await seriousViolations(w.page)).toEqual([]);
 
+    expect(await w.page.evaluate(() => document.activeElement?.id)).toBe('new-token');
     await w.page.getByRole('button', { name: 'I have saved it' }).click();
     await w.page.locator('.chart canvas').first().waitFor();
+    await w.page.waitForFunction(() => document.activeElement?.id === 'rotate-title');
     const after = await exposedText(w);
     expect(after).not.toContain(fresh);
     expect(after).not.toContain(own.token);
@@ -381,6 +383,31 @@ describe('/portal in Chromium', () => {
     await w.page.keyboard.press('Enter');
     await w.page.locator('.chart canvas').first().waitFor({ timeout: 15_000 });
     expect(await w.page.locator('main').innerText()).toContain(a.name);
+    // The focus moves to what changed: the portal's first heading.
+    expect(await w.page.evaluate(() => document.activeElement?.id)).toBe('token-title');
+    // Everything to operate is reachable by Tab: Refresh, Sign out, the docs link, rotation.
+    const reached = new Set<string>();
+    for (let i = 0; i < 30; i++) {
+      await w.page.keyboard.press('Tab');
+      reached.add(
+        await w.page.evaluate(() => {
+          const el = document.activeElement as HTMLElement | null;
+          return `${el?.tagName}:${el?.id || el?.textContent?.trim().slice(0, 40)}`;
+        }),
+      );
+    }
+    for (const control of [
+      'BUTTON:Refresh',
+      'BUTTON:Sign out',
+      'A:Open the API reference',
+      'INPUT:overlap',
+      'BUTTON:Rotate my token',
+    ]) {
+      expect(
+        [...reached].some((r) => r.startsWith(control)),
+        control,
+      ).toBe(true);
+    }
     await w.context.close();
   });
 });

@@ -4,7 +4,7 @@
  * kept in this tab's sessionStorage only. Every call names no tenant: the
  * gateway answers for the token's own tenant (GET /token, GET /usage).
  */
-import { render, useEffect, useState } from 'hono/jsx/dom';
+import { render, useEffect, useRef, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
 import { type Standing, standingsOf } from '../lib/ratelimit';
 import { storedToken, storeToken, takeTokenFromFragment } from '../lib/session-token';
@@ -102,7 +102,9 @@ function SignIn(props: { onToken: (token: string) => void; error: string | null 
 function TokenFacts({ me }: { me: Me }) {
   return (
     <section aria-labelledby="token-title">
-      <h2 id="token-title">Your token</h2>
+      <h2 id="token-title" tabIndex={-1}>
+        Your token
+      </h2>
       <dl>
         <dt>Tenant</dt>
         <dd>
@@ -226,7 +228,9 @@ function Portal(props: { token: string; loaded: Loaded; onToken: (t: string) => 
       </section>
       {me.can_rotate && (
         <section aria-labelledby="rotate-title">
-          <h2 id="rotate-title">Rotate your token</h2>
+          <h2 id="rotate-title" tabIndex={-1}>
+            Rotate your token
+          </h2>
           <RotateToken token={props.token} onRotated={props.onToken} />
         </section>
       )}
@@ -263,6 +267,17 @@ function App() {
     const start = fromLink ?? storedToken();
     if (start) void open(start);
   }, []);
+
+  // Keyboard and screen-reader users land where the page changed: the portal once signed
+  // in (not on a refresh, which leaves the focus where it was), or the refused field.
+  const wasSignedIn = useRef(false);
+  useEffect(() => {
+    if (busy) return;
+    const signedIn = loaded !== null;
+    if (signedIn && !wasSignedIn.current) document.getElementById('token-title')?.focus();
+    if (!signedIn && error) document.getElementById('token')?.focus();
+    wasSignedIn.current = signedIn;
+  }, [loaded, error, busy]);
 
   const signOut = () => {
     storeToken(null);

@@ -3,7 +3,7 @@
  * keeps working for the overlap the partner chooses; the new one is shown
  * once, with a copy button, and becomes the portal's own token.
  */
-import { useState } from 'hono/jsx/dom';
+import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
 import { duration } from './format';
 import type { Rotated } from './types';
@@ -25,6 +25,15 @@ export function RotateToken(props: { token: string; onRotated: (token: string) =
   const [busy, setBusy] = useState(false);
   const [shown, setShown] = useState<Rotated | null>(null);
   const [copied, setCopied] = useState('');
+
+  // The one display of the new token takes the focus, so it is read out and can be copied at
+  // once; when it is gone, the focus goes back to the rotation's heading, not to nowhere.
+  const hadShown = useRef(false);
+  useEffect(() => {
+    if (shown) document.getElementById('new-token')?.focus();
+    else if (hadShown.current) document.getElementById('rotate-title')?.focus();
+    hadShown.current = shown !== null;
+  }, [shown]);
 
   const submit = async (e: Event) => {
     e.preventDefault();
