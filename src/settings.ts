@@ -155,11 +155,10 @@ export const settingsSchema = z
       .default('true')
       .transform((v) => v === 'true'),
     LEASE_MAX_MS: intSetting(10, 10_000, 1000),
-    // Off by default this release: with limits of a few units, a request can still be
-    // refused while a unit sits in another lease (docs/LIMITS.md, "Hierarchical leases").
+    // Regional lease brokers (docs/LIMITS.md, "Hierarchical leases"); `off`: the flat design.
     LEASE_BROKERS: z
       .enum(['on', 'off'], { error: 'must be on or off' })
-      .default('off')
+      .default('on')
       .transform((v) => v === 'on'),
     BROKER_LEASE_MS: intSetting(100, 60_000, 5000),
     L1_CACHE_BYTES: intSetting(0, 128 * 1024 * 1024, 8 * 1024 * 1024),

@@ -7,7 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { BrokerCore } from '../../src/guard/broker';
-import { shardOf, spreadAdvice } from '../../src/guard/broker-shards';
+import { DIRECT_FOR_MS, shardOf, spreadAdvice } from '../../src/guard/broker-shards';
 import { GuardCore } from '../../src/guard/core';
 import type { LeaseSettings } from '../../src/guard/lease';
 import type { LeaseRequest } from '../../src/guard/lease-protocol';
@@ -73,6 +73,8 @@ interface Isolate {
   io: Map<string, IsolateTenant>;
   /** How many brokers per region each tenant is spread over, as its brokers advised. */
   shards: Map<string, number>;
+  /** Until when each tenant's calls go to the root directly, as its broker advised. */
+  directUntil: Map<string, number>;
 }
 
 /** One isolate's way to one tenant's guard, and what its calls waited for. */
@@ -148,6 +150,7 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
       admission: new Admission(),
       io: new Map(),
       shards: new Map(),
+      directUntil: new Map(),
     }));
   });
 
@@ -206,7 +209,9 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
         });
     const viaBroker = (req: LeaseRequest) => {
       const context = requestContext.getStore();
-      // As src/limits/request.ts and the LeaseBroker do: spread when a broker says it is hot.
+      // As src/limits/request.ts and the LeaseBroker do: go to the root while a broker
+      // says it only passes calls on, and spread when a broker says it is hot.
+      if ((isolate.directUntil.get(tenantId) ?? 0) > clock.now()) return viaRoot(req);
       const shards = isolate.shards.get(tenantId) ?? 1;
       const broker = brokerFor(
         tenantId,
@@ -221,6 +226,7 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
           const pending = b.acquire(req);
           serving = null;
           const answer = await pending;
+          if (b.onlyPassesOn()) isolate.directUntil.set(tenantId, clock.now() + DIRECT_FOR_MS);
           const spread = spreadAdvice(b.callsPerSecond(), shards);
           if (spread !== undefined && spread > (isolate.shards.get(tenantId) ?? 1)) {
             isolate.shards.set(tenantId, spread);

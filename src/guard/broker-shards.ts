@@ -13,6 +13,12 @@
 export const SPLIT_CALLS_PER_S = 250;
 /** What a broker should serve after a split: the advice aims below the split point. */
 const TARGET_CALLS_PER_S = 150;
+/**
+ * How long isolates ask the root directly after a broker said it only passes their
+ * calls on (exact mode, small meters), before asking it again: limits
+ * may have changed since.
+ */
+export const DIRECT_FOR_MS = 60_000;
 /** At most this many brokers per tenant and region. */
 export const MAX_BROKER_SHARDS = 16;
 

@@ -71,16 +71,29 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
 
 describe('BrokerCore', () => {
   it('never lets isolates behind several brokers admit more than the limit', async () => {
-    const f = fleet({ policies: [{ name: 'burst', limit: 50, window_s: 60 }], quota: {} });
+    const f = fleet({ policies: [{ name: 'burst', limit: 200, window_s: 60 }], quota: {} });
     let admitted = 0;
     // 600 requests over 6 s, round-robin over 6 isolates behind 2 brokers.
     for (let i = 0; i < 600; i++) {
       f.at(START + i * 10);
       if ((await f.admit(i)) === 'admitted') admitted++;
     }
-    expect(admitted).toBe(50);
+    // Never over; a unit or two may still sit unused in a lease when the window fills.
+    expect(admitted).toBeLessThanOrEqual(200);
+    expect(admitted).toBeGreaterThanOrEqual(195);
     // The root was asked by the brokers, far less than once per request.
     expect(f.rootCalls()).toBeLessThan(60);
+  });
+
+  it('pools no meter of a few units: no region is refused while another holds the last ones', async () => {
+    const f = fleet({ policies: [{ name: 'burst', limit: 5, window_s: 60 }], quota: {} });
+    const outcomes: string[] = [];
+    // Requests alternate between isolates behind the two brokers.
+    for (let i = 0; i < 8; i++) {
+      f.at(START + i * 10);
+      outcomes.push(await f.admit(i));
+    }
+    expect(outcomes).toEqual([...Array(5).fill('admitted'), ...Array(3).fill('refused')]);
   });
 
   it("answers a refused token from the root's word, and forgets on a push", async () => {

@@ -85,6 +85,15 @@ interface AskContext {
 const RENEW_AHEAD_AT = 0.5;
 /** A pool that would last less than this (a slot ending soon) is not kept: calls pass through. */
 const MIN_POOL_MS = 250;
+/**
+ * Meters below this many units a window are not pooled: a few units parked in one
+ * region's pool would be refused to every other region until the pool returned them.
+ * Such a tenant is small enough for the root to answer its isolates itself.
+ */
+export const MIN_POOLED_LIMIT = 100;
+
+const hasSmallMeter = (answer: LeaseAnswer) =>
+  answer.mode === 'leased' && answer.meters.some((m) => m.limit < MIN_POOLED_LIMIT);
 /** Rounds an isolate's call waits for shared root calls before making its own. */
 const MAX_ROUNDS = 5;
 /** After a failed renewal, the next try is this much later. */
@@ -119,6 +128,8 @@ export class BrokerCore {
   private mode: LimiterMode | null = null;
   /** The root's leases end within MIN_POOL_MS (short windows): calls pass through. */
   private shortSlots = false;
+  /** A meter of fewer than MIN_POOLED_LIMIT units: calls pass through. */
+  private smallLimits = false;
   private disabled = false;
   private cacheVersion = '0';
   private current: Pool | null = null;
@@ -179,6 +190,15 @@ export class BrokerCore {
     return this.askRoot(req);
   }
 
+  /**
+   * Whether it only passes its isolates' calls on for good (exact mode, meters too small
+   * to pool). Short slots are not: they come and go with the slot, and the simulation's
+   * flash crowd used less of its limit when isolates left the broker for them.
+   */
+  onlyPassesOn(): boolean {
+    return this.mode === 'exact' || this.smallLimits;
+  }
+
   /** Isolate calls in the last whole second. */
   callsPerSecond(): number {
     return this.rate.perSecond(this.io.now());
@@ -207,6 +227,7 @@ export class BrokerCore {
     this.current = null;
     this.next = null;
     this.mode = null;
+    this.smallLimits = false;
     const known = [...this.scopes.values()].map((s) => s.scope);
     this.scopes.clear();
     // Ask again for what was in use, so the next isolate call finds a fresh pool.
@@ -239,12 +260,13 @@ export class BrokerCore {
   }
 
   /**
-   * Exact mode, and leases shorter than MIN_POOL_MS (windows of a few seconds,
-   * whose slots end that soon): a pool would end before it paid for its round
-   * trip, so isolates' calls go through to the root as they are.
+   * Exact mode, leases shorter than MIN_POOL_MS (windows of a few seconds, whose
+   * slots end that soon: a pool would end before it paid for its round trip) and
+   * meters smaller than MIN_POOLED_LIMIT: isolates' calls go through to the root
+   * as they are.
    */
   private passesThrough(): boolean {
-    return this.mode === 'exact' || this.shortSlots;
+    return this.mode === 'exact' || this.shortSlots || this.smallLimits;
   }
 
   private async passThrough(req: LeaseRequest): Promise<LeaseAnswer> {
@@ -261,7 +283,8 @@ export class BrokerCore {
       now: this.io.now(),
       // The isolate's returns were taken back into the pools (acquire), now retired into these.
       returns,
-      usage: mergeUsage(req.usage, usage),
+      // The isolate's usage was added to the broker's own in acquire(): send it once.
+      usage: usage ?? undefined,
       brokerCalls: this.takeCalls(),
     };
     const answer = await this.io.acquire(forwarded).catch((err: unknown) => {
@@ -275,6 +298,7 @@ export class BrokerCore {
     if (answer.mode === 'leased' && answer.expiresAt - answer.start >= MIN_POOL_MS) {
       this.shortSlots = false;
     }
+    this.smallLimits = hasSmallMeter(answer);
     return answer;
   }
 
@@ -384,6 +408,7 @@ export class BrokerCore {
     this.mode = answer.mode;
     this.shortSlots =
       answer.mode === 'leased' && !answer.disabled && answer.expiresAt - answer.start < MIN_POOL_MS;
+    this.smallLimits = hasSmallMeter(answer);
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
     req.scopes.forEach((ask, i) => {

@@ -48,8 +48,13 @@ export function brokerFor(
   return ns.get(ns.idFromName(brokerName(tenantId, place)), { locationHint: place.region });
 }
 
-/** A broker's answer: the root's kind of answer, and when it is hot, how many shards to use. */
-export type BrokerAnswer = LeaseAnswer & { spread?: number };
+/**
+ * A broker's answer: the root's kind of answer; when it is hot, how many shards to use;
+ * and `direct` when the broker only passes calls on (exact mode, meters too small to
+ * pool), so its isolates ask the root themselves for a while instead of paying for
+ * the extra hop.
+ */
+export type BrokerAnswer = LeaseAnswer & { spread?: number; direct?: true };
 
 export class LeaseBroker extends DurableObject<Cloudflare.Env> {
   private core: BrokerCore | null = null;
@@ -75,6 +80,7 @@ export class LeaseBroker extends DurableObject<Cloudflare.Env> {
     const answer: BrokerAnswer = await core.acquire(req);
     const spread = spreadAdvice(core.callsPerSecond(), shards);
     if (spread !== undefined) answer.spread = spread;
+    if (core.onlyPassesOn()) answer.direct = true;
     return answer;
   }
 

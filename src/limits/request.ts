@@ -6,7 +6,7 @@
  * use these; none of them builds the guard calls itself.
  */
 import type { Context } from 'hono';
-import { shardOf } from '../guard/broker-shards';
+import { DIRECT_FOR_MS, shardOf } from '../guard/broker-shards';
 import type { LeaseSettings } from '../guard/lease';
 import { brokerFor } from '../guard/lease-broker';
 import { guardFor } from '../guard/tenant-guard';
@@ -19,11 +19,23 @@ import { type AdmissionIo, isolateAdmission } from './admission';
 import { regionOf } from './region';
 
 /**
- * How many brokers each tenant's region is spread over, as its brokers last advised
- * (guard/broker-shards.ts). Per isolate; forgotten whole past MAX_SPREAD_ENTRIES.
+ * What each tenant's brokers last advised this isolate (guard/broker-shards.ts,
+ * guard/lease-broker.ts): how many brokers its region is spread over, and until when
+ * to ask the root directly (a tenant too small to pool). Per isolate; forgotten whole
+ * past MAX_ADVICE_ENTRIES.
  */
-const brokerShards = new Map<string, number>();
-const MAX_SPREAD_ENTRIES = 10_000;
+interface BrokerAdvice {
+  shards: number;
+  directUntil: number;
+}
+const brokerAdvice = new Map<string, BrokerAdvice>();
+const MAX_ADVICE_ENTRIES = 10_000;
+
+function advise(tenantId: string, change: Partial<BrokerAdvice>): void {
+  const current = brokerAdvice.get(tenantId) ?? { shards: 1, directUntil: 0 };
+  if (!brokerAdvice.has(tenantId) && brokerAdvice.size >= MAX_ADVICE_ENTRIES) brokerAdvice.clear();
+  brokerAdvice.set(tenantId, { ...current, ...change });
+}
 
 /** How this request reaches its tenant's TenantGuard, for admission.ts. */
 export function admissionIo(c: Context<HonoEnv>): AdmissionIo {
@@ -33,8 +45,11 @@ export function admissionIo(c: Context<HonoEnv>): AdmissionIo {
   return {
     acquire: async (req) => {
       count('guard_calls');
-      if (!region) return guardFor(c.env, tenantId).acquire(req);
-      const shards = brokerShards.get(tenantId) ?? 1;
+      const advice = brokerAdvice.get(tenantId);
+      if (!region || (advice && advice.directUntil > req.now)) {
+        return guardFor(c.env, tenantId).acquire(req);
+      }
+      const shards = advice?.shards ?? 1;
       const colo = c.req.raw.cf?.colo;
       const place = { region, shard: shardOf(typeof colo === 'string' ? colo : '', shards) };
       const answer = await brokerFor(c.env, tenantId, place).acquire(
@@ -45,9 +60,9 @@ export function admissionIo(c: Context<HonoEnv>): AdmissionIo {
         req,
       );
       if (answer.spread !== undefined && answer.spread > shards) {
-        if (brokerShards.size >= MAX_SPREAD_ENTRIES) brokerShards.clear();
-        brokerShards.set(tenantId, answer.spread);
+        advise(tenantId, { shards: answer.spread });
       }
+      if (answer.direct) advise(tenantId, { directUntil: req.now + DIRECT_FOR_MS });
       return answer;
     },
     record: (batch, retentionDays) => {
