@@ -34,7 +34,7 @@ const OPERATIONS: AdminOperation[] = [
   {
     method: 'get',
     path: '/admin/tenants',
-    summary: 'List tenants, a page at a time',
+    summary: 'List tenants, a page at a time, or search them by name or id (q)',
     query: listQuery,
   },
   { method: 'get', path: T, summary: 'Show a tenant (never its key)' },
@@ -99,6 +99,11 @@ const OPERATIONS: AdminOperation[] = [
   },
   { method: 'get', path: `${T}/alerts`, summary: 'The quota-alert webhook, without its secret' },
   { method: 'delete', path: `${T}/alerts`, summary: 'Remove the quota-alert webhook' },
+  {
+    method: 'post',
+    path: `${T}/alerts/test`,
+    summary: 'Send a signed test alert to the webhook now (not retried)',
+  },
   {
     method: 'post',
     path: `${T}/cache/purge`,
