@@ -1,0 +1,381 @@
+/**
+ * The operator console (/console/) in real Chromium (Debian's, driven by
+ * playwright-core), served by the built Worker on plain workerd, signed in
+ * through the local Cloudflare Access stand-in (scripts/local-access.ts), whose
+ * JWTs the gateway verifies with its production code. An operator's whole flow
+ * by hand; a viewer who can change nothing; no request off loopback; no secret
+ * left behind; axe-core on every view; the usage page's screenshot for the docs.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
+import { type RunningEmulator, startEmulator } from '../../emulator/server';
+import {
+  LOCAL_ACCESS_AUD,
+  LOCAL_ACCESS_ROLES,
+  LOCAL_ADMIN_EMAIL,
+  LOCAL_VIEWER_EMAIL,
+  type LocalAccess,
+  startLocalAccess,
+} from '../../scripts/local-access';
+import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+import { PRESETS, SCOPES } from '../../ui/console/scopes';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+// Evaluated through the DevTools protocol: the page's CSP (rightly) refuses an inline script tag.
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let emulator: RunningEmulator;
+let access: LocalAccess;
+let gateway: GatewayHost;
+let browser: Browser;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ port: 0 });
+  access = await startLocalAccess();
+  gateway = await startGateway({
+    platformBaseUrl: emulator.url,
+    vars: {
+      ACCESS_TEAM_DOMAIN: access.url,
+      ACCESS_AUD: LOCAL_ACCESS_AUD,
+      ACCESS_ROLES: JSON.stringify(LOCAL_ACCESS_ROLES),
+      ACCESS_LOCAL_ISSUER: 'allow',
+      WEBHOOK_LOCAL_TARGETS: 'allow',
+    },
+  });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gateway?.stop();
+  await access?.close();
+  await emulator?.close();
+});
+
+interface Session {
+  context: BrowserContext;
+  page: Page;
+  /** Every URL the page asked for. */
+  requested: string[];
+  /** Every line the page printed to its console, and every page error. */
+  printed: string[];
+}
+
+/** Signs in through the local Access login as `role` and lands on the console. */
+async function signIn(role: 'admin' | 'viewer'): Promise<Session> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const requested: string[] = [];
+  const printed: string[] = [];
+  page.on('request', (r) => requested.push(r.url()));
+  page.on('console', (m) => printed.push(`${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => printed.push(`pageerror: ${e.message}`));
+  await page.goto(access.loginUrl(role, `${gateway.url}/console/`));
+  const email = role === 'admin' ? LOCAL_ADMIN_EMAIL : LOCAL_VIEWER_EMAIL;
+  await page.getByTestId('whoami').getByText(email).waitFor();
+  return { context, page, requested, printed };
+}
+
+/** axe-core in the page: serious and critical violations, by rule and where. */
+async function axeProblems(page: Page, view: string): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
+  const found = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document) => Promise<AxeResult> } }).axe;
+    const result = await axe.run(document);
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  return found.map((f) => `${view}: ${f}`);
+}
+interface AxeResult {
+  violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
+}
+
+/** Everything a page keeps where a secret must not be: DOM, field values, storage, URL. */
+async function pageText(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const values = Array.from(document.querySelectorAll('input, textarea')).map(
+      (el) => (el as HTMLInputElement).value,
+    );
+    const storage = (s: Storage) =>
+      Object.keys(s)
+        .map((k) => `${k}=${s.getItem(k)}`)
+        .join('\n');
+    return [
+      document.documentElement.outerHTML,
+      values.join('\n'),
+      storage(localStorage),
+      storage(sessionStorage),
+      location.href,
+      document.cookie,
+    ].join('\n');
+  });
+}
+
+const openTab = (page: Page, name: string) =>
+  page.getByRole('navigation', { name: 'Tenant sections' }).getByRole('button', { name }).click();
+
+/** Calls the gateway as a partner would, with a gateway token. */
+const asPartner = (token: string, p = '/team/lists') =>
+  fetch(`${gateway.url}${p}`, { headers: { authorization: `Bearer ${token}` } });
+
+describe('the console in Chromium', () => {
+  it("offers exactly the gateway's scopes and presets", async () => {
+    // The gateway names what it allows when it refuses an unknown scope.
+    const made = await fetch(`${gateway.url}/admin/tenants`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${gateway.adminToken}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        name: 'scopes',
+        platform_key: DEMO_PLATFORM_KEY,
+        token: { name: 'x', scopes: ['no-such-scope'] },
+      }),
+    });
+    const body = (await made.json()) as { data: { errors: { allowed: string[] }[] } };
+    expect([...PRESETS, ...SCOPES].sort()).toEqual(
+      [...(body.data.errors[0]?.allowed ?? [])].sort(),
+    );
+  });
+
+  it('serves the page under a strict Content-Security-Policy', async () => {
+    const res = await fetch(`${gateway.url}/console/`);
+    expect(res.status).toBe(200);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it("runs an operator's whole flow, leaves no secret behind and asks only loopback", async () => {
+    const { page, context, requested, printed } = await signIn('admin');
+    const problems: string[] = [];
+    problems.push(...(await axeProblems(page, 'tenants')));
+
+    // A field the browser refuses shows its error beside the field, before any request.
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await expect.poll(() => page.locator('#new-name-error').textContent()).toContain('name');
+    // The API refuses what the browser lets through: its message lands next to the field.
+    const name = `Console ${Date.now()}`;
+    await page.locator('#new-name').fill(name);
+    await page.getByLabel('Platform key').fill(DEMO_PLATFORM_KEY);
+    await page.getByLabel('Browser origins (optional)').fill('https://ok.example.com/path');
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await expect.poll(() => page.locator('#new-origins-error').textContent()).toMatch(/origin/);
+    await page.getByLabel('Browser origins (optional)').fill('');
+
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    const firstToken = (await page.locator('[data-secret]').textContent()) ?? '';
+    expect(firstToken).toMatch(/^apgw_/);
+    problems.push(...(await axeProblems(page, 'token shown once')));
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+    const tenantId = (await page.locator('dl.facts code').first().textContent()) ?? '';
+    expect(tenantId).toMatch(/^ten_/);
+    // Only the key's fingerprint is shown.
+    await expect
+      .poll(() => page.locator('dl.facts code').nth(1).textContent())
+      .toMatch(/^[0-9a-f]{16}$/);
+
+    // Tokens: the picker preselects `full`, never an apikeys scope, and warns on one.
+    await openTab(page, 'Tokens');
+    await page.getByTestId('token-rows').locator('tr').first().waitFor();
+    expect(await page.getByRole('checkbox', { name: 'full (preset)' }).isChecked()).toBe(true);
+    for (const box of await page.getByRole('checkbox', { name: /^apikeys:/ }).all()) {
+      expect(await box.isChecked()).toBe(false);
+    }
+    await page.getByRole('checkbox', { name: 'apikeys:admin' }).check();
+    await page.getByText(/reach the platform's own API keys/).waitFor();
+    await page.getByRole('checkbox', { name: 'apikeys:admin' }).uncheck();
+    await page.locator('#token-name').fill('ci');
+    await page.getByLabel('Expiry').selectOption('In 30 days');
+    await page.getByRole('button', { name: 'Issue token' }).click();
+    const token = (await page.locator('[data-secret]').textContent()) ?? '';
+    expect(token).toMatch(/^apgw_/);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await expect.poll(() => page.getByTestId('token-rows').locator('tr').count()).toBe(2);
+    problems.push(...(await axeProblems(page, 'tokens')));
+
+    // Limits: exact mode (every request counted at once), a daily quota, what remains now.
+    await openTab(page, 'Limits');
+    await page.getByLabel('Requests a day').fill('abc');
+    await page.getByRole('button', { name: 'Save limits' }).click();
+    await page.locator('#quota-daily-error').waitFor();
+    await page.getByLabel('Requests a day').fill('500');
+    await page.getByRole('radio', { name: /^exact/ }).check();
+    await page.getByRole('button', { name: 'Save limits' }).click();
+    await page.getByText('Limits saved').waitFor();
+    await page.getByText('This tenant has its own limits.').waitFor();
+    problems.push(...(await axeProblems(page, 'limits')));
+
+    // Requests with the token show in the chart. A request's usage rides on the
+    // isolate's next call to the tenant's guard (exact mode: the next request), so
+    // of 6 requests at least the first 5 are in the history at once.
+    for (let i = 0; i < 6; i++) expect((await asPartner(token)).status).toBe(200);
+    await openTab(page, 'Usage');
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return page.getByTestId('usage-totals').textContent({ timeout: 5000 });
+        },
+        { timeout: 60_000, interval: 1000 },
+      )
+      .toMatch(/^[56] requests/);
+    await page.getByRole('combobox', { name: 'Requests by' }).selectOption('token');
+    await page.locator('section[data-render-ms]').waitFor();
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    const csv = await (await download).createReadStream();
+    let csvText = '';
+    for await (const chunk of csv) csvText += chunk;
+    expect(csvText.split('\n')[0]).toBe('t,token,requests,units,p50_ms,p95_ms');
+    expect(csvText).toContain(',');
+    mkdirSync(path.join(ROOT, 'docs/img'), { recursive: true });
+    await page.screenshot({ path: path.join(ROOT, 'docs/img/console-usage.png'), fullPage: true });
+    problems.push(...(await axeProblems(page, 'usage')));
+
+    // Alerts: the webhook, its secret once, and a test alert the emulator receives.
+    await openTab(page, 'Alerts and cache');
+    await page.getByLabel('Webhook URL').fill('not a url');
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await page.locator('#alert-url-error').waitFor();
+    const hook = `console-${Date.now()}`;
+    await page.getByLabel('Webhook URL').fill(`${emulator.url}/__emulator/webhooks/${hook}`);
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    const webhookSecret = (await page.locator('[data-secret]').textContent()) ?? '';
+    expect(webhookSecret).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await page.getByRole('button', { name: 'Send a test alert' }).click();
+    await page.getByText('Test alert delivered (HTTP 200).').waitFor();
+    const deliveries = (await (
+      await fetch(`${emulator.url}/__emulator/webhooks/${hook}`)
+    ).json()) as { body: string }[];
+    expect(deliveries.map((d) => JSON.parse(d.body).test)).toEqual([true]);
+    await page.getByRole('button', { name: 'Purge cache' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Purge' }).click();
+    await page.getByText(/Cache purged for 1 tenant/).waitFor();
+    problems.push(...(await axeProblems(page, 'alerts')));
+
+    // Revoke the token: the next request with it is refused.
+    await openTab(page, 'Tokens');
+    await page.getByRole('button', { name: new RegExp(`^Revoke ci ${token.slice(-4)}$`) }).click();
+    problems.push(...(await axeProblems(page, 'confirm dialog')));
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText(/revoked\.$/).waitFor();
+    const refused = await asPartner(token);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { code: number }).code).toBe(40102);
+
+    // The audit log names the operator for each change.
+    await page.getByRole('button', { name: 'Audit log' }).click();
+    await page.getByLabel('Tenant id').fill(tenantId);
+    await page.getByLabel('Operator (email or admin-token)').fill(LOCAL_ADMIN_EMAIL);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect
+      .poll(async () => (await page.getByTestId('audit-rows').innerText()).split('\n').length, {
+        timeout: 10_000,
+      })
+      .toBeGreaterThanOrEqual(7);
+    const audit = await page.getByTestId('audit-rows').innerText();
+    for (const action of [
+      'tenant.created',
+      'token.issued',
+      'limits.set',
+      'alerts.set',
+      'alerts.tested',
+      'cache.purged',
+      'token.revoked',
+    ]) {
+      expect(audit).toContain(action);
+    }
+    expect(audit).toContain(LOCAL_ADMIN_EMAIL);
+    await page.getByLabel('Action or prefix').fill('Token.');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.locator('#audit-action-error').waitFor();
+    await page.getByLabel('Action or prefix').fill('token.');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect
+      .poll(async () => (await page.getByTestId('audit-rows').innerText()).includes('limits.set'))
+      .toBe(false);
+    problems.push(...(await axeProblems(page, 'audit')));
+
+    // No secret stays anywhere the page keeps things, nor in what it printed.
+    const kept = `${await pageText(page)}\n${printed.join('\n')}`;
+    for (const secret of [DEMO_PLATFORM_KEY, firstToken, token, webhookSecret]) {
+      expect(kept).not.toContain(secret);
+    }
+    for (const url of requested) expect(url).not.toContain(token);
+    // Every request went to loopback: the gateway, and the local Access sign-in.
+    const elsewhere = requested.filter(
+      (u) => !/^http:\/\/127\.0\.0\.1:\d+\//.test(u) && !/^(data|blob):/.test(u),
+    );
+    expect(elsewhere).toEqual([]);
+    expect(printed.filter((line) => /Content Security Policy|pageerror/i.test(line))).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 180_000);
+
+  it('shows a viewer everything and no control that changes anything; the API refuses one', async () => {
+    // A tenant to look at, made with the admin token.
+    const made = await fetch(`${gateway.url}/admin/tenants`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${gateway.adminToken}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ name: `Viewed ${Date.now()}`, platform_key: DEMO_PLATFORM_KEY }),
+    });
+    const { tenant_id: tenantId, token } = (
+      (await made.json()) as {
+        data: { tenant_id: string; token: string };
+      }
+    ).data;
+
+    const { page, context, printed } = await signIn('viewer');
+    await page.getByText('(read only)').waitFor();
+    const changing =
+      /^(Create tenant|Issue token|Rotate|Revoke|Disable tenant|Enable tenant|Delete tenant|Save limits|Reset to defaults|Save webhook|Send a test alert|Remove webhook|Purge cache|Add a policy)/;
+    const buttons = async () =>
+      (await page.getByRole('button').allInnerTexts()).filter((b) => changing.test(b.trim()));
+    const problems = await axeProblems(page, 'viewer tenants');
+    expect(await buttons()).toEqual([]);
+    await page.getByLabel('Search by name or id').fill(tenantId);
+    await page.getByRole('button', { name: /^Viewed / }).click();
+    await page.getByRole('heading', { level: 1, name: /^Viewed / }).waitFor();
+    for (const tab of ['Tokens', 'Limits', 'Usage', 'Alerts and cache']) {
+      await openTab(page, tab);
+      await page.getByRole('heading', { level: 2 }).first().waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await buttons(), tab).toEqual([]);
+      expect(await page.locator('form').count(), tab).toBe(0);
+    }
+    await openTab(page, 'Tokens');
+    await page.getByTestId('token-rows').locator('tr').first().waitFor();
+    problems.push(...(await axeProblems(page, 'viewer tokens')));
+
+    // The page's own session may still try: the API says no, with its code.
+    const answer = await page.evaluate(async (id) => {
+      const res = await fetch(`/admin/tenants/${id}/cache/purge`, { method: 'POST' });
+      return { status: res.status, code: ((await res.json()) as { code: number }).code };
+    }, tenantId);
+    expect(answer).toEqual({ status: 403, code: 40304 });
+    expect(await pageText(page)).not.toContain(token);
+    expect(printed.filter((l) => /pageerror/.test(l))).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
+});
