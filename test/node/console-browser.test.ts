@@ -4,12 +4,10 @@
  * through the local Cloudflare Access stand-in (scripts/local-access.ts), whose
  * JWTs the gateway verifies with its production code. An operator's whole flow
  * by hand; a viewer who can change nothing; no request off loopback; no secret
- * left behind; axe-core on every view; the usage page's screenshot for the docs.
+ * left behind; axe-core on every view.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
@@ -25,7 +23,6 @@ import {
 import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
 import { PRESETS, SCOPES } from '../../ui/console/scopes';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // Evaluated through the DevTools protocol: the page's CSP (rightly) refuses an inline script tag.
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -236,7 +233,7 @@ describe('the console in Chromium', () => {
       )
       .toMatch(/^[56] requests/);
     await page.getByRole('combobox', { name: 'Requests by' }).selectOption('token');
-    await page.locator('section[data-render-ms]').waitFor();
+    await page.locator('section[data-drawn="24 h|hour|token"]').waitFor();
     const download = page.waitForEvent('download');
     await page.getByRole('button', { name: 'Download CSV' }).click();
     const csv = await (await download).createReadStream();
@@ -244,8 +241,6 @@ describe('the console in Chromium', () => {
     for await (const chunk of csv) csvText += chunk;
     expect(csvText.split('\n')[0]).toBe('t,token,requests,units,p50_ms,p95_ms');
     expect(csvText).toContain(',');
-    mkdirSync(path.join(ROOT, 'docs/img'), { recursive: true });
-    await page.screenshot({ path: path.join(ROOT, 'docs/img/console-usage.png'), fullPage: true });
     problems.push(...(await axeProblems(page, 'usage')));
 
     // Alerts: the webhook, its secret once, and a test alert the emulator receives.

@@ -38,6 +38,8 @@ interface Charts {
   p95: (number | null)[];
   total: number;
   refused: number;
+  /** What was asked for, e.g. "7 d, by hour". */
+  caption: string;
 }
 
 function timeline(a: Analytics): number[] {
@@ -77,7 +79,12 @@ function lines(
   return shown;
 }
 
-function charts(grouped: Analytics, overall: Analytics, split: Split): Charts {
+function charts(
+  grouped: Analytics,
+  overall: Analytics,
+  split: Split,
+  tokenNames: Map<string, string>,
+): Charts {
   const xs = timeline(grouped);
   const index = new Map(xs.map((x, i) => [x, i]));
   const p50 = new Array<number | null>(xs.length).fill(null);
@@ -90,7 +97,14 @@ function charts(grouped: Analytics, overall: Analytics, split: Split): Charts {
   }
   const requests = lines(
     xs,
-    grouped.series.map((p) => ({ t: p.t, key: p[split] ?? '—', value: p.requests })),
+    grouped.series.map((p) => {
+      const key = p[split] ?? '—';
+      return {
+        t: p.t,
+        key: split === 'token' ? (tokenNames.get(key) ?? key) : key,
+        value: p.requests,
+      };
+    }),
   );
   const refusals = lines(
     xs,
@@ -104,6 +118,7 @@ function charts(grouped: Analytics, overall: Analytics, split: Split): Charts {
     p95,
     total: grouped.series.reduce((a, p) => a + p.requests, 0),
     refused: grouped.refusals.reduce((a, r) => a + r.count, 0),
+    caption: '',
   };
 }
 
@@ -155,20 +170,25 @@ function Chart(props: {
 export function UsageSection(props: { tenantId: string }) {
   const [range, setRange] = useState<(typeof RANGES)[number]>(RANGES[0]);
   const [split, setSplit] = useState<Split>('status');
+  // Each range has its usual bucket; the operator may ask for hours over 30 or 90 days too.
+  const [byHour, setByHour] = useState<boolean | null>(null);
+  const granularity = (byHour ?? range.granularity === 'hour') ? 'hour' : 'day';
   const [data, setData] = useState<Charts | null>(null);
   const [error, setError] = useState('');
   const [reload, setReload] = useState(0);
-  const [renderMs, setRenderMs] = useState<number | null>(null);
+  // How long the last drawing took, and of what (range|bucket|split): tests wait for it.
+  const [rendered, setRendered] = useState<{ ms: number; of: string } | null>(null);
   const section = useRef<HTMLElement>(null);
   const drawStart = useRef(0);
   const drawn = useRef(0);
+  const drawing = useRef('');
 
   const query = (groupBy: string) => {
     const to = Date.now();
     return {
       from: new Date(to - range.days * 86_400_000).toISOString(),
       to: new Date(to).toISOString(),
-      granularity: range.granularity,
+      granularity,
       ...(groupBy ? { group_by: groupBy } : {}),
     };
   };
@@ -176,27 +196,34 @@ export function UsageSection(props: { tenantId: string }) {
   useEffect(() => {
     let live = true;
     setError('');
-    setRenderMs(null);
+    setRendered(null);
+    const of = `${range.label}|${granularity}|${split}`;
     Promise.all([
       api.analytics(props.tenantId, query(split)),
       api.analytics(props.tenantId, query('')),
+      split === 'token' ? api.tokens(props.tenantId) : Promise.resolve({ tokens: [] }),
     ])
-      .then(([grouped, overall]) => {
+      .then(([grouped, overall, { tokens }]) => {
         if (!live) return;
         drawStart.current = performance.now();
         drawn.current = 0;
-        setData(charts(grouped, overall, split));
+        drawing.current = of;
+        const names = new Map(tokens.map((t) => [t.id, `${t.name} …${t.last4}`]));
+        const caption = `${range.label}, by ${granularity}`;
+        setData({ ...charts(grouped, overall, split, names), caption });
       })
       .catch((err: unknown) => live && setError(refusal(err, [])._form ?? 'Failed'));
     return () => {
       live = false;
     };
-  }, [props.tenantId, range, split, reload]);
+  }, [props.tenantId, range, split, granularity, reload]);
 
   // Render time: from the data in hand to the third chart drawn (docs/CONSOLE.md).
   const onDrawn = () => {
     drawn.current++;
-    if (drawn.current === 3) setRenderMs(performance.now() - drawStart.current);
+    if (drawn.current === 3) {
+      setRendered({ ms: performance.now() - drawStart.current, of: drawing.current });
+    }
   };
 
   const download = async () => {
@@ -218,7 +245,12 @@ export function UsageSection(props: { tenantId: string }) {
   };
 
   return (
-    <section ref={section} aria-labelledby="usage-title" data-render-ms={renderMs ?? undefined}>
+    <section
+      ref={section}
+      aria-labelledby="usage-title"
+      data-render-ms={rendered?.ms}
+      data-drawn={rendered?.of}
+    >
       <h2 id="usage-title">Usage</h2>
       <div class="toolbar">
         <fieldset class="inline">
@@ -228,7 +260,10 @@ export function UsageSection(props: { tenantId: string }) {
               type="button"
               class="tab"
               aria-pressed={r.label === range.label ? 'true' : 'false'}
-              onClick={() => setRange(r)}
+              onClick={() => {
+                setRange(r);
+                setByHour(null);
+              }}
             >
               {r.label}
             </button>
@@ -249,6 +284,18 @@ export function UsageSection(props: { tenantId: string }) {
             token
           </option>
         </select>
+        <label for="usage-bucket">Buckets</label>
+        <select
+          id="usage-bucket"
+          onChange={(e: Event) => setByHour((e.target as HTMLSelectElement).value === 'hour')}
+        >
+          <option value="hour" selected={granularity === 'hour'}>
+            hours
+          </option>
+          <option value="day" selected={granularity === 'day'}>
+            days
+          </option>
+        </select>
         <button type="button" onClick={() => setReload(reload + 1)}>
           Refresh
         </button>
@@ -264,8 +311,7 @@ export function UsageSection(props: { tenantId: string }) {
       {data ? (
         <>
           <p data-testid="usage-totals">
-            {data.total} requests and {data.refused} refusals in the last {range.label}, by{' '}
-            {range.granularity}.
+            {data.total} requests and {data.refused} refusals in the last {data.caption}.
           </p>
           <Chart
             title={`Requests by ${split}`}
@@ -291,7 +337,7 @@ export function UsageSection(props: { tenantId: string }) {
             unit="ms"
             onDrawn={onDrawn}
           />
-          {renderMs !== null ? <p class="hint">Drawn in {renderMs.toFixed(0)} ms.</p> : null}
+          {rendered ? <p class="hint">Drawn in {rendered.ms.toFixed(0)} ms.</p> : null}
         </>
       ) : (
         <p class="loading">Loading…</p>
