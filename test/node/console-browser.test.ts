@@ -204,6 +204,25 @@ describe('the console in Chromium', () => {
     await page.getByRole('button', { name: 'Copy' }).click();
     await page.getByRole('button', { name: 'Done, hide it' }).click();
     await expect.poll(() => page.getByTestId('token-rows').locator('tr').count()).toBe(2);
+    // The token's own limits, in a dialog; a bad number is refused beside its field.
+    await page.getByRole('button', { name: `Limits of ci ${token.slice(-4)}` }).click();
+    const limitsDialog = page.getByRole('dialog', { name: 'Own limits of ci' });
+    await limitsDialog.getByLabel('Requests per minute').fill('0');
+    await limitsDialog.getByRole('button', { name: 'Save limits' }).click();
+    await limitsDialog.getByText('A whole number from 1, or empty').waitFor();
+    await limitsDialog.getByLabel('Requests per minute').fill('100');
+    await limitsDialog.getByRole('button', { name: 'Save limits' }).click();
+    await page.getByText('Limits of ci saved.').waitFor();
+    await page.getByText('100 per 60 s').waitFor();
+    // Rotating the first token shows its successor once; the old one works for an hour.
+    await page.getByRole('button', { name: `Rotate default ${firstToken.slice(-4)}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
+    const rotated = (await page.locator('[data-secret]').textContent()) ?? '';
+    expect(rotated).toMatch(/^apgw_/);
+    expect(rotated).not.toBe(firstToken);
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await expect.poll(() => page.getByTestId('token-rows').locator('tr').count()).toBe(3);
+    expect((await asPartner(rotated)).status).toBe(200);
     problems.push(...(await axeProblems(page, 'tokens')));
 
     // Limits: exact mode (every request counted at once), a daily quota, what remains now.
@@ -275,6 +294,23 @@ describe('the console in Chromium', () => {
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as { code: number }).code).toBe(40102);
 
+    // Disable (asked first; Escape cancels), and every token is refused; enable again.
+    await page.getByRole('button', { name: 'Disable tenant' }).click();
+    await page.getByRole('dialog', { name: /^Disable / }).waitFor();
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    expect((await asPartner(rotated)).status).toBe(200);
+    await page.getByRole('button', { name: 'Disable tenant' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Disable' }).click();
+    await page.locator('dl.facts .status-disabled').waitFor();
+    const disabled = await asPartner(rotated);
+    expect(disabled.status).toBe(403);
+    expect(((await disabled.json()) as { code: number }).code).toBe(40302);
+    await page.getByRole('button', { name: 'Enable tenant' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Enable' }).click();
+    await page.locator('dl.facts .status-active').waitFor();
+    expect((await asPartner(rotated)).status).toBe(200);
+
     // The audit log names the operator for each change.
     await page.getByRole('button', { name: 'Audit log' }).click();
     await page.getByLabel('Tenant id').fill(tenantId);
@@ -294,6 +330,10 @@ describe('the console in Chromium', () => {
       'alerts.tested',
       'cache.purged',
       'token.revoked',
+      'token.rotated',
+      'token.limits_set',
+      'tenant.disabled',
+      'tenant.enabled',
     ]) {
       expect(audit).toContain(action);
     }
@@ -308,9 +348,25 @@ describe('the console in Chromium', () => {
       .toBe(false);
     problems.push(...(await axeProblems(page, 'audit')));
 
+    // Delete: the tenant's name must be typed; then it is gone from the list.
+    await page.getByRole('button', { name: 'Tenants' }).click();
+    await page.getByLabel('Search by name or id').fill(tenantId);
+    await page.getByRole('button', { name }).click();
+    await page.getByRole('button', { name: 'Delete tenant' }).click();
+    const deleting = page.getByRole('dialog', { name: `Delete ${name}?` });
+    await deleting.getByLabel(`Type ${name} to confirm`).fill('not it');
+    await deleting.getByRole('button', { name: 'Delete for good' }).click();
+    await deleting.getByText(`Type ${name} to confirm`, { exact: true }).last().waitFor();
+    await deleting.getByLabel(`Type ${name} to confirm`).fill(name);
+    await deleting.getByRole('button', { name: 'Delete for good' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Tenants' }).waitFor();
+    await page.getByLabel('Search by name or id').fill(tenantId);
+    await page.getByText('No tenant on this page.').waitFor();
+    expect((await asPartner(rotated)).status).toBe(401);
+
     // No secret stays anywhere the page keeps things, nor in what it printed.
     const kept = `${await pageText(page)}\n${printed.join('\n')}`;
-    for (const secret of [DEMO_PLATFORM_KEY, firstToken, token, webhookSecret]) {
+    for (const secret of [DEMO_PLATFORM_KEY, firstToken, token, rotated, webhookSecret]) {
       expect(kept).not.toContain(secret);
     }
     for (const url of requested) expect(url).not.toContain(token);
@@ -343,7 +399,7 @@ describe('the console in Chromium', () => {
     const { page, context, printed } = await signIn('viewer');
     await page.getByText('(read only)').waitFor();
     const changing =
-      /^(Create tenant|Issue token|Rotate|Revoke|Disable tenant|Enable tenant|Delete tenant|Save limits|Reset to defaults|Save webhook|Send a test alert|Remove webhook|Purge cache|Add a policy)/;
+      /^(Create tenant|Issue token|Rotate|Revoke|Limits of|Disable tenant|Enable tenant|Delete tenant|Save limits|Reset to defaults|Save webhook|Send a test alert|Remove webhook|Purge cache|Add a policy)/;
     const buttons = async () =>
       (await page.getByRole('button').allInnerTexts()).filter((b) => changing.test(b.trim()));
     const problems = await axeProblems(page, 'viewer tenants');

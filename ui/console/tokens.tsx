@@ -108,6 +108,14 @@ export function TokensSection(props: { tenantId: string; canChange: boolean }) {
                             again();
                           }}
                         />
+                        <TokenLimitsButton
+                          tenantId={props.tenantId}
+                          token={t}
+                          saved={(text) => {
+                            setNotice(text);
+                            again();
+                          }}
+                        />
                         <ConfirmButton
                           label={`Revoke ${t.name} ${t.last4}`}
                           title={`Revoke ${t.name}?`}
@@ -304,5 +312,107 @@ function IssueToken(props: { tenantId: string; issued: (label: string, token: st
         </button>
       </div>
     </form>
+  );
+}
+
+const isWhole = (s: string) => /^\d+$/.test(s) && Number(s) >= 1 && Number(s) <= 1e9;
+
+/**
+ * A token's own limits (besides its tenant's), in a dialog: requests per
+ * minute and per day; both empty removes them.
+ */
+function TokenLimitsButton(props: {
+  tenantId: string;
+  token: TokenRow;
+  saved: (notice: string) => void;
+}) {
+  const own = props.token.limits;
+  const [open, setOpen] = useState(false);
+  const [perMinute, setPerMinute] = useState(
+    String(own?.policies.find((p) => p.window_s === 60)?.limit ?? ''),
+  );
+  const [daily, setDaily] = useState(String(own?.quota.daily ?? ''));
+  const [errors, setErrors] = useState<Errors>({});
+  const dialog = useRef<HTMLDialogElement>(null);
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    const d = dialog.current;
+    if (open && d && !d.open) d.showModal();
+    if (!open && d?.open) d.close();
+  }, [open]);
+  const id = `limits-${props.token.id}`;
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const found: Errors = {};
+    if (perMinute && !isWhole(perMinute)) found['limits.rate'] = 'A whole number from 1, or empty';
+    if (daily && !isWhole(daily)) found['limits.daily'] = 'A whole number from 1, or empty';
+    setErrors(found);
+    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
+    const limits: TokenLimits | null =
+      perMinute || daily
+        ? {
+            // Other own policies (set through the API) are kept as they are.
+            policies: [
+              ...(own?.policies.filter((p) => p.window_s !== 60) ?? []),
+              ...(perMinute
+                ? [{ name: 'per-minute', limit: Number(perMinute), window_s: 60 }]
+                : []),
+            ],
+            quota: { ...own?.quota, daily: daily ? Number(daily) : undefined },
+          }
+        : null;
+    try {
+      await api.setTokenLimits(props.tenantId, props.token.id, limits);
+      setOpen(false);
+      props.saved(
+        limits
+          ? `Limits of ${props.token.name} saved.`
+          : `${props.token.name} has no limits of its own now.`,
+      );
+    } catch (err) {
+      const found = refusal(err, ['policies', 'quota']);
+      setErrors(found);
+      focusFirstError(form.current, found);
+    }
+  };
+  return (
+    <>
+      <button type="button" onClick={() => setOpen(true)}>
+        Limits of {props.token.name} {props.token.last4}
+      </button>
+      <dialog ref={dialog} aria-labelledby={`${id}-title`} onClose={() => setOpen(false)}>
+        <form ref={form} method="dialog" onSubmit={submit} noValidate>
+          <h2 id={`${id}-title`}>Own limits of {props.token.name}</h2>
+          <p class="hint">Counted besides the tenant's. Leave both empty to remove them.</p>
+          <FormError errors={errors} />
+          <Field
+            id={`${id}-rate`}
+            name="limits.rate"
+            label="Requests per minute"
+            inputmode="numeric"
+            value={perMinute}
+            onValue={setPerMinute}
+            error={errors['limits.rate'] ?? errors.policies}
+          />
+          <Field
+            id={`${id}-daily`}
+            name="limits.daily"
+            label="Requests a day"
+            inputmode="numeric"
+            value={daily}
+            onValue={setDaily}
+            error={errors['limits.daily'] ?? errors.quota}
+          />
+          <div class="actions">
+            <button type="button" onClick={() => setOpen(false)}>
+              Cancel
+            </button>
+            <button type="submit" class="primary">
+              Save limits
+            </button>
+          </div>
+        </form>
+      </dialog>
+    </>
   );
 }
