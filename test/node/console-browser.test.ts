@@ -36,6 +36,8 @@ beforeAll(async () => {
   access = await startLocalAccess();
   gateway = await startGateway({
     platformBaseUrl: emulator.url,
+    // Also the console Worker on its own socket, as on the console's own hostname.
+    console: true,
     vars: {
       ACCESS_TEAM_DOMAIN: access.url,
       ACCESS_AUD: LOCAL_ACCESS_AUD,
@@ -67,7 +69,7 @@ interface Session {
 }
 
 /** Signs in through the local Access login as `role` and lands on the console. */
-async function signIn(role: 'admin' | 'viewer'): Promise<Session> {
+async function signIn(role: 'admin' | 'viewer', origin = gateway.url): Promise<Session> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const requested: string[] = [];
@@ -75,7 +77,7 @@ async function signIn(role: 'admin' | 'viewer'): Promise<Session> {
   page.on('request', (r) => requested.push(r.url()));
   page.on('console', (m) => printed.push(`${m.type()}: ${m.text()}`));
   page.on('pageerror', (e) => printed.push(`pageerror: ${e.message}`));
-  await page.goto(access.loginUrl(role, `${gateway.url}/console/`));
+  await page.goto(access.loginUrl(role, `${origin}/console/`));
   const email = role === 'admin' ? LOCAL_ADMIN_EMAIL : LOCAL_VIEWER_EMAIL;
   await page.getByTestId('whoami').getByText(email).waitFor();
   return { context, page, requested, printed };
@@ -164,10 +166,22 @@ describe('the console in Chromium', () => {
     // A field the browser refuses shows its error beside the field, before any request.
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.locator('#new-name-error').textContent()).toContain('name');
-    // The API refuses what the browser lets through: its message lands next to the field.
+    // What the browser lets through and the API refuses: the API's message lands next to
+    // the field it names (a zero-width space in the name).
+    await page.locator('#new-name').fill('Zero\u200bwidth');
+    await page.getByLabel('Platform key').fill(DEMO_PLATFORM_KEY);
+    const refusedCreate = page.waitForResponse(
+      (r) => r.request().method() === 'POST' && r.url().endsWith('/admin/tenants'),
+    );
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    expect((await refusedCreate).status()).toBe(400);
+    await expect
+      .poll(() => page.locator('#new-name-error').textContent())
+      .toBe('name must not contain control characters or format characters (bidi, zero-width)');
+    expect(await page.locator('#new-name').getAttribute('aria-invalid')).toBe('true');
+    // The browser's own check of another field, before any request.
     const name = `Console ${Date.now()}`;
     await page.locator('#new-name').fill(name);
-    await page.getByLabel('Platform key').fill(DEMO_PLATFORM_KEY);
     await page.getByLabel('Browser origins (optional)').fill('https://ok.example.com/path');
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.locator('#new-origins-error').textContent()).toMatch(/origin/);
@@ -429,4 +443,24 @@ describe('the console in Chromium', () => {
     expect(problems).toEqual([]);
     await context.close();
   }, 120_000);
+
+  it('works the same through the console Worker (its own hostname, a Service Binding)', async () => {
+    const origin = gateway.consoleUrl ?? '';
+    expect(origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const csp = (await fetch(`${origin}/console/`)).headers.get('content-security-policy');
+    expect(csp).toContain("default-src 'self'");
+    const { page, context, requested } = await signIn('admin', origin);
+    // A change through it: the console's own Origin is the gateway's Origin check's.
+    const name = `Via console ${Date.now()}`;
+    await page.locator('#new-name').fill(name);
+    await page.getByLabel('Platform key').fill(DEMO_PLATFORM_KEY);
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await page.locator('[data-secret]').waitFor();
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+    const admin = requested.filter((u) => new URL(u).pathname.startsWith('/admin/'));
+    expect(admin.length).toBeGreaterThan(0);
+    expect(admin.every((u) => u.startsWith(`${origin}/admin/`))).toBe(true);
+    await context.close();
+  }, 60_000);
 });
