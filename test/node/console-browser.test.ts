@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
+import { DEMO_PLATFORM_KEY, DEMO_SECOND_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
 import {
   LOCAL_ACCESS_AUD,
@@ -308,6 +308,21 @@ describe('the console in Chromium', () => {
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as { code: number }).code).toBe(40102);
 
+    // Settings: a new platform key, typed once; the fingerprint changes, the key never shows.
+    const fingerprint = await page.locator('dl.facts code').nth(1).textContent();
+    await openTab(page, 'Settings');
+    await page.getByLabel(/^New platform key/).fill('has space');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.locator('#edit-key-error').waitFor();
+    await page.getByLabel(/^New platform key/).fill(DEMO_SECOND_KEY);
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Saved, with the new platform key.').waitFor();
+    await expect
+      .poll(() => page.locator('dl.facts code').nth(1).textContent())
+      .not.toBe(fingerprint);
+    expect(await page.getByLabel(/^New platform key/).inputValue()).toBe('');
+    problems.push(...(await axeProblems(page, 'settings')));
+
     // Disable (asked first; Escape cancels), and every token is refused; enable again.
     await page.getByRole('button', { name: 'Disable tenant' }).click();
     await page.getByRole('dialog', { name: /^Disable / }).waitFor();
@@ -348,6 +363,7 @@ describe('the console in Chromium', () => {
       'token.limits_set',
       'tenant.disabled',
       'tenant.enabled',
+      'tenant.updated',
     ]) {
       expect(audit).toContain(action);
     }
@@ -380,7 +396,14 @@ describe('the console in Chromium', () => {
 
     // No secret stays anywhere the page keeps things, nor in what it printed.
     const kept = `${await pageText(page)}\n${printed.join('\n')}`;
-    for (const secret of [DEMO_PLATFORM_KEY, firstToken, token, rotated, webhookSecret]) {
+    for (const secret of [
+      DEMO_PLATFORM_KEY,
+      DEMO_SECOND_KEY,
+      firstToken,
+      token,
+      rotated,
+      webhookSecret,
+    ]) {
       expect(kept).not.toContain(secret);
     }
     for (const url of requested) expect(url).not.toContain(token);
@@ -413,7 +436,7 @@ describe('the console in Chromium', () => {
     const { page, context, printed } = await signIn('viewer');
     await page.getByText('(read only)').waitFor();
     const changing =
-      /^(Create tenant|Issue token|Rotate|Revoke|Limits of|Disable tenant|Enable tenant|Delete tenant|Save limits|Reset to defaults|Save webhook|Send a test alert|Remove webhook|Purge cache|Add a policy)/;
+      /^(Create tenant|Issue token|Rotate|Revoke|Limits of|Disable tenant|Enable tenant|Delete tenant|Save limits|Reset to defaults|Save webhook|Send a test alert|Remove webhook|Purge cache|Add a policy|Save settings)/;
     const buttons = async () =>
       (await page.getByRole('button').allInnerTexts()).filter((b) => changing.test(b.trim()));
     const problems = await axeProblems(page, 'viewer tenants');
@@ -421,7 +444,7 @@ describe('the console in Chromium', () => {
     await page.getByLabel('Search by name or id').fill(tenantId);
     await page.getByRole('button', { name: /^Viewed / }).click();
     await page.getByRole('heading', { level: 1, name: /^Viewed / }).waitFor();
-    for (const tab of ['Tokens', 'Limits', 'Usage', 'Alerts and cache']) {
+    for (const tab of ['Tokens', 'Limits', 'Usage', 'Alerts and cache', 'Settings']) {
       await openTab(page, tab);
       await page.getByRole('heading', { level: 2 }).first().waitFor();
       await page.waitForLoadState('networkidle');

@@ -133,6 +133,10 @@ export const api = {
       method: 'POST',
       body,
     }),
+  updateTenant: (
+    id: string,
+    body: { name?: string; platform_key?: string; cors_origins?: string[] },
+  ) => call<Tenant>(T(id), { method: 'PATCH', body }),
   setStatus: (id: string, action: 'disable' | 'enable') =>
     call<Tenant>(`${T(id)}/${action}`, { method: 'POST' }),
   deleteTenant: (id: string) => call<unknown>(T(id), { method: 'DELETE' }),

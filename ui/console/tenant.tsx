@@ -2,12 +2,13 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import { AlertsSection } from './alerts';
 import { api, type Tenant } from './api';
+import { EditTenant } from './edit-tenant';
 import { ConfirmButton, fmtTime, Notice, refusal } from './form';
 import { LimitsSection } from './limits';
 import { TokensSection } from './tokens';
 import { UsageSection } from './usage';
 
-const SECTIONS = ['Tokens', 'Limits', 'Usage', 'Alerts and cache'] as const;
+const SECTIONS = ['Tokens', 'Limits', 'Usage', 'Alerts and cache', 'Settings'] as const;
 type Section = (typeof SECTIONS)[number];
 
 export function TenantPage(props: { id: string; canChange: boolean; back: () => void }) {
@@ -114,6 +115,9 @@ export function TenantPage(props: { id: string; canChange: boolean; back: () => 
       {section === 'Usage' ? <UsageSection tenantId={tenant.id} /> : null}
       {section === 'Alerts and cache' ? (
         <AlertsSection tenantId={tenant.id} canChange={props.canChange} />
+      ) : null}
+      {section === 'Settings' ? (
+        <EditTenant tenant={tenant} canChange={props.canChange} saved={setTenant} />
       ) : null}
     </section>
   );

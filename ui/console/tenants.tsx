@@ -6,6 +6,12 @@
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import { api, type TenantRow } from './api';
 import { type Errors, Field, FormError, focusFirstError, refusal, SecretOnce } from './form';
+import {
+  originsProblem,
+  parseOrigins,
+  platformKeyProblem,
+  tenantNameProblem,
+} from './tenant-rules';
 
 const PAGE_SIZE = 50;
 
@@ -134,12 +140,12 @@ const FIELDS = ['name', 'platform_key', 'cors_origins', 'token'] as const;
 
 function validate(v: { name: string; key: string; origins: string[] }): Errors {
   const e: Errors = {};
-  if (!v.name.trim()) e.name = 'Give the tenant a name';
-  else if (v.name.length > 100) e.name = 'At most 100 characters';
-  if (v.key.length < 8 || v.key.length > 512) e.platform_key = 'The key has 8 to 512 characters';
-  else if (!/^[\x21-\x7E]+$/.test(v.key)) e.platform_key = 'Printable ASCII without spaces';
-  const bad = v.origins.find((o) => !/^https?:\/\/[^/\s]+$/.test(o));
-  if (bad) e.cors_origins = `${bad} is not an origin (scheme://host[:port])`;
+  const name = tenantNameProblem(v.name);
+  if (name) e.name = name;
+  const key = platformKeyProblem(v.key);
+  if (key) e.platform_key = key;
+  const origins = originsProblem(v.origins);
+  if (origins) e.cors_origins = origins;
   return e;
 }
 
@@ -154,10 +160,7 @@ function CreateTenant(props: { created: (id: string) => void }) {
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    const list = origins
-      .split(/[\s,]+/)
-      .map((o) => o.trim())
-      .filter(Boolean);
+    const list = parseOrigins(origins);
     const found = validate({ name, key, origins: list });
     setErrors(found);
     if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
