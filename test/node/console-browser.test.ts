@@ -200,6 +200,11 @@ describe('the console in Chromium', () => {
       .poll(() => page.locator('dl.facts code').nth(1).textContent())
       .toMatch(/^[0-9a-f]{16}$/);
 
+    // The view is in the URL's fragment (an id, never a secret): a reload lands on it again.
+    expect(new URL(page.url()).hash).toBe(`#tenant/${tenantId}`);
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+
     // Tokens: the picker preselects `full`, never an apikeys scope, and warns on one.
     await openTab(page, 'Tokens');
     await page.getByTestId('token-rows').locator('tr').first().waitFor();

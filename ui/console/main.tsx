@@ -14,10 +14,29 @@ import { TenantsPage } from './tenants';
 
 type View = { page: 'tenants' } | { page: 'tenant'; id: string } | { page: 'audit' };
 
+/** The view in the URL's fragment (#tenants, #tenant/ten_…, #audit): reload and back work. */
+function viewOf(hash: string): View {
+  const tenant = /^#tenant\/(ten_[0-9A-Za-z]{16})$/.exec(hash);
+  if (tenant?.[1]) return { page: 'tenant', id: tenant[1] };
+  return hash === '#audit' ? { page: 'audit' } : { page: 'tenants' };
+}
+
+const hashOf = (v: View) => (v.page === 'tenant' ? `#tenant/${v.id}` : `#${v.page}`);
+
 function App() {
   const [me, setMe] = useState<Whoami | null>(null);
   const [problem, setProblem] = useState('');
-  const [view, setView] = useState<View>({ page: 'tenants' });
+  const [view, setViewState] = useState<View>(viewOf(location.hash));
+  const setView = (v: View) => {
+    if (location.hash !== hashOf(v)) location.hash = hashOf(v);
+    setViewState(v);
+  };
+
+  useEffect(() => {
+    const follow = () => setViewState(viewOf(location.hash));
+    addEventListener('hashchange', follow);
+    return () => removeEventListener('hashchange', follow);
+  }, []);
 
   useEffect(() => {
     api
