@@ -26,14 +26,16 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
   const [reload, setReload] = useState(0);
   const cursor = trail[trail.length - 1];
 
-  // Typing settles for a moment before a search goes out.
+  // Typing settles for a moment before a search goes out; a new search starts at page 1.
   useEffect(() => {
+    const next = q.trim();
+    if (next === query) return;
     const timer = setTimeout(() => {
-      setQuery(q.trim());
+      setQuery(next);
       setTrail([undefined]);
     }, 250);
     return () => clearTimeout(timer);
-  }, [q]);
+  }, [q, query]);
 
   useEffect(() => {
     let live = true;
