@@ -346,8 +346,9 @@ describe('the console in Chromium', () => {
     expect((await asPartner(rotated)).status).toBe(200);
 
     // The audit log names the operator for each change.
-    await page.getByRole('button', { name: 'Audit log' }).click();
-    await page.getByLabel('Tenant id').fill(tenantId);
+    await page.getByRole('button', { name: 'Audit log of this tenant' }).click();
+    expect(await page.getByLabel('Tenant id').inputValue()).toBe(tenantId);
+    expect(new URL(page.url()).hash).toBe(`#audit/${tenantId}`);
     await page.getByLabel('Operator (email or admin-token)').fill(LOCAL_ADMIN_EMAIL);
     await page.getByRole('button', { name: 'Filter' }).click();
     await expect

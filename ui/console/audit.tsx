@@ -28,9 +28,10 @@ function validate(f: Filter): Errors {
   return e;
 }
 
-export function AuditPage() {
-  const [draft, setDraft] = useState<Filter>(EMPTY);
-  const [filter, setFilter] = useState<Filter>(EMPTY);
+export function AuditPage(props: { tenant?: string | undefined }) {
+  const first = { ...EMPTY, tenant_id: props.tenant ?? '' };
+  const [draft, setDraft] = useState<Filter>(first);
+  const [filter, setFilter] = useState<Filter>(first);
   const [pageNum, setPageNum] = useState(1);
   const [page, setPage] = useState<Page | null>(null);
   const [errors, setErrors] = useState<Errors>({});

@@ -12,16 +12,28 @@ import { AuditPage } from './audit';
 import { TenantPage } from './tenant';
 import { TenantsPage } from './tenants';
 
-type View = { page: 'tenants' } | { page: 'tenant'; id: string } | { page: 'audit' };
+type View =
+  | { page: 'tenants' }
+  | { page: 'tenant'; id: string }
+  | { page: 'audit'; tenant?: string };
 
-/** The view in the URL's fragment (#tenants, #tenant/ten_…, #audit): reload and back work. */
+/**
+ * The view in the URL's fragment (#tenants, #tenant/ten_…, #audit, #audit/ten_…):
+ * reload and back work.
+ */
 function viewOf(hash: string): View {
   const tenant = /^#tenant\/(ten_[0-9A-Za-z]{16})$/.exec(hash);
   if (tenant?.[1]) return { page: 'tenant', id: tenant[1] };
-  return hash === '#audit' ? { page: 'audit' } : { page: 'tenants' };
+  const audit = /^#audit(?:\/(ten_[0-9A-Za-z]{16}))?$/.exec(hash);
+  if (audit) return audit[1] ? { page: 'audit', tenant: audit[1] } : { page: 'audit' };
+  return { page: 'tenants' };
 }
 
-const hashOf = (v: View) => (v.page === 'tenant' ? `#tenant/${v.id}` : `#${v.page}`);
+function hashOf(v: View): string {
+  if (v.page === 'tenant') return `#tenant/${v.id}`;
+  if (v.page === 'audit' && v.tenant) return `#audit/${v.tenant}`;
+  return `#${v.page}`;
+}
 
 function App() {
   const [me, setMe] = useState<Whoami | null>(null);
@@ -96,9 +108,10 @@ function App() {
             id={view.id}
             canChange={canChange}
             back={() => setView({ page: 'tenants' })}
+            audit={() => setView({ page: 'audit', tenant: view.id })}
           />
         ) : null}
-        {view.page === 'audit' ? <AuditPage /> : null}
+        {view.page === 'audit' ? <AuditPage key={view.tenant ?? ''} tenant={view.tenant} /> : null}
       </main>
     </>
   );

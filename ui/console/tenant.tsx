@@ -11,7 +11,12 @@ import { UsageSection } from './usage';
 const SECTIONS = ['Tokens', 'Limits', 'Usage', 'Alerts and cache', 'Settings'] as const;
 type Section = (typeof SECTIONS)[number];
 
-export function TenantPage(props: { id: string; canChange: boolean; back: () => void }) {
+export function TenantPage(props: {
+  id: string;
+  canChange: boolean;
+  back: () => void;
+  audit: () => void;
+}) {
   const [tenant, setTenant] = useState<Tenant | null>(null);
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
@@ -62,6 +67,11 @@ export function TenantPage(props: { id: string; canChange: boolean; back: () => 
         <dt>Created</dt>
         <dd>{fmtTime(tenant.created_at)}</dd>
       </dl>
+      <p>
+        <button type="button" class="link" onClick={props.audit}>
+          Audit log of this tenant
+        </button>
+      </p>
       {props.canChange ? (
         <div class="actions">
           <ConfirmButton
