@@ -447,8 +447,12 @@ describe('the console in Chromium', () => {
       (await page.getByRole('button').allInnerTexts()).filter((b) => changing.test(b.trim()));
     const problems = await axeProblems(page, 'viewer tenants');
     expect(await buttons()).toEqual([]);
+    // Keyboard: the first Tab reaches "Skip to content"; a tenant opens with Enter.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
     await page.getByLabel('Search by name or id').fill(tenantId);
-    await page.getByRole('button', { name: /^Viewed / }).click();
+    await page.getByRole('button', { name: /^Viewed / }).focus();
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: /^Viewed / }).waitFor();
     for (const tab of ['Tokens', 'Limits', 'Usage', 'Alerts and cache', 'Settings']) {
       await openTab(page, tab);
