@@ -5,7 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { hmacSha256Hex, sha256Hex } from '../src/tenants/token';
-import { admin, createTenant, envelope, expectRefusal, platformKeys, UPSTREAM } from './helpers';
+import {
+  admin,
+  asTenant,
+  createTenant,
+  envelope,
+  expectRefusal,
+  platformKeys,
+  UPSTREAM,
+} from './helpers';
 
 interface Row {
   id: string;
@@ -117,5 +125,58 @@ describe('test alert', () => {
       await admin(`/tenants/${bare.id}/alerts/test`, { method: 'POST' }),
       'RESOURCE_NOT_FOUND',
     );
+  });
+});
+
+describe("a token's own meters in the usage", () => {
+  it('adds what remains of the token’s own limits, shared with its successor after rotation', async () => {
+    const t = await createTenant();
+    await admin(`/tenants/${t.id}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({ policies: [], quota: {}, limiter: 'exact' }),
+    });
+    const issued = await envelope(
+      await admin(`/tenants/${t.id}/tokens`, {
+        method: 'POST',
+        body: JSON.stringify({
+          name: 'metered',
+          limits: { policies: [{ name: 'pm', limit: 10, window_s: 60 }], quota: { daily: 100 } },
+        }),
+      }),
+    );
+    const token = { ...t, token: issued.data.token, tokenId: issued.data.id };
+    for (let i = 0; i < 3; i++) expect((await asTenant(token, '/team/lists')).res.status).toBe(200);
+
+    const meters = async (tokenId?: string) => {
+      const q = tokenId ? `?token_id=${tokenId}` : '';
+      const usage = await envelope(await admin(`/tenants/${t.id}/usage${q}`));
+      expect(usage.code).toBe(0);
+      return Object.fromEntries(
+        (usage.data.meters as { name: string; used: number; remaining: number }[]).map((m) => [
+          m.name,
+          [m.used, m.remaining],
+        ]),
+      );
+    };
+    expect(await meters(token.tokenId)).toMatchObject({
+      'pm-token': [3, 7],
+      'token-daily': [3, 97],
+    });
+    const tenantOnly = await meters();
+    expect(Object.keys(tenantOnly).filter((n) => n.includes('token'))).toEqual([]);
+    // A token without limits of its own adds nothing.
+    expect(Object.keys(await meters(t.tokenId)).sort()).toEqual(Object.keys(tenantOnly).sort());
+
+    const rotated = await envelope(
+      await admin(`/tenants/${t.id}/tokens/${token.tokenId}/rotate`, {
+        method: 'POST',
+        body: JSON.stringify({ overlap_s: 60 }),
+      }),
+    );
+    expect(await meters(rotated.data.id)).toMatchObject({
+      'pm-token': [3, 7],
+      'token-daily': [3, 97],
+    });
+    await expectRefusal(await admin(`/tenants/${t.id}/usage?token_id=nope`), 'VALIDATION_FAILED');
   });
 });

@@ -56,8 +56,8 @@ export class TenantGuard extends DurableObject {
     return this.core.history(q);
   }
 
-  usage(now: number, defaults: Limits) {
-    return this.core.usage(now, defaults);
+  usage(now: number, defaults: Limits, tokenId?: string) {
+    return this.core.usage(now, defaults, tokenId);
   }
 
   async setLimits(limits: Limits | null) {

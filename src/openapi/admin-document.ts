@@ -6,6 +6,7 @@ import type * as z from 'zod';
 import { alertsBody } from '../admin/alerts';
 import { auditQuery } from '../admin/audit';
 import { tenantParams, tokenParams } from '../admin/common';
+import { usageQuery } from '../admin/limits';
 import { createBody, listQuery, updateBody } from '../admin/tenants';
 import { tokenSpecSchema } from '../admin/token-spec';
 import { rotateBody } from '../admin/tokens';
@@ -83,7 +84,9 @@ const OPERATIONS: AdminOperation[] = [
   {
     method: 'get',
     path: `${T}/usage`,
-    summary: 'Current windows, what remains, TenantGuard calls',
+    summary:
+      "Current windows, what remains, TenantGuard calls (with token_id, that token's own too)",
+    query: usageQuery,
   },
   {
     method: 'get',
