@@ -281,6 +281,14 @@ describe('the console in Chromium', () => {
     expect(csvText).toContain(',');
     problems.push(...(await axeProblems(page, 'usage')));
 
+    // What remains of the token's own limits (exact mode: its 6 requests counted at once).
+    await openTab(page, 'Limits');
+    await page
+      .getByLabel('Also the own limits of')
+      .selectOption({ label: `ci …${token.slice(-4)}` });
+    const ownRow = page.getByTestId('meters').getByRole('row', { name: /per-minute-token/ });
+    await expect.poll(() => ownRow.innerText()).toMatch(/\t100\t1 min\t6\t/);
+
     // Alerts: the webhook, its secret once, and a test alert the emulator receives.
     await openTab(page, 'Alerts and cache');
     await page.getByLabel('Webhook URL').fill('not a url');

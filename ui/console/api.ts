@@ -157,7 +157,8 @@ export const api = {
       method: limits ? 'PUT' : 'DELETE',
       ...(limits ? { body: limits } : {}),
     }),
-  usage: (id: string) => call<Usage>(`${T(id)}/usage`),
+  usage: (id: string, tokenId?: string) =>
+    call<Usage>(`${T(id)}/usage${qs({ token_id: tokenId })}`),
   setLimits: (id: string, limits: Limits) =>
     call<unknown>(`${T(id)}/limits`, { method: 'PUT', body: limits }),
   resetLimits: (id: string) => call<unknown>(`${T(id)}/limits`, { method: 'DELETE' }),

@@ -1,6 +1,6 @@
 /** A tenant's limits: what remains now of each policy and quota, and (admin) the editor. */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
-import { api, type Limits, type Usage } from './api';
+import { api, type Limits, type TokenRow, type Usage } from './api';
 import {
   ConfirmButton,
   type Errors,
@@ -31,13 +31,23 @@ export function LimitsSection(props: { tenantId: string; canChange: boolean }) {
   const [usage, setUsage] = useState<Usage | null>(null);
   const [error, setError] = useState('');
   const [reload, setReload] = useState(0);
+  // Tokens with limits of their own, whose meters can be shown beside the tenant's.
+  const [metered, setMetered] = useState<TokenRow[]>([]);
+  const [tokenId, setTokenId] = useState('');
 
   useEffect(() => {
     api
-      .usage(props.tenantId)
+      .usage(props.tenantId, tokenId || undefined)
       .then(setUsage)
       .catch((err: unknown) => setError(refusal(err, [])._form ?? 'Failed'));
-  }, [props.tenantId, reload]);
+  }, [props.tenantId, tokenId, reload]);
+
+  useEffect(() => {
+    api
+      .tokens(props.tenantId)
+      .then((r) => setMetered(r.tokens.filter((t) => t.limits && !t.revoked_at)))
+      .catch(() => setMetered([]));
+  }, [props.tenantId]);
 
   if (error) {
     return (
@@ -57,6 +67,24 @@ export function LimitsSection(props: { tenantId: string; canChange: boolean }) {
           Refresh
         </button>
       </p>
+      {metered.length > 0 ? (
+        <div class="toolbar">
+          <label for="meters-token">Also the own limits of</label>
+          <select
+            id="meters-token"
+            onChange={(e: Event) => setTokenId((e.target as HTMLSelectElement).value)}
+          >
+            <option value="" selected={tokenId === ''}>
+              no token
+            </option>
+            {metered.map((t) => (
+              <option value={t.id} selected={tokenId === t.id}>
+                {t.name} …{t.last4}
+              </option>
+            ))}
+          </select>
+        </div>
+      ) : null}
       <table class="grid">
         <caption>What remains now</caption>
         <thead>
