@@ -22,6 +22,8 @@ Tokens
   token limits TENANT_ID TOKEN_ID [--policy NAME=LIMIT/WINDOW_S[:fixed]]... [--daily N] [--monthly N] | --reset
   token rotate TENANT_ID TOKEN_ID [--overlap SECONDS | --old-valid-until ISO]
   token revoke TENANT_ID TOKEN_ID
+Partner portal
+  portal link TENANT_ID [--expires-in SECONDS]   (a usage:read token in the link's #fragment; 60..3600 s, default 900)
 Limits, cache, audit
   limits set TENANT_ID [--policy NAME=LIMIT/WINDOW_S[:fixed]]... [--daily N] [--monthly N] [--group GROUP:daily=N]...
                         [--limiter leased|exact]
@@ -40,7 +42,7 @@ Limits: a policy counts in a sliding window unless it ends in :fixed. --limiter 
   LEASE_MAX_MS); exact asks the TenantGuard on every request (refused on the very next request).
   A token's own limits (token issue/limits) are counted besides its tenant's.
 Scopes: comma-separated scopes (teams:read, sessions:write, ...) or presets (full, read-only; neither has
-  an apikeys scope). DANGER: apikeys:* scopes let a tenant manage the platform account's API keys,
+  an apikeys scope nor token:rotate, which lets a token rotate itself in the partner portal). DANGER: apikeys:* scopes let a tenant manage the platform account's API keys,
   which other tenants of that account may use; apikeys:admin also shows them unmasked.
 Options: --url URL (default $GATEWAY_URL or http://127.0.0.1:8787), --json (print the raw data)`;
 
@@ -263,6 +265,18 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       return show(await api.call('DELETE', `/tenants/${need(args[0], 'TENANT_ID')}/limits`));
     case 'cache purge':
       return show(await api.call('POST', `/tenants/${need(args[0], 'TENANT_ID')}/cache/purge`));
+    case 'portal link': {
+      const expires = o['expires-in'] ? { expires_in_s: num('expires-in', o['expires-in']) } : {};
+      const { data } = await api.call(
+        'POST',
+        `/tenants/${need(args[0], 'TENANT_ID')}/portal-links`,
+        expires,
+      );
+      return {
+        data,
+        say: `Portal link (read-only, until ${data.expires_at}; revoke early with token revoke ... ${data.token_id}), shown only now:\n\n  ${data.url}\n`,
+      };
+    }
     default:
       break;
   }

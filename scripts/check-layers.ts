@@ -57,7 +57,15 @@ export const LAYERS: Layer[] = [
   },
   {
     name: 'handlers',
-    members: ['proxy.ts', 'forward.ts', 'usage-route.ts', 'admin/', 'browser/', 'openapi/'],
+    members: [
+      'proxy.ts',
+      'forward.ts',
+      'usage-route.ts',
+      'token-route.ts',
+      'admin/',
+      'browser/',
+      'openapi/',
+    ],
     what: 'routes and their handlers',
   },
   {

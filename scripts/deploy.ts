@@ -193,6 +193,18 @@ function consoleDeploy(configPath: string, env: string) {
   const gatewayWorker = readConfig(configPath, env).name ?? '';
   applyConsoleSettings(configPath, config, env, gatewayWorker, flags);
   console.log(`Console: ${domain}, bound to ${gatewayWorker}#OperatorApi; OPERATOR_API=binding`);
+  // Portal links made through the console must point at the gateway's hostname, not the console's.
+  const target = readConfig(configPath, env).routes?.[0];
+  const gatewayHost =
+    typeof target === 'string' ? target.split('/')[0] : target?.pattern.split('/')[0];
+  if (gatewayHost && !gatewayHost.includes('*')) {
+    edit(configPath, (t) =>
+      setTomlKey(t, `env.${env}.vars`, 'PORTAL_ORIGIN', `https://${gatewayHost}`),
+    );
+    console.log(`Partner portal links: https://${gatewayHost}/portal/ (PORTAL_ORIGIN)`);
+  } else {
+    console.log("Note: set PORTAL_ORIGIN to the gateway's public origin for partner portal links");
+  }
   return { config, flags };
 }
 

@@ -4,7 +4,8 @@
  * the table (Markdown) and lease memory per isolate, and writes the chart to
  * docs/img/sim.svg. `--quick` shortens the runs (not for the record),
  * `--only <scenario>` runs one, `--design flat|regional` one design,
- * `--json` prints one JSON line per run as well.
+ * `--skip <scenario>` leaves one out (repeatable), `--json` prints one JSON line per run
+ * as well.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -17,6 +18,7 @@ const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
+    skip: { type: 'string', multiple: true, default: [] },
     design: { type: 'string' },
     json: { type: 'boolean', default: false },
     chart: { type: 'string', default: 'docs/img/sim.svg' },
@@ -27,6 +29,7 @@ const designs: Design[] =
 const rows: Row[] = [];
 for (const scenario of scenarios(values.quick ?? false)) {
   if (values.only && scenario.name !== values.only) continue;
+  if (values.skip?.includes(scenario.name)) continue;
   for (const design of designs) {
     const r = row(await runScenario(scenario, design));
     rows.push(r);

@@ -2,7 +2,7 @@
  * newApp(): the gateway's middleware chain, error handling and route mounting.
  * Request order: request id → settings → request log → trace context → (health, OpenAPI and
  * docs) → CORS → (operator API | browser tokens | session event stream |
- * usage | platform routes).
+ * usage | the token's own view | platform routes).
  */
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -20,6 +20,7 @@ import { openApiRoutes } from './openapi/routes';
 import { platformRoutes } from './proxy';
 import { loadSettings } from './settings';
 import { count } from './stats';
+import { ownTokenRoutes } from './token-route';
 import type { HonoEnv } from './types/context';
 import { usageRoutes } from './usage-route';
 
@@ -46,6 +47,7 @@ export function newApp(): Hono<HonoEnv> {
   app.route('/', browserTokenRoutes());
   app.route('/', sessionEventRoutes());
   app.route('/', usageRoutes());
+  app.route('/', ownTokenRoutes());
   app.route('/', platformRoutes());
 
   app.notFound((c) =>

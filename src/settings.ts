@@ -51,6 +51,33 @@ const LEGACY_TOKENS_DEFAULT_UNTIL = '2027-03-01';
 const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'];
 
 /**
+ * PORTAL_ORIGIN: the gateway's public origin (`https://gw.example.com`), where
+ * partner portal links point (docs/CONSOLE.md, "Partner portal"). Needed when
+ * the operator API is reached on another hostname (the console Worker's); an
+ * origin only, https, or http for loopback.
+ */
+const portalOrigin = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const text = v?.trim();
+    if (!text) return undefined;
+    try {
+      const url = new URL(text);
+      const plainOk = url.protocol === 'http:' && LOOPBACK_HOSTS.includes(url.hostname);
+      if (url.protocol !== 'https:' && !plainOk) throw new Error();
+      if (url.pathname !== '/' || url.search || url.hash || url.username) throw new Error();
+      return url.origin;
+    } catch {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must be an origin such as https://gw.example.com (http only for loopback)',
+      });
+      return z.NEVER;
+    }
+  });
+
+/**
  * ACCESS_TEAM_DOMAIN: `myteam.cloudflareaccess.com` or its https origin. A
  * loopback http origin (npm start's local Access) only with ACCESS_LOCAL_ISSUER=allow,
  * checked below, so a deployed gateway never trusts keys from plain http.
@@ -166,6 +193,7 @@ export const settingsSchema = z
     OPERATOR_API: z
       .enum(['public', 'binding'], { error: 'must be public or binding' })
       .default('public'),
+    PORTAL_ORIGIN: portalOrigin,
     WEBHOOK_LOCAL_TARGETS: z
       .enum(['allow', 'refuse'], { error: 'must be allow or refuse' })
       .default('refuse')

@@ -32,7 +32,13 @@ const operations = (doc: Json) =>
     Object.entries(ops).map(([method, op]) => ({ path, method, op })),
   );
 
-const GATEWAY_OPERATIONS = ['auth.browser_token', 'usage.own', 'session.events'];
+const GATEWAY_OPERATIONS = [
+  'auth.browser_token',
+  'usage.own',
+  'session.events',
+  'token.own',
+  'token.rotate',
+];
 
 function shapeOf(schema: z.ZodType | undefined): Record<string, z.ZodType> {
   if (!schema) return {};
@@ -114,6 +120,8 @@ describe('GET /openapi.json, without a token', () => {
       'auth.browser_token post /auth/browser-token',
       'usage.own get /usage',
       'session.events get /session/ws/{session_id}',
+      'token.own get /token',
+      'token.rotate post /token/rotate',
     ];
     expect(listed.sort()).toEqual(expected.sort());
   });
@@ -226,6 +234,7 @@ describe('GET /openapi.json with a token: its own view', () => {
     ['teams:read'],
     ['sessions:read', 'sessions:write'],
     ['calls:read', 'usage:read'],
+    ['usage:read', 'token:rotate'],
     ['apikeys:read'],
     ['apikeys:admin', 'browsers:write'],
     ['agents:read', 'browsers:read'],
@@ -238,8 +247,9 @@ describe('GET /openapi.json with a token: its own view', () => {
     const expected = ROUTE_SPECS.filter((s) => hasScope(granted, requiredScope(s))).map(
       (s) => s.id,
     );
-    expected.push('auth.browser_token');
+    expected.push('auth.browser_token', 'token.own');
     if (granted.includes('usage:read')) expected.push('usage.own');
+    if (granted.includes('token:rotate')) expected.push('token.rotate');
     if (granted.includes('sessions:read')) expected.push('session.events');
     const listed = operations(doc).map(({ op }) => op.operationId as string);
     expect(listed.sort()).toEqual(expected.sort());
@@ -263,7 +273,7 @@ describe('GET /openapi.json with a token: its own view', () => {
       operations(doc)
         .map(({ op }) => op.operationId)
         .sort(),
-    ).toEqual(['auth.browser_token', 'team.info', 'team.list'].sort());
+    ).toEqual(['auth.browser_token', 'team.info', 'team.list', 'token.own'].sort());
   });
 
   it('never offers minting to a browser token', async () => {
@@ -285,7 +295,7 @@ describe('GET /openapi.json with a token: its own view', () => {
       operations(doc)
         .map(({ op }) => op.operationId)
         .sort(),
-    ).toEqual(['team.info', 'team.list']);
+    ).toEqual(['team.info', 'team.list', 'token.own']);
   });
 
   it('refuses a token its TenantGuard has revoked, as a call would, before KV says so', async () => {

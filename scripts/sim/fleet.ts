@@ -7,6 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { BrokerCore } from '../../src/guard/broker';
+import { shardOf, spreadAdvice } from '../../src/guard/broker-shards';
 import { GuardCore } from '../../src/guard/core';
 import type { LeaseSettings } from '../../src/guard/lease';
 import type { LeaseRequest } from '../../src/guard/lease-protocol';
@@ -27,6 +28,9 @@ const T0 = Date.UTC(2026, 10, 24);
 /** Where operator actions come from: a round trip to the root guard. */
 const OPERATOR_RTT_MS = 60;
 const LEASE_MAX_MS = 1000;
+/** The cold start: every isolate's first call falls in it, before hot brokers have split. */
+export const SETTLED_AFTER_MS = 2000;
+
 /** The brokers' lease from the root (BROKER_LEASE_MS), before slot ends cut it. */
 export const BROKER_LEASE_MS = 5000;
 
@@ -57,6 +61,8 @@ export interface RunResult {
   callsPerRequest: number;
   /** The most calls any one object answered in one second, and which. */
   busiestObject: { name: string; callsPerSecond: number };
+  /** The same from SETTLED_AFTER_MS on: after the cold start (brokers split within it). */
+  busiestSettled: { name: string; callsPerSecond: number };
   rootCallsPerRequest: number;
   wallMs: number;
 }
@@ -65,6 +71,8 @@ interface Isolate {
   dc: DataCenter;
   admission: Admission;
   io: Map<string, IsolateTenant>;
+  /** How many brokers per region each tenant is spread over, as its brokers advised. */
+  shards: Map<string, number>;
 }
 
 /** One isolate's way to one tenant's guard, and what its calls waited for. */
@@ -139,14 +147,15 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
       dc,
       admission: new Admission(),
       io: new Map(),
+      shards: new Map(),
     }));
   });
 
-  // Regional brokers, one per tenant and region, made on first use.
+  // Regional brokers, one per tenant, region and shard (broker-shards.ts), made on first use.
   const brokers = new Map<string, Broker>();
   const rootRttOf = new Map(regions().map((r) => [r.region, r.rootRtt]));
-  const brokerFor = (tenantId: string, region: Region): Broker => {
-    const name = `${tenantId}:${region}`;
+  const brokerFor = (tenantId: string, region: Region, shard: number): Broker => {
+    const name = shard === 0 ? `${tenantId}:${region}` : `${tenantId}:${region}.${shard}`;
     const broker = brokers.get(name);
     if (broker) return broker;
     const root = roots.get(tenantId)!;
@@ -197,7 +206,13 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
         });
     const viaBroker = (req: LeaseRequest) => {
       const context = requestContext.getStore();
-      const broker = brokerFor(tenantId, isolate.dc.region);
+      // As src/limits/request.ts and the LeaseBroker do: spread when a broker says it is hot.
+      const shards = isolate.shards.get(tenantId) ?? 1;
+      const broker = brokerFor(
+        tenantId,
+        isolate.dc.region,
+        shardOf(`dc${isolate.dc.index}`, shards),
+      );
       return broker.object
         .call(isolate.dc.brokerRtt, async (b) => {
           const before = clock.now();
@@ -206,6 +221,10 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
           const pending = b.acquire(req);
           serving = null;
           const answer = await pending;
+          const spread = spreadAdvice(b.callsPerSecond(), shards);
+          if (spread !== undefined && spread > (isolate.shards.get(tenantId) ?? 1)) {
+            isolate.shards.set(tenantId, spread);
+          }
           // Answered from the pool at once, or only after a root call.
           const viaRootToo = clock.now() > before;
           if (viaRootToo) made.rootWaits++;
@@ -389,6 +408,11 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
   const calls = objects.reduce((sum, o) => sum + o.calls, 0);
   const rootCalls = [...roots.values()].reduce((sum, o) => sum + o.calls, 0);
   const busiest = objects.reduce((a, b) => (b.busiestSecond() > a.busiestSecond() ? b : a));
+  // Past the cold start, when every isolate makes its first call in the same second.
+  const settledFrom = T0 + SETTLED_AFTER_MS;
+  const busiestSettled = objects.reduce((a, b) =>
+    b.busiestSecond(settledFrom) > a.busiestSecond(settledFrom) ? b : a,
+  );
   return {
     scenario: scenario.name,
     design,
@@ -396,6 +420,10 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
     tenants,
     callsPerRequest: calls / Math.max(1, tally.requests),
     busiestObject: { name: busiest.name, callsPerSecond: busiest.busiestSecond() },
+    busiestSettled: {
+      name: busiestSettled.name,
+      callsPerSecond: busiestSettled.busiestSecond(settledFrom),
+    },
     rootCallsPerRequest: rootCalls / Math.max(1, tally.requests),
     wallMs: performance.now() - started,
   };

@@ -19,6 +19,8 @@ export interface Row {
   rootCallsPerRequest: string;
   busiestObject: string;
   busiestObjectPerSecond: number;
+  busiestSettledObject: string;
+  busiestSettledPerSecond: number;
   waited: string;
   waitedRoot: string;
   waitedRootShare: number;
@@ -46,6 +48,8 @@ export function row(r: RunResult): Row {
     rootCallsPerRequest: r.rootCallsPerRequest.toFixed(3),
     busiestObject: r.busiestObject.name.replace(/^(root|broker) [^:]+/, '$1'),
     busiestObjectPerSecond: r.busiestObject.callsPerSecond,
+    busiestSettledObject: r.busiestSettled.name.replace(/^(root|broker) [^:]+/, '$1'),
+    busiestSettledPerSecond: r.busiestSettled.callsPerSecond,
     waited: pct(t.waits.filter((w) => w > 0).length / Math.max(1, t.measured)),
     waitedRoot: pct(waitedRootShare),
     waitedRootShare,
@@ -66,6 +70,8 @@ const COLUMNS: [keyof Row, string][] = [
   ['rootCallsPerRequest', 'root calls / req'],
   ['busiestObjectPerSecond', 'busiest DO calls/s'],
   ['busiestObject', '(which)'],
+  ['busiestSettledPerSecond', 'after 2 s'],
+  ['busiestSettledObject', '(which)'],
   ['waited', 'waited'],
   ['waitedRoot', 'waited for root'],
   ['waitP50', 'p50 wait ms'],
@@ -105,11 +111,11 @@ export function chartSvg(rows: Row[]): string {
   const panels = [
     {
       x: 140,
-      title: 'busiest Durable Object, calls/s (goal at 1M/min: ≤ 500)',
+      title: 'busiest Durable Object after the first 2 s, calls/s (goal at 1M/min: ≤ 500)',
       max: 1200,
       mark: 500,
-      value: (r: Row) => r.busiestObjectPerSecond,
-      label: (r: Row) => String(r.busiestObjectPerSecond),
+      value: (r: Row) => r.busiestSettledPerSecond,
+      label: (r: Row) => String(r.busiestSettledPerSecond),
       scale: (v: number, max: number) => Math.min(1, v / max),
     },
     {

@@ -43,8 +43,12 @@ export class SimObject<T> {
     });
   }
 
-  /** The most calls it answered in any one second. */
-  busiestSecond(): number {
-    return Math.max(0, ...this.perSecond.values());
+  /** The most calls it answered in any one second (from `fromMs` on, simulated time). */
+  busiestSecond(fromMs = 0): number {
+    let most = 0;
+    for (const [second, n] of this.perSecond) {
+      if (second * 1000 >= fromMs) most = Math.max(most, n);
+    }
+    return most;
   }
 }

@@ -71,7 +71,7 @@ export async function limitToken(
 export async function audit(
   c: AdminContext,
   action: string,
-  entry: Partial<Omit<NewAuditEntry, 'action' | 'request_id' | 'actor' | 'ip' | 'colo'>> = {},
+  entry: Partial<Omit<NewAuditEntry, 'action' | 'request_id' | 'ip' | 'colo'>> = {},
 ) {
   const cf = c.req.raw.cf as { colo?: unknown } | undefined;
   const record: NewAuditEntry = {
@@ -79,7 +79,8 @@ export async function audit(
     tenant_id: entry.tenant_id ?? null,
     token_id: entry.token_id ?? null,
     request_id: c.get('requestId'),
-    actor: c.get('operator')?.actor ?? 'admin-token',
+    // A partner's own change (POST /token/rotate) names its token: `token:tok_…`.
+    actor: entry.actor ?? c.get('operator')?.actor ?? 'admin-token',
     ip: c.req.header('cf-connecting-ip') ?? null,
     colo: typeof cf?.colo === 'string' ? cf.colo : null,
     detail: entry.detail ?? {},

@@ -12,6 +12,7 @@ import { analyticsRoutes } from './analytics';
 import { auditRoutes } from './audit';
 import { adminAuth } from './auth';
 import { limitRoutes } from './limits';
+import { portalLinkRoutes } from './portal-links';
 import { tenantRoutes } from './tenants';
 import { tokenRoutes } from './tokens';
 
@@ -30,6 +31,7 @@ export function adminRoutes(): Hono<HonoEnv> {
   app.route('/tenants', limitRoutes());
   app.route('/tenants', analyticsRoutes());
   app.route('/tenants', alertRoutes());
+  app.route('/tenants', portalLinkRoutes());
   app.route('/', auditRoutes());
   // This isolate's work counters, for the benchmark and for operators (docs/OBSERVABILITY.md, "Work counters").
   app.get('/stats', (c) =>

@@ -1,11 +1,9 @@
 /** Operator API: a tenant's tokens. Secrets appear only in the answer that creates them. */
 import { Hono } from 'hono';
-import * as z from 'zod';
-import { GatewayError, invalidField } from '../errors';
+import { GatewayError } from '../errors';
 import { tokenLimitsSchema } from '../guard/policy';
 import { validated } from '../middleware/validate';
 import type { Stores } from '../tenants/stores';
-import { newTokenId } from '../tenants/token-store';
 import type { HonoEnv } from '../types/context';
 import {
   adminStores,
@@ -18,26 +16,8 @@ import {
   tenantParams,
   tokenParams,
 } from './common';
+import { rotateBody, rotateToken } from './rotation';
 import { newToken, tokenSpecSchema } from './token-spec';
-
-/** How long a rotated-out token keeps working by default (docs/OPERATING.md, "Rotation"). */
-export const DEFAULT_ROTATION_OVERLAP_S = 3600;
-const MAX_ROTATION_OVERLAP_S = 30 * 86_400;
-
-export const rotateBody = z
-  .strictObject({
-    overlap_s: z.number().int().min(0).max(MAX_ROTATION_OVERLAP_S).optional(),
-    old_valid_until: z.iso
-      .datetime({
-        offset: true,
-        error: 'old_valid_until must be an ISO 8601 date-time with a zone',
-      })
-      .optional(),
-  })
-  .refine(
-    (b) => !(b.overlap_s !== undefined && b.old_valid_until),
-    'give overlap_s or old_valid_until, not both',
-  );
 
 export function tokenRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
@@ -121,35 +101,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
       await existingTenant(stores, id);
       const old = await existingToken(stores, id, token_id);
 
-      const now = Date.now();
-      const oldEnds = old.record.expires_at ? Date.parse(old.record.expires_at) : Infinity;
-      if (oldEnds <= now) {
-        throw new GatewayError('CONFLICT', {
-          message: 'This token has already expired: issue a new one instead',
-        });
-      }
-      const until = body.old_valid_until
-        ? Date.parse(body.old_valid_until)
-        : now + (body.overlap_s ?? DEFAULT_ROTATION_OVERLAP_S) * 1000;
-      if (until < now || until > now + MAX_ROTATION_OVERLAP_S * 1000) {
-        throw invalidField(
-          'body',
-          'old_valid_until',
-          'old_valid_until must be between now and 30 days from now',
-        );
-      }
-      const successor = {
-        id: newTokenId(),
-        name: old.record.name,
-        scopes: old.record.scopes,
-        expires_at: old.record.expires_at,
-      };
-      // The new token keeps the old one's own limits, and its meters.
-      await changeGuard(c, id, (g) => g.succeed(token_id, successor.id));
-      const issued = await stores.tokens.issue(id, successor);
-      const oldUntil = new Date(Math.min(until, oldEnds)).toISOString();
-      await changeGuard(c, id, (g) => g.expireAt(token_id, Date.parse(oldUntil)));
-      await stores.tokens.setExpiry(old, oldUntil);
+      const { issued, oldUntil } = await rotateToken(c, stores, id, old, body);
       await audit(c, 'token.rotated', {
         tenant_id: id,
         token_id,

@@ -15,13 +15,13 @@ import {
   signBrowserToken,
 } from '../tenants/browser-token';
 import { keyRing } from '../tenants/crypto';
-import { expandScopes, hasScope, isApiKeyScope, USAGE_SCOPE } from '../tenants/scopes';
+import { expandScopes, hasScope, isExplicitScope, USAGE_SCOPE } from '../tenants/scopes';
 import { randomBase62 } from '../tenants/token';
 import type { HonoEnv } from '../types/context';
 import { mintBody } from './schemas';
 
-/** Browser tokens never see platform secrets, whatever the minting token may. */
-const isBrowserScope = (scope: string) => !isApiKeyScope(scope);
+/** Browser tokens never see platform secrets nor rotate, whatever the minting token may. */
+const isBrowserScope = (scope: string) => !isExplicitScope(scope);
 /** What a browser gets unasked: no platform secrets, and not the tenant's usage and limits. */
 const isDefaultBrowserScope = (scope: string) => isBrowserScope(scope) && scope !== USAGE_SCOPE;
 
@@ -64,7 +64,7 @@ export function browserTokenRoutes(): Hono<HonoEnv> {
         throw invalidField(
           'body',
           'scopes',
-          'Browser tokens cannot have API key scopes; ask for others',
+          'Browser tokens cannot have API key scopes nor token:rotate; ask for others',
         );
       }
       const beyond = granted.filter((s) => !hasScope(parent.scopes, s));

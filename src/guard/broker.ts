@@ -18,6 +18,7 @@
  * this very code.
  */
 
+import { CallRate } from './broker-shards';
 import type {
   BrokerCalls,
   LeaseAnswer,
@@ -127,6 +128,8 @@ export class BrokerCore {
   private returns: Returned[] = [];
   private usage: UsageBatch | null = null;
   private calls: BrokerCalls = { acquires: 0, renewals: 0 };
+  /** Isolate calls a second: a hot broker advises its isolates to spread (broker-shards.ts). */
+  private readonly rate = new CallRate();
   private context: AskContext | null = null;
   /** Units of isolate requests waiting here for a root call, by scope: asked for with it. */
   private readonly queued = new Map<string, number>();
@@ -143,6 +146,7 @@ export class BrokerCore {
   /** An isolate's call (lease-protocol.ts): answered from the pool, or after one call to the root. */
   async acquire(req: LeaseRequest): Promise<LeaseAnswer> {
     this.calls[req.renewal ? 'renewals' : 'acquires']++;
+    this.rate.record(this.io.now());
     this.context = {
       defaults: req.defaults,
       meterOptions: req.meterOptions,
@@ -173,6 +177,11 @@ export class BrokerCore {
       if (this.passesThrough()) return this.passThrough(req);
     }
     return this.askRoot(req);
+  }
+
+  /** Isolate calls in the last whole second. */
+  callsPerSecond(): number {
+    return this.rate.perSecond(this.io.now());
   }
 
   /** Whether the pool and the root's last word cover every scope of a request. */

@@ -1,12 +1,14 @@
 /**
  * The LeaseBroker Durable Object: the shell around BrokerCore (broker.ts),
- * one per tenant and region, placed in its region with a location hint. It
+ * one per tenant and region (and shard, once a hot tenant's brokers split),
+ * placed in its region with a location hint. It
  * reaches the tenant's root TenantGuard over a Durable Object call and renews
  * its pool ahead on a timer while isolates keep using it.
  */
 import { DurableObject } from 'cloudflare:workers';
 import { BrokerCore } from './broker';
-import type { LeaseRequest } from './lease-protocol';
+import { spreadAdvice } from './broker-shards';
+import type { LeaseAnswer, LeaseRequest } from './lease-protocol';
 import { guardFor } from './tenant-guard';
 
 /** Cloudflare's Durable Object location hints: the regions brokers live in. */
@@ -23,20 +25,31 @@ export const BROKER_REGIONS = [
 ] as const;
 export type BrokerRegion = (typeof BROKER_REGIONS)[number];
 
-/** A broker's name: its tenant and region. The root pushes changes to it by this name. */
-export function brokerName(tenantId: string, region: BrokerRegion): string {
-  return `${tenantId}@${region}`;
+/** Where a broker serves: its region and, once its tenant's brokers split, its shard (broker-shards.ts). */
+export interface BrokerPlace {
+  region: BrokerRegion;
+  shard: number;
 }
 
-/** The broker of a tenant in a region, placed there. */
+/** A broker's name: its tenant, region and shard. The root pushes changes to it by this name. */
+export function brokerName(tenantId: string, place: BrokerPlace): string {
+  return place.shard === 0
+    ? `${tenantId}@${place.region}`
+    : `${tenantId}@${place.region}.${place.shard}`;
+}
+
+/** The broker of a tenant in a region (and shard), placed in that region. */
 export function brokerFor(
   env: { LEASE_BROKER: DurableObjectNamespace<LeaseBroker> },
   tenantId: string,
-  region: BrokerRegion,
+  place: BrokerPlace,
 ) {
   const ns = env.LEASE_BROKER;
-  return ns.get(ns.idFromName(brokerName(tenantId, region)), { locationHint: region });
+  return ns.get(ns.idFromName(brokerName(tenantId, place)), { locationHint: place.region });
 }
+
+/** A broker's answer: the root's kind of answer, and when it is hot, how many shards to use. */
+export type BrokerAnswer = LeaseAnswer & { spread?: number };
 
 export class LeaseBroker extends DurableObject<Cloudflare.Env> {
   private core: BrokerCore | null = null;
@@ -47,9 +60,22 @@ export class LeaseBroker extends DurableObject<Cloudflare.Env> {
    */
   private timer: ReturnType<typeof setTimeout> | undefined;
 
-  /** An isolate's lease call, exactly as it would make it to the root. */
-  acquire(tenantId: string, region: BrokerRegion, leaseMs: number, req: LeaseRequest) {
-    return this.coreFor(tenantId, region, leaseMs).acquire(req);
+  /**
+   * An isolate's lease call, exactly as it would make it to the root; `shards` is how
+   * many brokers the isolate spreads its tenant's region over now.
+   */
+  async acquire(
+    tenantId: string,
+    place: BrokerPlace,
+    shards: number,
+    leaseMs: number,
+    req: LeaseRequest,
+  ): Promise<BrokerAnswer> {
+    const core = this.coreFor(tenantId, place, leaseMs);
+    const answer: BrokerAnswer = await core.acquire(req);
+    const spread = spreadAdvice(core.callsPerSecond(), shards);
+    if (spread !== undefined) answer.spread = spread;
+    return answer;
   }
 
   /** The root's push after an operator change: drop what is known and ask again. */
@@ -67,9 +93,9 @@ export class LeaseBroker extends DurableObject<Cloudflare.Env> {
     if (next !== null) this.wakeAt(next);
   }
 
-  private coreFor(tenantId: string, region: BrokerRegion, leaseMs: number): BrokerCore {
+  private coreFor(tenantId: string, place: BrokerPlace, leaseMs: number): BrokerCore {
     if (!this.core) {
-      const name = brokerName(tenantId, region);
+      const name = brokerName(tenantId, place);
       this.core = new BrokerCore(
         { name, leaseMs },
         {

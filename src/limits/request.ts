@@ -6,6 +6,7 @@
  * use these; none of them builds the guard calls itself.
  */
 import type { Context } from 'hono';
+import { shardOf } from '../guard/broker-shards';
 import type { LeaseSettings } from '../guard/lease';
 import { brokerFor } from '../guard/lease-broker';
 import { guardFor } from '../guard/tenant-guard';
@@ -17,21 +18,37 @@ import type { Settings } from '../types/settings';
 import { type AdmissionIo, isolateAdmission } from './admission';
 import { regionOf } from './region';
 
+/**
+ * How many brokers each tenant's region is spread over, as its brokers last advised
+ * (guard/broker-shards.ts). Per isolate; forgotten whole past MAX_SPREAD_ENTRIES.
+ */
+const brokerShards = new Map<string, number>();
+const MAX_SPREAD_ENTRIES = 10_000;
+
 /** How this request reaches its tenant's TenantGuard, for admission.ts. */
 export function admissionIo(c: Context<HonoEnv>): AdmissionIo {
   const tenantId = c.get('tenant').id;
   const settings = c.get('settings');
   const region = settings.LEASE_BROKERS ? regionOf(c.req.raw.cf) : null;
   return {
-    acquire: (req) => {
+    acquire: async (req) => {
       count('guard_calls');
       if (!region) return guardFor(c.env, tenantId).acquire(req);
-      return brokerFor(c.env, tenantId, region).acquire(
+      const shards = brokerShards.get(tenantId) ?? 1;
+      const colo = c.req.raw.cf?.colo;
+      const place = { region, shard: shardOf(typeof colo === 'string' ? colo : '', shards) };
+      const answer = await brokerFor(c.env, tenantId, place).acquire(
         tenantId,
-        region,
+        place,
+        shards,
         settings.BROKER_LEASE_MS,
         req,
       );
+      if (answer.spread !== undefined && answer.spread > shards) {
+        if (brokerShards.size >= MAX_SPREAD_ENTRIES) brokerShards.clear();
+        brokerShards.set(tenantId, answer.spread);
+      }
+      return answer;
     },
     record: (batch, retentionDays) => {
       count('guard_calls');

@@ -42,9 +42,10 @@ export function tenantAuth(opts: { websocket?: boolean } = {}) {
       : await tenantToken(c, stores, token);
     if (found.tenant.status !== 'active') throw new GatewayError('TENANT_DISABLED');
 
-    // A browser may only call from an origin its tenant allows.
+    // A browser may only call from an origin its tenant allows, or from the
+    // gateway's own pages (/docs, /portal), which are same-origin.
     const origin = c.req.header('origin');
-    if (origin && !(found.tenant.cors_origins ?? []).includes(origin)) {
+    if (origin && !isOwnOrigin(c, origin) && !(found.tenant.cors_origins ?? []).includes(origin)) {
       throw new GatewayError('ORIGIN_NOT_ALLOWED', {
         message: `Origin ${origin} is not allowed for this tenant`,
       });
@@ -54,6 +55,11 @@ export function tenantAuth(opts: { websocket?: boolean } = {}) {
     if (found.partition) c.set('partition', found.partition);
     await next();
   });
+}
+
+/** The gateway's own origin: its pages' requests carry it on POSTs. */
+export function isOwnOrigin(c: Context<HonoEnv>, origin: string): boolean {
+  return origin === new URL(c.req.url).origin;
 }
 
 async function tenantToken(

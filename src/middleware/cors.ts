@@ -10,6 +10,7 @@ import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
 import { memoizedStores } from '../tenants/stores';
 import type { HonoEnv } from '../types/context';
+import { isOwnOrigin } from './auth';
 import { assertNotThrottled, countAgainstClient } from './preauth';
 
 /** How long a browser may reuse a preflight answer (docs/BOUNDS.md). */
@@ -22,8 +23,9 @@ const EXPOSE_HEADERS =
 export function browserCors() {
   return createMiddleware<HonoEnv>(async function browserCors(c, next) {
     const origin = c.req.header('origin');
-    // The operator API is never for browsers: no preflight answer, no grant.
-    if (!origin || c.req.path.startsWith('/admin')) return next();
+    // The operator API is never for browsers: no preflight answer, no grant. The
+    // gateway's own pages (/docs, /portal) are same-origin: they need no grant.
+    if (!origin || c.req.path.startsWith('/admin') || isOwnOrigin(c, origin)) return next();
     const settings = c.get('settings');
     // A lookup KV must answer counts against the client: floods of made-up origins are cut off.
     const known = async () =>

@@ -7,9 +7,10 @@ import { alertsBody } from '../admin/alerts';
 import { auditQuery } from '../admin/audit';
 import { tenantParams, tokenParams } from '../admin/common';
 import { usageQuery } from '../admin/limits';
+import { portalLinkBody } from '../admin/portal-links';
+import { rotateBody } from '../admin/rotation';
 import { createBody, listQuery, updateBody } from '../admin/tenants';
 import { tokenSpecSchema } from '../admin/token-spec';
-import { rotateBody } from '../admin/tokens';
 import { limitsSchema, tokenLimitsSchema } from '../guard/policy';
 import { historyQuerySchema } from '../observability/history-query';
 import { GATEWAY_VERSION } from '../version';
@@ -111,6 +112,12 @@ const OPERATIONS: AdminOperation[] = [
     method: 'post',
     path: `${T}/cache/purge`,
     summary: 'Purge the read cache of every tenant sharing the platform key',
+  },
+  {
+    method: 'post',
+    path: `${T}/portal-links`,
+    summary: 'A partner portal link: a usage:read token for at most an hour, in the URL fragment',
+    body: portalLinkBody,
   },
   {
     method: 'get',

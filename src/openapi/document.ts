@@ -5,11 +5,12 @@
  * answers from the platform's models (openapi/models.ts); errors from the
  * ERRORS catalogue. Operators' ROUTE_OVERRIDES change nothing here.
  */
+import { rotateBody } from '../admin/rotation';
 import { mintBody, STREAM_SCOPE, streamParams } from '../browser/schemas';
 import { ERRORS } from '../errors';
 import { ROUTE_SPECS } from '../routes/table';
 import { ROUTE_GROUPS, type RouteSpec } from '../routes/types';
-import { hasScope, requiredScope, USAGE_SCOPE } from '../tenants/scopes';
+import { hasScope, ROTATE_SCOPE, requiredScope, USAGE_SCOPE } from '../tenants/scopes';
 import { GATEWAY_VERSION } from '../version';
 import { MODELS, SUCCESS_DATA } from './models';
 import { type JsonSchema, jsonBody, parametersOf } from './schema';
@@ -66,6 +67,8 @@ export interface TokenView {
 }
 
 const MINT_OPERATION_ID = 'auth.browser_token';
+/** Every token may read itself (GET /token). */
+const OWN_TOKEN_OPERATION_ID = 'token.own';
 
 /**
  * The document, with every operation, or only those a token's scopes allow
@@ -90,6 +93,7 @@ function viewOf(doc: OpenApiDocument, view: TokenView): OpenApiDocument {
 /** An operation a token may call: its scope granted; minting, for any but a browser token. */
 function visibleTo(op: Operation, view: TokenView): boolean {
   if (op.operationId === MINT_OPERATION_ID) return !view.browser;
+  if (op.operationId === OWN_TOKEN_OPERATION_ID) return true;
   const scope = op['x-required-scope'];
   return typeof scope === 'string' && hasScope(view.scopes, scope);
 }
@@ -104,6 +108,8 @@ function build(): OpenApiDocument {
   }
   add('/auth/browser-token', 'post', mintOperation());
   add('/usage', 'get', usageOperation());
+  add('/token', 'get', ownTokenOperation());
+  add('/token/rotate', 'post', rotateOperation());
   add('/session/ws/{session_id}', 'get', streamOperation());
   return {
     openapi: '3.1.0',
@@ -275,6 +281,51 @@ function usageOperation() {
         ['tenant_id', 'limits', 'meters', 'days'],
       ),
       ...errorRefs(COMMON_ERRORS),
+    },
+  };
+}
+
+function ownTokenOperation() {
+  return {
+    operationId: OWN_TOKEN_OPERATION_ID,
+    tags: ['auth'],
+    summary: 'The calling token itself',
+    description:
+      "Its tenant's id and name, its own id, name, scopes, expiry and own limits, and whether " +
+      'it may rotate itself; its RateLimit fields tell its standing (it costs nothing). Any ' +
+      'token may ask; it never names another tenant or token.',
+    responses: {
+      '200': gatewayAnswer('The token and its tenant.', {
+        tenant: { type: 'object' },
+        token: { type: 'object' },
+        limits: { type: ['object', 'null'] },
+        can_rotate: { type: 'boolean' },
+      }),
+      ...errorRefs(COMMON_ERRORS),
+    },
+  };
+}
+
+function rotateOperation() {
+  return {
+    operationId: 'token.rotate',
+    tags: ['auth'],
+    summary: 'Rotate the calling token',
+    description:
+      'A new token with the same name, scopes, expiry and own limits, shown once; the calling ' +
+      'token keeps working until `overlap_s` (default 3600) or `old_valid_until`. Needs ' +
+      `\`${ROTATE_SCOPE}\`, which no preset and no browser token has.`,
+    'x-required-scope': ROTATE_SCOPE,
+    ...jsonBody(rotateBody),
+    responses: {
+      '201': gatewayAnswer('The new token, shown once, and when the old one ends.', {
+        id: { type: 'string' },
+        token: { type: 'string' },
+        scopes: { type: 'array', items: { type: 'string' } },
+        expires_at: { type: ['string', 'null'], format: 'date-time' },
+        old_token: { type: 'object' },
+      }),
+      ...errorRefs([...COMMON_ERRORS, 409, 413, 415]),
     },
   };
 }

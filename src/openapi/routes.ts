@@ -43,8 +43,16 @@ const DOCS_PAGE = `<!doctype html>
 </html>
 `;
 
+/**
+ * A token the partner portal (/portal) left in this tab's sessionStorage
+ * (ui/lib/session-token.ts): the page opens signed in with it. Never the URL.
+ */
+const DOCS_TOKEN_KEY = 'gateway-token';
+
 // Scalar's own fonts, telemetry, agent and developer tools all call its servers: off.
-const DOCS_INIT = `Scalar.createApiReference('#gateway-docs', {
+const DOCS_INIT = `var portalToken = null;
+try { portalToken = sessionStorage.getItem('${DOCS_TOKEN_KEY}'); } catch (e) {}
+Scalar.createApiReference('#gateway-docs', {
   url: '/openapi.json',
   withDefaultFonts: false,
   telemetry: false,
@@ -53,7 +61,10 @@ const DOCS_INIT = `Scalar.createApiReference('#gateway-docs', {
   documentDownloadType: 'json',
   defaultOpenAllTags: true,
   hideClientButton: true,
-  authentication: { preferredSecurityScheme: 'gatewayToken' },
+  authentication: {
+    preferredSecurityScheme: 'gatewayToken',
+    securitySchemes: portalToken ? { gatewayToken: { token: portalToken } } : {},
+  },
 });
 `;
 

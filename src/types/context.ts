@@ -29,6 +29,7 @@ type OptionalSettings = Partial<
     | 'LIMITER_FAILURE_MODE'
     | 'LEGACY_TOKENS_UNTIL'
     | 'OPERATOR_API'
+    | 'PORTAL_ORIGIN'
     | 'WEBHOOK_LOCAL_TARGETS'
     | 'BROWSER_PARTITION_SHARE'
     | 'CIRCUIT_FAILURES'

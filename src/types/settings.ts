@@ -96,6 +96,11 @@ export interface Settings {
    * console Worker's Service Binding), not on the gateway's own hostname.
    */
   OPERATOR_API: 'public' | 'binding';
+  /**
+   * The gateway's public origin, where partner portal links point; unset: the
+   * origin the operator API was called at.
+   */
+  PORTAL_ORIGIN: string | undefined;
   WEBHOOK_LOCAL_TARGETS: boolean;
   BROWSER_PARTITION_SHARE: number;
   /** Circuit breaker (docs/RESILIENCE.md): failures in a row that open it. */

@@ -154,6 +154,21 @@ describe('operator CLI', () => {
     );
   });
 
+  it('makes a partner portal link whose token reads usage only, and refuses a long one', async () => {
+    const created = await cli('tenant', 'create', '--name', 'Portal');
+    const tenantId = /ten_[0-9A-Za-z]{16}/.exec(created.stdout)?.[0] ?? '';
+    const link = await cli('portal', 'link', tenantId, '--expires-in', '600');
+    expect(link.code, link.stderr).toBe(0);
+    const url = /https?:\/\/\S+\/portal\/#token=apgw_[0-9A-Za-z]{52}/.exec(link.stdout)?.[0] ?? '';
+    expect(url.startsWith(`${stack.gatewayUrl}/portal/#token=`)).toBe(true);
+    const linkToken = token(url);
+    expect((await call(linkToken, '/usage')).status).toBe(200);
+    expect((await call(linkToken, '/team/lists')).status).toBe(403);
+    const long = await cli('portal', 'link', tenantId, '--expires-in', '7200');
+    expect(long.code).toBe(1);
+    expect(long.stderr).toMatch(/expires_in_s.*code 40001, HTTP 400/);
+  });
+
   it('explains bad input and unreachable gateways, exiting 1', async () => {
     const missing = await cli('tenant', 'create');
     expect(missing.code).toBe(1);

@@ -617,6 +617,8 @@ describe('npm run deploy, deploying (wrangler stand-in)', () => {
       OPERATOR_API: 'binding',
       ACCESS_TEAM_DOMAIN: 'myteam.cloudflareaccess.com',
       ACCESS_AUD: aud,
+      // Portal links made through the console point at the gateway's own host.
+      PORTAL_ORIGIN: 'https://gw.example.com',
     });
     const consoleWorker = unstable_readConfig({ config: consoleConfig, env: 'production' });
     expect(consoleWorker.routes).toEqual([{ pattern: 'ops.example.com', custom_domain: true }]);

@@ -110,7 +110,13 @@ async function upstreamSaw(requestId: string): Promise<Json[]> {
 }
 
 function platformOperations(): Operation[] {
-  const gatewayOwn = ['auth.browser_token', 'usage.own', 'session.events'];
+  const gatewayOwn = [
+    'auth.browser_token',
+    'usage.own',
+    'session.events',
+    'token.own',
+    'token.rotate',
+  ];
   return Object.entries(doc.paths as Record<string, Record<string, Json>>).flatMap(([path, ops]) =>
     Object.entries(ops)
       .filter(([, op]) => !gatewayOwn.includes(op.operationId))

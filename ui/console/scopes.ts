@@ -9,5 +9,7 @@ export const SCOPES: readonly string[] = [
   ...GROUPS.flatMap((g) => [`${g}:read`, `${g}:write`]),
   'apikeys:admin',
   'usage:read',
+  // A token rotating itself (POST /token/rotate, the partner portal): explicit grant only.
+  'token:rotate',
 ];
 export const isApiKeyScope = (scope: string) => scope.startsWith('apikeys:');

@@ -1,0 +1,105 @@
+/**
+ * A token's own view of itself, for the partner portal (docs/CONSOLE.md,
+ * "Partner portal"): `GET /token` (any token: its tenant's id and name, its
+ * own id, scopes, expiry and own limits; the RateLimit fields tell its
+ * standing) and `POST /token/rotate` (scope token:rotate: a successor, shown
+ * once). Both read only the calling token: no path, query or body names a
+ * tenant or a token, so no request can reach another's.
+ */
+import { Hono } from 'hono';
+import { createMiddleware } from 'hono/factory';
+import { audit, guardFor } from './admin/common';
+import { rotateBody, rotateToken } from './admin/rotation';
+import { GatewayError, ok } from './errors';
+import { requireScope, tenantAuth } from './middleware/auth';
+import { tenantLimits } from './middleware/limits';
+import { validated } from './middleware/validate';
+import { operationId } from './observability/operation-id';
+import { BROWSER_TOKEN_PREFIX } from './tenants/browser-token';
+import { hasScope, ROTATE_SCOPE } from './tenants/scopes';
+import { directStores } from './tenants/stores';
+import type { HonoEnv } from './types/context';
+
+const PRIVATE = { 'Cache-Control': 'private, no-store' };
+
+/** A browser token is a view of its minting token: it never makes successors. */
+const notFromBrowser = createMiddleware<HonoEnv>(async (c, next) => {
+  if (c.get('token').prefix === BROWSER_TOKEN_PREFIX) {
+    throw new GatewayError('SCOPE_REQUIRED', {
+      message: `A browser token cannot rotate; it lacks ${ROTATE_SCOPE}`,
+      details: { scope: ROTATE_SCOPE },
+    });
+  }
+  await next();
+});
+
+export function ownTokenRoutes(): Hono<HonoEnv> {
+  const app = new Hono<HonoEnv>();
+  app.get(
+    '/token',
+    operationId('token.own'),
+    tenantAuth(),
+    // Its standing in the TenantGuard (revocation, limits) at cost 0: the RateLimit fields.
+    tenantLimits('usage', () => 0),
+    async (c) => {
+      const tenant = c.get('tenant');
+      const token = c.get('token');
+      const browser = token.prefix === BROWSER_TOKEN_PREFIX;
+      const limits = browser ? null : await guardFor(c.env, tenant.id).tokenLimits(token.id);
+      return c.json(
+        ok({
+          tenant: { id: tenant.id, name: tenant.name },
+          token: {
+            id: token.id,
+            name: token.name,
+            prefix: token.prefix,
+            last4: token.last4,
+            scopes: token.scopes,
+            created_at: token.created_at || null,
+            expires_at: token.expires_at,
+            browser,
+          },
+          limits: limits ?? null,
+          can_rotate: !browser && hasScope(token.scopes, ROTATE_SCOPE),
+        }),
+        200,
+        PRIVATE,
+      );
+    },
+  );
+
+  app.post(
+    '/token/rotate',
+    operationId('token.rotate'),
+    tenantAuth(),
+    notFromBrowser,
+    requireScope(ROTATE_SCOPE),
+    tenantLimits('auth', () => 1),
+    validated('json', rotateBody),
+    async (c) => {
+      const tenantId = c.get('tenant').id;
+      const tokenId = c.get('token').id;
+      // KV directly, as the operator API does: the rotation must see its own writes.
+      const stores = await directStores(c.env, c.get('settings'));
+      const old = await stores.tokens.find({ tenantId, tokenId });
+      if (!old) throw new GatewayError('INVALID_TOKEN');
+      const { issued, oldUntil } = await rotateToken(c, stores, tenantId, old, c.req.valid('json'));
+      await audit(c, 'token.rotated', {
+        tenant_id: tenantId,
+        token_id: tokenId,
+        actor: `token:${tokenId}`,
+        detail: { new_token_id: issued.record.id, old_valid_until: oldUntil, by: 'self' },
+      });
+      return c.json(
+        ok({
+          ...issued.record,
+          token: issued.token,
+          old_token: { id: tokenId, expires_at: oldUntil },
+        }),
+        201,
+        PRIVATE,
+      );
+    },
+  );
+  return app;
+}

@@ -1,0 +1,413 @@
+/**
+ * The partner portal (/portal) in real Chromium (Debian's, driven by
+ * playwright-core), served by the built Worker and its static assets on
+ * plain workerd, in front of the emulator: a partner signs in with its token
+ * or a portal link and sees its own tenant's usage, quotas and standing, and
+ * only those, even when its requests name another tenant; nothing leaves
+ * loopback; the token is nowhere but this tab's sessionStorage (and the one
+ * display of a rotated token); axe-core finds no serious or critical issue.
+ */
+import { createRequire } from 'node:module';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_PLATFORM_KEY, OTHER_PLATFORM_KEY } from '../../emulator/seed';
+import { type RunningEmulator, startEmulator } from '../../emulator/server';
+import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+
+const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+let emulator: RunningEmulator;
+let gateway: GatewayHost;
+let browser: Browser;
+const a = { id: '', token: '', name: 'Acme partner' };
+const b = { id: '', tokenId: '', name: 'Bystander tenant' };
+
+async function adminCall(path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${gateway.url}/admin${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${gateway.adminToken}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await res.json()) as { code: number; data: any };
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+async function asToken(token: string, path: string): Promise<any> {
+  const res = await fetch(`${gateway.url}${path}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+beforeAll(async () => {
+  emulator = await startEmulator({ port: 0 });
+  gateway = await startGateway({ platformBaseUrl: emulator.url });
+  const tenantA = await adminCall('/tenants', { name: a.name, platform_key: DEMO_PLATFORM_KEY });
+  a.id = tenantA.tenant_id;
+  const rotatable = await adminCall(`/tenants/${a.id}/tokens`, {
+    name: 'partner',
+    scopes: ['full', 'token:rotate'],
+  });
+  a.token = rotatable.token;
+  const tenantB = await adminCall('/tenants', { name: b.name, platform_key: OTHER_PLATFORM_KEY });
+  b.id = tenantB.tenant_id;
+  b.tokenId = tenantB.token_id;
+  // Some traffic for both, so each has history the other must never see.
+  for (let i = 0; i < 5; i++) {
+    expect((await asToken(a.token, '/team/lists')).status).toBe(200);
+    expect((await asToken(tenantB.token, '/team/lists')).status).toBe(200);
+  }
+  // The hourly rollups are written after the answers: wait (bounded) until A's show.
+  const until = Date.now() + 20_000;
+  while (Date.now() < until) {
+    const usage = await asToken(a.token, '/usage');
+    if (usage.body.data.days.some((d: { requests: number }) => d.requests > 0)) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gateway?.stop();
+  await emulator?.close();
+});
+
+interface Watched {
+  context: BrowserContext;
+  page: Page;
+  requested: string[];
+  consoleLines: string[];
+}
+
+/** A fresh tab (its own storage) that records every URL it asks for and every console line. */
+async function newTab(options: { bypassCSP?: boolean } = {}): Promise<Watched> {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  const requested: string[] = [];
+  const consoleLines: string[] = [];
+  page.on('request', (r) => requested.push(r.url()));
+  page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
+  return { context, page, requested, consoleLines };
+}
+
+async function signIn(page: Page, token: string): Promise<number> {
+  await page.goto(`${gateway.url}/portal/`);
+  await page.getByLabel('Gateway token', { exact: true }).fill(token);
+  const started = Date.now();
+  await page.getByRole('button', { name: 'Open' }).click();
+  await page.locator('.chart canvas').first().waitFor({ timeout: 15_000 });
+  return Date.now() - started;
+}
+
+/** Everything a page keeps where a token must not be: markup, field values, storage, cookies, URL. */
+async function exposedText(w: Watched): Promise<string> {
+  const inPage = await w.page.evaluate(() => {
+    const values = Array.from(document.querySelectorAll('input, textarea')).map(
+      (el) => (el as HTMLInputElement).value,
+    );
+    const local = Object.entries(localStorage).map(([k, v]) => `${k}=${v}`);
+    return [
+      document.documentElement.outerHTML,
+      ...values,
+      ...local,
+      document.cookie,
+      location.href,
+    ].join('\n');
+  });
+  const cookies = (await w.context.cookies()).map((c) => `${c.name}=${c.value}`);
+  return [inPage, ...cookies, w.page.url(), ...w.consoleLines].join('\n');
+}
+
+const offLoopback = (w: Watched) =>
+  w.requested.filter((url) => !url.startsWith(`${gateway.url}/`) && !/^(data|blob):/.test(url));
+
+async function seriousViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: AXE_PATH });
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: () => Promise<any> } }).axe;
+    const result = await axe.run();
+    return result.violations as { id: string; impact: string; nodes: unknown[] }[];
+  });
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}, ${v.nodes.length} nodes)`);
+}
+
+describe('/portal in Chromium', () => {
+  it("shows the tenant's token, standing, quotas and usage chart; nothing leaves loopback", async () => {
+    const w = await newTab();
+    const ms = await signIn(w.page, a.token);
+    console.log(`portal: signed in to a drawn 30-day chart in ${ms} ms`);
+    const text = await w.page.locator('main').innerText();
+    expect(text).toContain(a.name);
+    expect(text).toContain(a.id);
+    expect(text).toContain('token:rotate');
+    // The standing comes from GET /token's RateLimit fields: the default burst policy.
+    const standing = w.page.locator('section', { hasText: 'Rate-limit standing now' });
+    await expect(standing.getByRole('rowheader', { name: 'burst' }).count()).resolves.toBe(1);
+    // Quota gauges: the default daily and monthly quotas, with A's five requests counted.
+    const meters = w.page.locator('meter');
+    expect(await meters.count()).toBe(2);
+    expect(Number(await meters.first().getAttribute('value'))).toBeGreaterThanOrEqual(5);
+    expect(text).toMatch(/[1-9]\d* requests and \d+ refusals in the last 30 days/);
+    // Two charts, each drawn: requests and refusals, and latency; today's p50 is in its table.
+    expect(await w.page.locator('.chart:has(canvas)').count()).toBe(2);
+    const today = new Date().toISOString().slice(0, 10);
+    const latencyRow = w.page.locator('#latency-caption ~ details tr', { hasText: today });
+    expect(await latencyRow.textContent()).toMatch(/≤ \d+ ms/);
+    expect(offLoopback(w)).toEqual([]);
+    expect(w.consoleLines.filter((l) => /error|Content Security Policy/i.test(l))).toEqual([]);
+    await w.context.close();
+  });
+
+  it('checks the token field in the browser, and shows the API error next to it', async () => {
+    const w = await newTab();
+    await w.page.goto(`${gateway.url}/portal/`);
+    const field = w.page.getByLabel('Gateway token', { exact: true });
+    await field.fill('not-a-token');
+    await w.page.getByRole('button', { name: 'Open' }).click();
+    await expect(w.page.locator('#token-error').innerText()).resolves.toContain('apgw_');
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    // No call was made for a malformed token.
+    expect(w.requested.filter((u) => /\/(token|usage)$/.test(u))).toEqual([]);
+    // A well-formed token the gateway does not know: its envelope code, by the field.
+    await field.fill(`apgw_${'A'.repeat(52)}`);
+    await w.page.getByRole('button', { name: 'Open' }).click();
+    await w.page.locator('#token-error', { hasText: '40101' }).waitFor();
+    expect(await w.page.evaluate(() => sessionStorage.length)).toBe(0);
+    await w.context.close();
+  });
+
+  it("shows only its own tenant, even when its requests name another tenant's id", async () => {
+    const w = await newTab();
+    // Every call the page makes is rewritten to name tenant B, in the query and in headers.
+    await w.page.route(/\/(token|usage)(\?.*)?$/, async (route) => {
+      const url = new URL(route.request().url());
+      url.searchParams.set('tenant_id', b.id);
+      url.searchParams.set('token_id', b.tokenId);
+      const headers = { ...route.request().headers(), 'x-tenant-id': b.id };
+      await route.continue({ url: url.toString(), headers });
+    });
+    await signIn(w.page, a.token);
+    const html = await w.page.content();
+    expect(html).toContain(a.id);
+    expect(html).toContain(a.name);
+    expect(html).not.toContain(b.id);
+    expect(html).not.toContain(b.name);
+    expect(html).not.toContain(b.tokenId);
+    // And from the page's own script: the answers name tenant A alone.
+    const answers = await w.page.evaluate(
+      async ({ otherId }) => {
+        const token = sessionStorage.getItem('gateway-token') ?? '';
+        const headers = { authorization: `Bearer ${token}`, 'x-tenant-id': otherId };
+        const paths = [`/usage?tenant_id=${otherId}`, `/token?tenant_id=${otherId}`];
+        return Promise.all(paths.map(async (p) => (await fetch(p, { headers })).text()));
+      },
+      { otherId: b.id },
+    );
+    for (const answer of answers) {
+      expect(answer).toContain(a.id);
+      expect(answer).not.toContain(b.id);
+    }
+    expect(w.requested.some((u) => u.includes(`tenant_id=${b.id}`))).toBe(true);
+    expect(offLoopback(w)).toEqual([]);
+    await w.context.close();
+  });
+
+  it('keeps the token out of the DOM, localStorage, cookies, the URL and the console', async () => {
+    const w = await newTab();
+    await signIn(w.page, a.token);
+    expect(await exposedText(w)).not.toContain(a.token);
+    expect(await w.page.evaluate(() => sessionStorage.getItem('gateway-token'))).toBe(a.token);
+    // A reload in the same tab stays signed in, from sessionStorage.
+    await w.page.reload();
+    await w.page.locator('.chart canvas').first().waitFor();
+    expect(await exposedText(w)).not.toContain(a.token);
+    // Signing out forgets it.
+    await w.page.getByRole('button', { name: 'Sign out' }).click();
+    await w.page.getByLabel('Gateway token', { exact: true }).waitFor();
+    expect(await w.page.evaluate(() => sessionStorage.length)).toBe(0);
+    await w.context.close();
+  });
+
+  it('opens from a portal link, and takes its token out of the address bar', async () => {
+    const link = await adminCall(`/tenants/${a.id}/portal-links`, { expires_in_s: 600 });
+    const linkToken = new URL(link.url).hash.replace('#token=', '');
+    expect(linkToken).toMatch(/^apgw_/);
+    const w = await newTab();
+    await w.page.goto(link.url);
+    await w.page.locator('.chart canvas').first().waitFor({ timeout: 15_000 });
+    const text = await w.page.locator('main').innerText();
+    expect(text).toContain(a.name);
+    expect(text).toContain('portal-link');
+    expect(text).toContain('usage:read');
+    expect(text).not.toContain('Rotate your token');
+    expect(w.page.url()).toBe(`${gateway.url}/portal/`);
+    expect(await exposedText(w)).not.toContain(linkToken);
+    // The fragment never reached the gateway: no request URL carries it.
+    expect(w.requested.filter((u) => u.includes(linkToken))).toEqual([]);
+    expect(offLoopback(w)).toEqual([]);
+    await w.context.close();
+  });
+
+  it('turns a revoked portal link into the sign-in form with the reason by the field', async () => {
+    const link = await adminCall(`/tenants/${a.id}/portal-links`, {});
+    const del = await fetch(`${gateway.url}/admin/tenants/${a.id}/tokens/${link.token_id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${gateway.adminToken}` },
+    });
+    expect(del.status).toBe(200);
+    const w = await newTab();
+    await w.page.goto(link.url);
+    await w.page.locator('#token-error', { hasText: '40102' }).waitFor({ timeout: 15_000 });
+    expect(w.page.url()).toBe(`${gateway.url}/portal/`);
+    expect(await w.page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await exposedText(w)).not.toContain(new URL(link.url).hash.slice('#token='.length));
+    await w.context.close();
+  });
+
+  it('rotates its own token: shown once with a copy button, then gone from the page', async () => {
+    const own = await adminCall(`/tenants/${a.id}/tokens`, {
+      name: 'rotating',
+      scopes: ['usage:read', 'token:rotate'],
+    });
+    // axe runs on the one display of the new token: this context may bypass the CSP to inject it.
+    const w = await newTab({ bypassCSP: true });
+    await signIn(w.page, own.token);
+    const overlap = w.page.getByLabel('Old token keeps working for (seconds)');
+    await overlap.fill('forever');
+    await w.page.getByRole('button', { name: 'Rotate my token' }).click();
+    await expect(w.page.locator('#overlap-error').innerText()).resolves.toContain('whole number');
+    expect(w.requested.filter((u) => u.endsWith('/token/rotate'))).toEqual([]);
+
+    // What the browser lets through but the gateway refuses shows by the field too: the
+    // body is altered on the way, as a stale page or a tampered one would send it.
+    await w.page.route('**/token/rotate', (route) =>
+      route.continue({ postData: JSON.stringify({ overlap_s: -5 }) }),
+    );
+    await overlap.fill('60');
+    await w.page.getByRole('button', { name: 'Rotate my token' }).click();
+    await w.page.locator('#overlap-error', { hasText: 'overlap_s' }).waitFor();
+    expect(await overlap.getAttribute('aria-invalid')).toBe('true');
+    await w.page.unroute('**/token/rotate');
+
+    await overlap.fill('600');
+    await w.page.getByRole('button', { name: 'Rotate my token' }).click();
+    const shown = w.page.getByLabel('New token');
+    await shown.waitFor();
+    const fresh = await shown.inputValue();
+    expect(fresh).toMatch(/^apgw_/);
+    expect(fresh).not.toBe(own.token);
+    await expect(w.page.getByRole('button', { name: 'Copy' }).count()).resolves.toBe(1);
+    expect(await seriousViolations(w.page)).toEqual([]);
+
+    expect(await w.page.evaluate(() => document.activeElement?.id)).toBe('new-token');
+    await w.page.getByRole('button', { name: 'I have saved it' }).click();
+    await w.page.locator('.chart canvas').first().waitFor();
+    await w.page.waitForFunction(() => document.activeElement?.id === 'rotate-title');
+    const after = await exposedText(w);
+    expect(after).not.toContain(fresh);
+    expect(after).not.toContain(own.token);
+    expect(await w.page.evaluate(() => sessionStorage.getItem('gateway-token'))).toBe(fresh);
+    // The portal now runs on the new token; both work during the overlap.
+    expect(await w.page.locator('main').innerText()).toContain('rotating');
+    expect((await asToken(fresh, '/token')).body.data.token.name).toBe('rotating');
+    expect((await asToken(own.token, '/token')).status).toBe(200);
+    await w.context.close();
+  });
+
+  it('links into /docs signed in, without the token in the URL or localStorage', async () => {
+    const w = await newTab();
+    await signIn(w.page, a.token);
+    await w.page.getByRole('link', { name: /Open the API reference/ }).click();
+    await w.page.waitForURL((u) => u.pathname === '/docs');
+    const tokenField = w.page.locator('input[placeholder="Token"]:visible').first();
+    await tokenField.waitFor({ timeout: 30_000 });
+    expect(await tokenField.inputValue()).toBe(a.token);
+    // Scalar puts its own place in the fragment (#description/…); never the token.
+    expect(w.page.url().startsWith(`${gateway.url}/docs`)).toBe(true);
+    expect(w.page.url()).not.toContain(a.token);
+    expect(w.requested.filter((u) => u.includes(a.token))).toEqual([]);
+    const stored = await w.page.evaluate(() => Object.values(localStorage).join('\n'));
+    expect(stored).not.toContain(a.token);
+    expect((await w.context.cookies()).map((c) => c.value).join('\n')).not.toContain(a.token);
+    expect(offLoopback(w)).toEqual([]);
+    await w.context.close();
+  });
+
+  it('has no serious or critical accessibility violation (axe-core)', async () => {
+    // axe is injected as a script: the test's own context may bypass the page's CSP.
+    const w = await newTab({ bypassCSP: true });
+    await w.page.goto(`${gateway.url}/portal/`);
+    await w.page.getByLabel('Gateway token', { exact: true }).waitFor();
+    const signInPage = await seriousViolations(w.page);
+    await w.page.getByLabel('Gateway token', { exact: true }).fill('nope');
+    await w.page.getByRole('button', { name: 'Open' }).click();
+    await w.page.locator('#token-error', { hasText: 'apgw_' }).waitFor();
+    const withError = await seriousViolations(w.page);
+    await signIn(w.page, a.token);
+    for (const summary of await w.page.locator('details summary').all()) await summary.click();
+    const portal = await seriousViolations(w.page);
+    console.log(
+      `portal axe: sign-in ${signInPage.length}, error ${withError.length}, portal ${portal.length} serious/critical`,
+    );
+    expect({ signInPage, withError, portal }).toEqual({
+      signInPage: [],
+      withError: [],
+      portal: [],
+    });
+    await w.context.close();
+  });
+
+  it('serves the page under its CSP, and keeps it working by keyboard alone', async () => {
+    const res = await fetch(`${gateway.url}/portal/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    // Without the slash: on to the page, with a portal link's fragment kept by the browser.
+    const bare = await fetch(`${gateway.url}/portal`, { redirect: 'manual' });
+    expect([301, 302, 307, 308]).toContain(bare.status);
+    expect(new URL(bare.headers.get('location') ?? '', gateway.url).pathname).toBe('/portal/');
+    const w = await newTab();
+    await w.page.goto(`${gateway.url}/portal/`);
+    await w.page.getByLabel('Gateway token', { exact: true }).waitFor();
+    await w.page.keyboard.press('Tab');
+    expect(await w.page.evaluate(() => document.activeElement?.id)).toBe('token');
+    await w.page.keyboard.type(a.token);
+    await w.page.keyboard.press('Enter');
+    await w.page.locator('.chart canvas').first().waitFor({ timeout: 15_000 });
+    expect(await w.page.locator('main').innerText()).toContain(a.name);
+    // The focus moves to what changed: the portal's first heading.
+    expect(await w.page.evaluate(() => document.activeElement?.id)).toBe('token-title');
+    // Everything to operate is reachable by Tab: Refresh, Sign out, the docs link, rotation.
+    const reached = new Set<string>();
+    for (let i = 0; i < 30; i++) {
+      await w.page.keyboard.press('Tab');
+      reached.add(
+        await w.page.evaluate(() => {
+          const el = document.activeElement as HTMLElement | null;
+          return `${el?.tagName}:${el?.id || el?.textContent?.trim().slice(0, 40)}`;
+        }),
+      );
+    }
+    for (const control of [
+      'BUTTON:Refresh',
+      'BUTTON:Sign out',
+      'A:Open the API reference',
+      'INPUT:overlap',
+      'BUTTON:Rotate my token',
+    ]) {
+      expect(
+        [...reached].some((r) => r.startsWith(control)),
+        control,
+      ).toBe(true);
+    }
+    await w.context.close();
+  });
+});

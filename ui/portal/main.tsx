@@ -1,0 +1,318 @@
+/**
+ * The partner portal (/portal): a tenant's own view with its own gateway
+ * token. The token is typed in or arrives in a portal link's fragment, and is
+ * kept in this tab's sessionStorage only. Every call names no tenant: the
+ * gateway answers for the token's own tenant (GET /token, GET /usage).
+ */
+import { render, useEffect, useRef, useState } from 'hono/jsx/dom';
+import { ApiError, call } from '../lib/api';
+import { type Standing, standingsOf } from '../lib/ratelimit';
+import { storedToken, storeToken, takeTokenFromFragment } from '../lib/session-token';
+import { count, duration, when } from './format';
+import { messageOf, RotateToken } from './rotate';
+import type { Me, Usage } from './types';
+import { UsageCharts } from './usage-chart';
+
+/** What a gateway token looks like (docs/OPERATING.md), checked before any call. */
+const TOKEN_SHAPE = /^apgw_[0-9A-Za-z]{20,80}$/;
+
+export function tokenError(text: string): string | null {
+  const t = text.trim();
+  if (!t) return 'Enter your gateway token';
+  if (!TOKEN_SHAPE.test(t))
+    return 'A gateway token starts with apgw_ followed by letters and digits';
+  return null;
+}
+
+interface Loaded {
+  me: Me;
+  standing: Standing[];
+  usage: Usage | null;
+  /** Why usage is missing (the token lacks usage:read), when it is. */
+  usageNote: string | null;
+}
+
+async function load(token: string): Promise<Loaded> {
+  const auth = { authorization: `Bearer ${token}` };
+  let standing: Standing[] = [];
+  const me = await call<Me>('/token', {
+    headers: auth,
+    onHeaders: (h) => {
+      standing = standingsOf(h);
+    },
+  });
+  let usage: Usage | null = null;
+  let usageNote: string | null = null;
+  try {
+    usage = await call<Usage>('/usage', { headers: auth });
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 40300) {
+      usageNote = 'This token lacks the scope usage:read, so its usage cannot be shown.';
+    } else usageNote = messageOf(err);
+  }
+  return { me, standing, usage, usageNote };
+}
+
+function SignIn(props: { onToken: (token: string) => void; error: string | null }) {
+  const [error, setError] = useState<string | null>(null);
+  const shown = error ?? props.error;
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const input = (e.target as HTMLFormElement).elements.namedItem('token') as HTMLInputElement;
+    const problem = tokenError(input.value);
+    setError(problem);
+    if (problem) {
+      input.focus();
+      return;
+    }
+    const token = input.value.trim();
+    // The token leaves the form at once: it is never left in the page.
+    input.value = '';
+    props.onToken(token);
+  };
+  return (
+    <section aria-labelledby="sign-in-title">
+      <h2 id="sign-in-title">Sign in with your gateway token</h2>
+      <form onSubmit={submit} noValidate>
+        <label for="token">Gateway token</label>
+        <div class="row">
+          <input
+            id="token"
+            name="token"
+            type="password"
+            autocomplete="off"
+            spellcheck={false}
+            aria-invalid={shown ? 'true' : 'false'}
+            aria-describedby="token-hint token-error"
+          />
+          <button type="submit">Open</button>
+        </div>
+        <p id="token-hint" class="hint">
+          Kept in this browser tab only (sessionStorage) and sent to this gateway alone. Or open the
+          portal link your operator gave you.
+        </p>
+        <p id="token-error" class="error" role="alert">
+          {shown ?? ''}
+        </p>
+      </form>
+    </section>
+  );
+}
+
+function TokenFacts({ me }: { me: Me }) {
+  return (
+    <section aria-labelledby="token-title">
+      <h2 id="token-title" tabIndex={-1}>
+        Your token
+      </h2>
+      <dl>
+        <dt>Tenant</dt>
+        <dd>
+          <span data-testid="tenant-name">{me.tenant.name}</span> (
+          <code data-testid="tenant-id">{me.tenant.id}</code>)
+        </dd>
+        <dt>Token</dt>
+        <dd>
+          {me.token.name} (<code>{me.token.id}</code>, ends in …{me.token.last4})
+        </dd>
+        <dt>Expires</dt>
+        <dd>{when(me.token.expires_at)}</dd>
+        <dt>Scopes</dt>
+        <dd>
+          <ul class="scopes">
+            {me.token.scopes.map((s) => (
+              <li>
+                <code>{s}</code>
+              </li>
+            ))}
+          </ul>
+        </dd>
+      </dl>
+    </section>
+  );
+}
+
+function RateStanding({ standing }: { standing: Standing[] }) {
+  return (
+    <section aria-labelledby="standing-title">
+      <h2 id="standing-title">Rate-limit standing now</h2>
+      {standing.length === 0 ? (
+        <p>No rate limits apply to this token.</p>
+      ) : (
+        <table>
+          <caption class="visually-hidden">Each policy: its allowance and what remains</caption>
+          <thead>
+            <tr>
+              <th scope="col">Policy</th>
+              <th scope="col">Allows</th>
+              <th scope="col">Remaining</th>
+              <th scope="col">Full again in</th>
+            </tr>
+          </thead>
+          <tbody>
+            {standing.map((s) => (
+              <tr>
+                <th scope="row">{s.name}</th>
+                <td>
+                  {count(s.limit)} per {duration(s.window_s)}
+                </td>
+                <td>{count(s.remaining)}</td>
+                <td>{duration(s.reset_s)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function Quotas({ usage }: { usage: Usage }) {
+  const quotas = usage.meters.filter((m) => m.kind === 'quota');
+  return (
+    <section aria-labelledby="quota-title">
+      <h2 id="quota-title">Quotas</h2>
+      {quotas.length === 0 ? (
+        <p>Your tenant has no quotas.</p>
+      ) : (
+        <ul class="gauges">
+          {quotas.map((m) => (
+            <li>
+              <span id={`quota-${m.name}`}>
+                {m.name}: {count(m.used)} of {count(m.limit)} used per {duration(m.window_s)},{' '}
+                {count(m.remaining)} left
+              </span>
+              <meter
+                min={0}
+                max={m.limit}
+                low={m.limit * 0.8}
+                high={m.limit * 0.95}
+                optimum={0}
+                value={m.used}
+                aria-labelledby={`quota-${m.name}`}
+              />
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function Portal(props: { token: string; loaded: Loaded; onToken: (t: string) => void }) {
+  const { me, standing, usage, usageNote } = props.loaded;
+  return (
+    <>
+      <TokenFacts me={me} />
+      <RateStanding standing={standing} />
+      {usage ? (
+        <>
+          <Quotas usage={usage} />
+          <section aria-labelledby="usage-title">
+            <h2 id="usage-title">Usage</h2>
+            <UsageCharts usage={usage} />
+          </section>
+        </>
+      ) : (
+        <section aria-labelledby="usage-title">
+          <h2 id="usage-title">Usage</h2>
+          <p>{usageNote}</p>
+        </section>
+      )}
+      <section aria-labelledby="docs-title">
+        <h2 id="docs-title">API reference</h2>
+        <p>
+          {/* Same tab: /docs reads the token from this tab's sessionStorage, never the URL. */}
+          <a href="/docs">Open the API reference, signed in with this token</a>
+        </p>
+      </section>
+      {me.can_rotate && (
+        <section aria-labelledby="rotate-title">
+          <h2 id="rotate-title" tabIndex={-1}>
+            Rotate your token
+          </h2>
+          <RotateToken token={props.token} onRotated={props.onToken} />
+        </section>
+      )}
+    </>
+  );
+}
+
+function App() {
+  const [token, setToken] = useState<string | null>(null);
+  const [loaded, setLoaded] = useState<Loaded | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const open = async (next: string) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const data = await load(next);
+      storeToken(next);
+      setToken(next);
+      setLoaded(data);
+    } catch (err) {
+      storeToken(null);
+      setToken(null);
+      setLoaded(null);
+      setError(messageOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  useEffect(() => {
+    const fromLink = takeTokenFromFragment();
+    const start = fromLink ?? storedToken();
+    if (start) void open(start);
+  }, []);
+
+  // Keyboard and screen-reader users land where the page changed: the portal once signed
+  // in (not on a refresh, which leaves the focus where it was), or the refused field.
+  const wasSignedIn = useRef(false);
+  useEffect(() => {
+    if (busy) return;
+    const signedIn = loaded !== null;
+    if (signedIn && !wasSignedIn.current) document.getElementById('token-title')?.focus();
+    if (!signedIn && error) document.getElementById('token')?.focus();
+    wasSignedIn.current = signedIn;
+  }, [loaded, error, busy]);
+
+  const signOut = () => {
+    storeToken(null);
+    setToken(null);
+    setLoaded(null);
+  };
+
+  return (
+    <>
+      <header>
+        <h1>Partner portal</h1>
+        {token && (
+          <div class="row">
+            <button type="button" onClick={() => token && open(token)} disabled={busy}>
+              Refresh
+            </button>
+            <button type="button" onClick={signOut}>
+              Sign out
+            </button>
+          </div>
+        )}
+      </header>
+      <main>
+        <p aria-live="polite" class="hint">
+          {busy ? 'Loading…' : ''}
+        </p>
+        {token && loaded ? (
+          <Portal token={token} loaded={loaded} onToken={open} />
+        ) : (
+          <SignIn onToken={open} error={error} />
+        )}
+      </main>
+    </>
+  );
+}
+
+const root = document.getElementById('portal');
+if (root) render(<App />, root);
