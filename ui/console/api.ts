@@ -150,6 +150,11 @@ export const api = {
       `${T(id)}/tokens/${encodeURIComponent(tokenId)}/rotate`,
       { method: 'POST', body: { overlap_s } },
     ),
+  portalLink: (id: string, expires_in_s: number) =>
+    call<{ url: string; token_id: string; expires_at: string }>(`${T(id)}/portal-links`, {
+      method: 'POST',
+      body: { expires_in_s },
+    }),
   revokeToken: (id: string, tokenId: string) =>
     call<unknown>(`${T(id)}/tokens/${encodeURIComponent(tokenId)}`, { method: 'DELETE' }),
   setTokenLimits: (id: string, tokenId: string, limits: TokenLimits | null) =>

@@ -138,6 +138,28 @@ export function TokensSection(props: { tenantId: string; canChange: boolean }) {
         </table>
       )}
       {props.canChange && !secret ? (
+        <div class="actions">
+          <button
+            type="button"
+            onClick={async () => {
+              try {
+                // 15 minutes: the link carries a usage:read token, shown once.
+                const link = await api.portalLink(props.tenantId, 900);
+                setSecret({
+                  label: `A partner portal link (valid until ${fmtTime(link.expires_at)})`,
+                  value: link.url,
+                });
+                again();
+              } catch (err) {
+                setError(refusal(err, [])._form ?? 'Failed');
+              }
+            }}
+          >
+            Create a partner portal link
+          </button>
+        </div>
+      ) : null}
+      {props.canChange && !secret ? (
         <IssueToken
           tenantId={props.tenantId}
           issued={(label, value) => {
