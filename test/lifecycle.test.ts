@@ -52,6 +52,7 @@ describe('tenants', () => {
     expect(Object.keys(first.data.tenants[0]).sort()).toEqual([
       'created_at',
       'id',
+      'key_fingerprint',
       'name',
       'status',
       'updated_at',

@@ -4,7 +4,7 @@
  */
 import { Hono } from 'hono';
 import * as z from 'zod';
-import { invalidField } from '../errors';
+import { GatewayError, invalidField } from '../errors';
 import { DEFAULT_THRESHOLDS } from '../guard/alerts';
 import { validated } from '../middleware/validate';
 import { keyRing, seal } from '../tenants/crypto';
@@ -70,6 +70,20 @@ export function alertRoutes(): Hono<HonoEnv> {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
     return c.json(ok(await guardFor(c.env, id).alertSettings()));
+  });
+
+  // A signed test delivery, sent at once and not retried, so an operator can
+  // check the receiver (and its signature check) before a quota is crossed.
+  app.post('/:id/alerts/test', validated('param', tenantParams), async (c) => {
+    const { id } = c.req.valid('param');
+    await existingTenant(await adminStores(c), id);
+    const { configured, status } = await guardFor(c.env, id).testAlert();
+    if (!configured) {
+      throw new GatewayError('RESOURCE_NOT_FOUND', { message: 'No alert webhook is set' });
+    }
+    const delivered = status !== null && status >= 200 && status < 300;
+    await audit(c, 'alerts.tested', { tenant_id: id, detail: { status, delivered } });
+    return c.json(ok({ delivered, status }));
   });
 
   app.delete('/:id/alerts', validated('param', tenantParams), async (c) => {

@@ -18,9 +18,11 @@ export { ok } from '../errors';
 
 export const tenantIdField = (name: string) =>
   z.string().regex(/^ten_[0-9A-Za-z]{16}$/, `${name} must be a tenant id (ten_...)`);
-const tokenId = z.string().regex(/^tok_[0-9A-Za-z]{16}$/, 'token_id must be a token id (tok_...)');
+export const tokenIdField = z
+  .string()
+  .regex(/^tok_[0-9A-Za-z]{16}$/, 'token_id must be a token id (tok_...)');
 export const tenantParams = z.object({ id: tenantIdField('id') });
-export const tokenParams = z.object({ id: tenantIdField('id'), token_id: tokenId });
+export const tokenParams = z.object({ id: tenantIdField('id'), token_id: tokenIdField });
 
 /** The operator API reads KV directly (no memo): it must see its own writes. */
 export function adminStores(c: AdminContext): Promise<Stores> {

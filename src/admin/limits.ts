@@ -1,5 +1,6 @@
 /** Operator API: a tenant's limits, usage and cache. */
 import { Hono } from 'hono';
+import * as z from 'zod';
 import { limitsSchema } from '../guard/policy';
 import { validated } from '../middleware/validate';
 import type { HonoEnv } from '../types/context';
@@ -12,7 +13,10 @@ import {
   newCacheVersion,
   ok,
   tenantParams,
+  tokenIdField,
 } from './common';
+
+export const usageQuery = z.strictObject({ token_id: tokenIdField.optional() });
 
 export function limitRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
@@ -39,13 +43,19 @@ export function limitRoutes(): Hono<HonoEnv> {
     return c.json(ok({ limits: c.get('settings').DEFAULT_LIMITS }));
   });
 
-  app.get('/:id/usage', validated('param', tenantParams), async (c) => {
-    const { id } = c.req.valid('param');
-    await existingTenant(await adminStores(c), id);
-    return c.json(
-      ok(await guardFor(c.env, id).usage(Date.now(), c.get('settings').DEFAULT_LIMITS)),
-    );
-  });
+  // With token_id, that token's own meters too (docs/LIMITS.md, "Per-token limits").
+  app.get(
+    '/:id/usage',
+    validated('param', tenantParams),
+    validated('query', usageQuery),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const { token_id } = c.req.valid('query');
+      await existingTenant(await adminStores(c), id);
+      const defaults = c.get('settings').DEFAULT_LIMITS;
+      return c.json(ok(await guardFor(c.env, id).usage(Date.now(), defaults, token_id)));
+    },
+  );
 
   // A new cache version for every tenant that shares this platform key: each of
   // their entries is orphaned at once (the Cache API lets them expire).

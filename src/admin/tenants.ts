@@ -46,6 +46,8 @@ export const updateBody = z
 export const listQuery = z.strictObject({
   page_size: intFieldOr('page_size', 1, 100, 20),
   cursor: z.string().max(1024).optional(),
+  /** Name or id holds this (any case); docs/OPERATING.md, "Tenants". */
+  q: z.string().trim().min(1, 'q must not be empty').max(100).optional(),
 });
 
 export function tenantRoutes(): Hono<HonoEnv> {
@@ -84,8 +86,11 @@ export function tenantRoutes(): Hono<HonoEnv> {
   });
 
   app.get('/', validated('query', listQuery), async (c) => {
-    const { page_size, cursor } = c.req.valid('query');
-    return c.json(ok(await (await adminStores(c)).tenants.list(cursor, page_size)));
+    const { page_size, cursor, q } = c.req.valid('query');
+    const { tenants } = await adminStores(c);
+    return c.json(
+      ok(q ? await tenants.search(q, cursor, page_size) : await tenants.list(cursor, page_size)),
+    );
   });
 
   app.get('/:id', validated('param', tenantParams), async (c) => {

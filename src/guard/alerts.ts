@@ -193,6 +193,32 @@ export async function deliverDue(
 }
 
 /**
+ * One test delivery, sent now and not retried (the console's "send a test
+ * alert"): the alert's shape with `test: true` and policy `test`, signed like
+ * any other, with delivery id `test`. The receiver's HTTP status, or null when
+ * it could not be reached in time (or the secret cannot be opened).
+ */
+export async function sendTestAlert(
+  config: AlertConfig,
+  ring: KeyRing,
+  now: number,
+): Promise<number | null> {
+  const secret = await signingSecret(ring, config);
+  if (!secret) return null;
+  const payload: AlertPayload & { test: true } = {
+    tenant_id: config.tenantId,
+    policy: 'test',
+    threshold: 0,
+    used: 0,
+    limit: 0,
+    period_end: new Date(now).toISOString(),
+    sent_at: new Date(now).toISOString(),
+    test: true,
+  };
+  return post(config.url, secret, 'test', JSON.stringify(payload));
+}
+
+/**
  * The webhook's signing secret, opened; null when it cannot be (its key was
  * dropped from the ring: the operator sets the webhook again for a new secret).
  * Secrets stored before sealing are used as they are until then.
@@ -210,7 +236,12 @@ async function signingSecret(ring: KeyRing, config: AlertConfig): Promise<string
  * One signed POST; the HTTP status, or null when the receiver could not be
  * reached in time. A redirect is not followed: it counts as a failed try.
  */
-async function post(url: string, secret: string, id: number, body: string): Promise<number | null> {
+async function post(
+  url: string,
+  secret: string,
+  id: number | string,
+  body: string,
+): Promise<number | null> {
   try {
     const res = await fetch(url, {
       method: 'POST',

@@ -239,10 +239,14 @@ export class GuardCore {
     };
   }
 
-  /** Counters and what remains, without counting anything. */
+  /**
+   * Counters and what remains, without counting anything; with `tokenId`, that
+   * token's own meters too (a rotated token's are its line's, as when counting).
+   */
   usage(
     now: number,
     defaults: Limits,
+    tokenId?: string,
   ): { limits: Limits; custom: boolean; meters: MeterState[]; guard_calls: GuardCalls } {
     const own = this.store.ownLimits();
     const limits = own ?? defaults;
@@ -251,6 +255,14 @@ export class GuardCore {
     for (const group of ['teams' as const, ...groups]) {
       for (const m of metersFor(limits, null, { group, tokenId: '' }, NO_OPTIONS)) {
         meters.set(m.key, m);
+      }
+    }
+    const tokenLimits = tokenId ? this.store.tokenLimits(tokenId) : null;
+    if (tokenId && tokenLimits) {
+      const owner = this.store.meterOwner(tokenId);
+      const scope = { group: 'teams' as const, tokenId: owner };
+      for (const m of metersFor(limits, tokenLimits, scope, NO_OPTIONS)) {
+        if (m.key.startsWith(`token:${owner}:`)) meters.set(m.key, m);
       }
     }
     return {

@@ -17,7 +17,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { auditLog } from '../audit/log';
 import { isSealed, keyRing, open, seal, sealedKid } from '../tenants/crypto';
-import { type AlertConfig, type DeliveryResult, deliverDue } from './alerts';
+import { type AlertConfig, type DeliveryResult, deliverDue, sendTestAlert } from './alerts';
 import { GuardCore, SWEEP_EVERY_MS } from './core';
 import type { HistoryQuery } from './history';
 import type { ClaimRequest, StoredAnswer } from './idempotency';
@@ -56,8 +56,8 @@ export class TenantGuard extends DurableObject {
     return this.core.history(q);
   }
 
-  usage(now: number, defaults: Limits) {
-    return this.core.usage(now, defaults);
+  usage(now: number, defaults: Limits, tokenId?: string) {
+    return this.core.usage(now, defaults, tokenId);
   }
 
   async setLimits(limits: Limits | null) {
@@ -112,6 +112,14 @@ export class TenantGuard extends DurableObject {
 
   alertSettings() {
     return this.core.alertSettings();
+  }
+
+  /** One signed test delivery to the webhook, now: its HTTP status (null: none set or unreached). */
+  async testAlert(): Promise<{ configured: boolean; status: number | null }> {
+    const config = this.core.alertConfig();
+    if (!config) return { configured: false, status: null };
+    const ring = await keyRing(this.env.KEY_ENCRYPTION_KEY ?? '');
+    return { configured: true, status: await sendTestAlert(config, ring, Date.now()) };
   }
 
   /** Idempotency keys of the tenant's writes (idempotency.ts). */

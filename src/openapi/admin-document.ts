@@ -6,6 +6,7 @@ import type * as z from 'zod';
 import { alertsBody } from '../admin/alerts';
 import { auditQuery } from '../admin/audit';
 import { tenantParams, tokenParams } from '../admin/common';
+import { usageQuery } from '../admin/limits';
 import { portalLinkBody } from '../admin/portal-links';
 import { rotateBody } from '../admin/rotation';
 import { createBody, listQuery, updateBody } from '../admin/tenants';
@@ -35,7 +36,7 @@ const OPERATIONS: AdminOperation[] = [
   {
     method: 'get',
     path: '/admin/tenants',
-    summary: 'List tenants, a page at a time',
+    summary: 'List tenants, a page at a time, or search them by name or id (q)',
     query: listQuery,
   },
   { method: 'get', path: T, summary: 'Show a tenant (never its key)' },
@@ -84,7 +85,9 @@ const OPERATIONS: AdminOperation[] = [
   {
     method: 'get',
     path: `${T}/usage`,
-    summary: 'Current windows, what remains, TenantGuard calls',
+    summary:
+      "Current windows, what remains, TenantGuard calls (with token_id, that token's own too)",
+    query: usageQuery,
   },
   {
     method: 'get',
@@ -100,6 +103,11 @@ const OPERATIONS: AdminOperation[] = [
   },
   { method: 'get', path: `${T}/alerts`, summary: 'The quota-alert webhook, without its secret' },
   { method: 'delete', path: `${T}/alerts`, summary: 'Remove the quota-alert webhook' },
+  {
+    method: 'post',
+    path: `${T}/alerts/test`,
+    summary: 'Send a signed test alert to the webhook now (not retried)',
+  },
   {
     method: 'post',
     path: `${T}/cache/purge`,

@@ -2,6 +2,7 @@
  * Tenants in KV. The platform key is sealed before it is stored and opened
  * only in memory on the hot path; the operator API never decrypts it.
  */
+import { invalidField } from '../errors';
 import { count } from '../stats';
 import type {
   ListedTenant,
@@ -23,9 +24,15 @@ export function publicTenant(t: StoredTenant | Tenant): PublicTenant {
     name: t.name,
     status: t.status,
     cors_origins: t.cors_origins ?? [],
+    key_fingerprint: shortFingerprint(t.key_fingerprint),
     created_at: t.created_at,
     updated_at: t.updated_at,
   };
+}
+
+/** Tells keys apart without being a usable hash of the whole key (docs/OPERATING.md). */
+export function shortFingerprint(fingerprint: string): string {
+  return fingerprint.slice(0, 16);
 }
 
 /** Most tenants one isolate remembers at once (docs/BOUNDS.md). */
@@ -97,9 +104,50 @@ export class TenantStore {
     count('kv_reads');
     const page = await this.kv.list<ListedTenant>({ prefix: tenantKey(''), cursor, limit });
     return {
-      tenants: page.keys.flatMap((k) => (k.metadata ? [k.metadata] : [])),
+      tenants: page.keys.flatMap((k) => (k.metadata ? [listedRow(k.metadata)] : [])),
       cursor: page.list_complete ? null : page.cursor,
     };
+  }
+
+  /**
+   * Tenants whose name or id holds `q` (any case), from KV metadata: KV has no
+   * search, so this reads list pages of up to 1,000 rows, at most
+   * SEARCH_SCAN_MAX rows a call. The cursor says where to go on (a KV cursor
+   * and a position in its page); a page can hold fewer than `limit` rows (even
+   * none) and still have a cursor, when the scan bound was reached first.
+   */
+  async search(
+    q: string,
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<{ tenants: ListedTenant[]; cursor: string | null }> {
+    const needle = q.toLowerCase();
+    let at = cursor ? readSearchCursor(cursor) : { k: null, o: 0 };
+    const found: ListedTenant[] = [];
+    let scanned = 0;
+    for (;;) {
+      count('kv_reads');
+      const page = await this.kv.list<ListedTenant>({
+        prefix: tenantKey(''),
+        cursor: at.k ?? undefined,
+        limit: 1000,
+      });
+      for (let i = at.o; i < page.keys.length; i++) {
+        const row = page.keys[i]?.metadata;
+        if (!row) continue;
+        if (row.name.toLowerCase().includes(needle) || row.id.toLowerCase().includes(needle)) {
+          found.push(listedRow(row));
+          if (found.length === limit) {
+            const more = i + 1 < page.keys.length || !page.list_complete;
+            return { tenants: found, cursor: more ? searchCursor({ k: at.k, o: i + 1 }) : null };
+          }
+        }
+      }
+      scanned += page.keys.length - at.o;
+      if (page.list_complete) return { tenants: found, cursor: null };
+      at = { k: page.cursor, o: 0 };
+      if (scanned >= SEARCH_SCAN_MAX) return { tenants: found, cursor: searchCursor(at) };
+    }
   }
 
   async update(stored: StoredTenant, patch: TenantPatch): Promise<StoredTenant> {
@@ -153,4 +201,38 @@ export class TenantStore {
     const { platform_key_sealed, ...rest } = stored;
     return { ...rest, platform_key: await open(this.ring, platform_key_sealed, stored.id) };
   }
+}
+
+/** Most tenant rows one search call reads (docs/BOUNDS.md): five KV list calls. */
+export const SEARCH_SCAN_MAX = 5000;
+
+/** Rows written before the fingerprint was kept in metadata have none. */
+function listedRow(row: ListedTenant): ListedTenant {
+  return { ...row, key_fingerprint: row.key_fingerprint ?? null };
+}
+
+interface SearchPosition {
+  /** The KV cursor of the list page to read (null: the first page). */
+  k: string | null;
+  /** Rows of that page already looked at. */
+  o: number;
+}
+
+const SEARCH_CURSOR_PREFIX = 's1.';
+
+function searchCursor(at: SearchPosition): string {
+  return SEARCH_CURSOR_PREFIX + btoa(JSON.stringify(at));
+}
+
+/** Where a search cursor says to go on; a 400 on `cursor` when no search made it. */
+export function readSearchCursor(text: string): SearchPosition {
+  const bad = invalidField('query', 'cursor', 'cursor must come from a search (a list with q)');
+  if (!text.startsWith(SEARCH_CURSOR_PREFIX)) throw bad;
+  try {
+    const at = JSON.parse(atob(text.slice(SEARCH_CURSOR_PREFIX.length))) as SearchPosition;
+    if ((at.k === null || typeof at.k === 'string') && Number.isInteger(at.o) && at.o >= 0) {
+      return at;
+    }
+  } catch {}
+  throw bad;
 }

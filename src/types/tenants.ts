@@ -43,8 +43,14 @@ export interface TokenRecord {
   revoked_at?: string;
 }
 
-/** A tenant as the operator API shows it: no key, sealed or not. */
-export type PublicTenant = Omit<StoredTenant, 'platform_key_sealed' | 'key_fingerprint'>;
+/**
+ * A tenant as the operator API shows it: no key, sealed or not. `key_fingerprint`
+ * is a short one (the first 16 hex digits of the key's SHA-256), enough to tell
+ * keys apart in the console; null in list rows written before it was kept.
+ */
+export type PublicTenant = Omit<StoredTenant, 'platform_key_sealed' | 'key_fingerprint'> & {
+  key_fingerprint: string | null;
+};
 
 /** What the tenant list shows (kept in KV metadata, which is small). */
 export type ListedTenant = Omit<PublicTenant, 'cors_origins'>;

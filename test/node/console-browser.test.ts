@@ -1,0 +1,519 @@
+/**
+ * The operator console (/console/) in real Chromium (Debian's, driven by
+ * playwright-core), served by the built Worker on plain workerd, signed in
+ * through the local Cloudflare Access stand-in (scripts/local-access.ts), whose
+ * JWTs the gateway verifies with its production code. An operator's whole flow
+ * by hand; a viewer who can change nothing; no request off loopback; no secret
+ * left behind; axe-core on every view.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_PLATFORM_KEY, DEMO_SECOND_KEY } from '../../emulator/seed';
+import { type RunningEmulator, startEmulator } from '../../emulator/server';
+import {
+  LOCAL_ACCESS_AUD,
+  LOCAL_ACCESS_ROLES,
+  LOCAL_ADMIN_EMAIL,
+  LOCAL_VIEWER_EMAIL,
+  type LocalAccess,
+  startLocalAccess,
+} from '../../scripts/local-access';
+import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+import { PRESETS, SCOPES } from '../../ui/console/scopes';
+
+// Evaluated through the DevTools protocol: the page's CSP (rightly) refuses an inline script tag.
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let emulator: RunningEmulator;
+let access: LocalAccess;
+let gateway: GatewayHost;
+let browser: Browser;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ port: 0 });
+  access = await startLocalAccess();
+  gateway = await startGateway({
+    platformBaseUrl: emulator.url,
+    // Also the console Worker on its own socket, as on the console's own hostname.
+    console: true,
+    vars: {
+      ACCESS_TEAM_DOMAIN: access.url,
+      ACCESS_AUD: LOCAL_ACCESS_AUD,
+      ACCESS_ROLES: JSON.stringify(LOCAL_ACCESS_ROLES),
+      ACCESS_LOCAL_ISSUER: 'allow',
+      WEBHOOK_LOCAL_TARGETS: 'allow',
+    },
+  });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gateway?.stop();
+  await access?.close();
+  await emulator?.close();
+});
+
+interface Session {
+  context: BrowserContext;
+  page: Page;
+  /** Every URL the page asked for. */
+  requested: string[];
+  /** Every line the page printed to its console, and every page error. */
+  printed: string[];
+}
+
+/** Signs in through the local Access login as `role` and lands on the console. */
+async function signIn(role: 'admin' | 'viewer', origin = gateway.url): Promise<Session> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const requested: string[] = [];
+  const printed: string[] = [];
+  page.on('request', (r) => requested.push(r.url()));
+  page.on('console', (m) => printed.push(`${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => printed.push(`pageerror: ${e.message}`));
+  await page.goto(access.loginUrl(role, `${origin}/console/`));
+  const email = role === 'admin' ? LOCAL_ADMIN_EMAIL : LOCAL_VIEWER_EMAIL;
+  await page.getByTestId('whoami').getByText(email).waitFor();
+  return { context, page, requested, printed };
+}
+
+/** axe-core in the page: serious and critical violations, by rule and where. */
+async function axeProblems(page: Page, view: string): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
+  const found = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document) => Promise<AxeResult> } }).axe;
+    const result = await axe.run(document);
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  return found.map((f) => `${view}: ${f}`);
+}
+interface AxeResult {
+  violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
+}
+
+/** Everything a page keeps where a secret must not be: DOM, field values, storage, URL. */
+async function pageText(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const values = Array.from(document.querySelectorAll('input, textarea')).map(
+      (el) => (el as HTMLInputElement).value,
+    );
+    const storage = (s: Storage) =>
+      Object.keys(s)
+        .map((k) => `${k}=${s.getItem(k)}`)
+        .join('\n');
+    return [
+      document.documentElement.outerHTML,
+      values.join('\n'),
+      storage(localStorage),
+      storage(sessionStorage),
+      location.href,
+      document.cookie,
+    ].join('\n');
+  });
+}
+
+const openTab = (page: Page, name: string) =>
+  page.getByRole('navigation', { name: 'Tenant sections' }).getByRole('button', { name }).click();
+
+/** Calls the gateway as a partner would, with a gateway token. */
+let partnerCalls = 0;
+const asPartner = (token: string, p = '/team/lists') => {
+  partnerCalls++;
+  return fetch(`${gateway.url}${p}`, { headers: { authorization: `Bearer ${token}` } });
+};
+
+describe('the console in Chromium', () => {
+  it("offers exactly the gateway's scopes and presets", async () => {
+    // The gateway names what it allows when it refuses an unknown scope.
+    const made = await fetch(`${gateway.url}/admin/tenants`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${gateway.adminToken}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        name: 'scopes',
+        platform_key: DEMO_PLATFORM_KEY,
+        token: { name: 'x', scopes: ['no-such-scope'] },
+      }),
+    });
+    const body = (await made.json()) as { data: { errors: { allowed: string[] }[] } };
+    expect([...PRESETS, ...SCOPES].sort()).toEqual(
+      [...(body.data.errors[0]?.allowed ?? [])].sort(),
+    );
+  });
+
+  it('serves the page under a strict Content-Security-Policy', async () => {
+    const res = await fetch(`${gateway.url}/console/`);
+    expect(res.status).toBe(200);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it("runs an operator's whole flow, leaves no secret behind and asks only loopback", async () => {
+    const { page, context, requested, printed } = await signIn('admin');
+    const problems: string[] = [];
+    problems.push(...(await axeProblems(page, 'tenants')));
+
+    // A field the browser refuses shows its error beside the field, before any request.
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await expect.poll(() => page.locator('#new-name-error').textContent()).toContain('name');
+    // What the browser lets through and the API refuses: the API's message lands next to
+    // the field it names (a zero-width space in the name).
+    await page.locator('#new-name').fill('Zero\u200bwidth');
+    await page.getByLabel('Platform key').fill(DEMO_PLATFORM_KEY);
+    const refusedCreate = page.waitForResponse(
+      (r) => r.request().method() === 'POST' && r.url().endsWith('/admin/tenants'),
+    );
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    expect((await refusedCreate).status()).toBe(400);
+    await expect
+      .poll(() => page.locator('#new-name-error').textContent())
+      .toBe('name must not contain control characters or format characters (bidi, zero-width)');
+    expect(await page.locator('#new-name').getAttribute('aria-invalid')).toBe('true');
+    // The browser's own check of another field, before any request.
+    const name = `Console ${Date.now()}`;
+    await page.locator('#new-name').fill(name);
+    await page.getByLabel('Browser origins (optional)').fill('https://ok.example.com/path');
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await expect.poll(() => page.locator('#new-origins-error').textContent()).toMatch(/origin/);
+    await page.getByLabel('Browser origins (optional)').fill('');
+
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    const firstToken = (await page.locator('[data-secret]').textContent()) ?? '';
+    expect(firstToken).toMatch(/^apgw_/);
+    problems.push(...(await axeProblems(page, 'token shown once')));
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+    const tenantId = (await page.locator('dl.facts code').first().textContent()) ?? '';
+    expect(tenantId).toMatch(/^ten_/);
+    // Only the key's fingerprint is shown.
+    await expect
+      .poll(() => page.locator('dl.facts code').nth(1).textContent())
+      .toMatch(/^[0-9a-f]{16}$/);
+
+    // The view is in the URL's fragment (an id, never a secret): a reload lands on it again.
+    expect(new URL(page.url()).hash).toBe(`#tenant/${tenantId}`);
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+
+    // Tokens: the picker preselects `full`, never an apikeys scope, and warns on one.
+    await openTab(page, 'Tokens');
+    await page.getByTestId('token-rows').locator('tr').first().waitFor();
+    expect(await page.getByRole('checkbox', { name: 'full (preset)' }).isChecked()).toBe(true);
+    for (const box of await page.getByRole('checkbox', { name: /^apikeys:/ }).all()) {
+      expect(await box.isChecked()).toBe(false);
+    }
+    await page.getByRole('checkbox', { name: 'apikeys:admin' }).check();
+    await page.getByText(/reach the platform's own API keys/).waitFor();
+    await page.getByRole('checkbox', { name: 'apikeys:admin' }).uncheck();
+    await page.locator('#token-name').fill('ci');
+    await page.getByLabel('Expiry').selectOption('In 30 days');
+    await page.getByRole('button', { name: 'Issue token' }).click();
+    const token = (await page.locator('[data-secret]').textContent()) ?? '';
+    expect(token).toMatch(/^apgw_/);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await expect.poll(() => page.getByTestId('token-rows').locator('tr').count()).toBe(2);
+    // The token's own limits, in a dialog; a bad number is refused beside its field.
+    await page.getByRole('button', { name: `Limits of ci ${token.slice(-4)}` }).click();
+    const limitsDialog = page.getByRole('dialog', { name: 'Own limits of ci' });
+    await limitsDialog.getByLabel('Requests per minute').fill('0');
+    await limitsDialog.getByRole('button', { name: 'Save limits' }).click();
+    await limitsDialog.getByText('A whole number from 1, or empty').waitFor();
+    await limitsDialog.getByLabel('Requests per minute').fill('100');
+    await limitsDialog.getByRole('button', { name: 'Save limits' }).click();
+    await page.getByText('Limits of ci saved.').waitFor();
+    await page.getByText('100 per 60 s').waitFor();
+    // Rotating the first token shows its successor once; the old one works for an hour.
+    await page.getByRole('button', { name: `Rotate default ${firstToken.slice(-4)}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
+    const rotated = (await page.locator('[data-secret]').textContent()) ?? '';
+    expect(rotated).toMatch(/^apgw_/);
+    expect(rotated).not.toBe(firstToken);
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await expect.poll(() => page.getByTestId('token-rows').locator('tr').count()).toBe(3);
+    expect((await asPartner(rotated)).status).toBe(200);
+    // A partner portal link: its URL carries a new usage:read token, so it shows once too.
+    await page.getByRole('button', { name: 'Create a partner portal link' }).click();
+    const portalUrl = (await page.locator('[data-secret]').textContent()) ?? '';
+    expect(portalUrl).toMatch(new RegExp(`^${gateway.url}/portal/?#token=apgw_`));
+    const portalToken = portalUrl.slice(portalUrl.indexOf('#token=') + 7);
+    expect((await asPartner(portalToken, '/usage')).status).toBe(200);
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await expect.poll(() => page.getByTestId('token-rows').locator('tr').count()).toBe(4);
+    problems.push(...(await axeProblems(page, 'tokens')));
+
+    // Limits: exact mode (every request counted at once), a daily quota, what remains now.
+    await openTab(page, 'Limits');
+    await page.getByLabel('Requests a day').fill('abc');
+    await page.getByRole('button', { name: 'Save limits' }).click();
+    await page.locator('#quota-daily-error').waitFor();
+    await page.getByLabel('Requests a day').fill('500');
+    await page.getByRole('radio', { name: /^exact/ }).check();
+    await page.getByRole('button', { name: 'Save limits' }).click();
+    await page.getByText('Limits saved').waitFor();
+    await page.getByText('This tenant has its own limits.').waitFor();
+    problems.push(...(await axeProblems(page, 'limits')));
+
+    // Requests with the token show in the chart. A request's usage rides on the
+    // isolate's next call to the tenant's guard (exact mode: the next request), so of
+    // the tenant's requests so far all but the last are in the history at once.
+    for (let i = 0; i < 6; i++) expect((await asPartner(token)).status).toBe(200);
+    const sent = partnerCalls;
+    await openTab(page, 'Usage');
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return page.getByTestId('usage-totals').textContent({ timeout: 5000 });
+        },
+        { timeout: 60_000, interval: 1000 },
+      )
+      .toMatch(new RegExp(`^(${sent - 1}|${sent}) requests`));
+    await page.getByRole('combobox', { name: 'Requests by' }).selectOption('token');
+    await page.locator('section[data-drawn="24 h|hour|token"]').waitFor();
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    const csv = await (await download).createReadStream();
+    let csvText = '';
+    for await (const chunk of csv) csvText += chunk;
+    expect(csvText.split('\n')[0]).toBe('t,token,requests,units,p50_ms,p95_ms');
+    expect(csvText).toContain(',');
+    problems.push(...(await axeProblems(page, 'usage')));
+
+    // What remains of the token's own limits (exact mode: its 6 requests counted at once).
+    await openTab(page, 'Limits');
+    await page
+      .getByLabel('Also the own limits of')
+      .selectOption({ label: `ci …${token.slice(-4)}` });
+    const ownRow = page.getByTestId('meters').getByRole('row', { name: /per-minute-token/ });
+    await expect.poll(() => ownRow.innerText()).toMatch(/\t100\t1 min\t6\t/);
+
+    // Alerts: the webhook, its secret once, and a test alert the emulator receives.
+    await openTab(page, 'Alerts and cache');
+    await page.getByLabel('Webhook URL').fill('not a url');
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await page.locator('#alert-url-error').waitFor();
+    const hook = `console-${Date.now()}`;
+    await page.getByLabel('Webhook URL').fill(`${emulator.url}/__emulator/webhooks/${hook}`);
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    const webhookSecret = (await page.locator('[data-secret]').textContent()) ?? '';
+    expect(webhookSecret).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await page.getByRole('button', { name: 'Send a test alert' }).click();
+    await page.getByText('Test alert delivered (HTTP 200).').waitFor();
+    const deliveries = (await (
+      await fetch(`${emulator.url}/__emulator/webhooks/${hook}`)
+    ).json()) as { body: string }[];
+    expect(deliveries.map((d) => JSON.parse(d.body).test)).toEqual([true]);
+    await page.getByRole('button', { name: 'Purge cache' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Purge' }).click();
+    await page.getByText(/Cache purged for 1 tenant/).waitFor();
+    problems.push(...(await axeProblems(page, 'alerts')));
+
+    // Revoke the token: the next request with it is refused.
+    await openTab(page, 'Tokens');
+    await page.getByRole('button', { name: new RegExp(`^Revoke ci ${token.slice(-4)}$`) }).click();
+    problems.push(...(await axeProblems(page, 'confirm dialog')));
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText(/revoked\.$/).waitFor();
+    const refused = await asPartner(token);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { code: number }).code).toBe(40102);
+
+    // Settings: a new platform key, typed once; the fingerprint changes, the key never shows.
+    const fingerprint = await page.locator('dl.facts code').nth(1).textContent();
+    await openTab(page, 'Settings');
+    await page.getByLabel(/^New platform key/).fill('has space');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.locator('#edit-key-error').waitFor();
+    await page.getByLabel(/^New platform key/).fill(DEMO_SECOND_KEY);
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Saved, with the new platform key.').waitFor();
+    await expect
+      .poll(() => page.locator('dl.facts code').nth(1).textContent())
+      .not.toBe(fingerprint);
+    expect(await page.getByLabel(/^New platform key/).inputValue()).toBe('');
+    problems.push(...(await axeProblems(page, 'settings')));
+
+    // Disable (asked first; Escape cancels), and every token is refused; enable again.
+    await page.getByRole('button', { name: 'Disable tenant' }).click();
+    await page.getByRole('dialog', { name: /^Disable / }).waitFor();
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    expect((await asPartner(rotated)).status).toBe(200);
+    await page.getByRole('button', { name: 'Disable tenant' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Disable' }).click();
+    await page.locator('dl.facts .status-disabled').waitFor();
+    const disabled = await asPartner(rotated);
+    expect(disabled.status).toBe(403);
+    expect(((await disabled.json()) as { code: number }).code).toBe(40302);
+    await page.getByRole('button', { name: 'Enable tenant' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Enable' }).click();
+    await page.locator('dl.facts .status-active').waitFor();
+    expect((await asPartner(rotated)).status).toBe(200);
+
+    // The audit log names the operator for each change.
+    await page.getByRole('button', { name: 'Audit log of this tenant' }).click();
+    expect(await page.getByLabel('Tenant id').inputValue()).toBe(tenantId);
+    expect(new URL(page.url()).hash).toBe(`#audit/${tenantId}`);
+    await page.getByLabel('Operator (email or admin-token)').fill(LOCAL_ADMIN_EMAIL);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect
+      .poll(async () => (await page.getByTestId('audit-rows').innerText()).split('\n').length, {
+        timeout: 10_000,
+      })
+      .toBeGreaterThanOrEqual(7);
+    const audit = await page.getByTestId('audit-rows').innerText();
+    for (const action of [
+      'tenant.created',
+      'token.issued',
+      'limits.set',
+      'alerts.set',
+      'alerts.tested',
+      'cache.purged',
+      'token.revoked',
+      'token.rotated',
+      'token.limits_set',
+      'tenant.disabled',
+      'tenant.enabled',
+      'tenant.updated',
+    ]) {
+      expect(audit).toContain(action);
+    }
+    expect(audit).toContain(LOCAL_ADMIN_EMAIL);
+    await page.getByLabel('Action or prefix').fill('Token.');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.locator('#audit-action-error').waitFor();
+    await page.getByLabel('Action or prefix').fill('token.');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect
+      .poll(async () => (await page.getByTestId('audit-rows').innerText()).includes('limits.set'))
+      .toBe(false);
+    problems.push(...(await axeProblems(page, 'audit')));
+
+    // Delete: the tenant's name must be typed; then it is gone from the list.
+    await page.getByRole('button', { name: 'Tenants' }).click();
+    await page.getByLabel('Search by name or id').fill(tenantId);
+    await page.getByRole('button', { name }).click();
+    await page.getByRole('button', { name: 'Delete tenant' }).click();
+    const deleting = page.getByRole('dialog', { name: `Delete ${name}?` });
+    await deleting.getByLabel(`Type ${name} to confirm`).fill('not it');
+    await deleting.getByRole('button', { name: 'Delete for good' }).click();
+    await deleting.getByText(`Type ${name} to confirm`, { exact: true }).last().waitFor();
+    await deleting.getByLabel(`Type ${name} to confirm`).fill(name);
+    await deleting.getByRole('button', { name: 'Delete for good' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Tenants' }).waitFor();
+    await page.getByLabel('Search by name or id').fill(tenantId);
+    await page.getByText('No tenant on this page.').waitFor();
+    expect((await asPartner(rotated)).status).toBe(401);
+
+    // No secret stays anywhere the page keeps things, nor in what it printed.
+    const kept = `${await pageText(page)}\n${printed.join('\n')}`;
+    for (const secret of [
+      DEMO_PLATFORM_KEY,
+      DEMO_SECOND_KEY,
+      firstToken,
+      token,
+      rotated,
+      webhookSecret,
+    ]) {
+      expect(kept).not.toContain(secret);
+    }
+    for (const url of requested) expect(url).not.toContain(token);
+    // Every request went to loopback: the gateway, and the local Access sign-in.
+    const elsewhere = requested.filter(
+      (u) => !/^http:\/\/127\.0\.0\.1:\d+\//.test(u) && !/^(data|blob):/.test(u),
+    );
+    expect(elsewhere).toEqual([]);
+    expect(printed.filter((line) => /Content Security Policy|pageerror/i.test(line))).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 180_000);
+
+  it('shows a viewer everything and no control that changes anything; the API refuses one', async () => {
+    // A tenant to look at, made with the admin token.
+    const made = await fetch(`${gateway.url}/admin/tenants`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${gateway.adminToken}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ name: `Viewed ${Date.now()}`, platform_key: DEMO_PLATFORM_KEY }),
+    });
+    const { tenant_id: tenantId, token } = (
+      (await made.json()) as {
+        data: { tenant_id: string; token: string };
+      }
+    ).data;
+
+    const { page, context, printed } = await signIn('viewer');
+    await page.getByText('(read only)').waitFor();
+    const changing =
+      /^(Create tenant|Create a partner portal link|Issue token|Rotate|Revoke|Limits of|Disable tenant|Enable tenant|Delete tenant|Save limits|Reset to defaults|Save webhook|Send a test alert|Remove webhook|Purge cache|Add a policy|Save settings)/;
+    const buttons = async () =>
+      (await page.getByRole('button').allInnerTexts()).filter((b) => changing.test(b.trim()));
+    const problems = await axeProblems(page, 'viewer tenants');
+    expect(await buttons()).toEqual([]);
+    // Keyboard: the first Tab reaches "Skip to content"; a tenant opens with Enter.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await page.getByLabel('Search by name or id').fill(tenantId);
+    await page.getByRole('button', { name: /^Viewed / }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: /^Viewed / }).waitFor();
+    for (const tab of ['Tokens', 'Limits', 'Usage', 'Alerts and cache', 'Settings']) {
+      await openTab(page, tab);
+      await page.getByRole('heading', { level: 2 }).first().waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await buttons(), tab).toEqual([]);
+      expect(await page.locator('form').count(), tab).toBe(0);
+    }
+    await openTab(page, 'Tokens');
+    await page.getByTestId('token-rows').locator('tr').first().waitFor();
+    problems.push(...(await axeProblems(page, 'viewer tokens')));
+
+    // The page's own session may still try: the API says no, with its code.
+    const answer = await page.evaluate(async (id) => {
+      const res = await fetch(`/admin/tenants/${id}/cache/purge`, { method: 'POST' });
+      return { status: res.status, code: ((await res.json()) as { code: number }).code };
+    }, tenantId);
+    expect(answer).toEqual({ status: 403, code: 40304 });
+    expect(await pageText(page)).not.toContain(token);
+    expect(printed.filter((l) => /pageerror/.test(l))).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
+
+  it('works the same through the console Worker (its own hostname, a Service Binding)', async () => {
+    const origin = gateway.consoleUrl ?? '';
+    expect(origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const csp = (await fetch(`${origin}/console/`)).headers.get('content-security-policy');
+    expect(csp).toContain("default-src 'self'");
+    const { page, context, requested } = await signIn('admin', origin);
+    // A change through it: the console's own Origin is the gateway's Origin check's.
+    const name = `Via console ${Date.now()}`;
+    await page.locator('#new-name').fill(name);
+    await page.getByLabel('Platform key').fill(DEMO_PLATFORM_KEY);
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await page.locator('[data-secret]').waitFor();
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+    const admin = requested.filter((u) => new URL(u).pathname.startsWith('/admin/'));
+    expect(admin.length).toBeGreaterThan(0);
+    expect(admin.every((u) => u.startsWith(`${origin}/admin/`))).toBe(true);
+    await context.close();
+  }, 60_000);
+});

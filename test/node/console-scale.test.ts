@@ -1,0 +1,205 @@
+/**
+ * The console at scale, in Chromium: 1,000 tenants, and a tenant with 90 days
+ * of hourly usage history. Prints how long the tenant list and a 90-day chart
+ * take (docs/CONSOLE.md, "Measured"); never asserts a time. The history is
+ * written by a test-only entry (test/fixtures/history-seed/index.ts: the
+ * gateway plus one seeding path), since 90 days cannot be lived through in a
+ * test. Also makes the usage page's screenshot: docs/img/console-usage.png when
+ * UPDATE_SCREENSHOT=1 (or when it is missing), else .dev/console-usage.png, so an
+ * ordinary `npm test` leaves the checked-in picture alone.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
+import { type RunningEmulator, startEmulator } from '../../emulator/server';
+import {
+  LOCAL_ACCESS_AUD,
+  LOCAL_ACCESS_ROLES,
+  LOCAL_ADMIN_EMAIL,
+  type LocalAccess,
+  startLocalAccess,
+} from '../../scripts/local-access';
+import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TENANTS = 1000;
+const CONFIG = path.join(ROOT, '.dev', 'console-scale.wrangler.toml');
+
+let emulator: RunningEmulator;
+let access: LocalAccess;
+let gateway: GatewayHost;
+let browser: Browser;
+
+/** wrangler.toml with the seeding entry as `main`; paths from .dev/. */
+function seedConfig(): string {
+  const toml = readFileSync(path.join(ROOT, 'wrangler.toml'), 'utf8')
+    .replace(/^main = "src\/index.ts"$/m, 'main = "../test/fixtures/history-seed/index.ts"')
+    .replace(/^directory = "\.\/build\/assets"$/m, 'directory = "../build/assets"');
+  expect(toml).toContain('history-seed/index.ts');
+  mkdirSync(path.dirname(CONFIG), { recursive: true });
+  writeFileSync(CONFIG, toml);
+  return CONFIG;
+}
+
+beforeAll(async () => {
+  emulator = await startEmulator({ port: 0 });
+  access = await startLocalAccess();
+  gateway = await startGateway({
+    platformBaseUrl: emulator.url,
+    configPath: seedConfig(),
+    vars: {
+      ACCESS_TEAM_DOMAIN: access.url,
+      ACCESS_AUD: LOCAL_ACCESS_AUD,
+      ACCESS_ROLES: JSON.stringify(LOCAL_ACCESS_ROLES),
+      ACCESS_LOCAL_ISSUER: 'allow',
+    },
+  });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gateway?.stop();
+  await access?.close();
+  await emulator?.close();
+  rmSync(CONFIG, { force: true });
+});
+
+const admin = async (p: string, init: RequestInit = {}) => {
+  const res = await fetch(`${gateway.url}${p}`, {
+    ...init,
+    headers: { authorization: `Bearer ${gateway.adminToken}`, 'content-type': 'application/json' },
+  });
+  const body = (await res.json()) as { code: number; data: Record<string, unknown> };
+  if (!res.ok) throw new Error(`${p}: ${res.status} ${JSON.stringify(body)}`);
+  return body.data;
+};
+
+async function signIn(): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(access.loginUrl('admin', `${gateway.url}/console/`));
+  await page.getByTestId('whoami').getByText(LOCAL_ADMIN_EMAIL).waitFor();
+  return page;
+}
+
+const ms = (t0: number) => `${(performance.now() - t0).toFixed(0)} ms`;
+
+describe('the console at 1,000 tenants and 90 days of history', () => {
+  it('lists 1,000 tenants a page at a time and draws 90 days of hourly history', async () => {
+    // 1,000 tenants through the operator API, 8 at a time.
+    const t0 = performance.now();
+    const names: string[] = [];
+    for (let i = 0; i < TENANTS; i++) names.push(`Tenant ${String(i).padStart(4, '0')}`);
+    const ids: string[] = [];
+    for (let i = 0; i < TENANTS; i += 8) {
+      const made = await Promise.all(
+        names.slice(i, i + 8).map((name) =>
+          admin('/admin/tenants', {
+            method: 'POST',
+            body: JSON.stringify({ name, platform_key: DEMO_PLATFORM_KEY }),
+          }),
+        ),
+      );
+      ids.push(...made.map((m) => m.tenant_id as string));
+    }
+    console.log(`[console-scale] made ${TENANTS} tenants in ${ms(t0)}`);
+
+    // The tenant list: from navigation to the first page of rows on screen.
+    const page = await signIn();
+    let t = performance.now();
+    await page.goto(`${gateway.url}/console/`);
+    await page.getByTestId('tenant-rows').locator('tr').nth(49).waitFor();
+    const listed = ms(t);
+    t = performance.now();
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page
+      .getByRole('button', { name: 'Previous page' })
+      .and(page.locator(':enabled'))
+      .waitFor();
+    await page.getByTestId('tenant-rows').locator('tr').nth(49).waitFor();
+    const nextPage = ms(t);
+    t = performance.now();
+    const answered = page.waitForResponse(
+      (r) => new URL(r.url()).searchParams.get('q') === 'Tenant 0777',
+    );
+    await page.getByLabel('Search by name or id').fill('Tenant 0777');
+    await answered;
+    await page.getByRole('button', { name: 'Tenant 0777' }).waitFor();
+    const searched = ms(t);
+    expect(await page.getByTestId('tenant-rows').locator('tr').count()).toBe(1);
+    console.log(
+      `[console-scale] tenant list at ${TENANTS} tenants: first page of 50 shown ${listed} after navigation; ` +
+        `next page ${nextPage}; search for one name ${searched} (250 ms of it the typing pause)`,
+    );
+
+    // 90 days of hourly history for one tenant with two tokens.
+    const id = ids[777] ?? '';
+    const second = await admin(`/admin/tenants/${id}/tokens`, {
+      method: 'POST',
+      body: JSON.stringify({ name: 'partner' }),
+    });
+    const tokens = (await admin(`/admin/tenants/${id}/tokens`)).tokens as { id: string }[];
+    expect(tokens.map((k) => k.id)).toContain(second.id);
+    const seeded = await fetch(`${gateway.url}/__seed/history`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gateway.adminToken}` },
+      body: JSON.stringify({ tenant_id: id, token_ids: tokens.map((k) => k.id), hours: 90 * 24 }),
+    });
+    expect(seeded.status).toBe(200);
+    console.log(`[console-scale] seeded ${JSON.stringify(await seeded.json())} (90 days by hour)`);
+
+    await page.getByRole('button', { name: 'Tenant 0777' }).click();
+    await page
+      .getByRole('navigation', { name: 'Tenant sections' })
+      .getByRole('button', { name: 'Usage' })
+      .click();
+    const drawn = (of: string) => page.locator(`section[data-drawn="${of}"]`);
+    await drawn('24 h|hour|status').waitFor();
+    const figures: string[] = [];
+    // Several rounds: the first is a cold start (the guard's history read, the page's JIT).
+    for (let round = 1; round <= 3; round++) {
+      for (const bucket of ['day', 'hour'] as const) {
+        await page.getByRole('button', { name: '24 h' }).click();
+        await drawn('24 h|hour|status').waitFor();
+        t = performance.now();
+        await page.getByRole('button', { name: '90 d' }).click();
+        if (bucket === 'hour') {
+          await drawn('90 d|day|status').waitFor();
+          t = performance.now();
+          await page.getByLabel('Buckets').selectOption('hour');
+        }
+        await drawn(`90 d|${bucket}|status`).waitFor();
+        const total = ms(t);
+        const render = Number(await drawn(`90 d|${bucket}|status`).getAttribute('data-render-ms'));
+        figures.push(
+          `round ${round}, 90 d by ${bucket}: drawn ${render.toFixed(0)} ms after the data came, ${total} from the click`,
+        );
+      }
+    }
+    console.log(
+      `[console-scale] usage charts (3 charts from 2 analytics calls):\n  ${figures.join('\n  ')}`,
+    );
+    expect(await page.getByTestId('usage-totals').textContent()).toMatch(
+      /^[1-9]\d* requests and [1-9]\d* refusals in the last 90 d, by hour/,
+    );
+
+    // The screenshot for the docs: a week by hour, requests by status class.
+    await page.getByRole('button', { name: '7 d' }).click();
+    await drawn('7 d|hour|status').waitFor();
+    const docsPicture = path.join(ROOT, 'docs/img/console-usage.png');
+    const picture =
+      process.env.UPDATE_SCREENSHOT === '1' || !existsSync(docsPicture)
+        ? docsPicture
+        : path.join(ROOT, '.dev/console-usage.png');
+    await page.screenshot({ path: picture, fullPage: true });
+    expect(statSync(picture).size).toBeGreaterThan(10_000);
+    console.log(`[console-scale] screenshot: ${path.relative(ROOT, picture)}`);
+  }, 600_000);
+});

@@ -1,0 +1,239 @@
+/**
+ * Form pieces shared by the console's pages: a labelled field with its error
+ * beside it, the API's refusal mapped onto fields, a one-time secret with a
+ * copy button, and a confirmation dialog.
+ */
+import type { Child } from 'hono/jsx';
+import { useEffect, useRef, useState } from 'hono/jsx/dom';
+import { ApiError } from '../lib/api';
+
+export type Errors = Record<string, string>;
+
+/** Where the API's field names (`policies.0.limit`) meet the form's; the rest is the form's error. */
+export function refusal(err: unknown, fields: readonly string[]): Errors {
+  if (!(err instanceof ApiError))
+    return { _form: String(err instanceof Error ? err.message : err) };
+  const out: Errors = {};
+  const rest: string[] = [];
+  for (const [field, message] of Object.entries(err.fields)) {
+    const known = fields.find((f) => field === f || field.startsWith(`${f}.`));
+    if (known) out[known] = message;
+    else rest.push(message);
+  }
+  if (rest.length > 0 || Object.keys(out).length === 0) {
+    const id = err.requestId ? ` (request ${err.requestId})` : '';
+    out._form = `${rest.length > 0 ? rest.join('; ') : err.message} [${err.code}]${id}`;
+  }
+  return out;
+}
+
+/** Moves focus to the first field with an error, so a keyboard user lands on it. */
+export function focusFirstError(form: HTMLElement | null, errors: Errors): void {
+  const first = Object.keys(errors).find((k) => k !== '_form');
+  const el = first && form?.querySelector<HTMLElement>(`[name="${first}"]`);
+  if (el) el.focus();
+  else form?.querySelector<HTMLElement>('.form-error')?.focus();
+}
+
+interface FieldProps {
+  id: string;
+  name: string;
+  label: string;
+  value: string;
+  onValue: (v: string) => void;
+  error?: string | undefined;
+  hint?: string;
+  type?: string;
+  required?: boolean;
+  autocomplete?: string;
+  placeholder?: string;
+  multiline?: boolean;
+  inputmode?: 'numeric' | 'text';
+}
+
+export function Field(p: FieldProps) {
+  const described = [p.hint && `${p.id}-hint`, p.error && `${p.id}-error`].filter(Boolean);
+  const common = {
+    id: p.id,
+    name: p.name,
+    value: p.value,
+    'aria-invalid': p.error ? 'true' : 'false',
+    'aria-describedby': described.length ? described.join(' ') : undefined,
+    required: p.required,
+    placeholder: p.placeholder,
+    onInput: (e: Event) => p.onValue((e.target as HTMLInputElement).value),
+  };
+  return (
+    <div class="field">
+      <label for={p.id}>
+        {p.label}
+        {p.required ? <span aria-hidden="true"> *</span> : null}
+      </label>
+      {p.multiline ? (
+        <textarea {...common} rows={3} />
+      ) : (
+        <input
+          {...common}
+          type={p.type ?? 'text'}
+          autocomplete={p.autocomplete ?? 'off'}
+          inputmode={p.inputmode}
+          spellcheck={false}
+        />
+      )}
+      {p.hint ? (
+        <p class="hint" id={`${p.id}-hint`}>
+          {p.hint}
+        </p>
+      ) : null}
+      {p.error ? (
+        <p class="error" id={`${p.id}-error`}>
+          {p.error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+export function FormError({ errors }: { errors: Errors }) {
+  return errors._form ? (
+    <p class="form-error" role="alert" tabindex={-1}>
+      {errors._form}
+    </p>
+  ) : null;
+}
+
+/** A message the page announces (role=status), e.g. "Saved". */
+export function Notice({ text }: { text: string }) {
+  return (
+    <p class="notice" role="status">
+      {text}
+    </p>
+  );
+}
+
+/**
+ * A secret the API showed once (a token, a webhook secret). It lives in this
+ * component's state only: "Done" drops it, and nothing else keeps it.
+ */
+export function SecretOnce(props: { label: string; secret: string; onDone: () => void }) {
+  const [copied, setCopied] = useState('');
+  const codeRef = useRef<HTMLElement>(null);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(props.secret);
+      setCopied('Copied to the clipboard.');
+    } catch {
+      // No clipboard permission: select it for the operator to copy.
+      const range = document.createRange();
+      if (codeRef.current) range.selectNodeContents(codeRef.current);
+      getSelection()?.removeAllRanges();
+      getSelection()?.addRange(range);
+      setCopied('Selected: press Ctrl+C (⌘C) to copy.');
+    }
+  };
+  return (
+    <section class="secret" aria-labelledby="secret-title">
+      <h3 id="secret-title">{props.label}</h3>
+      <p>It is shown once, now. Copy it and keep it safe: the gateway cannot show it again.</p>
+      <code class="secret-value" ref={codeRef} data-secret="">
+        {props.secret}
+      </code>
+      <div class="actions">
+        <button type="button" onClick={copy}>
+          Copy
+        </button>
+        <button type="button" class="primary" onClick={props.onDone}>
+          Done, hide it
+        </button>
+      </div>
+      <p role="status" class="hint">
+        {copied}
+      </p>
+    </section>
+  );
+}
+
+/**
+ * A button that asks first, in a modal dialog (focus moves into it, Escape
+ * cancels). With `typeToConfirm`, the operator types that text to go on.
+ */
+export function ConfirmButton(props: {
+  label: string;
+  title: string;
+  message: Child;
+  confirmLabel: string;
+  danger?: boolean;
+  typeToConfirm?: string;
+  onConfirm: () => Promise<void>;
+}) {
+  const [open, setOpen] = useState(false);
+  const [typed, setTyped] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  const dialog = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = dialog.current;
+    if (open && d && !d.open) d.showModal();
+    if (!open && d?.open) d.close();
+  }, [open]);
+  const close = () => {
+    setOpen(false);
+    setTyped('');
+    setError('');
+  };
+  const go = async (e: Event) => {
+    e.preventDefault();
+    if (props.typeToConfirm && typed !== props.typeToConfirm) {
+      setError(`Type ${props.typeToConfirm} to confirm`);
+      return;
+    }
+    setBusy(true);
+    try {
+      await props.onConfirm();
+      close();
+    } catch (err) {
+      setError(refusal(err, [])._form ?? 'Failed');
+    } finally {
+      setBusy(false);
+    }
+  };
+  const titleId = `confirm-${props.label.replace(/\W+/g, '-').toLowerCase()}`;
+  return (
+    <>
+      <button type="button" class={props.danger ? 'danger' : ''} onClick={() => setOpen(true)}>
+        {props.label}
+      </button>
+      <dialog ref={dialog} aria-labelledby={titleId} onClose={close}>
+        <form method="dialog" onSubmit={go}>
+          <h2 id={titleId}>{props.title}</h2>
+          <div>{props.message}</div>
+          {props.typeToConfirm ? (
+            <Field
+              id={`${titleId}-typed`}
+              name="confirm"
+              label={`Type ${props.typeToConfirm} to confirm`}
+              value={typed}
+              onValue={setTyped}
+            />
+          ) : null}
+          {error ? (
+            <p class="error" role="alert">
+              {error}
+            </p>
+          ) : null}
+          <div class="actions">
+            <button type="button" onClick={close}>
+              Cancel
+            </button>
+            <button type="submit" class={props.danger ? 'danger' : 'primary'} disabled={busy}>
+              {props.confirmLabel}
+            </button>
+          </div>
+        </form>
+      </dialog>
+    </>
+  );
+}
+
+export const fmtTime = (iso: string | null | undefined) =>
+  iso ? `${new Date(iso).toISOString().replace('T', ' ').slice(0, 16)} UTC` : '—';

@@ -1,0 +1,134 @@
+/** One tenant: its status and the sections about it (tokens, limits, usage, alerts, cache). */
+import { useEffect, useState } from 'hono/jsx/dom';
+import { AlertsSection } from './alerts';
+import { api, type Tenant } from './api';
+import { EditTenant } from './edit-tenant';
+import { ConfirmButton, fmtTime, Notice, refusal } from './form';
+import { LimitsSection } from './limits';
+import { TokensSection } from './tokens';
+import { UsageSection } from './usage';
+
+const SECTIONS = ['Tokens', 'Limits', 'Usage', 'Alerts and cache', 'Settings'] as const;
+type Section = (typeof SECTIONS)[number];
+
+export function TenantPage(props: {
+  id: string;
+  canChange: boolean;
+  back: () => void;
+  audit: () => void;
+}) {
+  const [tenant, setTenant] = useState<Tenant | null>(null);
+  const [error, setError] = useState('');
+  const [notice, setNotice] = useState('');
+  const [section, setSection] = useState<Section>('Tokens');
+
+  useEffect(() => {
+    api
+      .tenant(props.id)
+      .then(setTenant)
+      .catch((err: unknown) => setError(refusal(err, [])._form ?? 'Failed'));
+  }, [props.id]);
+
+  if (error) {
+    return (
+      <section>
+        <button type="button" class="link" onClick={props.back}>
+          ← All tenants
+        </button>
+        <p class="form-error" role="alert">
+          {error}
+        </p>
+      </section>
+    );
+  }
+  if (!tenant) return <p class="loading">Loading…</p>;
+  const active = tenant.status === 'active';
+  return (
+    <section aria-labelledby="tenant-title">
+      <button type="button" class="link" onClick={props.back}>
+        ← All tenants
+      </button>
+      <h1 id="tenant-title">{tenant.name}</h1>
+      <dl class="facts">
+        <dt>Id</dt>
+        <dd>
+          <code>{tenant.id}</code>
+        </dd>
+        <dt>Status</dt>
+        <dd>
+          <span class={`status status-${tenant.status}`}>{tenant.status}</span>
+        </dd>
+        <dt>Platform key fingerprint</dt>
+        <dd>
+          <code>{tenant.key_fingerprint ?? '—'}</code>
+        </dd>
+        <dt>Browser origins</dt>
+        <dd>{tenant.cors_origins.length ? tenant.cors_origins.join(', ') : 'none'}</dd>
+        <dt>Created</dt>
+        <dd>{fmtTime(tenant.created_at)}</dd>
+      </dl>
+      <p>
+        <button type="button" class="link" onClick={props.audit}>
+          Audit log of this tenant
+        </button>
+      </p>
+      {props.canChange ? (
+        <div class="actions">
+          <ConfirmButton
+            label={active ? 'Disable tenant' : 'Enable tenant'}
+            title={active ? `Disable ${tenant.name}?` : `Enable ${tenant.name}?`}
+            message={
+              active
+                ? 'Every token of this tenant is refused (403 40302) from the next request on, until you enable it again.'
+                : 'Its tokens work again from the next request on.'
+            }
+            confirmLabel={active ? 'Disable' : 'Enable'}
+            danger={active}
+            onConfirm={async () => {
+              setTenant(await api.setStatus(tenant.id, active ? 'disable' : 'enable'));
+              setNotice(active ? 'Tenant disabled.' : 'Tenant enabled.');
+            }}
+          />
+          <ConfirmButton
+            label="Delete tenant"
+            title={`Delete ${tenant.name}?`}
+            message="The tenant and all its tokens are removed for good. Its usage history and audit entries stay."
+            confirmLabel="Delete for good"
+            danger
+            typeToConfirm={tenant.name}
+            onConfirm={async () => {
+              await api.deleteTenant(tenant.id);
+              props.back();
+            }}
+          />
+        </div>
+      ) : null}
+      {notice ? <Notice text={notice} /> : null}
+      <nav class="tabs" aria-label="Tenant sections">
+        {SECTIONS.map((s) => (
+          <button
+            type="button"
+            class="tab"
+            aria-current={s === section ? 'true' : undefined}
+            onClick={() => setSection(s)}
+          >
+            {s}
+          </button>
+        ))}
+      </nav>
+      {section === 'Tokens' ? (
+        <TokensSection tenantId={tenant.id} canChange={props.canChange} />
+      ) : null}
+      {section === 'Limits' ? (
+        <LimitsSection tenantId={tenant.id} canChange={props.canChange} />
+      ) : null}
+      {section === 'Usage' ? <UsageSection tenantId={tenant.id} /> : null}
+      {section === 'Alerts and cache' ? (
+        <AlertsSection tenantId={tenant.id} canChange={props.canChange} />
+      ) : null}
+      {section === 'Settings' ? (
+        <EditTenant tenant={tenant} canChange={props.canChange} saved={setTenant} />
+      ) : null}
+    </section>
+  );
+}

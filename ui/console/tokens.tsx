@@ -1,0 +1,440 @@
+/**
+ * A tenant's tokens: list, issue (the token shown once, with a copy button),
+ * rotate with an overlap, revoke. The scopes picker never preselects an
+ * `apikeys:` scope and warns when one is chosen.
+ */
+import { useEffect, useRef, useState } from 'hono/jsx/dom';
+import { api, type TokenLimits, type TokenRow } from './api';
+import {
+  ConfirmButton,
+  type Errors,
+  Field,
+  FormError,
+  fmtTime,
+  focusFirstError,
+  Notice,
+  refusal,
+  SecretOnce,
+} from './form';
+import { isApiKeyScope, PRESETS, SCOPES } from './scopes';
+
+const stateOf = (t: TokenRow) =>
+  t.revoked_at
+    ? 'revoked'
+    : t.expires_at && Date.parse(t.expires_at) <= Date.now()
+      ? 'expired'
+      : 'active';
+
+function limitsText(l: TokenLimits | null): string {
+  if (!l) return 'tenant limits only';
+  const parts = l.policies.map((p) => `${p.limit} per ${p.window_s} s`);
+  if (l.quota.daily) parts.push(`${l.quota.daily} a day`);
+  if (l.quota.monthly) parts.push(`${l.quota.monthly} a month`);
+  return parts.join(', ') || 'none';
+}
+
+export function TokensSection(props: { tenantId: string; canChange: boolean }) {
+  const [tokens, setTokens] = useState<TokenRow[] | null>(null);
+  const [error, setError] = useState('');
+  const [notice, setNotice] = useState('');
+  const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
+  const [reload, setReload] = useState(0);
+
+  useEffect(() => {
+    api
+      .tokens(props.tenantId)
+      .then((r) => setTokens(r.tokens))
+      .catch((err: unknown) => setError(refusal(err, [])._form ?? 'Failed'));
+  }, [props.tenantId, reload]);
+
+  const again = () => setReload(reload + 1);
+  return (
+    <section aria-labelledby="tokens-title">
+      <h2 id="tokens-title">Tokens</h2>
+      {error ? (
+        <p class="form-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      {notice ? <Notice text={notice} /> : null}
+      {secret ? (
+        <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} />
+      ) : null}
+      {tokens === null ? (
+        <p class="loading">Loading…</p>
+      ) : (
+        <table class="grid">
+          <caption>{tokens.length} token(s); the secrets are never shown again after issue</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Token</th>
+              <th scope="col">Scopes</th>
+              <th scope="col">Expires</th>
+              <th scope="col">State</th>
+              <th scope="col">Own limits</th>
+              {props.canChange ? <th scope="col">Actions</th> : null}
+            </tr>
+          </thead>
+          <tbody data-testid="token-rows">
+            {tokens.map((t) => (
+              <tr key={t.id} data-token-id={t.id}>
+                <td>{t.name}</td>
+                <td>
+                  <code>
+                    {t.prefix}…{t.last4}
+                  </code>
+                  <br />
+                  <code class="hint">{t.id}</code>
+                </td>
+                <td class="scopes">{t.scopes.join(' ')}</td>
+                <td>{t.expires_at ? fmtTime(t.expires_at) : 'never'}</td>
+                <td>
+                  <span class={`status status-${stateOf(t)}`}>{stateOf(t)}</span>
+                </td>
+                <td>{limitsText(t.limits)}</td>
+                {props.canChange ? (
+                  <td class="row-actions">
+                    {stateOf(t) === 'active' ? (
+                      <>
+                        <ConfirmButton
+                          label={`Rotate ${t.name} ${t.last4}`}
+                          title={`Rotate ${t.name}?`}
+                          message="A new token with the same name, scopes and limits is issued; this one keeps working for one more hour, so clients can switch."
+                          confirmLabel="Rotate"
+                          onConfirm={async () => {
+                            const r = await api.rotateToken(props.tenantId, t.id, 3600);
+                            setSecret({ label: `The new token for ${t.name}`, value: r.token });
+                            again();
+                          }}
+                        />
+                        <TokenLimitsButton
+                          tenantId={props.tenantId}
+                          token={t}
+                          saved={(text) => {
+                            setNotice(text);
+                            again();
+                          }}
+                        />
+                        <ConfirmButton
+                          label={`Revoke ${t.name} ${t.last4}`}
+                          title={`Revoke ${t.name}?`}
+                          message="The token is refused from the very next request, everywhere. This cannot be undone."
+                          confirmLabel="Revoke"
+                          danger
+                          onConfirm={async () => {
+                            await api.revokeToken(props.tenantId, t.id);
+                            setNotice(`Token ${t.prefix}…${t.last4} revoked.`);
+                            again();
+                          }}
+                        />
+                      </>
+                    ) : null}
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {props.canChange && !secret ? (
+        <div class="actions">
+          <button
+            type="button"
+            onClick={async () => {
+              try {
+                // 15 minutes: the link carries a usage:read token, shown once.
+                const link = await api.portalLink(props.tenantId, 900);
+                setSecret({
+                  label: `A partner portal link (valid until ${fmtTime(link.expires_at)})`,
+                  value: link.url,
+                });
+                again();
+              } catch (err) {
+                setError(refusal(err, [])._form ?? 'Failed');
+              }
+            }}
+          >
+            Create a partner portal link
+          </button>
+        </div>
+      ) : null}
+      {props.canChange && !secret ? (
+        <IssueToken
+          tenantId={props.tenantId}
+          issued={(label, value) => {
+            setSecret({ label, value });
+            again();
+          }}
+        />
+      ) : null}
+    </section>
+  );
+}
+
+const EXPIRIES: [string, number | null][] = [
+  ['Never', null],
+  ['In 30 days', 30],
+  ['In 90 days', 90],
+  ['In 1 year', 365],
+];
+
+const FIELDS = ['name', 'scopes', 'expires_at', 'limits'] as const;
+
+function IssueToken(props: { tenantId: string; issued: (label: string, token: string) => void }) {
+  const [name, setName] = useState('');
+  // `full` is the safe default: every scope but the platform's API keys.
+  const [scopes, setScopes] = useState<string[]>(['full']);
+  const [expiry, setExpiry] = useState('Never');
+  const [perMinute, setPerMinute] = useState('');
+  const [daily, setDaily] = useState('');
+  const [errors, setErrors] = useState<Errors>({});
+  const [busy, setBusy] = useState(false);
+  const form = useRef<HTMLFormElement>(null);
+  const risky = scopes.filter(isApiKeyScope);
+
+  const toggle = (scope: string, on: boolean) =>
+    setScopes(on ? [...scopes, scope] : scopes.filter((s) => s !== scope));
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const found: Errors = {};
+    if (!/^\S.{0,63}$/.test(name.trim()) || name.trim().length === 0) {
+      found.name = 'Give the token a name (1 to 64 characters)';
+    }
+    if (scopes.length === 0) found.scopes = 'Choose at least one scope or preset';
+    const whole = (s: string) => (s === '' ? undefined : Number(s));
+    const rate = whole(perMinute);
+    const day = whole(daily);
+    if (rate !== undefined && !(Number.isInteger(rate) && rate >= 1 && rate <= 1e9)) {
+      found.limits = 'Requests per minute must be a whole number from 1';
+    }
+    if (day !== undefined && !(Number.isInteger(day) && day >= 1 && day <= 1e9)) {
+      found.limits = 'The daily quota must be a whole number from 1';
+    }
+    setErrors(found);
+    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
+    const days = EXPIRIES.find(([label]) => label === expiry)?.[1] ?? null;
+    const limits: TokenLimits | undefined =
+      rate !== undefined || day !== undefined
+        ? {
+            policies: rate ? [{ name: 'per-minute', limit: rate, window_s: 60 }] : [],
+            quota: day ? { daily: day } : {},
+          }
+        : undefined;
+    setBusy(true);
+    try {
+      const token = await api.issueToken(props.tenantId, {
+        name: name.trim(),
+        scopes,
+        ...(days ? { expires_at: new Date(Date.now() + days * 86_400_000).toISOString() } : {}),
+        ...(limits ? { limits } : {}),
+      });
+      setName('');
+      setScopes(['full']);
+      setPerMinute('');
+      setDaily('');
+      props.issued(`The new token ${token.name}`, token.token);
+    } catch (err) {
+      const found = refusal(err, FIELDS);
+      setErrors(found);
+      focusFirstError(form.current, found);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form ref={form} class="card" onSubmit={submit} noValidate aria-labelledby="issue-title">
+      <h3 id="issue-title">Issue a token</h3>
+      <FormError errors={errors} />
+      <Field
+        id="token-name"
+        name="name"
+        label="Name"
+        value={name}
+        onValue={setName}
+        error={errors.name}
+        required
+      />
+      <fieldset
+        aria-describedby={
+          [errors.scopes && 'scopes-error', risky.length && 'scopes-warning']
+            .filter(Boolean)
+            .join(' ') || undefined
+        }
+      >
+        <legend>Scopes</legend>
+        <div class="checks">
+          {[...PRESETS, ...SCOPES].map((s) => (
+            <label class={isApiKeyScope(s) ? 'check risky' : 'check'}>
+              <input
+                type="checkbox"
+                name="scopes"
+                value={s}
+                checked={scopes.includes(s)}
+                onChange={(e: Event) => toggle(s, (e.target as HTMLInputElement).checked)}
+              />
+              {s}
+              {PRESETS.some((p) => p === s) ? ' (preset)' : ''}
+            </label>
+          ))}
+        </div>
+        {risky.length ? (
+          <p class="warning" id="scopes-warning" role="alert">
+            {risky.join(', ')} reach the platform's own API keys (secrets of the whole platform
+            account). Grant them only to a token that must manage API keys.
+          </p>
+        ) : null}
+        {errors.scopes ? (
+          <p class="error" id="scopes-error">
+            {errors.scopes}
+          </p>
+        ) : null}
+      </fieldset>
+      <div class="field">
+        <label for="token-expiry">Expiry</label>
+        <select
+          id="token-expiry"
+          name="expires_at"
+          value={expiry}
+          onChange={(e: Event) => setExpiry((e.target as HTMLSelectElement).value)}
+        >
+          {EXPIRIES.map(([label]) => (
+            <option value={label} selected={label === expiry}>
+              {label}
+            </option>
+          ))}
+        </select>
+        {errors.expires_at ? <p class="error">{errors.expires_at}</p> : null}
+      </div>
+      <fieldset>
+        <legend>Own limits (optional, besides the tenant's)</legend>
+        <Field
+          id="token-rate"
+          name="limits"
+          label="Requests per minute"
+          inputmode="numeric"
+          value={perMinute}
+          onValue={setPerMinute}
+          error={errors.limits}
+        />
+        <Field
+          id="token-daily"
+          name="daily"
+          label="Requests a day"
+          inputmode="numeric"
+          value={daily}
+          onValue={setDaily}
+        />
+      </fieldset>
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          Issue token
+        </button>
+      </div>
+    </form>
+  );
+}
+
+const isWhole = (s: string) => /^\d+$/.test(s) && Number(s) >= 1 && Number(s) <= 1e9;
+
+/**
+ * A token's own limits (besides its tenant's), in a dialog: requests per
+ * minute and per day; both empty removes them.
+ */
+function TokenLimitsButton(props: {
+  tenantId: string;
+  token: TokenRow;
+  saved: (notice: string) => void;
+}) {
+  const own = props.token.limits;
+  const [open, setOpen] = useState(false);
+  const [perMinute, setPerMinute] = useState(
+    String(own?.policies.find((p) => p.window_s === 60)?.limit ?? ''),
+  );
+  const [daily, setDaily] = useState(String(own?.quota.daily ?? ''));
+  const [errors, setErrors] = useState<Errors>({});
+  const dialog = useRef<HTMLDialogElement>(null);
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    const d = dialog.current;
+    if (open && d && !d.open) d.showModal();
+    if (!open && d?.open) d.close();
+  }, [open]);
+  const id = `limits-${props.token.id}`;
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const found: Errors = {};
+    if (perMinute && !isWhole(perMinute)) found['limits.rate'] = 'A whole number from 1, or empty';
+    if (daily && !isWhole(daily)) found['limits.daily'] = 'A whole number from 1, or empty';
+    setErrors(found);
+    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
+    const limits: TokenLimits | null =
+      perMinute || daily
+        ? {
+            // Other own policies (set through the API) are kept as they are.
+            policies: [
+              ...(own?.policies.filter((p) => p.window_s !== 60) ?? []),
+              ...(perMinute
+                ? [{ name: 'per-minute', limit: Number(perMinute), window_s: 60 }]
+                : []),
+            ],
+            quota: { ...own?.quota, daily: daily ? Number(daily) : undefined },
+          }
+        : null;
+    try {
+      await api.setTokenLimits(props.tenantId, props.token.id, limits);
+      setOpen(false);
+      props.saved(
+        limits
+          ? `Limits of ${props.token.name} saved.`
+          : `${props.token.name} has no limits of its own now.`,
+      );
+    } catch (err) {
+      const found = refusal(err, ['policies', 'quota']);
+      setErrors(found);
+      focusFirstError(form.current, found);
+    }
+  };
+  return (
+    <>
+      <button type="button" onClick={() => setOpen(true)}>
+        Limits of {props.token.name} {props.token.last4}
+      </button>
+      <dialog ref={dialog} aria-labelledby={`${id}-title`} onClose={() => setOpen(false)}>
+        <form ref={form} method="dialog" onSubmit={submit} noValidate>
+          <h2 id={`${id}-title`}>Own limits of {props.token.name}</h2>
+          <p class="hint">Counted besides the tenant's. Leave both empty to remove them.</p>
+          <FormError errors={errors} />
+          <Field
+            id={`${id}-rate`}
+            name="limits.rate"
+            label="Requests per minute"
+            inputmode="numeric"
+            value={perMinute}
+            onValue={setPerMinute}
+            error={errors['limits.rate'] ?? errors.policies}
+          />
+          <Field
+            id={`${id}-daily`}
+            name="limits.daily"
+            label="Requests a day"
+            inputmode="numeric"
+            value={daily}
+            onValue={setDaily}
+            error={errors['limits.daily'] ?? errors.quota}
+          />
+          <div class="actions">
+            <button type="button" onClick={() => setOpen(false)}>
+              Cancel
+            </button>
+            <button type="submit" class="primary">
+              Save limits
+            </button>
+          </div>
+        </form>
+      </dialog>
+    </>
+  );
+}
