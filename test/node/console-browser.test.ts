@@ -289,7 +289,9 @@ describe('the console in Chromium', () => {
     const csv = await (await download).createReadStream();
     let csvText = '';
     for await (const chunk of csv) csvText += chunk;
-    expect(csvText.split('\n')[0]).toBe('t,token,requests,units,p50_ms,p95_ms');
+    expect(csvText.split('\n')[0]).toBe(
+      't,token,requests,units,p50_ms,p95_ms,cache_hits,cache_lookups',
+    );
     expect(csvText).toContain(',');
     problems.push(...(await axeProblems(page, 'usage')));
 
