@@ -243,6 +243,26 @@ describe('usage history', () => {
     expect(again.data.series).toEqual(data.series);
   });
 
+  it('counts cached reads that the read cache answered, apart from the ones it did not', async () => {
+    const t = await createTenant();
+    for (let i = 0; i < 3; i++) await asTenant(t, '/team/lists?page_num=1');
+    // no-store reads skip the cache: they are not lookups.
+    await asTenant(t, '/team/lists?page_num=1', { headers: { 'cache-control': 'no-store' } });
+    await asTenant(t, '/agent/lists');
+    const data = await flushedHistory(t, 'granularity=hour&group_by=route', (d) =>
+      d.series.some((p: { route: string }) => p.route === 'team.list'),
+    );
+    const team = data.series.find((p: { route: string }) => p.route === 'team.list');
+    expect(team.requests).toBe(4);
+    expect(team.cache_lookups).toBe(3);
+    // The first may be a miss; the next two come from this isolate's memory.
+    expect(team.cache_hits).toBeGreaterThanOrEqual(2);
+    expect(team.cache_hits).toBeLessThanOrEqual(3);
+    const agent = data.series.find((p: { route: string }) => p.route === 'agent.list');
+    expect(agent.cache_lookups).toBe(0);
+    expect(agent.cache_hits).toBe(0);
+  });
+
   it('keeps refusals by policy', async () => {
     const t = await createTenant();
     await admin(`/tenants/${t.id}/limits`, {
@@ -297,7 +317,7 @@ describe('operator analytics API', () => {
     });
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     const [header, ...rows] = (await res.text()).trim().split('\n');
-    expect(header).toBe('t,route,requests,units,p50_ms,p95_ms');
+    expect(header).toBe('t,route,requests,units,p50_ms,p95_ms,cache_hits,cache_lookups');
     expect(rows.some((r) => /^\d{4}-\d{2}-\d{2}T00:00:00\.000Z,team\.list,\d+,\d+,/.test(r))).toBe(
       true,
     );

@@ -32,6 +32,9 @@ export interface SeriesPoint {
    * 10 s.
    */
   p50_ms: number | null;
+  /** Reads answered from the read cache, and reads that looked in it (cached routes only). */
+  cache_hits: number;
+  cache_lookups: number;
   p95_ms: number | null;
 }
 
@@ -64,6 +67,14 @@ export function migrateHistory(sql: Sql): void {
       hour INTEGER NOT NULL, token_id TEXT NOT NULL, policy TEXT NOT NULL, count INTEGER NOT NULL,
       PRIMARY KEY (hour, token_id, policy));
   `);
+  // Rollups made before the cache was counted get the columns, at 0.
+  const columns = sql.exec<{ name: string }>('PRAGMA table_info(usage_hourly)').toArray();
+  if (!columns.some((c) => c.name === 'cache_hits')) {
+    sql.exec(`
+      ALTER TABLE usage_hourly ADD COLUMN cache_hits INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE usage_hourly ADD COLUMN cache_lookups INTEGER NOT NULL DEFAULT 0;
+    `);
+  }
 }
 
 /** Adds a batch to the rollups (one upsert per row). */
@@ -73,16 +84,21 @@ export function recordHistory(sql: Sql, batch: UsageBatch): void {
   for (const r of batch.rows) {
     const latency = Array.from({ length: BUCKETS }, (_, i) => r.latency[i] ?? 0);
     sql.exec(
-      `INSERT INTO usage_hourly (hour, token_id, route, status, requests, units, ${lats})
-       VALUES (?, ?, ?, ?, ?, ?, ${LAT_COLUMNS.map(() => '?').join(', ')})
+      `INSERT INTO usage_hourly
+         (hour, token_id, route, status, requests, units, cache_hits, cache_lookups, ${lats})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${LAT_COLUMNS.map(() => '?').join(', ')})
        ON CONFLICT (hour, token_id, route, status) DO UPDATE SET
-         requests = requests + excluded.requests, units = units + excluded.units, ${addLats}`,
+         requests = requests + excluded.requests, units = units + excluded.units,
+         cache_hits = cache_hits + excluded.cache_hits,
+         cache_lookups = cache_lookups + excluded.cache_lookups, ${addLats}`,
       r.hour,
       r.tokenId,
       r.route,
       r.status,
       r.requests,
       r.units,
+      r.cacheHits ?? 0,
+      r.cacheLookups ?? 0,
       ...latency,
     );
   }
@@ -106,6 +122,8 @@ export function queryHistory(sql: Sql, q: HistoryQuery): History {
   const sums = [
     'SUM(requests) AS requests',
     'SUM(units) AS units',
+    'SUM(cache_hits) AS cache_hits',
+    'SUM(cache_lookups) AS cache_lookups',
     ...LAT_COLUMNS.map((c) => `SUM(${c}) AS ${c}`),
   ];
   const rows = sql
@@ -124,6 +142,8 @@ export function queryHistory(sql: Sql, q: HistoryQuery): History {
       units: Number(r.units),
       p50_ms: percentile(counts, 0.5),
       p95_ms: percentile(counts, 0.95),
+      cache_hits: Number(r.cache_hits ?? 0),
+      cache_lookups: Number(r.cache_lookups ?? 0),
     };
     for (const g of q.groupBy) point[g] = String(r[COLUMN[g]]);
     return point;

@@ -24,6 +24,10 @@ export interface UsageRow {
   units: number;
   /** Requests per latency bucket (LATENCY_BUCKETS_MS, then one for above). */
   latency: number[];
+  /** Reads of a cached route answered from the read cache (L1, L2 or stale). */
+  cacheHits?: number;
+  /** Reads of a cached route that looked in the read cache (hits and misses). */
+  cacheLookups?: number;
 }
 
 export interface RefusalRow {
@@ -49,6 +53,8 @@ export interface UsageEntry {
   latencyMs: number;
   /** The policy that refused it, if one did. */
   refusedBy?: string;
+  /** What the read cache did: a hit (L1, L2 or stale), a miss, or nothing (not looked). */
+  cache?: 'hit' | 'miss';
 }
 
 export const hourOf = (t: number) => Math.floor(t / 3_600_000) * 3_600_000;
@@ -88,12 +94,18 @@ export class UsageBuffer {
         requests: 0,
         units: 0,
         latency: [],
+        cacheHits: 0,
+        cacheLookups: 0,
       };
       row.latency = Array.from({ length: LATENCY_BUCKETS_MS.length + 1 }, () => 0);
       this.rows.set(key, row);
     }
     row.requests++;
     row.units += e.units;
+    if (e.cache) {
+      row.cacheLookups = (row.cacheLookups ?? 0) + 1;
+      if (e.cache === 'hit') row.cacheHits = (row.cacheHits ?? 0) + 1;
+    }
     const bucket = latencyBucket(e.latencyMs);
     row.latency[bucket] = (row.latency[bucket] ?? 0) + 1;
     if (e.refusedBy) {

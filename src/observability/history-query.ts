@@ -54,7 +54,16 @@ export function historyQuery(
 
 /** The series as CSV (a billing export): one row per point, the groups asked for first. */
 export function historyCsv(history: History, groupBy: HistoryGroup[]): string {
-  const columns = ['t', ...groupBy, 'requests', 'units', 'p50_ms', 'p95_ms'] as const;
+  const columns = [
+    't',
+    ...groupBy,
+    'requests',
+    'units',
+    'p50_ms',
+    'p95_ms',
+    'cache_hits',
+    'cache_lookups',
+  ] as const;
   const cell = (v: unknown) => {
     const text = v === null || v === undefined ? '' : String(v);
     return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;

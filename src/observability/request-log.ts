@@ -37,6 +37,7 @@ export function requestLog() {
         units: obs.limiter === 'admitted' ? (obs.cost ?? 0) : 0,
         latencyMs: duration,
         refusedBy: obs.refusedBy,
+        ...cacheOutcome(obs.cache),
       });
     }
   });
@@ -99,4 +100,11 @@ function upstreamStatusOf(error: unknown): number | null {
   if (!(error instanceof GatewayError)) return null;
   const status = error.details.upstream_status;
   return typeof status === 'number' ? status : null;
+}
+
+/** A cached read's outcome for the usage history: BYPASS (no-store) did not look. */
+function cacheOutcome(cache: Observation['cache']): { cache?: 'hit' | 'miss' } {
+  if (cache === 'MISS') return { cache: 'miss' };
+  if (cache === 'HIT' || cache === 'STALE' || cache === 'L1') return { cache: 'hit' };
+  return {};
 }

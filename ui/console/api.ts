@@ -80,6 +80,9 @@ export interface SeriesPoint {
   units: number;
   p50_ms: number | null;
   p95_ms: number | null;
+  /** Reads of cached routes answered from the read cache, and those that looked. */
+  cache_hits?: number;
+  cache_lookups?: number;
 }
 
 export interface Analytics {

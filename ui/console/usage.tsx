@@ -1,9 +1,8 @@
 /**
  * A tenant's usage over 24 h, 7 d, 30 d or 90 d, from the hourly rollups
  * (GET /admin/tenants/:id/analytics): requests by status class, route or
- * token, refusals by policy, and p50/p95 latency, drawn with uPlot; a CSV of
- * what the chart shows. The usage history does not record cache hits, so
- * there is no cache hit ratio here (docs/CONSOLE.md).
+ * token, refusals by policy, p50/p95 latency and the read cache's hit ratio,
+ * drawn with uPlot; a CSV of what the chart shows (docs/CONSOLE.md).
  */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import uPlot from 'uplot';
@@ -29,6 +28,8 @@ const PALETTE = [
   '#455a64',
 ];
 const MAX_LINES = 8;
+/** Charts on the page: requests, refusals, latency, cache hit ratio. */
+const CHARTS = 4;
 
 interface Charts {
   x: number[];
@@ -36,6 +37,8 @@ interface Charts {
   refusals: { label: string; values: number[] }[];
   p50: (number | null)[];
   p95: (number | null)[];
+  /** Percent of cached reads the read cache answered; null where none looked. */
+  hitRatio: (number | null)[];
   total: number;
   refused: number;
   /** What was asked for, e.g. "7 d, by hour". */
@@ -89,11 +92,14 @@ function charts(
   const index = new Map(xs.map((x, i) => [x, i]));
   const p50 = new Array<number | null>(xs.length).fill(null);
   const p95 = new Array<number | null>(xs.length).fill(null);
+  const hitRatio = new Array<number | null>(xs.length).fill(null);
   for (const p of overall.series) {
     const i = index.get(Date.parse(p.t) / 1000);
     if (i === undefined) continue;
     p50[i] = p.p50_ms;
     p95[i] = p.p95_ms;
+    const lookups = p.cache_lookups ?? 0;
+    hitRatio[i] = lookups > 0 ? Math.round((1000 * (p.cache_hits ?? 0)) / lookups) / 10 : null;
   }
   const requests = lines(
     xs,
@@ -116,6 +122,7 @@ function charts(
     refusals,
     p50,
     p95,
+    hitRatio,
     total: grouped.series.reduce((a, p) => a + p.requests, 0),
     refused: grouped.refusals.reduce((a, r) => a + r.count, 0),
     caption: '',
@@ -218,10 +225,10 @@ export function UsageSection(props: { tenantId: string }) {
     };
   }, [props.tenantId, range, split, granularity, reload]);
 
-  // Render time: from the data in hand to the third chart drawn (docs/CONSOLE.md).
+  // Render time: from the data in hand to the last chart drawn (docs/CONSOLE.md).
   const onDrawn = () => {
     drawn.current++;
-    if (drawn.current === 3) {
+    if (drawn.current === CHARTS) {
       setRendered({ ms: performance.now() - drawStart.current, of: drawing.current });
     }
   };
@@ -335,6 +342,13 @@ export function UsageSection(props: { tenantId: string }) {
               { label: 'p95', values: data.p95 },
             ]}
             unit="ms"
+            onDrawn={onDrawn}
+          />
+          <Chart
+            title="Cache hit ratio (reads of cached routes)"
+            x={data.x}
+            series={[{ label: 'hits', values: data.hitRatio }]}
+            unit="%"
             onDrawn={onDrawn}
           />
           {rendered ? <p class="hint">Drawn in {rendered.ms.toFixed(0)} ms.</p> : null}
