@@ -202,8 +202,11 @@ function consoleDeploy(configPath: string, env: string) {
       setTomlKey(t, `env.${env}.vars`, 'PORTAL_ORIGIN', `https://${gatewayHost}`),
     );
     console.log(`Partner portal links: https://${gatewayHost}/portal/ (PORTAL_ORIGIN)`);
-  } else {
-    console.log("Note: set PORTAL_ORIGIN to the gateway's public origin for partner portal links");
+  } else if (!readConfig(configPath, env).vars.PORTAL_ORIGIN) {
+    // The gateway refuses to start with OPERATOR_API=binding and no PORTAL_ORIGIN.
+    throw new Refused(
+      `set PORTAL_ORIGIN in [env.${env}.vars] to the gateway's public origin (https://…): the route ${String(gatewayHost)} names no single host`,
+    );
   }
   return { config, flags };
 }

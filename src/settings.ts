@@ -245,6 +245,15 @@ export const settingsSchema = z
     ),
   })
   .superRefine((s, ctx) => {
+    // Behind the console Worker, a link made from the request's own origin would point
+    // at the console's hostname, where no partner page is served.
+    if (s.OPERATOR_API === 'binding' && !s.PORTAL_ORIGIN) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['PORTAL_ORIGIN'],
+        message: 'is required with OPERATOR_API=binding (the gateway\'s public origin)',
+      });
+    }
     if (!s.ACCESS_TEAM_DOMAIN) return;
     if (s.ACCESS_AUD.length === 0) {
       ctx.addIssue({

@@ -4,7 +4,14 @@
  * loopback publishing its keys) with the production code path.
  */
 import { describe, expect, inject, it } from 'vitest';
-import { ADMIN_TOKEN, envelope, expectRefusal, gatewayWith, platformKeys } from './helpers';
+import {
+  ADMIN_TOKEN,
+  envelope,
+  expectRefusal,
+  gatewayWith,
+  platformKeys,
+  UPSTREAM,
+} from './helpers';
 
 const access = inject('localAccess');
 const ACCESS = {
@@ -111,6 +118,22 @@ describe('Cloudflare Access operators', () => {
     expect((await envelope(await asOperator(jwt, '/audit'))).data.total).toBe(before);
   });
 
+  it("shows a viewer a webhook URL's origin only (it may carry the receiver's credentials)", async () => {
+    const admin = await mint({ email: ADMIN_EMAIL });
+    const created = await envelope(await asOperator(admin, '/tenants', newTenant('hooked')));
+    const id = created.data.tenant_id as string;
+    const url = 'https://hooks.example.com/services/T000/B000/s3cretPath?token=abc';
+    const set = await asOperator(admin, `/tenants/${id}/alerts`, {
+      method: 'PUT',
+      body: JSON.stringify({ url, thresholds: [80, 100] }),
+    });
+    expect(set.status).toBe(200);
+    expect((await envelope(await asOperator(admin, `/tenants/${id}/alerts`))).data.url).toBe(url);
+    const viewer = await mint({ email: VIEWER_EMAIL });
+    const seen = await envelope(await asOperator(viewer, `/tenants/${id}/alerts`));
+    expect(seen.data).toEqual({ url: 'https://hooks.example.com/…', thresholds: [80, 100] });
+  });
+
   it('roles come from ACCESS_ROLES: by group, by domain, and none at all', async () => {
     const roles = JSON.stringify({
       admin: ['group:gateway-admins'],
@@ -184,6 +207,53 @@ describe('Cloudflare Access operators', () => {
       headers: { ...headers, origin: 'https://gateway.test' },
     });
     expect(same.status).toBe(201);
+  });
+
+  it('behind Access (the header on every request) a change from another site is refused too', async () => {
+    const jwt = await mint({ email: ADMIN_EMAIL });
+    const headers = { 'cf-access-jwt-assertion': jwt, 'content-type': 'application/json' };
+    const signs: Record<string, string>[] = [
+      { origin: 'https://evil.example' },
+      { 'sec-fetch-site': 'cross-site' },
+    ];
+    for (const from of signs) {
+      await expectRefusal(
+        await gatewayWith(ACCESS, '/admin/tenants', {
+          ...newTenant('cross-site behind access'),
+          headers: { ...headers, ...from },
+        }),
+        'OPERATOR_NO_ROLE',
+      );
+    }
+    // The console's own page, and automation that sends no browser headers, may change things.
+    const own = await gatewayWith(ACCESS, '/admin/tenants', {
+      ...newTenant('own page'),
+      headers: { ...headers, origin: 'https://gateway.test' },
+    });
+    expect(own.status).toBe(201);
+    const automation = await gatewayWith(ACCESS, '/admin/tenants', {
+      ...newTenant('service token'),
+      headers,
+    });
+    expect(automation.status).toBe(201);
+  });
+
+  it('answers 503 when the team publishes no keys, without a fetch per request', async () => {
+    // The platform emulator has no /cdn-cgi/access/certs: a 404, as from a team domain
+    // that is down or mistyped.
+    const settings = { ...ACCESS, ACCESS_TEAM_DOMAIN: UPSTREAM };
+    const jwt = await mint();
+    for (let i = 0; i < 2; i++) {
+      await expectRefusal(
+        await asOperator(jwt, '/whoami', {}, settings),
+        'ACCESS_KEYS_UNAVAILABLE',
+      );
+    }
+    // ADMIN_TOKEN still works meanwhile.
+    const res = await gatewayWith(settings, '/admin/whoami', {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(res.status).toBe(200);
   });
 
   it('a loopback http team domain needs ACCESS_LOCAL_ISSUER=allow; ACCESS_AUD is required', async () => {

@@ -26,6 +26,9 @@ interface KeySet {
 }
 
 const keySets = new Map<string, KeySet>();
+/** After a failed fetch with no keys to fall back on, no new fetch for this long. */
+export const KEYS_RETRY_MS = 10_000;
+const failedAt = new Map<string, number>();
 const inFlight = new Map<string, Promise<KeySet>>();
 
 /** What a verified Access token says about its holder. */
@@ -101,6 +104,12 @@ async function keySet(url: string, unknownKid: boolean): Promise<KeySet> {
   const cached = keySets.get(url);
   const now = Date.now();
   const fresh = cached && now - cached.fetchedAt < JWKS_MAX_AGE_MS;
+  // Keys that could not be fetched, and none to fall back on: every request would
+  // otherwise wait for its own fetch while the team's endpoint is down.
+  const failed = failedAt.get(url);
+  if (!cached && failed !== undefined && now - failed < KEYS_RETRY_MS) {
+    throw new GatewayError('ACCESS_KEYS_UNAVAILABLE');
+  }
   if (cached && fresh && (!unknownKid || now - cached.fetchedAt < JWKS_REFETCH_MIN_MS)) {
     return cached;
   }
@@ -120,6 +129,7 @@ async function fetchKeys(url: string, previous: KeySet | undefined): Promise<Key
     if (!Array.isArray(body.keys)) throw new Error('no keys array');
     const set = { keys: body.keys as HonoJsonWebKey[], fetchedAt: Date.now() };
     keySets.set(url, set);
+    failedAt.delete(url);
     return set;
   } catch (err) {
     log.error('admin.access_keys_unavailable', { url, error: String(err) });
@@ -129,6 +139,7 @@ async function fetchKeys(url: string, previous: KeySet | undefined): Promise<Key
       keySets.set(url, kept);
       return kept;
     }
+    failedAt.set(url, Date.now());
     throw new GatewayError('ACCESS_KEYS_UNAVAILABLE');
   }
 }

@@ -69,7 +69,12 @@ export function alertRoutes(): Hono<HonoEnv> {
   app.get('/:id/alerts', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    return c.json(ok(await guardFor(c.env, id).alertSettings()));
+    const settings = await guardFor(c.env, id).alertSettings();
+    // A webhook URL may carry the receiver's credentials: a viewer sees its origin only.
+    if (settings && c.get('operator')?.role === 'viewer') {
+      return c.json(ok({ ...settings, url: `${new URL(settings.url).origin}/…` }));
+    }
+    return c.json(ok(settings));
   });
 
   // A signed test delivery, sent at once and not retried, so an operator can

@@ -33,7 +33,8 @@ export function auditRoutes(): Hono<HonoEnv> {
     const q = c.req.valid('query');
     const filter = {
       tenantId: q.tenant_id,
-      actor: q.actor?.toLowerCase() === 'admin-token' ? 'admin-token' : q.actor?.toLowerCase(),
+      // Emails are stored in lower case; `token:<id>` and `admin-token` as they are.
+      actor: q.actor?.includes('@') ? q.actor.toLowerCase() : q.actor,
       action: q.action,
       // Stored times are UTC ISO strings: compare like with like.
       since: q.since && new Date(q.since).toISOString(),

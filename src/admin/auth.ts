@@ -61,9 +61,13 @@ async function accessOperator(c: Context<HonoEnv>, settings: Settings, teamOrigi
   const jwt = header ?? getCookie(c, 'CF_Authorization');
   if (!jwt) throw new GatewayError('ACCESS_TOKEN_INVALID');
   const identity = await verifyAccessJwt(jwt, { teamOrigin, audiences: settings.ACCESS_AUD });
-  // A cookie rides along on any request the browser makes: a change that
-  // came from another site's page is refused (the header is set by Access itself).
-  if (!header && !READS.has(c.req.method) && !sameOrigin(c)) {
+  // The cookie rides along on any request a browser makes, and behind Access the header
+  // does too (Access adds it to every request it lets through, cookie-signed ones
+  // included): a change that came from another site's page is refused either way. With
+  // the cookie alone it must name the gateway's own origin; with the header, a browser's
+  // sign of another site (Origin, Sec-Fetch-Site) refuses it, and a client that sends
+  // neither (automation with an Access service token) is let through.
+  if (!READS.has(c.req.method) && (header ? fromAnotherSite(c) : !sameOrigin(c))) {
     throw new GatewayError('OPERATOR_NO_ROLE', { message: 'Cross-site operator change refused' });
   }
   const role = roleOf(identity, settings.ACCESS_ROLES);
@@ -72,6 +76,13 @@ async function accessOperator(c: Context<HonoEnv>, settings: Settings, teamOrigi
     throw new GatewayError('OPERATOR_NO_ROLE');
   }
   return { actor: identity.email, role, via: 'access' } satisfies Operator;
+}
+
+function fromAnotherSite(c: Context<HonoEnv>): boolean {
+  const origin = c.req.header('origin');
+  if (origin) return origin !== new URL(c.req.url).origin;
+  const site = c.req.header('sec-fetch-site');
+  return site !== undefined && site !== 'same-origin' && site !== 'none';
 }
 
 function sameOrigin(c: Context<HonoEnv>): boolean {

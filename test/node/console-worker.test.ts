@@ -31,6 +31,7 @@ beforeAll(async () => {
     console: true,
     vars: {
       OPERATOR_API: 'binding',
+      PORTAL_ORIGIN: 'https://gw.example.com',
       ACCESS_TEAM_DOMAIN: access.url,
       ACCESS_AUD: LOCAL_ACCESS_AUD,
       ACCESS_ROLES: JSON.stringify(LOCAL_ACCESS_ROLES),
