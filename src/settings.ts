@@ -251,7 +251,7 @@ export const settingsSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['PORTAL_ORIGIN'],
-        message: 'is required with OPERATOR_API=binding (the gateway\'s public origin)',
+        message: "is required with OPERATOR_API=binding (the gateway's public origin)",
       });
     }
     if (!s.ACCESS_TEAM_DOMAIN) return;
