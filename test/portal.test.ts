@@ -325,6 +325,9 @@ describe('POST /admin/tenants/:id/portal-links', () => {
   });
 
   it('is made by an Access admin (audited by email), never by a viewer', async () => {
+    // The JWTs are signed by a real clock elsewhere: a frozen Date here would find them
+    // not yet valid once set-up has taken more than a second.
+    vi.useRealTimers();
     const access = inject('localAccess');
     const settings = {
       ACCESS_TEAM_DOMAIN: access.url,
