@@ -66,8 +66,7 @@ const portalOrigin = z
       const url = new URL(text);
       const plainOk = url.protocol === 'http:' && LOOPBACK_HOSTS.includes(url.hostname);
       if (url.protocol !== 'https:' && !plainOk) throw new Error();
-      if (url.pathname !== '/' || url.search || url.hash || url.username) throw new Error();
-      return url.origin;
+      return bareOrigin(url);
     } catch {
       ctx.addIssue({
         code: 'custom',
@@ -76,6 +75,12 @@ const portalOrigin = z
       return z.NEVER;
     }
   });
+
+/** The URL's origin, if it is nothing more (no path, query, fragment or credentials); else throws. */
+function bareOrigin(url: URL): string {
+  if (url.pathname !== '/' || url.search || url.hash || url.username) throw new Error();
+  return url.origin;
+}
 
 /**
  * ACCESS_TEAM_DOMAIN: `myteam.cloudflareaccess.com` or its https origin. A
@@ -89,9 +94,7 @@ const accessTeamDomain = z
     const text = v?.trim();
     if (!text) return undefined;
     try {
-      const url = new URL(/^https?:\/\//.test(text) ? text : `https://${text}`);
-      if (url.pathname !== '/' || url.search || url.hash || url.username) throw new Error();
-      return url.origin;
+      return bareOrigin(new URL(/^https?:\/\//.test(text) ? text : `https://${text}`));
     } catch {
       ctx.addIssue({
         code: 'custom',
