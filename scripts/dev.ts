@@ -8,13 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { startDemo } from '../demo/server';
 import { DEMO_PLATFORM_KEY, OTHER_PLATFORM_KEY } from '../emulator/seed';
-import {
-  LOCAL_ACCESS_AUD,
-  LOCAL_ACCESS_ROLES,
-  LOCAL_ADMIN_EMAIL,
-  LOCAL_VIEWER_EMAIL,
-  startLocalAccess,
-} from './local-access';
+import { LOCAL_ADMIN_EMAIL, LOCAL_VIEWER_EMAIL, startLocalAccess } from './local-access';
 import { createTenant, type Stack, startStack } from './stack';
 
 const GATEWAY_PORT = Number(process.env.PORT ?? 8787);
@@ -29,10 +23,7 @@ const stack = await startStack({
   gatewayPort: GATEWAY_PORT,
   emulatorPort: EMULATOR_PORT,
   vars: {
-    ACCESS_TEAM_DOMAIN: access.url,
-    ACCESS_AUD: LOCAL_ACCESS_AUD,
-    ACCESS_ROLES: JSON.stringify(LOCAL_ACCESS_ROLES),
-    ACCESS_LOCAL_ISSUER: 'allow',
+    ...access.vars,
   },
 });
 const shutdown = async () => {

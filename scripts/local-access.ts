@@ -43,6 +43,8 @@ export interface MintRequest {
 export interface LocalAccess {
   /** Use as ACCESS_TEAM_DOMAIN. */
   url: string;
+  /** The gateway settings that trust this server: team domain, AUD, roles, local issuer. */
+  vars: Record<string, string>;
   mint(req?: MintRequest): Promise<string>;
   /** Where a browser signs in as `role` and lands on `to` (a loopback URL). */
   loginUrl(role: 'admin' | 'viewer', to: string): string;
@@ -112,6 +114,12 @@ export async function startLocalAccess(opts: { port?: number } = {}): Promise<Lo
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
+    vars: {
+      ACCESS_TEAM_DOMAIN: url,
+      ACCESS_AUD: LOCAL_ACCESS_AUD,
+      ACCESS_ROLES: JSON.stringify(LOCAL_ACCESS_ROLES),
+      ACCESS_LOCAL_ISSUER: 'allow',
+    },
     mint,
     loginUrl: (role, to) => `${url}/login?as=${role}&to=${encodeURIComponent(to)}`,
     close: () =>

@@ -13,8 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY, DEMO_SECOND_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
 import {
-  LOCAL_ACCESS_AUD,
-  LOCAL_ACCESS_ROLES,
   LOCAL_ADMIN_EMAIL,
   LOCAL_VIEWER_EMAIL,
   type LocalAccess,
@@ -39,10 +37,7 @@ beforeAll(async () => {
     // Also the console Worker on its own socket, as on the console's own hostname.
     console: true,
     vars: {
-      ACCESS_TEAM_DOMAIN: access.url,
-      ACCESS_AUD: LOCAL_ACCESS_AUD,
-      ACCESS_ROLES: JSON.stringify(LOCAL_ACCESS_ROLES),
-      ACCESS_LOCAL_ISSUER: 'allow',
+      ...access.vars,
       WEBHOOK_LOCAL_TARGETS: 'allow',
     },
   });

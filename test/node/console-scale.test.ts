@@ -15,13 +15,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
-import {
-  LOCAL_ACCESS_AUD,
-  LOCAL_ACCESS_ROLES,
-  LOCAL_ADMIN_EMAIL,
-  type LocalAccess,
-  startLocalAccess,
-} from '../../scripts/local-access';
+import { LOCAL_ADMIN_EMAIL, type LocalAccess, startLocalAccess } from '../../scripts/local-access';
 import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -51,10 +45,7 @@ beforeAll(async () => {
     platformBaseUrl: emulator.url,
     configPath: seedConfig(),
     vars: {
-      ACCESS_TEAM_DOMAIN: access.url,
-      ACCESS_AUD: LOCAL_ACCESS_AUD,
-      ACCESS_ROLES: JSON.stringify(LOCAL_ACCESS_ROLES),
-      ACCESS_LOCAL_ISSUER: 'allow',
+      ...access.vars,
     },
   });
   browser = await chromium.launch({

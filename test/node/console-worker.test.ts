@@ -9,8 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
 import {
-  LOCAL_ACCESS_AUD,
-  LOCAL_ACCESS_ROLES,
   LOCAL_ADMIN_EMAIL,
   LOCAL_VIEWER_EMAIL,
   type LocalAccess,
@@ -32,10 +30,7 @@ beforeAll(async () => {
     vars: {
       OPERATOR_API: 'binding',
       PORTAL_ORIGIN: 'https://gw.example.com',
-      ACCESS_TEAM_DOMAIN: access.url,
-      ACCESS_AUD: LOCAL_ACCESS_AUD,
-      ACCESS_ROLES: JSON.stringify(LOCAL_ACCESS_ROLES),
-      ACCESS_LOCAL_ISSUER: 'allow',
+      ...access.vars,
     },
   });
   consoleUrl = gateway.consoleUrl ?? '';
