@@ -158,12 +158,10 @@ export const settingsSchema = z
       .default('true')
       .transform((v) => v === 'true'),
     LEASE_MAX_MS: intSetting(10, 10_000, 1000),
-    // Regional lease brokers (docs/LIMITS.md, "Hierarchical leases"). Off by default this
-    // release: under load, a tenant of a few units can still be refused while a unit sits
-    // in a lease elsewhere.
+    // Regional lease brokers (docs/LIMITS.md, "Hierarchical leases").
     LEASE_BROKERS: z
       .enum(['on', 'off'], { error: 'must be on or off' })
-      .default('off')
+      .default('on')
       .transform((v) => v === 'on'),
     BROKER_LEASE_MS: intSetting(100, 60_000, 5000),
     L1_CACHE_BYTES: intSetting(0, 128 * 1024 * 1024, 8 * 1024 * 1024),

@@ -346,16 +346,16 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
       const root = roots.get(a.tenant)!;
       // As the TenantGuard does: change, then push to every broker holding a lease, then answer.
       const change = root.call(OPERATOR_RTT_MS, (core) => {
-        if (a.kind === 'revoke') core.revoke(a.token ?? '', clock.now());
-        else core.setDisabled(true);
-        return core.leaseHolders(clock.now());
+        const push =
+          a.kind === 'revoke' ? core.revoke(a.token ?? '', clock.now()) : core.setDisabled(true);
+        return { push, holders: core.leaseHolders(clock.now()) };
       });
       void change
-        .then((holders) =>
+        .then(({ push, holders }) =>
           Promise.all(
             holders.map((name) => {
               const b = brokers.get(name)!;
-              return b.object.call(b.rootRtt, (core) => core.forget());
+              return b.object.call(b.rootRtt, (core) => core.apply(push));
             }),
           ),
         )

@@ -96,23 +96,94 @@ describe('BrokerCore', () => {
     expect(outcomes).toEqual([...Array(5).fill('admitted'), ...Array(3).fill('refused')]);
   });
 
-  it("answers a refused token from the root's word, and forgets on a push", async () => {
+  it('parks nothing of a small meter, even in the first call after the limits changed', async () => {
+    const f = fleet({ policies: [{ name: 'burst', limit: 1000, window_s: 60 }], quota: {} });
+    // Busy enough that isolates and brokers lease: then the operator sets a small limit.
+    for (let i = 0; i < 60; i++) {
+      f.at(START + i * 10);
+      await f.admit(i);
+    }
+    f.root.setLimits({ policies: [{ name: 'small', limit: 5, window_s: 60 }], quota: {} });
+    for (const b of f.brokers) b.apply({ kind: 'reset' });
+    // Once isolates' leases have ended: one request on isolate 0, then 50 at once on the
+    // other five. A unit parked with isolate 0 or in a pool would leave them short.
+    f.at(START + 2000);
+    const first = await f.admit(0);
+    const rest = await Promise.all(Array.from({ length: 50 }, (_, i) => f.admit(1 + (i % 5))));
+    expect([first, ...rest].filter((o) => o === 'admitted')).toHaveLength(5);
+  });
+
+  it("answers a refused token from the root's word after a push, and keeps its pool", async () => {
     const f = fleet({ policies: [{ name: 'burst', limit: 1000, window_s: 60 }], quota: {} });
     f.at(START);
     expect(await f.admit(0, tokenA)).toBe('admitted');
     expect(await f.admit(0, tokenB)).toBe('admitted');
     // The operator revokes tok_b at the root, which pushes to its lease holders.
-    f.root.revoke('tok_b', START + 100);
+    const push = f.root.revoke('tok_b', START + 100);
     expect(f.root.leaseHolders(START + 100)).toEqual(['t@region0']);
-    for (const b of f.brokers) b.forget();
-    // Isolate 3 (another broker) and isolate 1 (same broker, no lease yet) ask now.
+    for (const b of f.brokers) b.apply(push);
+    // Isolate 1 (same broker, no lease yet) is answered from the pool: no root call.
     f.at(START + 200);
+    const before = f.rootCalls();
     expect(await f.admit(1, tokenB)).toBe('refused');
-    expect(await f.admit(3, tokenB)).toBe('refused');
     expect(await f.admit(1, tokenA)).toBe('admitted');
+    expect(f.rootCalls()).toBe(before);
+    // Isolate 3, behind the other broker, learns it from the root.
+    expect(await f.admit(3, tokenB)).toBe('refused');
     // Isolate 0 holds a lease from before: it may use it until the lease ends, not after.
     f.at(START + 1200);
     expect(await f.admit(0, tokenB)).toBe('refused');
+  });
+
+  it('lets no answer to a call made before a push undo it', async () => {
+    const limits: Limits = { policies: [{ name: 'burst', limit: 1000, window_s: 60 }], quota: {} };
+    const root = new GuardCore(memorySql(), () => undefined);
+    root.setLimits(limits);
+    // The root decides at once, but its answer arrives only when the test says:
+    // a call can be answered before the push and land after it.
+    const held: (() => void)[] = [];
+    let holding = true;
+    const broker = new BrokerCore(
+      { name: 't@enam', leaseMs: 5000 },
+      {
+        acquire: (req) => {
+          const answer = root.acquire(req);
+          if (!holding) return Promise.resolve(answer);
+          return new Promise((resolve) => held.push(() => resolve(answer)));
+        },
+        now: () => START,
+        wakeAt: () => undefined,
+      },
+    );
+    const io: AdmissionIo = {
+      acquire: (req) => broker.acquire(req),
+      record: async () => undefined,
+      waitUntil: () => undefined,
+      now: () => START,
+    };
+    const settings: LeaseSettings = {
+      leaseMaxMs: 1000,
+      defaults: limits,
+      meterOptions: { partitionShare: 1, largestCost: 1 },
+      usageRetentionDays: 90,
+    };
+    // tok_b is known to the broker and its pool.
+    holding = false;
+    for (let i = 0; i < 3; i++) await new Admission().admit('t', tokenB, 1, settings, io);
+    holding = true;
+    // A request of another token makes a root call, answered before the revocation but
+    // landing after the push.
+    const first = new Admission().admit('t', tokenA, 1, settings, io);
+    await Promise.resolve();
+    expect(held).toHaveLength(1);
+    const answerBefore = held.shift()!;
+    const push = root.revoke('tok_b', START);
+    broker.apply(push);
+    holding = false;
+    answerBefore();
+    expect((await first).kind).toBe('admitted');
+    // Every later request of tok_b is refused from the broker's own state.
+    expect((await new Admission().admit('t', tokenB, 1, settings, io)).kind).toBe('refused');
   });
 
   it('passes exact-mode tenants through: one root call per request', async () => {

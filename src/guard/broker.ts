@@ -21,6 +21,7 @@
 import { CallRate } from './broker-shards';
 import type {
   BrokerCalls,
+  BrokerPush,
   LeaseAnswer,
   LeaseRequest,
   MeterGrant,
@@ -29,7 +30,7 @@ import type {
   ScopeAsk,
   ScopeGrant,
 } from './lease-protocol';
-import { scopeKey } from './lease-protocol';
+import { MIN_POOLED_LIMIT, scopeKey } from './lease-protocol';
 import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
 import type { UsageBatch } from './usage';
 
@@ -86,11 +87,11 @@ const RENEW_AHEAD_AT = 0.5;
 /** A pool that would last less than this (a slot ending soon) is not kept: calls pass through. */
 const MIN_POOL_MS = 250;
 /**
- * Meters below this many units a window are not pooled: a few units parked in one
- * region's pool would be refused to every other region until the pool returned them.
- * Such a tenant is small enough for the root to answer its isolates itself.
+ * How long a pushed change is laid over root answers: an answer to a call made
+ * before the push (still in flight when it came) must not undo it. Far longer
+ * than any root call may take.
  */
-export const MIN_POOLED_LIMIT = 100;
+const PUSH_MEMORY_MS = 30_000;
 
 const hasSmallMeter = (answer: LeaseAnswer) =>
   answer.mode === 'leased' && answer.meters.some((m) => m.limit < MIN_POOLED_LIMIT);
@@ -148,6 +149,9 @@ export class BrokerCore {
   private inFlight: Promise<void> | null = null;
   /** Bumped by forget(): an answer to a call made before it is given back, not kept. */
   private generation = 0;
+  /** Changes the root pushed lately, numbered, laid over answers to calls made before them. */
+  private readonly pushed: { seq: number; at: number; change: BrokerPush }[] = [];
+  private pushes = 0;
 
   constructor(
     private readonly settings: BrokerSettings,
@@ -216,11 +220,31 @@ export class BrokerCore {
   }
 
   /**
-   * The root's push after a revocation, disable, limit change or cache purge:
-   * everything known is dropped (its units go back), so the next isolate call
-   * asks the root. Isolates' own leases run out within LEASE_MAX_MS.
+   * The root's push after an operator change (lease-protocol.ts, BrokerPush),
+   * made before the operator's answer. A token's end, a disable or a cache purge
+   * is applied to what the broker knows, and the pool keeps serving: every broker
+   * asking the root again at once would be a burst of calls at a busy root. New
+   * limits (`reset`) drop everything. Isolates' own leases run out within
+   * LEASE_MAX_MS either way.
    */
-  forget(): void {
+  apply(change: BrokerPush): void {
+    if (change.kind === 'reset') {
+      this.forget();
+      return;
+    }
+    const now = this.io.now();
+    while (this.pushed.length > 0 && (this.pushed[0]?.at ?? now) < now - PUSH_MEMORY_MS) {
+      this.pushed.shift();
+    }
+    this.pushed.push({ seq: ++this.pushes, at: now, change });
+    this.overlay(change);
+  }
+
+  /**
+   * Everything known is dropped (its units go back to the root with the next
+   * call), so the next isolate call learns the tenant's limits afresh.
+   */
+  private forget(): void {
     this.generation++;
     this.retire(this.current);
     this.retire(this.next);
@@ -228,10 +252,28 @@ export class BrokerCore {
     this.next = null;
     this.mode = null;
     this.smallLimits = false;
-    const known = [...this.scopes.values()].map((s) => s.scope);
+    this.shortSlots = false;
+    this.disabled = false;
     this.scopes.clear();
-    // Ask again for what was in use, so the next isolate call finds a fresh pool.
-    if (known.length > 0) this.rootCall(null, this.io.now(), known).catch(() => {});
+    this.pushed.length = 0;
+  }
+
+  /** A pushed change, applied to the tenant's state as the broker knows it. */
+  private overlay(change: BrokerPush): void {
+    if (change.kind === 'disabled') this.disabled = true;
+    else if (change.kind === 'cache') this.cacheVersion = change.version;
+    else if (change.kind === 'token') {
+      for (const s of this.scopes.values()) {
+        if (s.scope.tokenId === change.tokenId && (!s.tokenEnd || s.tokenEnd.at > change.end.at)) {
+          s.tokenEnd = change.end;
+        }
+      }
+    }
+  }
+
+  /** Lays the changes pushed since a call was made over the state its answer set. */
+  private overlaySince(seq: number): void {
+    for (const p of this.pushed) if (p.seq > seq) this.overlay(p.change);
   }
 
   /** The timer: renews ahead while scopes were seen lately; the next wake-up time or null. */
@@ -287,6 +329,7 @@ export class BrokerCore {
       usage: usage ?? undefined,
       brokerCalls: this.takeCalls(),
     };
+    const seq = this.pushes;
     const answer = await this.io.acquire(forwarded).catch((err: unknown) => {
       this.returns.push(...returns);
       throw err;
@@ -294,6 +337,7 @@ export class BrokerCore {
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
+    this.overlaySince(seq);
     // A lease to the isolate as long as a pool would be: pool again from the next call.
     if (answer.mode === 'leased' && answer.expiresAt - answer.start >= MIN_POOL_MS) {
       this.shortSlots = false;
@@ -381,10 +425,13 @@ export class BrokerCore {
       brokerCalls: this.takeCalls(),
     };
     const generation = this.generation;
+    const seq = this.pushes;
     const call = this.io.acquire(rootReq).then(
       (answer) => {
-        if (generation === this.generation) this.keep(rootReq, answer);
-        else this.retire(poolOf(answer));
+        if (generation === this.generation) {
+          this.keep(rootReq, answer);
+          this.overlaySince(seq);
+        } else this.retire(poolOf(answer));
         decide?.(waiting ? answer.scopes[0] : undefined, answer);
       },
       (err: unknown) => {

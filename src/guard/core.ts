@@ -39,7 +39,15 @@ import {
   settleIdempotency,
   sweepIdempotency,
 } from './idempotency';
-import type { LeaseAnswer, LeaseRequest, MeterGrant, Refusal, ScopeGrant } from './lease-protocol';
+import {
+  type BrokerPush,
+  type LeaseAnswer,
+  type LeaseRequest,
+  MIN_POOLED_LIMIT,
+  type MeterGrant,
+  type Refusal,
+  type ScopeGrant,
+} from './lease-protocol';
 import { Ledger } from './ledger';
 import {
   type Limits,
@@ -155,10 +163,13 @@ export class GuardCore {
         // A broker (a holder) speaks for a region: it gets a larger share, and all
         // of the last few units, so the meter runs dry at once and every holder
         // learns when it has room again, instead of its isolates each calling here.
+        // A meter too small to pool (MIN_POOLED_LIMIT) is leased to no broker at all.
         const share = req.holder
-          ? left <= BROKER_TAKES_ALL_BELOW
-            ? left
-            : Math.max(1, Math.floor(left * BROKER_SHARE))
+          ? m.limit < MIN_POOLED_LIMIT
+            ? 0
+            : left <= BROKER_TAKES_ALL_BELOW
+              ? left
+              : Math.max(1, Math.floor(left * BROKER_SHARE))
           : Math.floor(left * LEASE_SHARE);
         const units = Math.min(want, share);
         if (units <= 0) continue;
@@ -304,8 +315,9 @@ export class GuardCore {
   }
 
   /** Part of every cache key of this tenant; a new value orphans every old entry. */
-  setCacheVersion(version: string): void {
+  setCacheVersion(version: string): BrokerPush {
     this.store.putSetting('cache_version', version);
+    return { kind: 'cache', version };
   }
 
   cacheVersion(): string | null {
@@ -317,19 +329,30 @@ export class GuardCore {
     return this.store.activeHolders(now);
   }
 
-  /** From now on, every request with this token is refused, on every isolate. */
-  revoke(tokenId: string, now: number): void {
+  /**
+   * From now on, every request with this token is refused, on every isolate.
+   * Like every operator change here, it returns what to push to the brokers.
+   */
+  revoke(tokenId: string, now: number): BrokerPush {
     this.store.revoke(tokenId, now);
+    return this.tokenPush(tokenId);
   }
 
   /** The token is refused from `at` on (rotation's overlap end); revocation wins. */
-  expireAt(tokenId: string, at: number): void {
+  expireAt(tokenId: string, at: number): BrokerPush {
     this.store.expireAt(tokenId, at);
+    return this.tokenPush(tokenId);
   }
 
   /** A disabled (or deleted) tenant is refused at once, whatever KV still says. */
-  setDisabled(disabled: boolean): void {
+  setDisabled(disabled: boolean): BrokerPush {
     this.store.putSetting('disabled', String(disabled));
+    return disabled ? { kind: 'disabled' } : { kind: 'reset' };
+  }
+
+  private tokenPush(tokenId: string): BrokerPush {
+    const end = this.store.tokenEnd(tokenId);
+    return end ? { kind: 'token', tokenId, end } : { kind: 'reset' };
   }
 
   /** The alarm's storage work: rows that no longer count and history past its retention. */

@@ -8,7 +8,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { BrokerCore } from './broker';
 import { spreadAdvice } from './broker-shards';
-import type { LeaseAnswer, LeaseRequest } from './lease-protocol';
+import type { BrokerPush, LeaseAnswer, LeaseRequest } from './lease-protocol';
 import { guardFor } from './tenant-guard';
 
 /** Cloudflare's Durable Object location hints: the regions brokers live in. */
@@ -84,9 +84,9 @@ export class LeaseBroker extends DurableObject<Cloudflare.Env> {
     return answer;
   }
 
-  /** The root's push after an operator change: drop what is known and ask again. */
-  forget(): void {
-    this.core?.forget();
+  /** The root's push after an operator change (lease-protocol.ts, BrokerPush). */
+  apply(change: BrokerPush): void {
+    this.core?.apply(change);
   }
 
   private wakeAt(at: number): void {

@@ -103,6 +103,29 @@ export interface LeaseAnswer {
   meters: MeterGrant[];
 }
 
+/**
+ * Meters below this many units a window are not pooled by brokers (broker.ts): a
+ * few units parked in one region's pool would be refused to every other region
+ * until the pool returned them. The root leases a broker nothing of such a meter,
+ * so even a broker's first call, made before it knows the limits, parks nothing;
+ * the broker then passes the tenant's calls through and sends its isolates to the
+ * root directly.
+ */
+export const MIN_POOLED_LIMIT = 100;
+
+/**
+ * What the root pushes to the brokers holding its leases after an operator
+ * change, before answering the operator (broker.ts, `apply`). A token's end, a
+ * disable and a cache purge are applied to what the broker knows, so its pool
+ * keeps serving the tenant's other tokens; new limits, or an enable, make it
+ * drop everything and learn again (`reset`).
+ */
+export type BrokerPush =
+  | { kind: 'token'; tokenId: string; end: { at: number; reason: 'revoked' | 'expired' } }
+  | { kind: 'disabled' }
+  | { kind: 'cache'; version: string }
+  | { kind: 'reset' };
+
 /** The same scope gets the same key in every isolate. */
 export function scopeKey(scope: Scope): string {
   return `${scope.group}|${scope.tokenId}|${scope.partition ?? ''}`;

@@ -21,7 +21,7 @@ import { type AlertConfig, type DeliveryResult, deliverDue, sendTestAlert } from
 import { GuardCore, SWEEP_EVERY_MS } from './core';
 import type { HistoryQuery } from './history';
 import type { ClaimRequest, StoredAnswer } from './idempotency';
-import type { LeaseRequest } from './lease-protocol';
+import type { BrokerPush, LeaseRequest } from './lease-protocol';
 import type { Limits, TokenLimits } from './policy';
 import type { UsageBatch } from './usage';
 
@@ -62,12 +62,12 @@ export class TenantGuard extends DurableObject {
 
   async setLimits(limits: Limits | null) {
     this.core.setLimits(limits);
-    await this.tellBrokers();
+    await this.tellBrokers({ kind: 'reset' });
   }
 
   async setTokenLimits(tokenId: string, limits: TokenLimits | null) {
     this.core.setTokenLimits(tokenId, limits);
-    await this.tellBrokers();
+    await this.tellBrokers({ kind: 'reset' });
   }
 
   succeed(tokenId: string, successor: string) {
@@ -83,8 +83,7 @@ export class TenantGuard extends DurableObject {
   }
 
   async setCacheVersion(version: string) {
-    this.core.setCacheVersion(version);
-    await this.tellBrokers();
+    await this.tellBrokers(this.core.setCacheVersion(version));
   }
 
   cacheVersion() {
@@ -92,18 +91,15 @@ export class TenantGuard extends DurableObject {
   }
 
   async revoke(tokenId: string, now: number) {
-    this.core.revoke(tokenId, now);
-    await this.tellBrokers();
+    await this.tellBrokers(this.core.revoke(tokenId, now));
   }
 
   async expireAt(tokenId: string, at: number) {
-    this.core.expireAt(tokenId, at);
-    await this.tellBrokers();
+    await this.tellBrokers(this.core.expireAt(tokenId, at));
   }
 
   async setDisabled(disabled: boolean) {
-    this.core.setDisabled(disabled);
-    await this.tellBrokers();
+    await this.tellBrokers(this.core.setDisabled(disabled));
   }
 
   setAlerts(config: AlertConfig | null) {
@@ -187,15 +183,18 @@ export class TenantGuard extends DurableObject {
 
   /**
    * Pushes an operator change to every regional broker holding a lease
-   * (broker.ts), before the change is answered: each drops what it knew, so
-   * the change holds everywhere once isolates' own leases (LEASE_MAX_MS) end.
+   * (broker.ts), before the change is answered: each applies it (or, for new
+   * limits, drops what it knew), so the change holds everywhere once isolates'
+   * own leases (LEASE_MAX_MS) end.
    * A broker that cannot be reached holds its pool no longer than
    * BROKER_LEASE_MS (docs/LIMITS.md, "Hierarchical leases").
    */
-  private async tellBrokers(): Promise<void> {
+  private async tellBrokers(change: BrokerPush): Promise<void> {
     const holders = this.core.leaseHolders(Date.now());
     const brokers = this.env.LEASE_BROKER;
-    await Promise.allSettled(holders.map((name) => brokers.get(brokers.idFromName(name)).forget()));
+    await Promise.allSettled(
+      holders.map((name) => brokers.get(brokers.idFromName(name)).apply(change)),
+    );
   }
 
   /** Makes sure the alarm fires by `at` (real clock). */
