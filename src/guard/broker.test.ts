@@ -176,7 +176,8 @@ describe('BrokerCore', () => {
     const first = new Admission().admit('t', tokenA, 1, settings, io);
     await Promise.resolve();
     expect(held).toHaveLength(1);
-    const answerBefore = held.shift()!;
+    const answerBefore = held.shift();
+    if (!answerBefore) throw new Error('no root call in flight');
     const push = root.revoke('tok_b', START);
     broker.apply(push);
     holding = false;

@@ -21,6 +21,7 @@ import {
   sweepAlertsSent,
   writeAlertConfig,
 } from './alerts';
+import { BrokerWants } from './broker-wants';
 import {
   type History,
   type HistoryQuery,
@@ -43,8 +44,8 @@ import {
   type BrokerPush,
   type LeaseAnswer,
   type LeaseRequest,
-  MIN_POOLED_LIMIT,
   type MeterGrant,
+  MIN_POOLED_LIMIT,
   type Refusal,
   type ScopeGrant,
 } from './lease-protocol';
@@ -65,10 +66,6 @@ import { type MeterState, meterState, secondsUntil } from './verdict';
 
 /** An isolate's lease never takes more than this share of what is left of a meter. */
 export const LEASE_SHARE = 1 / 8;
-/** A regional broker's lease never takes more than this share (guard/broker.ts)… */
-export const BROKER_SHARE = 1 / 2;
-/** …unless this few units are left: then it may take them all. */
-const BROKER_TAKES_ALL_BELOW = 2;
 
 /** Usage history kept when no isolate has said otherwise (USAGE_RETENTION_DAYS). */
 const DEFAULT_RETENTION_DAYS = 90;
@@ -81,6 +78,7 @@ export class GuardCore {
   private readonly store: GuardStore;
   private readonly ledger: Ledger;
   private alerts: AlertConfig | null | undefined;
+  private readonly brokerWants = new BrokerWants();
 
   /** `wakeBy(at)`: the shell makes sure its alarm fires by `at` (real clock). */
   constructor(
@@ -155,23 +153,27 @@ export class GuardCore {
         if (scopes[i]?.refusal) return;
         for (const m of scopeMeters) wants.set(m.key, (wants.get(m.key) ?? 0) + ask.want);
       });
-      for (const [key, want] of wants) {
+      // A want is for the lease asked for; a slot's end may cut the lease shorter, and
+      // units it cannot use would sit idle until they came back.
+      const granted = Math.min(1, (expiresAt - start) / Math.max(1, req.leaseMaxMs));
+      for (const [key, asked] of wants) {
         const m = meters.get(key);
+        const want = Math.ceil(asked * granted);
         if (!m || want <= 0) continue;
         const slot = slotAt(m, start);
         const left = m.limit - this.ledger.counted(m, slot, now);
-        // A broker (a holder) speaks for a region: it gets a larger share, and all
-        // of the last few units, so the meter runs dry at once and every holder
-        // learns when it has room again, instead of its isolates each calling here.
-        // A meter too small to pool (MIN_POOLED_LIMIT) is leased to no broker at all.
-        const share = req.holder
-          ? m.limit < MIN_POOLED_LIMIT
-            ? 0
-            : left <= BROKER_TAKES_ALL_BELOW
-              ? left
-              : Math.max(1, Math.floor(left * BROKER_SHARE))
-          : Math.floor(left * LEASE_SHARE);
-        const units = Math.min(want, share);
+        // A broker (a holder) speaks for a region: it gets a larger share, in
+        // proportion to its want among all brokers' (broker-wants.ts), and all of
+        // the last few units, so the meter runs dry at once and every holder learns
+        // when it has room again, instead of its isolates each calling here. A
+        // meter too small to pool (MIN_POOLED_LIMIT) is leased to no broker at all.
+        let units = Math.min(want, Math.floor(left * LEASE_SHARE));
+        if (req.holder) {
+          units =
+            m.limit < MIN_POOLED_LIMIT
+              ? 0
+              : this.brokerWants.share(key, req.holder, want, left, now);
+        }
         if (units <= 0) continue;
         this.ledger.charge(m, slot, units, now);
         leased.set(key, units);
@@ -357,6 +359,7 @@ export class GuardCore {
 
   /** The alarm's storage work: rows that no longer count and history past its retention. */
   sweep(now: number): void {
+    this.brokerWants.sweep(now);
     this.store.sweepSlots(now);
     this.ledger.sweep(now);
     const days = Number(this.store.setting('retention_days') ?? DEFAULT_RETENTION_DAYS);
