@@ -376,18 +376,6 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
       const last = stopped.at(-1)?.at ?? answerAt;
       actionLagMs = Math.max(0, last - answerAt);
     }
-    if (process.env.SIM_DEBUG) {
-      const per = new Map<number, number>();
-      for (const e of events)
-        per.set(Math.floor((e.at - T0) / 1000), (per.get(Math.floor((e.at - T0) / 1000)) ?? 0) + 1);
-      console.log(
-        design,
-        [...per.entries()]
-          .sort((a, b) => a[0] - b[0])
-          .map(([k, v]) => `${k}:${v}`)
-          .join(' '),
-      );
-    }
     let utilisation: number | null = null;
     if (scenario.saturated) {
       const { from, to } = scenario.saturated;

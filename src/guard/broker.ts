@@ -72,6 +72,8 @@ interface ScopeState {
    */
   demand: number;
   demandAt: number;
+  /** When the scope was first seen: a young scope's rate is its units over its age. */
+  since: number;
   lastSeen: number;
 }
 
@@ -102,6 +104,12 @@ const RENEW_RETRY_MS = 1000;
 /** Top up once a meter's pool is down to this share of what the root leased. */
 const TOP_UP_BELOW = 0.25;
 /**
+ * At most one top-up per this long: under contention the root grants each broker
+ * a slice (broker-wants.ts) and a pool soon runs low again; a hundred brokers
+ * topping up at once would make the root the bottleneck brokers exist to avoid.
+ */
+const TOP_UP_EVERY_MS = 500;
+/**
  * An isolate gets at most this share of what the pool holds, rounded down, so
  * others find some too, and the last unit is never parked in a lease that
  * starts later (an isolate renewing ahead) while a request waits now.
@@ -122,6 +130,8 @@ export const KEEP_SCOPES_MS = 60_000;
 const MIN_WANT = 4;
 /** How long handed-out units weigh in a scope's demand (exponential decay time). */
 const DEMAND_MEMORY_MS = 10_000;
+/** A scope's rate is never taken over less than this. */
+const MIN_DEMAND_AGE_MS = 1000;
 /** Usage rows held for the next root call before a call is made for them alone. */
 const MAX_USAGE_ROWS = 5000;
 
@@ -152,6 +162,8 @@ export class BrokerCore {
   /** Changes the root pushed lately, numbered, laid over answers to calls made before them. */
   private readonly pushed: { seq: number; at: number; change: BrokerPush }[] = [];
   private pushes = 0;
+  /** When the pool was last topped up (TOP_UP_EVERY_MS). */
+  private toppedUpAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly settings: BrokerSettings,
@@ -469,6 +481,7 @@ export class BrokerCore {
         tokenEnd: grant.tokenEnd,
         demand: prior?.demand ?? 0,
         demandAt: prior?.demandAt ?? req.now,
+        since: prior?.since ?? req.now,
         lastSeen: prior?.lastSeen ?? req.now,
       });
     });
@@ -603,15 +616,17 @@ export class BrokerCore {
     const now = this.io.now();
     const pool = this.poolAt(now);
     if (!pool) return;
-    let start: number | null = null;
     if (!this.next && now >= pool.start + RENEW_AHEAD_AT * (pool.expiresAt - pool.start)) {
-      start = pool.expiresAt;
-    } else {
-      for (const h of pool.meters.values()) {
-        if (h.grant.leased > 0 && h.left <= h.grant.leased * TOP_UP_BELOW) start = now;
-      }
+      this.rootCall(null, pool.expiresAt).catch(() => {});
+      return;
     }
-    if (start !== null) this.rootCall(null, start).catch(() => {});
+    const low = [...pool.meters.values()].some(
+      (h) => h.grant.leased > 0 && h.left <= h.grant.leased * TOP_UP_BELOW,
+    );
+    if (low && now - this.toppedUpAt >= TOP_UP_EVERY_MS) {
+      this.toppedUpAt = now;
+      this.rootCall(null, now).catch(() => {});
+    }
   }
 
   /** Adds units handed out to a scope's decayed demand. */
@@ -627,7 +642,12 @@ export class BrokerCore {
   private wantFor(key: string, now: number, length: number): number {
     const s = this.scopes.get(key);
     if (!s) return 0;
-    const rate = decayed(s, now) / DEMAND_MEMORY_MS;
+    // The decayed sum covers DEMAND_MEMORY_MS only once the scope is that old: a
+    // younger one's is over its age (a second at least, so a first burst is not taken
+    // for a rate), or a cold start would ask for a tenth of its need.
+    const age = Math.max(MIN_DEMAND_AGE_MS, now - s.since);
+    const span = DEMAND_MEMORY_MS * (1 - Math.exp(-age / DEMAND_MEMORY_MS));
+    const rate = decayed(s, now) / span;
     return Math.max(MIN_WANT, Math.ceil(rate * length * 2));
   }
 
@@ -639,12 +659,33 @@ export class BrokerCore {
 
   /** Isolates' unused units: back into the pool they came from, else on to the root. */
   private takeBack(returns: Returned[]): void {
+    this.unDemand(returns);
     for (const r of returns) {
       const held = [this.current, this.next]
         .map((p) => p?.meters.get(r.meter))
         .find((h) => h && h.grant.slot === r.slot);
       if (held) held.left += r.units;
       else this.returns.push(r);
+    }
+  }
+
+  /**
+   * Units isolates give back were handed out but not used: they leave the demand
+   * of the scopes counted against their meter, in proportion to each one's, so a
+   * region's demand is what it used, not what its isolates held.
+   */
+  private unDemand(returns: Returned[]): void {
+    if (returns.length === 0) return;
+    const now = this.io.now();
+    for (const r of returns) {
+      const using = [...this.scopes.values()].filter((s) => s.meters.includes(r.meter));
+      const total = using.reduce((sum, s) => sum + decayed(s, now), 0);
+      if (total <= 0) continue;
+      for (const s of using) {
+        const own = decayed(s, now);
+        s.demand = Math.max(0, own - (r.units * own) / total);
+        s.demandAt = now;
+      }
     }
   }
 

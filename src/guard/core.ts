@@ -147,6 +147,8 @@ export class GuardCore {
       for (const m of meters.values()) expiresAt = Math.min(expiresAt, slotAt(m, start).end);
     }
     const leased = new Map<string, number>();
+    // Meters whose share a broker has had for now: until when (broker-wants.ts).
+    const spent = new Map<string, number>();
     if (mode === 'leased' && !disabled) {
       const wants = new Map<string, number>();
       perScope.forEach(({ ask, meters: scopeMeters }, i) => {
@@ -168,11 +170,11 @@ export class GuardCore {
         // when it has room again, instead of its isolates each calling here. A
         // meter too small to pool (MIN_POOLED_LIMIT) is leased to no broker at all.
         let units = Math.min(want, Math.floor(left * LEASE_SHARE));
-        if (req.holder) {
-          units =
-            m.limit < MIN_POOLED_LIMIT
-              ? 0
-              : this.brokerWants.share(key, req.holder, want, left, now);
+        if (req.holder && m.limit < MIN_POOLED_LIMIT) units = 0;
+        else if (req.holder) {
+          const share = this.brokerWants.share(key, slot, req.holder, want, left, now);
+          units = share.units;
+          if (share.spentUntil !== null) spent.set(key, share.spentUntil);
         }
         if (units <= 0) continue;
         this.ledger.charge(m, slot, units, now);
@@ -180,7 +182,7 @@ export class GuardCore {
       }
     }
     const grants = [...meters.values()].map((m) =>
-      this.grant(m, start, now, leased.get(m.key) ?? 0),
+      this.grant(m, start, now, leased.get(m.key) ?? 0, spent.get(m.key)),
     );
     this.noteQuotaAlerts([...meters.values()], now);
     this.ledger.flush();
@@ -235,9 +237,23 @@ export class GuardCore {
     return null;
   }
 
-  private grant(m: Meter, start: number, now: number, leased: number): MeterGrant {
+  /** `spentUntil`: a broker has had its share until then, so nothing remains for it. */
+  private grant(
+    m: Meter,
+    start: number,
+    now: number,
+    leased: number,
+    spentUntil?: number,
+  ): MeterGrant {
     const slot = slotAt(m, start);
     const remaining = Math.max(0, m.limit - this.ledger.counted(m, slot, now));
+    if (spentUntil !== undefined) {
+      return {
+        ...this.grant(m, start, now, leased),
+        remaining: 0,
+        fitsAgainAt: spentUntil,
+      };
+    }
     return {
       key: m.key,
       name: m.name,
