@@ -20,12 +20,23 @@ describe('BrokerWants (the root sharing a meter among brokers)', () => {
     const wants = new BrokerWants();
     // 1,000 units for wants of 400 (small) and 3,600 (big): a tenth and nine tenths.
     expect(wants.share('m', slot, 'small', 400, 1000, 0).units).toBe(400);
-    const big = wants.share('m', slot, 'big', 3600, 600, 1);
-    expect(big).toEqual({ units: 300, spentUntil: 3000 });
+    // Half of what is left limits the big one, not its share: it may come back.
+    expect(wants.share('m', slot, 'big', 3600, 600, 1)).toEqual({ units: 300, spentUntil: null });
     // The small broker already had more than its tenth of the period: nothing more until it ends.
     expect(wants.share('m', slot, 'small', 400, 300, 2)).toEqual({ units: 0, spentUntil: 3000 });
     // The big one still has 600 of its 900 to come (within half of what is left).
     expect(wants.share('m', slot, 'big', 3600, 300, 3).units).toBe(150);
+  });
+
+  it('never tells a lone broker its share is spent while units are left', () => {
+    const wants = new BrokerWants();
+    let left = 150;
+    for (let i = 0; i < 6; i++) {
+      const share = wants.share('m', slot, 'only', 4000, left, i);
+      expect(share.spentUntil).toBeNull();
+      left -= share.units;
+    }
+    expect(left).toBeLessThan(5);
   });
 
   it('forgets a want after 10 s', () => {

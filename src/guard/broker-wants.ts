@@ -59,10 +59,13 @@ export class BrokerWants {
     let units = Math.min(want, Math.max(1, Math.floor(left * BROKER_SHARE)));
     let spentUntil: number | null = null;
     if (all > total) {
-      const fair = Math.floor((total * want) / all);
-      const had = period.granted.get(holder) ?? 0;
-      units = Math.max(0, Math.min(units, fair - had));
-      if (units < want) spentUntil = period.endsAt;
+      // What is still due to this broker of its fair share; once that, not half of
+      // what is left, is what limits it, it has had its share for this period.
+      const due = Math.floor((total * want) / all) - (period.granted.get(holder) ?? 0);
+      if (due <= units) {
+        units = Math.max(0, due);
+        spentUntil = period.endsAt;
+      }
     }
     period.granted.set(holder, (period.granted.get(holder) ?? 0) + units);
     return { units, spentUntil };
