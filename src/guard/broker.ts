@@ -18,6 +18,7 @@
  * this very code.
  */
 
+import { Demand } from './broker-demand';
 import { CallRate } from './broker-shards';
 import type {
   BrokerCalls,
@@ -65,15 +66,8 @@ interface ScopeState {
   scope: Scope;
   meters: string[];
   tokenEnd: ScopeGrant['tokenEnd'];
-  /**
-   * Units handed to isolates (leases and waiting costs), decayed with
-   * DEMAND_MEMORY_MS as of `demandAt`: the region's recent rate, smoothed so
-   * that a few quiet seconds do not empty the next pool.
-   */
-  demand: number;
-  demandAt: number;
-  /** When the scope was first seen: a young scope's rate is its units over its age. */
-  since: number;
+  /** The region's recent use of this scope (broker-demand.ts). */
+  demand: Demand;
   lastSeen: number;
 }
 
@@ -123,15 +117,6 @@ const AHEAD_SHARE = 1 / 4;
  * for the root.
  */
 export const KEEP_SCOPES_MS = 60_000;
-/**
- * Units a kept scope asks for at least: a few spare, so a quiet region's next
- * requests find the pool stocked (unused ones go back within a lease).
- */
-const MIN_WANT = 4;
-/** How long handed-out units weigh in a scope's demand (exponential decay time). */
-const DEMAND_MEMORY_MS = 10_000;
-/** A scope's rate is never taken over less than this. */
-const MIN_DEMAND_AGE_MS = 1000;
 /** Usage rows held for the next root call before a call is made for them alone. */
 const MAX_USAGE_ROWS = 5000;
 
@@ -479,9 +464,7 @@ export class BrokerCore {
         scope: { group: ask.group, tokenId: ask.tokenId, partition: ask.partition },
         meters: grant.meters,
         tokenEnd: grant.tokenEnd,
-        demand: prior?.demand ?? 0,
-        demandAt: prior?.demandAt ?? req.now,
-        since: prior?.since ?? req.now,
+        demand: prior?.demand ?? new Demand(req.now),
         lastSeen: prior?.lastSeen ?? req.now,
       });
     });
@@ -540,7 +523,7 @@ export class BrokerCore {
     const scopes = asks.map(({ ask, state, held, refusal }, i): ScopeGrant => {
       if (!refusal && ask.cost > 0) {
         if (!(i === 0 && decided)) for (const h of held) h.left -= ask.cost;
-        this.demand(state, ask.cost, now);
+        state.demand.add(ask.cost, now);
       }
       state.lastSeen = now;
       return { meters: state.meters, tokenEnd: state.tokenEnd, refusal };
@@ -562,7 +545,7 @@ export class BrokerCore {
           leased.set(h.grant.key, (leased.get(h.grant.key) ?? 0) + units);
           given = Math.max(given, units);
         }
-        this.demand(state, given, now);
+        state.demand.add(given, now);
       }
     }
     const meters = new Map<string, Held>();
@@ -629,26 +612,9 @@ export class BrokerCore {
     }
   }
 
-  /** Adds units handed out to a scope's decayed demand. */
-  private demand(state: ScopeState, units: number, now: number): void {
-    state.demand = decayed(state, now) + units;
-    state.demandAt = now;
-  }
-
-  /**
-   * Units a scope's region is likely to need over a lease of `length`: twice
-   * its smoothed rate, and at least MIN_WANT while it is kept (seen lately).
-   */
+  /** Units a scope's region is likely to need over a lease of `length` (0 for an unknown scope). */
   private wantFor(key: string, now: number, length: number): number {
-    const s = this.scopes.get(key);
-    if (!s) return 0;
-    // The decayed sum covers DEMAND_MEMORY_MS only once the scope is that old: a
-    // younger one's is over its age (a second at least, so a first burst is not taken
-    // for a rate), or a cold start would ask for a tenth of its need.
-    const age = Math.max(MIN_DEMAND_AGE_MS, now - s.since);
-    const span = DEMAND_MEMORY_MS * (1 - Math.exp(-age / DEMAND_MEMORY_MS));
-    const rate = decayed(s, now) / span;
-    return Math.max(MIN_WANT, Math.ceil(rate * length * 2));
+    return this.scopes.get(key)?.demand.want(now, length) ?? 0;
   }
 
   private dropIdleScopes(now: number): void {
@@ -679,13 +645,9 @@ export class BrokerCore {
     const now = this.io.now();
     for (const r of returns) {
       const using = [...this.scopes.values()].filter((s) => s.meters.includes(r.meter));
-      const total = using.reduce((sum, s) => sum + decayed(s, now), 0);
+      const total = using.reduce((sum, s) => sum + s.demand.value(now), 0);
       if (total <= 0) continue;
-      for (const s of using) {
-        const own = decayed(s, now);
-        s.demand = Math.max(0, own - (r.units * own) / total);
-        s.demandAt = now;
-      }
+      for (const s of using) s.demand.remove((r.units * s.demand.value(now)) / total, now);
     }
   }
 
@@ -757,10 +719,6 @@ function fits(held: Held[], cost: number, now: number): Refusal | null | 'ask' {
     violated: named.name,
     retryAfter: Math.max(1, Math.ceil((latest - now) / 1000)),
   };
-}
-
-function decayed(state: ScopeState, now: number): number {
-  return state.demand * Math.exp(-Math.max(0, now - state.demandAt) / DEMAND_MEMORY_MS);
 }
 
 function poolOf(answer: LeaseAnswer): Pool {
