@@ -91,6 +91,19 @@ const PUSH_MEMORY_MS = 30_000;
 
 const hasSmallMeter = (answer: LeaseAnswer) =>
   answer.mode === 'leased' && answer.meters.some((m) => m.limit < MIN_POOLED_LIMIT);
+/**
+ * Whether a lease ends within MIN_POOL_MS because its slots are that short
+ * (windows of a few seconds). One that ends soon only because it was asked
+ * late in a longer slot is not: the pool renews ahead into the next slot.
+ * The meter whose slot started last is the one whose slot ends first.
+ */
+function hasShortSlots(answer: LeaseAnswer): boolean {
+  if (answer.mode !== 'leased' || answer.disabled || answer.meters.length === 0) return false;
+  const lastSlotStart = Math.max(...answer.meters.map((m) => m.slot));
+  return (
+    answer.expiresAt - answer.start < MIN_POOL_MS && answer.expiresAt - lastSlotStart < MIN_POOL_MS
+  );
+}
 /** Rounds an isolate's call waits for shared root calls before making its own. */
 const MAX_ROUNDS = 5;
 /** After a failed renewal, the next try is this much later. */
@@ -335,12 +348,27 @@ export class BrokerCore {
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
     this.overlaySince(seq);
-    // A lease to the isolate as long as a pool would be: pool again from the next call.
-    if (answer.mode === 'leased' && answer.expiresAt - answer.start >= MIN_POOL_MS) {
-      this.shortSlots = false;
-    }
+    // Slots long enough for a pool again: pool from the next call.
+    this.shortSlots = hasShortSlots(answer);
     this.smallLimits = hasSmallMeter(answer);
+    this.noteLeased(req, answer);
     return answer;
+  }
+
+  /**
+   * Units the root leased straight to an isolate (a call passed through) count in
+   * its region's demand as pooled ones do: they come back through here too (unDemand).
+   */
+  private noteLeased(req: LeaseRequest, answer: LeaseAnswer): void {
+    const now = this.io.now();
+    const leased = new Map(answer.meters.map((m) => [m.key, m.leased]));
+    req.scopes.forEach((ask, i) => {
+      const state = this.scopes.get(scopeKey(ask));
+      const grant = answer.scopes[i];
+      if (!state || !grant) return;
+      const units = Math.max(0, ...grant.meters.map((k) => leased.get(k) ?? 0));
+      state.demand.add(units + (ask.cost > 0 && !grant.refusal ? ask.cost : 0), now);
+    });
   }
 
   /** One call to the root for this isolate request; the answer decides its waiting cost. */
@@ -450,8 +478,7 @@ export class BrokerCore {
   /** The root's answer becomes the pool and the tenant's state. */
   private keep(req: LeaseRequest, answer: LeaseAnswer): void {
     this.mode = answer.mode;
-    this.shortSlots =
-      answer.mode === 'leased' && !answer.disabled && answer.expiresAt - answer.start < MIN_POOL_MS;
+    this.shortSlots = hasShortSlots(answer);
     this.smallLimits = hasSmallMeter(answer);
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
@@ -638,17 +665,24 @@ export class BrokerCore {
   /**
    * Units isolates give back were handed out but not used: they leave the demand
    * of the scopes counted against their meter, in proportion to each one's, so a
-   * region's demand is what it used, not what its isolates held.
+   * region's demand is what it used, not what its isolates held. A lease is of
+   * every meter of a scope at once (the demand counted it once), so a scope's
+   * demand loses what came back of its most returned meter, not the sum over meters.
    */
   private unDemand(returns: Returned[]): void {
     if (returns.length === 0) return;
     const now = this.io.now();
+    const back = new Map<ScopeState, number>();
     for (const r of returns) {
       const using = [...this.scopes.values()].filter((s) => s.meters.includes(r.meter));
       const total = using.reduce((sum, s) => sum + s.demand.value(now), 0);
       if (total <= 0) continue;
-      for (const s of using) s.demand.remove((r.units * s.demand.value(now)) / total, now);
+      for (const s of using) {
+        const units = (r.units * s.demand.value(now)) / total;
+        back.set(s, Math.max(back.get(s) ?? 0, units));
+      }
     }
+    for (const [s, units] of back) s.demand.remove(units, now);
   }
 
   /** The pool that holds `at`; moves on to the renewed one once the current has ended. */
