@@ -237,6 +237,9 @@ describe('leased limits when the TenantGuard cannot be reached', () => {
   } as unknown as typeof testEnv.TENANT_GUARD;
   // Its regional broker is out of reach too (limits-fleet tests the broker riding it out).
   const unreachableBroker = unreachable as unknown as typeof testEnv.LEASE_BROKER;
+  // What an isolate holds ends within two lease times: the lease in use, and one
+  // renewed ahead from its end (asked for when a slot end cut the first one short).
+  const HELD_FOR_MS = 2 * LEASE_MAX_MS;
   const call = (t: TestTenant, vars: Record<string, unknown> = {}) =>
     gatewayWith(
       { TENANT_GUARD: unreachable, LEASE_BROKER: unreachableBroker, ...vars },
@@ -251,7 +254,7 @@ describe('leased limits when the TenantGuard cannot be reached', () => {
     const t = await createTenant();
     await warm(t);
     expect((await call(t)).status).toBe(200);
-    later(LEASE_MAX_MS);
+    later(HELD_FOR_MS);
     const res = await call(t);
     expect(res.status).toBe(503);
     expect((await envelope(res)).code).toBe(ERRORS.LIMITER_UNAVAILABLE.code);
@@ -261,7 +264,7 @@ describe('leased limits when the TenantGuard cannot be reached', () => {
     clockAt(Date.now());
     const t = await createTenant();
     await warm(t);
-    later(LEASE_MAX_MS);
+    later(HELD_FOR_MS);
     const res = await call(t, { LIMITER_FAILURE_MODE: 'open' });
     expect(res.status).toBe(200);
     expect(res.headers.get('ratelimit')).toBeNull();

@@ -192,7 +192,7 @@ export class BrokerCore {
       if (!this.inFlight) {
         // Nothing known yet for this request: its own call decides it at once.
         if (!this.knows(req)) break;
-        this.rootCall(null, this.io.now(), [], req).catch(() => {});
+        this.rootCall(null, this.poolStartFor(req), [], req).catch(() => {});
       }
       const key = waiting && scopeKey(waiting);
       if (key) this.queued.set(key, (this.queued.get(key) ?? 0) + (waiting?.cost ?? 0));
@@ -216,6 +216,16 @@ export class BrokerCore {
   /** Isolate calls in the last whole second. */
   callsPerSecond(): number {
     return this.rate.perSecond(this.io.now());
+  }
+
+  /**
+   * Where a pool for this request starts: now, or the current pool's end when the
+   * isolate renews ahead past it (a pool for now would not serve it, round after round).
+   */
+  private poolStartFor(req: LeaseRequest): number {
+    const now = this.io.now();
+    const current = this.poolAt(now);
+    return current && req.start >= current.expiresAt ? current.expiresAt : now;
   }
 
   /** Whether the pool and the root's last word cover every scope of a request. */
@@ -426,10 +436,14 @@ export class BrokerCore {
       if (!asks.has(key)) asks.set(key, { ...s.scope, cost: 0, want: 0 });
     }
     const length = Math.max(1, this.settings.leaseMs);
+    // An isolate's want is for its own lease: over the pool's longer one it is that many
+    // times more. It counts before the region has a demand of its own (a cold pool).
+    const perPool = length / Math.max(1, isolateReq?.leaseMaxMs ?? length);
     for (const [key, ask] of asks) {
       const isolateWant = isolateReq?.scopes.find((a) => scopeKey(a) === key)?.want ?? 0;
       ask.want =
-        Math.max(this.wantFor(key, now, length), isolateWant * 2) + (this.queued.get(key) ?? 0);
+        Math.max(this.wantFor(key, now, length), Math.ceil(isolateWant * perPool)) +
+        (this.queued.get(key) ?? 0);
     }
     // The current pool keeps serving isolates while this call is out; the answer
     // replaces it (keep), and its unused units go back with the next call.

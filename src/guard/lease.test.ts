@@ -13,13 +13,13 @@ const settings: LeaseSettings = {
 };
 
 /** What a guard answers: `leased` units of one meter for a second, the waiting request admitted. */
-function answer(req: LeaseRequest, leased: number, disabled = false): LeaseAnswer {
+function answer(req: LeaseRequest, leased: number, disabled = false, clockAhead = 0): LeaseAnswer {
   return {
     mode: 'leased',
     disabled,
     cacheVersion: '1',
-    start: req.now,
-    expiresAt: req.now + 1000,
+    start: req.now + clockAhead,
+    expiresAt: req.now + clockAhead + 1000,
     scopes: req.scopes.map(() => ({ meters: ['rate:burst'], tokenEnd: null, refusal: null })),
     meters: [
       {
@@ -67,5 +67,28 @@ describe('TenantLease', () => {
     lease.forget();
     expect(lease.apply(req, answer(req, 10))?.kind).toBe('admitted');
     expect(lease.admit(scope, 1, NOW + 10).kind).toBe('ask');
+  });
+
+  it("uses a lease for now at once, though the broker's clock is a few ms ahead", () => {
+    const lease = new TenantLease();
+    const first = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    lease.apply(first, answer(first, 1));
+    expect(lease.admit(scope, 1, NOW + 1).kind).toBe('admitted');
+    // The lease is used up; the next call's answer starts by the broker's clock, 3 ms on.
+    expect(lease.admit(scope, 1, NOW + 2).kind).toBe('ask');
+    const second = lease.request(NOW + 2, settings, { scope, cost: 1, queued: 10 });
+    expect(lease.apply(second, answer(second, 10, false, 3))?.kind).toBe('admitted');
+    // It replaces the spent lease now, not once that has run out: before, every
+    // request waiting for this call asked again, and each answer parked 10 more units.
+    expect(lease.admit(scope, 1, NOW + 3).kind).toBe('admitted');
+  });
+
+  it("holds a lease no longer than asked by its own clock, whatever the broker's says", () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    // The broker's clock is 5 s ahead: its lease of a second is this isolate's [NOW, NOW + 1000).
+    lease.apply(req, answer(req, 100, false, 5000));
+    expect(lease.admit(scope, 1, NOW + 999).kind).toBe('admitted');
+    expect(lease.admit(scope, 1, NOW + 1000).kind).toBe('ask');
   });
 });

@@ -159,12 +159,17 @@ export class TenantLease {
    * waiting request but is not kept: it may predate the change that forgot.
    */
   apply(req: LeaseRequest, answer: LeaseAnswer): Decision | null {
+    // A broker answers by its own clock, which may run ahead of this isolate's: a lease
+    // that starts later than asked is moved back to the time asked for, keeping its
+    // length, so it is used at once and never held past LEASE_MAX_MS by this clock.
+    const ahead = req.start > req.now;
+    const skew = Math.max(0, answer.start - Math.max(req.start, req.now));
     const period: Period = {
-      start: answer.start,
-      expiresAt: answer.expiresAt,
+      start: answer.start - skew,
+      expiresAt: answer.expiresAt - skew,
       meters: new Map(answer.meters.map((g) => [g.key, { grant: g, left: g.leased }])),
     };
-    if (this.askedIn.get(req) === this.generation) this.keep(req, answer, period);
+    if (this.askedIn.get(req) === this.generation) this.keep(req, answer, period, ahead);
     else this.retire(period);
 
     // A renewal has no waiting request; any other call answers its first scope, cost 0 or not.
@@ -180,7 +185,7 @@ export class TenantLease {
   }
 
   /** Makes an answer this lease's state: the tenant's, its scopes', and the period it leases. */
-  private keep(req: LeaseRequest, answer: LeaseAnswer, period: Period): void {
+  private keep(req: LeaseRequest, answer: LeaseAnswer, period: Period, ahead: boolean): void {
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
@@ -200,7 +205,9 @@ export class TenantLease {
       });
     });
     // The period it replaces is not used any more: its unused units go back next time.
-    if (answer.start > req.now) {
+    // A renewal ahead is the next period, even if its answer starts now (then the
+    // current one has ended): periodAt moves on to it.
+    if (ahead) {
       this.retire(this.next);
       this.next = period;
     } else {
