@@ -67,7 +67,7 @@ async function simulate(s: Scenario, seed: number): Promise<Run> {
   let asks = 0;
   const call = async (lease: TenantLease, req: LeaseRequest) => {
     asks++;
-    return lease.apply(req, await guard.acquire(req));
+    return lease.apply(req, await guard.acquire(req), req.now);
   };
   for (const { at, isolate } of arrivals) {
     const lease = isolates[isolate];

@@ -36,13 +36,25 @@ async function setLimits(tenant: TestTenant, limits: Partial<Limits>) {
 /** Holds the clock (Date only; timers run) at `at`, or moves it on by `ms`. */
 const clockAt = (at: number) => vi.useFakeTimers({ toFake: ['Date'], now: at });
 const later = (ms: number) => vi.setSystemTime(Date.now() + ms);
+/**
+ * The clock just past a whole second: the start of a slot of the test's default 10 s
+ * window (slots of 500 ms), so a lease taken now is not cut to a few ms by the slot's
+ * end (the clock stands still, and a broker's pool that late in a slot is a few units).
+ */
+const clockAtSlotStart = () => clockAt(Math.ceil(Date.now() / 1000) * 1000 + 1);
 
 /** The tenant's TenantGuard, as another isolate's operator change would reach it. */
 const guardOf = (t: TestTenant) => testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(t.id));
 
-/** A few requests, so this isolate holds a lease with units to spare. */
+/**
+ * A few requests, so this isolate holds a lease with units to spare. Each waits for its
+ * background work too: a renewal still in flight when a test moves the clock on would
+ * be answered after the jump, with a lease that holds from then.
+ */
 async function warm(t: TestTenant, n = 4) {
-  for (let i = 0; i < n; i++) expect((await asTenant(t, '/agent/lists')).res.status).toBe(200);
+  const init = { headers: { authorization: `Bearer ${t.token}` } };
+  for (let i = 0; i < n; i++)
+    expect((await gatewayWith({}, '/agent/lists', init)).status).toBe(200);
 }
 
 afterEach(() => vi.useRealTimers());
@@ -250,7 +262,7 @@ describe('leased limits when the TenantGuard cannot be reached', () => {
     );
 
   it('fails closed: admits from the lease it holds, then 503 once it ends', async () => {
-    clockAt(Date.now());
+    clockAtSlotStart();
     const t = await createTenant();
     await warm(t);
     expect((await call(t)).status).toBe(200);
@@ -261,7 +273,7 @@ describe('leased limits when the TenantGuard cannot be reached', () => {
   });
 
   it('fails open: goes on without limits once the lease ends', async () => {
-    clockAt(Date.now());
+    clockAtSlotStart();
     const t = await createTenant();
     await warm(t);
     later(HELD_FOR_MS);

@@ -224,6 +224,42 @@ describe('BrokerCore', () => {
     expect((brokerCalls - counted) / 2000).toBeLessThan(0.02);
   });
 
+  it('never wakes its timer again and again: a pool asked for later within the slot holds from now', async () => {
+    // A minute's window: slots of 3 s, and START is a slot's start.
+    const f = fleet(
+      { policies: [{ name: 'burst', limit: 100_000, window_s: 60 }], quota: {} },
+      1,
+      1,
+    );
+    const [broker] = f.brokers;
+    if (!broker) throw new Error('no broker');
+    f.at(START + 100);
+    expect(await f.admit(0)).toBe('admitted');
+    // An isolate renewing ahead, from 1 s on, for a token the broker has not seen:
+    // it asks the root for a pool from then, inside the slot the current pool serves.
+    f.at(START + 200);
+    await broker.acquire({
+      now: START + 200,
+      start: START + 1000,
+      leaseMaxMs: 1000,
+      defaults: f.settings.defaults,
+      meterOptions: f.settings.meterOptions,
+      scopes: [{ group: 'teams', tokenId: 'tok_b', cost: 0, want: 10 }],
+      returns: [],
+      renewal: true,
+    });
+    // The Durable Object's timer, run as it would be until the slot ends.
+    let wakeUps = 0;
+    for (let wake = broker.wakeTime(); wake !== null && wake < START + 3000 && wakeUps < 100; ) {
+      f.at(Math.max(wake, START + 200));
+      wakeUps++;
+      wake = await broker.renew();
+    }
+    // One renewal ahead. Before, the later pool was kept as the next one, overlapping
+    // the current: its renewal time passed at once and the timer woke every millisecond.
+    expect(wakeUps).toBeLessThanOrEqual(2);
+  });
+
   it('passes exact-mode tenants through: one root call per request', async () => {
     const f = fleet({
       policies: [{ name: 'burst', limit: 3, window_s: 60 }],

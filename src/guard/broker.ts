@@ -310,8 +310,12 @@ export class BrokerCore {
       } catch {
         return now + RENEW_RETRY_MS;
       }
+      return this.wakeTime();
     }
-    return this.wakeTime();
+    // Renewed already: a wake-up time that has passed would wake it again at once, and
+    // again, until the pool ends. The next isolate call sets the timer again if need be.
+    const wake = this.wakeTime();
+    return wake !== null && wake > now ? wake : null;
   }
 
   /** When the pool should be renewed ahead (half through the latest lease), or null when nothing needs it. */
@@ -510,7 +514,14 @@ export class BrokerCore {
       });
     });
     const pool = poolOf(answer);
-    if (answer.start > req.now) {
+    // A pool asked to start later within the slots in use now (for an isolate renewing
+    // ahead inside them) holds from now: its units count in those slots anyway. Kept as
+    // the next pool it would overlap the current one, and renewing it ahead would be due
+    // before the current one ends.
+    if (pool.start > req.now && answer.meters.every((m) => m.slot <= req.now)) {
+      pool.start = req.now;
+    }
+    if (pool.start > req.now) {
       this.retire(this.next);
       this.next = pool;
     } else {

@@ -154,16 +154,19 @@ export class TenantLease {
   }
 
   /**
-   * Takes in the guard's answer; returns the waiting request's admission, if
-   * there was one. An answer to a request made before forget() decides its
-   * waiting request but is not kept: it may predate the change that forgot.
+   * Takes in the guard's answer, received at `receivedAt` by this isolate's clock;
+   * returns the waiting request's admission, if there was one. An answer to a
+   * request made before forget() decides its waiting request but is not kept: it
+   * may predate the change that forgot.
    */
-  apply(req: LeaseRequest, answer: LeaseAnswer): Decision | null {
-    // A broker answers by its own clock, which may run ahead of this isolate's: a lease
-    // that starts later than asked is moved back to the time asked for, keeping its
-    // length, so it is used at once and never held past LEASE_MAX_MS by this clock.
+  apply(req: LeaseRequest, answer: LeaseAnswer, receivedAt: number): Decision | null {
+    // A broker answers by its own clock. A lease that starts after both the time asked
+    // for and the time it arrived came from a clock running ahead of this one: it is
+    // moved back by the difference, keeping its length, so it is used at once and never
+    // held past LEASE_MAX_MS by this clock. (Time the call took is not skew: the lease
+    // started while it travelled.)
     const ahead = req.start > req.now;
-    const skew = Math.max(0, answer.start - Math.max(req.start, req.now));
+    const skew = Math.max(0, answer.start - Math.max(req.start, receivedAt));
     const period: Period = {
       start: answer.start - skew,
       expiresAt: answer.expiresAt - skew,

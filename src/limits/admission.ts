@@ -110,7 +110,8 @@ export class Admission {
     if (known !== 'ask') return known;
     try {
       const req = tenant.lease.request(host.now(), settings, { scope, cost: 0, queued: 0 });
-      tenant.lease.apply(req, await keptAlive(host, host.acquire(req)));
+      const answer = await keptAlive(host, host.acquire(req));
+      tenant.lease.apply(req, answer, host.now());
     } catch {
       return UNAVAILABLE;
     }
@@ -174,7 +175,7 @@ async function call(
   const req = withUsage(tenant, settings, tenant.lease.request(host.now(), settings, waiting));
   try {
     const answer = await keptAlive(host, host.acquire(req));
-    return tenant.lease.apply(req, answer) ?? UNAVAILABLE;
+    return tenant.lease.apply(req, answer, host.now()) ?? UNAVAILABLE;
   } catch {
     tenant.downUntil = host.now() + DOWN_FOR_MS;
     return UNAVAILABLE;
@@ -196,7 +197,7 @@ function renewInBackground(
   const renewal = host
     .acquire(req)
     .then((answer) => {
-      tenant.lease.apply(req, answer);
+      tenant.lease.apply(req, answer, host.now());
     })
     .catch(() => {
       // The lease runs to its end; then requests ask, and the failure mode decides.
