@@ -125,6 +125,13 @@ const ISOLATE_SHARE = 1 / 2;
 /** An isolate renewing ahead from the pool in use now gets at most this share of it. */
 const AHEAD_SHARE = 1 / 4;
 /**
+ * A tenant far from its limits: the root had at least this many times the pool
+ * left over on every meter at its last answer. Nothing is scarce then, so the
+ * broker asks for twice its usual pool and leases an isolate all it wants (for
+ * its lease): halving made one busy isolate top up again and again.
+ */
+const PLENTY = 10;
+/**
  * Scopes seen within this long keep being renewed ahead: thin traffic (a few
  * requests a minute per region) then finds a pool ready instead of waiting
  * for the root.
@@ -139,6 +146,8 @@ export class BrokerCore {
   private shortSlots = false;
   /** A meter of fewer than MIN_POOLED_LIMIT units: calls pass through. */
   private smallLimits = false;
+  /** The root had PLENTY times the pool left at its last answer. */
+  private plenty = false;
   private disabled = false;
   private cacheVersion = '0';
   private current: Pool | null = null;
@@ -443,10 +452,11 @@ export class BrokerCore {
     // An isolate's want is for its own lease: over the pool's longer one it is that many
     // times more. It counts before the region has a demand of its own (a cold pool).
     const perPool = length / Math.max(1, isolateReq?.leaseMaxMs ?? length);
+    const scale = this.plenty ? 2 : 1;
     for (const [key, ask] of asks) {
       const isolateWant = isolateReq?.scopes.find((a) => scopeKey(a) === key)?.want ?? 0;
       ask.want =
-        Math.max(this.wantFor(key, now, length), Math.ceil(isolateWant * perPool)) +
+        scale * Math.max(this.wantFor(key, now, length), Math.ceil(isolateWant * perPool)) +
         (this.queued.get(key) ?? 0);
     }
     // The current pool keeps serving isolates while this call is out; the answer
@@ -498,6 +508,7 @@ export class BrokerCore {
     this.mode = answer.mode;
     this.shortSlots = hasShortSlots(answer);
     this.smallLimits = hasSmallMeter(answer);
+    this.plenty = answer.meters.every((m) => m.remaining >= PLENTY * Math.max(1, m.leased));
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
     req.scopes.forEach((ask, i) => {
@@ -585,13 +596,21 @@ export class BrokerCore {
     const leased = new Map<string, number>();
     // A lease that starts later but draws on the pool in use now takes less, so a
     // request arriving before it starts still finds units (AHEAD_SHARE).
-    const share = start > now && pool === this.current ? AHEAD_SHARE : ISOLATE_SHARE;
+    const share = this.plenty
+      ? 1
+      : start > now && pool === this.current
+        ? AHEAD_SHARE
+        : ISOLATE_SHARE;
+    const expiresAt = Math.max(start, Math.min(start + req.leaseMaxMs, pool.expiresAt));
+    // A want is for a whole isolate lease: this one may end sooner, with the pool.
+    const lengthShare = (expiresAt - start) / Math.max(1, req.leaseMaxMs);
     if (this.mode === 'leased' && !this.disabled) {
       for (const { ask, state, held, refusal } of asks) {
         if (refusal || ask.want <= 0) continue;
+        const want = Math.ceil(ask.want * lengthShare);
         let given = 0;
         for (const h of held) {
-          const units = Math.min(ask.want, Math.floor(h.left * share));
+          const units = Math.min(want, Math.floor(h.left * share));
           if (units <= 0) continue;
           h.left -= units;
           leased.set(h.grant.key, (leased.get(h.grant.key) ?? 0) + units);
@@ -602,7 +621,6 @@ export class BrokerCore {
     }
     const meters = new Map<string, Held>();
     for (const { held } of asks) for (const h of held) meters.set(h.grant.key, h);
-    const expiresAt = Math.max(start, Math.min(start + req.leaseMaxMs, pool.expiresAt));
     return {
       mode: this.mode ?? 'leased',
       disabled: this.disabled,
