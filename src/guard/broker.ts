@@ -595,10 +595,12 @@ export class BrokerCore {
     // Lease on: what each scope wants, within a share of what the pool holds.
     const leased = new Map<string, number>();
     // A lease that starts later but draws on the pool in use now takes less, so a
-    // request arriving before it starts still finds units (AHEAD_SHARE); else half, or
-    // all it wants while nothing is scarce (PLENTY).
-    let share = this.plenty ? 1 : ISOLATE_SHARE;
-    if (start > now && pool === this.current) share = AHEAD_SHARE;
+    // request arriving before it starts still finds units (AHEAD_SHARE).
+    const share = this.plenty
+      ? 1
+      : start > now && pool === this.current
+        ? AHEAD_SHARE
+        : ISOLATE_SHARE;
     const expiresAt = Math.max(start, Math.min(start + req.leaseMaxMs, pool.expiresAt));
     // A want is for a whole isolate lease: this one may end sooner, with the pool.
     const lengthShare = (expiresAt - start) / Math.max(1, req.leaseMaxMs);
