@@ -282,6 +282,7 @@ export class BrokerCore {
     this.mode = null;
     this.smallLimits = false;
     this.shortSlots = false;
+    this.plenty = false;
     this.disabled = false;
     this.scopes.clear();
     this.pushed.length = 0;
@@ -594,8 +595,9 @@ export class BrokerCore {
 
     // Lease on: what each scope wants, within a share of what the pool holds.
     const leased = new Map<string, number>();
-    // A lease that starts later but draws on the pool in use now takes less, so a
-    // request arriving before it starts still finds units (AHEAD_SHARE).
+    // All it wants while nothing is scarce (PLENTY); else a lease that starts later but
+    // draws on the pool in use now takes less, so a request arriving before it starts
+    // still finds units (AHEAD_SHARE), and any other at most half (ISOLATE_SHARE).
     const share = this.plenty
       ? 1
       : start > now && pool === this.current
