@@ -95,14 +95,13 @@ const hasSmallMeter = (answer: LeaseAnswer) =>
  * Whether a lease ends within MIN_POOL_MS because its slots are that short
  * (windows of a few seconds). One that ends soon only because it was asked
  * late in a longer slot is not: the pool renews ahead into the next slot.
- * The meter whose slot started last is the one whose slot ends first.
+ * The meter whose slot started last is the one whose slot ends first (every
+ * slot starts by the lease's start, so the lease is no longer than that slot).
  */
 function hasShortSlots(answer: LeaseAnswer): boolean {
   if (answer.mode !== 'leased' || answer.disabled || answer.meters.length === 0) return false;
   const lastSlotStart = Math.max(...answer.meters.map((m) => m.slot));
-  return (
-    answer.expiresAt - answer.start < MIN_POOL_MS && answer.expiresAt - lastSlotStart < MIN_POOL_MS
-  );
+  return answer.expiresAt - lastSlotStart < MIN_POOL_MS;
 }
 /** Rounds an isolate's call waits for shared root calls before making its own. */
 const MAX_ROUNDS = 5;

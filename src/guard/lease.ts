@@ -165,14 +165,13 @@ export class TenantLease {
     // moved back by the difference, keeping its length, so it is used at once and never
     // held past LEASE_MAX_MS by this clock. (Time the call took is not skew: the lease
     // started while it travelled.)
-    const ahead = req.start > req.now;
     const skew = Math.max(0, answer.start - Math.max(req.start, receivedAt));
     const period: Period = {
       start: answer.start - skew,
       expiresAt: answer.expiresAt - skew,
       meters: new Map(answer.meters.map((g) => [g.key, { grant: g, left: g.leased }])),
     };
-    if (this.askedIn.get(req) === this.generation) this.keep(req, answer, period, ahead);
+    if (this.askedIn.get(req) === this.generation) this.keep(req, answer, period);
     else this.retire(period);
 
     // A renewal has no waiting request; any other call answers its first scope, cost 0 or not.
@@ -188,7 +187,7 @@ export class TenantLease {
   }
 
   /** Makes an answer this lease's state: the tenant's, its scopes', and the period it leases. */
-  private keep(req: LeaseRequest, answer: LeaseAnswer, period: Period, ahead: boolean): void {
+  private keep(req: LeaseRequest, answer: LeaseAnswer, period: Period): void {
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
@@ -210,7 +209,7 @@ export class TenantLease {
     // The period it replaces is not used any more: its unused units go back next time.
     // A renewal ahead is the next period, even if its answer starts now (then the
     // current one has ended): periodAt moves on to it.
-    if (ahead) {
+    if (req.start > req.now) {
       this.retire(this.next);
       this.next = period;
     } else {
