@@ -12,6 +12,11 @@ import type { Limits, Scope } from '../src/guard/policy';
 import { testEnv } from './helpers';
 
 const ISOLATES = 8;
+/**
+ * Thousands of real guard calls in a row: 10-16 s alone here, past the
+ * default 20 s on a loaded CI machine. Each run is bounded by its arrivals.
+ */
+const SIMULATION_TIMEOUT_MS = 120_000;
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 
 /** mulberry32: a small seeded generator, so a failure replays exactly. */
@@ -130,7 +135,7 @@ const scenarios: Scenario[] = [
   },
 ];
 
-describe('leases across 8 isolates', () => {
+describe('leases across 8 isolates', { timeout: SIMULATION_TIMEOUT_MS }, () => {
   for (const s of scenarios) {
     it(`never admit more than ${s.name} allows, and use at least 90 % of it`, async () => {
       const windowMs = s.binding.window_s * 1000;
