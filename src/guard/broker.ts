@@ -89,20 +89,6 @@ const MIN_POOL_MS = 250;
  */
 const PUSH_MEMORY_MS = 30_000;
 
-const hasSmallMeter = (answer: LeaseAnswer) =>
-  answer.mode === 'leased' && answer.meters.some((m) => m.limit < MIN_POOLED_LIMIT);
-/**
- * Whether a lease ends within MIN_POOL_MS because its slots are that short
- * (windows of a few seconds). One that ends soon only because it was asked
- * late in a longer slot is not: the pool renews ahead into the next slot.
- * The meter whose slot started last is the one whose slot ends first (every
- * slot starts by the lease's start, so the lease is no longer than that slot).
- */
-function hasShortSlots(answer: LeaseAnswer): boolean {
-  if (answer.mode !== 'leased' || answer.disabled || answer.meters.length === 0) return false;
-  const lastSlotStart = Math.max(...answer.meters.map((m) => m.slot));
-  return answer.expiresAt - lastSlotStart < MIN_POOL_MS;
-}
 /** Rounds an isolate's call waits for shared root calls before making its own. */
 const MAX_ROUNDS = 5;
 /** After a failed renewal, the next try is this much later. */
@@ -138,6 +124,27 @@ const PLENTY = 10;
 export const KEEP_SCOPES_MS = 60_000;
 /** Usage rows held for the next root call before a call is made for them alone. */
 const MAX_USAGE_ROWS = 5000;
+
+// Read from the root's answers (plenty from pools only): how the broker treats the tenant next.
+
+const hasSmallMeter = (answer: LeaseAnswer) =>
+  answer.mode === 'leased' && answer.meters.some((m) => m.limit < MIN_POOLED_LIMIT);
+
+/**
+ * Whether a lease ends within MIN_POOL_MS because its slots are that short
+ * (windows of a few seconds). One that ends soon only because it was asked
+ * late in a longer slot is not: the pool renews ahead into the next slot.
+ * The meter whose slot started last is the one whose slot ends first (every
+ * slot starts by the lease's start, so the lease is no longer than that slot).
+ */
+function hasShortSlots(answer: LeaseAnswer): boolean {
+  if (answer.mode !== 'leased' || answer.disabled || answer.meters.length === 0) return false;
+  const lastSlotStart = Math.max(...answer.meters.map((m) => m.slot));
+  return answer.expiresAt - lastSlotStart < MIN_POOL_MS;
+}
+
+const hasPlenty = (answer: LeaseAnswer) =>
+  answer.meters.every((m) => m.remaining >= PLENTY * Math.max(1, m.leased));
 
 export class BrokerCore {
   private mode: LimiterMode | null = null;
@@ -508,7 +515,7 @@ export class BrokerCore {
     this.mode = answer.mode;
     this.shortSlots = hasShortSlots(answer);
     this.smallLimits = hasSmallMeter(answer);
-    this.plenty = answer.meters.every((m) => m.remaining >= PLENTY * Math.max(1, m.leased));
+    this.plenty = hasPlenty(answer);
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
     req.scopes.forEach((ask, i) => {
@@ -594,14 +601,7 @@ export class BrokerCore {
 
     // Lease on: what each scope wants, within a share of what the pool holds.
     const leased = new Map<string, number>();
-    // All it wants while nothing is scarce (PLENTY); else a lease that starts later but
-    // draws on the pool in use now takes less, so a request arriving before it starts
-    // still finds units (AHEAD_SHARE), and any other at most half (ISOLATE_SHARE).
-    const share = this.plenty
-      ? 1
-      : start > now && pool === this.current
-        ? AHEAD_SHARE
-        : ISOLATE_SHARE;
+    const share = this.isolateShare(start, now, pool);
     const expiresAt = Math.max(start, Math.min(start + req.leaseMaxMs, pool.expiresAt));
     // A want is for a whole isolate lease: this one may end sooner, with the pool.
     const lengthShare = (expiresAt - start) / Math.max(1, req.leaseMaxMs);
@@ -704,6 +704,17 @@ export class BrokerCore {
       if (held) held.left += r.units;
       else this.returns.push(r);
     }
+  }
+
+  /**
+   * The most of a pool one isolate lease takes: all it wants while nothing is scarce
+   * (PLENTY); else a lease that starts later but draws on the pool in use now takes
+   * less, so a request arriving before it starts still finds units (AHEAD_SHARE), and
+   * any other at most half (ISOLATE_SHARE).
+   */
+  private isolateShare(start: number, now: number, pool: Pool): number {
+    if (this.plenty) return 1;
+    return start > now && pool === this.current ? AHEAD_SHARE : ISOLATE_SHARE;
   }
 
   /**
