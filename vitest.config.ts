@@ -1,19 +1,7 @@
-import { createServer } from 'node:net';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { buildAssets } from './scripts/assets';
-
-/** A free loopback port for the platform emulator that the tests talk to. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from './scripts/free-port';
 
 /**
  * Projects: `workers` runs inside workerd against the emulator (almost

@@ -10,6 +10,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemo } from '../../demo/server';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
+import { freePort } from '../../scripts/free-port';
 import { createTenant, type Stack, startStack } from '../../scripts/stack';
 
 const STATE = '.wrangler/e2e-test-state';
@@ -23,15 +24,23 @@ const received: string[] = [];
 beforeAll(async () => {
   rmSync(STATE, { recursive: true, force: true });
   stack = await startStack({
-    gatewayPort: 8747,
-    emulatorPort: 8748,
+    gatewayPort: await freePort(),
+    emulatorPort: await freePort(),
     persistTo: STATE,
     quiet: true,
   });
   const tenant = await createTenant(stack, 'e2e', DEMO_PLATFORM_KEY);
   tenantToken = tenant.token;
-  const allowed = await startDemo({ port: 8749, gatewayUrl: stack.gatewayUrl, tenantToken });
-  const other = await startDemo({ port: 8750, gatewayUrl: stack.gatewayUrl, tenantToken });
+  const allowed = await startDemo({
+    port: await freePort(),
+    gatewayUrl: stack.gatewayUrl,
+    tenantToken,
+  });
+  const other = await startDemo({
+    port: await freePort(),
+    gatewayUrl: stack.gatewayUrl,
+    tenantToken,
+  });
   demos.push(allowed, other);
   const res = await fetch(`${stack.gatewayUrl}/admin/tenants/${tenant.tenant_id}`, {
     method: 'PATCH',

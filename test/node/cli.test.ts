@@ -8,6 +8,7 @@ import { rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
+import { freePort } from '../../scripts/free-port';
 import { type Stack, startStack } from '../../scripts/stack';
 
 const run = promisify(execFile);
@@ -18,8 +19,8 @@ const STATE = '.wrangler/cli-test-state';
 beforeAll(async () => {
   rmSync(STATE, { recursive: true, force: true });
   stack = await startStack({
-    gatewayPort: 8777,
-    emulatorPort: 8778,
+    gatewayPort: await freePort(),
+    emulatorPort: await freePort(),
     persistTo: STATE,
     quiet: true,
   });
