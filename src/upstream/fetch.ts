@@ -30,13 +30,14 @@ export async function callPlatform(
   try {
     res = await fetch(request.url, { ...request.init, signal: deadline.signal });
   } catch {
-    throw failure(deadline, true);
+    // A streamed body the gateway refused mid-way cut the call: the caller's refusal, not the platform's.
+    throw request.callerFault?.() ?? failure(deadline, true);
   }
   try {
     return await readUpstream(res);
   } catch (err) {
     if (err instanceof GatewayError) throw err;
-    throw failure(deadline, false);
+    throw request.callerFault?.() ?? failure(deadline, false);
   }
 }
 
