@@ -9,7 +9,14 @@ import type { Account, ApiKey, Envelope, Paged } from './types';
 
 export type EmuEnv = {
   Bindings: Partial<HttpBindings>; // absent when the app is driven in-process via app.request()
-  Variables: { state: EmulatorState; account: Account; key: ApiKey; body: string | null };
+  Variables: {
+    state: EmulatorState;
+    account: Account;
+    key: ApiKey;
+    body: string | null;
+    /** A multipart body's bytes as received (record.ts); null for any other request. */
+    raw: Uint8Array<ArrayBuffer> | null;
+  };
 };
 export type Ctx = Context<EmuEnv>;
 
