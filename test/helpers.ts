@@ -147,6 +147,9 @@ export interface UpstreamRecord {
   query: Record<string, string>;
   headers: Record<string, string>;
   body: string | null;
+  /** Multipart bodies: bytes received, and whether the body arrived whole. */
+  bytes?: number;
+  complete?: boolean;
 }
 
 /** What the emulator received for one request id. */

@@ -44,11 +44,14 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
   const parts = new PartRules(spec);
   const scanner = new MultipartScanner(boundary, parts);
   const reader = source.getReader();
+  const cut = new AbortController();
   let failure: Error | null = null;
   let total = 0;
   const stream = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
+        // Refused already: nothing more goes on; the aborted call cancels the stream.
+        if (failure) return new Promise<void>(() => undefined);
         try {
           const { done, value } = await readOrBroken(reader);
           if (done) {
@@ -64,7 +67,8 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
         } catch (err) {
           failure = refusal(err);
           reader.cancel().catch(() => undefined);
-          controller.error(failure);
+          // Aborting the call cancels this stream, never closed: the platform's request ends cut off.
+          cut.abort();
         }
       },
       cancel(reason) {
@@ -74,7 +78,7 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
     // Pulled only as the platform's side reads: at most a chunk or two in memory.
     { highWaterMark: 0 },
   );
-  return { stream, contentType, length, failure: () => failure };
+  return { stream, contentType, length, failure: () => failure, signal: cut.signal };
 }
 
 /** The caller's body stream failing (the client went away) is its fault, not the platform's. */

@@ -44,6 +44,8 @@ export interface UploadBody {
   length: number | null;
   /** The refusal that cut the stream (too large, a bad part), once there is one. */
   failure(): Error | null;
+  /** Aborted with the refusal: the platform call ends there, its request never completed. */
+  signal: AbortSignal;
 }
 
 /** A request's validated path, query and body (defaults applied, unknown fields refused). */
