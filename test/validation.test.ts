@@ -301,15 +301,54 @@ const bad: Bad[] = [
     code: 40003,
     says: 'Unknown body parameter: admin',
   },
-  {
-    name: 'session without team_id',
+  // session.create, in either shape (PLATFORM.md: the specification's and the current client's).
+  ...(
+    [
+      ['session with neither team_id nor task', {}, 'task is required'],
+      ['session title without team_id', { task: 'x', title: 't' }, 'title goes with team_id'],
+      [
+        'session mixing both shapes',
+        { team_id: TEAM, mode: 'marketing' },
+        'mode is not sent with team_id',
+      ],
+      [
+        'session mode not a word',
+        { task: 'x', mode: 'market ing' },
+        'mode must be 1 to 32 letters',
+      ],
+      [
+        'session platform too long',
+        { task: 'x', platform: 'p'.repeat(33) },
+        'platform must be 1 to 32',
+      ],
+      ['session intent_id unsafe', { task: 'x', intent_id: '../x' }, 'intent_id must be 1 to 128'],
+      ['session extra a list', { task: 'x', extra: [1] }, 'extra must be a JSON object'],
+      ['session extra null', { task: 'x', extra: null }, 'extra must be a JSON object'],
+      [
+        'session extra too deep',
+        { task: 'x', extra: { a: { b: { c: { d: { e: { f: { g: { h: { i: 1 } } } } } } } } } },
+        'at most 16384 characters and 8 levels',
+      ],
+      [
+        'session extra too long',
+        { task: 'x', extra: { pad: 'x'.repeat(16_400) } },
+        'at most 16384 characters and 8 levels',
+      ],
+      [
+        'session task too long',
+        { task: 'x'.repeat(20_001) },
+        'task must be a string of 0 to 20000',
+      ],
+    ] as const
+  ).map(([name, json, says]) => ({
+    name,
     method: 'POST',
     path: '/session/create',
-    json: { task: 'x' },
+    json,
     status: 400,
     code: 40001,
-    says: 'team_id is required',
-  },
+    says,
+  })),
   {
     name: 'session team_id not UUID',
     method: 'POST',
@@ -344,7 +383,7 @@ const bad: Bad[] = [
     json: [TEAM],
     status: 400,
     code: 40001,
-    says: 'expected object',
+    says: 'body: must be an object',
   },
   {
     name: 'rename without title',

@@ -36,7 +36,7 @@ const CURRENT_SHAPE = ['intent_id', 'mode', 'platform', 'extra'] as const;
 const createBody = z
   .strictObject({
     team_id: uuidField('team_id').optional(),
-    task: textField('task', TASK_MAX_CHARS).default(''),
+    task: textField('task', TASK_MAX_CHARS).optional(),
     title: textField('title', TITLE_MAX_CHARS).optional(),
     intent_id: opaqueId('intent_id').optional(),
     mode: wordField('mode').optional(),
@@ -44,24 +44,30 @@ const createBody = z
     extra: jsonObjectField('extra', EXTRA_MAX_CHARS, EXTRA_MAX_DEPTH).optional(),
   })
   .superRefine((body, ctx) => {
-    const current = CURRENT_SHAPE.filter((name) => body[name] !== undefined);
+    const shapes = 'send {team_id, task, title} or {task, intent_id, mode, platform, extra}';
     if (body.team_id !== undefined) {
-      for (const name of current) {
+      for (const name of CURRENT_SHAPE) {
+        if (body[name] === undefined) continue;
         ctx.addIssue({
           code: 'custom',
           path: [name],
-          message: `${name} is not sent with team_id: send {team_id, task, title} or {task, intent_id, mode, platform, extra}`,
+          message: `${name} is not sent with team_id: ${shapes}`,
         });
       }
     } else if (body.title !== undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['title'],
-        message:
-          'title goes with team_id: send {team_id, task, title} or {task, intent_id, mode, platform, extra}',
+        message: `title goes with team_id: ${shapes}`,
       });
+    } else if (body.task === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['task'], message: `task is required: ${shapes}` });
     }
-  });
+  })
+  // The specification's default for the earlier shape, sent upstream explicitly.
+  .transform((body) =>
+    body.team_id !== undefined && body.task === undefined ? { ...body, task: '' } : body,
+  );
 
 export const sessionRoutes: RouteSpec[] = [
   {

@@ -7,7 +7,6 @@ import {
   hasScope,
   PRESET_NAMES,
   presetScopes,
-  scopesOf,
 } from './scopes';
 
 describe('expandScopes', () => {
@@ -53,9 +52,11 @@ describe('presets follow groups that appear later', () => {
     expect(hasScope(grantScopes(['read-only']).scopes, 'widgets:write')).toBe(false);
     // A scope of a group unknown at issue time cannot be asked for by name.
     expect(grantScopes(['widgets:read']).unknown).toEqual(['widgets:read']);
-    expect(grantScopes(['widgets:read'], [...scopesOf([]), ...later]).unknown).toEqual([
-      'widgets:read',
-    ]);
+    // Once its group exists, it can.
+    expect(grantScopes(['widgets:read'], ['teams', ...later])).toEqual({
+      scopes: ['widgets:read'],
+      unknown: [],
+    });
   });
 
   it('explicit scopes stay explicit; API keys and self-rotation never come from a preset', () => {
@@ -73,14 +74,17 @@ describe('presets follow groups that appear later', () => {
   it('reads a list a preset was expanded into before 0.3 as that preset', () => {
     const earlier = ['apikeys', 'calls', 'teams', 'agents', 'sessions', 'browsers'];
     const oldFull = presetScopes('full', earlier);
-    expect(oldFull).toHaveLength(13);
+    // Five groups read and write (apikeys is explicit-only) and usage:read.
+    expect(oldFull).toHaveLength(11);
     expect(hasScope(oldFull, 'products:write')).toBe(true);
     expect(hasScope([...oldFull, 'apikeys:read'], 'widgets:read')).toBe(true);
     const oldReadOnly = presetScopes('read-only', earlier);
     expect(hasScope(oldReadOnly, 'reports:read')).toBe(true);
     expect(hasScope(oldReadOnly, 'reports:write')).toBe(false);
-    // One scope short of the old list: explicit, as it was.
+    // One scope short of the old list, or one more: explicit, as it was.
     expect(hasScope(oldFull.slice(1), 'products:read')).toBe(false);
+    expect(hasScope([...oldFull, 'products:read'], 'reports:read')).toBe(false);
+    expect(hasScope([...oldFull, 'products:read'], 'products:read')).toBe(true);
   });
 
   it('lists a preset out over the groups asked, for a browser token', () => {

@@ -10,8 +10,9 @@
  * A preset (`full`, `read-only`) is stored by its name and read when a token is
  * checked, so it reaches groups that appear after the token was issued (a
  * release's, or an operator's declared operations). Tokens issued before that
- * hold the preset's scopes as a list: a list holding all that a preset gave then
- * counts as the preset (docs/OPERATING.md, "Presets follow new groups").
+ * hold the preset's scopes as a list: a list that is exactly what a preset gave
+ * then (beside explicit-only scopes) counts as the preset (docs/OPERATING.md,
+ * "Presets follow new groups").
  */
 import { ROUTE_GROUPS, type RouteSpec } from '../routes/types';
 
@@ -132,9 +133,12 @@ function grantOf(granted: readonly string[]): Grant {
   if (!grant) {
     const scopes = new Set(granted);
     const presets = granted.filter((s) => PRESET_RULES.has(s));
-    // A list issued from a preset before presets were kept by name counts as that preset.
+    // Exactly what a preset was expanded to (explicit-only scopes aside): issued as that preset.
+    const listed = granted.filter((s) => !isExplicitScope(s));
     for (const earlier of EARLIER_PRESETS) {
-      if (earlier.scopes.every((s) => scopes.has(s))) presets.push(earlier.name);
+      const same =
+        listed.length === earlier.scopes.length && earlier.scopes.every((s) => scopes.has(s));
+      if (same) presets.push(earlier.name);
     }
     grant = { scopes, presets };
     grants.set(granted, grant);
