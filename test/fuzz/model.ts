@@ -173,7 +173,6 @@ export const MODELS: Record<string, RouteModel> = {
             [{ file_name: 'a.txt' }],
             [{ file_name: '', file_url: 'https://f.example/a' }],
             [{ file_name: 'a', file_url: 'ftp://f.example/a' }],
-            [{ file_name: 'a', file_url: 'https://f.example/a', size: 1 }],
             Array.from({ length: 21 }, () => ({ file_name: 'a', file_url: 'https://f.example/a' })),
             { file_name: 'a' },
             'a.txt',
@@ -203,7 +202,6 @@ export const MODELS: Record<string, RouteModel> = {
           [
             [{ name: '', description: 'x' }],
             [{ name: 'x' }],
-            [{ name: 'x', description: 'y', z: 1 }],
           ],
         ),
       },
