@@ -199,10 +199,7 @@ export const MODELS: Record<string, RouteModel> = {
         name: 'recommended_campaigns',
         type: json(
           [[{ name: 'Launch', description: '' }]],
-          [
-            [{ name: '', description: 'x' }],
-            [{ name: 'x' }],
-          ],
+          [[{ name: '', description: 'x' }], [{ name: 'x' }]],
         ),
       },
       {
