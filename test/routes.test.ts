@@ -6,7 +6,14 @@
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { resolveRoute } from '../src/routes/overrides';
 import { ROUTE_SPECS } from '../src/routes/table';
-import { asTenant, createTenant, platformKeys, type TestTenant, upstreamSaw } from './helpers';
+import {
+  admin,
+  asTenant,
+  createTenant,
+  platformKeys,
+  type TestTenant,
+  upstreamSaw,
+} from './helpers';
 
 interface Case {
   method: string;
@@ -337,5 +344,42 @@ describe('session.create in both shapes', () => {
     expect(res.status).toBe(200);
     const [seen] = await upstreamSaw(id);
     expect(JSON.parse(seen?.body ?? 'null')).toEqual({ team_id: ids.team, task: '' });
+  });
+});
+
+describe("the current client's operations cost what docs/LIMITS.md says", () => {
+  const COSTS: Record<string, number> = {
+    'session.marketing_data': 1,
+    'session.upload': 3,
+    'product.create': 5,
+    'product.info': 1,
+    'product.query_results': 1,
+    'report.info': 1,
+    'report.update': 2,
+    'report.categories': 1,
+  };
+  it.each(Object.entries(COSTS))('%s costs %i', async (id, cost) => {
+    // Counted exactly: a tenant of its own, one fixed window of 1000 units, exact mode.
+    const counted = await createTenant(platformKeys.demo, `cost ${id}`);
+    const set = await admin(`/tenants/${counted.id}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({
+        policies: [{ name: 'units', limit: 1000, window_s: 3600, algorithm: 'fixed' }],
+        quota: {},
+        limiter: 'exact',
+      }),
+    });
+    expect(set.status).toBe(200);
+    const c = cases[id]!();
+    const headers: Record<string, string> = { 'cache-control': 'no-store' };
+    if (c.contentType) headers['content-type'] = c.contentType;
+    const { res } = await asTenant(counted, c.path, {
+      method: c.method,
+      json: c.json,
+      body: c.body,
+      headers,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('ratelimit')).toMatch(new RegExp(`^"units";r=${1000 - cost};`));
   });
 });

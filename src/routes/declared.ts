@@ -34,6 +34,20 @@ export const GATEWAY_PATHS = [
   '/portal/*',
 ] as const;
 
+/** Names the gateway's own routes go by in logs, usage history and OpenAPI (operationId()). */
+const GATEWAY_OPERATION_IDS = [
+  'admin',
+  'auth.browser_token',
+  'docs',
+  'healthz',
+  'openapi',
+  'session.events',
+  'token.own',
+  'token.rotate',
+  'usage',
+  'usage.own',
+];
+
 /** Group names that are scopes of the gateway's own (usage:read, token:rotate) or its limits'. */
 const RESERVED_GROUPS = ['usage', 'token', 'auth'];
 
@@ -101,6 +115,9 @@ function entryProblems(id: string, raw: unknown, earlier: RouteSpec[]): Problem[
     return [
       { path: [], message: 'is the id of a built-in operation: amend it with ROUTE_OVERRIDES' },
     ];
+  }
+  if (GATEWAY_OPERATION_IDS.includes(id)) {
+    return [{ path: [], message: "is the name of one of the gateway's own routes" }];
   }
   const parsed = entrySchema.safeParse(raw);
   if (!parsed.success) {
