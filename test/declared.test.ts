@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import {
-  admin,
+  countExactly,
   createTenant,
   envelope,
   expectRefusal,
@@ -112,15 +112,7 @@ describe('a declared operation', () => {
     expect(JSON.parse(seen?.body ?? 'null')).toEqual({ product_name: 'Renamed widget' });
     // Cost 7, counted exactly: a tenant of its own with one fixed window of 1000 units.
     const counted = await createTenant(platformKeys.demo, 'declared cost');
-    const limits = await admin(`/tenants/${counted.id}/limits`, {
-      method: 'PUT',
-      body: JSON.stringify({
-        policies: [{ name: 'units', limit: 1000, window_s: 3600, algorithm: 'fixed' }],
-        quota: {},
-        limiter: 'exact',
-      }),
-    });
-    expect(limits.status).toBe(200);
+    await countExactly(counted);
     const again = await call(withDeclared, `/dashboard/product/rename/${dashboard.productId}`, {
       method: 'POST',
       json: { product_name: 'Again' },

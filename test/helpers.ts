@@ -166,3 +166,19 @@ export async function injectFault(fault: Record<string, unknown>): Promise<void>
   });
   if (!res.ok) throw new Error(`fault not accepted: ${res.status} ${await res.text()}`);
 }
+
+/**
+ * Gives a tenant one fixed window of `limit` units an hour, counted exactly (one guard call a
+ * request), so a RateLimit field after one request says that request's cost.
+ */
+export async function countExactly(tenant: TestTenant, limit = 1000): Promise<void> {
+  const res = await admin(`/tenants/${tenant.id}/limits`, {
+    method: 'PUT',
+    body: JSON.stringify({
+      policies: [{ name: 'units', limit, window_s: 3600, algorithm: 'fixed' }],
+      quota: {},
+      limiter: 'exact',
+    }),
+  });
+  if (res.status !== 200) throw new Error(`limits not set: ${res.status} ${await res.text()}`);
+}
