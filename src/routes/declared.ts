@@ -21,7 +21,7 @@ import { ROUTE_SPECS } from './table';
 import type { HttpMethod, InputSchema, RouteSpec } from './types';
 
 /** What the gateway answers itself: no declared path may reach under these. */
-export const GATEWAY_PATHS = [
+const GATEWAY_PATHS = [
   '/healthz',
   '/openapi.json',
   '/docs/*',
@@ -68,7 +68,8 @@ const entrySchema = z.strictObject({
     .regex(
       /^(\/([A-Za-z0-9_.~-]+|\{[A-Za-z_][A-Za-z0-9_]{0,63}\}|:[A-Za-z_][A-Za-z0-9_]{0,63}))+$/,
       'must be an absolute path of letters, digits, _ . ~ - and {name} placeholders',
-    ),
+    )
+    .refine((p) => !/\/\.{1,2}(\/|$)/.test(p), 'must not have a . or .. segment'),
   credential: z.enum(['authorization', 'x-api-key'], {
     error: 'must be authorization or x-api-key',
   }),
