@@ -2,11 +2,13 @@
 // control routes, and envelope-shaped 404s and errors.
 import { Hono } from 'hono';
 import { controlRoutes } from './control';
+import { dashboardRoutes } from './dashboard';
 import { ApiError, type EmuEnv, envelope } from './http';
 import { CONTROL_PREFIX, LANE_HEADER, recordAndFault } from './record';
 import { accountRoutes } from './routes';
 import { sessionRoutes } from './sessions';
 import { EmulatorState } from './store';
+import { uploadRoutes } from './uploads';
 
 export interface Emulator {
   app: Hono<EmuEnv>;
@@ -38,6 +40,8 @@ export function createEmulator(opts: EmulatorOptions = {}): Emulator {
   app.route(CONTROL_PREFIX, controlRoutes);
   app.route('/', accountRoutes);
   app.route('/', sessionRoutes);
+  app.route('/', uploadRoutes);
+  app.route('/', dashboardRoutes);
   app.notFound((c) => c.json(envelope(404, 'Not Found', null), 404));
   app.onError((err, c) => {
     if (err instanceof ApiError)

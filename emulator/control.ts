@@ -19,6 +19,12 @@ export const controlRoutes = new Hono<EmuEnv>()
       sessions: state.accounts.reduce((n, a) => n + a.sessions.length, 0),
     });
   })
+  // How much of a multipart body has arrived so far, by its x-request-id.
+  .get('/receiving', (c) =>
+    c.json(
+      c.get('state').receiving.get(c.req.query('request_id') ?? '') ?? { bytes: 0, done: false },
+    ),
+  )
   .get('/faults', (c) => c.json(c.get('state').faults))
   .post('/faults', async (c) => {
     let input: unknown;

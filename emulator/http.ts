@@ -2,12 +2,21 @@
 
 import type { HttpBindings } from '@hono/node-server';
 import type { Context } from 'hono';
+// The gateway's paging bounds, from the one file both read (docs/BOUNDS.md, "Paging").
+import { PAGE_NUM_MAX, PAGE_SIZE_MAX, PAGE_SIZE_MIN } from '../src/routes/bounds';
 import type { EmulatorState } from './store';
 import type { Account, ApiKey, Envelope, Paged } from './types';
 
 export type EmuEnv = {
   Bindings: Partial<HttpBindings>; // absent when the app is driven in-process via app.request()
-  Variables: { state: EmulatorState; account: Account; key: ApiKey; body: string | null };
+  Variables: {
+    state: EmulatorState;
+    account: Account;
+    key: ApiKey;
+    body: string | null;
+    /** A multipart body's bytes as received (record.ts); null for any other request. */
+    raw: Uint8Array<ArrayBuffer> | null;
+  };
 };
 export type Ctx = Context<EmuEnv>;
 
@@ -64,8 +73,8 @@ export function requiredParam(c: Ctx, name: string): string {
 
 export function pageParams(c: Ctx, defSize: number): { page_num: number; page_size: number } {
   return {
-    page_num: intParam(c, 'page_num', 1, 1, 1_000_000),
-    page_size: intParam(c, 'page_size', defSize, 1, 100),
+    page_num: intParam(c, 'page_num', 1, 1, PAGE_NUM_MAX),
+    page_size: intParam(c, 'page_size', defSize, PAGE_SIZE_MIN, PAGE_SIZE_MAX),
   };
 }
 

@@ -14,17 +14,66 @@ export const CONTROL_PREFIX = '/__emulator';
  */
 export const LANE_HEADER = 'x-emulator-lane';
 
+/**
+ * Reads a body chunk by chunk, telling `progress` as it goes (tests watch an upload arrive
+ * while the sender still streams it); a body cut off mid-way comes back incomplete.
+ */
+async function readProgressively(
+  stream: ReadableStream<Uint8Array> | null,
+  progress: (bytes: number, done: boolean) => void,
+): Promise<{ bytes: Uint8Array<ArrayBuffer>; complete: boolean }> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let complete = true;
+  if (stream) {
+    const reader = stream.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+        total += value.byteLength;
+        progress(total, false);
+      }
+    } catch {
+      complete = false;
+    }
+  }
+  progress(total, true);
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return { bytes, complete };
+}
+
 export const recordAndFault: MiddlewareHandler<EmuEnv> = async function recordAndFault(c, next) {
   if (c.req.path === CONTROL_PREFIX || c.req.path.startsWith(`${CONTROL_PREFIX}/`)) return next();
   const state = c.get('state');
-  const text = c.req.method === 'GET' || c.req.method === 'HEAD' ? '' : await c.req.text();
-  const body = text === '' ? null : text;
-  c.set('body', body);
   const headers: Record<string, string> = {};
   c.req.raw.headers.forEach((value, name) => {
     headers[name.toLowerCase()] = value;
   });
-  state.record({ method: c.req.method, path: c.req.path, query: c.req.query(), headers, body });
+  const seen = { method: c.req.method, path: c.req.path, query: c.req.query(), headers };
+  c.set('raw', null);
+  if (/^multipart\//i.test(headers['content-type'] ?? '')) {
+    const received = await readProgressively(c.req.raw.body, (bytes, done) =>
+      state.noteReceiving(headers['x-request-id'] ?? '', bytes, done),
+    );
+    const body = new TextDecoder().decode(received.bytes);
+    c.set('body', body);
+    c.set('raw', received.bytes);
+    state.record({ ...seen, body, bytes: received.bytes.byteLength, complete: received.complete });
+    // A body the sender cut off is no request: nothing to answer (the connection is gone).
+    if (!received.complete) return c.json({ code: 10400, msg: 'body cut off', data: null }, 400);
+  } else {
+    const text = c.req.method === 'GET' || c.req.method === 'HEAD' ? '' : await c.req.text();
+    const body = text === '' ? null : text;
+    c.set('body', body);
+    state.record({ ...seen, body });
+  }
 
   const lane = c.req.header(LANE_HEADER) ?? '';
   state.count(lane);

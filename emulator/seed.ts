@@ -2,6 +2,7 @@
 // every reset, so tests can rely on them. Everything derives from a label
 // hashed with SHA-256; nothing reads the clock or Math.random.
 import { createHash } from 'node:crypto';
+import { seedDashboard } from './dashboard-seed';
 import type {
   Account,
   Agent,
@@ -333,7 +334,15 @@ function account(
     keys.map((k) => k.name),
     s.sessions.map((x) => x.session_id),
   );
-  return { user_id: userId, display_name: display, keys, teams: teamList, calls: callList, ...s };
+  return {
+    user_id: userId,
+    display_name: display,
+    keys,
+    teams: teamList,
+    calls: callList,
+    ...s,
+    dashboard: seedDashboard(acct),
+  };
 }
 
 const key = (id: number, name: string, api_key: string, created: string, used: string): ApiKey => ({

@@ -29,6 +29,9 @@ import type {
 
 const xApiKey = requireKey('x-api-key');
 
+/** What GET /session/marketing/data/{session_id} may be filtered by. */
+const MARKETING_TYPES = ['reply', 'like', 'retweet', 'tweet'] as const;
+
 export function findSession(c: Ctx, id: string): Session {
   const session = c.get('account').sessions.find((s) => s.session_id === id);
   if (!session) throw notFound('session');
@@ -72,14 +75,25 @@ export const sessionRoutes = new Hono<EmuEnv>()
     return ok(c, agent);
   })
   // A new session starts active with one open browser, so browser routes work for it too.
+  // Two shapes: the specification's {team_id, task, title}, and the current client's
+  // {task, intent_id?, mode?, platform?, extra?} without a team.
   .post('/session/create', xApiKey, (c) => {
     const body = jsonBody(c);
     const teamId = optString(body, 'team_id');
-    if (!teamId) throw badRequest('team_id is required');
     const task = optString(body, 'task') ?? '';
     const title = optString(body, 'title');
+    const intentId = optString(body, 'intent_id');
+    const mode = optString(body, 'mode');
+    const platform = optString(body, 'platform');
+    const extra = body.extra;
+    if (
+      extra !== undefined &&
+      (typeof extra !== 'object' || extra === null || Array.isArray(extra))
+    )
+      throw badRequest('extra must be an object');
+    if (!teamId && !task) throw badRequest('task is required');
     const account = c.get('account');
-    if (!account.teams.some((t) => t.team_id === teamId)) throw notFound('team');
+    if (teamId && !account.teams.some((t) => t.team_id === teamId)) throw notFound('team');
     const now = new Date().toISOString();
     const session_id = randomUUID();
     const browser = makeBrowser(randomUUID(), account.user_id, session_id, now, 'open', 1);
@@ -88,8 +102,8 @@ export const sessionRoutes = new Hono<EmuEnv>()
       session_id,
       status: 'active',
       browser_id: browser.browser_id,
-      team_id: teamId,
-      intent_id: randomUUID(),
+      team_id: teamId ?? '',
+      intent_id: intentId ?? randomUUID(),
       name: title || task.slice(0, 60) || 'Untitled session',
       task: task ? [{ role: 'user', content: task }] : [],
       task_result: {},
@@ -97,12 +111,33 @@ export const sessionRoutes = new Hono<EmuEnv>()
       duration: 0,
       error_message: '',
       attachments: [],
-      platform: 'api',
+      platform: platform ?? 'api',
       visibility: 'private',
       created_at: now,
       updated_at: now,
+      ...(mode ? { mode } : {}),
     });
     return ok<NewSession>(c, { session_id });
+  })
+  // The current client's marketing sessions: what they found, by kind (type filters).
+  .get('/session/marketing/data/:session_id', xApiKey, (c) => {
+    const session = findSession(c, c.req.param('session_id'));
+    const type = enumParam(c, 'type', ['', ...MARKETING_TYPES] as const, '');
+    const items = MARKETING_TYPES.filter((t) => !type || t === type).map((kind, i) => ({
+      type: kind,
+      content: `${kind} found for ${session.name}`,
+      url: `https://x.example/marketing/${session.session_id}/${i + 1}`,
+    }));
+    const counts = Object.fromEntries(
+      MARKETING_TYPES.map((t) => [t, items.filter((x) => x.type === t).length]),
+    );
+    return ok(c, {
+      session_id: session.session_id,
+      mode: session.mode ?? '',
+      type: type || 'all',
+      items,
+      counts,
+    });
   })
   .get('/session/info/:session_id', xApiKey, (c) =>
     ok(c, findSession(c, c.req.param('session_id'))),

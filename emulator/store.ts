@@ -11,6 +11,9 @@ export interface RecordedRequest {
   headers: Record<string, string>; // names lower-cased
   body: string | null;
   at: string;
+  /** Multipart bodies: bytes received, and whether the body arrived whole (not cut off). */
+  bytes?: number;
+  complete?: boolean;
 }
 
 export const FAULT_KINDS = [
@@ -73,6 +76,7 @@ export interface WebhookDelivery {
 
 /** Old records are dropped beyond this, so a long dev session cannot grow memory forever. */
 const MAX_RECORDS = 5000;
+const MAX_RECEIVING = 100;
 
 export class EmulatorState {
   accounts: Account[] = seedAccounts();
@@ -84,6 +88,8 @@ export class EmulatorState {
     string,
     { deliveries: WebhookDelivery[]; failNext: number; failStatus: number; failLocation?: string }
   >();
+  /** Multipart bodies arriving, by x-request-id: bytes so far, and whether they ended. */
+  receiving = new Map<string, { bytes: number; done: boolean }>();
   // Sequence numbers stay monotonic across resets so a record is never mistaken for a newer one.
   private seq = 0;
   private faultSeq = 0;
@@ -95,6 +101,17 @@ export class EmulatorState {
     this.faults = [];
     this.webhooks.clear();
     this.counts.clear();
+    this.receiving.clear();
+  }
+
+  /** Notes a multipart body's progress (at most MAX_RECEIVING kept, oldest dropped first). */
+  noteReceiving(requestId: string, bytes: number, done: boolean): void {
+    this.receiving.delete(requestId);
+    this.receiving.set(requestId, { bytes, done });
+    if (this.receiving.size > MAX_RECEIVING) {
+      const oldest = this.receiving.keys().next().value;
+      if (oldest !== undefined) this.receiving.delete(oldest);
+    }
   }
 
   webhook(name: string) {

@@ -100,6 +100,8 @@ export interface Session {
   visibility: string;
   created_at: string;
   updated_at: string;
+  /** The current client's session kind (e.g. marketing), when it named one: emulator extra. */
+  mode?: string;
 }
 
 export interface BrowserPage {
@@ -146,6 +148,7 @@ export interface Account {
   calls: CallRecord[];
   sessions: Session[];
   browsers: Browser[];
+  dashboard: Dashboard;
 }
 
 /** Every platform answer: `code` 0 and `msg` "Success" on success, `data` null on failure. */
@@ -209,3 +212,71 @@ export type SessionFrame =
   | { type: 'session.snapshot'; session_id: string; status: string; message_count: number }
   | { type: 'message'; session_id: string; message: Message }
   | { type: 'session.status'; session_id: string; status: string };
+
+// The current client's dashboard and uploads (PLATFORM.md, "What the platform's current
+// client does", version 0.3.2). Ids here are opaque strings, not UUIDs.
+
+export interface Category {
+  id: number;
+  zh: string;
+  en: string;
+  en_desc: string;
+  level: number;
+}
+
+/** GET /dashboard/categories: one top-level category and its subcategories. */
+export interface CategoryTree {
+  category: Category;
+  subcategories: Category[];
+}
+
+/** POST /dashboard/product/create. */
+export interface NewProduct {
+  product_id: string;
+  product_name: string;
+  status: 'pending' | 'completed';
+}
+
+/** GET /dashboard/product/candidates/{product_id}/info. */
+export interface ProductInfo extends NewProduct {
+  analysis_result: { report_id: string };
+  description: string;
+  has_guided: boolean;
+}
+
+export interface Report {
+  report_id: string;
+  product_name: string;
+  target_description: string;
+  keywords: string[];
+  user_personas: unknown[];
+  user_profiles: unknown[];
+  competitors: unknown[];
+  recommended_campaigns: { name: string; description: string }[];
+  related_links: string[];
+  related_industries: { level1: { id: number }; level2: number[] }[];
+}
+
+/** One post of a research query's results. */
+export interface Post {
+  post_id: string;
+  author: string;
+  content: string;
+  url: string;
+  created_at: string;
+  counts: { reply: number; like: number; retweet: number; view: number };
+  media: { type: 'image' | 'video'; url: string }[];
+}
+
+export interface UploadedFile {
+  file_url: string;
+  file_name: string;
+}
+
+/** An account's dashboard: products (with how often each was read), reports, query results. */
+export interface Dashboard {
+  products: { info: ProductInfo; reads: number }[];
+  reports: Report[];
+  queries: Map<string, Post[]>;
+  uploads: UploadedFile[];
+}

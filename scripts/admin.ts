@@ -3,9 +3,11 @@
  * Run with no command for help. Talks to --url (or GATEWAY_URL, default the
  * local dev gateway) with ADMIN_TOKEN (or the one in .dev.vars).
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { adminToken, CliError, type Client, client } from './admin/client';
 import { historyTable } from './admin/history-table';
+import { importOperations } from './admin/openapi-import';
 import { printable } from './admin/printable';
 
 const HELP = `Usage: npm run admin -- <command> [arguments] [options]
@@ -33,6 +35,10 @@ Limits, cache, audit
   audit [--tenant TENANT_ID] [--actor EMAIL|admin-token] [--action NAME|PREFIX.]
         [--since ISO] [--until ISO] [--page N] [--page-size N]
   reencrypt
+Platform operations
+  operations list                       (built-in and declared, with group, scope, cost, cache)
+  operations import OPENAPI.json        (prints a PLATFORM_OPERATIONS value for the operations of an
+                                         OpenAPI 3 document the gateway does not serve yet, to review)
 
 Platform keys: prefer the PLATFORM_KEY environment variable to --platform-key, which shows in
   the process list and shell history (tenant create reads PLATFORM_KEY when --platform-key is absent;
@@ -265,6 +271,52 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       return show(await api.call('DELETE', `/tenants/${need(args[0], 'TENANT_ID')}/limits`));
     case 'cache purge':
       return show(await api.call('POST', `/tenants/${need(args[0], 'TENANT_ID')}/cache/purge`));
+    case 'operations list': {
+      const { data } = await api.call('GET', '/operations');
+      const rows = data.operations.map(
+        (x: any) =>
+          `${x.id.padEnd(28)} ${`${x.method} ${x.path}`.padEnd(60)} ${x.scope.padEnd(18)} cost ${x.cost}` +
+          `${x.cache ? `  cached ${x.cache.ttl_s} s` : ''}${x.declared ? '  (declared)' : ''}`,
+      );
+      return { data, say: rows.join('\n') };
+    }
+    case 'operations import': {
+      const file = need(args[0], 'an OpenAPI file: operations import OPENAPI.json');
+      let doc: unknown;
+      try {
+        doc = JSON.parse(readFileSync(file, 'utf8'));
+      } catch (err) {
+        throw new CliError(`Cannot read ${file} as JSON: ${(err as Error).message}`);
+      }
+      // What the gateway serves now, built-in and declared, is left out.
+      const { data } = await api.call('GET', '/operations');
+      let imported: ReturnType<typeof importOperations>;
+      try {
+        imported = importOperations(doc, data.operations);
+      } catch (err) {
+        throw new CliError(`${file}: ${(err as Error).message}`);
+      }
+      // The gateway's own parser: what it would refuse is left out, with its reason.
+      const { data: checked } = await api.call('POST', '/operations/check', imported.operations);
+      for (const problem of checked.problems) {
+        const id = problem.operation as string | null;
+        if (id && id in imported.operations) {
+          const { method, path } = imported.operations[id] as { method: string; path: string };
+          imported.skipped.push(`${method} ${path}: ${problem.field}: ${problem.message}`);
+          delete imported.operations[id];
+        }
+      }
+      const value = JSON.stringify(imported.operations);
+      for (const line of [...imported.skipped.map((x) => `skipped ${x}`), ...imported.notes]) {
+        console.error(printable(line));
+      }
+      const count = Object.keys(imported.operations).length;
+      console.error(
+        `${count} new operation${count === 1 ? '' : 's'}; the value is ${value.length} bytes ` +
+          '(Workers takes 5 KB per variable). Review it, then set PLATFORM_OPERATIONS to it.',
+      );
+      return { data: imported.operations, say: JSON.stringify(imported.operations, null, 2) };
+    }
     case 'portal link': {
       const expires = o['expires-in'] ? { expires_in_s: num('expires-in', o['expires-in']) } : {};
       const { data } = await api.call(

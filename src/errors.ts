@@ -22,6 +22,11 @@ export const ERRORS = {
     status: 400,
     msg: 'This operation needs an Idempotency-Key header',
   },
+  IDEMPOTENCY_KEY_NOT_TAKEN: {
+    code: 40006,
+    status: 400,
+    msg: 'This operation takes no Idempotency-Key: its body is streamed to the platform, not kept',
+  },
   MISSING_TOKEN: { code: 40100, status: 401, msg: 'Missing gateway token' },
   INVALID_TOKEN: { code: 40101, status: 401, msg: 'Invalid gateway token' },
   TOKEN_REVOKED: { code: 40102, status: 401, msg: 'Gateway token has been revoked' },

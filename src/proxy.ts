@@ -1,12 +1,14 @@
 /**
- * Mounts every entry of the route table: name the operation, resolve its
- * configured route once, authenticate, check scope, validate, limit, claim an
- * Idempotency-Key (writes that send one), then
- * forward (through the cache for cacheable reads), and mask platform secrets
- * for tokens that may not see them. A path the table knows with a method it
- * does not gets a 405 envelope.
+ * Mounts every platform operation: the built-in table's entries as routes, and
+ * the operations an operator declared (PLATFORM_OPERATIONS) behind one matcher,
+ * each through the same chain: name the operation, resolve its configured route,
+ * authenticate, check scope, validate, limit, claim an Idempotency-Key (writes
+ * that send one), then forward (through the cache for cacheable reads), and mask
+ * platform secrets for tokens that may not see them. A path an operation takes
+ * with a method it does not gets a 405 envelope.
  */
-import { type Context, Hono } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { every } from 'hono/combine';
 import { createMiddleware } from 'hono/factory';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Bytes } from './bytes';
@@ -18,20 +20,13 @@ import { idempotency } from './middleware/idempotency';
 import { tenantLimits } from './middleware/limits';
 import { validateInput } from './middleware/validate';
 import { operationId } from './observability/operation-id';
-import { configuredRoute } from './routes/overrides';
+import { type Catalog, catalogOf } from './routes/catalog';
 import { ROUTE_SPECS } from './routes/table';
 import type { PlatformReader, ResolvedRoute, RouteSpec } from './routes/types';
 import { hasScope } from './tenants/scopes';
 import type { HonoEnv } from './types/context';
 import { parseEnvelope } from './upstream/normalize';
 import { maskSecrets } from './upstream/redact';
-
-declare module './types/context' {
-  interface Variables {
-    /** A platform route's configured route (ROUTE_OVERRIDES applied), resolved once by proxy.ts. */
-    route?: ResolvedRoute;
-  }
-}
 
 /** The configured route resolveRoute() put in the context. */
 function routeOf(c: Context<HonoEnv>): ResolvedRoute {
@@ -42,46 +37,70 @@ function routeOf(c: Context<HonoEnv>): ResolvedRoute {
 
 export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
-  const byId = new Map(specs.map((s) => [s.id, s]));
-
-  for (const spec of specs) {
-    app.on(
-      spec.method,
-      [spec.path],
-      operationId(spec.id),
-      resolveRoute(spec),
-      tenantAuth(),
-      requireScope(spec),
-      validateInput(spec),
-      tenantLimits(spec.group, (c) => routeOf(c).cost),
-      idempotency(spec),
-      async (c) => {
-        const route = routeOf(c);
-        await spec.check?.(c.get('input'), platformReader(c, byId));
-        const outcome = await forward(c, route, c.get('input'));
-        const body = visibleBody(c, route, outcome.result.body);
-        const status = contentfulStatus(outcome.result.status);
-        noteAnswer(c, outcome, body);
-        return c.body(body, status, answerHeaders(route, outcome));
-      },
-    );
-  }
+  for (const spec of specs) app.on(spec.method, [spec.path], ...operationChain(spec));
   for (const [path, methods] of methodsByPath(specs)) {
-    const allow = methods.join(', ');
     app.all(path, () => {
-      throw new GatewayError('METHOD_NOT_ALLOWED', {
-        message: `Method not allowed; ${path} accepts ${allow}`,
-        headers: { Allow: allow },
-      });
+      throw methodNotAllowed(path, methods);
     });
   }
+  // Reached only where no built-in path matched: the declared operations, if any.
+  app.all('*', declaredOperations);
   return app;
+}
+
+/** Everything an operation's request goes through, in order, ending in its answer. */
+function operationChain(spec: RouteSpec): MiddlewareHandler<HonoEnv>[] {
+  return [
+    operationId(spec.id),
+    resolveRoute(spec),
+    tenantAuth(),
+    requireScope(spec),
+    validateInput(spec),
+    tenantLimits(spec.group, (c) => routeOf(c).cost),
+    idempotency(spec),
+    async (c) => {
+      const route = routeOf(c);
+      await route.check?.(c.get('input'), platformReader(c, catalogOf(c.get('settings'))));
+      const outcome = await forward(c, route, c.get('input'));
+      const body = visibleBody(c, route, outcome.result.body);
+      const status = contentfulStatus(outcome.result.status);
+      noteAnswer(c, outcome, body);
+      return c.body(body, status, answerHeaders(route, outcome));
+    },
+  ];
+}
+
+/** One composed chain per declared operation, made on first use. */
+const declaredChains = new WeakMap<ResolvedRoute, MiddlewareHandler<HonoEnv>>();
+
+/** A declared operation's request: matched here (Hono's router holds only built-ins), then its chain. */
+const declaredOperations: MiddlewareHandler<HonoEnv> = async (c, next) => {
+  const match = catalogOf(c.get('settings')).matchDeclared(c.req.method, c.req.path);
+  if (!match) return next();
+  if ('allow' in match) throw methodNotAllowed(c.req.path, match.allow);
+  c.set('routeParams', match.params);
+  let chain = declaredChains.get(match.route);
+  if (!chain) {
+    chain = every(...operationChain(match.route));
+    declaredChains.set(match.route, chain);
+  }
+  await chain(c, next);
+};
+
+function methodNotAllowed(path: string, methods: readonly string[]): GatewayError {
+  const allow = methods.join(', ');
+  return new GatewayError('METHOD_NOT_ALLOWED', {
+    message: `Method not allowed; ${path} accepts ${allow}`,
+    headers: { Allow: allow },
+  });
 }
 
 /** The route as this request's settings configure it, resolved once for every later step. */
 function resolveRoute(spec: RouteSpec) {
   return createMiddleware<HonoEnv>(async function resolveRoute(c, next) {
-    c.set('route', configuredRoute(spec, c.get('settings').ROUTE_OVERRIDES));
+    const route = catalogOf(c.get('settings')).byId.get(spec.id);
+    if (!route) throw new GatewayError('INTERNAL', { message: `No operation ${spec.id}` });
+    c.set('route', route);
     await next();
   });
 }
@@ -136,12 +155,11 @@ function noteAnswer(c: Context<HonoEnv>, outcome: CacheOutcome, body: Bytes): vo
 /**
  * Lets a route's check read another operation's data with this request's tenant, through the cache.
  */
-function platformReader(c: Context<HonoEnv>, byId: Map<string, RouteSpec>): PlatformReader {
+function platformReader(c: Context<HonoEnv>, catalog: Catalog): PlatformReader {
   return {
     async data(routeId) {
-      const spec = byId.get(routeId);
-      if (!spec) throw new GatewayError('INTERNAL', { message: `No operation ${routeId}` });
-      const route = configuredRoute(spec, c.get('settings').ROUTE_OVERRIDES);
+      const route = catalog.byId.get(routeId);
+      if (!route) throw new GatewayError('INTERNAL', { message: `No operation ${routeId}` });
       const { result } = await forward(
         c,
         route,

@@ -7,8 +7,9 @@ import * as z from 'zod';
 import { GatewayError } from './errors';
 import { DEFAULT_LIMITS, limitsSchema } from './guard/policy';
 import { log } from './log';
+import { catalogOf } from './routes/catalog';
+import { platformOperationsSchema } from './routes/declared';
 import { routeOverridesSchema } from './routes/overrides';
-import { WRITE_OPERATIONS } from './routes/table';
 import type { Bindings } from './types/context';
 import type { Settings } from './types/settings';
 
@@ -150,8 +151,12 @@ export const settingsSchema = z
       .or(z.literal(''))
       .default(''),
     ROUTE_OVERRIDES: jsonSetting(routeOverridesSchema.default({})),
+    PLATFORM_OPERATIONS: jsonSetting(platformOperationsSchema.default([])),
     TENANT_MEMO_TTL_MS: intSetting(0, 300_000, 10_000),
     MAX_BODY_BYTES: intSetting(1, 10 * 1024 * 1024, 64 * 1024),
+    // One file as large as the platform's client sends (10 MiB), and room for the parts'
+    // headers; Cloudflare refuses bodies above 100 MB on Free and Pro zones anyway.
+    MAX_UPLOAD_BYTES: intSetting(1024, 100 * 1024 * 1024, 10 * 1024 * 1024 + 64 * 1024),
     DEFAULT_LIMITS: jsonSetting(limitsSchema.default(DEFAULT_LIMITS)),
     LIMITS_ENABLED: z
       .enum(['true', 'false'], { error: 'must be true or false' })
@@ -221,21 +226,12 @@ export const settingsSchema = z
     IDEMPOTENCY_REQUIRED: z
       .string()
       .default('')
-      .transform((list, ctx) => {
-        const ids = list
+      .transform((list) =>
+        list
           .split(',')
           .map((id) => id.trim())
-          .filter(Boolean);
-        for (const id of ids) {
-          if (!WRITE_OPERATIONS.includes(id)) {
-            ctx.addIssue({
-              code: 'custom',
-              message: `${id} is not one of ${WRITE_OPERATIONS.join(', ')}`,
-            });
-          }
-        }
-        return ids;
-      }),
+          .filter(Boolean),
+      ),
     BROWSER_PARTITION_SHARE: z.preprocess(
       (v) => (v === undefined || v === '' ? undefined : Number(v)),
       z
@@ -246,6 +242,17 @@ export const settingsSchema = z
     ),
   })
   .superRefine((s, ctx) => {
+    // Declared writes may be named too: checked once both settings have parsed.
+    const writes = catalogOf(s).writes;
+    for (const id of s.IDEMPOTENCY_REQUIRED) {
+      if (!writes.includes(id)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['IDEMPOTENCY_REQUIRED'],
+          message: `${id} is not one of ${writes.join(', ')}`,
+        });
+      }
+    }
     // Behind the console Worker, a link made from the request's own origin would point
     // at the console's hostname, where no partner page is served.
     if (s.OPERATOR_API === 'binding' && !s.PORTAL_ORIGIN) {

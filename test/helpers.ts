@@ -147,6 +147,9 @@ export interface UpstreamRecord {
   query: Record<string, string>;
   headers: Record<string, string>;
   body: string | null;
+  /** Multipart bodies: bytes received, and whether the body arrived whole. */
+  bytes?: number;
+  complete?: boolean;
 }
 
 /** What the emulator received for one request id. */
@@ -162,4 +165,20 @@ export async function injectFault(fault: Record<string, unknown>): Promise<void>
     body: JSON.stringify(fault),
   });
   if (!res.ok) throw new Error(`fault not accepted: ${res.status} ${await res.text()}`);
+}
+
+/**
+ * Gives a tenant one fixed window of `limit` units an hour, counted exactly (one guard call a
+ * request), so a RateLimit field after one request says that request's cost.
+ */
+export async function countExactly(tenant: TestTenant, limit = 1000): Promise<void> {
+  const res = await admin(`/tenants/${tenant.id}/limits`, {
+    method: 'PUT',
+    body: JSON.stringify({
+      policies: [{ name: 'units', limit, window_s: 3600, algorithm: 'fixed' }],
+      quota: {},
+      limiter: 'exact',
+    }),
+  });
+  if (res.status !== 200) throw new Error(`limits not set: ${res.status} ${await res.text()}`);
 }

@@ -13,7 +13,7 @@ import { adminRoutes } from '../src/admin';
 import { ERRORS } from '../src/errors';
 import { openApiPath } from '../src/openapi/document';
 import { DOCS_CSP } from '../src/openapi/routes';
-import { ROUTE_SPECS } from '../src/routes/table';
+import { ROUTE_SPECS, takesIdempotencyKey } from '../src/routes/table';
 import type { RouteSpec } from '../src/routes/types';
 import { expandScopes, hasScope, requiredScope } from '../src/tenants/scopes';
 import { admin, createTenant, envelope, gateway, gatewayWith, testEnv } from './helpers';
@@ -43,6 +43,8 @@ const GATEWAY_OPERATIONS = [
 function shapeOf(schema: z.ZodType | undefined): Record<string, z.ZodType> {
   if (!schema) return {};
   if (schema instanceof z.ZodObject) return schema.shape as Record<string, z.ZodType>;
+  // session.create's body: an object, then the default of its earlier shape.
+  if (schema instanceof z.ZodPipe) return shapeOf(schema.in as z.ZodType);
   throw new Error('route schemas are objects');
 }
 
@@ -138,9 +140,9 @@ describe('GET /openapi.json, without a token', () => {
       const params = shapeOf(spec.params);
       const query = shapeOf(spec.query);
       const all = (op.parameters ?? []) as Json[];
-      // Writes take an optional Idempotency-Key header (docs/RESILIENCE.md); reads none.
+      // Writes take an optional Idempotency-Key header (docs/RESILIENCE.md); reads and uploads none.
       expect(all.filter((p) => p.in === 'header').map((p) => [p.name, p.required])).toEqual(
-        spec.method === 'GET' ? [] : [['Idempotency-Key', false]],
+        takesIdempotencyKey(spec) ? [['Idempotency-Key', false]] : [],
       );
       const documented = all.filter((p) => p.in !== 'header');
       expect(documented.map((p) => `${p.in}:${p.name}`).sort()).toEqual(
@@ -157,6 +159,15 @@ describe('GET /openapi.json, without a token', () => {
         expectSameField(p.schema, field, String);
       }
 
+      if (spec.upload) {
+        const form = op.requestBody.content['multipart/form-data'].schema as Json;
+        expect(form.required).toEqual([spec.upload.fileField]);
+        expect(form.properties[spec.upload.fileField].maxItems).toBe(spec.upload.maxFiles);
+        expect(Object.keys(form.properties).sort()).toEqual(
+          [spec.upload.fileField, ...Object.keys(shapeOf(spec.upload.fields))].sort(),
+        );
+        return;
+      }
       if (!spec.body) {
         expect(op.requestBody).toBeUndefined();
         return;

@@ -3,15 +3,27 @@
  * caller gets the platform's envelope and the platform got the right method,
  * path, query, body and the platform key in the route's header.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { resolveRoute } from '../src/routes/overrides';
 import { ROUTE_SPECS } from '../src/routes/table';
-import { asTenant, createTenant, platformKeys, type TestTenant, upstreamSaw } from './helpers';
+import {
+  asTenant,
+  countExactly,
+  createTenant,
+  platformKeys,
+  type TestTenant,
+  upstreamSaw,
+} from './helpers';
 
 interface Case {
   method: string;
   path: string;
   json?: unknown;
+  /** A body sent as it is (an upload), with its content type. */
+  body?: string;
+  contentType?: string;
+  /** What the emulator must have received as the body's text. */
+  upstreamText?: string;
   /** What the emulator must have received. */
   upstreamPath: string;
   upstreamQuery?: Record<string, string>;
@@ -19,7 +31,9 @@ interface Case {
 }
 
 let tenant: TestTenant;
+const dashboard = inject('demoDashboard');
 const ids = {
+  product: '',
   team: '',
   agent: '',
   session: '',
@@ -57,6 +71,12 @@ beforeAll(async () => {
   await asTenant(tenant, '/user/apikey/new', { method: 'POST', json: { name: 'to-delete' } });
   const keys = (await asTenant(tenant, '/user/apikey/lists?page_size=100')).body.data.data;
   ids.apiKey = keys.find((k: { name: string }) => k.name === 'to-delete').id;
+  ids.product = (
+    await asTenant(tenant, '/dashboard/product/create', {
+      method: 'POST',
+      json: { product: 'Seed product' },
+    })
+  ).body.data.product_id;
 });
 
 const cases: Record<string, () => Case> = {
@@ -127,6 +147,71 @@ const cases: Record<string, () => Case> = {
     upstreamPath: '/session/create',
     upstreamBody: { team_id: ids.team, task: 'Find flights', title: 'Trip' },
   }),
+  'session.marketing_data': () => ({
+    method: 'GET',
+    path: `/session/marketing/data/${ids.session}?type=like`,
+    upstreamPath: `/session/marketing/data/${ids.session}`,
+    upstreamQuery: { type: 'like' },
+  }),
+  'session.upload': () => {
+    const body = `--b0undary\r\nContent-Disposition: form-data; name="files"; filename="a.txt"\r\n\r\nhello\r\n--b0undary--\r\n`;
+    return {
+      method: 'POST',
+      path: '/session/upload',
+      body,
+      contentType: 'multipart/form-data; boundary=b0undary',
+      upstreamPath: '/session/upload',
+      upstreamText: body,
+    };
+  },
+  'product.create': () => ({
+    method: 'POST',
+    path: '/dashboard/product/create',
+    json: {
+      product: 'A travel planner',
+      attachments: [{ file_name: 'a.txt', file_url: 'https://files.example/a.txt' }],
+    },
+    upstreamPath: '/dashboard/product/create',
+    upstreamBody: {
+      product: 'A travel planner',
+      attachments: [{ file_name: 'a.txt', file_url: 'https://files.example/a.txt' }],
+    },
+  }),
+  'product.info': () => ({
+    method: 'GET',
+    path: `/dashboard/product/candidates/${ids.product}/info`,
+    upstreamPath: `/dashboard/product/candidates/${ids.product}/info`,
+    upstreamQuery: {},
+  }),
+  'product.query_results': () => ({
+    method: 'GET',
+    path: `/dashboard/product/query/results/${dashboard.queryId}/lists`,
+    upstreamPath: `/dashboard/product/query/results/${dashboard.queryId}/lists`,
+  }),
+  'report.info': () => ({
+    method: 'GET',
+    path: `/dashboard/report/info/${dashboard.reportId}`,
+    upstreamPath: `/dashboard/report/info/${dashboard.reportId}`,
+  }),
+  'report.update': () => ({
+    method: 'POST',
+    path: `/dashboard/report/update/${dashboard.reportId}`,
+    json: {
+      keywords: ['travel', 'planner'],
+      related_industries: [{ level1: { id: 3 }, level2: [301] }],
+    },
+    upstreamPath: `/dashboard/report/update/${dashboard.reportId}`,
+    upstreamBody: {
+      keywords: ['travel', 'planner'],
+      related_industries: [{ level1: { id: 3 }, level2: [301] }],
+    },
+  }),
+  'report.categories': () => ({
+    method: 'GET',
+    path: '/dashboard/categories',
+    upstreamPath: '/dashboard/categories',
+    upstreamQuery: {},
+  }),
   'session.info': () => ({
     method: 'GET',
     path: `/session/info/${ids.session}`,
@@ -186,8 +271,8 @@ const cases: Record<string, () => Case> = {
 };
 
 describe('route table', () => {
-  it('has a happy-path case for every one of its 18 operations', () => {
-    expect(ROUTE_SPECS).toHaveLength(18);
+  it('has a happy-path case for every one of its 26 operations', () => {
+    expect(ROUTE_SPECS).toHaveLength(26);
     expect(Object.keys(cases).sort()).toEqual(ROUTE_SPECS.map((r) => r.id).sort());
   });
 
@@ -200,12 +285,13 @@ describe.each(ROUTE_SPECS.map((spec) => [spec.id, spec] as const))('%s', (id, sp
   it('forwards with the platform key in its header and returns the envelope', async () => {
     const c = cases[id]!();
     // no-cache: cacheable reads must still reach the platform in this test.
-    const headers = spec.cache ? { 'cache-control': 'no-cache' } : undefined;
+    const headers: Record<string, string> = spec.cache ? { 'cache-control': 'no-cache' } : {};
+    if (c.contentType) headers['content-type'] = c.contentType;
     const {
       res,
       body,
       id: rid,
-    } = await asTenant(tenant, c.path, { method: c.method, json: c.json, headers });
+    } = await asTenant(tenant, c.path, { method: c.method, json: c.json, body: c.body, headers });
 
     expect(res.status).toBe(200);
     expect(body).toMatchObject({ code: 0, msg: 'Success' });
@@ -216,9 +302,12 @@ describe.each(ROUTE_SPECS.map((spec) => [spec.id, spec] as const))('%s', (id, sp
     expect(seen!.method).toBe(spec.method);
     expect(seen!.path).toBe(c.upstreamPath);
     if (c.upstreamQuery) expect(seen!.query).toEqual(c.upstreamQuery);
-    expect(seen!.body === null || seen!.body === '' ? undefined : JSON.parse(seen!.body)).toEqual(
-      c.upstreamBody,
-    );
+    if (c.upstreamText !== undefined) expect(seen!.body).toBe(c.upstreamText);
+    else {
+      expect(seen!.body === null || seen!.body === '' ? undefined : JSON.parse(seen!.body)).toEqual(
+        c.upstreamBody,
+      );
+    }
 
     // The platform key in the route's header, raw; the caller's token nowhere.
     const other = spec.credential === 'authorization' ? 'x-api-key' : 'authorization';
@@ -226,5 +315,63 @@ describe.each(ROUTE_SPECS.map((spec) => [spec.id, spec] as const))('%s', (id, sp
     expect(seen!.headers[other]).toBeUndefined();
     expect(JSON.stringify(seen!.headers)).not.toContain(tenant.token);
     expect(seen!.headers['x-request-id']).toBe(rid);
+  });
+});
+
+describe('session.create in both shapes', () => {
+  it("forwards the current client's body, without team_id, as it was sent", async () => {
+    const json = {
+      task: 'Reply to mentions',
+      intent_id: 'intent_42',
+      mode: 'marketing',
+      platform: 'x',
+      extra: { tone: 'friendly', limits: { per_day: 20 } },
+    };
+    const { res, body, id } = await asTenant(tenant, '/session/create', { method: 'POST', json });
+    expect(res.status).toBe(200);
+    expect(body.data.session_id).toEqual(expect.any(String));
+    const [seen] = await upstreamSaw(id);
+    expect(JSON.parse(seen?.body ?? 'null')).toEqual(json);
+    const session = await asTenant(tenant, `/session/info/${body.data.session_id}`);
+    expect(session.body.data).toMatchObject({ intent_id: 'intent_42', platform: 'x', team_id: '' });
+  });
+
+  it("still takes the specification's {team_id, task, title}, with its default task", async () => {
+    const { res, id } = await asTenant(tenant, '/session/create', {
+      method: 'POST',
+      json: { team_id: ids.team },
+    });
+    expect(res.status).toBe(200);
+    const [seen] = await upstreamSaw(id);
+    expect(JSON.parse(seen?.body ?? 'null')).toEqual({ team_id: ids.team, task: '' });
+  });
+});
+
+describe("the current client's operations cost what docs/LIMITS.md says", () => {
+  const COSTS: Record<string, number> = {
+    'session.marketing_data': 1,
+    'session.upload': 3,
+    'product.create': 5,
+    'product.info': 1,
+    'product.query_results': 1,
+    'report.info': 1,
+    'report.update': 2,
+    'report.categories': 1,
+  };
+  it.each(Object.entries(COSTS))('%s costs %i', async (id, cost) => {
+    // Counted exactly: a tenant of its own, one fixed window of 1000 units, exact mode.
+    const counted = await createTenant(platformKeys.demo, `cost ${id}`);
+    await countExactly(counted);
+    const c = cases[id]!();
+    const headers: Record<string, string> = { 'cache-control': 'no-store' };
+    if (c.contentType) headers['content-type'] = c.contentType;
+    const { res } = await asTenant(counted, c.path, {
+      method: c.method,
+      json: c.json,
+      body: c.body,
+      headers,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('ratelimit')).toMatch(new RegExp(`^"units";r=${1000 - cost};`));
   });
 });

@@ -1,8 +1,10 @@
 // Every platform route with the one header it reads the key from (4.1–4.6:
-// Authorization, raw or Bearer; 4.7 and 4.8: x-api-key, raw), and the 401s
+// Authorization, raw or Bearer; 4.7, 4.8 and the current client's: x-api-key, raw; the
+// upload has its own test, dashboard.test.ts), and the 401s
 // and 404s a client gets otherwise.
 import { describe, expect, it } from 'vitest';
 import type { KeyHeader } from '../auth';
+import { opaqueIdFrom } from '../dashboard-seed';
 import { DEMO_PLATFORM_KEY, DEMO_SECOND_KEY } from '../seed';
 import {
   type CallOptions,
@@ -69,6 +71,37 @@ const ROUTES: Route[] = [
     path: `/browser/page/lists?browser_id=${browser.browser_id}`,
     header: 'x-api-key',
   },
+  // The current client (PLATFORM.md, version 0.3.2): x-api-key on every call.
+  { method: 'POST', path: '/session/create', header: 'x-api-key', body: { task: 'auth' } },
+  { method: 'GET', path: `/session/marketing/data/${session.session_id}`, header: 'x-api-key' },
+  {
+    method: 'POST',
+    path: '/dashboard/product/create',
+    header: 'x-api-key',
+    body: { product: 'p' },
+  },
+  {
+    method: 'GET',
+    path: `/dashboard/product/candidates/${opaqueIdFrom('prod', 'demo:product:1')}/info`,
+    header: 'x-api-key',
+  },
+  {
+    method: 'GET',
+    path: `/dashboard/product/query/results/${opaqueIdFrom('qry', 'demo:query:1')}/lists`,
+    header: 'x-api-key',
+  },
+  {
+    method: 'GET',
+    path: `/dashboard/report/info/${opaqueIdFrom('rep', 'demo:report:1')}`,
+    header: 'x-api-key',
+  },
+  {
+    method: 'POST',
+    path: `/dashboard/report/update/${opaqueIdFrom('rep', 'demo:report:1')}`,
+    header: 'x-api-key',
+    body: { keywords: ['auth'] },
+  },
+  { method: 'GET', path: '/dashboard/categories', header: 'x-api-key' },
 ];
 
 const other = (header: KeyHeader): KeyHeader =>

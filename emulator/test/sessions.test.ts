@@ -99,8 +99,23 @@ describe('sessions', () => {
     expect((await get<Session>(`/session/info/${bare.session_id}`)).name).toBe('Untitled session');
   });
 
-  it('refuses a session without a team, or for another account’s team', async () => {
-    await badInput('POST', '/session/create', { task: 'x' });
+  it("takes the current client's shape: a task, no team (PLATFORM.md, version 0.3.2)", async () => {
+    const { session_id } = await emu.data<NewSession>('POST', '/session/create', {
+      headers: demo,
+      body: { task: 'Reply to mentions', intent_id: 'intent_1', mode: 'marketing', platform: 'x' },
+    });
+    expect(await get<Session>(`/session/info/${session_id}`)).toMatchObject({
+      team_id: '',
+      intent_id: 'intent_1',
+      platform: 'x',
+      mode: 'marketing',
+      name: 'Reply to mentions',
+    });
+    await badInput('POST', '/session/create', { task: 'x', extra: [1] });
+  });
+
+  it('refuses a session with neither team nor task, or for another account’s team', async () => {
+    await badInput('POST', '/session/create', {});
     await badInput('POST', '/session/create', { team_id: 5 });
     await badInput('POST', '/session/create', 'not json');
     const msg = await emu.failure(

@@ -12,6 +12,7 @@ import { analyticsRoutes } from './analytics';
 import { auditRoutes } from './audit';
 import { adminAuth } from './auth';
 import { limitRoutes } from './limits';
+import { operationRoutes } from './operations';
 import { portalLinkRoutes } from './portal-links';
 import { tenantRoutes } from './tenants';
 import { tokenRoutes } from './tokens';
@@ -33,6 +34,8 @@ export function adminRoutes(): Hono<HonoEnv> {
   app.route('/tenants', alertRoutes());
   app.route('/tenants', portalLinkRoutes());
   app.route('/', auditRoutes());
+  // What these settings serve, and the scopes a token may be given (the console's pickers).
+  app.route('/operations', operationRoutes());
   // This isolate's work counters, for the benchmark and for operators (docs/OBSERVABILITY.md, "Work counters").
   app.get('/stats', (c) =>
     c.json(ok({ isolate: { ...isolateStats, l1: l1Stats(), breakers: breakerStates() } })),

@@ -2,6 +2,7 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import { validated } from '../middleware/validate';
+import { catalogOf } from '../routes/catalog';
 import { intFieldOr, nameField, originField, textField } from '../routes/schemas';
 import { publicTenant } from '../tenants/tenant-store';
 import type { HonoEnv } from '../types/context';
@@ -55,7 +56,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
 
   app.post('/', validated('json', createBody), async (c) => {
     const body = c.req.valid('json');
-    const firstToken = newToken(body.token);
+    const firstToken = newToken(body.token, catalogOf(c.get('settings')).groups);
     const stores = await adminStores(c);
     const tenant = await stores.tenants.create({
       name: body.name,

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { invalidField } from '../errors';
 import { tokenLimitsSchema } from '../guard/policy';
 import { nameField } from '../routes/schemas';
-import { ALL_SCOPES, expandScopes, PRESETS } from '../tenants/scopes';
+import { grantScopes, PRESET_NAMES, scopesOf } from '../tenants/scopes';
 import { type NewToken, newTokenId } from '../tenants/token-store';
 
 /** Longest lifetime an operator may give a token (docs/BOUNDS.md). */
@@ -22,10 +22,14 @@ export const tokenSpecSchema = z.strictObject({
 
 export type TokenSpec = z.infer<typeof tokenSpecSchema>;
 
-export function newToken(spec: TokenSpec, now = Date.now()): NewToken {
-  const { scopes, unknown } = expandScopes(spec.scopes);
+/**
+ * A token to issue. `groups` are the route groups the gateway serves now
+ * (catalogOf(settings).groups): a scope of another group is unknown.
+ */
+export function newToken(spec: TokenSpec, groups: readonly string[], now = Date.now()): NewToken {
+  const { scopes, unknown } = grantScopes(spec.scopes, groups);
   if (unknown.length > 0) {
-    const allowed = [...PRESETS.keys(), ...ALL_SCOPES];
+    const allowed = [...PRESET_NAMES, ...scopesOf(groups)];
     const message = `Unknown scope ${unknown.join(', ')}; allowed: ${allowed.join(', ')}`;
     throw invalidField('body', 'scopes', message, allowed);
   }

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { GatewayError } from '../errors';
 import { tokenLimitsSchema } from '../guard/policy';
 import { validated } from '../middleware/validate';
+import { catalogOf } from '../routes/catalog';
 import type { Stores } from '../tenants/stores';
 import type { HonoEnv } from '../types/context';
 import {
@@ -31,7 +32,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
       const stores = await adminStores(c);
       await existingTenant(stores, id);
       const spec = c.req.valid('json');
-      const token = newToken(spec);
+      const token = newToken(spec, catalogOf(c.get('settings')).groups);
       const limits = spec.limits ?? null;
       await limitToken(c, id, token.id, limits);
       const issued = await stores.tokens.issue(id, token);

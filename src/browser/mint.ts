@@ -9,13 +9,14 @@ import { tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
 import { operationId } from '../observability/operation-id';
+import { catalogOf } from '../routes/catalog';
 import {
   BROWSER_TOKEN_MIN_TTL_S,
   BROWSER_TOKEN_PREFIX,
   signBrowserToken,
 } from '../tenants/browser-token';
 import { keyRing } from '../tenants/crypto';
-import { expandScopes, hasScope, isExplicitScope, USAGE_SCOPE } from '../tenants/scopes';
+import { expandScopes, hasScope, isExplicitScope, scopesOf, USAGE_SCOPE } from '../tenants/scopes';
 import { randomBase62 } from '../tenants/token';
 import type { HonoEnv } from '../types/context';
 import { mintBody } from './schemas';
@@ -51,10 +52,17 @@ export function browserTokenRoutes(): Hono<HonoEnv> {
           message: `Origin ${origin} is not among this tenant's cors_origins`,
         });
       }
-      // By default a browser gets the minting token's scopes, less API keys and usage.
+      // By default a browser gets the minting token's scopes, less API keys and usage; its
+      // presets are listed out over today's groups (a browser token lives minutes).
+      const groups = catalogOf(c.get('settings')).groups;
       const scopes = asked
-        ? expandScopes(asked)
-        : { scopes: parent.scopes.filter(isDefaultBrowserScope), unknown: [] };
+        ? expandScopes(asked, groups)
+        : {
+            scopes: scopesOf(groups).filter(
+              (s) => isDefaultBrowserScope(s) && hasScope(parent.scopes, s),
+            ),
+            unknown: [],
+          };
       if (scopes.unknown.length > 0) {
         throw invalidField('body', 'scopes', `Unknown scope ${scopes.unknown.join(', ')}`);
       }

@@ -92,10 +92,11 @@ export interface Meter {
 }
 
 /**
- * What a request is counted as, for group quotas: a route group, or `auth`
- * (minting browser tokens) or `usage` (a tenant reading its own usage).
+ * What a request is counted as, for group quotas: a route group (built-in, or one a
+ * declared operation names, which has no group quota), or `auth` (minting browser
+ * tokens) or `usage` (a tenant reading its own usage).
  */
-export type LimitGroup = RouteGroup | 'auth' | 'usage';
+export type LimitGroup = string;
 
 const isRouteGroup = (g: LimitGroup): g is RouteGroup => ROUTE_GROUPS.some((r) => r === g);
 

@@ -11,7 +11,7 @@ import type { LeaseSettings } from '../guard/lease';
 import { brokerFor } from '../guard/lease-broker';
 import { guardFor } from '../guard/tenant-guard';
 import type { UsageEntry } from '../guard/usage';
-import { largestRouteCost } from '../routes/overrides';
+import { catalogOf } from '../routes/catalog';
 import { count } from '../stats';
 import type { HonoEnv } from '../types/context';
 import type { Settings } from '../types/settings';
@@ -86,7 +86,7 @@ export function leaseSettings(settings: Settings): LeaseSettings {
       usageRetentionDays: settings.USAGE_RETENTION_DAYS,
       meterOptions: {
         partitionShare: settings.BROWSER_PARTITION_SHARE,
-        largestCost: largestRouteCost(settings.ROUTE_OVERRIDES),
+        largestCost: catalogOf(settings).largestCost,
       },
     };
     leaseSettingsFor.set(settings, ls);

@@ -16,6 +16,7 @@ import { ERRORS, GatewayError } from '../errors';
 import type { StoredAnswer } from '../guard/idempotency';
 import { guardFor } from '../guard/tenant-guard';
 import { log } from '../log';
+import { takesIdempotencyKey } from '../routes/table';
 import type { RouteSpec } from '../routes/types';
 import { sha256Hex } from '../tenants/token';
 import type { HonoEnv } from '../types/context';
@@ -34,11 +35,16 @@ const ABANDONED_AFTER_MS = 60_000;
 /** Errors that mean the platform surely did not act: the claim is released, not kept. */
 const NOT_ACTED = new Set(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_BACKING_OFF']);
 
-export function idempotency(spec: Pick<RouteSpec, 'id' | 'method'>) {
+export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
   return createMiddleware<HonoEnv>(async function idempotency(c, next) {
     if (spec.method === 'GET') return next();
     const settings = c.get('settings');
     const key = c.req.header(IDEMPOTENCY_HEADER);
+    // An upload's body streams through unkept: a repeat could not be told from another file.
+    if (!takesIdempotencyKey(spec)) {
+      if (key !== undefined) throw new GatewayError('IDEMPOTENCY_KEY_NOT_TAKEN');
+      return next();
+    }
     if (key === undefined) {
       if (settings.IDEMPOTENCY_REQUIRED.includes(spec.id)) {
         throw new GatewayError('IDEMPOTENCY_KEY_REQUIRED');

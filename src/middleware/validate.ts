@@ -15,28 +15,38 @@ import { createMiddleware } from 'hono/factory';
 import type { z } from 'zod';
 import { decodeUtf8, readCapped } from '../bytes';
 import { GatewayError, type InputLocation, invalidField } from '../errors';
+import { describeIssue } from '../routes/json-schema';
 import { noQuery } from '../routes/schemas';
 import type { RouteSpec } from '../routes/types';
 import type { HonoEnv } from '../types/context';
+import { uploadBody } from './upload';
 
 type Target = 'param' | 'query' | 'json';
 const LOCATION: Record<Target, InputLocation> = { param: 'path', query: 'query', json: 'body' };
 
+type InputSpec = Pick<RouteSpec, 'params' | 'query' | 'body' | 'upload'>;
+
+const NO_QUERY = noQuery();
+
 /**
- * A platform route's path, query and body, validated with its table entry's
- * schemas (defaults applied, unknown fields refused), set as `c.get('input')`.
+ * A platform route's path, query and body, validated with its configured route's
+ * schemas (ROUTE_OVERRIDES applied; proxy.ts resolves it first) or else the table
+ * entry's (defaults applied, unknown fields refused), set as `c.get('input')`. An
+ * upload's body is not read here: it is checked as it streams upstream.
  */
-export function validateInput(spec: Pick<RouteSpec, 'params' | 'query' | 'body'>) {
-  const querySchema = spec.query ?? noQuery();
+export function validateInput(spec: InputSpec) {
   return createMiddleware<HonoEnv>(async function validateInput(c, next) {
-    const params = spec.params ? parsed(spec.params, c.req.param(), 'path') : {};
-    const query = parsed(querySchema, queryValues(c), 'query');
+    const route: InputSpec = c.get('route') ?? spec;
+    const path = c.get('routeParams') ?? c.req.param();
+    const params = route.params ? parsed(route.params, path, 'path') : {};
+    const query = parsed(route.query ?? NO_QUERY, queryValues(c), 'query');
     let body: Record<string, unknown> | undefined;
-    if (spec.body) {
-      body = parsed(spec.body, await readJsonBody(c), 'body');
+    if (route.body) {
+      body = parsed(route.body, await readJsonBody(c), 'body');
       bodyMatchesPath(params, body);
     }
-    c.set('input', { params, query, body });
+    const upload = route.upload ? uploadBody(c, route.upload) : undefined;
+    c.set('input', { params, query, body, ...(upload ? { upload } : {}) });
     await next();
   });
 }
@@ -114,7 +124,8 @@ function parsed<S extends z.ZodType>(
   value: unknown,
   location: InputLocation,
 ): z.output<S> {
-  const result = schema.safeParse(value);
+  // Operators' schemas (routes/json-schema.ts) bring no messages of their own: these name the bound.
+  const result = schema.safeParse(value, { error: describeIssue });
   if (!result.success) throw validationError(location, result.error);
   return result.data;
 }
@@ -135,14 +146,15 @@ function validationError(location: InputLocation, error: Pick<z.ZodError, 'issue
       },
     });
   }
-  const errors = error.issues.map((i) => ({
-    location,
-    field: i.path.join('.') || location,
-    message:
-      i.path.length > 0 && !i.message.startsWith(String(i.path.at(-1)))
-        ? `${i.path.join('.')}: ${i.message}`
-        : i.message,
-  }));
+  const errors = error.issues.map((i) => {
+    const field = i.path.join('.') || location;
+    const last = String(i.path.at(-1) ?? location);
+    return {
+      location,
+      field,
+      message: i.message.startsWith(last) ? i.message : `${field}: ${i.message}`,
+    };
+  });
   return new GatewayError('VALIDATION_FAILED', {
     message: errors.map((e) => e.message).join('; '),
     details: { errors },

@@ -136,6 +136,22 @@ const OPERATIONS: AdminOperation[] = [
     summary: 'Who is calling: the actor (Access email or admin-token), role and sign-in',
   },
   { method: 'get', path: '/admin/stats', summary: "This isolate's work counters" },
+  {
+    method: 'get',
+    path: '/admin/operations',
+    summary:
+      'The platform operations served, their groups, and the scopes and presets a token may have',
+    description:
+      'Built-in operations with ROUTE_OVERRIDES applied, then those PLATFORM_OPERATIONS ' +
+      'declares (`declared: true`).',
+  },
+  {
+    method: 'post',
+    path: '/admin/operations/check',
+    summary: 'Whether a PLATFORM_OPERATIONS value would parse, naming each bad entry and field',
+    description:
+      'Changes nothing: the body is the candidate value (a JSON object by operation id).',
+  },
   { method: 'get', path: '/admin/openapi.json', summary: 'This document' },
 ];
 

@@ -1,19 +1,22 @@
 /**
- * The partner contract: an OpenAPI 3.1 document generated from the route
- * table (ROUTE_SPECS), never written by hand per route. Parameters, bodies,
- * bounds, enums, formats and defaults come from the zod schemas; success
- * answers from the platform's models (openapi/models.ts); errors from the
- * ERRORS catalogue. Operators' ROUTE_OVERRIDES change nothing here.
+ * The partner contract: an OpenAPI 3.1 document generated from the operations
+ * the settings serve (routes/catalog.ts: the route table, ROUTE_OVERRIDES'
+ * amended schemas, PLATFORM_OPERATIONS), never written by hand per route.
+ * Parameters, bodies, bounds, enums, formats and defaults come from the zod
+ * schemas (or the operator's JSON Schema they were made from); success answers
+ * from the platform's models (openapi/models.ts); errors from the ERRORS
+ * catalogue.
  */
 import { rotateBody } from '../admin/rotation';
 import { mintBody, STREAM_SCOPE, streamParams } from '../browser/schemas';
 import { ERRORS } from '../errors';
-import { ROUTE_SPECS } from '../routes/table';
-import { ROUTE_GROUPS, type RouteSpec } from '../routes/types';
+import type { Catalog } from '../routes/catalog';
+import { takesIdempotencyKey } from '../routes/table';
+import type { RouteSpec, UploadSpec } from '../routes/types';
 import { hasScope, ROTATE_SCOPE, requiredScope, USAGE_SCOPE } from '../tenants/scopes';
 import { GATEWAY_VERSION } from '../version';
 import { MODELS, SUCCESS_DATA } from './models';
-import { type JsonSchema, jsonBody, parametersOf } from './schema';
+import { fieldsOf, type JsonSchema, jsonBody, parametersOf } from './schema';
 
 type Operation = Record<string, unknown>;
 export type OpenApiDocument = Record<string, unknown> & {
@@ -49,6 +52,14 @@ const SUMMARIES: Record<string, string> = {
   'browser.list': 'List browser instances',
   'browser.release': 'Release a browser instance',
   'browser.pages': "List a browser's pages",
+  'session.marketing_data': "A marketing session's data",
+  'session.upload': 'Upload files',
+  'product.create': 'Submit a product for analysis',
+  'product.info': "A product's analysis: its status and report",
+  'product.query_results': 'Research results of a query',
+  'report.info': 'Get a report',
+  'report.update': 'Change fields of a report',
+  'report.categories': 'The category taxonomy',
 };
 
 /** Rules across fields, which JSON Schema cannot hold: the gateway checks them too. */
@@ -58,6 +69,15 @@ const RULES: Record<string, string> = {
     '/user/call/filter_values.',
   'session.messages': '`to_timestamp` must not be before `from_timestamp`.',
   'session.rename': 'A `session_id` in the body must be the one in the path.',
+  'session.create':
+    'The body is one of two shapes: `{team_id, task, title}` (the specification) or ' +
+    "`{task, intent_id, mode, platform, extra}` (the platform's current client); fields of " +
+    'one shape are refused in the other.',
+  'session.upload':
+    'The body is streamed to the platform as it arrives: at most `MAX_UPLOAD_BYTES` ' +
+    '(413 past it, at once when `Content-Length` says so). Parts: `files` (at least one, each ' +
+    'with a file name) and an optional `session_id`.',
+  'report.update': 'Name at least one field.',
 };
 
 /** Whose view: a token's scopes, and whether it is a browser token (those cannot mint). */
@@ -71,15 +91,19 @@ const MINT_OPERATION_ID = 'auth.browser_token';
 const OWN_TOKEN_OPERATION_ID = 'token.own';
 
 /**
- * The document, with every operation, or only those a token's scopes allow
- * (its own view). The whole document is built once per isolate.
+ * The document of these operations, with every one, or only those a token's scopes
+ * allow (its own view). The whole document is built once per catalog (per isolate).
  */
-export function partnerDocument(view: TokenView | null): OpenApiDocument {
-  whole ??= build();
+export function partnerDocument(catalog: Catalog, view: TokenView | null): OpenApiDocument {
+  let whole = built.get(catalog);
+  if (!whole) {
+    whole = build(catalog);
+    built.set(catalog, whole);
+  }
   return view ? viewOf(whole, view) : whole;
 }
 
-let whole: OpenApiDocument | undefined;
+const built = new WeakMap<Catalog, OpenApiDocument>();
 
 function viewOf(doc: OpenApiDocument, view: TokenView): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
@@ -98,12 +122,12 @@ function visibleTo(op: Operation, view: TokenView): boolean {
   return typeof scope === 'string' && hasScope(view.scopes, scope);
 }
 
-function build(): OpenApiDocument {
+function build(catalog: Catalog): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   const add = (path: string, method: string, operation: Operation) => {
     paths[path] = { ...paths[path], [method]: operation };
   };
-  for (const spec of ROUTE_SPECS) {
+  for (const spec of catalog.routes) {
     add(openApiPath(spec.path), spec.method.toLowerCase(), operation(spec));
   }
   add('/auth/browser-token', 'post', mintOperation());
@@ -121,7 +145,7 @@ function build(): OpenApiDocument {
         'where a platform client would use a platform key. Every answer is the platform ' +
         'envelope `{code, msg, data}`; `code` 0 is success.',
     },
-    tags: [...ROUTE_GROUPS, 'auth', 'usage'].map((name) => ({ name })),
+    tags: [...catalog.groups, 'auth', 'usage'].map((name) => ({ name })),
     security: SECURITY,
     paths,
     components: {
@@ -157,16 +181,16 @@ function build(): OpenApiDocument {
 
 function operation(spec: RouteSpec): Operation {
   const scope = requiredScope(spec);
-  const write = spec.method !== 'GET';
+  const keyed = takesIdempotencyKey(spec);
   const parameters = [
     ...parametersOf(spec.params, 'path'),
     ...parametersOf(spec.query, 'query'),
-    ...(write ? [IDEMPOTENCY_KEY_PARAMETER] : []),
+    ...(keyed ? [IDEMPOTENCY_KEY_PARAMETER] : []),
   ];
   const statuses = [
     ...COMMON_ERRORS,
-    ...(spec.body ? [413, 415] : []),
-    ...(write ? [409, 422] : []),
+    ...(spec.body || spec.upload ? [413, 415] : []),
+    ...(keyed ? [409, 422] : []),
   ].sort((a, b) => a - b);
   return {
     operationId: spec.id,
@@ -174,13 +198,14 @@ function operation(spec: RouteSpec): Operation {
     summary: SUMMARIES[spec.id] ?? spec.id,
     description: [
       `Needs the scope \`${scope}\`.`,
+      spec.declared ? 'Declared by the operator (PLATFORM_OPERATIONS).' : '',
       RULES[spec.id] ?? '',
       spec.cache
         ? 'Served from the read cache (see `X-Cache`, `Age`); `Cache-Control: no-cache` ' +
           'revalidates, `no-store` bypasses.'
         : '',
       spec.secrets ? 'API key values are masked unless the token has `apikeys:admin`.' : '',
-      write
+      keyed
         ? 'Send an `Idempotency-Key` to make a retry safe: a repeat within 24 h gets the first ' +
           'answer back (`Idempotent-Replayed: true`) without a second platform call.'
         : '',
@@ -190,9 +215,37 @@ function operation(spec: RouteSpec): Operation {
     'x-required-scope': scope,
     ...(parameters.length > 0 ? { parameters } : {}),
     ...jsonBody(spec.body),
+    ...(spec.upload ? uploadBody(spec.upload) : {}),
     responses: {
-      '200': success(SUCCESS_DATA[spec.id] ?? {}, Boolean(spec.cache), write),
+      '200': success(SUCCESS_DATA[spec.id] ?? {}, Boolean(spec.cache), keyed),
       ...errorRefs(statuses),
+    },
+  };
+}
+
+/** `requestBody` of an upload: multipart/form-data, its files and text fields. */
+function uploadBody(upload: UploadSpec) {
+  const { properties, required } = fieldsOf(upload.fields);
+  return {
+    requestBody: {
+      required: true,
+      content: {
+        'multipart/form-data': {
+          schema: {
+            type: 'object',
+            properties: {
+              [upload.fileField]: {
+                type: 'array',
+                items: { type: 'string', format: 'binary' },
+                minItems: 1,
+                maxItems: upload.maxFiles,
+              },
+              ...properties,
+            },
+            required: [upload.fileField, ...required],
+          },
+        },
+      },
     },
   };
 }

@@ -130,6 +130,34 @@ const browser = obj(
   ['browser_id'],
 );
 
+const category = obj({ id: int, zh: str, en: str, en_desc: str, level: int }, ['id']);
+
+/** The current client's dashboard (PLATFORM.md, "What the platform's current client does"). */
+const product = obj(
+  {
+    product_id: str,
+    product_name: str,
+    status: { type: 'string', description: '`pending` or `completed`.' },
+  },
+  ['product_id', 'status'],
+);
+
+const report = obj(
+  {
+    report_id: str,
+    product_name: str,
+    target_description: str,
+    keywords: arrayOf(str),
+    user_personas: arrayOf({}),
+    user_profiles: arrayOf({}),
+    competitors: arrayOf({}),
+    recommended_campaigns: arrayOf(obj({ name: str, description: str })),
+    related_links: arrayOf(str),
+    related_industries: arrayOf(obj({ level1: obj({ id: int }), level2: arrayOf(int) })),
+  },
+  ['report_id'],
+);
+
 /** Reusable schemas, by component name. */
 export const MODELS: Record<string, Schema> = {
   Model: model,
@@ -204,6 +232,23 @@ export const MODELS: Record<string, Schema> = {
   Browser: browser,
   BrowserPage: page,
   Empty: { type: 'object' },
+  Product: product,
+  ProductInfo: {
+    allOf: [
+      ref('Product'),
+      obj({
+        analysis_result: obj({ report_id: str }),
+        description: str,
+        has_guided: bool,
+      }),
+    ],
+  },
+  Report: report,
+  Category: category,
+  CategoryTree: obj({ category: ref('Category'), subcategories: arrayOf(ref('Category')) }, [
+    'category',
+  ]),
+  UploadedFile: obj({ file_url: str, file_name: str }, ['file_url', 'file_name']),
 };
 
 /** The `data` of each operation's success answer, by operation id. */
@@ -226,4 +271,14 @@ export const SUCCESS_DATA: Record<string, Schema> = {
   'browser.list': obj({ browsers: arrayOf(ref('Browser')), total: int }, ['browsers']),
   'browser.release': ref('Empty'),
   'browser.pages': obj({ pages: arrayOf(ref('BrowserPage')), total: int }, ['pages']),
+  'session.marketing_data': { type: 'object' },
+  'session.upload': arrayOf(ref('UploadedFile')),
+  'product.create': ref('Product'),
+  'product.info': ref('ProductInfo'),
+  'product.query_results': {
+    description: 'Posts with their counts and media, as the platform gives them.',
+  },
+  'report.info': ref('Report'),
+  'report.update': { type: 'object' },
+  'report.categories': arrayOf(ref('CategoryTree')),
 };

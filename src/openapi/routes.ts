@@ -9,6 +9,7 @@ import { Hono } from 'hono';
 import { presentedToken, tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { operationId } from '../observability/operation-id';
+import { catalogOf } from '../routes/catalog';
 import { BROWSER_TOKEN_PREFIX } from '../tenants/browser-token';
 import type { HonoEnv } from '../types/context';
 import { type OpenApiDocument, partnerDocument } from './document';
@@ -94,9 +95,13 @@ export function openApiRoutes(): Hono<HonoEnv> {
       // A token's own view is private to it; everyone else's is the same public document.
       c.header('Vary', 'Authorization, x-api-key');
       if (!presentedToken(c, false)) {
-        return c.json(servedFrom(c.req.url, partnerDocument(null)), 200, {
-          'Cache-Control': 'public, max-age=300',
-        });
+        return c.json(
+          servedFrom(c.req.url, partnerDocument(catalogOf(c.get('settings')), null)),
+          200,
+          {
+            'Cache-Control': 'public, max-age=300',
+          },
+        );
       }
       await next();
     },
@@ -107,7 +112,7 @@ export function openApiRoutes(): Hono<HonoEnv> {
     (c) => {
       const token = c.get('token');
       const browser = token.prefix === BROWSER_TOKEN_PREFIX;
-      const view = partnerDocument({ scopes: token.scopes, browser });
+      const view = partnerDocument(catalogOf(c.get('settings')), { scopes: token.scopes, browser });
       return c.json(servedFrom(c.req.url, view), 200, { 'Cache-Control': 'private, no-store' });
     },
   );

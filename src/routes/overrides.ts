@@ -1,13 +1,33 @@
 /**
- * ROUTE_OVERRIDES lets an operator point any operation at another upstream
- * path or credential header without a code change, e.g.
+ * ROUTE_OVERRIDES lets an operator point any built-in operation at another upstream
+ * path or credential header, change its cost, cache or deadline, and amend its
+ * query and JSON body schemas (JSON Schema, as in PLATFORM_OPERATIONS) without a
+ * code change, e.g.
  * `{"session.create": {"upstream_path": "/v2/session/create", "credential": "authorization",
- * "cost": 20, "timeout_ms": 45000}}`.
+ * "cost": 20, "timeout_ms": 45000, "body": {"type": "object", "properties": {…}}}}`.
  */
 import * as z from 'zod';
 import type { RouteOverride, RouteOverrides } from '../types/settings';
+import { bodyFromJsonSchema, queryFromJsonSchema, SchemaProblem } from './json-schema';
 import { ROUTE_SPECS } from './table';
-import type { ResolvedRoute, RouteSpec } from './types';
+import type { InputSchema, ResolvedRoute, RouteSpec } from './types';
+
+/** A request's units (docs/LIMITS.md, "Policies, quotas and costs"). */
+export const costSchema = z.number().int().min(0).max(1000);
+
+export const cachePolicySchema = z.strictObject({
+  ttl_s: z.number().int().min(0).max(86_400),
+  grace_s: z.number().int().min(0).max(86_400),
+  stale_if_error_s: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400)
+    .optional(),
+});
+
+/** An operation's deadline; UPSTREAM_TIMEOUT_MS stays the ceiling. */
+export const timeoutSchema = z.number().int().min(100).max(300_000);
 
 const override = z.strictObject({
   upstream_path: z
@@ -15,30 +35,50 @@ const override = z.strictObject({
     .regex(/^\/[A-Za-z0-9_\-./:]*$/, 'must be an absolute path; `:name` placeholders allowed')
     .optional(),
   credential: z.enum(['authorization', 'x-api-key']).optional(),
-  cost: z.number().int().min(0).max(1000).optional(),
-  cache: z
-    .strictObject({
-      ttl_s: z.number().int().min(0).max(86_400),
-      grace_s: z.number().int().min(0).max(86_400),
-      stale_if_error_s: z
-        .number()
-        .int()
-        .min(0)
-        .max(7 * 86_400)
-        .optional(),
-    })
-    .optional(),
-  timeout_ms: z.number().int().min(100).max(300_000).optional(),
-}) satisfies z.ZodType<RouteOverride>;
+  cost: costSchema.optional(),
+  cache: cachePolicySchema.optional(),
+  timeout_ms: timeoutSchema.optional(),
+  query: z.unknown().optional(),
+  body: z.unknown().optional(),
+});
 
-const knownIds = new Set(ROUTE_SPECS.map((r) => r.id));
+const byId = new Map(ROUTE_SPECS.map((r) => [r.id, r]));
 
-export const routeOverridesSchema = z.record(z.string(), override).superRefine((value, ctx) => {
-  for (const id of Object.keys(value)) {
-    if (!knownIds.has(id))
+export const routeOverridesSchema = z.record(z.string(), override).transform((value, ctx) => {
+  const out: RouteOverrides = {};
+  for (const [id, o] of Object.entries(value)) {
+    const spec = byId.get(id);
+    if (!spec) {
       ctx.addIssue({ code: 'custom', path: [id], message: 'is not a known operation id' });
+      continue;
+    }
+    const { query, body, ...rest } = o;
+    const entry: RouteOverride = rest;
+    try {
+      if (query !== undefined) entry.query = amended(spec, 'query', query);
+      if (body !== undefined) entry.body = amended(spec, 'body', body);
+    } catch (err) {
+      if (!(err instanceof SchemaProblem)) throw err;
+      ctx.addIssue({ code: 'custom', path: [id, ...err.path], message: err.message });
+    }
+    out[id] = entry;
   }
+  return out;
 }) satisfies z.ZodType<RouteOverrides>;
+
+/** The operator's schema for a built-in operation's query or body, where it has one to amend. */
+function amended(spec: RouteSpec, field: 'query' | 'body', json: unknown): InputSchema {
+  if (field === 'body' && !spec.body) {
+    const why = spec.upload ? 'its body is a multipart upload' : 'it takes no JSON body';
+    throw new SchemaProblem([field], `cannot be amended: ${why}`);
+  }
+  try {
+    return field === 'query' ? queryFromJsonSchema(json) : bodyFromJsonSchema(json);
+  } catch (err) {
+    if (err instanceof SchemaProblem) throw new SchemaProblem([field, ...err.path], err.message);
+    throw err;
+  }
+}
 
 /** Default cost: reads 1, other writes 2; entries may set their own (docs/LIMITS.md, "Policies, quotas and costs"). */
 function defaultCost(spec: RouteSpec): number {
@@ -73,28 +113,7 @@ export function resolveRoute(spec: RouteSpec, overrides: RouteOverrides): Resolv
     timeoutMs: o.timeout_ms ?? defaultTimeout(spec),
     // Only routes the table marks cacheable can be cached.
     cache: spec.cache && (o.cache ?? spec.cache),
+    query: o.query ?? spec.query,
+    body: o.body ?? spec.body,
   };
-}
-
-// Resolved once per overrides object (settings are parsed once per env), not per request.
-const resolved = new WeakMap<RouteOverrides, Map<string, ResolvedRoute>>();
-
-/** The configured route for this request's settings, resolved once. */
-export function configuredRoute(spec: RouteSpec, overrides: RouteOverrides): ResolvedRoute {
-  let routes = resolved.get(overrides);
-  if (!routes) {
-    routes = new Map();
-    resolved.set(overrides, routes);
-  }
-  let route = routes.get(spec.id);
-  if (!route) {
-    route = resolveRoute(spec, overrides);
-    routes.set(spec.id, route);
-  }
-  return route;
-}
-
-/** The dearest single request under these overrides (a browser partition never holds less). */
-export function largestRouteCost(overrides: RouteOverrides): number {
-  return Math.max(1, ...ROUTE_SPECS.map((spec) => configuredRoute(spec, overrides).cost));
 }

@@ -3,8 +3,9 @@
  * the field and its bound, because that text is what the caller reads.
  */
 import * as z from 'zod';
+import { PAGE_NUM_MAX, PAGE_SIZE_MAX, PAGE_SIZE_MIN } from './bounds';
 
-export const PAGE_SIZE_MAX = 100;
+export { PAGE_SIZE_MAX };
 
 /** zod error option: "<name> is required" when absent, else the bound. */
 const says = (name: string, bound: string) => ({
@@ -39,8 +40,9 @@ export function intFieldOr(name: string, min: number, max: number, fallback: num
     .meta({ [WIRE]: { type: 'integer', minimum: min, maximum: max, default: fallback } });
 }
 
-export const pageNum = () => intFieldOr('page_num', 1, Number.MAX_SAFE_INTEGER, 1);
-export const pageSize = (fallback: number) => intFieldOr('page_size', 1, PAGE_SIZE_MAX, fallback);
+export const pageNum = () => intFieldOr('page_num', 1, PAGE_NUM_MAX, 1);
+export const pageSize = (fallback: number) =>
+  intFieldOr('page_size', PAGE_SIZE_MIN, PAGE_SIZE_MAX, fallback);
 
 export function enumField<const T extends readonly [string, ...string[]]>(name: string, values: T) {
   return z.enum(values, says(name, `${name} must be one of ${values.join(', ')}`));
@@ -80,6 +82,48 @@ export const opaqueId = (name: string) => {
   );
   return z.string(error).regex(/^[A-Za-z0-9_:-][A-Za-z0-9_.:-]{0,127}$/, error);
 };
+
+/** A short name such as a session kind (`marketing`): 1 to `max` letters, digits, _ or -. */
+export function wordField(name: string, max = 32) {
+  const error = says(name, `${name} must be 1 to ${max} letters, digits, _ or -`);
+  return z.string(error).regex(new RegExp(`^[A-Za-z0-9_-]{1,${max}}$`), error);
+}
+
+/** An http(s) URL of at most 2048 characters (a file the platform stored, a link). */
+export function urlField(name: string) {
+  const error = says(name, `${name} must be an http(s) URL of at most 2048 characters`);
+  return z
+    .string(error)
+    .max(2048, error)
+    .regex(/^https?:\/\/[^\s]+$/i, error)
+    .meta({ [WIRE]: { type: 'string', format: 'uri', maxLength: 2048 } });
+}
+
+/**
+ * A free-form JSON object the platform reads (session.create's `extra`): an object, not
+ * an array or null, at most `maxChars` characters as JSON and `maxDepth` levels deep.
+ */
+export function jsonObjectField(name: string, maxChars: number, maxDepth: number) {
+  const bound = `${name} must be a JSON object of at most ${maxChars} characters and ${maxDepth} levels`;
+  return z
+    .record(z.string(), z.unknown(), says(name, bound))
+    .refine(
+      (value) => nestsAtMost(value, maxDepth) && JSON.stringify(value).length <= maxChars,
+      bound,
+    )
+    .meta({ [WIRE]: { type: 'object', description: bound } });
+}
+
+/** Whether a JSON value nests objects and arrays at most `max` levels (a flat object is 1). */
+function nestsAtMost(value: unknown, max: number): boolean {
+  let level: unknown[] = [value];
+  for (let depth = 1; ; depth++) {
+    const containers = level.filter((v) => typeof v === 'object' && v !== null);
+    if (containers.length === 0) return true;
+    if (depth > max) return false;
+    level = containers.flatMap((v) => Object.values(v as object));
+  }
+}
 
 /** `YYYY-MM-DD` that names a real calendar day. */
 export function dateField(name: string) {

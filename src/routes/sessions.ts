@@ -2,20 +2,72 @@
 import * as z from 'zod';
 import {
   dateTimeField,
+  enumField,
+  jsonObjectField,
   opaqueId,
   orderedPair,
   pageNum,
   pageSize,
   textField,
   uuidField,
+  wordField,
 } from './schemas';
 import type { RouteSpec } from './types';
 
 /** Longest task text accepted for a new session (docs/BOUNDS.md). */
 export const TASK_MAX_CHARS = 20_000;
 export const TITLE_MAX_CHARS = 200;
+/** session.create's `extra`: as JSON, at most this many characters and levels (docs/BOUNDS.md). */
+export const EXTRA_MAX_CHARS = 16_384;
+export const EXTRA_MAX_DEPTH = 8;
+/** Most file parts in one upload (docs/BOUNDS.md). */
+export const UPLOAD_MAX_FILES = 20;
 
 const sessionParams = z.object({ session_id: opaqueId('session_id') });
+
+/**
+ * session.create's two shapes: the specification's `{team_id, task, title}` and the
+ * current client's `{task, intent_id, mode, platform, extra}` (PLATFORM.md, version 0.3.2).
+ * A body is one or the other: team_id and title belong to the first; intent_id, mode,
+ * platform and extra to the second; task to both.
+ */
+const CURRENT_SHAPE = ['intent_id', 'mode', 'platform', 'extra'] as const;
+
+const createBody = z
+  .strictObject({
+    team_id: uuidField('team_id').optional(),
+    task: textField('task', TASK_MAX_CHARS).optional(),
+    title: textField('title', TITLE_MAX_CHARS).optional(),
+    intent_id: opaqueId('intent_id').optional(),
+    mode: wordField('mode').optional(),
+    platform: wordField('platform').optional(),
+    extra: jsonObjectField('extra', EXTRA_MAX_CHARS, EXTRA_MAX_DEPTH).optional(),
+  })
+  .superRefine((body, ctx) => {
+    const shapes = 'send {team_id, task, title} or {task, intent_id, mode, platform, extra}';
+    if (body.team_id !== undefined) {
+      for (const name of CURRENT_SHAPE) {
+        if (body[name] === undefined) continue;
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `${name} is not sent with team_id: ${shapes}`,
+        });
+      }
+    } else if (body.title !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['title'],
+        message: `title goes with team_id: ${shapes}`,
+      });
+    } else if (body.task === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['task'], message: `task is required: ${shapes}` });
+    }
+  })
+  // The specification's default for the earlier shape, sent upstream explicitly.
+  .transform((body) =>
+    body.team_id !== undefined && body.task === undefined ? { ...body, task: '' } : body,
+  );
 
 export const sessionRoutes: RouteSpec[] = [
   {
@@ -27,11 +79,7 @@ export const sessionRoutes: RouteSpec[] = [
     // Starting a session starts agents and a browser: far dearer than a read, and slower.
     cost: 5,
     timeoutMs: 30_000,
-    body: z.strictObject({
-      team_id: uuidField('team_id'),
-      task: textField('task', TASK_MAX_CHARS).default(''),
-      title: textField('title', TITLE_MAX_CHARS).optional(),
-    }),
+    body: createBody,
   },
   {
     id: 'session.info',
@@ -83,5 +131,32 @@ export const sessionRoutes: RouteSpec[] = [
       from_message_id: opaqueId('from_message_id'),
       to_message_id: opaqueId('to_message_id'),
     }),
+  },
+  {
+    id: 'session.marketing_data',
+    method: 'GET',
+    path: '/session/marketing/data/:session_id',
+    credential: 'x-api-key',
+    group: 'sessions',
+    params: sessionParams,
+    query: z.strictObject({
+      type: enumField('type', ['reply', 'like', 'retweet', 'tweet']).optional(),
+    }),
+  },
+  {
+    id: 'session.upload',
+    method: 'POST',
+    path: '/session/upload',
+    credential: 'x-api-key',
+    group: 'sessions',
+    // Up to MAX_UPLOAD_BYTES streamed through: heavier than a plain write, lighter than a session.
+    cost: 3,
+    // The deadline covers the caller's own upload of the body too (docs/RESILIENCE.md).
+    timeoutMs: 30_000,
+    upload: {
+      fileField: 'files',
+      fields: z.strictObject({ session_id: opaqueId('session_id').optional() }),
+      maxFiles: UPLOAD_MAX_FILES,
+    },
   },
 ];

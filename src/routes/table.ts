@@ -3,6 +3,8 @@ import { agentRoutes } from './agents';
 import { apiKeyRoutes } from './apikeys';
 import { browserRoutes } from './browsers';
 import { callRoutes } from './calls';
+import { productRoutes } from './products';
+import { reportRoutes } from './reports';
 import { sessionRoutes } from './sessions';
 import { teamRoutes } from './teams';
 import type { RouteSpec } from './types';
@@ -14,9 +16,19 @@ export const ROUTE_SPECS: readonly RouteSpec[] = [
   ...agentRoutes,
   ...sessionRoutes,
   ...browserRoutes,
+  ...productRoutes,
+  ...reportRoutes,
 ];
 
-/** The platform's writes: the operations that take an Idempotency-Key (docs/RESILIENCE.md). */
-export const WRITE_OPERATIONS: readonly string[] = ROUTE_SPECS.filter(
-  (s) => s.method !== 'GET',
-).map((s) => s.id);
+/**
+ * The operations that take an Idempotency-Key (docs/RESILIENCE.md): the platform's
+ * writes, but an upload, whose body is streamed and never kept, so a repeat could not be
+ * told from another request.
+ */
+export const takesIdempotencyKey = (spec: Pick<RouteSpec, 'method' | 'upload'>) =>
+  spec.method !== 'GET' && !spec.upload;
+
+/** The built-in operations that take an Idempotency-Key. */
+export const WRITE_OPERATIONS: readonly string[] = ROUTE_SPECS.filter(takesIdempotencyKey).map(
+  (s) => s.id,
+);

@@ -4,6 +4,7 @@
  * every layer, errors.ts included, may use them (docs/ARCHITECTURE.md).
  */
 import type { RequestIdVariables } from 'hono/request-id';
+import type { ResolvedRoute, ValidatedInput } from './routes';
 import type { Settings } from './settings';
 import type { Tenant, TokenRecord } from './tenants';
 
@@ -14,6 +15,8 @@ import type { Tenant, TokenRecord } from './tenants';
 type OptionalSettings = Partial<
   Record<
     | 'ROUTE_OVERRIDES'
+    | 'PLATFORM_OPERATIONS'
+    | 'MAX_UPLOAD_BYTES'
     | 'TENANT_MEMO_TTL_MS'
     | 'MAX_BODY_BYTES'
     | 'DEFAULT_LIMITS'
@@ -68,6 +71,10 @@ export interface Variables extends RequestIdVariables {
   token: TokenRecord;
   /** A platform route's validated path, query and body (middleware/validate.ts). */
   input: ValidatedInput;
+  /** A platform route's configured route (ROUTE_OVERRIDES applied), resolved once by proxy.ts. */
+  route?: ResolvedRoute;
+  /** A declared operation's path parameters, as its match found them (proxy.ts). */
+  routeParams?: Record<string, string>;
   /** From the TenantGuard's verdict; part of every cache key (absent = bypass). */
   cacheVersion?: string;
   /** Set for browser tokens: their own rate-limit partition inside the tenant's. */
@@ -121,10 +128,4 @@ export interface Observation {
   traceId?: string;
 }
 
-/** A request's validated path, query and body (defaults applied, unknown fields refused). */
-export interface ValidatedInput {
-  params: Record<string, unknown>;
-  query: Record<string, unknown>;
-  /** Absent for routes without a body. */
-  body?: Record<string, unknown>;
-}
+export type { ValidatedInput };

@@ -6,16 +6,23 @@
  * checked against its type here with `satisfies`.
  */
 
-/** Resource groups of the route table (routes/types.ts lists them); scopes and limits use them. */
-export type RouteGroup = 'apikeys' | 'calls' | 'teams' | 'agents' | 'sessions' | 'browsers';
+import type { CachePolicy, InputSchema, RouteSpec } from './routes';
 
-/** A cacheable read: fresh for `ttl_s`, then served stale for `grace_s` while it refreshes. */
-export interface CachePolicy {
-  ttl_s: number;
-  grace_s: number;
-  /** Past its grace, how long an entry may still answer when the platform fails (default 24 h). */
-  stale_if_error_s?: number;
-}
+export type { CachePolicy };
+
+/**
+ * Resource groups of the built-in route table (routes/types.ts lists them); scopes and group
+ * quotas use them. Operations an operator declares may name other groups.
+ */
+export type RouteGroup =
+  | 'apikeys'
+  | 'calls'
+  | 'teams'
+  | 'agents'
+  | 'sessions'
+  | 'browsers'
+  | 'products'
+  | 'reports';
 
 /** One operation's entry in ROUTE_OVERRIDES. */
 export interface RouteOverride {
@@ -25,6 +32,10 @@ export interface RouteOverride {
   cache?: CachePolicy;
   /** The operation's deadline in ms; UPSTREAM_TIMEOUT_MS stays the ceiling. */
   timeout_ms?: number;
+  /** Replaces the operation's query schema (made from the operator's JSON Schema). */
+  query?: InputSchema;
+  /** Replaces the operation's JSON body schema (made from the operator's JSON Schema). */
+  body?: InputSchema;
 }
 
 /** ROUTE_OVERRIDES: by operation id. */
@@ -72,8 +83,12 @@ export interface Settings {
   UPSTREAM_TIMEOUT_MS: number;
   PLATFORM_AUTH_SCHEME: string;
   ROUTE_OVERRIDES: RouteOverrides;
+  /** Operations an operator declared (routes/declared.ts), in the setting's order. */
+  PLATFORM_OPERATIONS: RouteSpec[];
   TENANT_MEMO_TTL_MS: number;
   MAX_BODY_BYTES: number;
+  /** Largest multipart upload body, streamed (middleware/upload.ts). */
+  MAX_UPLOAD_BYTES: number;
   DEFAULT_LIMITS: Limits;
   LIMITS_ENABLED: boolean;
   LEASE_MAX_MS: number;

@@ -26,17 +26,27 @@ export async function callPlatform(
   deadline: Deadline,
 ): Promise<UpstreamResult> {
   // One deadline for the headers and every byte of the body: aborting a fetch errors its body too.
+  const signal = request.signal
+    ? AbortSignal.any([deadline.signal, request.signal])
+    : deadline.signal;
   let res: Response;
   try {
-    res = await fetch(request.url, { ...request.init, signal: deadline.signal });
+    res = await fetch(request.url, { ...request.init, signal });
   } catch {
-    throw failure(deadline, true);
+    // A streamed body the gateway refused mid-way cut the call: the caller's refusal, not the platform's.
+    throw request.callerFault?.() ?? failure(deadline, true);
+  }
+  const refused = request.callerFault?.();
+  if (refused) {
+    // The platform answered a body it never got whole: the refusal is the answer.
+    await res.body?.cancel().catch(() => undefined);
+    throw refused;
   }
   try {
     return await readUpstream(res);
   } catch (err) {
     if (err instanceof GatewayError) throw err;
-    throw failure(deadline, false);
+    throw request.callerFault?.() ?? failure(deadline, false);
   }
 }
 

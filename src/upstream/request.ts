@@ -6,6 +6,7 @@
  */
 
 import type { ResolvedRoute } from '../routes/types';
+import type { UploadBody } from '../types/routes';
 import type { Settings } from '../types/settings';
 
 /** Caller headers worth passing on; everything else is dropped. */
@@ -16,6 +17,8 @@ export interface UpstreamCall {
   params: Record<string, unknown>;
   query: Record<string, unknown>;
   body?: Record<string, unknown>;
+  /** An upload route's multipart body, streamed as it arrives (middleware/upload.ts). */
+  upload?: UploadBody;
   platformKey: string;
   requestId: string;
   callerHeaders: Headers;
@@ -46,6 +49,10 @@ function upstreamUrl(
 export interface UpstreamRequest {
   url: string;
   init: RequestInit & { headers: Record<string, string> };
+  /** Why the caller's streamed body was cut off, if it was: then the failure is the caller's. */
+  callerFault?: () => Error | null;
+  /** Aborts the call when the caller's streamed body is refused mid-way. */
+  signal?: AbortSignal;
 }
 
 export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): UpstreamRequest {
@@ -67,10 +74,22 @@ export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): Up
       ? `${scheme} ${call.platformKey}`
       : call.platformKey;
 
+  const url = upstreamUrl(settings.PLATFORM_BASE_URL, call.route, call.params, call.query);
+  const { upload } = call;
+  if (upload) {
+    headers['content-type'] = upload.contentType;
+    // With the caller's length, the platform gets it too; without, the body goes chunked.
+    const body =
+      upload.length === null
+        ? upload.stream
+        : upload.stream.pipeThrough(new FixedLengthStream(upload.length));
+    const init = { method: call.route.method, headers, body, redirect: 'manual' as const };
+    return { url, init, callerFault: upload.failure, signal: upload.signal };
+  }
   const hasBody = call.body !== undefined;
   if (hasBody) headers['content-type'] = 'application/json';
   return {
-    url: upstreamUrl(settings.PLATFORM_BASE_URL, call.route, call.params, call.query),
+    url,
     init: {
       method: call.route.method,
       headers,

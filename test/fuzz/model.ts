@@ -19,7 +19,11 @@ export type FieldType =
   | { kind: 'uuid' }
   | { kind: 'opaque' }
   /** calls.list's status: '' or one of the states calls.filter_values returns. */
-  | { kind: 'state' };
+  | { kind: 'state' }
+  /** 1 to 32 letters, digits, _ or - (session.create's mode and platform). */
+  | { kind: 'word' }
+  /** A JSON body value: drawn from examples of the bounds PLATFORM.md and docs/BOUNDS.md give. */
+  | { kind: 'json'; valid: readonly unknown[]; invalid: readonly unknown[] };
 
 export interface Field {
   name: string;
@@ -35,6 +39,13 @@ export interface RouteModel {
   body?: Field[];
   /** Fields that must be in order (earlier <= later) when both are present. */
   ordered?: [string, string];
+  /**
+   * The body is one of these shapes: only its fields, `required` ones always (session.create:
+   * the specification's and the current client's). A field of another shape alone is refused.
+   */
+  shapes?: { fields: string[]; required: string[] }[];
+  /** The body must name at least one of its fields (report.update). */
+  atLeastOne?: boolean;
 }
 
 const int = (min: number, max = INT_MAX): FieldType => ({ kind: 'int', min, max });
@@ -53,6 +64,14 @@ const opaque = (name: string, required = true): Field => ({
 });
 const uuid = (name: string): Field => ({ name, type: { kind: 'uuid' }, required: true });
 const kinds = (name: string): Field => ({ name, type: oneOf('all', 'system', 'user') });
+const json = (valid: readonly unknown[], invalid: readonly unknown[]): FieldType => ({
+  kind: 'json',
+  valid,
+  invalid,
+});
+/** An object nested `levels` deep. */
+const nested = (levels: number): unknown =>
+  levels <= 1 ? { leaf: true } : { next: nested(levels - 1) };
 
 export const MODELS: Record<string, RouteModel> = {
   'apikey.create': {
@@ -86,9 +105,24 @@ export const MODELS: Record<string, RouteModel> = {
     params: [],
     query: [],
     body: [
-      uuid('team_id'),
-      { name: 'task', type: text(0, 20_000), default: '' },
+      { name: 'team_id', type: { kind: 'uuid' } },
+      { name: 'task', type: text(0, 20_000) },
       { name: 'title', type: text(0, 200) },
+      opaque('intent_id', false),
+      { name: 'mode', type: { kind: 'word' } },
+      { name: 'platform', type: { kind: 'word' } },
+      {
+        name: 'extra',
+        type: json(
+          [{}, { tone: 'friendly' }, { a: { b: [1, 2, { c: null }] } }, { n: 1.5, ok: true }],
+          [[], null, 'x', 1, [{}], { pad: 'x'.repeat(16_400) }, nested(9)],
+        ),
+      },
+    ],
+    // The earlier shape's task defaults to '' upstream; the current shape's is required.
+    shapes: [
+      { fields: ['team_id', 'task', 'title'], required: ['team_id'] },
+      { fields: ['task', 'intent_id', 'mode', 'platform', 'extra'], required: ['task'] },
     ],
   },
   'session.info': { params: [opaque('session_id')], query: [] },
@@ -122,4 +156,73 @@ export const MODELS: Record<string, RouteModel> = {
   },
   'browser.release': { params: [opaque('browser_id')], query: [] },
   'browser.pages': { params: [], query: [opaque('browser_id'), pageNum, pageSize(20)] },
+  'session.marketing_data': {
+    params: [opaque('session_id')],
+    query: [{ name: 'type', type: oneOf('reply', 'like', 'retweet', 'tweet') }],
+  },
+  'product.create': {
+    params: [],
+    query: [],
+    body: [
+      { name: 'product', type: text(1, 2000), required: true },
+      {
+        name: 'attachments',
+        type: json(
+          [[], [{ file_name: 'a.txt', file_url: 'https://f.example/a.txt' }]],
+          [
+            [{ file_name: 'a.txt' }],
+            [{ file_name: '', file_url: 'https://f.example/a' }],
+            [{ file_name: 'a', file_url: 'ftp://f.example/a' }],
+            Array.from({ length: 21 }, () => ({ file_name: 'a', file_url: 'https://f.example/a' })),
+            { file_name: 'a' },
+            'a.txt',
+          ],
+        ),
+      },
+    ],
+  },
+  'product.info': { params: [opaque('product_id')], query: [] },
+  'product.query_results': { params: [opaque('query_id')], query: [] },
+  'report.info': { params: [opaque('report_id')], query: [] },
+  'report.update': {
+    params: [opaque('report_id')],
+    query: [],
+    body: [
+      { name: 'product_name', type: text(1, 200) },
+      { name: 'target_description', type: text(0, 5000) },
+      { name: 'keywords', type: json([[], ['a', 'b c']], [[''], [1], 'a', ['x'.repeat(201)]]) },
+      ...['user_personas', 'user_profiles', 'competitors'].map((name) => ({
+        name,
+        type: json([[], [{ name: 'x' }, 'y', 3]], [{}, 'x', Array.from({ length: 101 }, () => 1)]),
+      })),
+      {
+        name: 'recommended_campaigns',
+        type: json(
+          [[{ name: 'Launch', description: '' }]],
+          [[{ name: '', description: 'x' }], [{ name: 'x' }]],
+        ),
+      },
+      {
+        name: 'related_links',
+        type: json([['https://example.com/a']], [['example.com'], [''], 'https://example.com']),
+      },
+      {
+        name: 'related_industries',
+        type: json(
+          [[{ level1: { id: 1 }, level2: [101, 102] }], [{ level1: { id: 0 }, level2: [] }]],
+          [
+            [{ level1: { id: -1 }, level2: [] }],
+            [{ level1: { id: 1 } }],
+            [{ level1: 1, level2: [] }],
+            [{ level1: { id: 1 }, level2: [1.5] }],
+          ],
+        ),
+      },
+    ],
+    atLeastOne: true,
+  },
+  'report.categories': { params: [], query: [] },
 };
+
+/** Operations the fuzzer leaves to their own tests: an upload's body is multipart (test/upload.test.ts). */
+export const UNFUZZED = ['session.upload'];

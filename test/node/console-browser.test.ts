@@ -19,7 +19,6 @@ import {
   startLocalAccess,
 } from '../../scripts/local-access';
 import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
-import { PRESETS, SCOPES } from '../../ui/console/scopes';
 
 // Evaluated through the DevTools protocol: the page's CSP (rightly) refuses an inline script tag.
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -126,14 +125,17 @@ const asPartner = (token: string, p = '/team/lists') => {
 };
 
 describe('the console in Chromium', () => {
-  it("offers exactly the gateway's scopes and presets", async () => {
+  it('names the same scopes and presets where it lists them as where it refuses others', async () => {
+    const admin = { authorization: `Bearer ${gateway.adminToken}` };
+    const listed = (await (
+      await fetch(`${gateway.url}/admin/operations`, { headers: admin })
+    ).json()) as {
+      data: { scopes: string[]; presets: string[] };
+    };
     // The gateway names what it allows when it refuses an unknown scope.
     const made = await fetch(`${gateway.url}/admin/tenants`, {
       method: 'POST',
-      headers: {
-        authorization: `Bearer ${gateway.adminToken}`,
-        'content-type': 'application/json',
-      },
+      headers: { ...admin, 'content-type': 'application/json' },
       body: JSON.stringify({
         name: 'scopes',
         platform_key: DEMO_PLATFORM_KEY,
@@ -141,9 +143,10 @@ describe('the console in Chromium', () => {
       }),
     });
     const body = (await made.json()) as { data: { errors: { allowed: string[] }[] } };
-    expect([...PRESETS, ...SCOPES].sort()).toEqual(
+    expect([...listed.data.presets, ...listed.data.scopes].sort()).toEqual(
       [...(body.data.errors[0]?.allowed ?? [])].sort(),
     );
+    expect(listed.data.scopes).toContain('products:read');
   });
 
   it('serves the page under a strict Content-Security-Policy', async () => {
@@ -207,6 +210,16 @@ describe('the console in Chromium', () => {
     await openTab(page, 'Tokens');
     await page.getByTestId('token-rows').locator('tr').first().waitFor();
     expect(await page.getByRole('checkbox', { name: 'full (preset)' }).isChecked()).toBe(true);
+    // It offers what the gateway grants today (GET /admin/operations), new groups included.
+    const offered = await page
+      .locator('input[name="scopes"]')
+      .evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).value));
+    const granted = (await (
+      await fetch(`${gateway.url}/admin/operations`, {
+        headers: { authorization: `Bearer ${gateway.adminToken}` },
+      })
+    ).json()) as { data: { scopes: string[]; presets: string[] } };
+    expect(offered).toEqual([...granted.data.presets, ...granted.data.scopes]);
     for (const box of await page.getByRole('checkbox', { name: /^apikeys:/ }).all()) {
       expect(await box.isChecked()).toBe(false);
     }

@@ -13,6 +13,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { opaqueIdFrom } from '../../emulator/dashboard-seed';
 import { DEMO_PLATFORM_KEY, STATES } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
 import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
@@ -74,6 +75,10 @@ beforeAll(async () => {
   const ids = (messages.body.data.messages as Json[]).map((m) => m.message_id as string);
   known.from_message_id = ids[0] ?? '';
   known.to_message_id = ids[ids.length - 1] ?? '';
+  // The demo account's seeded dashboard (emulator/dashboard-seed.ts).
+  known.product_id = opaqueIdFrom('prod', 'demo:product:1');
+  known.report_id = opaqueIdFrom('rep', 'demo:report:1');
+  known.query_id = opaqueIdFrom('qry', 'demo:query:1');
 }, 120_000);
 
 afterAll(async () => {
@@ -91,15 +96,16 @@ async function call(
   const requestId = `contract-${crypto.randomUUID()}`;
   const url = new URL(gateway.url + path);
   for (const [k, v] of Object.entries(query)) url.searchParams.append(k, v);
+  const form = body instanceof FormData;
   const res = await fetch(url, {
     method,
     headers: {
       authorization: `Bearer ${token}`,
       'x-request-id': requestId,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(body === undefined || form ? {} : { 'content-type': 'application/json' }),
       ...headers,
     },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined ? undefined : form ? body : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as Json, requestId };
 }
@@ -125,7 +131,7 @@ function platformOperations(): Operation[] {
         method: method.toUpperCase(),
         path,
         params: (op.parameters ?? []) as Param[],
-        body: op.requestBody?.content['application/json'].schema as Json | undefined,
+        body: op.requestBody?.content['application/json']?.schema as Json | undefined,
       })),
   );
 }
@@ -162,15 +168,22 @@ describe('the documents', () => {
 describe("the platform's real answers match the document", () => {
   const bodies: Record<string, () => unknown> = {
     'apikey.create': () => ({ name: `contract ${Date.now()}` }),
-    'session.create': () => ({ team_id: known.team_id, task: 'contract test' }),
+    'session.create': () => ({ task: 'contract test', mode: 'marketing' }),
     'session.rename': () => ({ title: 'renamed by the contract test' }),
+    'session.upload': () => {
+      const form = new FormData();
+      form.append('files', new Blob(['contract']), 'contract.txt');
+      return form;
+    },
+    'product.create': () => ({ product: 'contract product' }),
+    'report.update': () => ({ keywords: ['contract'] }),
   };
 
   it('for every operation, with code 0 and the documented data', async () => {
     const ops = platformOperations();
     // Deletions last, on things made for them.
     ops.sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
-    expect(ops).toHaveLength(18);
+    expect(ops).toHaveLength(26);
     for (const op of ops) {
       const values = { ...known };
       if (op.id === 'apikey.delete') {
@@ -342,5 +355,19 @@ describe('requests sampled from the document', () => {
         expect(await upstreamSaw(answer.requestId)).toEqual([]);
       }
     }
+  });
+});
+
+describe("the gateway's bounds are the platform's (src/routes/bounds.ts)", () => {
+  it('page_num at its largest reaches the platform, which answers it; one more is refused', async () => {
+    const max = Number.MAX_SAFE_INTEGER;
+    const at = await call('GET', '/team/lists', { page_num: String(max) });
+    expect(at.status, at.body.msg).toBe(200);
+    expect(at.body.code).toBe(0);
+    expect(at.body.data).toMatchObject({ page_num: max, data: [] });
+    expect((await upstreamSaw(at.requestId))[0]?.query.page_num).toBe(String(max));
+    const past = await call('GET', '/team/lists', { page_num: String(max + 2) });
+    expect(past.body.code).toBe(40001);
+    expect(await upstreamSaw(past.requestId)).toEqual([]);
   });
 });

@@ -121,8 +121,17 @@ const qs = (params: Record<string, string | number | undefined>) => {
   return text ? `?${text}` : '';
 };
 
+/** GET /admin/operations: what the gateway serves, and the scopes and presets it grants. */
+export interface Operations {
+  operations: { id: string; method: string; path: string; group: string; scope: string }[];
+  groups: string[];
+  scopes: string[];
+  presets: string[];
+}
+
 export const api = {
   whoami: () => call<Whoami>('/admin/whoami'),
+  operations: () => call<Operations>('/admin/operations'),
   tenants: (p: { q?: string; cursor?: string; page_size: number }) =>
     call<{ tenants: TenantRow[]; cursor: string | null }>(`/admin/tenants${qs(p)}`),
   tenant: (id: string) => call<Tenant>(T(id)),

@@ -16,7 +16,7 @@ import {
   refusal,
   SecretOnce,
 } from './form';
-import { isApiKeyScope, PRESETS, SCOPES } from './scopes';
+import { isApiKeyScope } from './scopes';
 
 const stateOf = (t: TokenRow) =>
   t.revoked_at
@@ -192,6 +192,14 @@ function IssueToken(props: { tenantId: string; issued: (label: string, token: st
   const [busy, setBusy] = useState(false);
   const form = useRef<HTMLFormElement>(null);
   const risky = scopes.filter(isApiKeyScope);
+  // What the gateway grants today: its groups' scopes (declared ones included) and presets.
+  const [offered, setOffered] = useState<{ presets: string[]; scopes: string[] } | null>(null);
+  useEffect(() => {
+    api.operations().then(
+      (o) => setOffered({ presets: o.presets, scopes: o.scopes }),
+      () => setOffered({ presets: ['full'], scopes: [] }),
+    );
+  }, []);
 
   const toggle = (scope: string, on: boolean) =>
     setScopes(on ? [...scopes, scope] : scopes.filter((s) => s !== scope));
@@ -265,8 +273,8 @@ function IssueToken(props: { tenantId: string; issued: (label: string, token: st
         }
       >
         <legend>Scopes</legend>
-        <div class="checks">
-          {[...PRESETS, ...SCOPES].map((s) => (
+        <div class="checks" aria-busy={offered ? undefined : 'true'}>
+          {[...(offered?.presets ?? []), ...(offered?.scopes ?? [])].map((s) => (
             <label class={isApiKeyScope(s) ? 'check risky' : 'check'}>
               <input
                 type="checkbox"
@@ -276,7 +284,7 @@ function IssueToken(props: { tenantId: string; issued: (label: string, token: st
                 onChange={(e: Event) => toggle(s, (e.target as HTMLInputElement).checked)}
               />
               {s}
-              {PRESETS.some((p) => p === s) ? ' (preset)' : ''}
+              {offered?.presets.includes(s) ? ' (preset)' : ''}
             </label>
           ))}
         </div>

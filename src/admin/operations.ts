@@ -1,0 +1,62 @@
+/**
+ * The platform operations these settings serve, for operators:
+ * - `GET /admin/operations`: built-in ones (ROUTE_OVERRIDES applied) and those
+ *   PLATFORM_OPERATIONS declares, the route groups, and the scopes and presets a
+ *   token may be given. The console builds its scope pickers from it.
+ * - `POST /admin/operations/check`: whether a PLATFORM_OPERATIONS value would
+ *   parse here, with each problem's entry and field, before it is deployed
+ *   (`npm run admin -- operations import` checks what it prints).
+ */
+import { Hono } from 'hono';
+import { ok } from '../errors';
+import { readJsonBody } from '../middleware/validate';
+import { openApiPath } from '../openapi/document';
+import { catalogOf } from '../routes/catalog';
+import { platformOperationsSchema } from '../routes/declared';
+import { PRESET_NAMES, requiredScope, scopesOf } from '../tenants/scopes';
+import type { HonoEnv } from '../types/context';
+
+export function operationRoutes(): Hono<HonoEnv> {
+  const app = new Hono<HonoEnv>();
+  app.get('/', (c) => {
+    const catalog = catalogOf(c.get('settings'));
+    return c.json(
+      ok({
+        operations: catalog.routes.map((r) => ({
+          id: r.id,
+          method: r.method,
+          path: openApiPath(r.path),
+          upstream_path: openApiPath(r.upstreamPath),
+          credential: r.credential,
+          group: r.group,
+          scope: requiredScope(r),
+          cost: r.cost,
+          cache: r.cache ?? null,
+          timeout_ms: r.timeoutMs,
+          declared: r.declared === true,
+        })),
+        groups: catalog.groups,
+        scopes: scopesOf(catalog.groups),
+        presets: PRESET_NAMES,
+      }),
+    );
+  });
+  app.post('/check', async (c) => {
+    const parsed = platformOperationsSchema.safeParse(await readJsonBody(c));
+    const problems = parsed.success
+      ? []
+      : parsed.error.issues.map((i) => ({
+          operation: typeof i.path[0] === 'string' ? i.path[0] : null,
+          field: ['PLATFORM_OPERATIONS', ...i.path].join('.'),
+          message: i.message,
+        }));
+    return c.json(
+      ok({
+        valid: parsed.success,
+        operations: parsed.success ? parsed.data.map((s) => s.id) : [],
+        problems,
+      }),
+    );
+  });
+  return app;
+}

@@ -1,0 +1,178 @@
+/**
+ * An upload's `multipart/form-data` body, passed to the platform as it arrives
+ * and never buffered whole (docs/API.md, "Uploading files"):
+ * - 415 unless it is multipart/form-data with a boundary;
+ * - 413 at once when its Content-Length is over MAX_UPLOAD_BYTES, else as soon
+ *   as the stream runs past it, after at most that many bytes were read;
+ * - each part must be a file under the route's file field (at most `maxFiles`)
+ *   or one of its short text fields, checked by the route's schema at the end;
+ * - a refusal errors the stream, so the platform's request is cut off before its
+ *   closing boundary and never completes; the caller gets the refusal.
+ *
+ * @example const upload = uploadBody(c, spec.upload); fetch(url, { body: upload.stream })
+ */
+import type { Context } from 'hono';
+import { GatewayError, invalidField } from '../errors';
+import type { HonoEnv } from '../types/context';
+import type { UploadBody, UploadSpec } from '../types/routes';
+import { boundaryOf, MalformedMultipart, MultipartScanner, type PartHead } from './multipart';
+
+/** A text part's value may be at most this long (docs/BOUNDS.md). */
+export const MAX_TEXT_PART_BYTES = 1024;
+/** Longest file name accepted (docs/BOUNDS.md). */
+export const MAX_FILE_NAME_CHARS = 255;
+
+export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
+  const maxBytes = c.get('settings').MAX_UPLOAD_BYTES;
+  const tooLarge = () =>
+    new GatewayError('PAYLOAD_TOO_LARGE', {
+      message: `Upload body exceeds the limit of ${maxBytes} bytes (MAX_UPLOAD_BYTES)`,
+    });
+  const contentType = c.req.header('content-type') ?? '';
+  const boundary = boundaryOf(contentType);
+  if (!boundary) {
+    throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', {
+      message: 'Request body must be multipart/form-data with a boundary',
+    });
+  }
+  const declared = c.req.header('content-length');
+  const length = declared !== undefined && /^\d{1,16}$/.test(declared) ? Number(declared) : null;
+  if (length !== null && length > maxBytes) throw tooLarge();
+  const source = c.req.raw.body;
+  if (!source || length === 0) throw noFiles(spec);
+
+  const parts = new PartRules(spec);
+  const scanner = new MultipartScanner(boundary, parts);
+  const reader = source.getReader();
+  const cut = new AbortController();
+  let failure: Error | null = null;
+  let total = 0;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        // Refused already: nothing more goes on; the aborted call cancels the stream.
+        if (failure) return new Promise<void>(() => undefined);
+        try {
+          const { done, value } = await readOrBroken(reader);
+          if (done) {
+            const rest = scanner.finish();
+            if (rest.byteLength > 0) controller.enqueue(rest);
+            controller.close();
+            return;
+          }
+          total += value.byteLength;
+          if (total > maxBytes) throw tooLarge();
+          const ready = scanner.push(value);
+          if (ready.byteLength > 0) controller.enqueue(ready);
+        } catch (err) {
+          failure = refusal(err);
+          reader.cancel().catch(() => undefined);
+          // Aborting the call cancels this stream, never closed: the platform's request ends cut off.
+          cut.abort();
+        }
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    },
+    // Pulled only as the platform's side reads: at most a chunk or two in memory.
+    { highWaterMark: 0 },
+  );
+  return { stream, contentType, length, failure: () => failure, signal: cut.signal };
+}
+
+/** The caller's body stream failing (the client went away) is its fault, not the platform's. */
+async function readOrBroken(reader: ReadableStreamDefaultReader<Uint8Array>) {
+  try {
+    return await reader.read();
+  } catch {
+    throw new GatewayError('BAD_REQUEST', { message: 'The upload body broke off' });
+  }
+}
+
+function refusal(err: unknown): Error {
+  if (err instanceof GatewayError) return err;
+  if (err instanceof MalformedMultipart) {
+    return new GatewayError('BAD_REQUEST', { message: `Malformed multipart body: ${err.message}` });
+  }
+  return new GatewayError('BAD_REQUEST', { message: 'The upload body could not be read' });
+}
+
+const noFiles = (spec: UploadSpec) =>
+  invalidField('body', spec.fileField, `${spec.fileField}: at least one file is required`);
+
+/** What each part may be: files under the file field, else one of the text fields, once. */
+class PartRules {
+  private files = 0;
+  private readonly textNames: string[];
+  private readonly texts = new Map<string, number[]>();
+  private current: number[] | null = null;
+
+  constructor(private readonly spec: UploadSpec) {
+    const shape: unknown = Reflect.get(spec.fields, 'shape');
+    this.textNames = typeof shape === 'object' && shape !== null ? Object.keys(shape) : [];
+  }
+
+  part(head: PartHead): 'file' | 'text' {
+    const { name, filename } = head;
+    if (name === null) {
+      throw new GatewayError('BAD_REQUEST', {
+        message:
+          'Malformed multipart body: every part needs Content-Disposition: form-data with a name',
+      });
+    }
+    if (name === this.spec.fileField) {
+      if (!filename || filename.length > MAX_FILE_NAME_CHARS || /[\p{Cc}/\\]/u.test(filename)) {
+        throw invalidField(
+          'body',
+          name,
+          `${name}: each file needs a name of 1 to ${MAX_FILE_NAME_CHARS} characters, without / \\ or control characters`,
+        );
+      }
+      if (++this.files > this.spec.maxFiles) {
+        throw invalidField('body', name, `${name}: at most ${this.spec.maxFiles} files`);
+      }
+      this.current = null;
+      return 'file';
+    }
+    if (!this.textNames.includes(name)) {
+      throw new GatewayError('UNKNOWN_PARAMETER', {
+        message: `Unknown body parameter: ${name}`,
+        details: {
+          errors: [{ location: 'body', field: name, message: `${name} is not a known parameter` }],
+        },
+      });
+    }
+    if (filename !== null)
+      throw invalidField('body', name, `${name} must be a text field, not a file`);
+    if (this.texts.has(name)) throw invalidField('body', name, `${name} is given twice`);
+    this.current = [];
+    this.texts.set(name, this.current);
+    return 'text';
+  }
+
+  text(bytes: Uint8Array): void {
+    if (!this.current) return;
+    if (this.current.length + bytes.byteLength > MAX_TEXT_PART_BYTES) {
+      const name = [...this.texts].find(([, v]) => v === this.current)?.[0] ?? 'field';
+      throw invalidField('body', name, `${name} must be at most ${MAX_TEXT_PART_BYTES} bytes`);
+    }
+    this.current.push(...bytes);
+  }
+
+  close(): void {
+    if (this.files === 0) throw noFiles(this.spec);
+    const values = Object.fromEntries(
+      [...this.texts].map(([name, bytes]) => [
+        name,
+        new TextDecoder().decode(new Uint8Array(bytes)),
+      ]),
+    );
+    const result = this.spec.fields.safeParse(values);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      const field = String(issue?.path[0] ?? 'body');
+      throw invalidField('body', field, issue?.message ?? `${field} is not valid`);
+    }
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The operations one set of settings serves: the built-in table with
+ * ROUTE_OVERRIDES applied, then PLATFORM_OPERATIONS. Made once per settings
+ * object (settings are parsed once per isolate), never per request.
+ */
+import type { Settings } from '../types/settings';
+import { resolveRoute } from './overrides';
+import { ROUTE_SPECS, takesIdempotencyKey } from './table';
+import { type ResolvedRoute, ROUTE_GROUPS } from './types';
+
+export type CatalogSettings = Pick<Settings, 'ROUTE_OVERRIDES' | 'PLATFORM_OPERATIONS'>;
+
+/** What a declared path matched: the operation and its decoded path parameters, or the methods it takes. */
+export type DeclaredMatch =
+  | { route: ResolvedRoute; params: Record<string, string> }
+  | { allow: string[] };
+
+export interface Catalog {
+  /** Every operation, built-in ones first, as configured. */
+  routes: readonly ResolvedRoute[];
+  byId: ReadonlyMap<string, ResolvedRoute>;
+  declared: readonly ResolvedRoute[];
+  /** Built-in groups, then any group only a declared operation names. */
+  groups: readonly string[];
+  /** The dearest single request (a browser partition never holds less). */
+  largestCost: number;
+  /** The operations that take an Idempotency-Key. */
+  writes: readonly string[];
+  /** The declared operation a method and path (Hono's, percent-decoded but `/`) reach, if any. */
+  matchDeclared(method: string, path: string): DeclaredMatch | null;
+}
+
+const made = new WeakMap<CatalogSettings, Catalog>();
+
+export function catalogOf(settings: CatalogSettings): Catalog {
+  let catalog = made.get(settings);
+  if (!catalog) {
+    catalog = build(settings);
+    made.set(settings, catalog);
+  }
+  return catalog;
+}
+
+function build(settings: CatalogSettings): Catalog {
+  const builtIn = ROUTE_SPECS.map((spec) => resolveRoute(spec, settings.ROUTE_OVERRIDES));
+  const declared = settings.PLATFORM_OPERATIONS.map((spec) => resolveRoute(spec, {}));
+  const routes = [...builtIn, ...declared];
+  const groups: string[] = [...ROUTE_GROUPS];
+  for (const r of declared) if (!groups.includes(r.group)) groups.push(r.group);
+  const patterns = declared.map((route) => ({ route, segments: route.path.split('/').slice(1) }));
+  return {
+    routes,
+    byId: new Map(routes.map((r) => [r.id, r])),
+    declared,
+    groups,
+    largestCost: Math.max(1, ...routes.map((r) => r.cost)),
+    writes: routes.filter(takesIdempotencyKey).map((r) => r.id),
+    matchDeclared(method, path) {
+      if (patterns.length === 0) return null;
+      const parts = path.split('/').slice(1);
+      const allow: string[] = [];
+      for (const { route, segments } of patterns) {
+        const params = matchSegments(segments, parts);
+        if (!params) continue;
+        if (route.method === method) return { route, params };
+        allow.push(route.method);
+      }
+      return allow.length > 0 ? { allow } : null;
+    },
+  };
+}
+
+/** Path parameters when `parts` fit the pattern's segments (a placeholder takes one non-empty segment). */
+function matchSegments(segments: string[], parts: string[]): Record<string, string> | null {
+  if (segments.length !== parts.length) return null;
+  const params: [string, string][] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const pattern = segments[i] ?? '';
+    const part = parts[i] ?? '';
+    if (pattern.startsWith(':')) {
+      if (part === '') return null;
+      params.push([pattern.slice(1), decodeSegment(part)]);
+    } else if (pattern !== part) {
+      return null;
+    }
+  }
+  // Own properties, so a `__proto__` placeholder is a parameter, not a prototype.
+  return Object.fromEntries(params);
+}
+
+/** As Hono decodes a path parameter: `%2F` and friends too; a malformed escape stays as sent. */
+function decodeSegment(part: string): string {
+  if (!part.includes('%')) return part;
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * An operator's JSON Schema (PLATFORM_OPERATIONS, ROUTE_OVERRIDES) made into the
+ * zod schema validation runs, once, when settings parse. zod 4's own
+ * `z.fromJSONSchema` does the converting: it runs in workerd (no code generation),
+ * adds little to the bundle next to the zod already in it, and keeps one validator
+ * for built-in and declared operations alike. What it leaves open is done here:
+ *
+ * - query and path values travel as text, so each is a scalar (string, integer,
+ *   number, boolean) read from its text first;
+ * - the top level refuses names it does not list (40003), as built-in operations
+ *   do, unless the schema sets `additionalProperties` itself;
+ * - anything it cannot convert (`not`, `if`, an external `$ref`) is a settings error
+ *   that names the field.
+ *
+ * The schema as the operator wrote it rides along as the wire form
+ * (routes/schemas.ts `WIRE`), which is what OpenAPI and /docs show.
+ */
+import * as z from 'zod';
+import { opaqueId, WIRE } from './schemas';
+import type { InputSchema } from './types';
+
+type Json = Record<string, unknown>;
+
+/** Why a schema cannot be used, and where in it. */
+export class SchemaProblem extends Error {
+  constructor(
+    readonly path: PropertyKey[],
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const isObject = (v: unknown): v is Json =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A JSON body: an object schema, strict at the top unless it says otherwise. */
+export function bodyFromJsonSchema(json: unknown): InputSchema {
+  const top = objectSchema(json);
+  const wire = { ...top, additionalProperties: top.additionalProperties ?? false };
+  return asInput(converted(wire, []), wire);
+}
+
+/** Query parameters: each a scalar sent as text; only the names it lists. */
+export function queryFromJsonSchema(json: unknown): InputSchema {
+  const top = objectSchema(json);
+  if (top.additionalProperties !== undefined && top.additionalProperties !== false) {
+    throw new SchemaProblem(
+      ['additionalProperties'],
+      'must be false or left out: a query parameter the schema does not name is refused',
+    );
+  }
+  return textFields(top, new Set(requiredNames(top)));
+}
+
+/**
+ * Path parameters: exactly the path's placeholders, each required. Without a schema, each
+ * is an opaque id (1 to 128 letters, digits or _ - . :), as for built-in operations.
+ */
+export function paramsFromJsonSchema(json: unknown, placeholders: string[]): InputSchema {
+  if (json === undefined) {
+    return z.strictObject(Object.fromEntries(placeholders.map((name) => [name, opaqueId(name)])));
+  }
+  const top = objectSchema(json);
+  const named = Object.keys(isObject(top.properties) ? top.properties : {});
+  const missing = placeholders.filter((p) => !named.includes(p));
+  const extra = named.filter((n) => !placeholders.includes(n));
+  if (missing.length > 0 || extra.length > 0) {
+    throw new SchemaProblem(
+      ['properties'],
+      `must name exactly the path's placeholders (${placeholders.join(', ') || 'none'})`,
+    );
+  }
+  return textFields(top, new Set(placeholders));
+}
+
+/** The top of every schema: an object, with `properties` that are schemas. */
+function objectSchema(json: unknown): Json {
+  if (!isObject(json)) throw new SchemaProblem([], 'must be a JSON Schema object');
+  if (json.type !== undefined && json.type !== 'object') {
+    throw new SchemaProblem(['type'], 'must be "object"');
+  }
+  if (json.properties !== undefined && !isObject(json.properties)) {
+    throw new SchemaProblem(['properties'], 'must be an object of schemas');
+  }
+  requiredNames(json);
+  return json;
+}
+
+function requiredNames(json: Json): string[] {
+  const required = json.required ?? [];
+  const names = Object.keys(isObject(json.properties) ? json.properties : {});
+  if (!Array.isArray(required) || required.some((r) => typeof r !== 'string')) {
+    throw new SchemaProblem(['required'], 'must be a list of property names');
+  }
+  const unknown = required.filter((r) => !names.includes(r));
+  if (unknown.length > 0) {
+    throw new SchemaProblem(['required'], `names no property: ${unknown.join(', ')}`);
+  }
+  return required;
+}
+
+/** z.fromJSONSchema, its refusals turned into a problem at `path`. */
+function converted(json: unknown, path: PropertyKey[]): z.ZodType {
+  try {
+    return z.fromJSONSchema(json as z.core.JSONSchema.JSONSchema);
+  } catch (err) {
+    throw new SchemaProblem(path, err instanceof Error ? err.message : 'cannot be converted');
+  }
+}
+
+const asInput = (schema: z.ZodType, wire: Json): InputSchema =>
+  (schema as InputSchema).meta({ [WIRE]: wire });
+
+type Scalar = 'string' | 'integer' | 'number' | 'boolean';
+
+/** The scalar a query or path value's schema describes, or a problem. */
+function scalarOf(schema: Json, path: PropertyKey[]): Scalar {
+  const { type } = schema;
+  if (type === 'string' || type === 'integer' || type === 'number' || type === 'boolean') {
+    return type;
+  }
+  if (type === undefined && Array.isArray(schema.enum) && schema.enum.length > 0) {
+    if (schema.enum.every((v) => typeof v === 'string')) return 'string';
+    if (schema.enum.every((v) => Number.isInteger(v))) return 'integer';
+    if (schema.enum.every((v) => typeof v === 'number')) return 'number';
+  }
+  throw new SchemaProblem(
+    path,
+    'must be a string, integer, number or boolean schema: query and path values are text',
+  );
+}
+
+/** How each scalar is read from its text; anything else is refused before its schema runs. */
+const READ: Record<Scalar, { pattern: RegExp; says: string; read: (text: string) => unknown }> = {
+  string: { pattern: /^[\s\S]*$/, says: 'a string', read: (t) => t },
+  integer: { pattern: /^-?\d{1,16}$/, says: 'an integer', read: Number },
+  number: { pattern: /^-?\d{1,16}(\.\d{1,16})?$/, says: 'a number', read: Number },
+  boolean: { pattern: /^(true|false)$/, says: 'true or false', read: (t) => t === 'true' },
+};
+
+/** An object of scalar fields sent as text: read each, then check it with its own schema. */
+function textFields(top: Json, required: Set<string>): InputSchema {
+  const properties = isObject(top.properties) ? top.properties : {};
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, schema] of Object.entries(properties)) {
+    const path = ['properties', name];
+    if (!isObject(schema)) throw new SchemaProblem(path, 'must be a schema object');
+    const scalar = scalarOf(schema, path);
+    const { default: fallback, ...rest } = schema;
+    const typed = converted({ ...rest, ...(rest.type ? {} : { type: scalar }) }, path);
+    const how = READ[scalar];
+    const error = (issue: { input?: unknown }) =>
+      issue.input === undefined ? `${name} is required` : `${name} must be ${how.says}`;
+    let field: z.ZodType = z
+      .string({ error })
+      .regex(how.pattern, { error })
+      .transform(how.read)
+      .pipe(typed);
+    if (fallback !== undefined) {
+      if (!typed.safeParse(fallback).success) {
+        throw new SchemaProblem([...path, 'default'], 'does not satisfy its own schema');
+      }
+      field = field.default(fallback);
+    } else if (!required.has(name)) {
+      field = field.optional();
+    }
+    shape[name] = field;
+  }
+  return asInput(z.strictObject(shape), { ...top, additionalProperties: false });
+}
+
+/**
+ * Readable messages for what a converted schema refuses, for parses of operators' schemas
+ * (built-in ones bring their own): validate.ts puts the field's name in front.
+ */
+export function describeIssue(issue: z.core.$ZodRawIssue): string | undefined {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined
+        ? 'is required'
+        : `must be ${KINDS[issue.expected] ?? issue.expected}`;
+    case 'too_big':
+      return `must be at most ${String(issue.maximum)}${UNITS[issue.origin] ?? ''}`;
+    case 'too_small':
+      return `must be at least ${String(issue.minimum)}${UNITS[issue.origin] ?? ''}`;
+    case 'invalid_format':
+      return issue.format === 'regex' && 'pattern' in issue
+        ? `must match ${String(issue.pattern)}`
+        : `must be a valid ${issue.format}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'not_multiple_of':
+      return `must be a multiple of ${String(issue.divisor)}`;
+    default:
+      return undefined;
+  }
+}
+
+const KINDS: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list',
+  null: 'null',
+};
+
+const UNITS: Record<string, string> = {
+  string: ' characters',
+  array: ' items',
+  set: ' items',
+  object: ' fields',
+};
