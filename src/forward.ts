@@ -62,7 +62,7 @@ export function deadlineOf(route: ResolvedRoute, settings: Settings): number {
   return Math.min(route.timeoutMs, settings.UPSTREAM_TIMEOUT_MS);
 }
 
-/** The breaker's and the retry budget's settings. */
+/** The breakers', the retry budgets' and the pauses' settings. */
 function resilienceOptions(settings: Settings): ResilienceOptions {
   return {
     breaker: {
@@ -78,6 +78,7 @@ function resilienceOptions(settings: Settings): ResilienceOptions {
       minPerSecond: settings.RETRY_BUDGET_MIN_PER_S,
       windowMs: RETRY_WINDOW_MS,
     },
+    maxPauseMs: settings.MAX_PLATFORM_PAUSE_S * 1000,
   };
 }
 
@@ -142,6 +143,7 @@ export async function forward(
         });
   return readThrough({
     key,
+    owner: c.get('tenant').key_fingerprint,
     policy: route.cache,
     revalidate: /\bno-cache\b/i.test(cacheControl),
     fetchFresh,
