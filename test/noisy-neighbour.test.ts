@@ -82,8 +82,11 @@ describe("one key's failures", () => {
       platform_key: b.platformKey,
       for_ms: 60_000,
     });
+    // Five failures in a row: B's breaker opens (before, so did the one breaker of the upstream).
     for (let i = 0; i < 5; i++) {
       await expectRefusal(await read(lane, b, '/agent/lists', settings), 'UPSTREAM_HTTP_ERROR');
+    }
+    for (let i = 0; i < 5; i++) {
       await expectAnsweredByPlatform(await read(lane, a, '/agent/lists', settings));
     }
     // B's own breaker is open: B is answered at once, with Retry-After and no platform call.
@@ -92,9 +95,7 @@ describe("one key's failures", () => {
     expect(body.data).toMatchObject({ scope: 'key', retry_after_s: 1 });
     expect(secondsHeader(refused.res, 'retry-after')).toBe(1);
     expect(await upstreamSaw(refused.id)).toHaveLength(0);
-    for (let i = 0; i < 5; i++) {
-      await expectAnsweredByPlatform(await read(lane, a, '/agent/lists', settings));
-    }
+    await expectAnsweredByPlatform(await read(lane, a, '/agent/lists', settings));
 
     const stats = await gatewayWith({}, '/admin/stats', {
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
@@ -110,8 +111,8 @@ describe("one key's failures", () => {
     });
     expect(text).not.toContain(b.platformKey);
 
-    // After the cool-down, B's probe reaches the platform.
-    await new Promise((r) => setTimeout(r, 1000));
+    // After the cool-down (the Retry-After B was given), B's probe reaches the platform.
+    await new Promise((r) => setTimeout(r, 1000 * secondsHeader(refused.res, 'retry-after')));
     const probe = await read(lane, b, '/agent/lists', settings);
     expect(probe.body.code).toBe(ERRORS.UPSTREAM_HTTP_ERROR.code);
     expect(await upstreamSaw(probe.id)).toHaveLength(1);
@@ -136,11 +137,11 @@ describe("one key's failures", () => {
     ]);
     for (const t of timeouts) await expectRefusal(t, 'UPSTREAM_TIMEOUT');
     for (const r of fromA) await expectAnsweredByPlatform(r);
-    const refused = await read(lane, b, '/agent/lists', deadline);
-    expect((await expectRefusal(refused, 'UPSTREAM_UNAVAILABLE')).data.scope).toBe('key');
     for (let i = 0; i < 5; i++) {
       await expectAnsweredByPlatform(await read(lane, a, '/agent/lists', deadline));
     }
+    const refused = await read(lane, b, '/agent/lists', deadline);
+    expect((await expectRefusal(refused, 'UPSTREAM_UNAVAILABLE')).data.scope).toBe('key');
   });
 
   it("three keys failing together open the upstream's breaker, for a key that never failed too", async () => {
@@ -193,6 +194,10 @@ describe('pauses the platform asks of one key', () => {
     expect(first.res.headers.get('retry-after')).toBe('300');
     expect(first.body.data).toMatchObject({ upstream_status: 503, retry_after_s: 300 });
 
+    // A is not held (before, every key was, for five minutes), nor answered stale.
+    await expectAnsweredByPlatform(await read(lane, a, '/agent/lists', settings));
+    await expectAnsweredByPlatform(await read(lane, a, '/team/lists?page_size=7', settings));
+
     const held = await read(lane, b, '/agent/lists', settings);
     const heldBody = await expectRefusal(held, 'UPSTREAM_BACKING_OFF');
     expect(heldBody.data).toMatchObject({ held: true, scope: 'key' });
@@ -201,15 +206,45 @@ describe('pauses the platform asks of one key', () => {
     expect(wait).toBeLessThanOrEqual(2);
     expect(await upstreamSaw(held.id)).toHaveLength(0);
 
-    // A is not held, and its cached reads are not answered stale.
-    await expectAnsweredByPlatform(await read(lane, a, '/agent/lists', settings));
-    await expectAnsweredByPlatform(await read(lane, a, '/team/lists?page_size=7', settings));
-
     // Once the time B was told has passed, B's next call goes to the platform again.
     await new Promise((r) => setTimeout(r, wait * 1000));
     const after = await read(lane, b, '/agent/lists', settings);
     await expectRefusal(after, 'UPSTREAM_BACKING_OFF');
     expect(await upstreamSaw(after.id)).toHaveLength(1);
+  });
+
+  it('503s with Retry-After from three keys hold every call to the platform, a fourth key too', async () => {
+    const lane = newLane();
+    const keys = [
+      await tenantOnOwnKey('a'),
+      await tenantOnOwnKey('b'),
+      await tenantOnOwnKey('c'),
+      await tenantOnOwnKey('d'),
+    ];
+    const [a, b, c, d] = keys as [Tenant, Tenant, Tenant, Tenant];
+    for (const t of keys) await expectAnsweredByPlatform(await read(lane, t, '/agent/lists'));
+    for (const t of [a, b, c]) {
+      await injectFault({
+        lane: lane.name,
+        kind: 'status',
+        status: 503,
+        retry_after: 30,
+        platform_key: t.platformKey,
+      });
+    }
+    for (const t of [a, b])
+      await expectRefusal(await read(lane, t, '/agent/lists'), 'UPSTREAM_BACKING_OFF');
+    // Two keys are not enough: D still reaches the platform.
+    const notYet = await read(lane, d, '/agent/lists');
+    await expectAnsweredByPlatform(notYet);
+    await expectRefusal(await read(lane, c, '/agent/lists'), 'UPSTREAM_BACKING_OFF');
+    const held = await read(lane, d, '/agent/lists');
+    expect((await expectRefusal(held, 'UPSTREAM_BACKING_OFF')).data).toMatchObject({
+      held: true,
+      scope: 'upstream',
+    });
+    expect(secondsHeader(held.res, 'retry-after')).toBeLessThanOrEqual(30);
+    expect(await upstreamSaw(held.id)).toHaveLength(0);
   });
 
   it('holds for at most 60 s by default, whatever the platform asks', async () => {
