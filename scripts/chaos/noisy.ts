@@ -9,9 +9,11 @@
  * got, their latency against the quiet run, and how many of their cached
  * reads L1 answered.
  */
+import { loadavg } from 'node:os';
 import type { GatewayBundle } from '../workerd-host';
 import { counter, type Gateway, gateway } from './gateway';
-import { type Answer, ask, type Emulator, paced, percentile } from './load';
+import { type Answer, type Emulator, percentile } from './load';
+import { LoadThread, type Planned, type Replayed } from './load-thread';
 
 /** Each tenant's load: uncached and cached reads a second. */
 const UNCACHED_PER_S = 3;
@@ -52,17 +54,20 @@ const MISBEHAVIOURS: Misbehaviour[] = [
   { name: `${QUIET}, again` },
 ];
 
-interface Tagged extends Answer {
-  tenant: number;
-  cached: boolean;
-}
-
 interface Run {
   name: string;
-  healthy: Tagged[];
-  noisy: Tagged[];
+  healthy: Replayed[];
+  noisy: Replayed[];
   fromL1: number;
   cachedHealthy: number;
+  /** The machine's 1-minute load average at the end of the run. */
+  load: number;
+}
+
+/** The healthy tenants' load and the noisy tenant's, each on a thread of its own. */
+interface Threads {
+  healthy: LoadThread;
+  noisy: LoadThread;
 }
 
 export async function noisyNeighbours(
@@ -71,10 +76,15 @@ export async function noisyNeighbours(
   keys: string[],
 ): Promise<string[]> {
   const runs: Run[] = [];
-  for (const m of MISBEHAVIOURS) {
-    console.log(`   noisy neighbour: ${m.name}`);
-    runs.push(await run(bundle, emu, keys, m));
-    await emu.clearFaults();
+  const threads = { healthy: new LoadThread(), noisy: new LoadThread() };
+  try {
+    for (const m of MISBEHAVIOURS) {
+      console.log(`   noisy neighbour: ${m.name}`);
+      runs.push(await run(bundle, emu, keys, m, threads));
+      await emu.clearFaults();
+    }
+  } finally {
+    await Promise.all([threads.healthy.close(), threads.noisy.close()]);
   }
   const quietP99 = percentile(
     (runs[0]?.healthy ?? []).map((a) => a.ms),
@@ -83,8 +93,8 @@ export async function noisyNeighbours(
   const lines = [
     `5. Noisy neighbours: ${keys.length} tenants on ${keys.length} platform keys, each ${UNCACHED_PER_S} uncached + ${CACHED_PER_S} cached reads/s, ${RUN_MS / 1000} s a run on a fresh isolate; tenant 0 misbehaves, the other ${keys.length - 1} are measured`,
     '',
-    '| tenant 0 | healthy requests | answered by the platform | 50301 / 50302 / stale | p50 | p99 | p99 ÷ quiet | cached reads from L1 | tenant 0 got |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| tenant 0 | healthy requests | answered by the platform | 50301 / 50302 / stale | p50 | p99 | p99 ÷ quiet | cached reads from L1 | tenant 0 got | load avg |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of runs) {
     const ms = r.healthy.map((a) => a.ms);
@@ -93,7 +103,7 @@ export async function noisyNeighbours(
     const codeCount = (code: number) => r.healthy.filter((a) => a.code === code).length;
     const stale = r.healthy.filter((a) => a.xCache === 'STALE').length;
     lines.push(
-      `| ${r.name} | ${r.healthy.length} | ${pct(answered, r.healthy.length)} | ${codeCount(50301)} / ${codeCount(50302)} / ${stale} | ${fmt(percentile(ms, 50))} | ${fmt(p99)} | ${(p99 / quietP99).toFixed(2)} | ${r.fromL1} of ${r.cachedHealthy} | ${outcomes(r.noisy)} |`,
+      `| ${r.name} | ${r.healthy.length} | ${pct(answered, r.healthy.length)} | ${codeCount(50301)} / ${codeCount(50302)} / ${stale} | ${fmt(percentile(ms, 50))} | ${fmt(p99)} | ${(p99 / quietP99).toFixed(2)} | ${r.fromL1} of ${r.cachedHealthy} | ${outcomes(r.noisy)} | ${r.load.toFixed(1)} |`,
     );
   }
   return lines;
@@ -104,24 +114,16 @@ async function run(
   emu: Emulator,
   keys: string[],
   m: Misbehaviour,
+  threads: Threads,
 ): Promise<Run> {
   const gw = await gateway(bundle, emu, VARS, keys);
   try {
     const n = keys.length;
     // Warm up with the same load: every tenant's lease and cached entry, connections, JIT.
-    await load(gw, n, WARM_MS, performance.now());
+    await replay(threads, plan(gw, n, WARM_MS, false));
     if (m.fault) await emu.fault({ ...m.fault, platform_key: keys[0], for_ms: RUN_MS + 5000 });
     const logsBefore = gw.host.logs().length;
-    const start = performance.now();
-    const [[uncached, cached], flood] = await Promise.all([
-      load(gw, n, RUN_MS, start),
-      m.flood
-        ? paced(FLOOD_PER_S, RUN_MS, (i) =>
-            ask(gw.url(`/team/lists?page_num=${i + 1}`), token(gw, 0), start).then(tag(0, true)),
-          )
-        : Promise.resolve([] as Tagged[]),
-    ]);
-    const all = [...uncached, ...cached, ...flood];
+    const { healthy, noisy } = await replay(threads, plan(gw, n, RUN_MS, m.flood === true));
     const healthyIds = new Set(gw.tenantIds.slice(1));
     const cachedLines = requestLines(gw, logsBefore).filter(
       (l) => l.route === 'team.list' && healthyIds.has(String(l.tenant_id)),
@@ -136,34 +138,58 @@ async function run(
     }
     return {
       name: m.name,
-      healthy: all.filter((a) => a.tenant !== 0),
-      noisy: all.filter((a) => a.tenant === 0),
+      healthy,
+      noisy,
       fromL1,
-      cachedHealthy: cached.filter((a) => a.tenant !== 0).length,
+      cachedHealthy: healthy.filter((a) => a.cached).length,
+      load: loadavg()[0] ?? 0,
     };
   } finally {
     await gw.stop();
   }
 }
 
-const tag = (tenant: number, cached: boolean) => (a: Answer) => ({ ...a, tenant, cached });
+/**
+ * Every tenant's steady load for `ms`, round robin: its uncached reads and its
+ * cached one; with `flood`, tenant 0's distinct cached reads on top.
+ */
+function plan(gw: Gateway, n: number, ms: number, flood: boolean): Planned[] {
+  const out: Planned[] = [];
+  const stream = (perSecond: number, make: (i: number) => Omit<Planned, 'at'>) => {
+    for (let i = 0; (i * 1000) / perSecond < ms; i++)
+      out.push({ at: (i * 1000) / perSecond, ...make(i) });
+  };
+  const as = (tenant: number) => ({ tenant, token: gw.tokens[tenant] ?? '' });
+  stream(UNCACHED_PER_S * n, (i) => ({ ...as(i % n), url: gw.url('/agent/lists'), cached: false }));
+  stream(CACHED_PER_S * n, (i) => ({ ...as(i % n), url: gw.url(cachedPath(i % n)), cached: true }));
+  if (flood) {
+    stream(FLOOD_PER_S, (i) => ({
+      ...as(0),
+      url: gw.url(`/team/lists?page_num=${i + 1}`),
+      cached: true,
+    }));
+  }
+  return out.sort((a, b) => a.at - b.at);
+}
 
-/** Every tenant's steady load for `ms`: its uncached reads, and its cached ones. */
-function load(gw: Gateway, n: number, ms: number, start: number): Promise<[Tagged[], Tagged[]]> {
-  return Promise.all([
-    paced(UNCACHED_PER_S * n, ms, (i) =>
-      ask(gw.url('/agent/lists'), token(gw, i % n), start).then(tag(i % n, false)),
+/** The healthy tenants' plan and tenant 0's, started together on their threads. */
+async function replay(threads: Threads, all: Planned[]) {
+  const startAt = Date.now() + 50;
+  const [healthy, noisy] = await Promise.all([
+    threads.healthy.replay(
+      all.filter((p) => p.tenant !== 0),
+      startAt,
     ),
-    paced(CACHED_PER_S * n, ms, (i) =>
-      ask(gw.url(cachedPath(i % n)), token(gw, i % n), start).then(tag(i % n, true)),
+    threads.noisy.replay(
+      all.filter((p) => p.tenant === 0),
+      startAt,
     ),
   ]);
+  return { healthy, noisy };
 }
 
 /** A tenant's one cached read (its own entry: cache keys are per platform key). */
 const cachedPath = (tenant: number) => `/team/lists?page_size=${(tenant % 5) + 1}`;
-
-const token = (gw: Gateway, tenant: number) => gw.tokens[tenant] ?? '';
 
 /** The gateway's request log lines from the `from`th line printed on, parsed. */
 function requestLines(gw: Gateway, from: number): Record<string, unknown>[] {
