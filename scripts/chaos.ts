@@ -94,8 +94,13 @@ async function outage(bundle: GatewayBundle, emu: Emulator, keys: string[]): Pro
   const firstOpen = uncached.find(
     (a) => during(a) && a.code === CODE.unavailable && a.scope === 'upstream',
   );
-  const breakers = (statsAtEnd.breakers ?? {}) as Record<string, { keys_open: number }>;
-  const keysOpen = breakers[emu.url]?.keys_open ?? 'n/a';
+  const breakers = (statsAtEnd.breakers ?? {}) as Record<
+    string,
+    { keys_open: number; keys_half_open: number }
+  >;
+  const atEnd = breakers[emu.url];
+  // Past their cool-down, keys' breakers read half-open; their probes wait for the upstream's.
+  const keysOpen = atEnd ? atEnd.keys_open + atEnd.keys_half_open : 'n/a';
   const afterOpen = uncached.filter((a) => during(a) && firstOpen && a.at > firstOpen.at);
   const refusedFast = afterOpen.filter((a) => a.code === CODE.unavailable);
   const fast = refusedFast.map((a) => a.ms);
@@ -113,7 +118,7 @@ async function outage(bundle: GatewayBundle, emu: Emulator, keys: string[]): Pro
   return [
     `1. A 20 s platform outage (every connection cut) under steady load: 20 cached + 20 uncached reads/s from ${n} tenants on ${n} platform keys`,
     `   cached reads answered during the outage: ${pct(cachedDuring.filter(ok).length, cachedDuring.length)} of ${cachedDuring.length} (stale: ${staleDuring.length}, with X-Stale-Reason; ${staleLogged} request log lines say stale_reason)`,
-    `   first uncached call refused at once (50301) after ${secondsAfter(firstRefused, OUTAGE_AT)} s; the upstream breaker open after ${secondsAfter(firstOpen, OUTAGE_AT)} s (keys' breakers open at the end: ${keysOpen} of ${n}); uncached calls after that: ${afterOpen.length}, answered 50301 at once: ${pct(refusedFast.length, afterOpen.length)}, p50 ${ms(percentile(fast, 50))}, p95 ${ms(percentile(fast, 95))}, max ${ms(Math.max(...fast))}`,
+    `   first uncached call refused at once (50301) after ${secondsAfter(firstRefused, OUTAGE_AT)} s; the upstream breaker open after ${secondsAfter(firstOpen, OUTAGE_AT)} s (keys' breakers open or half-open at the end: ${keysOpen} of ${n}); uncached calls after that: ${afterOpen.length}, answered 50301 at once: ${pct(refusedFast.length, afterOpen.length)}, p50 ${ms(percentile(fast, 50))}, p95 ${ms(percentile(fast, 95))}, max ${ms(Math.max(...fast))}`,
     `   platform calls during the 20 s: ${platformCalls} (of ${requests} gateway requests): retries ${retries} = ${pct(retries, requests)} of the requests, the rest first calls before the breakers opened and probes`,
     `   back to normal after the platform returned: first uncached success after ${firstGood ? ((firstGood.at - ended) / 1000).toFixed(2) : 'n/a'} s, all successes from ${lastBad ? ((lastBad.at - ended) / 1000).toFixed(2) : '0.00'} s`,
   ];
