@@ -62,8 +62,20 @@ export function deadlineOf(route: ResolvedRoute, settings: Settings): number {
   return Math.min(route.timeoutMs, settings.UPSTREAM_TIMEOUT_MS);
 }
 
+// Made once per settings object (settings are parsed once per env).
+const optionsFor = new WeakMap<Settings, ResilienceOptions>();
+
 /** The breakers', the retry budgets' and the pauses' settings. */
 function resilienceOptions(settings: Settings): ResilienceOptions {
+  let options = optionsFor.get(settings);
+  if (!options) {
+    options = makeResilienceOptions(settings);
+    optionsFor.set(settings, options);
+  }
+  return options;
+}
+
+function makeResilienceOptions(settings: Settings): ResilienceOptions {
   return {
     breaker: {
       consecutiveFailures: settings.CIRCUIT_FAILURES,

@@ -46,14 +46,20 @@ export interface ResilientCall {
 const MAX_JITTER_MS = 100;
 const MIN_TIME_FOR_RETRY_MS = 100;
 
-const health = new Map<string, { options: string; health: UpstreamHealth }>();
+const health = new Map<
+  string,
+  { options: ResilienceOptions; key: string; health: UpstreamHealth }
+>();
 
 /** This isolate's failure state for an upstream (afresh when its settings change). */
 function healthOf(upstream: string, options: ResilienceOptions): UpstreamHealth {
-  const key = JSON.stringify(options);
   let h = health.get(upstream);
-  if (!h || h.options !== key) {
-    h = { options: key, health: new UpstreamHealth(options) };
+  // The same options object (forward.ts makes one per settings object) needs no comparing.
+  if (h?.options === options) return h.health;
+  const key = JSON.stringify(options);
+  if (h?.key === key) h.options = options;
+  else {
+    h = { options, key, health: new UpstreamHealth(options) };
     health.set(upstream, h);
   }
   return h.health;
