@@ -9,15 +9,13 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
 import {
   ADMIN_TOKEN,
-  createTenant,
   envelope,
   expectRefusal,
   gatewayWith,
   injectFault,
-  platformKeys,
   requestId,
   secondsHeader,
-  type TestTenant,
+  tenantWithOwnKey,
   UPSTREAM,
   upstreamSaw,
 } from './helpers';
@@ -31,20 +29,10 @@ const NEVER_REFUSED = JSON.stringify({
   quota: { daily: HUGE, monthly: HUGE },
 });
 
-interface Tenant extends TestTenant {
-  platformKey: string;
-}
+type Tenant = Awaited<ReturnType<typeof tenantWithOwnKey>>;
 
-/** A tenant on a platform key of its own (a new key of the emulator's demo account). */
-async function tenantOnOwnKey(label: string): Promise<Tenant> {
-  const res = await fetch(`${UPSTREAM}/user/apikey/new`, {
-    method: 'POST',
-    headers: { authorization: platformKeys.demo, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: `noisy-${label}-${crypto.randomUUID().slice(0, 8)}` }),
-  });
-  const platformKey = ((await res.json()) as { data: { api_key: string } }).data.api_key;
-  return { ...(await createTenant(platformKey, `noisy neighbour ${label}`)), platformKey };
-}
+/** A tenant on a platform key of its own. */
+const tenantOnOwnKey = (label: string) => tenantWithOwnKey(`noisy neighbour ${label}`);
 
 function newLane() {
   const name = `nn${crypto.randomUUID().slice(0, 12)}`;
