@@ -1,13 +1,13 @@
 /**
  * What one isolate knows of one platform key's calls to one upstream
  * (docs/RESILIENCE.md, "One key's trouble stays its own"): the key's own
- * circuit breaker and retry budget, a pause the platform asked of it, and the
+ * circuit breaker and retry budget (KeyRetryBudget), a pause the platform asked of it, and the
  * half-windows in which it was last counted as calling, failing and paused
  * (several-keys.ts). Kept by the key's fingerprint, never the key, for at
  * most MAX_KEYS keys; a few hundred bytes each (measured by `npm run chaos`).
  */
-import { type BreakerOptions, CircuitBreaker } from './breaker';
-import { RetryBudget, type RetryBudgetOptions } from './retry-budget';
+import { type BreakerOptions, CircuitBreaker, halfOf } from './breaker';
+import { type RetryBudgetOptions, retryFits } from './retry-budget';
 import { NEVER_COUNTED } from './several-keys';
 
 /** What a pause answers: a 429's (42902) or a 503's (50302). */
@@ -18,7 +18,7 @@ export type PauseKind = 'rate' | 'backoff';
  * (one object a key, not three: see MAX_KEYS).
  */
 export class KeyHealth extends CircuitBreaker {
-  readonly budget: RetryBudget;
+  readonly budget: KeyRetryBudget;
   /** Until when the platform asked this key to pause (ms since the epoch; 0: never). */
   pauseUntil = 0;
   pauseKind: PauseKind = 'rate';
@@ -29,7 +29,7 @@ export class KeyHealth extends CircuitBreaker {
 
   constructor(breaker: BreakerOptions, retry: RetryBudgetOptions) {
     super(breaker);
-    this.budget = new RetryBudget(retry);
+    this.budget = new KeyRetryBudget(retry);
   }
 
   /** Holds this key's calls until `until`, unless a longer pause already does. */
@@ -37,6 +37,48 @@ export class KeyHealth extends CircuitBreaker {
     if (until <= this.pauseUntil) return;
     this.pauseUntil = until;
     this.pauseKind = kind;
+  }
+}
+
+/**
+ * A key's own retry budget: the upstream's rule (retry-budget.ts) over the
+ * key's own calls, counted in two halves of the window like the breaker, so
+ * it is five numbers. The upstream's budget, counted exactly, stays the
+ * ceiling above it.
+ */
+export class KeyRetryBudget {
+  private half = 0;
+  private calls = 0;
+  private retries = 0;
+  private prevCalls = 0;
+  private prevRetries = 0;
+
+  constructor(readonly options: RetryBudgetOptions) {}
+
+  /** A first attempt: it earns retry room. */
+  noteCall(now: number): void {
+    this.roll(now);
+    this.calls++;
+  }
+
+  hasRoom(now: number): boolean {
+    this.roll(now);
+    return retryFits(this.calls + this.prevCalls, this.retries + this.prevRetries, this.options);
+  }
+
+  spend(now: number): void {
+    this.roll(now);
+    this.retries++;
+  }
+
+  private roll(now: number): void {
+    const half = halfOf(now, this.options.windowMs);
+    if (half === this.half) return;
+    const next = half === this.half + 1;
+    this.prevCalls = next ? this.calls : 0;
+    this.prevRetries = next ? this.retries : 0;
+    this.calls = this.retries = 0;
+    this.half = half;
   }
 }
 

@@ -1,13 +1,14 @@
 /**
- * How many retries may be made (docs/RESILIENCE.md): at most `ratio` of the
- * calls of the last `windowMs`, or `minPerSecond` over the window when that
- * is more (quiet times). When the platform fails, retries then add at most a
- * tenth to a busy isolate's load, never multiply it. Each platform key has
- * one, under one more for the whole upstream (upstream/upstream-health.ts).
- * Counted in two half-windows like the breaker, so it is a few numbers. Time
- * is passed in.
+ * How many retries an upstream's calls may make in an isolate
+ * (docs/RESILIENCE.md): at most `ratio` of the calls of the last `windowMs`,
+ * or `minPerSecond` over the window when that is more (quiet times). When
+ * the platform fails, retries then add at most a tenth to a busy isolate's
+ * load, never multiply it. This is the ceiling every platform key's own
+ * budget (key-health.ts) is under, counted per second so that the tenth
+ * holds over any window. Time is passed in.
  */
-import { halfOf } from './breaker';
+
+const BUCKET_MS = 1000;
 
 export interface RetryBudgetOptions {
   ratio: number;
@@ -15,50 +16,50 @@ export interface RetryBudgetOptions {
   windowMs: number;
 }
 
+/** Whether one more retry fits among `retries` already made for `calls` calls. */
+export function retryFits(calls: number, retries: number, options: RetryBudgetOptions): boolean {
+  const reserve = (options.minPerSecond * options.windowMs) / 1000;
+  return retries + 1 <= Math.max(calls * options.ratio, reserve);
+}
+
 export class RetryBudget {
-  private half = 0;
-  private calls = 0;
-  private retries = 0;
-  private prevCalls = 0;
-  private prevRetries = 0;
+  private buckets: { at: number; calls: number; retries: number }[] = [];
 
   constructor(readonly options: RetryBudgetOptions) {}
 
   /** A first attempt: it earns retry room. */
   noteCall(now: number): void {
-    this.roll(now);
-    this.calls++;
+    this.bucket(now).calls++;
   }
 
   /** Whether one more retry fits now. */
   hasRoom(now: number): boolean {
-    this.roll(now);
-    const calls = this.calls + this.prevCalls;
-    const retries = this.retries + this.prevRetries;
-    const reserve = (this.options.minPerSecond * this.options.windowMs) / 1000;
-    return retries + 1 <= Math.max(calls * this.options.ratio, reserve);
+    this.bucket(now);
+    let calls = 0;
+    let retries = 0;
+    for (const b of this.buckets) {
+      calls += b.calls;
+      retries += b.retries;
+    }
+    return retryFits(calls, retries, this.options);
   }
 
   /** Takes one retry (after hasRoom said yes). */
   spend(now: number): void {
-    this.roll(now);
-    this.retries++;
+    this.bucket(now).retries++;
   }
 
-  /** Takes one retry from the budget if there is room. */
-  tryRetry(now: number): boolean {
-    if (!this.hasRoom(now)) return false;
-    this.spend(now);
-    return true;
-  }
-
-  private roll(now: number): void {
-    const half = halfOf(now, this.options.windowMs);
-    if (half === this.half) return;
-    const next = half === this.half + 1;
-    this.prevCalls = next ? this.calls : 0;
-    this.prevRetries = next ? this.retries : 0;
-    this.calls = this.retries = 0;
-    this.half = half;
+  private bucket(now: number) {
+    const at = now - (now % BUCKET_MS);
+    const since = now - this.options.windowMs;
+    while (this.buckets.length > 0 && (this.buckets[0]?.at ?? now) + BUCKET_MS <= since) {
+      this.buckets.shift();
+    }
+    let last = this.buckets.at(-1);
+    if (!last || last.at !== at) {
+      last = { at, calls: 0, retries: 0 };
+      this.buckets.push(last);
+    }
+    return last;
   }
 }
