@@ -1,10 +1,11 @@
 /**
  * What one isolate knows of one platform key's calls to one upstream
  * (docs/RESILIENCE.md, "One key's trouble stays its own"): the key's own
- * circuit breaker and retry budget (KeyRetryBudget), a pause the platform asked of it, and the
- * half-windows in which it was last counted as calling, failing and paused
- * (several-keys.ts). Kept by the key's fingerprint, never the key, for at
- * most MAX_KEYS keys; a few hundred bytes each (measured by `npm run chaos`).
+ * circuit breaker and retry budget (KeyRetryBudget), a pause the platform
+ * asked of it, and the half-windows in which it was last counted as calling,
+ * failing and paused (several-keys.ts). Kept by the key's fingerprint, never
+ * the key, for at most MAX_KEYS keys; a few hundred bytes each (measured by
+ * `npm run chaos`).
  */
 import { type BreakerOptions, CircuitBreaker, halfOf } from './breaker';
 import { type RetryBudgetOptions, retryFits } from './retry-budget';
