@@ -62,8 +62,20 @@ export function deadlineOf(route: ResolvedRoute, settings: Settings): number {
   return Math.min(route.timeoutMs, settings.UPSTREAM_TIMEOUT_MS);
 }
 
-/** The breaker's and the retry budget's settings. */
+// Made once per settings object (settings are parsed once per env).
+const optionsFor = new WeakMap<Settings, ResilienceOptions>();
+
+/** The breakers', the retry budgets' and the pauses' settings. */
 function resilienceOptions(settings: Settings): ResilienceOptions {
+  let options = optionsFor.get(settings);
+  if (!options) {
+    options = makeResilienceOptions(settings);
+    optionsFor.set(settings, options);
+  }
+  return options;
+}
+
+function makeResilienceOptions(settings: Settings): ResilienceOptions {
   return {
     breaker: {
       consecutiveFailures: settings.CIRCUIT_FAILURES,
@@ -78,6 +90,7 @@ function resilienceOptions(settings: Settings): ResilienceOptions {
       minPerSecond: settings.RETRY_BUDGET_MIN_PER_S,
       windowMs: RETRY_WINDOW_MS,
     },
+    maxPauseMs: settings.MAX_PLATFORM_PAUSE_S * 1000,
   };
 }
 
@@ -142,6 +155,7 @@ export async function forward(
         });
   return readThrough({
     key,
+    owner: c.get('tenant').key_fingerprint,
     policy: route.cache,
     revalidate: /\bno-cache\b/i.test(cacheControl),
     fetchFresh,

@@ -223,6 +223,7 @@ export const settingsSchema = z
     CIRCUIT_COOLDOWN_S: intSetting(1, 600, 5),
     RETRY_BUDGET_RATIO: ratioSetting(0.1),
     RETRY_BUDGET_MIN_PER_S: intSetting(0, 1000, 2),
+    MAX_PLATFORM_PAUSE_S: intSetting(1, 3600, 60),
     IDEMPOTENCY_REQUIRED: z
       .string()
       .default('')

@@ -15,21 +15,9 @@ import {
   platformKeys,
   requestId,
   secondsHeader,
-  type TestTenant,
-  UPSTREAM,
+  tenantWithOwnKey,
   upstreamSaw,
 } from './helpers';
-
-/** A tenant with a platform key of its own (same emulator account), so its cache space is its own. */
-async function tenantWithOwnKey(): Promise<TestTenant & { platformKey: string }> {
-  const res = await fetch(`${UPSTREAM}/user/apikey/new`, {
-    method: 'POST',
-    headers: { authorization: platformKeys.demo, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: `cache-${crypto.randomUUID().slice(0, 8)}` }),
-  });
-  const platformKey = ((await res.json()) as { data: { api_key: string } }).data.api_key;
-  return { ...(await createTenant(platformKey)), platformKey };
-}
 
 const names = (body: { data: { data: { name: string }[] } }) => body.data.data.map((t) => t.name);
 

@@ -120,6 +120,22 @@ export async function createTenant(
   return { id: body.data.tenant_id, token: body.data.token, tokenId: body.data.token_id };
 }
 
+/**
+ * A tenant with a platform key of its own (a new key of the emulator's demo account), so its
+ * cache space and failure state are its own.
+ */
+export async function tenantWithOwnKey(
+  name = 'own key',
+): Promise<TestTenant & { platformKey: string }> {
+  const res = await fetch(`${UPSTREAM}/user/apikey/new`, {
+    method: 'POST',
+    headers: { authorization: platformKeys.demo, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: `${name}-${crypto.randomUUID().slice(0, 8)}` }),
+  });
+  const platformKey = ((await res.json()) as { data: { api_key: string } }).data.api_key;
+  return { ...(await createTenant(platformKey, name)), platformKey };
+}
+
 /** Calls the gateway as a tenant, tagging the call with a fresh request id. */
 export async function asTenant(
   tenant: TestTenant,

@@ -39,6 +39,7 @@ async function read(
   const ctx = createExecutionContext();
   const outcome = await readThrough({
     key,
+    owner: 'test-owner',
     policy,
     revalidate: o.revalidate ?? false,
     fetchFresh,
@@ -168,6 +169,7 @@ describe('readThrough', () => {
     // The leader's request is gone for good; its read never settles.
     void readThrough({
       key,
+      owner: 'test-owner',
       policy,
       revalidate: false,
       fetchFresh: never,

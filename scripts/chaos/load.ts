@@ -13,6 +13,8 @@ export interface Answer {
   xCache: string | null;
   staleReason: string | null;
   held: boolean;
+  /** Whose state refused it, when the gateway did: `key` or `upstream`. */
+  scope: string | null;
 }
 
 export interface Emulator {
@@ -59,10 +61,15 @@ export async function ask(
     const body = await res.text();
     let code: number | null = null;
     let held = false;
+    let scope: string | null = null;
     try {
-      const parsed = JSON.parse(body) as { code?: number; data?: { held?: boolean } };
+      const parsed = JSON.parse(body) as {
+        code?: number;
+        data?: { held?: boolean; scope?: string };
+      };
       code = typeof parsed.code === 'number' ? parsed.code : null;
       held = parsed.data?.held === true;
+      scope = typeof parsed.data?.scope === 'string' ? parsed.data.scope : null;
     } catch {
       // Not an envelope: code stays null.
     }
@@ -74,6 +81,7 @@ export async function ask(
       xCache: res.headers.get('x-cache'),
       staleReason: res.headers.get('x-stale-reason'),
       held,
+      scope,
       body,
       replayed: res.headers.get('idempotent-replayed') === 'true',
     };
@@ -87,6 +95,7 @@ export async function ask(
       xCache: null,
       staleReason: null,
       held: false,
+      scope: null,
       body: '',
       replayed: false,
     };
@@ -94,14 +103,14 @@ export async function ask(
 }
 
 /** `perSecond` requests a second for `durationMs`, each made by `make(i)`; every answer. */
-export async function paced(
+export async function paced<T extends Answer>(
   perSecond: number,
   durationMs: number,
-  make: (i: number) => Promise<Answer>,
-): Promise<Answer[]> {
+  make: (i: number) => Promise<T>,
+): Promise<T[]> {
   const started = performance.now();
   const every = 1000 / perSecond;
-  const pending: Promise<Answer>[] = [];
+  const pending: Promise<T>[] = [];
   for (let i = 0; i * every < durationMs; i++) {
     const wait = started + i * every - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));

@@ -2,6 +2,13 @@
  * The first cache tier: this isolate's memory, least recently used first out,
  * bounded in bytes. It answers a hit without a Cache API call, and it is the
  * only tier where the Cache API does nothing (`*.workers.dev`).
+ *
+ * Each entry has an owner (the platform key whose answer it is), and no owner
+ * can crowd the others out (docs/RESILIENCE.md, "What tenants share"): an
+ * owner holding more than an even share of the bound (the bound over the
+ * owners with entries) makes room by dropping its own least recently used
+ * entries. Only an owner under its share evicts the isolate's least recently
+ * used entry, whoever's it is.
  */
 import type { Bytes } from '../bytes';
 
@@ -15,8 +22,22 @@ export interface L1Entry {
   storedAt: number;
 }
 
+interface Owner {
+  id: string;
+  bytes: number;
+  /** Its entries' keys, least recently used first. */
+  keys: Set<string>;
+}
+
+interface Slot {
+  entry: L1Entry;
+  owner: Owner;
+  size: number;
+}
+
 export class ByteLru {
-  private readonly entries = new Map<string, L1Entry>();
+  private readonly entries = new Map<string, Slot>();
+  private readonly owners = new Map<string, Owner>();
   private used = 0;
 
   constructor(private bound: number) {}
@@ -35,42 +56,64 @@ export class ByteLru {
     return this.bound;
   }
 
+  /** Bytes one owner holds now. */
+  bytesOf(owner: string): number {
+    return this.owners.get(owner)?.bytes ?? 0;
+  }
+
   /** Changes the bound (the L1_CACHE_BYTES setting), evicting down to it; same bound, no work. */
   resize(maxBytes: number): void {
     if (maxBytes === this.bound) return;
     this.bound = maxBytes;
-    this.evict();
+    this.evict(null);
   }
 
   get(key: string): L1Entry | undefined {
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    // Maps keep insertion order: re-inserting makes this the most recently used.
+    const slot = this.entries.get(key);
+    if (!slot) return undefined;
+    // Maps and Sets keep insertion order: re-inserting makes this the most recently used.
     this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry;
+    this.entries.set(key, slot);
+    slot.owner.keys.delete(key);
+    slot.owner.keys.add(key);
+    return slot.entry;
   }
 
-  set(key: string, entry: L1Entry): void {
+  set(key: string, entry: L1Entry, ownerId: string): void {
     this.delete(key);
     const size = sizeOf(key, entry);
     if (entry.body.byteLength > L1_MAX_ENTRY_BYTES || size > this.bound) return;
-    this.entries.set(key, entry);
+    let owner = this.owners.get(ownerId);
+    if (!owner) {
+      owner = { id: ownerId, bytes: 0, keys: new Set() };
+      this.owners.set(ownerId, owner);
+    }
+    this.entries.set(key, { entry, owner, size });
+    owner.keys.add(key);
+    owner.bytes += size;
     this.used += size;
-    this.evict();
+    this.evict(owner);
   }
 
   delete(key: string): void {
-    const entry = this.entries.get(key);
-    if (!entry) return;
+    const slot = this.entries.get(key);
+    if (!slot) return;
     this.entries.delete(key);
-    this.used -= sizeOf(key, entry);
+    this.used -= slot.size;
+    const { owner } = slot;
+    owner.keys.delete(key);
+    owner.bytes -= slot.size;
+    if (owner.keys.size === 0) this.owners.delete(owner.id);
   }
 
-  private evict(): void {
-    for (const [key] of this.entries) {
-      if (this.used <= this.bound) return;
-      this.delete(key);
+  /** Down to the bound: from the owner that just stored, if it is over its share; else the LRU. */
+  private evict(storing: Owner | null): void {
+    while (this.used > this.bound) {
+      const share = this.bound / this.owners.size;
+      const own = storing !== null && storing.bytes > share;
+      const victim = own ? storing.keys.values().next().value : this.entries.keys().next().value;
+      if (victim === undefined) return;
+      this.delete(victim);
     }
   }
 }

@@ -35,6 +35,8 @@ export const DEFAULT_STALE_IF_ERROR_S = 86_400;
 export interface ReadThrough {
   /** Canonical cache key (cache/key.ts), or null to bypass the cache entirely. */
   key: string | null;
+  /** Whose entry it is in L1 (the platform key's fingerprint): each owner has a fair share. */
+  owner: string;
   policy: CachePolicy;
   /** Caller sent `Cache-Control: no-cache`: fetch now, then store. */
   revalidate: boolean;
@@ -66,7 +68,7 @@ export async function readThrough(r: ReadThrough): Promise<CacheOutcome> {
   let found: { entry: L1Entry; tier: CacheTier } | null = null;
   if (!r.revalidate) {
     const inMemory = l1.get(key);
-    found = inMemory ? { entry: inMemory, tier: 'L1' as const } : await fromL2(key);
+    found = inMemory ? { entry: inMemory, tier: 'L1' as const } : await fromL2(key, r.owner);
     if (found) {
       const ageMs = now - found.entry.storedAt;
       const age = seconds(ageMs);
@@ -96,7 +98,7 @@ function cachedResult(entry: L1Entry): UpstreamResult {
 async function olderEntry(key: string, r: ReadThrough) {
   if (!r.revalidate || !r.staleReason) return null;
   const inMemory = l1.get(key);
-  return inMemory ? { entry: inMemory, tier: 'L1' as const } : await fromL2(key);
+  return inMemory ? { entry: inMemory, tier: 'L1' as const } : await fromL2(key, r.owner);
 }
 
 /** The old entry as the answer when the platform failed and the entry is young enough. */
@@ -130,7 +132,10 @@ export function l1Stats(): { bytes: number; entries: number; max_bytes: number }
   return { bytes: l1.bytes, entries: l1.size, max_bytes: l1.maxBytes };
 }
 
-async function fromL2(key: string): Promise<{ entry: L1Entry; tier: CacheTier } | null> {
+async function fromL2(
+  key: string,
+  owner: string,
+): Promise<{ entry: L1Entry; tier: CacheTier } | null> {
   count('cache_api_calls');
   const hit = await caches.default.match(await cacheUrl(key));
   if (!hit) return null;
@@ -138,7 +143,7 @@ async function fromL2(key: string): Promise<{ entry: L1Entry; tier: CacheTier } 
     body: new Uint8Array(await hit.arrayBuffer()),
     storedAt: Number(hit.headers.get(STORED_AT)),
   };
-  l1.set(key, entry);
+  l1.set(key, entry, owner);
   return { entry, tier: 'L2' };
 }
 
@@ -150,7 +155,7 @@ function readAndStore(key: string, r: ReadThrough): Promise<UpstreamResult> {
       const result = await r.fetchFresh();
       if (isStorable(result)) {
         const entry = { body: result.body, storedAt: r.now ?? Date.now() };
-        l1.set(key, entry);
+        l1.set(key, entry, r.owner);
         r.waitUntil(toL2(key, entry, r.policy).catch(() => undefined));
       }
       return result;

@@ -21,8 +21,8 @@ import { regionOf } from './region';
 /**
  * What each tenant's brokers last advised this isolate (guard/broker-shards.ts,
  * guard/lease-broker.ts): how many brokers its region is spread over, and until when
- * to ask the root directly (a tenant too small to pool). Per isolate; forgotten whole
- * past MAX_ADVICE_ENTRIES.
+ * to ask the root directly (a tenant too small to pool). Per isolate, one entry a
+ * tenant; past MAX_ADVICE_ENTRIES the oldest advice is forgotten, never everyone's.
  */
 interface BrokerAdvice {
   shards: number;
@@ -33,7 +33,11 @@ const MAX_ADVICE_ENTRIES = 10_000;
 
 function advise(tenantId: string, change: Partial<BrokerAdvice>): void {
   const current = brokerAdvice.get(tenantId) ?? { shards: 1, directUntil: 0 };
-  if (!brokerAdvice.has(tenantId) && brokerAdvice.size >= MAX_ADVICE_ENTRIES) brokerAdvice.clear();
+  brokerAdvice.delete(tenantId);
+  if (brokerAdvice.size >= MAX_ADVICE_ENTRIES) {
+    const oldest = brokerAdvice.keys().next().value;
+    if (oldest !== undefined) brokerAdvice.delete(oldest);
+  }
   brokerAdvice.set(tenantId, { ...current, ...change });
 }
 

@@ -130,6 +130,8 @@ export interface Settings {
   /** Retries allowed as a share of calls over the last 10 s (at least RETRY_BUDGET_MIN_PER_S). */
   RETRY_BUDGET_RATIO: number;
   RETRY_BUDGET_MIN_PER_S: number;
+  /** The longest the gateway holds a platform key's calls on one Retry-After, in seconds. */
+  MAX_PLATFORM_PAUSE_S: number;
   /** Operation ids whose callers must send Idempotency-Key. */
   IDEMPOTENCY_REQUIRED: string[];
 }

@@ -91,3 +91,40 @@ describe('circuit breaker', () => {
     expect(b.permit(7002)).toEqual({ allowed: true, probe: true });
   });
 });
+
+describe('circuit breaker: counting and the probe', () => {
+  it('counts the window in two halves: the last half always, nothing older than the window', () => {
+    const b = new CircuitBreaker({ ...options, consecutiveFailures: 100, minCalls: 4 });
+    // Three failures 4 s ago (in the half before this one) and one now: four in the window.
+    for (let i = 0; i < 3; i++) b.failure(6000 + i);
+    expect(b.failure(10_000)).toBe(true);
+    const late = new CircuitBreaker({ ...options, consecutiveFailures: 100, minCalls: 4 });
+    // The same three failures, then 10.5 s later one more: the three are past the window.
+    for (let i = 0; i < 3; i++) late.failure(6000 + i);
+    expect(late.failure(16_500)).toBe(false);
+    expect(late.state(16_500)).toBe('closed');
+  });
+
+  it('says which failure opened it, and a tripped breaker cools down like any other', () => {
+    const b = new CircuitBreaker(options);
+    expect([b.failure(0), b.failure(1), b.failure(2), b.failure(3)]).toEqual([
+      false,
+      false,
+      true,
+      false,
+    ]);
+    const t = new CircuitBreaker(options);
+    t.trip(100);
+    expect(t.permit(200)).toEqual({ allowed: false, retryAfterMs: 4900 });
+    expect(t.permit(5100)).toEqual({ allowed: true, probe: true });
+  });
+
+  it('a probe given back lets the next call probe', () => {
+    const b = new CircuitBreaker(options);
+    for (let i = 0; i < 3; i++) b.failure(i);
+    expect(b.permit(5002)).toEqual({ allowed: true, probe: true });
+    expect(b.permit(5003).allowed).toBe(false);
+    b.releaseProbe();
+    expect(b.permit(5004)).toEqual({ allowed: true, probe: true });
+  });
+});

@@ -1,11 +1,18 @@
 /**
- * A circuit breaker for one upstream in one isolate (docs/RESILIENCE.md).
+ * A circuit breaker (docs/RESILIENCE.md): one per platform key and upstream in
+ * an isolate (upstream/key-health.ts), and one for the upstream as a whole,
+ * which only several keys' breakers open (upstream/upstream-health.ts).
  * Closed: calls go through, outcomes are counted. It opens after
  * `consecutiveFailures` failures in a row, or when at least `minCalls` calls
  * in the last `windowMs` failed at `failureRatio` or more. Open: calls are
  * refused at once until `cooldownMs` has passed. Half-open: exactly one probe
  * goes through; its success closes the breaker, its failure opens it again.
  * Time is always passed in, so the state machine is tested without waiting.
+ *
+ * The window is counted in two halves (the current one and the one before),
+ * so an outcome counts for between half a window and a whole one, and a
+ * breaker is a dozen numbers however busy its key (docs/RESILIENCE.md, "What
+ * tenants share").
  */
 
 export interface BreakerOptions {
@@ -24,22 +31,28 @@ export type BreakerState = 'closed' | 'open' | 'half-open';
 /** What a caller may do now: call (perhaps as the probe), or answer at once. */
 export type Permit = { allowed: true; probe: boolean } | { allowed: false; retryAfterMs: number };
 
-/** Outcomes are counted per second of the window. */
-const BUCKET_MS = 1000;
+/** Which half-window `now` falls in (breakers and retry budgets count in halves). */
+export function halfOf(now: number, windowMs: number): number {
+  return Math.floor(now / Math.max(1, windowMs / 2));
+}
 
 export class CircuitBreaker {
   private current: BreakerState = 'closed';
   private inARow = 0;
-  private openedAt = 0;
-  private probeSince: number | null = null;
-  /** Calls and failures per bucket start, oldest first. */
-  private buckets: { at: number; calls: number; failures: number }[] = [];
+  /** Open: when it opened. Half-open: when the probe out now went through, or -1. */
+  private since = 0;
+  /** Outcomes of the current half-window and of the one before it. */
+  private half = 0;
+  private calls = 0;
+  private failures = 0;
+  private prevCalls = 0;
+  private prevFailures = 0;
 
   constructor(readonly options: BreakerOptions) {}
 
   /** The state at `now`: an open breaker whose cool-down is over reads as half-open. */
   state(now: number): BreakerState {
-    if (this.current === 'open' && now - this.openedAt >= this.options.cooldownMs) {
+    if (this.current === 'open' && now - this.since >= this.options.cooldownMs) {
       return 'half-open';
     }
     return this.current;
@@ -49,15 +62,23 @@ export class CircuitBreaker {
     const state = this.state(now);
     if (state === 'closed') return { allowed: true, probe: false };
     if (state === 'open') {
-      return { allowed: false, retryAfterMs: this.openedAt + this.options.cooldownMs - now };
+      return { allowed: false, retryAfterMs: this.since + this.options.cooldownMs - now };
     }
     // Half-open: one probe at a time; a lost probe frees the slot after its timeout.
-    this.current = 'half-open';
-    if (this.probeSince !== null && now - this.probeSince < this.options.probeTimeoutMs) {
+    if (this.current === 'open') {
+      this.current = 'half-open';
+      this.since = -1;
+    }
+    if (this.since >= 0 && now - this.since < this.options.probeTimeoutMs) {
       return { allowed: false, retryAfterMs: Math.max(1000, this.options.cooldownMs) };
     }
-    this.probeSince = now;
+    this.since = now;
     return { allowed: true, probe: true };
+  }
+
+  /** Gives the probe's place back when the call it was for was refused by something else. */
+  releaseProbe(): void {
+    if (this.current === 'half-open') this.since = -1;
   }
 
   success(now: number): void {
@@ -67,53 +88,46 @@ export class CircuitBreaker {
     if (this.current === 'half-open') this.close();
   }
 
-  failure(now: number): void {
+  /** Counts a failure; true when it opened the breaker. */
+  failure(now: number): boolean {
     this.count(now, true);
     this.inARow++;
-    if (this.current === 'open') return;
+    if (this.current === 'open') return false;
     const tripped =
       this.current === 'half-open' ||
       this.inARow >= this.options.consecutiveFailures ||
-      this.ratioTripped(now);
-    if (tripped) this.open(now);
+      this.ratioTripped();
+    if (tripped) this.trip(now);
+    return tripped;
   }
 
-  private open(now: number): void {
+  /** Opens it now, whatever was counted (the upstream-wide breaker, on several keys' word). */
+  trip(now: number): void {
     this.current = 'open';
-    this.openedAt = now;
-    this.probeSince = null;
+    this.since = now;
   }
 
   private close(): void {
     this.current = 'closed';
-    this.probeSince = null;
-    this.buckets = [];
+    this.calls = this.failures = this.prevCalls = this.prevFailures = 0;
   }
 
   private count(now: number, failed: boolean): void {
-    const at = now - (now % BUCKET_MS);
-    let last = this.buckets.at(-1);
-    if (!last || last.at !== at) {
-      last = { at, calls: 0, failures: 0 };
-      this.buckets.push(last);
+    const half = halfOf(now, this.options.windowMs);
+    if (half !== this.half) {
+      const next = half === this.half + 1;
+      this.prevCalls = next ? this.calls : 0;
+      this.prevFailures = next ? this.failures : 0;
+      this.calls = this.failures = 0;
+      this.half = half;
     }
-    last.calls++;
-    if (failed) last.failures++;
-    const since = now - this.options.windowMs;
-    while (this.buckets.length > 0 && (this.buckets[0]?.at ?? now) + BUCKET_MS <= since) {
-      this.buckets.shift();
-    }
+    this.calls++;
+    if (failed) this.failures++;
   }
 
-  private ratioTripped(now: number): boolean {
-    const since = now - this.options.windowMs;
-    let calls = 0;
-    let failures = 0;
-    for (const b of this.buckets) {
-      if (b.at + BUCKET_MS <= since) continue;
-      calls += b.calls;
-      failures += b.failures;
-    }
+  private ratioTripped(): boolean {
+    const calls = this.calls + this.prevCalls;
+    const failures = this.failures + this.prevFailures;
     return calls >= this.options.minCalls && failures / calls >= this.options.failureRatio;
   }
 }

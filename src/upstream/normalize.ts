@@ -69,13 +69,15 @@ export async function readUpstream(res: Response): Promise<UpstreamResult> {
 
 /**
  * A 429 or 503 with Retry-After is the platform asking for a pause: it reaches
- * the caller as a 429 or 503 envelope with the same Retry-After, and the
- * gateway holds its own calls for that long (upstream/resilient.ts).
+ * the caller as a 429 or 503 envelope with the Retry-After the platform sent,
+ * unchanged, and the gateway holds its own calls for that long, at most
+ * MAX_PLATFORM_PAUSE_S (upstream/upstream-health.ts).
  */
 function backpressure(res: Response, body: Bytes): void {
   if (res.status !== 429 && res.status !== 503) return;
-  const seconds = retryAfterSeconds(res.headers.get('retry-after'), Date.now());
-  if (seconds === null) return;
+  const header = res.headers.get('retry-after');
+  const seconds = retryAfterSeconds(header, Date.now());
+  if (header === null || seconds === null) return;
   const kind = res.status === 429 ? 'UPSTREAM_RATE_LIMITED' : 'UPSTREAM_BACKING_OFF';
   throw new GatewayError(kind, {
     message: `${ERRORS[kind].msg}; retry in ${seconds} s`,
@@ -84,7 +86,7 @@ function backpressure(res: Response, body: Bytes): void {
       upstream_code: parseEnvelope(body)?.code ?? null,
       retry_after_s: seconds,
     },
-    headers: { 'Retry-After': String(seconds) },
+    headers: { 'Retry-After': header.trim() },
   });
 }
 

@@ -1,31 +1,35 @@
 /**
  * A platform call that behaves when the platform falters (docs/RESILIENCE.md),
- * per upstream and per isolate:
- * - a pause the platform asked for (holds.ts) is answered at once;
- * - an open circuit breaker (breaker.ts) is answered at once with 50301;
+ * per upstream and per isolate, with failure state kept per platform key
+ * (upstream-health.ts):
+ * - a pause the platform asked for, of this key or (on several keys' word)
+ *   of the whole upstream, is answered at once;
+ * - an open circuit breaker, this key's or the upstream's, is answered at
+ *   once with 50301;
  * - an idempotent read that failed before any answer byte, or with a
  *   502/503/504 without Retry-After, is tried once more after a short random
- *   pause, inside the same deadline and only while the retry budget
- *   (retry-budget.ts) has room. Writes are never retried.
+ *   pause, inside the same deadline and only while the key's retry budget and
+ *   the upstream's have room. Writes are never retried.
  */
 import { GatewayError } from '../errors';
 import { count } from '../stats';
-import { type BreakerOptions, CircuitBreaker } from './breaker';
 import { callPlatform, failedBeforeAnswer } from './fetch';
-import { type Hold, Holds } from './holds';
 import type { UpstreamResult } from './normalize';
 import type { UpstreamRequest } from './request';
-import { RetryBudget, type RetryBudgetOptions } from './retry-budget';
+import {
+  type HealthSummary,
+  type Outcome,
+  type Refusal,
+  type ResilienceOptions,
+  UpstreamHealth,
+} from './upstream-health';
 
-export interface ResilienceOptions {
-  breaker: BreakerOptions;
-  retry: RetryBudgetOptions;
-}
+export type { ResilienceOptions } from './upstream-health';
 
 export interface ResilientCall {
-  /** The platform's base URL: each has its own breaker, holds and retry budget. */
+  /** The platform's base URL: each has its own failure state. */
   upstream: string;
-  /** Fingerprint of the platform key (a 429's hold is per key); never the key. */
+  /** Fingerprint of the platform key (failure state is per key); never the key. */
   keyId: string;
   request: UpstreamRequest;
   /** GETs only: whether a failed attempt may be retried. */
@@ -42,45 +46,37 @@ export interface ResilientCall {
 const MAX_JITTER_MS = 100;
 const MIN_TIME_FOR_RETRY_MS = 100;
 
-interface UpstreamHealth {
-  key: string;
-  breaker: CircuitBreaker;
-  holds: Holds;
-  budget: RetryBudget;
-}
+const health = new Map<
+  string,
+  { options: ResilienceOptions; key: string; health: UpstreamHealth }
+>();
 
-const health = new Map<string, UpstreamHealth>();
-
-/** This isolate's breaker, holds and budget for an upstream (new ones when settings change). */
+/** This isolate's failure state for an upstream (afresh when its settings change). */
 function healthOf(upstream: string, options: ResilienceOptions): UpstreamHealth {
-  const key = JSON.stringify(options);
   let h = health.get(upstream);
-  if (!h || h.key !== key) {
-    h = {
-      key,
-      breaker: new CircuitBreaker(options.breaker),
-      holds: h?.holds ?? new Holds(),
-      budget: new RetryBudget(options.retry),
-    };
+  // The same options object (forward.ts makes one per settings object) needs no comparing.
+  if (h?.options === options) return h.health;
+  const key = JSON.stringify(options);
+  if (h?.key === key) h.options = options;
+  else {
+    h = { options, key, health: new UpstreamHealth(options) };
     health.set(upstream, h);
   }
-  return h;
+  return h.health;
 }
 
-/** The breaker's state for GET /admin/stats. */
-export function breakerStates(now = Date.now()): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [upstream, h] of health) out[upstream] = h.breaker.state(now);
+/** Each upstream's breaker state and its keys' in brief, for GET /admin/stats (never a key). */
+export function breakerStates(now = Date.now()): Record<string, HealthSummary> {
+  const out: Record<string, HealthSummary> = {};
+  for (const [upstream, h] of health) out[upstream] = h.health.summary(now);
   return out;
 }
 
 export async function callResilient(call: ResilientCall): Promise<UpstreamResult> {
   const now = call.now ?? Date.now;
   const h = healthOf(call.upstream, call.options);
-  refuseIfHeld(h.holds.heldAt(call.keyId, now()), now());
-  const permit = h.breaker.permit(now());
-  if (!permit.allowed) throw breakerOpen(permit.retryAfterMs);
-  h.budget.noteCall(now());
+  const ticket = h.admit(call.keyId, now());
+  if (!('allowed' in ticket)) throw refusal(ticket, now());
 
   const started = now();
   const deadline = { signal: AbortSignal.timeout(call.deadlineMs), ms: call.deadlineMs };
@@ -89,20 +85,17 @@ export async function callResilient(call: ResilientCall): Promise<UpstreamResult
     count('upstream_calls');
     try {
       const result = await callPlatform(call.request, deadline);
-      h.breaker.success(now());
+      h.settle(ticket, { failed: false }, now());
       return result;
     } catch (err) {
-      noteFailure(h, call.keyId, err, now());
+      if (err instanceof GatewayError) h.settle(ticket, outcomeOf(err), now());
       const left = call.deadlineMs - (now() - started);
       const again =
         attempt === 1 &&
         call.idempotent &&
-        !permit.probe &&
         retryable(err) &&
         left > MAX_JITTER_MS + MIN_TIME_FOR_RETRY_MS &&
-        // Asking for a permit would take the half-open breaker's one probe: only retry while closed.
-        h.breaker.state(now()) === 'closed' &&
-        h.budget.tryRetry(now());
+        h.tryRetry(ticket, now());
       if (!again) throw err;
       count('upstream_retries');
       await new Promise((r) => setTimeout(r, (call.random ?? Math.random)() * MAX_JITTER_MS));
@@ -110,39 +103,35 @@ export async function callResilient(call: ResilientCall): Promise<UpstreamResult
   }
 }
 
-/** A pause the platform asked for is still running: answer at once with what it said. */
-function refuseIfHeld(hold: Hold | null, now: number): void {
-  if (!hold) return;
-  count('held_refusals');
-  const seconds = Math.max(1, Math.ceil((hold.until - now) / 1000));
-  const kind = hold.scope === 'key' ? 'UPSTREAM_RATE_LIMITED' : 'UPSTREAM_BACKING_OFF';
-  throw new GatewayError(kind, {
-    message: `Platform asked for a pause; retry in ${seconds} s`,
-    details: { held: true, retry_after_s: seconds },
-    headers: { 'Retry-After': String(seconds) },
-  });
-}
-
-function breakerOpen(retryAfterMs: number): GatewayError {
-  count('breaker_refusals');
-  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return new GatewayError('UPSTREAM_UNAVAILABLE', {
-    message: `Platform is failing; retry in ${seconds} s`,
-    details: { retry_after_s: seconds },
-    headers: { 'Retry-After': String(seconds) },
-  });
-}
-
-/** Counts the outcome for the breaker and starts any pause the platform asked for. */
-function noteFailure(h: UpstreamHealth, keyId: string, err: unknown, now: number): void {
-  if (!(err instanceof GatewayError)) return;
-  const pause = err.details.retry_after_s;
-  if (typeof pause === 'number') {
-    if (err.kind === 'UPSTREAM_RATE_LIMITED') h.holds.holdKey(keyId, now + pause * 1000, now);
-    if (err.kind === 'UPSTREAM_BACKING_OFF') h.holds.holdAll(now + pause * 1000);
+/** The answer to a call refused without calling the platform. */
+function refusal(r: Refusal, now: number): GatewayError {
+  const forKey = r.scope === 'key' ? ' for this platform key' : '';
+  if (r.refused === 'held') {
+    count('held_refusals');
+    const seconds = Math.max(1, Math.ceil((r.until - now) / 1000));
+    return new GatewayError(r.kind === 'rate' ? 'UPSTREAM_RATE_LIMITED' : 'UPSTREAM_BACKING_OFF', {
+      message: `Platform asked for a pause${forKey}; retry in ${seconds} s`,
+      details: { held: true, scope: r.scope, retry_after_s: seconds },
+      headers: { 'Retry-After': String(seconds) },
+    });
   }
-  if (platformFailed(err)) h.breaker.failure(now);
-  else h.breaker.success(now);
+  count('breaker_refusals');
+  const seconds = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
+  return new GatewayError('UPSTREAM_UNAVAILABLE', {
+    message: `Platform is failing${forKey}; retry in ${seconds} s`,
+    details: { scope: r.scope, retry_after_s: seconds },
+    headers: { 'Retry-After': String(seconds) },
+  });
+}
+
+/** What a failed attempt means for the state: a platform failure or not, and any pause asked. */
+function outcomeOf(err: GatewayError): Outcome {
+  const seconds = err.details.retry_after_s;
+  const failed = platformFailed(err);
+  if (typeof seconds !== 'number') return { failed };
+  if (err.kind === 'UPSTREAM_RATE_LIMITED') return { failed, pause: { kind: 'rate', seconds } };
+  if (err.kind === 'UPSTREAM_BACKING_OFF') return { failed, pause: { kind: 'backoff', seconds } };
+  return { failed };
 }
 
 /** Connection failures, timeouts and 5xx answers count against the platform; 4xx do not. */

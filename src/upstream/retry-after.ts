@@ -1,9 +1,11 @@
-/** Reads a Retry-After header (seconds or an HTTP date) as whole seconds from now. */
+/**
+ * Reads a Retry-After header (seconds or an HTTP date) as whole seconds from
+ * now. The caller gets the header as the platform sent it; how long the
+ * gateway itself holds calls is capped apart (MAX_PLATFORM_PAUSE_S,
+ * upstream-health.ts).
+ */
 
-/** The longest pause the gateway honours, whatever the platform asks (docs/RESILIENCE.md). */
-export const MAX_RETRY_AFTER_S = 300;
-
-/** Seconds to wait (1..MAX_RETRY_AFTER_S), or null when the header is absent or unreadable. */
+/** Seconds to wait (at least 1), or null when the header is absent or unreadable. */
 export function retryAfterSeconds(value: string | null, now: number): number | null {
   if (value === null) return null;
   const text = value.trim();
@@ -16,5 +18,5 @@ export function retryAfterSeconds(value: string | null, now: number): number | n
     if (Number.isNaN(at)) return null;
     seconds = Math.ceil((at - now) / 1000);
   }
-  return Math.min(MAX_RETRY_AFTER_S, Math.max(1, seconds));
+  return Math.max(1, seconds);
 }

@@ -1,8 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { RetryBudget } from './retry-budget';
 
-const budget = (minPerSecond = 0) =>
-  new RetryBudget({ ratio: 0.1, minPerSecond, windowMs: 10_000 });
+const budget = (minPerSecond = 0) => {
+  const b = new RetryBudget({ ratio: 0.1, minPerSecond, windowMs: 10_000 });
+  return {
+    noteCall: (now: number) => b.noteCall(now),
+    /** One retry if there is room, as upstream-health.ts takes it. */
+    tryRetry: (now: number) => {
+      if (!b.hasRoom(now)) return false;
+      b.spend(now);
+      return true;
+    },
+  };
+};
 
 describe('retry budget', () => {
   it('allows retries up to a tenth of the calls of the window', () => {

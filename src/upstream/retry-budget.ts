@@ -1,9 +1,11 @@
 /**
- * How many retries an isolate may make (docs/RESILIENCE.md): at most `ratio`
- * of the calls of the last `windowMs`, or `minPerSecond` over the window
- * when that is more (quiet times). When the platform fails, retries then add
- * at most a tenth to a busy isolate's load, never multiply it. Time is
- * passed in.
+ * How many retries an upstream's calls may make in an isolate
+ * (docs/RESILIENCE.md): at most `ratio` of the calls of the last `windowMs`,
+ * or `minPerSecond` over the window when that is more (quiet times). When
+ * the platform fails, retries then add at most a tenth to a busy isolate's
+ * load, never multiply it. This is the ceiling every platform key's own
+ * budget (key-health.ts) is under, counted per second so that the tenth
+ * holds over any window. Time is passed in.
  */
 
 const BUCKET_MS = 1000;
@@ -12,6 +14,12 @@ export interface RetryBudgetOptions {
   ratio: number;
   minPerSecond: number;
   windowMs: number;
+}
+
+/** Whether one more retry fits among `retries` already made for `calls` calls. */
+export function retryFits(calls: number, retries: number, options: RetryBudgetOptions): boolean {
+  const reserve = (options.minPerSecond * options.windowMs) / 1000;
+  return retries + 1 <= Math.max(calls * options.ratio, reserve);
 }
 
 export class RetryBudget {
@@ -24,19 +32,21 @@ export class RetryBudget {
     this.bucket(now).calls++;
   }
 
-  /** Takes one retry from the budget if there is room. */
-  tryRetry(now: number): boolean {
-    const current = this.bucket(now);
+  /** Whether one more retry fits now. */
+  hasRoom(now: number): boolean {
+    this.bucket(now);
     let calls = 0;
     let retries = 0;
     for (const b of this.buckets) {
       calls += b.calls;
       retries += b.retries;
     }
-    const reserve = (this.options.minPerSecond * this.options.windowMs) / 1000;
-    if (retries + 1 > Math.max(calls * this.options.ratio, reserve)) return false;
-    current.retries++;
-    return true;
+    return retryFits(calls, retries, this.options);
+  }
+
+  /** Takes one retry (after hasRoom said yes). */
+  spend(now: number): void {
+    this.bucket(now).retries++;
   }
 
   private bucket(now: number) {

@@ -1,0 +1,228 @@
+/**
+ * The noisy-neighbour scenario of `npm run chaos` (docs/RESILIENCE.md, "One
+ * key's trouble stays its own"): 20 tenants on 20 platform keys at a steady
+ * rate, tenant 0's key misbehaving in one way per run (faults aimed at its
+ * key with `platform_key`), or tenant 0 flooding distinct cache keys; a quiet
+ * run first, in the same invocation, as the baseline. Each run is a fresh
+ * gateway (a fresh isolate). Prints, for the 19 healthy tenants: how many of
+ * their requests the platform answered, the refusals and stale answers they
+ * got, their latency against the quiet run, and how many of their cached
+ * reads L1 answered.
+ */
+import { loadavg } from 'node:os';
+import type { GatewayBundle } from '../workerd-host';
+import { counter, type Gateway, gateway } from './gateway';
+import { type Answer, type Emulator, percentile } from './load';
+import { LoadThread, type Planned, type Replayed } from './load-thread';
+
+/** Each tenant's load: uncached and cached reads a second. */
+const UNCACHED_PER_S = 3;
+const CACHED_PER_S = 1;
+/** How long each run measures, after the same load for WARM_MS unmeasured (leases, JIT). */
+const RUN_MS = 10_000;
+const WARM_MS = 3000;
+/** The flooding tenant's distinct cached reads a second. */
+const FLOOD_PER_S = 100;
+/** Small enough that the flood overflows it many times over (about 800 bytes an entry). */
+const L1_BYTES = 256 * 1024;
+/** Reads time out after 2 s in every run, so a hang is a timeout within the run. */
+const VARS = {
+  L1_CACHE_BYTES: String(L1_BYTES),
+  LOG_SAMPLE_RATE: '1',
+  ROUTE_OVERRIDES: JSON.stringify({ 'agent.list': { timeout_ms: 2000 } }),
+};
+
+interface Misbehaviour {
+  name: string;
+  /** The fault aimed at the noisy key, or none. */
+  fault?: Record<string, unknown>;
+  flood?: boolean;
+}
+
+const QUIET = 'none (quiet run)';
+const MISBEHAVIOURS: Misbehaviour[] = [
+  { name: QUIET },
+  { name: '500s', fault: { kind: 'status', status: 500 } },
+  { name: 'hangs past the 2 s deadline', fault: { kind: 'hang', delay_ms: 60_000 } },
+  { name: '503, Retry-After: 300', fault: { kind: 'status', status: 503, retry_after: 300 } },
+  { name: '429, Retry-After: 30', fault: { kind: 'status', status: 429, retry_after: 30 } },
+  { name: 'huge bodies (9 MiB, over the limit)', fault: { kind: 'large_body' } },
+  { name: 'huge bodies (7 MiB, passed on)', fault: { kind: 'large_body', bytes: 7 * 1024 * 1024 } },
+  { name: 'slow stream (1.5 s a body)', fault: { kind: 'slow_body', delay_ms: 1500 } },
+  { name: 'floods distinct cache keys', flood: true },
+  // The quiet run again, last: how much the machine alone moves the figures.
+  { name: `${QUIET}, again` },
+];
+
+interface Run {
+  name: string;
+  healthy: Replayed[];
+  noisy: Replayed[];
+  fromL1: number;
+  cachedHealthy: number;
+  /** The machine's 1-minute load average at the end of the run. */
+  load: number;
+}
+
+/** The healthy tenants' load and the noisy tenant's, each on a thread of its own. */
+interface Threads {
+  healthy: LoadThread;
+  noisy: LoadThread;
+}
+
+export async function noisyNeighbours(
+  bundle: GatewayBundle,
+  emu: Emulator,
+  keys: string[],
+): Promise<string[]> {
+  const runs: Run[] = [];
+  const threads = { healthy: new LoadThread(), noisy: new LoadThread() };
+  try {
+    for (const m of MISBEHAVIOURS) {
+      console.log(`   noisy neighbour: ${m.name}`);
+      runs.push(await run(bundle, emu, keys, m, threads));
+      await emu.clearFaults();
+    }
+  } finally {
+    await Promise.all([threads.healthy.close(), threads.noisy.close()]);
+  }
+  const quietP99 = percentile(
+    (runs[0]?.healthy ?? []).map((a) => a.ms),
+    99,
+  );
+  const lines = [
+    `5. Noisy neighbours: ${keys.length} tenants on ${keys.length} platform keys, each ${UNCACHED_PER_S} uncached + ${CACHED_PER_S} cached reads/s, ${RUN_MS / 1000} s a run on a fresh isolate; tenant 0 misbehaves, the other ${keys.length - 1} are measured`,
+    '',
+    '| tenant 0 | healthy requests | answered by the platform | 50301 / 50302 / stale | p50 | p99 | p99 ÷ quiet | cached reads from L1 | tenant 0 got | load avg |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of runs) {
+    const ms = r.healthy.map((a) => a.ms);
+    const p99 = percentile(ms, 99);
+    const answered = r.healthy.filter(byPlatform).length;
+    const codeCount = (code: number) => r.healthy.filter((a) => a.code === code).length;
+    const stale = r.healthy.filter((a) => a.xCache === 'STALE').length;
+    lines.push(
+      `| ${r.name} | ${r.healthy.length} | ${pct(answered, r.healthy.length)} | ${codeCount(50301)} / ${codeCount(50302)} / ${stale} | ${fmt(percentile(ms, 50))} | ${fmt(p99)} | ${(p99 / quietP99).toFixed(2)} | ${r.fromL1} of ${r.cachedHealthy} | ${outcomes(r.noisy)} | ${r.load.toFixed(1)} |`,
+    );
+  }
+  return lines;
+}
+
+async function run(
+  bundle: GatewayBundle,
+  emu: Emulator,
+  keys: string[],
+  m: Misbehaviour,
+  threads: Threads,
+): Promise<Run> {
+  const gw = await gateway(bundle, emu, VARS, keys);
+  try {
+    const n = keys.length;
+    // Warm up with the same load: every tenant's lease and cached entry, connections, JIT.
+    await replay(threads, plan(gw, n, WARM_MS, false));
+    if (m.fault) await emu.fault({ ...m.fault, platform_key: keys[0], for_ms: RUN_MS + 5000 });
+    const logsBefore = gw.host.logs().length;
+    const { healthy, noisy } = await replay(threads, plan(gw, n, RUN_MS, m.flood === true));
+    const healthyIds = new Set(gw.tenantIds.slice(1));
+    const cachedLines = requestLines(gw, logsBefore).filter(
+      (l) => l.route === 'team.list' && healthyIds.has(String(l.tenant_id)),
+    );
+    const fromL1 = cachedLines.filter((l) => l.cache === 'L1').length;
+    const stats = await gw.stats();
+    if (m.flood) {
+      const l1 = stats.l1 as { bytes: number; entries: number } | undefined;
+      console.log(
+        `   L1 after the flood: ${l1?.entries} entries, ${l1?.bytes} bytes of ${L1_BYTES}; cache API calls ${counter(stats, 'cache_api_calls')}`,
+      );
+    }
+    return {
+      name: m.name,
+      healthy,
+      noisy,
+      fromL1,
+      cachedHealthy: healthy.filter((a) => a.cached).length,
+      load: loadavg()[0] ?? 0,
+    };
+  } finally {
+    await gw.stop();
+  }
+}
+
+/**
+ * Every tenant's steady load for `ms`, round robin: its uncached reads and its
+ * cached one; with `flood`, tenant 0's distinct cached reads on top.
+ */
+function plan(gw: Gateway, n: number, ms: number, flood: boolean): Planned[] {
+  const out: Planned[] = [];
+  const stream = (perSecond: number, make: (i: number) => Omit<Planned, 'at'>) => {
+    for (let i = 0; (i * 1000) / perSecond < ms; i++)
+      out.push({ at: (i * 1000) / perSecond, ...make(i) });
+  };
+  const as = (tenant: number) => ({ tenant, token: gw.tokens[tenant] ?? '' });
+  stream(UNCACHED_PER_S * n, (i) => ({ ...as(i % n), url: gw.url('/agent/lists'), cached: false }));
+  stream(CACHED_PER_S * n, (i) => ({ ...as(i % n), url: gw.url(cachedPath(i % n)), cached: true }));
+  if (flood) {
+    stream(FLOOD_PER_S, (i) => ({
+      ...as(0),
+      url: gw.url(`/team/lists?page_num=${i + 1}`),
+      cached: true,
+    }));
+  }
+  return out.sort((a, b) => a.at - b.at);
+}
+
+/** The healthy tenants' plan and tenant 0's, started together on their threads. */
+async function replay(threads: Threads, all: Planned[]) {
+  const startAt = Date.now() + 50;
+  const [healthy, noisy] = await Promise.all([
+    threads.healthy.replay(
+      all.filter((p) => p.tenant !== 0),
+      startAt,
+    ),
+    threads.noisy.replay(
+      all.filter((p) => p.tenant === 0),
+      startAt,
+    ),
+  ]);
+  return { healthy, noisy };
+}
+
+/** A tenant's one cached read (its own entry: cache keys are per platform key). */
+const cachedPath = (tenant: number) => `/team/lists?page_size=${(tenant % 5) + 1}`;
+
+/** The gateway's request log lines from the `from`th line printed on, parsed. */
+function requestLines(gw: Gateway, from: number): Record<string, unknown>[] {
+  return gw.host
+    .logs()
+    .slice(from)
+    .flatMap((l) => {
+      if (!l.message.startsWith('{')) return [];
+      try {
+        const parsed = JSON.parse(l.message) as Record<string, unknown>;
+        return parsed.event === 'request' ? [parsed] : [];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** Answered by the platform: a success that is not a stale answer. */
+const byPlatform = (a: Answer) => a.status === 200 && a.code === 0 && a.xCache !== 'STALE';
+
+/** The noisy tenant's answers by status/code, most frequent first. */
+function outcomes(answers: Answer[]): string {
+  const counts = new Map<string, number>();
+  for (const a of answers) {
+    const k = `${a.status}/${a.code ?? '-'}${a.xCache === 'STALE' ? ' stale' : ''}`;
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return [...counts]
+    .sort((x, y) => y[1] - x[1])
+    .map(([k, v]) => `${k} ×${v}`)
+    .join(', ');
+}
+
+const pct = (part: number, whole: number) =>
+  whole === 0 ? 'n/a' : `${((100 * part) / whole).toFixed(1)} %`;
+const fmt = (v: number) => (Number.isNaN(v) ? 'n/a' : `${v.toFixed(1)} ms`);

@@ -1,0 +1,215 @@
+import { describe, expect, it } from 'vitest';
+import { KeyHealth, KeyTable } from './key-health';
+import { type ResilienceOptions, type Ticket, UpstreamHealth } from './upstream-health';
+
+const options: ResilienceOptions = {
+  breaker: {
+    consecutiveFailures: 5,
+    failureRatio: 0.8,
+    windowMs: 10_000,
+    minCalls: 20,
+    cooldownMs: 5000,
+    probeTimeoutMs: 30_000,
+  },
+  retry: { ratio: 0.1, minPerSecond: 2, windowMs: 10_000 },
+  maxPauseMs: 60_000,
+};
+
+/** A call with this key at `now`: the ticket, or the refusal. */
+function call(h: UpstreamHealth, key: string, now: number) {
+  return h.admit(key, now);
+}
+
+function ticket(h: UpstreamHealth, key: string, now: number): Ticket {
+  const t = h.admit(key, now);
+  if (!('allowed' in t)) throw new Error(`${key} refused at ${now}: ${JSON.stringify(t)}`);
+  return t;
+}
+
+/** `n` calls with this key that fail, from `at`, 10 ms apart. */
+function failMany(h: UpstreamHealth, key: string, n: number, at: number): void {
+  for (let i = 0; i < n; i++) {
+    const t = h.admit(key, at + i * 10);
+    if ('allowed' in t) h.settle(t, { failed: true }, at + i * 10 + 5);
+  }
+}
+
+const succeed = (h: UpstreamHealth, key: string, now: number) =>
+  h.settle(ticket(h, key, now), { failed: false }, now);
+
+describe('failure state per platform key', () => {
+  it("one key's failures open its own breaker, not another key's", () => {
+    const h = new UpstreamHealth(options);
+    succeed(h, 'a', 0);
+    failMany(h, 'b', 5, 100);
+    expect(call(h, 'b', 200)).toEqual({ refused: 'open', scope: 'key', retryAfterMs: 4945 });
+    expect('allowed' in call(h, 'a', 200)).toBe(true);
+    expect(h.summary(200)).toMatchObject({ state: 'closed', keys: 2, keys_open: 1 });
+  });
+
+  it('a single key, however busy, never opens the upstream', () => {
+    const h = new UpstreamHealth(options);
+    // One key failing for a minute: its breaker opens, probes, fails, opens again.
+    for (let t = 0; t < 60_000; t += 50) {
+      const x = h.admit('b', t);
+      if ('allowed' in x) h.settle(x, { failed: true }, t + 1);
+    }
+    expect(h.summary(60_000).state).toBe('closed');
+    expect('allowed' in call(h, 'a', 60_000)).toBe(true);
+  });
+
+  it("one or two keys in use: both failing open both keys' breakers, never the upstream's", () => {
+    const h = new UpstreamHealth(options);
+    failMany(h, 'a', 5, 0);
+    failMany(h, 'b', 5, 0);
+    expect(h.summary(100)).toMatchObject({ state: 'closed', keys_open: 2 });
+  });
+
+  it("three keys' breakers opening within the window open the upstream for every key", () => {
+    const h = new UpstreamHealth(options);
+    failMany(h, 'a', 5, 0);
+    failMany(h, 'b', 5, 1000);
+    expect(h.summary(2000).state).toBe('closed');
+    failMany(h, 'c', 5, 2000);
+    expect(h.summary(2100).state).toBe('open');
+    // A key that never failed is refused too, without calling.
+    expect(call(h, 'd', 2100)).toEqual({ refused: 'open', scope: 'upstream', retryAfterMs: 4945 });
+  });
+
+  it('with many keys calling, it takes half of them', () => {
+    const h = new UpstreamHealth(options);
+    for (let k = 0; k < 10; k++) succeed(h, `k${k}`, k);
+    for (let k = 0; k < 4; k++) failMany(h, `k${k}`, 5, 100 + k * 100);
+    expect(h.summary(1000).state).toBe('closed');
+    failMany(h, 'k4', 5, 1000);
+    expect(h.summary(1100).state).toBe('open');
+  });
+
+  it('keys whose breakers opened longer than a window ago no longer count', () => {
+    const h = new UpstreamHealth(options);
+    failMany(h, 'a', 5, 0);
+    failMany(h, 'b', 5, 0);
+    failMany(h, 'c', 5, 11_000);
+    expect(h.summary(11_100).state).toBe('closed');
+  });
+
+  it("the upstream's probe closes it and forgets the keys that failed before", () => {
+    const h = new UpstreamHealth(options);
+    for (const k of ['a', 'b', 'c']) failMany(h, k, 5, 0);
+    expect(call(h, 'd', 4000)).toMatchObject({ refused: 'open', scope: 'upstream' });
+    // After the cool-down one call goes through as the upstream's probe; others wait for it.
+    const probe = ticket(h, 'd', 5100);
+    expect(probe.upstreamProbe).toBe(true);
+    expect(call(h, 'e', 5101)).toMatchObject({ refused: 'open', scope: 'upstream' });
+    h.settle(probe, { failed: false }, 5200);
+    expect(h.summary(5200).state).toBe('closed');
+    // Key a's own breaker is still cooling down, but one more key opening is not three.
+    failMany(h, 'e', 5, 5300);
+    expect(h.summary(5400).state).toBe('closed');
+  });
+
+  it("a failed upstream probe opens it for another cool-down; a refused key's probe is given back", () => {
+    const h = new UpstreamHealth(options);
+    for (const k of ['a', 'b', 'c']) failMany(h, k, 5, 0);
+    // At 5.1 s key a's own breaker and the upstream's are both half-open: a takes both probes.
+    const both = ticket(h, 'a', 5100);
+    expect([both.keyProbe, both.upstreamProbe]).toEqual([true, true]);
+    // Key b's probe is refused by the upstream (its probe is out): b's is given back.
+    expect(call(h, 'b', 5101)).toMatchObject({ refused: 'open', scope: 'upstream' });
+    h.settle(both, { failed: true }, 5200);
+    expect(call(h, 'd', 5300)).toMatchObject({ refused: 'open', scope: 'upstream' });
+    const again = ticket(h, 'b', 10_300);
+    expect([again.keyProbe, again.upstreamProbe]).toEqual([true, true]);
+  });
+});
+
+describe('pauses the platform asks for', () => {
+  it("a 503's Retry-After holds that key only, for at most maxPauseMs", () => {
+    const h = new UpstreamHealth(options);
+    const t = ticket(h, 'b', 0);
+    h.settle(t, { failed: true, pause: { kind: 'backoff', seconds: 300 } }, 10);
+    expect(call(h, 'b', 1000)).toEqual({
+      refused: 'held',
+      scope: 'key',
+      kind: 'backoff',
+      until: 60_010,
+    });
+    expect('allowed' in call(h, 'a', 1000)).toBe(true);
+    expect('allowed' in call(h, 'b', 60_010)).toBe(true);
+  });
+
+  it("a 429's holds that key with the rate-limited answer", () => {
+    const h = new UpstreamHealth(options);
+    h.settle(ticket(h, 'b', 0), { failed: false, pause: { kind: 'rate', seconds: 4 } }, 0);
+    expect(call(h, 'b', 100)).toMatchObject({ refused: 'held', scope: 'key', kind: 'rate' });
+    expect(h.summary(100)).toMatchObject({ keys_held: 1, held: false });
+  });
+
+  it('503s from three keys hold the whole upstream; 429s from three keys do not', () => {
+    const limited = new UpstreamHealth(options);
+    for (const k of ['a', 'b', 'c']) {
+      limited.settle(
+        ticket(limited, k, 0),
+        { failed: false, pause: { kind: 'rate', seconds: 9 } },
+        0,
+      );
+    }
+    expect('allowed' in call(limited, 'd', 100)).toBe(true);
+
+    const h = new UpstreamHealth(options);
+    for (const k of ['a', 'b']) {
+      h.settle(ticket(h, k, 0), { failed: true, pause: { kind: 'backoff', seconds: 9 } }, 0);
+    }
+    expect('allowed' in call(h, 'd', 100)).toBe(true);
+    h.settle(ticket(h, 'c', 200), { failed: true, pause: { kind: 'backoff', seconds: 9 } }, 200);
+    expect(call(h, 'd', 300)).toEqual({
+      refused: 'held',
+      scope: 'upstream',
+      kind: 'backoff',
+      until: 9200,
+    });
+    expect(h.summary(300).held).toBe(true);
+    expect('allowed' in call(h, 'd', 9200)).toBe(true);
+  });
+});
+
+describe('retries', () => {
+  it('a key spends its own budget, and one key never takes all of the upstream reserve', () => {
+    const h = new UpstreamHealth(options);
+    // A quiet isolate: the upstream reserve is 2/s over 10 s, 20; a key may take half of it.
+    let granted = 0;
+    for (let i = 0; i < 50; i++) if (h.tryRetry(ticket(h, 'b', i), i)) granted++;
+    expect(granted).toBe(10);
+    let other = 0;
+    for (let i = 0; i < 50; i++) if (h.tryRetry(ticket(h, 'a', 100 + i), 100 + i)) other++;
+    expect(other).toBe(10);
+    // The upstream's ceiling (20) is now spent: a third key gets none.
+    expect(h.tryRetry(ticket(h, 'c', 200), 200)).toBe(false);
+  });
+
+  it('never retries a probe, nor while a breaker is open', () => {
+    const h = new UpstreamHealth(options);
+    failMany(h, 'b', 5, 0);
+    const probe = ticket(h, 'b', 5100);
+    expect(probe.keyProbe).toBe(true);
+    expect(h.tryRetry(probe, 5100)).toBe(false);
+  });
+});
+
+describe('the key table', () => {
+  it('keeps at most its bound, forgetting the least recently used key', () => {
+    const make = () => new KeyHealth(options.breaker, options.retry);
+    const table = new KeyTable(make, 3);
+    const a = table.use('a');
+    table.use('b');
+    table.use('c');
+    expect(table.use('a')).toBe(a);
+    table.use('d');
+    expect(table.size).toBe(3);
+    // b was the least recently used: it comes back as a fresh state.
+    expect(table.use('a')).toBe(a);
+    const b = table.use('b');
+    expect(b.pauseUntil).toBe(0);
+    expect(table.size).toBe(3);
+  });
+});
