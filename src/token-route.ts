@@ -8,7 +8,7 @@
  */
 import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import { audit, guardFor } from './admin/common';
+import { guardFor } from './admin/common';
 import { rotateBody, rotateToken } from './admin/rotation';
 import { GatewayError, ok } from './errors';
 import { requireScope, tenantAuth } from './middleware/auth';
@@ -17,7 +17,7 @@ import { validated } from './middleware/validate';
 import { operationId } from './observability/operation-id';
 import { BROWSER_TOKEN_PREFIX } from './tenants/browser-token';
 import { hasScope, ROTATE_SCOPE } from './tenants/scopes';
-import { directStores } from './tenants/stores';
+import { memoizedStores } from './tenants/stores';
 import type { HonoEnv } from './types/context';
 
 const PRIVATE = { 'Cache-Control': 'private, no-store' };
@@ -79,17 +79,16 @@ export function ownTokenRoutes(): Hono<HonoEnv> {
     async (c) => {
       const tenantId = c.get('tenant').id;
       const tokenId = c.get('token').id;
-      // KV directly, as the operator API does: the rotation must see its own writes.
-      const stores = await directStores(c.env, c.get('settings'));
-      const old = await stores.tokens.find({ tenantId, tokenId });
-      if (!old) throw new GatewayError('INVALID_TOKEN');
-      const { issued, oldUntil } = await rotateToken(c, stores, tenantId, old, c.req.valid('json'));
-      await audit(c, 'token.rotated', {
-        tenant_id: tenantId,
-        token_id: tokenId,
-        actor: `token:${tokenId}`,
-        detail: { new_token_id: issued.record.id, old_valid_until: oldUntil, by: 'self' },
-      });
+      // The TenantGuard decides it against the token's state there, not what KV said.
+      const stores = await memoizedStores(c.env, c.get('settings'));
+      const { issued, oldUntil } = await rotateToken(
+        c,
+        stores,
+        tenantId,
+        tokenId,
+        c.req.valid('json'),
+        `token:${tokenId}`,
+      );
       return c.json(
         ok({
           ...issued.record,

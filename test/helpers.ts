@@ -9,7 +9,7 @@ import { expect, inject } from 'vitest';
 import { ERRORS, type ErrorKind } from '../src/errors';
 import worker from '../src/index';
 import { keyRing } from '../src/tenants/crypto';
-import { generateToken, randomBase62, withChecksum } from '../src/tenants/token';
+import { generateToken, hashToken, randomBase62, withChecksum } from '../src/tenants/token';
 import type { Bindings } from '../src/types/context';
 
 export const testEnv: Bindings = env;
@@ -162,4 +162,19 @@ export async function injectFault(fault: Record<string, unknown>): Promise<void>
     body: JSON.stringify(fault),
   });
   if (!res.ok) throw new Error(`fault not accepted: ${res.status} ${await res.text()}`);
+}
+
+/**
+ * Revokes a token in its tenant's TenantGuard, then puts its KV record back as it
+ * was: what another location sees right after a revocation, before KV's change
+ * reaches it. Only the guard knows.
+ */
+export async function revokeWhileKvLags(tenantId: string, token: string, tokenId: string) {
+  const key = `token:${await hashToken(token)}`;
+  const before = await testEnv.TENANTS.get(key);
+  const guard = testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenantId));
+  const ctx = { request_id: 'test', actor: 'test', ip: null, colo: null };
+  const outcome = await guard.revokeToken(tenantId, tokenId, false, Date.now(), ctx);
+  if (outcome.kind !== 'revoked') throw new Error(`not revoked: ${outcome.kind}`);
+  if (before) await testEnv.TENANTS.put(key, before);
 }

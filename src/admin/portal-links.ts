@@ -11,9 +11,8 @@ import { Hono } from 'hono';
 import * as z from 'zod';
 import { validated } from '../middleware/validate';
 import { USAGE_SCOPE } from '../tenants/scopes';
-import { newTokenId } from '../tenants/token-store';
 import type { HonoEnv } from '../types/context';
-import { adminStores, audit, existingTenant, ok, tenantParams } from './common';
+import { adminStores, audit, existingTenant, issueToken, ok, tenantParams } from './common';
 
 /** Longest and default life of a portal link (docs/BOUNDS.md). */
 export const PORTAL_LINK_MAX_S = 3600;
@@ -39,12 +38,8 @@ export function portalLinkRoutes(): Hono<HonoEnv> {
       const stores = await adminStores(c);
       await existingTenant(stores, id);
       const expiresAt = new Date(Date.now() + expires_in_s * 1000).toISOString();
-      const issued = await stores.tokens.issue(id, {
-        id: newTokenId(),
-        name: PORTAL_LINK_TOKEN_NAME,
-        scopes: [USAGE_SCOPE],
-        expires_at: expiresAt,
-      });
+      const spec = { name: PORTAL_LINK_TOKEN_NAME, scopes: [USAGE_SCOPE], expires_at: expiresAt };
+      const issued = await issueToken(c, stores, id, spec, null);
       await audit(c, 'portal_link.created', {
         tenant_id: id,
         token_id: issued.record.id,

@@ -2,9 +2,9 @@
 import * as z from 'zod';
 import { invalidField } from '../errors';
 import { tokenLimitsSchema } from '../guard/policy';
+import type { TokenSpecOf } from '../guard/token-changes';
 import { nameField } from '../routes/schemas';
 import { ALL_SCOPES, expandScopes, PRESETS } from '../tenants/scopes';
-import { type NewToken, newTokenId } from '../tenants/token-store';
 
 /** Longest lifetime an operator may give a token (docs/BOUNDS.md). */
 export const MAX_TOKEN_LIFETIME_S = 5 * 365 * 86_400;
@@ -22,7 +22,7 @@ export const tokenSpecSchema = z.strictObject({
 
 export type TokenSpec = z.infer<typeof tokenSpecSchema>;
 
-export function newToken(spec: TokenSpec, now = Date.now()): NewToken {
+export function newToken(spec: TokenSpec, now = Date.now()): TokenSpecOf {
   const { scopes, unknown } = expandScopes(spec.scopes);
   if (unknown.length > 0) {
     const allowed = [...PRESETS.keys(), ...ALL_SCOPES];
@@ -43,7 +43,6 @@ export function newToken(spec: TokenSpec, now = Date.now()): NewToken {
     }
   }
   return {
-    id: newTokenId(),
     name: spec.name,
     scopes,
     expires_at: expires === null ? null : new Date(expires).toISOString(),

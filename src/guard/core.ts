@@ -13,6 +13,7 @@
  * isolates.
  */
 import { ROUTE_GROUPS } from '../routes/types';
+import type { TokenEntry } from '../tenants/token-store';
 import {
   type AlertConfig,
   migrateAlerts,
@@ -61,6 +62,8 @@ import {
 import { slotAt, windowSeconds } from './slots';
 import type { Sql } from './sql';
 import { type GuardCalls, GuardStore, sqlLedgerStorage } from './store';
+import { TokenChanges } from './token-changes';
+import { migrateTokens, TokenRegistry } from './token-registry';
 import type { UsageBatch } from './usage';
 import { type MeterState, meterState, secondsUntil } from './verdict';
 
@@ -79,6 +82,10 @@ export class GuardCore {
   private readonly ledger: Ledger;
   private alerts: AlertConfig | null | undefined;
   private readonly brokerWants = new BrokerWants();
+  /** The tenant's tokens as decided here (token-registry.ts), and what KV and the audit log lack. */
+  readonly tokens: TokenRegistry;
+  /** Issue, rotation, revocation and own limits of the tenant's tokens (token-changes.ts). */
+  readonly tokenChanges: TokenChanges;
 
   /** `wakeBy(at)`: the shell makes sure its alarm fires by `at` (real clock). */
   constructor(
@@ -90,6 +97,9 @@ export class GuardCore {
     migrateHistory(sql);
     migrateAlerts(sql);
     migrateIdempotency(sql);
+    migrateTokens(sql);
+    this.tokens = new TokenRegistry(sql);
+    this.tokenChanges = new TokenChanges(this.tokens, this.store);
   }
 
   /**
@@ -307,26 +317,6 @@ export class GuardCore {
     this.store.putSetting('limits', limits && JSON.stringify(limitsSchema.parse(limits)));
   }
 
-  /** A token's own limits, counted besides the tenant's; `null` removes them. */
-  setTokenLimits(tokenId: string, limits: TokenLimits | null): void {
-    this.store.putTokenLimits(tokenId, limits);
-  }
-
-  /**
-   * Rotation, before the successor exists in KV: it gets the old token's own
-   * limits and counts against the same meters, so the two together never
-   * exceed them during the overlap, and rotating never resets a quota.
-   */
-  succeed(tokenId: string, successor: string): void {
-    this.store.putTokenLimits(successor, this.store.tokenLimits(tokenId));
-    this.store.shareMeters(successor, tokenId);
-  }
-
-  /** Every token's own limits, by token id. */
-  allTokenLimits(): Record<string, TokenLimits> {
-    return this.store.allTokenLimits();
-  }
-
   /** A token's own limits, or null. */
   tokenLimits(tokenId: string): TokenLimits | null {
     return this.store.tokenLimits(tokenId);
@@ -382,6 +372,25 @@ export class GuardCore {
     sweepHistory(this.sql, now - days * 86_400_000);
     sweepAlertsSent(this.sql, now);
     sweepIdempotency(this.sql, now);
+    this.tokens.sweep(now);
+  }
+
+  /**
+   * Takes in the tokens KV held before this guard decided its tenant's tokens (once per
+   * tenant): a rotated token's family is the line whose meters it shares.
+   */
+  adoptTokens(entries: TokenEntry[]): void {
+    this.tokens.adopt(
+      entries,
+      (id) => this.store.meterOwner(id),
+      (id) => this.store.tokenEnd(id),
+    );
+    this.store.putSetting('tokens_adopted', 'true');
+  }
+
+  /** Whether the tokens KV held before have been taken in. */
+  tokensAdopted(): boolean {
+    return this.store.setting('tokens_adopted') === 'true';
   }
 
   /** Claims an idempotency key for a write, or says why not (idempotency.ts). */
