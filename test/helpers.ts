@@ -3,7 +3,12 @@
  * platform emulator (a real HTTP server on loopback) that it forwards to.
  */
 
-import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import {
+  createExecutionContext,
+  evictDurableObject,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
 import { expect, inject } from 'vitest';
 import { ERRORS, type ErrorKind } from '../src/errors';
@@ -177,4 +182,18 @@ export async function revokeWhileKvLags(tenantId: string, token: string, tokenId
   const outcome = await guard.revokeToken(tenantId, tokenId, false, Date.now(), ctx);
   if (outcome.kind !== 'revoked') throw new Error(`not revoked: ${outcome.kind}`);
   if (before) await testEnv.TENANTS.put(key, before);
+}
+
+/**
+ * Makes a tenant's TenantGuard what it was before it decided tokens (an object
+ * from an earlier version): no token rows, nothing adopted, restarted. Its next
+ * token call takes in what KV holds, as the upgrade does.
+ */
+export async function guardFromBeforeTokenRows(tenantId: string): Promise<void> {
+  const guard = testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenantId));
+  await runInDurableObject(guard, (_, state) => {
+    state.storage.sql.exec('DROP TABLE tokens');
+    state.storage.sql.exec("DELETE FROM settings WHERE name = 'tokens_adopted'");
+  });
+  await evictDurableObject(guard);
 }

@@ -273,6 +273,8 @@ export class TenantGuard extends DurableObject {
       if (this.core.tokensAdopted()) return;
       this.core.adoptTokens(await indexedTokens(this.env.TENANTS, tenantId));
     });
+    // What the guard knew better (a revocation KV had lost) goes back to KV.
+    await this.syncTokens();
   }
 
   /**
