@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { GatewayError } from './errors';
-import { DEFAULT_LIMITS, limitsSchema } from './guard/policy';
+import { DEFAULT_LIMITS, limitsSchema, SELF_SERVICE_PER_MINUTE } from './guard/policy';
 import { log } from './log';
 import { routeOverridesSchema } from './routes/overrides';
 import { WRITE_OPERATIONS } from './routes/table';
@@ -244,6 +244,7 @@ export const settingsSchema = z
         .max(1, 'must be at most 1')
         .default(0.5),
     ),
+    SELF_SERVICE_PER_MINUTE: intSetting(1, 100_000, SELF_SERVICE_PER_MINUTE),
   })
   .superRefine((s, ctx) => {
     // Behind the console Worker, a link made from the request's own origin would point

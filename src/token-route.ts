@@ -1,10 +1,11 @@
 /**
  * A token's own view of itself, for the partner portal (docs/CONSOLE.md,
  * "Partner portal"): `GET /token` (any token: its tenant's id and name, its
- * own id, scopes, expiry and own limits; the RateLimit fields tell its
- * standing) and `POST /token/rotate` (scope token:rotate: a successor, shown
- * once). Both read only the calling token: no path, query or body names a
- * tenant or a token, so no request can reach another's.
+ * own id, scopes, expiry and own limits, and the meters as the TenantGuard
+ * counts them; a self-service read, docs/LIMITS.md "Self-service reads") and
+ * `POST /token/rotate` (scope token:rotate: a successor, shown once). Both
+ * read only the calling token: no path, query or body names a tenant or a
+ * token, so no request can reach another's.
  */
 import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
@@ -39,13 +40,17 @@ export function ownTokenRoutes(): Hono<HonoEnv> {
     '/token',
     operationId('token.own'),
     tenantAuth(),
-    // Its standing in the TenantGuard (revocation, limits) at cost 0: the RateLimit fields.
-    tenantLimits('usage', () => 0),
+    // A self-service read: its own small meter, never the tenant's policies or quotas.
+    tenantLimits('self', () => 1),
     async (c) => {
       const tenant = c.get('tenant');
       const token = c.get('token');
       const browser = token.prefix === BROWSER_TOKEN_PREFIX;
-      const limits = browser ? null : await guardFor(c.env, tenant.id).tokenLimits(token.id);
+      const standing = await guardFor(c.env, tenant.id).usage(
+        Date.now(),
+        c.get('settings').DEFAULT_LIMITS,
+        token.id,
+      );
       return c.json(
         ok({
           tenant: { id: tenant.id, name: tenant.name },
@@ -59,7 +64,9 @@ export function ownTokenRoutes(): Hono<HonoEnv> {
             expires_at: token.expires_at,
             browser,
           },
-          limits: limits ?? null,
+          limits: browser ? null : (standing.token_limits ?? null),
+          // The tenant's meters and the token's own, as the TenantGuard counts them now.
+          meters: standing.meters,
           can_rotate: !browser && hasScope(token.scopes, ROTATE_SCOPE),
         }),
         200,

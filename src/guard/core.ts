@@ -280,13 +280,21 @@ export class GuardCore {
 
   /**
    * Counters and what remains, without counting anything; with `tokenId`, that
-   * token's own meters too (a rotated token's are its line's, as when counting).
+   * token's own limits and meters too (a rotated token's are its line's, as when
+   * counting). The console, the partner portal and the token's own view all read
+   * this, so they show the same figures (docs/LIMITS.md, "Counting").
    */
   usage(
     now: number,
     defaults: Limits,
     tokenId?: string,
-  ): { limits: Limits; custom: boolean; meters: MeterState[]; guard_calls: GuardCalls } {
+  ): {
+    limits: Limits;
+    custom: boolean;
+    meters: MeterState[];
+    guard_calls: GuardCalls;
+    token_limits?: TokenLimits | null;
+  } {
     const own = this.store.ownLimits();
     const limits = own ?? defaults;
     const groups = ROUTE_GROUPS.filter((g) => limits.quota.groups?.[g]);
@@ -309,6 +317,7 @@ export class GuardCore {
       custom: own !== null,
       meters: [...meters.values()].map((m) => meterState(this.grant(m, now, now, 0), now)),
       guard_calls: { ...this.store.guardCalls() },
+      ...(tokenId ? { token_limits: tokenLimits } : {}),
     };
   }
 

@@ -119,9 +119,10 @@ export class Admission {
     return after === 'ask' ? UNAVAILABLE : after;
   }
 
-  /** Drops this isolate's lease of a tenant: its next request asks the guard (operator changes). */
+  /** Drops this isolate's leases of a tenant: its next request asks the guard (operator changes). */
   forget(tenantId: string): void {
     this.tenants.get(tenantId)?.lease.forget();
+    this.tenants.get(selfServiceLane(tenantId))?.lease.forget();
   }
 
   /**
@@ -163,6 +164,14 @@ export class Admission {
 
 /** This isolate's admission. */
 export const isolateAdmission = new Admission();
+
+/**
+ * The lease a tenant's self-service reads are admitted from (docs/LIMITS.md,
+ * "Self-service reads"): apart from its other requests, so their small meter
+ * never reaches the regional brokers, whose pools would otherwise pass the
+ * whole tenant through for it (lease-protocol.ts, MIN_POOLED_LIMIT).
+ */
+export const selfServiceLane = (tenantId: string) => `${tenantId}#self`;
 
 async function call(
   tenant: TenantAdmission,

@@ -37,11 +37,14 @@ function advise(tenantId: string, change: Partial<BrokerAdvice>): void {
   brokerAdvice.set(tenantId, { ...current, ...change });
 }
 
-/** How this request reaches its tenant's TenantGuard, for admission.ts. */
-export function admissionIo(c: Context<HonoEnv>): AdmissionIo {
+/**
+ * How this request reaches its tenant's TenantGuard, for admission.ts: through its
+ * region's broker, or `direct` (self-service reads) to the TenantGuard itself.
+ */
+export function admissionIo(c: Context<HonoEnv>, direct = false): AdmissionIo {
   const tenantId = c.get('tenant').id;
   const settings = c.get('settings');
-  const region = settings.LEASE_BROKERS ? regionOf(c.req.raw.cf) : null;
+  const region = settings.LEASE_BROKERS && !direct ? regionOf(c.req.raw.cf) : null;
   return {
     acquire: async (req) => {
       count('guard_calls');
@@ -87,6 +90,7 @@ export function leaseSettings(settings: Settings): LeaseSettings {
       meterOptions: {
         partitionShare: settings.BROWSER_PARTITION_SHARE,
         largestCost: largestRouteCost(settings.ROUTE_OVERRIDES),
+        selfServicePerMinute: settings.SELF_SERVICE_PER_MINUTE,
       },
     };
     leaseSettingsFor.set(settings, ls);

@@ -103,6 +103,8 @@ export interface Settings {
   PORTAL_ORIGIN: string | undefined;
   WEBHOOK_LOCAL_TARGETS: boolean;
   BROWSER_PARTITION_SHARE: number;
+  /** Self-service reads (GET /token, GET /usage) one token may make a minute (docs/LIMITS.md). */
+  SELF_SERVICE_PER_MINUTE: number;
   /** Circuit breaker (docs/RESILIENCE.md): failures in a row that open it. */
   CIRCUIT_FAILURES: number;
   /** Share of failed calls in the window that opens it (above 1: never). */
