@@ -170,6 +170,11 @@ export const settingsSchema = z
       .enum(['on', 'off'], { error: 'must be on or off' })
       .default('on')
       .transform((v) => v === 'on'),
+    // A quiet tenant's last usage batch is sent by a timer (docs/OBSERVABILITY.md).
+    USAGE_FLUSH_TIMER: z
+      .enum(['on', 'off'], { error: 'must be on or off' })
+      .default('on')
+      .transform((v) => v === 'on'),
     LOG_SAMPLE_RATE: z.preprocess(
       (v) => (v === undefined || v === '' ? undefined : Number(v)),
       z

@@ -30,14 +30,19 @@ export function gateway(path: string, init: RequestInit = {}): Promise<Response>
   return self.fetch(new Request(BASE + path, init));
 }
 
-/** The same Worker with some settings changed: for settings and fault tests. */
+/**
+ * The same Worker with some settings changed: for settings and fault tests. It waits
+ * for the request's background work (waitUntil) too, so the usage timer is off unless
+ * a test turns it on (USAGE_FLUSH_TIMER: it would hold every call USAGE_FLUSH_MS).
+ */
 export async function gatewayWith(
   overrides: Partial<Bindings>,
   path: string,
   init: RequestInit = {},
 ): Promise<Response> {
   const ctx = createExecutionContext();
-  const res = await worker.fetch(new Request(BASE + path, init), { ...testEnv, ...overrides }, ctx);
+  const env = { ...testEnv, USAGE_FLUSH_TIMER: 'off', ...overrides };
+  const res = await worker.fetch(new Request(BASE + path, init), env, ctx);
   await waitOnExecutionContext(ctx);
   return res;
 }

@@ -48,6 +48,7 @@ import {
   type MeterGrant,
   MIN_POOLED_LIMIT,
   type Refusal,
+  type Returned,
   type ScopeGrant,
 } from './lease-protocol';
 import { Ledger } from './ledger';
@@ -168,6 +169,7 @@ export class GuardCore {
       // A want is for the lease asked for; a slot's end may cut the lease shorter, and
       // units it cannot use would sit idle until they came back.
       const granted = Math.min(1, (expiresAt - start) / Math.max(1, req.leaseMaxMs));
+      const unpooled = req.holder ? unpoolable(perScope, scopes) : new Set<string>();
       for (const [key, asked] of wants) {
         const m = meters.get(key);
         const want = Math.ceil(asked * granted);
@@ -178,17 +180,26 @@ export class GuardCore {
         // proportion to its want among all brokers' (broker-wants.ts), and all of
         // the last few units, so the meter runs dry at once and every holder learns
         // when it has room again, instead of its isolates each calling here. A
-        // meter too small to pool (MIN_POOLED_LIMIT) is leased to no broker at all.
+        // meter too small to pool (MIN_POOLED_LIMIT) is leased to no broker at all,
+        // nor is one only scopes with such a meter count against: the broker's
+        // isolates could use none of it, and it would sit counted in the pool.
         let units = Math.min(want, Math.floor(left * LEASE_SHARE));
-        if (req.holder && m.limit < MIN_POOLED_LIMIT) units = 0;
+        if (req.holder && unpooled.has(key)) units = 0;
         else if (req.holder) {
           const share = this.brokerWants.share(key, slot, req.holder, want, left, now);
           units = share.units;
           if (share.spentUntil !== null) spent.set(key, share.spentUntil);
         }
-        if (units <= 0) continue;
-        this.ledger.charge(m, slot, units, now);
-        leased.set(key, units);
+        if (units > 0) leased.set(key, units);
+      }
+      // An isolate admits a request only with a unit of every meter of its scope: units
+      // of one meter beyond what its scopes' other meters allow would sit counted and
+      // unused, so that meter's `used` would run ahead of the others' (a daily quota
+      // showing more than its monthly one). A broker pools per meter: it keeps its share.
+      if (!req.holder) alignToScopes(leased, perScope, scopes);
+      for (const [key, units] of leased) {
+        const m = meters.get(key);
+        if (m) this.ledger.charge(m, slotAt(m, start), units, now);
       }
     }
     const grants = [...meters.values()].map((m) =>
@@ -209,8 +220,15 @@ export class GuardCore {
     };
   }
 
-  /** Usage an isolate gathered (guard/usage.ts): added to the hourly rollups. */
-  record(batch: UsageBatch, retentionDays?: number): void {
+  /**
+   * Usage an isolate gathered (guard/usage.ts): added to the hourly rollups; with the
+   * unused units of its ended leases, when it sends them without a lease call.
+   */
+  record(batch: UsageBatch, retentionDays?: number, returns: Returned[] = []): void {
+    if (returns.length > 0) {
+      for (const r of returns) this.ledger.refund(r.meter, r.slot, r.units, Date.now());
+      this.ledger.flush();
+    }
     recordHistory(this.sql, batch);
     if (
       retentionDays !== undefined &&
@@ -454,4 +472,41 @@ export class GuardCore {
     if (this.alerts === undefined) this.alerts = readAlertConfig(this.sql);
     return this.alerts;
   }
+}
+
+/**
+ * Lowers each meter's lease to what the scopes that count against it can use: a
+ * scope can use as many units as the least leased of its meters.
+ */
+function alignToScopes(
+  leased: Map<string, number>,
+  perScope: { meters: Meter[] }[],
+  scopes: ScopeGrant[],
+): void {
+  const usable = new Map<string, number>();
+  perScope.forEach(({ meters }, i) => {
+    if (scopes[i]?.refusal) return;
+    const least = Math.min(...meters.map((m) => leased.get(m.key) ?? 0));
+    for (const m of meters) usable.set(m.key, Math.max(usable.get(m.key) ?? 0, least));
+  });
+  for (const [key, units] of leased) {
+    const kept = Math.min(units, usable.get(key) ?? 0);
+    if (kept > 0) leased.set(key, kept);
+    else leased.delete(key);
+  }
+}
+
+/**
+ * Meters a broker gets nothing of: those too small to pool, and those that only
+ * scopes holding such a meter count against.
+ */
+function unpoolable(perScope: { meters: Meter[] }[], scopes: ScopeGrant[]): Set<string> {
+  const pooled = new Set<string>();
+  const all = new Set<string>();
+  perScope.forEach(({ meters }, i) => {
+    for (const m of meters) all.add(m.key);
+    if (scopes[i]?.refusal || meters.some((m) => m.limit < MIN_POOLED_LIMIT)) return;
+    for (const m of meters) pooled.add(m.key);
+  });
+  return new Set([...all].filter((key) => !pooled.has(key)));
 }

@@ -29,7 +29,7 @@ import { type AlertConfig, type DeliveryResult, deliverDue, sendTestAlert } from
 import { GuardCore, SWEEP_EVERY_MS } from './core';
 import type { HistoryQuery } from './history';
 import type { ClaimRequest, StoredAnswer } from './idempotency';
-import type { BrokerPush, LeaseRequest } from './lease-protocol';
+import type { BrokerPush, LeaseRequest, Returned } from './lease-protocol';
 import type { Limits, TokenLimits } from './policy';
 import type { RevokeOutcome, TokenSpecOf } from './token-changes';
 import type { AuditContext, MintedToken, RotateOutcome } from './token-registry';
@@ -65,8 +65,8 @@ export class TenantGuard extends DurableObject {
     return this.core.acquire(req);
   }
 
-  record(batch: UsageBatch, retentionDays?: number) {
-    this.core.record(batch, retentionDays);
+  record(batch: UsageBatch, retentionDays?: number, returns?: Returned[]) {
+    this.core.record(batch, retentionDays, returns);
   }
 
   history(q: HistoryQuery) {

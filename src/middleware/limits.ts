@@ -33,7 +33,7 @@ export function tenantLimits(group: LimitGroup, cost: (c: Context<HonoEnv>) => n
       scope,
       units,
       leaseSettings(settings),
-      admissionIo(c, self),
+      admissionIo(c, { direct: self }),
     );
     const obs = c.get('obs');
     obs.cost = units;

@@ -84,6 +84,8 @@ export interface Settings {
   L1_CACHE_BYTES: number;
   USAGE_RETENTION_DAYS: number;
   USAGE_HISTORY: boolean;
+  /** Whether a usage batch is sent by a timer once it is USAGE_FLUSH_MS old, not only by a later request. */
+  USAGE_FLUSH_TIMER: boolean;
   LOG_SAMPLE_RATE: number;
   /** Global flag: matches every platform key in a text. */
   PLATFORM_KEY_PATTERN: RegExp;
