@@ -4,6 +4,7 @@
  * links. A token only ever sees and changes itself, whatever tenant or token
  * id its request names; links end within an hour.
  */
+import { exports } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
 import { expandScopes, PRESETS } from '../src/tenants/scopes';
@@ -400,6 +401,41 @@ describe('POST /admin/tenants/:id/portal-links', () => {
       const refused = await expectRefusal(await post(bad), 'MISCONFIGURED');
       expect(refused.msg).toContain('PORTAL_ORIGIN');
     }
+  });
+
+  it('never takes its origin from the request: a forged Host changes nothing, and without PORTAL_ORIGIN it refuses', async () => {
+    const t = await createTenant();
+    const self = (exports as unknown as { default: Fetcher }).default;
+    const forged = await self.fetch(
+      new Request(`http://evil.example/admin/tenants/${t.id}/portal-links`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${ADMIN_TOKEN}`,
+          'content-type': 'application/json',
+          host: 'evil.example',
+        },
+        body: '{}',
+      }),
+    );
+    expect(forged.status).toBe(201);
+    expect((await envelope(forged)).data.url).toMatch(/^https:\/\/gateway\.test\/portal\/#token=/);
+
+    const before = (await envelope(await admin(`/tenants/${t.id}/tokens`))).data.tokens.length;
+    const unset = await gatewayWith(
+      { PORTAL_ORIGIN: undefined },
+      `/admin/tenants/${t.id}/portal-links`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: '{}',
+      },
+    );
+    const refused = await expectRefusal(unset, 'MISCONFIGURED');
+    expect(refused.msg).toContain('set it to the gateway');
+    expect(refused.msg).toContain('PORTAL_ORIGIN');
+    // No token was made for a link that was not.
+    const after = (await envelope(await admin(`/tenants/${t.id}/tokens`))).data.tokens.length;
+    expect(after).toBe(before);
   });
 
   it('is for operators only', async () => {

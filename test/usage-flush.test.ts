@@ -9,14 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { USAGE_FLUSH_MS } from '../src/guard/usage';
-import {
-  admin,
-  asTenant,
-  createTenant,
-  envelope,
-  expectRefusal,
-  type TestTenant,
-} from './helpers';
+import { admin, asTenant, createTenant, envelope, expectRefusal, type TestTenant } from './helpers';
 
 /** Asks the history (through the operator API, which records nothing) until `want` holds. */
 async function waitForHistory(t: TestTenant, query: string, want: (data: any) => boolean) {

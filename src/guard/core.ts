@@ -35,9 +35,11 @@ import {
   type Claim,
   type ClaimRequest,
   claimIdempotency,
+  type KeyOwner,
   migrateIdempotency,
   releaseIdempotency,
   type StoredAnswer,
+  scopedKey,
   settleIdempotency,
   sweepIdempotency,
 } from './idempotency';
@@ -420,19 +422,29 @@ export class GuardCore {
     return this.store.setting('tokens_adopted') === 'true';
   }
 
-  /** Claims an idempotency key for a write, or says why not (idempotency.ts). */
+  /** Claims an idempotency key of its owner for a write, or says why not (idempotency.ts). */
   claimIdempotency(req: ClaimRequest): Claim {
-    const claim = claimIdempotency(this.sql, req);
+    const claim = claimIdempotency(this.sql, { ...req, key: this.ownedKey(req.key, req) });
     if (claim.kind === 'claimed') this.wakeBy(Date.now() + SWEEP_EVERY_MS);
     return claim;
   }
 
-  settleIdempotency(key: string, fingerprint: string, answer: StoredAnswer, now: number): void {
-    settleIdempotency(this.sql, key, fingerprint, answer, now);
+  settleIdempotency(
+    key: string,
+    owner: KeyOwner,
+    fingerprint: string,
+    answer: StoredAnswer,
+    now: number,
+  ): void {
+    settleIdempotency(this.sql, this.ownedKey(key, owner), fingerprint, answer, now);
   }
 
-  releaseIdempotency(key: string, fingerprint: string): void {
-    releaseIdempotency(this.sql, key, fingerprint);
+  releaseIdempotency(key: string, owner: KeyOwner, fingerprint: string): void {
+    releaseIdempotency(this.sql, this.ownedKey(key, owner), fingerprint);
+  }
+
+  private ownedKey(key: string, owner: KeyOwner): string {
+    return scopedKey(key, owner, this.store.meterOwner(owner.tokenId));
   }
 
   /** Sets the quota alert webhook (thresholds in percent); null removes it. */

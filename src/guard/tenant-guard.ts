@@ -28,7 +28,7 @@ import { waitUntilDone } from '../waiters';
 import { type AlertConfig, type DeliveryResult, deliverDue, sendTestAlert } from './alerts';
 import { GuardCore, SWEEP_EVERY_MS } from './core';
 import type { HistoryQuery } from './history';
-import type { ClaimRequest, StoredAnswer } from './idempotency';
+import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
 import type { BrokerPush, LeaseRequest, Returned } from './lease-protocol';
 import type { Limits, TokenLimits } from './policy';
 import type { RevokeOutcome, TokenSpecOf } from './token-changes';
@@ -188,12 +188,18 @@ export class TenantGuard extends DurableObject {
     return this.core.claimIdempotency(req);
   }
 
-  settleIdempotency(key: string, fingerprint: string, answer: StoredAnswer, now: number) {
-    this.core.settleIdempotency(key, fingerprint, answer, now);
+  settleIdempotency(
+    key: string,
+    owner: KeyOwner,
+    fingerprint: string,
+    answer: StoredAnswer,
+    now: number,
+  ) {
+    this.core.settleIdempotency(key, owner, fingerprint, answer, now);
   }
 
-  releaseIdempotency(key: string, fingerprint: string) {
-    this.core.releaseIdempotency(key, fingerprint);
+  releaseIdempotency(key: string, owner: KeyOwner, fingerprint: string) {
+    this.core.releaseIdempotency(key, owner, fingerprint);
   }
 
   /**
