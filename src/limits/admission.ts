@@ -66,6 +66,8 @@ class TenantAdmission {
   /** Units of requests waiting for that call. */
   queued = 0;
   downUntil = 0;
+  /** A usage timer is set (recordUsage): one per tenant at a time. */
+  flushSet = false;
 }
 
 /** One isolate's admission state: a lease and a usage buffer per tenant it has seen lately. */
@@ -135,8 +137,9 @@ export class Admission {
   /**
    * Adds a finished request to its tenant's usage. The batch rides with the next
    * lease call; it is sent on its own, off the request path, once it is
-   * USAGE_FLUSH_MS old: when a later request finishes, or by a timer the first
-   * entry of a batch sets, so a quiet tenant's last requests arrive too
+   * USAGE_FLUSH_MS old when a later request finishes, and in any case by the
+   * tenant's timer, set by the first entry after the last one fired, so a quiet
+   * tenant's last requests arrive within USAGE_FLUSH_MS too
    * (docs/OBSERVABILITY.md, "Usage history").
    */
   recordUsage(
@@ -146,15 +149,17 @@ export class Admission {
     host: AdmissionIo,
   ): void {
     const tenant = this.tenant(tenantId);
-    const first = tenant.usage.oldestAt === 0;
     tenant.usage.add(entry);
     if (tenant.usage.due(host.now()) && !tenant.calling) {
       sendUsage(tenant, settings, host);
-    } else if (first && host.later) {
-      // This request's context stays alive for the timer (waitUntil), then sends
-      // whatever is still waiting and due; a newer batch sets its own timer.
+    } else if (!tenant.flushSet && host.later) {
+      // One timer per tenant: this request's context stays alive for it (waitUntil),
+      // then it sends whatever is waiting, at most USAGE_FLUSH_MS old, since every
+      // entry came after the timer was set. An entry after it fires sets the next.
+      tenant.flushSet = true;
       const flush = host.later(USAGE_FLUSH_MS).then(() => {
-        if (tenant.usage.due(host.now())) return sendUsage(tenant, settings, host);
+        tenant.flushSet = false;
+        return sendUsage(tenant, settings, host);
       });
       host.waitUntil(flush.catch(() => undefined));
     }
