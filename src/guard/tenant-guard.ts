@@ -39,6 +39,8 @@ import type { UsageBatch } from './usage';
 const RESYNC_AFTER_MS = 5000;
 /** A write to KV that failed is tried once more, after this pause (KV takes one write a second per key). */
 const KV_RETRY_MS = 1100;
+/** Rounds of writing one call makes at most before it answers; the alarm writes the rest. */
+const SYNC_ROUNDS = 10;
 
 /** The TenantGuard of one tenant. */
 export function guardFor(
@@ -291,7 +293,9 @@ export class TenantGuard extends DurableObject {
    * what is still missing. What cannot be written now is left to the alarm.
    */
   private async syncTokens(): Promise<void> {
-    for (let round = 0; round < 3; round++) {
+    // Each round writes what was pending when it began; decisions made meanwhile (by
+    // other calls, which wait here) are written by the next round.
+    for (let round = 0; round < SYNC_ROUNDS; round++) {
       if (this.syncing) {
         await waitUntilDone(() => !this.syncing, 30_000);
         continue;
