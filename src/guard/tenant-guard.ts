@@ -1,9 +1,10 @@
 /**
  * src/guard/ is what a tenant's TenantGuard hosts, and what it tells isolates:
  * - TenantGuard (this file): one SQLite-backed Durable Object per tenant, the
- *   single writer of its counters, leases, token states, cache version and
+ *   single writer of its counters, leases, tokens, cache version and
  *   settings. The work is core.ts; this shell adds what needs the runtime:
- *   the alarm, alert deliveries (fetch, audit log) and the key ring;
+ *   the alarm, alert deliveries (fetch, audit log), the key ring, and writing
+ *   the tokens it decided to KV (token-changes.ts, token-registry.ts);
  * - its storage: store.ts (settings, token states), ledger.ts and slots.ts
  *   (units counted per meter and window), history.ts (usage history),
  *   alerts.ts (quota alerts, sent from its alarm), idempotency.ts (the
