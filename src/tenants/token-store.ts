@@ -1,8 +1,11 @@
 /**
  * Gateway tokens in KV. Only a token's SHA-256 is stored; its record lives
- * under that hash (the hot-path lookup) and in its tenant's index (listing,
- * operator changes). Records of expiring tokens carry KV's own `expiration`,
- * a day after the token ends, so KV removes them.
+ * under that hash (the hot-path lookup) and in its tenant's index (browser
+ * tokens' minting-token check, and the one-time adoption by the TenantGuard).
+ * Records of expiring tokens carry KV's own `expiration`, a day after the
+ * token ends, so KV removes them. Isolates only read here and make secrets
+ * (`mint`); the records are written by the tenant's TenantGuard alone, from
+ * what it decided (guard/token-registry.ts).
  */
 import { count } from '../stats';
 import type { TokenRecord } from '../types/tenants';
