@@ -31,6 +31,8 @@ export default defineConfig(async () => {
                   // The emulator's webhook receiver is on loopback, over http.
                   WEBHOOK_LOCAL_TARGETS: 'allow',
                   TENANT_MEMO_TTL_MS: '0',
+                  // Where portal links point: the tests' own gateway origin (test/helpers.ts).
+                  PORTAL_ORIGIN: 'https://gateway.test',
                   // Generous defaults so functional tests never trip them; limit tests set their own.
                   DEFAULT_LIMITS: JSON.stringify({
                     policies: [{ name: 'burst', limit: 100000, window_s: 10 }],

@@ -23,7 +23,7 @@ Tokens
   token list TENANT_ID
   token limits TENANT_ID TOKEN_ID [--policy NAME=LIMIT/WINDOW_S[:fixed]]... [--daily N] [--monthly N] | --reset
   token rotate TENANT_ID TOKEN_ID [--overlap SECONDS | --old-valid-until ISO]
-  token revoke TENANT_ID TOKEN_ID
+  token revoke TENANT_ID TOKEN_ID [--with-successors]
 Partner portal
   portal link TENANT_ID [--expires-in SECONDS]   (a usage:read token in the link's #fragment; 60..3600 s, default 900)
 Limits, cache, audit
@@ -84,6 +84,7 @@ const { values: o, positionals } = parseArgs({
     limiter: { type: 'string' },
     history: { type: 'string' },
     reset: { type: 'boolean' },
+    'with-successors': { type: 'boolean' },
   },
 });
 
@@ -229,7 +230,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       const { data } = await api.call('GET', `/tenants/${need(args[0], 'TENANT_ID')}/tokens`);
       const rows = data.tokens.map(
         (x: any) =>
-          `${x.id}  ${x.prefix}…${x.last4}  ${x.name}  [${x.scopes.join(' ')}]  expires ${x.expires_at ?? 'never'}${x.limits ? `  own limits ${JSON.stringify(x.limits)}` : ''}`,
+          `${x.id}  ${x.prefix}…${x.last4}  ${x.name}  [${x.scopes.join(' ')}]  expires ${x.expires_at ?? 'never'}${x.limits ? `  own limits ${JSON.stringify(x.limits)}` : ''}${x.ancestor_id ? `  replaces ${x.ancestor_id}` : ''}${x.successor_id ? `  rotated into ${x.successor_id} by ${x.rotated_by} at ${x.rotated_at}` : ''}`,
       );
       return { data, say: rows.join('\n') || '(no tokens)' };
     }
@@ -256,13 +257,16 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         say: `New token ${data.id}, shown only now:\n\n  ${data.token}\n\nOld token ${data.old_token.id} works until ${data.old_token.expires_at}.`,
       };
     }
-    case 'token revoke':
+    case 'token revoke': {
+      // With --with-successors, every token rotated from it goes too (docs/OPERATING.md).
+      const all = o['with-successors'] ? '?with_successors=true' : '';
       return show(
         await api.call(
           'DELETE',
-          `/tenants/${need(args[0], 'TENANT_ID')}/tokens/${need(args[1], 'TOKEN_ID')}`,
+          `/tenants/${need(args[0], 'TENANT_ID')}/tokens/${need(args[1], 'TOKEN_ID')}${all}`,
         ),
       );
+    }
     case 'limits set':
       return show(
         await api.call('PUT', `/tenants/${need(args[0], 'TENANT_ID')}/limits`, limitsBody()),

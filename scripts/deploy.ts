@@ -262,6 +262,10 @@ async function applySettings(configPath: string, env: string): Promise<void> {
         { pattern: domain!.toLowerCase(), custom_domain: true },
       ]),
     );
+    // Partner portal links point at the gateway's own hostname (never a request's Host).
+    edit(configPath, (t) =>
+      setTomlKey(t, `env.${env}.vars`, 'PORTAL_ORIGIN', `https://${domain!.toLowerCase()}`),
+    );
   } else if (route) {
     // wrangler finds the zone from the route's host.
     edit(configPath, (t) => setTomlKey(t, `env.${env}`, 'routes', [route!.toLowerCase()]));

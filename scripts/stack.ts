@@ -63,8 +63,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     stdio: ['ignore', 'ignore', io],
     detached: true,
   });
-  // Local development: quota alert webhooks may go to the emulator's receiver on loopback.
-  const vars = { PLATFORM_BASE_URL: emulatorUrl, WEBHOOK_LOCAL_TARGETS: 'allow', ...opts.vars };
+  // Local development: quota alert webhooks may go to the emulator's receiver on loopback,
+  // and partner portal links point at this gateway.
+  const vars = {
+    PLATFORM_BASE_URL: emulatorUrl,
+    WEBHOOK_LOCAL_TARGETS: 'allow',
+    PORTAL_ORIGIN: gatewayUrl,
+    ...opts.vars,
+  };
   const gateway = spawn(
     'wrangler',
     [

@@ -37,6 +37,7 @@ import {
   type V4WorkerOptions,
 } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from 'wrangler';
+import { freePort } from './free-port';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DEFAULT_CONFIG = path.join(ROOT, 'wrangler.toml');
@@ -201,6 +202,9 @@ export async function startGateway(opts: GatewayOptions): Promise<GatewayHost> {
   };
 
   try {
+    // Partner portal links point at this gateway: its port is chosen now to name it.
+    const port = opts.port ?? (await freePort());
+    const portalOrigin = { PORTAL_ORIGIN: `http://127.0.0.1:${port}` };
     // wrangler.toml's bindings, vars and compatibility settings, as `wrangler dev` would set them up.
     const fromConfig = configWorkerOptions(configPath);
     const { modulesRules, assets, ...workerOptions } = fromConfig.workerOptions;
@@ -217,6 +221,7 @@ export async function startGateway(opts: GatewayOptions): Promise<GatewayHost> {
         PLATFORM_BASE_URL: opts.platformBaseUrl,
         ADMIN_TOKEN: adminToken,
         KEY_ENCRYPTION_KEY: keyEncryptionKey,
+        ...portalOrigin,
         ...opts.vars,
       },
     };
@@ -226,7 +231,7 @@ export async function startGateway(opts: GatewayOptions): Promise<GatewayHost> {
     const consoleWorker = opts.console ? [consoleWorkerOptions()] : [];
     const host = await serve(
       [gateway, ...fromConfig.externalWorkers, ...replicas, ...consoleWorker],
-      opts,
+      { ...opts, port },
       persistDir,
       () => cleanup(),
       [...replicas, ...consoleWorker].map((r) => r.name ?? ''),

@@ -12,6 +12,7 @@ import { browserTokenRoutes } from './browser/mint';
 import { sessionEventRoutes } from './browser/ws-proxy';
 import { errorResponse, GatewayError, ok } from './errors';
 import { log } from './log';
+import { notePrincipal } from './middleware/auth';
 import { browserCors } from './middleware/cors';
 import { operationId } from './observability/operation-id';
 import { requestLog } from './observability/request-log';
@@ -50,12 +51,14 @@ export function newApp(): Hono<HonoEnv> {
   app.route('/', ownTokenRoutes());
   app.route('/', platformRoutes());
 
-  app.notFound((c) =>
-    errorResponse(
+  app.notFound(async (c) => {
+    // Counted in the tenant's usage history when a valid token asked (middleware/auth.ts).
+    await notePrincipal(c);
+    return errorResponse(
       c,
       new GatewayError('NOT_FOUND', { message: `No route for ${c.req.method} ${c.req.path}` }),
-    ),
-  );
+    );
+  });
   app.onError((err, c) => errorResponse(c, asGatewayError(err, c.get('requestId'))));
   return app;
 }

@@ -70,6 +70,11 @@ export const ERRORS = {
     status: 409,
     msg: 'A request with this Idempotency-Key is still in progress; retry later',
   },
+  ROTATION_IN_PROGRESS: {
+    code: 40902,
+    status: 409,
+    msg: 'This token family is already rotating: one rotation at a time',
+  },
   IDEMPOTENCY_KEY_REUSED: {
     code: 42200,
     status: 422,

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { GatewayError } from './errors';
-import { DEFAULT_LIMITS, limitsSchema } from './guard/policy';
+import { DEFAULT_LIMITS, limitsSchema, SELF_SERVICE_PER_MINUTE } from './guard/policy';
 import { log } from './log';
 import { catalogOf } from './routes/catalog';
 import { platformOperationsSchema } from './routes/declared';
@@ -175,6 +175,11 @@ export const settingsSchema = z
       .enum(['on', 'off'], { error: 'must be on or off' })
       .default('on')
       .transform((v) => v === 'on'),
+    // A quiet tenant's last usage batch is sent by a timer (docs/OBSERVABILITY.md).
+    USAGE_FLUSH_TIMER: z
+      .enum(['on', 'off'], { error: 'must be on or off' })
+      .default('on')
+      .transform((v) => v === 'on'),
     LOG_SAMPLE_RATE: z.preprocess(
       (v) => (v === undefined || v === '' ? undefined : Number(v)),
       z
@@ -241,6 +246,7 @@ export const settingsSchema = z
         .max(1, 'must be at most 1')
         .default(0.5),
     ),
+    SELF_SERVICE_PER_MINUTE: intSetting(1, 100_000, SELF_SERVICE_PER_MINUTE),
   })
   .superRefine((s, ctx) => {
     // Declared writes may be named too: checked once both settings have parsed.

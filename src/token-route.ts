@@ -1,14 +1,15 @@
 /**
  * A token's own view of itself, for the partner portal (docs/CONSOLE.md,
  * "Partner portal"): `GET /token` (any token: its tenant's id and name, its
- * own id, scopes, expiry and own limits; the RateLimit fields tell its
- * standing) and `POST /token/rotate` (scope token:rotate: a successor, shown
- * once). Both read only the calling token: no path, query or body names a
- * tenant or a token, so no request can reach another's.
+ * own id, scopes, expiry and own limits, and the meters as the TenantGuard
+ * counts them; a self-service read, docs/LIMITS.md "Self-service reads") and
+ * `POST /token/rotate` (scope token:rotate: a successor, shown once). Both
+ * read only the calling token: no path, query or body names a tenant or a
+ * token, so no request can reach another's.
  */
 import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import { audit, guardFor } from './admin/common';
+import { guardFor } from './admin/common';
 import { rotateBody, rotateToken } from './admin/rotation';
 import { GatewayError, ok } from './errors';
 import { requireScope, tenantAuth } from './middleware/auth';
@@ -17,7 +18,7 @@ import { validated } from './middleware/validate';
 import { operationId } from './observability/operation-id';
 import { BROWSER_TOKEN_PREFIX } from './tenants/browser-token';
 import { hasScope, ROTATE_SCOPE } from './tenants/scopes';
-import { directStores } from './tenants/stores';
+import { memoizedStores } from './tenants/stores';
 import type { HonoEnv } from './types/context';
 
 const PRIVATE = { 'Cache-Control': 'private, no-store' };
@@ -39,13 +40,17 @@ export function ownTokenRoutes(): Hono<HonoEnv> {
     '/token',
     operationId('token.own'),
     tenantAuth(),
-    // Its standing in the TenantGuard (revocation, limits) at cost 0: the RateLimit fields.
-    tenantLimits('usage', () => 0),
+    // A self-service read: its own small meter, never the tenant's policies or quotas.
+    tenantLimits('self', () => 1),
     async (c) => {
       const tenant = c.get('tenant');
       const token = c.get('token');
       const browser = token.prefix === BROWSER_TOKEN_PREFIX;
-      const limits = browser ? null : await guardFor(c.env, tenant.id).tokenLimits(token.id);
+      const standing = await guardFor(c.env, tenant.id).usage(
+        Date.now(),
+        c.get('settings').DEFAULT_LIMITS,
+        token.id,
+      );
       return c.json(
         ok({
           tenant: { id: tenant.id, name: tenant.name },
@@ -59,7 +64,9 @@ export function ownTokenRoutes(): Hono<HonoEnv> {
             expires_at: token.expires_at,
             browser,
           },
-          limits: limits ?? null,
+          limits: browser ? null : (standing.token_limits ?? null),
+          // The tenant's meters and the token's own, as the TenantGuard counts them now.
+          meters: standing.meters,
           can_rotate: !browser && hasScope(token.scopes, ROTATE_SCOPE),
         }),
         200,
@@ -79,17 +86,16 @@ export function ownTokenRoutes(): Hono<HonoEnv> {
     async (c) => {
       const tenantId = c.get('tenant').id;
       const tokenId = c.get('token').id;
-      // KV directly, as the operator API does: the rotation must see its own writes.
-      const stores = await directStores(c.env, c.get('settings'));
-      const old = await stores.tokens.find({ tenantId, tokenId });
-      if (!old) throw new GatewayError('INVALID_TOKEN');
-      const { issued, oldUntil } = await rotateToken(c, stores, tenantId, old, c.req.valid('json'));
-      await audit(c, 'token.rotated', {
-        tenant_id: tenantId,
-        token_id: tokenId,
-        actor: `token:${tokenId}`,
-        detail: { new_token_id: issued.record.id, old_valid_until: oldUntil, by: 'self' },
-      });
+      // The TenantGuard decides it against the token's state there, not what KV said.
+      const stores = await memoizedStores(c.env, c.get('settings'));
+      const { issued, oldUntil } = await rotateToken(
+        c,
+        stores,
+        tenantId,
+        tokenId,
+        c.req.valid('json'),
+        `token:${tokenId}`,
+      );
       return c.json(
         ok({
           ...issued.record,

@@ -1,7 +1,9 @@
 /**
  * `GET /usage`: a tenant's own view, with its own token (scope usage:read):
- * its limits, the current windows, and its last 30 days by day. It reads only
- * the caller's tenant.
+ * its limits, the current windows (the token's own meters too), and its last
+ * 30 days by day. It reads only the caller's tenant. A self-service read: it
+ * spends the token's own small meter, never the tenant's policies or quotas,
+ * so it answers while those are spent (docs/LIMITS.md, "Self-service reads").
  */
 import { Hono } from 'hono';
 import { ok } from './errors';
@@ -22,14 +24,14 @@ export function usageRoutes(): Hono<HonoEnv> {
     operationId('usage'),
     tenantAuth(),
     requireScope(USAGE_SCOPE),
-    tenantLimits('usage', () => 1),
+    tenantLimits('self', () => 1),
     async (c) => {
       const tenant = c.get('tenant');
       const guard = guardFor(c.env, tenant.id);
       const now = Date.now();
       const today = Math.floor(now / 86_400_000) * 86_400_000;
       const [current, history] = await Promise.all([
-        guard.usage(now, c.get('settings').DEFAULT_LIMITS),
+        guard.usage(now, c.get('settings').DEFAULT_LIMITS, c.get('token').id),
         guard.history({
           from: today - (OWN_USAGE_DAYS - 1) * 86_400_000,
           to: now,

@@ -116,7 +116,17 @@ describe('TenantGuard', () => {
   it('refuses a revoked token and only that one', async () => {
     const g = guard();
     const l = limits({});
-    await g.revoke('tok_a', 0);
+    const minted = {
+      id: 'tok_a',
+      hash: 'a'.repeat(64),
+      prefix: 'apgw_aaaa',
+      last4: 'aaaa',
+      tag_kid: 'k2',
+    };
+    const spec = { name: 'a', scopes: ['teams:read'], expires_at: null };
+    await g.issueToken('ten_guardtest', minted, spec, null, 0);
+    const ctx = { request_id: 'test', actor: 'test', ip: null, colo: null };
+    await g.revokeToken('ten_guardtest', 'tok_a', false, 0, ctx);
     expect(await refusal(g, req(1, l))).toEqual({ reason: 'revoked' });
     expect(await refusal(g, req(1, l, { tokenId: 'tok_b' }))).toBeNull();
   });

@@ -18,6 +18,7 @@ import {
   expectRefusal,
   gateway,
   gatewayWith,
+  guardFromBeforeTokenRows,
   injectFault,
   legacyFormatToken,
   platformKeys,
@@ -378,6 +379,8 @@ describe('legacy tokens (issued before keyed tags)', () => {
   it('are listed as legacy (no tag_kid), and rotation replaces one with a tagged token', async () => {
     const t = await createTenant();
     await legacyTokenOf(t);
+    // As after the upgrade: the guard takes in the tokens KV held before.
+    await guardFromBeforeTokenRows(t.id);
     const listed = await envelope(await admin(`/tenants/${t.id}/tokens`));
     const legacy = listed.data.tokens.find((k: { name: string }) => k.name === 'legacy');
     expect(legacy.tag_kid).toBeUndefined();

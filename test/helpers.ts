@@ -3,13 +3,18 @@
  * platform emulator (a real HTTP server on loopback) that it forwards to.
  */
 
-import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import {
+  createExecutionContext,
+  evictDurableObject,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
 import { expect, inject } from 'vitest';
 import { ERRORS, type ErrorKind } from '../src/errors';
 import worker from '../src/index';
 import { keyRing } from '../src/tenants/crypto';
-import { generateToken, randomBase62, withChecksum } from '../src/tenants/token';
+import { generateToken, hashToken, randomBase62, withChecksum } from '../src/tenants/token';
 import type { Bindings } from '../src/types/context';
 
 export const testEnv: Bindings = env;
@@ -25,14 +30,19 @@ export function gateway(path: string, init: RequestInit = {}): Promise<Response>
   return self.fetch(new Request(BASE + path, init));
 }
 
-/** The same Worker with some settings changed: for settings and fault tests. */
+/**
+ * The same Worker with some settings changed: for settings and fault tests. It waits
+ * for the request's background work (waitUntil) too, so the usage timer is off unless
+ * a test turns it on (USAGE_FLUSH_TIMER: it would hold every call USAGE_FLUSH_MS).
+ */
 export async function gatewayWith(
   overrides: Partial<Bindings>,
   path: string,
   init: RequestInit = {},
 ): Promise<Response> {
   const ctx = createExecutionContext();
-  const res = await worker.fetch(new Request(BASE + path, init), { ...testEnv, ...overrides }, ctx);
+  const env = { ...testEnv, USAGE_FLUSH_TIMER: 'off', ...overrides };
+  const res = await worker.fetch(new Request(BASE + path, init), env, ctx);
   await waitOnExecutionContext(ctx);
   return res;
 }
@@ -197,4 +207,33 @@ export async function countExactly(tenant: TestTenant, limit = 1000): Promise<vo
     }),
   });
   if (res.status !== 200) throw new Error(`limits not set: ${res.status} ${await res.text()}`);
+}
+
+/**
+ * Revokes a token in its tenant's TenantGuard, then puts its KV record back as it
+ * was: what another location sees right after a revocation, before KV's change
+ * reaches it. Only the guard knows.
+ */
+export async function revokeWhileKvLags(tenantId: string, token: string, tokenId: string) {
+  const key = `token:${await hashToken(token)}`;
+  const before = await testEnv.TENANTS.get(key);
+  const guard = testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenantId));
+  const ctx = { request_id: 'test', actor: 'test', ip: null, colo: null };
+  const outcome = await guard.revokeToken(tenantId, tokenId, false, Date.now(), ctx);
+  if (outcome.kind !== 'revoked') throw new Error(`not revoked: ${outcome.kind}`);
+  if (before) await testEnv.TENANTS.put(key, before);
+}
+
+/**
+ * Makes a tenant's TenantGuard what it was before it decided tokens (an object
+ * from an earlier version): no token rows, nothing adopted, restarted. Its next
+ * token call takes in what KV holds, as the upgrade does.
+ */
+export async function guardFromBeforeTokenRows(tenantId: string): Promise<void> {
+  const guard = testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenantId));
+  await runInDurableObject(guard, (_, state) => {
+    state.storage.sql.exec('DROP TABLE tokens');
+    state.storage.sql.exec("DELETE FROM settings WHERE name = 'tokens_adopted'");
+  });
+  await evictDurableObject(guard);
 }

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
 import {
+  admin,
   asTenant,
   createTenant,
   envelope,
@@ -38,7 +39,13 @@ async function laneCalls(lane: string): Promise<number> {
 
 function createSession(
   key: string | null,
-  o: { task?: string; settings?: Record<string, string>; id?: string; as?: TestTenant } = {},
+  o: {
+    task?: string;
+    settings?: Record<string, string>;
+    id?: string;
+    as?: TestTenant;
+    origin?: string;
+  } = {},
 ) {
   const id = o.id ?? requestId('idem');
   const headers: Record<string, string> = {
@@ -46,6 +53,7 @@ function createSession(
     'content-type': 'application/json',
     'x-request-id': id,
   };
+  if (o.origin) headers.origin = o.origin;
   if (key !== null) headers['idempotency-key'] = key;
   return gatewayWith(o.settings ?? {}, '/session/create', {
     method: 'POST',
@@ -195,5 +203,75 @@ describe('Idempotency-Key', () => {
     expect(JSON.stringify(again.body)).not.toContain(secret);
     expect(JSON.stringify(again.body)).not.toContain(platformKeys.other);
     await asTenant(keeper, `/user/apikey/delete/${first.body.data.id}`, { method: 'DELETE' });
+  });
+});
+
+describe('Idempotency-Key owners', () => {
+  const APP = 'https://app.example';
+
+  async function issued(scopes: string[]): Promise<TestTenant> {
+    const res = await admin(`/tenants/${tenant.id}/tokens`, {
+      method: 'POST',
+      body: JSON.stringify({ name: 'second', scopes }),
+    });
+    const body = await envelope(res);
+    return { id: tenant.id, token: body.data.token, tokenId: body.data.id };
+  }
+
+  it("is the sending token's: the same key from another server token is another key", async () => {
+    const key = freshKey();
+    const other = await issued(['full']);
+    const first = await createSession(key);
+    const second = await createSession(key, { as: other });
+    expect(second.res.headers.get('idempotent-replayed')).toBeNull();
+    expect(second.body.data.session_id).not.toBe(first.body.data.session_id);
+    expect(await upstreamSaw(second.id)).toHaveLength(1);
+    // Each token's own repeat still replays its own answer.
+    const again = await createSession(key, { as: other });
+    expect(again.res.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.data.session_id).toBe(second.body.data.session_id);
+  });
+
+  it("keeps a browser token's keys apart from its minting token's, both ways", async () => {
+    await admin(`/tenants/${tenant.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ cors_origins: [APP] }),
+    });
+    const minted = await envelope(
+      await gatewayWith({}, '/auth/browser-token', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ origin: APP, ttl_s: 600 }),
+      }),
+    );
+    const browser = { ...tenant, token: minted.data.token as string };
+    const serverFirst = freshKey();
+    const server = await createSession(serverFirst);
+    const fromBrowser = await createSession(serverFirst, { as: browser, origin: APP });
+    expect(fromBrowser.res.status).toBe(200);
+    expect(fromBrowser.res.headers.get('idempotent-replayed')).toBeNull();
+    expect(fromBrowser.body.data.session_id).not.toBe(server.body.data.session_id);
+
+    const browserFirst = freshKey();
+    const b = await createSession(browserFirst, { as: browser, origin: APP });
+    const s2 = await createSession(browserFirst);
+    expect(s2.res.headers.get('idempotent-replayed')).toBeNull();
+    expect(s2.body.data.session_id).not.toBe(b.body.data.session_id);
+  });
+
+  it('follows a token through rotation: its successor replays what it sent', async () => {
+    const own = await issued(['full']);
+    const key = freshKey();
+    const first = await createSession(key, { as: own });
+    const rotated = await envelope(
+      await admin(`/tenants/${tenant.id}/tokens/${own.tokenId}/rotate`, {
+        method: 'POST',
+        body: JSON.stringify({ overlap_s: 60 }),
+      }),
+    );
+    const successor = { ...own, token: rotated.data.token as string };
+    const again = await createSession(key, { as: successor });
+    expect(again.res.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
   });
 });

@@ -275,7 +275,8 @@ describe('tokens', () => {
       expect(body.code).toBe(ERRORS.QUOTA_EXHAUSTED.code);
       expect(body.data.policy).toBe('token-daily');
     }
-    // A second rotation stays on the same meters.
+    // A second rotation (once the first one's overlap is over) stays on the same meters.
+    await admin(`/tenants/${t.id}/tokens/${capped.tokenId}`, { method: 'DELETE' });
     const again = await envelope(
       await admin(`/tenants/${t.id}/tokens/${rotated.data.id}/rotate`, {
         method: 'POST',

@@ -17,6 +17,7 @@ import {
   gatewayWith,
   platformKeys,
   requestId,
+  revokeWhileKvLags,
   secondsHeader,
   type TestTenant,
   testEnv,
@@ -179,7 +180,7 @@ describe('leased limits', () => {
     clockAt(Date.now());
     const t = await createTenant();
     await warm(t);
-    await guardOf(t).revoke(t.tokenId, Date.now());
+    await revokeWhileKvLags(t.id, t.token, t.tokenId);
     later(LEASE_MAX_MS);
     const { res, body } = await asTenant(t, '/agent/lists');
     expect(res.status).toBe(401);

@@ -4,7 +4,7 @@
  * links. A token only ever sees and changes itself, whatever tenant or token
  * id its request names; links end within an hour.
  */
-
+import { exports } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
 import { hasScope } from '../src/tenants/scopes';
@@ -48,13 +48,17 @@ beforeEach(() => vi.useFakeTimers({ toFake: ['Date'], now: Date.now() }));
 afterEach(() => vi.useRealTimers());
 
 describe('GET /token: the calling token, and nothing else', () => {
-  it('names its tenant, its id, scopes and expiry, with its RateLimit standing', async () => {
+  it('names its tenant, its id, scopes and expiry, with the meters as the guard counts them', async () => {
     const t = await createTenant(platformKeys.demo, 'Acme portal');
     const { res, body } = await asTenant(t, '/token');
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('private, no-store');
-    expect(res.headers.get('ratelimit-policy')).toContain('"burst"');
-    expect(res.headers.get('ratelimit')).toMatch(/"burst";r=\d+;t=\d+/);
+    // Its RateLimit fields are its own self-service meter's (docs/LIMITS.md).
+    expect(res.headers.get('ratelimit-policy')).toBe('"self-service";q=60;w=60');
+    expect(res.headers.get('ratelimit')).toMatch(/^"self-service";r=\d+;t=\d+$/);
+    expect(body.data.meters).toEqual([
+      expect.objectContaining({ name: 'burst', kind: 'rate', used: 0, limit: 100000 }),
+    ]);
     expect(body.data.tenant).toEqual({ id: t.id, name: 'Acme portal' });
     expect(body.data.token).toMatchObject({
       id: t.tokenId,
@@ -69,12 +73,18 @@ describe('GET /token: the calling token, and nothing else', () => {
     expect(JSON.stringify(body)).not.toContain(t.token);
   });
 
-  it('costs nothing: asking twenty times leaves the burst where it was', async () => {
+  it("costs none of the tenant's limits: asking twenty times leaves the burst where it was", async () => {
     const t = await createTenant();
     const first = await asTenant(t, '/token');
     for (let i = 0; i < 19; i++) await asTenant(t, '/token');
     const last = await asTenant(t, '/token');
-    expect(last.res.headers.get('ratelimit')).toBe(first.res.headers.get('ratelimit'));
+    expect(last.body.data.meters).toEqual(first.body.data.meters);
+    // Its own meter counted all 21 (and perhaps a unit or two on lease to this isolate).
+    const left = Number(
+      /^"self-service";r=(\d+);/.exec(last.res.headers.get('ratelimit') ?? '')?.[1],
+    );
+    expect(left).toBeLessThanOrEqual(60 - 21);
+    expect(left).toBeGreaterThan(60 - 21 - 8);
   });
 
   it("answers only with its own tenant when a request names another tenant's id", async () => {
@@ -392,6 +402,41 @@ describe('POST /admin/tenants/:id/portal-links', () => {
       const refused = await expectRefusal(await post(bad), 'MISCONFIGURED');
       expect(refused.msg).toContain('PORTAL_ORIGIN');
     }
+  });
+
+  it('never takes its origin from the request: a forged Host changes nothing, and without PORTAL_ORIGIN it refuses', async () => {
+    const t = await createTenant();
+    const self = (exports as unknown as { default: Fetcher }).default;
+    const forged = await self.fetch(
+      new Request(`http://evil.example/admin/tenants/${t.id}/portal-links`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${ADMIN_TOKEN}`,
+          'content-type': 'application/json',
+          host: 'evil.example',
+        },
+        body: '{}',
+      }),
+    );
+    expect(forged.status).toBe(201);
+    expect((await envelope(forged)).data.url).toMatch(/^https:\/\/gateway\.test\/portal\/#token=/);
+
+    const before = (await envelope(await admin(`/tenants/${t.id}/tokens`))).data.tokens.length;
+    const unset = await gatewayWith(
+      { PORTAL_ORIGIN: undefined },
+      `/admin/tenants/${t.id}/portal-links`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: '{}',
+      },
+    );
+    const refused = await expectRefusal(unset, 'MISCONFIGURED');
+    expect(refused.msg).toContain('set it to the gateway');
+    expect(refused.msg).toContain('PORTAL_ORIGIN');
+    // No token was made for a link that was not.
+    const after = (await envelope(await admin(`/tenants/${t.id}/tokens`))).data.tokens.length;
+    expect(after).toBe(before);
   });
 
   it('is for operators only', async () => {

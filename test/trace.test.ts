@@ -78,6 +78,23 @@ describe('trace context', () => {
     }
   });
 
+  it('drops a tracestate that is not a valid W3C list, and passes a valid one on', async () => {
+    const parent = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`;
+    for (const bad of [
+      'evil=<script>,x=1;y=2 "quoted"',
+      'Upper=1',
+      'a=1,a=2',
+      Array.from({ length: 33 }, (_, i) => `k${i}=v`).join(','),
+    ]) {
+      const { upstream } = await traced({ traceparent: parent, tracestate: bad });
+      expect(upstream.tracestate, bad).toBeUndefined();
+      // The trace itself is continued: only the state is dropped.
+      expect(TRACEPARENT.exec(upstream.traceparent ?? '')?.[1]).toBe(CALLER_TRACE);
+    }
+    const { upstream } = await traced({ traceparent: parent, tracestate: 'rojo=00f0, congo=t61' });
+    expect(upstream.tracestate).toBe('rojo=00f0,congo=t61');
+  });
+
   it('passes the trace on to the session event stream too', async () => {
     const id = requestId('trace-ws');
     const res = await gateway('/session/ws/no-such-session', {

@@ -48,7 +48,7 @@ export function auditRoutes(): Hono<HonoEnv> {
   // depend on an older key (their tag) or on none (legacy): rotate those
   // before the old key is removed (docs/SECURITY.md, "Gateway tokens").
   app.post('/maintenance/reencrypt', async (c) => {
-    const { tenants: store, tokens } = await adminStores(c);
+    const { tenants: store } = await adminStores(c);
     const ring = await keyRing(c.get('settings').KEY_ENCRYPTION_KEY);
     const report = {
       tenants: 0,
@@ -66,7 +66,7 @@ export function auditRoutes(): Hono<HonoEnv> {
         report.tenants++;
         if (await store.reseal(stored)) report.resealed++;
         if (await guardFor(c.env, t.id).resealAlertSecret()) report.alert_secrets_resealed++;
-        for (const token of await tokens.list(t.id)) {
+        for (const token of await guardFor(c.env, t.id).listTokens(t.id, Date.now())) {
           if (!token.tag_kid) report.legacy_tokens++;
           else if (token.tag_kid !== ring.currentKid) report.tokens_on_older_keys++;
         }

@@ -10,19 +10,20 @@
  * Without either setting the operator API does not exist.
  *
  * Wrong ADMIN_TOKENs are counted per client network (middleware/preauth.ts);
- * past the limit they get a 429 with Retry-After instead of a 401. The right
- * token is always compared and always let in, so nobody sharing an address
- * with a guesser can lock the operators out (docs/SECURITY.md, "Threat model").
+ * past the limit, every operator-token attempt from that network, the right
+ * token too, gets the same 429 until the window passes (admin/auth-throttle.ts),
+ * so the answers never say which guess was right (docs/SECURITY.md, "Operator
+ * authentication"). Access sign-ins are not throttled by it.
  */
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
 import { log } from '../log';
-import { clientIp, countAgainstClient, isThrottled, throttled } from '../middleware/preauth';
 import type { HonoEnv, Operator } from '../types/context';
 import type { Settings } from '../types/settings';
 import { verifyAccessJwt } from './access';
+import { countWrongToken, refuseWhileThrottled } from './auth-throttle';
 import { roleOf } from './roles';
 
 const READS = new Set(['GET', 'HEAD']);
@@ -92,18 +93,12 @@ function sameOrigin(c: Context<HonoEnv>): boolean {
 }
 
 async function checkAdminToken(c: Context<HonoEnv>, settings: Settings, authorization: string) {
+  // Before the comparison: a throttled network gets the same answer, right token or not.
+  await refuseWhileThrottled(c);
   const expected = settings.ADMIN_TOKEN;
   const presented = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1] ?? '';
   if (expected && (await sameSecret(presented, expected))) return;
-  const alreadyThrottled = isThrottled(c, 'admin-auth');
-  if (!alreadyThrottled) await countAgainstClient(c, 'admin-auth');
-  if (isThrottled(c, 'admin-auth')) {
-    // Once per address and period, not once per guess.
-    if (!alreadyThrottled) {
-      log.warn('admin.auth_throttled', { request_id: c.get('requestId'), ip: clientIp(c) });
-    }
-    throw throttled('admin-auth');
-  }
+  await countWrongToken(c);
   throw new GatewayError('ADMIN_UNAUTHORIZED');
 }
 

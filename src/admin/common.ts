@@ -5,10 +5,13 @@ import { auditLog, type NewAuditEntry } from '../audit/log';
 import { GatewayError } from '../errors';
 import type { TokenLimits } from '../guard/policy';
 import { guardFor, type TenantGuard } from '../guard/tenant-guard';
+import type { TokenSpecOf } from '../guard/token-changes';
+import type { AuditContext } from '../guard/token-registry';
 import { isolateAdmission } from '../limits/admission';
 import { log } from '../log';
 import { directStores, type Stores } from '../tenants/stores';
 import { randomBase62 } from '../tenants/token';
+import type { Issued } from '../tenants/token-store';
 import type { HonoEnv } from '../types/context';
 import type { StoredTenant } from '../types/tenants';
 
@@ -52,16 +55,33 @@ export async function changeGuard(
 }
 
 /**
- * A new token's own limits go to the TenantGuard before the token exists in
- * KV, so it never works without them, even for a moment.
+ * Issues a token: its secret is made here, the token (with its own limits, so it
+ * never works without them) is decided and written by the tenant's TenantGuard.
  */
-export async function limitToken(
+export async function issueToken(
   c: AdminContext,
+  stores: Stores,
   tenantId: string,
-  tokenId: string,
+  spec: TokenSpecOf,
   limits: TokenLimits | null,
-): Promise<void> {
-  if (limits) await changeGuard(c, tenantId, (g) => g.setTokenLimits(tokenId, limits));
+): Promise<Issued> {
+  const { token, ...minted } = await stores.tokens.mint();
+  const guard = guardFor(c.env, tenantId);
+  const { record } = await guard.issueToken(tenantId, minted, spec, limits, Date.now());
+  if (limits) isolateAdmission.forget(tenantId);
+  return { token, record };
+}
+
+/** Who is acting, from where: what every audit entry of this request says. */
+export function auditContext(c: AdminContext, actor?: string): AuditContext {
+  const cf = c.req.raw.cf as { colo?: unknown } | undefined;
+  return {
+    request_id: c.get('requestId'),
+    // A partner's own change (POST /token/rotate) names its token: `token:tok_…`.
+    actor: actor ?? c.get('operator')?.actor ?? 'admin-token',
+    ip: c.req.header('cf-connecting-ip') ?? null,
+    colo: typeof cf?.colo === 'string' ? cf.colo : null,
+  };
 }
 
 /**
@@ -73,16 +93,11 @@ export async function audit(
   action: string,
   entry: Partial<Omit<NewAuditEntry, 'action' | 'request_id' | 'ip' | 'colo'>> = {},
 ) {
-  const cf = c.req.raw.cf as { colo?: unknown } | undefined;
   const record: NewAuditEntry = {
+    ...auditContext(c, entry.actor),
     action,
     tenant_id: entry.tenant_id ?? null,
     token_id: entry.token_id ?? null,
-    request_id: c.get('requestId'),
-    // A partner's own change (POST /token/rotate) names its token: `token:tok_…`.
-    actor: entry.actor ?? c.get('operator')?.actor ?? 'admin-token',
-    ip: c.req.header('cf-connecting-ip') ?? null,
-    colo: typeof cf?.colo === 'string' ? cf.colo : null,
     detail: entry.detail ?? {},
   };
   log.info(`audit.${action}`, record);

@@ -12,7 +12,8 @@ import {
   audit,
   changeGuard,
   existingTenant,
-  limitToken,
+  guardFor,
+  issueToken,
   ok,
   tenantParams,
 } from './common';
@@ -65,8 +66,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     });
     await adoptCacheVersion(c, stores, tenant.id, tenant.key_fingerprint);
     const limits = body.token.limits ?? null;
-    await limitToken(c, tenant.id, firstToken.id, limits);
-    const issued = await stores.tokens.issue(tenant.id, firstToken);
+    const issued = await issueToken(c, stores, tenant.id, firstToken, limits);
     await audit(c, 'tenant.created', {
       tenant_id: tenant.id,
       token_id: issued.record.id,
@@ -137,10 +137,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const tenant = await existingTenant(stores, id);
     // Refuse first (instant, everywhere), then remove the records.
     await changeGuard(c, id, (g) => g.setDisabled(true));
-    for (const record of await stores.tokens.list(id)) {
-      const entry = await stores.tokens.find({ tenantId: id, tokenId: record.id });
-      if (entry) await stores.tokens.remove(entry);
-    }
+    stores.tokens.forget(await guardFor(c.env, id).removeTokens(id));
     await stores.tenants.delete(tenant);
     await audit(c, 'tenant.deleted', { tenant_id: id });
     return c.json(ok({ tenant_id: id, deleted: true }));

@@ -2,9 +2,9 @@
 import * as z from 'zod';
 import { invalidField } from '../errors';
 import { tokenLimitsSchema } from '../guard/policy';
+import type { TokenSpecOf } from '../guard/token-changes';
 import { nameField } from '../routes/schemas';
 import { grantScopes, PRESET_NAMES, scopesOf } from '../tenants/scopes';
-import { type NewToken, newTokenId } from '../tenants/token-store';
 
 /** Longest lifetime an operator may give a token (docs/BOUNDS.md). */
 export const MAX_TOKEN_LIFETIME_S = 5 * 365 * 86_400;
@@ -26,7 +26,11 @@ export type TokenSpec = z.infer<typeof tokenSpecSchema>;
  * A token to issue. `groups` are the route groups the gateway serves now
  * (catalogOf(settings).groups): a scope of another group is unknown.
  */
-export function newToken(spec: TokenSpec, groups: readonly string[], now = Date.now()): NewToken {
+export function newToken(
+  spec: TokenSpec,
+  groups: readonly string[],
+  now = Date.now(),
+): TokenSpecOf {
   const { scopes, unknown } = grantScopes(spec.scopes, groups);
   if (unknown.length > 0) {
     const allowed = [...PRESET_NAMES, ...scopesOf(groups)];
@@ -47,7 +51,6 @@ export function newToken(spec: TokenSpec, groups: readonly string[], now = Date.
     }
   }
   return {
-    id: newTokenId(),
     name: spec.name,
     scopes,
     expires_at: expires === null ? null : new Date(expires).toISOString(),

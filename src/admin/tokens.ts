@@ -1,24 +1,53 @@
-/** Operator API: a tenant's tokens. Secrets appear only in the answer that creates them. */
-import { Hono } from 'hono';
+/**
+ * Operator API: a tenant's tokens. Secrets appear only in the answer that creates them.
+ * Every change is decided by the tenant's TenantGuard (guard/token-changes.ts), which
+ * writes KV from what it decided; this side makes secrets and maps the outcomes.
+ */
+import { type Context, Hono } from 'hono';
+import * as z from 'zod';
 import { GatewayError } from '../errors';
-import { tokenLimitsSchema } from '../guard/policy';
+import { type TokenLimits, tokenLimitsSchema } from '../guard/policy';
+import { isolateAdmission } from '../limits/admission';
 import { validated } from '../middleware/validate';
 import { catalogOf } from '../routes/catalog';
-import type { Stores } from '../tenants/stores';
 import type { HonoEnv } from '../types/context';
 import {
   adminStores,
   audit,
-  changeGuard,
+  auditContext,
   existingTenant,
   guardFor,
-  limitToken,
+  issueToken,
   ok,
   tenantParams,
   tokenParams,
 } from './common';
 import { rotateBody, rotateToken } from './rotation';
 import { newToken, tokenSpecSchema } from './token-spec';
+
+/** `?with_successors=true` revokes every token rotated from this one too. */
+export const revokeQuery = z.strictObject({
+  with_successors: z
+    .enum(['true', 'false'], { error: 'with_successors must be true or false' })
+    .default('false')
+    .transform((v) => v === 'true'),
+});
+
+const noSuchToken = () => new GatewayError('RESOURCE_NOT_FOUND', { message: 'No such token' });
+
+/** Sets or removes a known, unrevoked token's own limits in its tenant's TenantGuard. */
+async function setTokenLimits(
+  c: Context<HonoEnv>,
+  tenantId: string,
+  tokenId: string,
+  limits: TokenLimits | null,
+): Promise<void> {
+  await existingTenant(await adminStores(c), tenantId);
+  if (!(await guardFor(c.env, tenantId).setTokenLimits(tenantId, tokenId, limits))) {
+    throw noSuchToken();
+  }
+  isolateAdmission.forget(tenantId);
+}
 
 export function tokenRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
@@ -32,10 +61,9 @@ export function tokenRoutes(): Hono<HonoEnv> {
       const stores = await adminStores(c);
       await existingTenant(stores, id);
       const spec = c.req.valid('json');
-      const token = newToken(spec, catalogOf(c.get('settings')).groups);
       const limits = spec.limits ?? null;
-      await limitToken(c, id, token.id, limits);
-      const issued = await stores.tokens.issue(id, token);
+      const groups = catalogOf(c.get('settings')).groups;
+      const issued = await issueToken(c, stores, id, newToken(spec, groups), limits);
       await audit(c, 'token.issued', {
         tenant_id: id,
         token_id: issued.record.id,
@@ -50,15 +78,11 @@ export function tokenRoutes(): Hono<HonoEnv> {
     },
   );
 
+  // Oldest first, each with its family: who rotated it, when, and into which token.
   app.get('/:id/tokens', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
-    const stores = await adminStores(c);
-    await existingTenant(stores, id);
-    const [tokens, limits] = await Promise.all([
-      stores.tokens.list(id),
-      guardFor(c.env, id).allTokenLimits(),
-    ]);
-    return c.json(ok({ tokens: tokens.map((t) => ({ ...t, limits: limits[t.id] ?? null })) }));
+    await existingTenant(await adminStores(c), id);
+    return c.json(ok({ tokens: await guardFor(c.env, id).listTokens(id, Date.now()) }));
   });
 
   // A token's own limits, counted besides its tenant's: a partner token capped at
@@ -70,10 +94,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
     async (c) => {
       const { id, token_id } = c.req.valid('param');
       const limits = c.req.valid('json');
-      const stores = await adminStores(c);
-      await existingTenant(stores, id);
-      await existingToken(stores, id, token_id);
-      await changeGuard(c, id, (g) => g.setTokenLimits(token_id, limits));
+      await setTokenLimits(c, id, token_id, limits);
       await audit(c, 'token.limits_set', { tenant_id: id, token_id, detail: { limits } });
       return c.json(ok({ token_id, limits }));
     },
@@ -81,10 +102,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
 
   app.delete('/:id/tokens/:token_id/limits', validated('param', tokenParams), async (c) => {
     const { id, token_id } = c.req.valid('param');
-    const stores = await adminStores(c);
-    await existingTenant(stores, id);
-    await existingToken(stores, id, token_id);
-    await changeGuard(c, id, (g) => g.setTokenLimits(token_id, null));
+    await setTokenLimits(c, id, token_id, null);
     await audit(c, 'token.limits_removed', { tenant_id: id, token_id });
     return c.json(ok({ token_id, limits: null }));
   });
@@ -97,17 +115,9 @@ export function tokenRoutes(): Hono<HonoEnv> {
     validated('json', rotateBody),
     async (c) => {
       const { id, token_id } = c.req.valid('param');
-      const body = c.req.valid('json');
       const stores = await adminStores(c);
       await existingTenant(stores, id);
-      const old = await existingToken(stores, id, token_id);
-
-      const { issued, oldUntil } = await rotateToken(c, stores, id, old, body);
-      await audit(c, 'token.rotated', {
-        tenant_id: id,
-        token_id,
-        detail: { new_token_id: issued.record.id, old_valid_until: oldUntil },
-      });
+      const { issued, oldUntil } = await rotateToken(c, stores, id, token_id, c.req.valid('json'));
       return c.json(
         ok({
           ...issued.record,
@@ -119,24 +129,32 @@ export function tokenRoutes(): Hono<HonoEnv> {
     },
   );
 
-  // Revocation goes to the TenantGuard first: it refuses the token on the very
-  // next request on every isolate, long before KV's deletion propagates.
-  app.delete('/:id/tokens/:token_id', validated('param', tokenParams), async (c) => {
-    const { id, token_id } = c.req.valid('param');
-    const stores = await adminStores(c);
-    await existingTenant(stores, id);
-    const entry = await existingToken(stores, id, token_id);
-    await changeGuard(c, id, (g) => g.revoke(token_id, Date.now()));
-    await stores.tokens.revoke(entry);
-    await audit(c, 'token.revoked', { tenant_id: id, token_id });
-    return c.json(ok({ token_id, revoked: true }));
-  });
+  // Revocation is decided by the TenantGuard: it refuses the token on the very next
+  // request on every isolate, and writes KV before answering. Successors stay unless
+  // asked for (docs/OPERATING.md, "Rotation").
+  app.delete(
+    '/:id/tokens/:token_id',
+    validated('param', tokenParams),
+    validated('query', revokeQuery),
+    async (c) => {
+      const { id, token_id } = c.req.valid('param');
+      const { with_successors } = c.req.valid('query');
+      const stores = await adminStores(c);
+      await existingTenant(stores, id);
+      const outcome = await guardFor(c.env, id).revokeToken(
+        id,
+        token_id,
+        with_successors,
+        Date.now(),
+        auditContext(c),
+      );
+      isolateAdmission.forget(id);
+      if (outcome.kind === 'not_found') throw noSuchToken();
+      stores.tokens.forget(outcome.revoked);
+      const successors = outcome.revoked.map((e) => e.record.id).filter((t) => t !== token_id);
+      return c.json(ok({ token_id, revoked: true, successors_revoked: successors }));
+    },
+  );
 
   return app;
-}
-
-async function existingToken(stores: Stores, tenantId: string, tokenId: string) {
-  const entry = await stores.tokens.find({ tenantId, tokenId });
-  if (!entry) throw new GatewayError('RESOURCE_NOT_FOUND', { message: 'No such token' });
-  return entry;
 }

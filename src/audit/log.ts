@@ -57,6 +57,7 @@ export class AuditLog extends DurableObject {
         id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, action TEXT NOT NULL,
         tenant_id TEXT, token_id TEXT, request_id TEXT NOT NULL, detail TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS entries_by_tenant ON entries (tenant_id, id);
+      CREATE TABLE IF NOT EXISTS episodes (key TEXT PRIMARY KEY, until INTEGER NOT NULL);
     `);
     // Entries written before operators were told apart have no actor: they were all the admin token.
     const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(entries)').toArray();
@@ -88,6 +89,21 @@ export class AuditLog extends DurableObject {
       'DELETE FROM entries WHERE id <= (SELECT MAX(id) FROM entries) - ?',
       AUDIT_MAX_ENTRIES,
     );
+  }
+
+  /**
+   * Records `entry` once per episode: unless an episode named `key` (a throttled
+   * network, say) still runs at `now`, this one starts, lasting until `until`.
+   * Isolates that each see the episode begin record it once between them. True
+   * when this call recorded it.
+   */
+  recordEpisode(key: string, now: number, until: number, entry: NewAuditEntry): boolean {
+    this.sql.exec('DELETE FROM episodes WHERE until <= ?', now);
+    const open = this.sql.exec('SELECT 1 FROM episodes WHERE key = ?', key).toArray();
+    if (open.length > 0) return false;
+    this.sql.exec('INSERT INTO episodes (key, until) VALUES (?, ?)', key, until);
+    this.record(entry);
+    return true;
   }
 
   /** Newest first, in the platform's paged wrapper shape. */

@@ -13,6 +13,7 @@
  * isolates.
  */
 import { ROUTE_GROUPS } from '../routes/types';
+import type { TokenEntry } from '../tenants/token-store';
 import {
   type AlertConfig,
   migrateAlerts,
@@ -34,9 +35,11 @@ import {
   type Claim,
   type ClaimRequest,
   claimIdempotency,
+  type KeyOwner,
   migrateIdempotency,
   releaseIdempotency,
   type StoredAnswer,
+  scopedKey,
   settleIdempotency,
   sweepIdempotency,
 } from './idempotency';
@@ -47,6 +50,7 @@ import {
   type MeterGrant,
   MIN_POOLED_LIMIT,
   type Refusal,
+  type Returned,
   type ScopeGrant,
 } from './lease-protocol';
 import { Ledger } from './ledger';
@@ -61,6 +65,8 @@ import {
 import { slotAt, windowSeconds } from './slots';
 import type { Sql } from './sql';
 import { type GuardCalls, GuardStore, sqlLedgerStorage } from './store';
+import { TokenChanges } from './token-changes';
+import { migrateTokens, TokenRegistry } from './token-registry';
 import type { UsageBatch } from './usage';
 import { type MeterState, meterState, secondsUntil } from './verdict';
 
@@ -79,6 +85,10 @@ export class GuardCore {
   private readonly ledger: Ledger;
   private alerts: AlertConfig | null | undefined;
   private readonly brokerWants = new BrokerWants();
+  /** The tenant's tokens as decided here (token-registry.ts), and what KV and the audit log lack. */
+  readonly tokens: TokenRegistry;
+  /** Issue, rotation, revocation and own limits of the tenant's tokens (token-changes.ts). */
+  readonly tokenChanges: TokenChanges;
 
   /** `wakeBy(at)`: the shell makes sure its alarm fires by `at` (real clock). */
   constructor(
@@ -90,6 +100,9 @@ export class GuardCore {
     migrateHistory(sql);
     migrateAlerts(sql);
     migrateIdempotency(sql);
+    migrateTokens(sql);
+    this.tokens = new TokenRegistry(sql);
+    this.tokenChanges = new TokenChanges(this.tokens, this.store);
   }
 
   /**
@@ -158,6 +171,7 @@ export class GuardCore {
       // A want is for the lease asked for; a slot's end may cut the lease shorter, and
       // units it cannot use would sit idle until they came back.
       const granted = Math.min(1, (expiresAt - start) / Math.max(1, req.leaseMaxMs));
+      const unpooled = req.holder ? unpoolable(perScope, scopes) : new Set<string>();
       for (const [key, asked] of wants) {
         const m = meters.get(key);
         const want = Math.ceil(asked * granted);
@@ -168,17 +182,26 @@ export class GuardCore {
         // proportion to its want among all brokers' (broker-wants.ts), and all of
         // the last few units, so the meter runs dry at once and every holder learns
         // when it has room again, instead of its isolates each calling here. A
-        // meter too small to pool (MIN_POOLED_LIMIT) is leased to no broker at all.
+        // meter too small to pool (MIN_POOLED_LIMIT) is leased to no broker at all,
+        // nor is one only scopes with such a meter count against: the broker's
+        // isolates could use none of it, and it would sit counted in the pool.
         let units = Math.min(want, Math.floor(left * LEASE_SHARE));
-        if (req.holder && m.limit < MIN_POOLED_LIMIT) units = 0;
+        if (req.holder && unpooled.has(key)) units = 0;
         else if (req.holder) {
           const share = this.brokerWants.share(key, slot, req.holder, want, left, now);
           units = share.units;
           if (share.spentUntil !== null) spent.set(key, share.spentUntil);
         }
-        if (units <= 0) continue;
-        this.ledger.charge(m, slot, units, now);
-        leased.set(key, units);
+        if (units > 0) leased.set(key, units);
+      }
+      // An isolate admits a request only with a unit of every meter of its scope: units
+      // of one meter beyond what its scopes' other meters allow would sit counted and
+      // unused, so that meter's `used` would run ahead of the others' (a daily quota
+      // showing more than its monthly one). A broker pools per meter: it keeps its share.
+      if (!req.holder) alignToScopes(leased, perScope, scopes);
+      for (const [key, units] of leased) {
+        const m = meters.get(key);
+        if (m) this.ledger.charge(m, slotAt(m, start), units, now);
       }
     }
     const grants = [...meters.values()].map((m) =>
@@ -199,8 +222,15 @@ export class GuardCore {
     };
   }
 
-  /** Usage an isolate gathered (guard/usage.ts): added to the hourly rollups. */
-  record(batch: UsageBatch, retentionDays?: number): void {
+  /**
+   * Usage an isolate gathered (guard/usage.ts): added to the hourly rollups; with the
+   * unused units of its ended leases, when it sends them without a lease call.
+   */
+  record(batch: UsageBatch, retentionDays?: number, returns: Returned[] = []): void {
+    if (returns.length > 0) {
+      for (const r of returns) this.ledger.refund(r.meter, r.slot, r.units, Date.now());
+      this.ledger.flush();
+    }
     recordHistory(this.sql, batch);
     if (
       retentionDays !== undefined &&
@@ -270,13 +300,21 @@ export class GuardCore {
 
   /**
    * Counters and what remains, without counting anything; with `tokenId`, that
-   * token's own meters too (a rotated token's are its line's, as when counting).
+   * token's own limits and meters too (a rotated token's are its line's, as when
+   * counting). The console, the partner portal and the token's own view all read
+   * this, so they show the same figures (docs/LIMITS.md, "Counting").
    */
   usage(
     now: number,
     defaults: Limits,
     tokenId?: string,
-  ): { limits: Limits; custom: boolean; meters: MeterState[]; guard_calls: GuardCalls } {
+  ): {
+    limits: Limits;
+    custom: boolean;
+    meters: MeterState[];
+    guard_calls: GuardCalls;
+    token_limits?: TokenLimits | null;
+  } {
     const own = this.store.ownLimits();
     const limits = own ?? defaults;
     const groups = ROUTE_GROUPS.filter((g) => limits.quota.groups?.[g]);
@@ -299,32 +337,13 @@ export class GuardCore {
       custom: own !== null,
       meters: [...meters.values()].map((m) => meterState(this.grant(m, now, now, 0), now)),
       guard_calls: { ...this.store.guardCalls() },
+      ...(tokenId ? { token_limits: tokenLimits } : {}),
     };
   }
 
   /** Replaces the tenant's limits; `null` returns it to the defaults. */
   setLimits(limits: Limits | null): void {
     this.store.putSetting('limits', limits && JSON.stringify(limitsSchema.parse(limits)));
-  }
-
-  /** A token's own limits, counted besides the tenant's; `null` removes them. */
-  setTokenLimits(tokenId: string, limits: TokenLimits | null): void {
-    this.store.putTokenLimits(tokenId, limits);
-  }
-
-  /**
-   * Rotation, before the successor exists in KV: it gets the old token's own
-   * limits and counts against the same meters, so the two together never
-   * exceed them during the overlap, and rotating never resets a quota.
-   */
-  succeed(tokenId: string, successor: string): void {
-    this.store.putTokenLimits(successor, this.store.tokenLimits(tokenId));
-    this.store.shareMeters(successor, tokenId);
-  }
-
-  /** Every token's own limits, by token id. */
-  allTokenLimits(): Record<string, TokenLimits> {
-    return this.store.allTokenLimits();
   }
 
   /** A token's own limits, or null. */
@@ -382,21 +401,50 @@ export class GuardCore {
     sweepHistory(this.sql, now - days * 86_400_000);
     sweepAlertsSent(this.sql, now);
     sweepIdempotency(this.sql, now);
+    this.tokens.sweep(now);
   }
 
-  /** Claims an idempotency key for a write, or says why not (idempotency.ts). */
+  /**
+   * Takes in the tokens KV held before this guard decided its tenant's tokens (once per
+   * tenant): a rotated token's family is the line whose meters it shares.
+   */
+  adoptTokens(entries: TokenEntry[]): void {
+    this.tokens.adopt(
+      entries,
+      (id) => this.store.meterOwner(id),
+      (id) => this.store.tokenEnd(id),
+    );
+    this.store.putSetting('tokens_adopted', 'true');
+  }
+
+  /** Whether the tokens KV held before have been taken in. */
+  tokensAdopted(): boolean {
+    return this.store.setting('tokens_adopted') === 'true';
+  }
+
+  /** Claims an idempotency key of its owner for a write, or says why not (idempotency.ts). */
   claimIdempotency(req: ClaimRequest): Claim {
-    const claim = claimIdempotency(this.sql, req);
+    const claim = claimIdempotency(this.sql, { ...req, key: this.ownedKey(req.key, req) });
     if (claim.kind === 'claimed') this.wakeBy(Date.now() + SWEEP_EVERY_MS);
     return claim;
   }
 
-  settleIdempotency(key: string, fingerprint: string, answer: StoredAnswer, now: number): void {
-    settleIdempotency(this.sql, key, fingerprint, answer, now);
+  settleIdempotency(
+    key: string,
+    owner: KeyOwner,
+    fingerprint: string,
+    answer: StoredAnswer,
+    now: number,
+  ): void {
+    settleIdempotency(this.sql, this.ownedKey(key, owner), fingerprint, answer, now);
   }
 
-  releaseIdempotency(key: string, fingerprint: string): void {
-    releaseIdempotency(this.sql, key, fingerprint);
+  releaseIdempotency(key: string, owner: KeyOwner, fingerprint: string): void {
+    releaseIdempotency(this.sql, this.ownedKey(key, owner), fingerprint);
+  }
+
+  private ownedKey(key: string, owner: KeyOwner): string {
+    return scopedKey(key, owner, this.store.meterOwner(owner.tokenId));
   }
 
   /** Sets the quota alert webhook (thresholds in percent); null removes it. */
@@ -436,4 +484,41 @@ export class GuardCore {
     if (this.alerts === undefined) this.alerts = readAlertConfig(this.sql);
     return this.alerts;
   }
+}
+
+/**
+ * Lowers each meter's lease to what the scopes that count against it can use: a
+ * scope can use as many units as the least leased of its meters.
+ */
+function alignToScopes(
+  leased: Map<string, number>,
+  perScope: { meters: Meter[] }[],
+  scopes: ScopeGrant[],
+): void {
+  const usable = new Map<string, number>();
+  perScope.forEach(({ meters }, i) => {
+    if (scopes[i]?.refusal) return;
+    const least = Math.min(...meters.map((m) => leased.get(m.key) ?? 0));
+    for (const m of meters) usable.set(m.key, Math.max(usable.get(m.key) ?? 0, least));
+  });
+  for (const [key, units] of leased) {
+    const kept = Math.min(units, usable.get(key) ?? 0);
+    if (kept > 0) leased.set(key, kept);
+    else leased.delete(key);
+  }
+}
+
+/**
+ * Meters a broker gets nothing of: those too small to pool, and those that only
+ * scopes holding such a meter count against.
+ */
+function unpoolable(perScope: { meters: Meter[] }[], scopes: ScopeGrant[]): Set<string> {
+  const pooled = new Set<string>();
+  const all = new Set<string>();
+  perScope.forEach(({ meters }, i) => {
+    for (const m of meters) all.add(m.key);
+    if (scopes[i]?.refusal || meters.some((m) => m.limit < MIN_POOLED_LIMIT)) return;
+    for (const m of meters) pooled.add(m.key);
+  });
+  return new Set([...all].filter((key) => !pooled.has(key)));
 }

@@ -5,7 +5,8 @@
  * settled with the answer after; a repeat of a settled key gets that answer
  * back, a repeat while it is in flight or with another request is refused.
  * A Durable Object runs one call at a time, so two identical writes at once
- * cannot both claim a key.
+ * cannot both claim a key. Keys are stored under their owner (`scopedKey`): the
+ * same key sent by another token, or by a browser token, is another key.
  */
 import type { Sql } from './sql';
 
@@ -14,7 +15,15 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /** Largest answer body kept for a replay; a larger one is replayed as its status and code only. */
 export const IDEMPOTENCY_MAX_BODY_BYTES = 64 * 1024;
 
-export interface ClaimRequest {
+/** Whose keys an Idempotency-Key is among (docs/RESILIENCE.md, "Idempotency keys on writes"). */
+export interface KeyOwner {
+  /** The sending token's id (for a browser token, the id of the token that minted it). */
+  tokenId: string;
+  /** A browser token's own partition: its keys are its own, apart from its minting token's. */
+  partition?: string;
+}
+
+export interface ClaimRequest extends KeyOwner {
   key: string;
   /** SHA-256 of the method, path and body: what makes a repeat the same request. */
   fingerprint: string;
@@ -55,6 +64,16 @@ interface Row extends Record<string, string | number | null> {
   code: number | null;
 }
 
+/**
+ * The key as stored: a gateway token's keys are its line's (itself and its
+ * successors, `line`: the line's first token), so a retry after a rotation
+ * still replays; a browser token's are its own.
+ */
+export function scopedKey(key: string, owner: KeyOwner, line: string): string {
+  return owner.partition ? `browser:${owner.partition} ${key}` : `token:${line} ${key}`;
+}
+
+/** `req.key` is the scoped key (scopedKey). */
 export function claimIdempotency(sql: Sql, req: ClaimRequest): Claim {
   const row = sql
     .exec<Row>('SELECT * FROM idempotency WHERE key = ? AND keep_until > ?', req.key, req.now)

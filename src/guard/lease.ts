@@ -248,6 +248,19 @@ export class TenantLease {
     return null;
   }
 
+  /**
+   * The unused units of leases that have ended by `now`, taken out to be given back
+   * without a lease call (admission.ts, when usage is sent on its own).
+   */
+  takeReturns(now: number): Returned[] {
+    // Both periods may have ended (a renewal ahead, then nothing): each step retires one.
+    this.periodAt(now);
+    this.periodAt(now);
+    const returns = this.returns;
+    this.returns = [];
+    return returns;
+  }
+
   /** Drops everything known, so the next request asks the guard (after an operator change). */
   forget(): void {
     this.generation++;

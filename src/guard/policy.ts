@@ -22,8 +22,8 @@ const policyName = z
     'must be 1 to 32 lower-case letters, digits, _ or -, starting with a letter',
   )
   .refine(
-    (n) => !/^(daily|monthly)$|-(daily|monthly|browser|token)$/.test(n),
-    'daily, monthly, *-daily, *-monthly, *-browser and *-token are reserved',
+    (n) => !/^(daily|monthly|self-service)$|-(daily|monthly|browser|token)$/.test(n),
+    'daily, monthly, self-service, *-daily, *-monthly, *-browser and *-token are reserved',
   );
 
 const ratePolicySchema = z.strictObject({
@@ -94,9 +94,17 @@ export interface Meter {
 /**
  * What a request is counted as, for group quotas: a route group (built-in, or one a
  * declared operation names, which has no group quota), or `auth` (minting browser
- * tokens) or `usage` (a tenant reading its own usage).
+ * tokens, rotating) or `usage` (a token's own API document). `self` is a token
+ * reading itself (GET /token, GET /usage): counted against that token's own small
+ * self-service meter only, never the tenant's policies or quotas, so it answers
+ * while they are spent.
  */
 export type LimitGroup = string;
+
+/** Self-service reads a token may make a minute when SELF_SERVICE_PER_MINUTE is not sent. */
+export const SELF_SERVICE_PER_MINUTE = 60;
+/** The self-service meter's name on the wire (RateLimit fields, refusals). */
+export const SELF_SERVICE_POLICY = 'self-service';
 
 const isRouteGroup = (g: LimitGroup): g is RouteGroup => ROUTE_GROUPS.some((r) => r === g);
 
@@ -116,6 +124,8 @@ export interface MeterOptions {
    * never below it, so a browser token with small limits can still make any call.
    */
   largestCost: number;
+  /** A token's self-service reads a minute (SELF_SERVICE_PER_MINUTE; docs/LIMITS.md). */
+  selfServicePerMinute?: number;
 }
 
 /** The meters a request of this scope is counted against, tenant's first. */
@@ -125,6 +135,12 @@ export function metersFor(
   scope: Scope,
   options: MeterOptions,
 ): Meter[] {
+  if (scope.group === 'self') {
+    const who = scope.partition ? `${scope.tokenId}:${scope.partition}` : scope.tokenId;
+    const limit = options.selfServicePerMinute ?? SELF_SERVICE_PER_MINUTE;
+    const policy = { name: SELF_SERVICE_POLICY, limit, window_s: 60 };
+    return [rateMeter(policy, `self:${who}`, SELF_SERVICE_POLICY)];
+  }
   const meters: Meter[] = [];
   for (const p of limits.policies) {
     const base = rateMeter(p, `rate:${p.name}`, p.name);

@@ -9,7 +9,12 @@ import { type Limits, limitsSchema, type TokenLimits, tokenLimitsSchema } from '
 import type { Sql } from './sql';
 
 /** Rows of the `settings` table. */
-export type SettingName = 'limits' | 'cache_version' | 'disabled' | 'retention_days';
+export type SettingName =
+  | 'limits'
+  | 'cache_version'
+  | 'disabled'
+  | 'retention_days'
+  | 'tokens_adopted';
 /** When a token stops being accepted, and why; null: it has no end recorded. */
 export type TokenState = { at: number; reason: 'revoked' | 'expired' } | null;
 
@@ -168,13 +173,6 @@ export class GuardStore {
       this.meterOwner(tokenId),
     );
     this.meterOwners.delete(successor);
-  }
-
-  allTokenLimits(): Record<string, TokenLimits> {
-    const rows = this.sql.exec<{ token_id: string; limits: string }>('SELECT * FROM token_limits');
-    const out: Record<string, TokenLimits> = {};
-    for (const row of rows) out[row.token_id] = tokenLimitsSchema.parse(JSON.parse(row.limits));
-    return out;
   }
 
   guardCalls(): GuardCalls {

@@ -1,9 +1,10 @@
 /**
  * src/guard/ is what a tenant's TenantGuard hosts, and what it tells isolates:
  * - TenantGuard (this file): one SQLite-backed Durable Object per tenant, the
- *   single writer of its counters, leases, token states, cache version and
+ *   single writer of its counters, leases, tokens, cache version and
  *   settings. The work is core.ts; this shell adds what needs the runtime:
- *   the alarm, alert deliveries (fetch, audit log) and the key ring;
+ *   the alarm, alert deliveries (fetch, audit log), the key ring, and writing
+ *   the tokens it decided to KV (token-changes.ts, token-registry.ts);
  * - its storage: store.ts (settings, token states), ledger.ts and slots.ts
  *   (units counted per meter and window), history.ts (usage history),
  *   alerts.ts (quota alerts, sent from its alarm), idempotency.ts (the
@@ -16,14 +17,31 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 import { auditLog } from '../audit/log';
+import { log } from '../log';
 import { isSealed, keyRing, open, seal, sealedKid } from '../tenants/crypto';
+import {
+  eraseTokenRecord,
+  indexedTokens,
+  type TokenEntry,
+  writeTokenRecord,
+} from '../tenants/token-store';
+import { waitUntilDone } from '../waiters';
 import { type AlertConfig, type DeliveryResult, deliverDue, sendTestAlert } from './alerts';
 import { GuardCore, SWEEP_EVERY_MS } from './core';
 import type { HistoryQuery } from './history';
-import type { ClaimRequest, StoredAnswer } from './idempotency';
-import type { BrokerPush, LeaseRequest } from './lease-protocol';
+import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
+import type { BrokerPush, LeaseRequest, Returned } from './lease-protocol';
 import type { Limits, TokenLimits } from './policy';
+import type { RevokeOutcome, TokenSpecOf } from './token-changes';
+import type { AuditContext, MintedToken, RotateOutcome } from './token-registry';
 import type { UsageBatch } from './usage';
+
+/** A decision KV has not taken yet is tried again by the alarm this soon. */
+const RESYNC_AFTER_MS = 5000;
+/** A write to KV that failed is tried once more, after this pause (KV takes one write a second per key). */
+const KV_RETRY_MS = 1100;
+/** Rounds of writing one call makes at most before it answers; the alarm writes the rest. */
+const SYNC_ROUNDS = 10;
 
 /** The TenantGuard of one tenant. */
 export function guardFor(
@@ -37,6 +55,8 @@ export class TenantGuard extends DurableObject {
   private readonly core: GuardCore;
   /** When the alarm is set for, as far as this object knows (undefined: not known). */
   private alarmAt: number | null | undefined;
+  /** A call is writing decided token records to KV (syncTokens). */
+  private syncing = false;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -48,8 +68,8 @@ export class TenantGuard extends DurableObject {
     return this.core.acquire(req);
   }
 
-  record(batch: UsageBatch, retentionDays?: number) {
-    this.core.record(batch, retentionDays);
+  record(batch: UsageBatch, retentionDays?: number, returns?: Returned[]) {
+    this.core.record(batch, retentionDays, returns);
   }
 
   history(q: HistoryQuery) {
@@ -65,17 +85,73 @@ export class TenantGuard extends DurableObject {
     await this.tellBrokers({ kind: 'reset' });
   }
 
-  async setTokenLimits(tokenId: string, limits: TokenLimits | null) {
-    this.core.setTokenLimits(tokenId, limits);
+  /**
+   * Token changes (token-changes.ts): each is decided here, one call at a time, then
+   * written to KV and the audit log in decision order before the call answers.
+   */
+  async issueToken(
+    tenantId: string,
+    minted: MintedToken,
+    spec: TokenSpecOf,
+    limits: TokenLimits | null,
+    now: number,
+  ): Promise<TokenEntry> {
+    await this.tokensReady(tenantId);
+    const issued = this.core.tokenChanges.issue(tenantId, minted, spec, limits, now);
+    await this.syncTokens();
+    if (limits) await this.tellBrokers({ kind: 'reset' });
+    return issued;
+  }
+
+  async rotateToken(
+    tenantId: string,
+    oldId: string,
+    minted: MintedToken,
+    until: number,
+    now: number,
+    ctx: AuditContext,
+  ): Promise<RotateOutcome> {
+    await this.tokensReady(tenantId);
+    const { outcome, pushes } = this.core.tokenChanges.rotate(oldId, minted, until, now, ctx);
+    await this.syncTokens();
+    for (const push of pushes) await this.tellBrokers(push);
+    return outcome;
+  }
+
+  async revokeToken(
+    tenantId: string,
+    tokenId: string,
+    withSuccessors: boolean,
+    now: number,
+    ctx: AuditContext,
+  ): Promise<RevokeOutcome> {
+    await this.tokensReady(tenantId);
+    const { outcome, pushes } = this.core.tokenChanges.revoke(tokenId, withSuccessors, now, ctx);
+    await this.syncTokens();
+    for (const push of pushes) await this.tellBrokers(push);
+    return outcome;
+  }
+
+  /** A token's own limits; false when the tenant has no such (unrevoked) token. */
+  async setTokenLimits(tenantId: string, tokenId: string, limits: TokenLimits | null) {
+    await this.tokensReady(tenantId);
+    if (!this.core.tokenChanges.setLimits(tokenId, limits)) return false;
     await this.tellBrokers({ kind: 'reset' });
+    return true;
   }
 
-  succeed(tokenId: string, successor: string) {
-    this.core.succeed(tokenId, successor);
+  async listTokens(tenantId: string, now: number) {
+    await this.tokensReady(tenantId);
+    return this.core.tokenChanges.list(now);
   }
 
-  allTokenLimits() {
-    return this.core.allTokenLimits();
+  /** The tenant is deleted: every record of its tokens leaves KV. */
+  async removeTokens(tenantId: string): Promise<TokenEntry[]> {
+    await this.tokensReady(tenantId);
+    const removed = this.core.tokens.all();
+    this.core.tokens.removeAll();
+    await this.syncTokens();
+    return removed;
   }
 
   tokenLimits(tokenId: string) {
@@ -88,14 +164,6 @@ export class TenantGuard extends DurableObject {
 
   cacheVersion() {
     return this.core.cacheVersion();
-  }
-
-  async revoke(tokenId: string, now: number) {
-    await this.tellBrokers(this.core.revoke(tokenId, now));
-  }
-
-  async expireAt(tokenId: string, at: number) {
-    await this.tellBrokers(this.core.expireAt(tokenId, at));
   }
 
   async setDisabled(disabled: boolean) {
@@ -123,12 +191,18 @@ export class TenantGuard extends DurableObject {
     return this.core.claimIdempotency(req);
   }
 
-  settleIdempotency(key: string, fingerprint: string, answer: StoredAnswer, now: number) {
-    this.core.settleIdempotency(key, fingerprint, answer, now);
+  settleIdempotency(
+    key: string,
+    owner: KeyOwner,
+    fingerprint: string,
+    answer: StoredAnswer,
+    now: number,
+  ) {
+    this.core.settleIdempotency(key, owner, fingerprint, answer, now);
   }
 
-  releaseIdempotency(key: string, fingerprint: string) {
-    this.core.releaseIdempotency(key, fingerprint);
+  releaseIdempotency(key: string, owner: KeyOwner, fingerprint: string) {
+    this.core.releaseIdempotency(key, owner, fingerprint);
   }
 
   /**
@@ -139,6 +213,7 @@ export class TenantGuard extends DurableObject {
     const now = Date.now();
     this.alarmAt = null;
     this.core.sweep(now);
+    if (this.core.tokens.hasPending()) await this.syncTokens();
     const { nextAt } = await this.deliverAlerts(now);
     this.scheduleAlarm(Math.min(nextAt ?? Number.POSITIVE_INFINITY, now + SWEEP_EVERY_MS));
   }
@@ -197,6 +272,63 @@ export class TenantGuard extends DurableObject {
     );
   }
 
+  /**
+   * Once per tenant: the tokens KV held before this guard decided them are taken in
+   * (blocking other calls meanwhile, so no decision is made without them).
+   */
+  private async tokensReady(tenantId: string): Promise<void> {
+    if (this.core.tokensAdopted()) return;
+    await this.ctx.blockConcurrencyWhile(async () => {
+      if (this.core.tokensAdopted()) return;
+      this.core.adoptTokens(await indexedTokens(this.env.TENANTS, tenantId));
+    });
+    // What the guard knew better (a revocation KV had lost) goes back to KV.
+    await this.syncTokens();
+  }
+
+  /**
+   * Writes what was decided and KV lacks, and the audit entries not yet sent, one
+   * writer at a time: each write is the token's latest decided record, so whatever
+   * the order calls finish in, KV ends with the last decision. A call waits for a
+   * write in progress (polling: it never awaits another call's I/O), then writes
+   * what is still missing. What cannot be written now is left to the alarm.
+   */
+  private async syncTokens(): Promise<void> {
+    // Each round writes what was pending when it began; decisions made meanwhile (by
+    // other calls, which wait here) are written by the next round.
+    for (let round = 0; round < SYNC_ROUNDS; round++) {
+      if (this.syncing) {
+        await waitUntilDone(() => !this.syncing, 30_000);
+        continue;
+      }
+      if (!this.core.tokens.hasPending()) return;
+      // Should this object end before the writes do, its alarm finishes them.
+      this.scheduleAlarm(Date.now() + RESYNC_AFTER_MS);
+      this.syncing = true;
+      try {
+        for (const write of this.core.tokens.pendingWrites()) {
+          await retriedOnce(() =>
+            write.removed
+              ? eraseTokenRecord(this.env.TENANTS, write)
+              : writeTokenRecord(this.env.TENANTS, write),
+          );
+          this.core.tokens.written(write.record.id, write.version);
+        }
+        for (const { seq, entry } of this.core.tokens.pendingAudits()) {
+          log.info(`audit.${entry.action}`, entry);
+          await retriedOnce(() => auditLog(this.env).record(entry));
+          this.core.tokens.audited(seq);
+        }
+      } catch (err) {
+        // The alarm set above tries again.
+        log.error('tokens.sync_failed', { error: err instanceof Error ? err.name : typeof err });
+        return;
+      } finally {
+        this.syncing = false;
+      }
+    }
+  }
+
   /** Makes sure the alarm fires by `at` (real clock). */
   private scheduleAlarm(at: number): void {
     const wanted = Math.max(at, Date.now());
@@ -210,5 +342,14 @@ export class TenantGuard extends DurableObject {
       .catch(() => {
         this.alarmAt = undefined;
       });
+  }
+}
+
+async function retriedOnce(write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch {
+    await new Promise((resolve) => setTimeout(resolve, KV_RETRY_MS));
+    await write();
   }
 }

@@ -16,9 +16,9 @@
 
 import type { Decision, LeaseSettings } from '../guard/lease';
 import { TenantLease } from '../guard/lease';
-import type { LeaseAnswer, LeaseRequest, Refusal } from '../guard/lease-protocol';
+import type { LeaseAnswer, LeaseRequest, Refusal, Returned } from '../guard/lease-protocol';
 import type { Scope } from '../guard/policy';
-import { type UsageBatch, UsageBuffer, type UsageEntry } from '../guard/usage';
+import { USAGE_FLUSH_MS, type UsageBatch, UsageBuffer, type UsageEntry } from '../guard/usage';
 import { waitUntilDone } from '../waiters';
 
 /**
@@ -28,8 +28,15 @@ import { waitUntilDone } from '../waiters';
 export interface AdmissionIo {
   /** Calls the tenant's TenantGuard. */
   acquire(req: LeaseRequest): Promise<LeaseAnswer>;
-  /** Hands the guard a usage batch on its own (when no lease call came by in time). */
-  record(batch: UsageBatch, retentionDays: number): Promise<void>;
+  /**
+   * Hands the TenantGuard a usage batch on its own (when no lease call came by in
+   * time), with the unused units of ended leases: a broker's lease too, since the
+   * guard counted those units when the broker pooled them, and the broker gives
+   * back only what it still holds.
+   */
+  record(batch: UsageBatch, retentionDays: number, returns?: Returned[]): Promise<void>;
+  /** Resolves after `ms` (a request's timer); absent, usage waits for the next request. */
+  later?(ms: number): Promise<void>;
   /** Keeps background work (and a call others wait on) alive past the response. */
   waitUntil(promise: Promise<unknown>): void;
   now(): number;
@@ -59,6 +66,8 @@ class TenantAdmission {
   /** Units of requests waiting for that call. */
   queued = 0;
   downUntil = 0;
+  /** A usage timer is set (recordUsage): one per tenant at a time. */
+  flushSet = false;
 }
 
 /** One isolate's admission state: a lease and a usage buffer per tenant it has seen lately. */
@@ -119,14 +128,19 @@ export class Admission {
     return after === 'ask' ? UNAVAILABLE : after;
   }
 
-  /** Drops this isolate's lease of a tenant: its next request asks the guard (operator changes). */
+  /** Drops this isolate's leases of a tenant: its next request asks the guard (operator changes). */
   forget(tenantId: string): void {
     this.tenants.get(tenantId)?.lease.forget();
+    this.tenants.get(selfServiceLane(tenantId))?.lease.forget();
   }
 
   /**
-   * Adds a finished request to its tenant's usage; sends the batch on its own,
-   * off the request path, once it has waited USAGE_FLUSH_MS for a lease call.
+   * Adds a finished request to its tenant's usage. The batch rides with the next
+   * lease call; it is sent on its own, off the request path, once it is
+   * USAGE_FLUSH_MS old when a later request finishes, and in any case by the
+   * tenant's timer, set by the first entry after the last one fired, so a quiet
+   * tenant's last requests arrive within USAGE_FLUSH_MS too
+   * (docs/OBSERVABILITY.md, "Usage history").
    */
   recordUsage(
     tenantId: string,
@@ -136,10 +150,19 @@ export class Admission {
   ): void {
     const tenant = this.tenant(tenantId);
     tenant.usage.add(entry);
-    if (!tenant.usage.due(host.now()) || tenant.calling) return;
-    const batch = tenant.usage.take();
-    if (batch)
-      host.waitUntil(host.record(batch, settings.usageRetentionDays).catch(() => undefined));
+    if (tenant.usage.due(host.now()) && !tenant.calling) {
+      sendUsage(tenant, settings, host);
+    } else if (!tenant.flushSet && host.later) {
+      // One timer per tenant: this request's context stays alive for it (waitUntil),
+      // then it sends whatever is waiting, at most USAGE_FLUSH_MS old, since every
+      // entry came after the timer was set. An entry after it fires sets the next.
+      tenant.flushSet = true;
+      const flush = host.later(USAGE_FLUSH_MS).then(() => {
+        tenant.flushSet = false;
+        return sendUsage(tenant, settings, host);
+      });
+      host.waitUntil(flush.catch(() => undefined));
+    }
   }
 
   /** Tenants this isolate holds a lease for (the simulation measures their memory). */
@@ -163,6 +186,14 @@ export class Admission {
 
 /** This isolate's admission. */
 export const isolateAdmission = new Admission();
+
+/**
+ * The lease a tenant's self-service reads are admitted from (docs/LIMITS.md,
+ * "Self-service reads"): apart from its other requests, so their small meter
+ * never reaches the regional brokers, whose pools would otherwise pass the
+ * whole tenant through for it (lease-protocol.ts, MIN_POOLED_LIMIT).
+ */
+export const selfServiceLane = (tenantId: string) => `${tenantId}#self`;
 
 async function call(
   tenant: TenantAdmission,
@@ -206,6 +237,21 @@ function renewInBackground(
       tenant.calling = false;
     });
   host.waitUntil(renewal);
+}
+
+/**
+ * Sends the waiting usage on its own, with the unused units of this tenant's ended
+ * leases, so a quiet tenant's meters come back to what its isolates admitted
+ * (docs/LIMITS.md, "Counting"). A call in flight carries the returns itself.
+ */
+function sendUsage(tenant: TenantAdmission, settings: LeaseSettings, host: AdmissionIo) {
+  const batch = tenant.usage.take();
+  const returns = tenant.calling ? [] : tenant.lease.takeReturns(host.now());
+  if (!batch && returns.length === 0) return;
+  const empty = { rows: [], refusals: [] };
+  const sent = host.record(batch ?? empty, settings.usageRetentionDays, returns).catch(() => {});
+  host.waitUntil(sent);
+  return sent;
 }
 
 /** The usage gathered so far rides along with a call to the guard (the same request object). */

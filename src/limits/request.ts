@@ -41,11 +41,18 @@ function advise(tenantId: string, change: Partial<BrokerAdvice>): void {
   brokerAdvice.set(tenantId, { ...current, ...change });
 }
 
-/** How this request reaches its tenant's TenantGuard, for admission.ts. */
-export function admissionIo(c: Context<HonoEnv>): AdmissionIo {
-  const tenantId = c.get('tenant').id;
+/**
+ * How this request reaches its tenant's TenantGuard, for admission.ts: through its
+ * region's broker, or `direct` (self-service reads) to the TenantGuard itself.
+ * `tenantId`: the request's tenant (default: the authenticated one).
+ */
+export function admissionIo(
+  c: Context<HonoEnv>,
+  opts: { direct?: boolean; tenantId?: string } = {},
+): AdmissionIo {
+  const tenantId = opts.tenantId ?? c.get('tenant').id;
   const settings = c.get('settings');
-  const region = settings.LEASE_BROKERS ? regionOf(c.req.raw.cf) : null;
+  const region = settings.LEASE_BROKERS && !opts.direct ? regionOf(c.req.raw.cf) : null;
   return {
     acquire: async (req) => {
       count('guard_calls');
@@ -69,10 +76,13 @@ export function admissionIo(c: Context<HonoEnv>): AdmissionIo {
       if (answer.direct) advise(tenantId, { directUntil: req.now + DIRECT_FOR_MS });
       return answer;
     },
-    record: (batch, retentionDays) => {
+    record: (batch, retentionDays, returns) => {
       count('guard_calls');
-      return guardFor(c.env, tenantId).record(batch, retentionDays);
+      return guardFor(c.env, tenantId).record(batch, retentionDays, returns);
     },
+    ...(settings.USAGE_FLUSH_TIMER
+      ? { later: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) }
+      : {}),
     waitUntil: (p) => c.executionCtx.waitUntil(p),
     now: () => Date.now(),
   };
@@ -91,6 +101,7 @@ export function leaseSettings(settings: Settings): LeaseSettings {
       meterOptions: {
         partitionShare: settings.BROWSER_PARTITION_SHARE,
         largestCost: catalogOf(settings).largestCost,
+        selfServicePerMinute: settings.SELF_SERVICE_PER_MINUTE,
       },
     };
     leaseSettingsFor.set(settings, ls);
@@ -101,11 +112,13 @@ export function leaseSettings(settings: Settings): LeaseSettings {
 /**
  * Adds a finished request of a known tenant to its usage history, when limits
  * and USAGE_HISTORY are on: gathered here, handed to the guard with the next
- * lease call (admission.ts, recordUsage).
+ * lease call, or on its own within USAGE_FLUSH_MS (admission.ts, recordUsage).
+ * The tenant is the one its token names, also when the request was refused
+ * before admission (a revoked token, a missing scope, an unknown path).
  */
-export function recordRequestUsage(c: Context<HonoEnv>, entry: UsageEntry): void {
+export function recordRequestUsage(c: Context<HonoEnv>, tenantId: string, entry: UsageEntry): void {
   const settings = c.get('settings');
-  const tenant = c.get('tenant');
-  if (!tenant || !settings.LIMITS_ENABLED || !settings.USAGE_HISTORY) return;
-  isolateAdmission.recordUsage(tenant.id, entry, leaseSettings(settings), admissionIo(c));
+  if (!settings.LIMITS_ENABLED || !settings.USAGE_HISTORY) return;
+  const io = admissionIo(c, { tenantId });
+  isolateAdmission.recordUsage(tenantId, entry, leaseSettings(settings), io);
 }

@@ -87,6 +87,7 @@ async function tenantToken(
     throw new GatewayError('INVALID_TOKEN');
   }
   const { record } = entry;
+  c.set('principal', { tenantId: record.tenant_id, tokenId: record.id });
   if (record.revoked_at) throw new GatewayError('TOKEN_REVOKED');
   if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) {
     throw new GatewayError('TOKEN_EXPIRED');
@@ -110,6 +111,7 @@ async function browserToken(
     throw new GatewayError('INVALID_TOKEN', { message: 'Invalid browser token' });
   }
   const claims = verified.claims;
+  c.set('principal', { tenantId: claims.ten, tokenId: claims.tok });
   const origin = c.req.header('origin');
   if (origin !== claims.org) {
     throw new GatewayError('ORIGIN_NOT_ALLOWED', {
@@ -142,6 +144,32 @@ async function browserToken(
     expires_at: new Date(claims.exp * 1000).toISOString(),
   };
   return { tenant, record, partition: claims.prt };
+}
+
+/**
+ * Who a request to no route was made by, for its tenant's usage history: set when it
+ * presents a valid gateway token (tag checked first, so a forged one costs no I/O; a
+ * legacy-format one is not looked up) or a valid browser token. Never refuses.
+ */
+export async function notePrincipal(c: Context<HonoEnv>): Promise<void> {
+  const token = presentedToken(c, false);
+  if (!token) return;
+  try {
+    const ring = await keyRing(c.get('settings').KEY_ENCRYPTION_KEY);
+    if (token.startsWith(BROWSER_TOKEN_PREFIX)) {
+      const verified = await verifyBrowserToken(ring, token);
+      if (verified.ok)
+        c.set('principal', { tenantId: verified.claims.ten, tokenId: verified.claims.tok });
+      return;
+    }
+    const checked = await checkPresentedToken(ring, token);
+    if (checked?.format !== 'tagged') return;
+    const stores = await memoizedStores(c.env, c.get('settings'));
+    const entry = await stores.tokens.find({ hash: checked.hash });
+    if (entry) c.set('principal', { tenantId: entry.record.tenant_id, tokenId: entry.record.id });
+  } catch {
+    // Counting is best effort: the answer is the 404 either way.
+  }
 }
 
 /** A token without the scope a route needs gets a 403 that names the scope. */

@@ -1,7 +1,8 @@
 /**
  * Idempotency-Key on the platform's writes (docs/RESILIENCE.md): optional, or
- * required for the operations IDEMPOTENCY_REQUIRED names. The key is claimed
- * in the tenant's TenantGuard (guard/idempotency.ts) before the write goes
+ * required for the operations IDEMPOTENCY_REQUIRED names. The key is the
+ * sending token's (a gateway token's line, or one browser token): claimed in
+ * the tenant's TenantGuard (guard/idempotency.ts) before the write goes
  * upstream; the answer is kept, secrets masked, for 24 h. A repeat gets it
  * back with `Idempotent-Replayed: true` and no platform call; the same key
  * in flight is a 409 (40901), with another request a 422 (42200). Reads are
@@ -58,9 +59,13 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
       `${spec.method}\n${c.req.path}\n${JSON.stringify(c.get('input').body ?? null)}`,
     );
     const guard = guardFor(c.env, c.get('tenant').id);
+    // Keys are the sending token's (its line's), a browser token's its own: never shared.
+    const partition = c.get('partition');
+    const owner = { tokenId: c.get('token').id, ...(partition ? { partition } : {}) };
     const claim = await guard
       .claimIdempotency({
         key,
+        ...owner,
         fingerprint,
         now: Date.now(),
         inFlightMs: settings.UPSTREAM_TIMEOUT_MS + ABANDONED_AFTER_MS,
@@ -84,8 +89,8 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
     const acted =
       obs.attempts !== undefined && !(error instanceof GatewayError && NOT_ACTED.has(error.kind));
     try {
-      if (acted) await guard.settleIdempotency(key, fingerprint, await kept(c), Date.now());
-      else await guard.releaseIdempotency(key, fingerprint);
+      if (acted) await guard.settleIdempotency(key, owner, fingerprint, await kept(c), Date.now());
+      else await guard.releaseIdempotency(key, owner, fingerprint);
     } catch (err) {
       // The claim then lapses after the write's deadline and a minute (ABANDONED_AFTER_MS).
       log.error('idempotency.settle_failed', {

@@ -12,7 +12,7 @@ import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
 import type { Refusal } from '../guard/lease-protocol';
 import type { LimitGroup } from '../guard/policy';
-import { isolateAdmission } from '../limits/admission';
+import { isolateAdmission, selfServiceLane } from '../limits/admission';
 import { rateLimitHeaders } from '../limits/headers';
 import { admissionIo, leaseSettings } from '../limits/request';
 import { log } from '../log';
@@ -26,12 +26,14 @@ export function tenantLimits(group: LimitGroup, cost: (c: Context<HonoEnv>) => n
     const tenantId = c.get('tenant').id;
     const scope = { group, tokenId: c.get('token').id, partition: c.get('partition') };
     const units = cost(c);
+    // Self-service reads have a lease of their own, from the TenantGuard directly.
+    const self = group === 'self';
     const result = await isolateAdmission.admit(
-      tenantId,
+      self ? selfServiceLane(tenantId) : tenantId,
       scope,
       units,
       leaseSettings(settings),
-      admissionIo(c),
+      admissionIo(c, { direct: self }),
     );
     const obs = c.get('obs');
     obs.cost = units;

@@ -24,7 +24,8 @@ const MAX_REFUSED = 10_000;
 
 export type PreAuthKind = 'legacy-token' | 'origin' | 'admin-auth';
 
-const refused = new Memo<true>(MAX_REFUSED);
+/** Refused networks, each with when its refusal ends (ms). */
+const refused = new Memo<number>(MAX_REFUSED);
 
 /** The client's address as Cloudflare reports it (absent locally). */
 export function clientIp(c: Context<HonoEnv>): string {
@@ -50,7 +51,17 @@ const keyOf = (c: Context<HonoEnv>, kind: PreAuthKind) => `${kind}:${clientNetwo
 
 /** Whether this client is being refused for `kind`. */
 export function isThrottled(c: Context<HonoEnv>, kind: PreAuthKind): boolean {
-  return refused.get(keyOf(c, kind)) !== undefined;
+  return refusedUntil(c, kind) !== null;
+}
+
+/** When this isolate stops refusing this client for `kind`, or null when it does not. */
+export function refusedUntil(c: Context<HonoEnv>, kind: PreAuthKind): number | null {
+  return refused.get(keyOf(c, kind)) ?? null;
+}
+
+/** Refuses this client for `kind` in this isolate until `until` (what another isolate saw). */
+export function refuseUntil(c: Context<HonoEnv>, kind: PreAuthKind, until: number): void {
+  refused.set(keyOf(c, kind), until, until - Date.now());
 }
 
 /** Throws a 429 when this client is being refused for `kind`. */
@@ -60,14 +71,21 @@ export function assertNotThrottled(c: Context<HonoEnv>, kind: PreAuthKind): void
 
 /**
  * Counts one failed lookup against the client; when the binding says it is
- * over the limit, the client is refused such lookups from now on.
+ * over the limit, the client is refused such lookups from now on, until the
+ * time this returns (null while it is not refused).
  */
-export async function countAgainstClient(c: Context<HonoEnv>, kind: PreAuthKind): Promise<void> {
+export async function countAgainstClient(
+  c: Context<HonoEnv>,
+  kind: PreAuthKind,
+): Promise<number | null> {
   const limiter = c.env.PREAUTH_LIMITER;
-  if (!limiter) return;
+  if (!limiter) return null;
   const key = keyOf(c, kind);
   const { success } = await limiter.limit({ key });
-  if (!success) refused.set(key, true, REFUSED_FOR_S * 1000);
+  if (success) return null;
+  const until = Date.now() + REFUSED_FOR_S * 1000;
+  refused.set(key, until, REFUSED_FOR_S * 1000);
+  return until;
 }
 
 const failedLookups: Record<PreAuthKind, { policy: string; attempts: string }> = {
@@ -76,11 +94,14 @@ const failedLookups: Record<PreAuthKind, { policy: string; attempts: string }> =
   'admin-auth': { policy: 'failed-admin-auth', attempts: 'wrong operator tokens' },
 };
 
-export function throttled(kind: PreAuthKind): GatewayError {
+/** The 429 for a refused client; `until`: when the refusal ends (default: a whole period). */
+export function throttled(kind: PreAuthKind, until?: number): GatewayError {
   const { policy, attempts } = failedLookups[kind];
+  const seconds =
+    until === undefined ? REFUSED_FOR_S : Math.max(1, Math.ceil((until - Date.now()) / 1000));
   return new GatewayError('RATE_LIMITED', {
-    message: `Too many ${attempts} from this address; retry in ${REFUSED_FOR_S} s`,
-    details: { policy, retry_after_s: REFUSED_FOR_S },
-    headers: { 'Retry-After': String(REFUSED_FOR_S) },
+    message: `Too many ${attempts} from this address; retry in ${seconds} s`,
+    details: { policy, retry_after_s: seconds },
+    headers: { 'Retry-After': String(seconds) },
   });
 }

@@ -28,11 +28,14 @@ export function requestLog() {
       else log.info('request', line);
     }
     writeDataPoint(c, line, obs);
-    if (obs.route) {
-      recordRequestUsage(c, {
+    // Every request a known token made, refused ones too, in its tenant's history.
+    const principal = c.get('principal');
+    if (principal) {
+      recordRequestUsage(c, principal.tenantId, {
         at: started,
-        tokenId: line.token_id ?? '',
-        route: obs.route,
+        tokenId: principal.tokenId,
+        // An unknown path under a valid token names no operation.
+        route: obs.route ?? 'unmatched',
         status: line.status,
         units: obs.limiter === 'admitted' ? (obs.cost ?? 0) : 0,
         latencyMs: duration,
@@ -53,9 +56,9 @@ function logLine(c: Context<HonoEnv>, obs: Observation, duration: number) {
   return {
     request_id: c.get('requestId'),
     trace_id: obs.traceId ?? null,
-    tenant_id: c.get('tenant')?.id ?? null,
-    // The token's id, never the token.
-    token_id: c.get('token')?.id ?? null,
+    tenant_id: c.get('tenant')?.id ?? c.get('principal')?.tenantId ?? null,
+    // The token's id, never the token (also of a token refused after it was found).
+    token_id: c.get('token')?.id ?? c.get('principal')?.tokenId ?? null,
     route: obs.route ?? null,
     method: c.req.method,
     status,

@@ -2,18 +2,17 @@
  * W3C Trace Context (docs/RESILIENCE.md, "Traces"): a request's `traceparent`
  * is taken up when it is valid, or a new trace is started. The gateway's own
  * span id goes to the platform in `traceparent` (with the caller's
- * `tracestate`) and back to the caller; the trace id goes into the request
+ * `tracestate` when it is a valid list: tracestate.ts) and back to the caller; the trace id goes into the request
  * log line and the Analytics Engine point.
  *
  * @example app.use(traceContext())
  */
 import { createMiddleware } from 'hono/factory';
 import type { HonoEnv, TraceContext } from '../types/context';
+import { validTracestate } from './tracestate';
 
 /** version-traceid-parentid-flags, lower-case hex (W3C Trace Context, level 1). */
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
-/** The longest tracestate passed on (the specification's 32 members fit in 512 bytes). */
-const MAX_TRACESTATE = 512;
 
 export function traceContext() {
   return createMiddleware<HonoEnv>(async function traceContext(c, next) {
@@ -36,7 +35,9 @@ export function readTrace(header: string | undefined, state: string | undefined)
   const traceId = valid && match?.[2] ? match[2] : randomHex(16);
   const flags = valid && match?.[4] ? match[4] : '01';
   const trace: TraceContext = { traceId, traceparent: `00-${traceId}-${randomHex(8)}-${flags}` };
-  if (valid && state && state.length <= MAX_TRACESTATE) trace.tracestate = state;
+  // Passed on only with a valid traceparent, and only when it is a valid list.
+  const tracestate = valid ? validTracestate(state) : undefined;
+  if (tracestate) trace.tracestate = tracestate;
   return trace;
 }
 

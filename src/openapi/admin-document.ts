@@ -11,6 +11,7 @@ import { portalLinkBody } from '../admin/portal-links';
 import { rotateBody } from '../admin/rotation';
 import { createBody, listQuery, updateBody } from '../admin/tenants';
 import { tokenSpecSchema } from '../admin/token-spec';
+import { revokeQuery } from '../admin/tokens';
 import { limitsSchema, tokenLimitsSchema } from '../guard/policy';
 import { historyQuerySchema } from '../observability/history-query';
 import { GATEWAY_VERSION } from '../version';
@@ -50,14 +51,26 @@ const OPERATIONS: AdminOperation[] = [
     summary: 'Issue a token (shown once)',
     body: tokenSpecSchema,
   },
-  { method: 'get', path: `${T}/tokens`, summary: "List a tenant's tokens (never the secrets)" },
+  {
+    method: 'get',
+    path: `${T}/tokens`,
+    summary: "List a tenant's tokens, oldest first, with their families (never the secrets)",
+  },
   {
     method: 'post',
     path: `${T}/tokens/{token_id}/rotate`,
     summary: 'Rotate a token with an overlap',
+    description:
+      'A family rotates one step at a time: 409 (40902) when the token already has a working ' +
+      'successor (`data.successor_id`) or its own ancestor still works (`data.ancestor_id`).',
     body: rotateBody,
   },
-  { method: 'delete', path: `${T}/tokens/{token_id}`, summary: 'Revoke a token at once' },
+  {
+    method: 'delete',
+    path: `${T}/tokens/{token_id}`,
+    summary: 'Revoke a token at once (with_successors=true: every token rotated from it too)',
+    query: revokeQuery,
+  },
   {
     method: 'put',
     path: `${T}/tokens/{token_id}/limits`,

@@ -318,8 +318,9 @@ function usageOperation() {
     tags: ['usage'],
     summary: "The calling tenant's own usage",
     description:
-      'Its limits, the current windows, and its last 30 days by day. ' +
-      `Needs the scope \`${USAGE_SCOPE}\`.`,
+      "Its limits, the current windows (the calling token's own meters too), and its last 30 " +
+      "days by day. A self-service read: it spends none of the tenant's limits, only the " +
+      `token's own self-service meter. Needs the scope \`${USAGE_SCOPE}\`.`,
     'x-required-scope': USAGE_SCOPE,
     responses: {
       '200': gatewayAnswer(
@@ -344,14 +345,17 @@ function ownTokenOperation() {
     tags: ['auth'],
     summary: 'The calling token itself',
     description:
-      "Its tenant's id and name, its own id, name, scopes, expiry and own limits, and whether " +
-      'it may rotate itself; its RateLimit fields tell its standing (it costs nothing). Any ' +
-      'token may ask; it never names another tenant or token.',
+      "Its tenant's id and name, its own id, name, scopes, expiry and own limits, the tenant's " +
+      'and its own meters as the TenantGuard counts them, and whether it may rotate itself. A ' +
+      "self-service read: it spends none of the tenant's limits, only the token's own " +
+      'self-service meter (its RateLimit fields). Any token may ask; it never names another ' +
+      'tenant or token.',
     responses: {
       '200': gatewayAnswer('The token and its tenant.', {
         tenant: { type: 'object' },
         token: { type: 'object' },
         limits: { type: ['object', 'null'] },
+        meters: { type: 'array', items: { type: 'object' } },
         can_rotate: { type: 'boolean' },
       }),
       ...errorRefs(COMMON_ERRORS),

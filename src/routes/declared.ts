@@ -44,12 +44,14 @@ const GATEWAY_OPERATION_IDS = [
   'session.events',
   'token.own',
   'token.rotate',
+  // A request under a valid token that matched no route, in the usage history.
+  'unmatched',
   'usage',
   'usage.own',
 ];
 
 /** Group names that are scopes of the gateway's own (usage:read, token:rotate) or its limits'. */
-const RESERVED_GROUPS = ['usage', 'token', 'auth'];
+const RESERVED_GROUPS = ['usage', 'token', 'auth', 'self'];
 
 const operationId = z
   .string()

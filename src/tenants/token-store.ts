@@ -1,8 +1,11 @@
 /**
  * Gateway tokens in KV. Only a token's SHA-256 is stored; its record lives
- * under that hash (the hot-path lookup) and in its tenant's index (listing,
- * operator changes). Records of expiring tokens carry KV's own `expiration`,
- * a day after the token ends, so KV removes them.
+ * under that hash (the hot-path lookup) and in its tenant's index (browser
+ * tokens' minting-token check, and the one-time adoption by the TenantGuard).
+ * Records of expiring tokens carry KV's own `expiration`, a day after the
+ * token ends, so KV removes them. Isolates only read here and make secrets
+ * (`mint`); the records are written by the tenant's TenantGuard alone, from
+ * what it decided (guard/token-registry.ts).
  */
 import { count } from '../stats';
 import type { TokenRecord } from '../types/tenants';
@@ -26,14 +29,17 @@ const UNKNOWN_MEMO_MAX_ENTRIES = 10_000;
 
 export const newTokenId = () => `tok_${randomBase62(16)}`;
 
-export interface NewToken {
-  /** Chosen ahead (newTokenId), so what the token needs can be set up before it works. */
+/** A new token's secret, shown once, and what its record takes from it (never the secret). */
+export interface Minted {
+  token: string;
   id: string;
-  name: string;
-  scopes: string[];
-  expires_at: string | null;
+  hash: string;
+  prefix: string;
+  last4: string;
+  tag_kid: string;
 }
 
+/** A token issued: the secret (shown once) and its record as decided. */
 export interface Issued {
   token: string;
   record: TokenRecord;
@@ -61,21 +67,21 @@ export class TokenStore {
     private readonly memoTtlMs: number,
   ) {}
 
-  async issue(tenantId: string, t: NewToken): Promise<Issued> {
+  /**
+   * A new token's secret, tagged under the ring's current key, and the parts of its
+   * record that come from it. Nothing is stored: the tenant's TenantGuard decides the
+   * token and writes its records (guard/token-registry.ts).
+   */
+  async mint(): Promise<Minted> {
     const { token, kid } = await generateToken(this.ring);
-    const record: TokenRecord = {
-      id: t.id,
-      tenant_id: tenantId,
-      name: t.name,
+    return {
+      token,
+      id: newTokenId(),
+      hash: await hashToken(token),
       prefix: token.slice(0, 9),
       last4: token.slice(-4),
-      scopes: t.scopes,
-      created_at: new Date().toISOString(),
-      expires_at: t.expires_at,
       tag_kid: kid,
     };
-    await this.put({ hash: await hashToken(token), record });
-    return { token, record };
   }
 
   /** The one token lookup: memoized for the store's memo period (none for the operator API). */
@@ -104,50 +110,51 @@ export class TokenStore {
     return memo.get(memoKey(ref)) ?? undefined;
   }
 
-  /** The tenant's tokens as stored in the index (never the secrets). */
-  async list(tenantId: string): Promise<TokenRecord[]> {
-    const keys = await listAll<TokenRecord>(this.kv, tenantTokenKey(tenantId, ''));
-    return keys.flatMap((k) => (k.metadata ? [k.metadata] : []));
+  /** Drops tokens that just changed from this isolate's memo: its next request reads KV. */
+  forget(entries: TokenEntry[]): void {
+    for (const entry of entries) forget(entry);
   }
+}
 
-  /** Sets a token's expiry (rotation); the TenantGuard enforces it at once. */
-  async setExpiry(entry: TokenEntry, expiresAt: string): Promise<TokenRecord> {
-    const record = { ...entry.record, expires_at: expiresAt };
-    await this.put({ hash: entry.hash, record });
-    return record;
-  }
-
-  /**
-   * Revokes a token: its record stays under its hash, marked, for a while (so it
-   * answers "revoked", 40102), and leaves its tenant's index. Instant refusal on
-   * every isolate is the TenantGuard's job.
-   */
-  async revoke(entry: TokenEntry, at = new Date()): Promise<void> {
-    const record: TokenRecord = { ...entry.record, revoked_at: at.toISOString() };
-    const expiration = Math.ceil(at.getTime() / 1000) + REVOKED_RECORD_KEPT_S;
-    await this.kv.put(tokenKey(entry.hash), JSON.stringify(record), { expiration });
-    await this.kv.delete(tenantTokenKey(entry.record.tenant_id, entry.record.id));
-    forget(entry);
-  }
-
-  /** Deletes every record of a token (its tenant is being deleted). */
-  async remove(entry: TokenEntry): Promise<void> {
-    await this.kv.delete(tokenKey(entry.hash));
-    await this.kv.delete(tenantTokenKey(entry.record.tenant_id, entry.record.id));
-    forget(entry);
-  }
-
-  /** A token's record under its hash (hot path) and in its tenant's index (listing). */
-  private async put(entry: TokenEntry): Promise<void> {
-    const { hash, record } = entry;
+/**
+ * Writes a token's decided record where authentication reads it (only the
+ * TenantGuard calls this, in decision order): under its hash, and in its
+ * tenant's index. A revoked token's record stays under its hash, marked, for a
+ * while (so it answers "revoked", 40102), and leaves the index.
+ */
+export async function writeTokenRecord(kv: KVNamespace, entry: TokenEntry): Promise<void> {
+  const { hash, record } = entry;
+  const indexKey = tenantTokenKey(record.tenant_id, record.id);
+  if (record.revoked_at) {
+    const kept = Math.ceil(Date.parse(record.revoked_at) / 1000) + REVOKED_RECORD_KEPT_S;
+    const expiration = Math.max(kept, Math.ceil(Date.now() / 1000) + 60);
+    await kv.put(tokenKey(hash), JSON.stringify(record), { expiration });
+    await kv.delete(indexKey);
+  } else {
     const options = expiringAt(record.expires_at);
-    await this.kv.put(tokenKey(hash), JSON.stringify(record), options);
-    await this.kv.put(tenantTokenKey(record.tenant_id, record.id), hash, {
-      ...options,
-      metadata: record,
-    });
-    forget(entry);
+    await kv.put(tokenKey(hash), JSON.stringify(record), options);
+    await kv.put(indexKey, hash, { ...options, metadata: record });
   }
+  forget(entry);
+}
+
+/** Deletes every record of a token (its tenant is being deleted). */
+export async function eraseTokenRecord(kv: KVNamespace, entry: TokenEntry): Promise<void> {
+  await kv.delete(tokenKey(entry.hash));
+  await kv.delete(tenantTokenKey(entry.record.tenant_id, entry.record.id));
+  forget(entry);
+}
+
+/** Every token of a tenant as KV's index holds it: what the TenantGuard takes in once. */
+export async function indexedTokens(kv: KVNamespace, tenantId: string): Promise<TokenEntry[]> {
+  const keys = await listAll<TokenRecord>(kv, tenantTokenKey(tenantId, ''));
+  const entries: TokenEntry[] = [];
+  for (const key of keys) {
+    if (!key.metadata) continue;
+    const hash = await kv.get(key.name);
+    if (hash) entries.push({ hash, record: key.metadata });
+  }
+  return entries;
 }
 
 /** KV `expiration` (seconds) a day after the token ends; KV needs it 60 s ahead at least. */

@@ -28,6 +28,7 @@ type OptionalSettings = Partial<
     | 'PLATFORM_KEY_PATTERN'
     | 'USAGE_RETENTION_DAYS'
     | 'USAGE_HISTORY'
+    | 'USAGE_FLUSH_TIMER'
     | 'LOG_SAMPLE_RATE'
     | 'LIMITER_FAILURE_MODE'
     | 'LEGACY_TOKENS_UNTIL'
@@ -35,6 +36,7 @@ type OptionalSettings = Partial<
     | 'PORTAL_ORIGIN'
     | 'WEBHOOK_LOCAL_TARGETS'
     | 'BROWSER_PARTITION_SHARE'
+    | 'SELF_SERVICE_PER_MINUTE'
     | 'CIRCUIT_FAILURES'
     | 'CIRCUIT_FAILURE_RATIO'
     | 'CIRCUIT_WINDOW_S'
@@ -69,6 +71,12 @@ export interface Variables extends RequestIdVariables {
   obs: Observation;
   tenant: Tenant;
   token: TokenRecord;
+  /**
+   * The tenant and token a presented token names, once authentication has found it,
+   * before its checks: refused requests (revoked, out of scope, an unknown path) are
+   * counted in that tenant's usage history too (observability/request-log.ts).
+   */
+  principal?: { tenantId: string; tokenId: string };
   /** A platform route's validated path, query and body (middleware/validate.ts). */
   input: ValidatedInput;
   /** A platform route's configured route (ROUTE_OVERRIDES applied), resolved once by proxy.ts. */

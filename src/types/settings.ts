@@ -99,6 +99,8 @@ export interface Settings {
   L1_CACHE_BYTES: number;
   USAGE_RETENTION_DAYS: number;
   USAGE_HISTORY: boolean;
+  /** Whether a usage batch is sent by a timer once it is USAGE_FLUSH_MS old, not only by a later request. */
+  USAGE_FLUSH_TIMER: boolean;
   LOG_SAMPLE_RATE: number;
   /** Global flag: matches every platform key in a text. */
   PLATFORM_KEY_PATTERN: RegExp;
@@ -118,6 +120,8 @@ export interface Settings {
   PORTAL_ORIGIN: string | undefined;
   WEBHOOK_LOCAL_TARGETS: boolean;
   BROWSER_PARTITION_SHARE: number;
+  /** Self-service reads (GET /token, GET /usage) one token may make a minute (docs/LIMITS.md). */
+  SELF_SERVICE_PER_MINUTE: number;
   /** Circuit breaker (docs/RESILIENCE.md): failures in a row that open it. */
   CIRCUIT_FAILURES: number;
   /** Share of failed calls in the window that opens it (above 1: never). */

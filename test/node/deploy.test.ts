@@ -428,6 +428,7 @@ describe('npm run deploy, refusing', () => {
     const config = unstable_readConfig({ config: t.config, env: 'production' });
     expect(config.vars.PLATFORM_BASE_URL).toBe('https://platform.example.com');
     expect(config.routes).toEqual([{ pattern: 'gw.example.com', custom_domain: true }]);
+    expect(config.vars.PORTAL_ORIGIN).toBe('https://gw.example.com');
     // The top level (npm start, tests) is untouched.
     const local = unstable_readConfig({ config: t.config });
     expect(local.vars.PLATFORM_BASE_URL).toBe('http://127.0.0.1:8790');

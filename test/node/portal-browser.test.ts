@@ -148,7 +148,7 @@ describe('/portal in Chromium', () => {
     expect(text).toContain(a.name);
     expect(text).toContain(a.id);
     expect(text).toContain('token:rotate');
-    // The standing comes from GET /token's RateLimit fields: the default burst policy.
+    // The standing: the rate policies as the TenantGuard counts them (the default burst).
     const standing = w.page.locator('section', { hasText: 'Rate-limit standing now' });
     await expect(standing.getByRole('rowheader', { name: 'burst' }).count()).resolves.toBe(1);
     // Quota gauges: the default daily and monthly quotas, with A's five requests counted.
@@ -163,6 +163,46 @@ describe('/portal in Chromium', () => {
     expect(await latencyRow.textContent()).toMatch(/≤ \d+ ms/);
     expect(offLoopback(w)).toEqual([]);
     expect(w.consoleLines.filter((l) => /error|Content Security Policy/i.test(l))).toEqual([]);
+    await w.context.close();
+  });
+
+  it('shows its gauges while the daily quota is spent (self-service reads spend none of it)', async () => {
+    const spent = await adminCall('/tenants', {
+      name: 'Spent partner',
+      platform_key: DEMO_PLATFORM_KEY,
+    });
+    const limits = { policies: [], quota: { daily: 2 }, limiter: 'exact' };
+    const res = await fetch(`${gateway.url}/admin/tenants/${spent.tenant_id}/limits`, {
+      method: 'PUT',
+      headers: {
+        authorization: `Bearer ${gateway.adminToken}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify(limits),
+    });
+    expect(res.status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await asToken(spent.token, '/team/lists')).status).toBe(200);
+    const refused = await asToken(spent.token, '/team/lists');
+    expect([refused.status, refused.body.code]).toEqual([429, 42901]);
+
+    const w = await newTab();
+    await signIn(w.page, spent.token);
+    const gauge = w.page.locator('meter');
+    expect(await gauge.count()).toBe(1);
+    expect(await gauge.getAttribute('value')).toBe('2');
+    expect(await gauge.getAttribute('max')).toBe('2');
+    const text = await w.page.locator('main').innerText();
+    expect(text).toContain('daily: 2 of 2 used per 24 h, 0 left');
+    expect(text).not.toContain('42901');
+    expect(text).not.toMatch(/exhausted/i);
+    // Reloading the portal again and again spends nothing and keeps answering.
+    for (let i = 0; i < 3; i++) {
+      await w.page.getByRole('button', { name: 'Refresh' }).click();
+      await w.page.locator('meter').waitFor();
+    }
+    expect(await w.page.locator('meter').getAttribute('value')).toBe('2');
+    expect(w.consoleLines.filter((l) => /error/i.test(l))).toEqual([]);
     await w.context.close();
   });
 

@@ -53,6 +53,13 @@ export interface TokenRow {
   expires_at: string | null;
   revoked_at?: string;
   limits: TokenLimits | null;
+  /** The first token of its rotation line (itself when never rotated). */
+  family_id: string;
+  ancestor_id: string | null;
+  successor_id: string | null;
+  /** When and by whom this token was rotated into its successor. */
+  rotated_at: string | null;
+  rotated_by: string | null;
 }
 
 export interface Meter {
@@ -167,8 +174,11 @@ export const api = {
       method: 'POST',
       body: { expires_in_s },
     }),
-  revokeToken: (id: string, tokenId: string) =>
-    call<unknown>(`${T(id)}/tokens/${encodeURIComponent(tokenId)}`, { method: 'DELETE' }),
+  revokeToken: (id: string, tokenId: string, withSuccessors = false) =>
+    call<{ successors_revoked: string[] }>(
+      `${T(id)}/tokens/${encodeURIComponent(tokenId)}${qs({ with_successors: withSuccessors ? 'true' : undefined })}`,
+      { method: 'DELETE' },
+    ),
   setTokenLimits: (id: string, tokenId: string, limits: TokenLimits | null) =>
     call<unknown>(`${T(id)}/tokens/${encodeURIComponent(tokenId)}/limits`, {
       method: limits ? 'PUT' : 'DELETE',

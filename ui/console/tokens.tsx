@@ -1,7 +1,9 @@
 /**
  * A tenant's tokens: list, issue (the token shown once, with a copy button),
- * rotate with an overlap, revoke. The scopes picker never preselects an
- * `apikeys:` scope and warns when one is chosen.
+ * rotate with an overlap, revoke (alone, or with its successors). Tokens of one
+ * rotation line are shown together as a family, each saying who rotated it
+ * and when. The scopes picker never preselects an `apikeys:` scope and warns
+ * when one is chosen.
  */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import { api, type TokenLimits, type TokenRow } from './api';
@@ -24,6 +26,43 @@ const stateOf = (t: TokenRow) =>
     : t.expires_at && Date.parse(t.expires_at) <= Date.now()
       ? 'expired'
       : 'active';
+
+/**
+ * Tokens of one family next to each other, in the order they were made (the list
+ * comes oldest first); families in the order their first token appears.
+ */
+export function byFamily(tokens: TokenRow[]): TokenRow[] {
+  const families = new Map<string, TokenRow[]>();
+  for (const t of tokens) {
+    const members = families.get(t.family_id) ?? [];
+    members.push(t);
+    families.set(t.family_id, members);
+  }
+  return [...families.values()].flat();
+}
+
+/** Who rotated a token into which, and when; what it replaced. */
+function rotationText(t: TokenRow, byId: Map<string, TokenRow>): string {
+  const parts: string[] = [];
+  const before = t.ancestor_id ? byId.get(t.ancestor_id) : undefined;
+  if (before) parts.push(`replaces …${before.last4}`);
+  else if (t.ancestor_id) parts.push(`replaces ${t.ancestor_id}`);
+  if (t.successor_id && t.rotated_at) {
+    const after = byId.get(t.successor_id);
+    const into = after ? `…${after.last4}` : t.successor_id;
+    parts.push(`rotated into ${into} by ${t.rotated_by ?? 'unknown'}, ${fmtTime(t.rotated_at)}`);
+  }
+  return parts.join('; ') || 'never rotated';
+}
+
+/** A token that may rotate now: active, with no working successor nor working ancestor. */
+function mayRotate(t: TokenRow, byId: Map<string, TokenRow>): boolean {
+  const working = (id: string | null) => {
+    const other = id ? byId.get(id) : undefined;
+    return other !== undefined && stateOf(other) === 'active';
+  };
+  return stateOf(t) === 'active' && !working(t.successor_id) && !working(t.ancestor_id);
+}
 
 function limitsText(l: TokenLimits | null): string {
   if (!l) return 'tenant limits only';
@@ -63,79 +102,17 @@ export function TokensSection(props: { tenantId: string; canChange: boolean }) {
       {tokens === null ? (
         <p class="loading">Loading…</p>
       ) : (
-        <table class="grid">
-          <caption>{tokens.length} token(s); the secrets are never shown again after issue</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Token</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Expires</th>
-              <th scope="col">State</th>
-              <th scope="col">Own limits</th>
-              {props.canChange ? <th scope="col">Actions</th> : null}
-            </tr>
-          </thead>
-          <tbody data-testid="token-rows">
-            {tokens.map((t) => (
-              <tr key={t.id} data-token-id={t.id}>
-                <td>{t.name}</td>
-                <td>
-                  <code>
-                    {t.prefix}…{t.last4}
-                  </code>
-                  <br />
-                  <code class="hint">{t.id}</code>
-                </td>
-                <td class="scopes">{t.scopes.join(' ')}</td>
-                <td>{t.expires_at ? fmtTime(t.expires_at) : 'never'}</td>
-                <td>
-                  <span class={`status status-${stateOf(t)}`}>{stateOf(t)}</span>
-                </td>
-                <td>{limitsText(t.limits)}</td>
-                {props.canChange ? (
-                  <td class="row-actions">
-                    {stateOf(t) === 'active' ? (
-                      <>
-                        <ConfirmButton
-                          label={`Rotate ${t.name} ${t.last4}`}
-                          title={`Rotate ${t.name}?`}
-                          message="A new token with the same name, scopes and limits is issued; this one keeps working for one more hour, so clients can switch."
-                          confirmLabel="Rotate"
-                          onConfirm={async () => {
-                            const r = await api.rotateToken(props.tenantId, t.id, 3600);
-                            setSecret({ label: `The new token for ${t.name}`, value: r.token });
-                            again();
-                          }}
-                        />
-                        <TokenLimitsButton
-                          tenantId={props.tenantId}
-                          token={t}
-                          saved={(text) => {
-                            setNotice(text);
-                            again();
-                          }}
-                        />
-                        <ConfirmButton
-                          label={`Revoke ${t.name} ${t.last4}`}
-                          title={`Revoke ${t.name}?`}
-                          message="The token is refused from the very next request, everywhere. This cannot be undone."
-                          confirmLabel="Revoke"
-                          danger
-                          onConfirm={async () => {
-                            await api.revokeToken(props.tenantId, t.id);
-                            setNotice(`Token ${t.prefix}…${t.last4} revoked.`);
-                            again();
-                          }}
-                        />
-                      </>
-                    ) : null}
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <TokenTable
+          tokens={tokens}
+          tenantId={props.tenantId}
+          canChange={props.canChange}
+          onSecret={setSecret}
+          onNotice={(text) => {
+            setNotice(text);
+            again();
+          }}
+          again={again}
+        />
       )}
       {props.canChange && !secret ? (
         <div class="actions">
@@ -169,6 +146,138 @@ export function TokensSection(props: { tenantId: string; canChange: boolean }) {
         />
       ) : null}
     </section>
+  );
+}
+
+/** The tokens, family by family, with their actions. */
+function TokenTable(props: {
+  tokens: TokenRow[];
+  tenantId: string;
+  canChange: boolean;
+  onSecret: (secret: { label: string; value: string }) => void;
+  onNotice: (text: string) => void;
+  again: () => void;
+}) {
+  const byId = new Map(props.tokens.map((t) => [t.id, t]));
+  const familySize = new Map<string, number>();
+  for (const t of props.tokens) familySize.set(t.family_id, (familySize.get(t.family_id) ?? 0) + 1);
+  return (
+    <table class="grid">
+      <caption>
+        {props.tokens.length} token(s); the secrets are never shown again after issue. Tokens of one
+        rotation line are listed together as a family.
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Token</th>
+          <th scope="col">Scopes</th>
+          <th scope="col">Expires</th>
+          <th scope="col">State</th>
+          <th scope="col">Rotation</th>
+          <th scope="col">Own limits</th>
+          {props.canChange ? <th scope="col">Actions</th> : null}
+        </tr>
+      </thead>
+      <tbody data-testid="token-rows">
+        {byFamily(props.tokens).map((t) => {
+          const size = familySize.get(t.family_id) ?? 1;
+          const successor = t.successor_id ? byId.get(t.successor_id) : undefined;
+          return (
+            <tr
+              key={t.id}
+              data-token-id={t.id}
+              data-family-id={t.family_id}
+              class={size > 1 ? 'family-member' : undefined}
+            >
+              <td>
+                {t.name}
+                {size > 1 ? (
+                  <>
+                    <br />
+                    <span class="hint">family of {size}</span>
+                  </>
+                ) : null}
+              </td>
+              <td>
+                <code>
+                  {t.prefix}…{t.last4}
+                </code>
+                <br />
+                <code class="hint">{t.id}</code>
+              </td>
+              <td class="scopes">{t.scopes.join(' ')}</td>
+              <td>{t.expires_at ? fmtTime(t.expires_at) : 'never'}</td>
+              <td>
+                <span class={`status status-${stateOf(t)}`}>{stateOf(t)}</span>
+              </td>
+              <td data-testid="rotation">{rotationText(t, byId)}</td>
+              <td>{limitsText(t.limits)}</td>
+              {props.canChange ? (
+                <td class="row-actions">
+                  {stateOf(t) === 'active' ? (
+                    <>
+                      {mayRotate(t, byId) ? (
+                        <ConfirmButton
+                          label={`Rotate ${t.name} ${t.last4}`}
+                          title={`Rotate ${t.name}?`}
+                          message="A new token with the same name, scopes and limits is issued; this one keeps working for one more hour, so clients can switch."
+                          confirmLabel="Rotate"
+                          onConfirm={async () => {
+                            const r = await api.rotateToken(props.tenantId, t.id, 3600);
+                            props.onSecret({
+                              label: `The new token for ${t.name}`,
+                              value: r.token,
+                            });
+                            props.again();
+                          }}
+                        />
+                      ) : null}
+                      <TokenLimitsButton
+                        tenantId={props.tenantId}
+                        token={t}
+                        saved={props.onNotice}
+                      />
+                      <ConfirmButton
+                        label={`Revoke ${t.name} ${t.last4}`}
+                        title={`Revoke ${t.name}?`}
+                        message={
+                          successor
+                            ? `The token is refused from the very next request, everywhere. Its successor …${successor.last4} keeps working. This cannot be undone.`
+                            : 'The token is refused from the very next request, everywhere. This cannot be undone.'
+                        }
+                        confirmLabel="Revoke"
+                        danger
+                        onConfirm={async () => {
+                          await api.revokeToken(props.tenantId, t.id);
+                          props.onNotice(`Token ${t.prefix}…${t.last4} revoked.`);
+                        }}
+                      />
+                      {successor ? (
+                        <ConfirmButton
+                          label={`Revoke ${t.name} ${t.last4} and its successors`}
+                          title={`Revoke ${t.name} and every token rotated from it?`}
+                          message="This token and every token rotated from it are refused from the very next request, everywhere: use it when a token of this family may have leaked. This cannot be undone."
+                          confirmLabel="Revoke all"
+                          danger
+                          onConfirm={async () => {
+                            const r = await api.revokeToken(props.tenantId, t.id, true);
+                            const more = r.successors_revoked.length;
+                            props.onNotice(
+                              `Token ${t.prefix}…${t.last4} and ${more} successor(s) revoked.`,
+                            );
+                          }}
+                        />
+                      ) : null}
+                    </>
+                  ) : null}
+                </td>
+              ) : null}
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
   );
 }
 

@@ -29,8 +29,6 @@ export interface CallOptions {
   body?: unknown;
   /** Extra headers, e.g. the partner's `Authorization` (never a cookie). */
   headers?: Record<string, string>;
-  /** Sees the response's headers (e.g. RateLimit fields) before the body is read. */
-  onHeaders?: (headers: Headers) => void;
 }
 
 export async function call<T>(url: string, options: CallOptions = {}): Promise<T> {
@@ -43,7 +41,6 @@ export async function call<T>(url: string, options: CallOptions = {}): Promise<T
     credentials: 'same-origin',
     redirect: 'error',
   });
-  options.onHeaders?.(res.headers);
   const requestId = res.headers.get('x-request-id');
   let envelope: Envelope<T>;
   try {

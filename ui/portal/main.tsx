@@ -6,11 +6,10 @@
  */
 import { render, useEffect, useRef, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
-import { type Standing, standingsOf } from '../lib/ratelimit';
 import { storedToken, storeToken, takeTokenFromFragment } from '../lib/session-token';
 import { count, duration, when } from './format';
 import { messageOf, RotateToken } from './rotate';
-import type { Me, Usage } from './types';
+import type { Me, Meter, Usage } from './types';
 import { UsageCharts } from './usage-chart';
 
 /** What a gateway token looks like (docs/OPERATING.md), checked before any call. */
@@ -26,7 +25,6 @@ export function tokenError(text: string): string | null {
 
 interface Loaded {
   me: Me;
-  standing: Standing[];
   usage: Usage | null;
   /** Why usage is missing (the token lacks usage:read), when it is. */
   usageNote: string | null;
@@ -34,13 +32,7 @@ interface Loaded {
 
 async function load(token: string): Promise<Loaded> {
   const auth = { authorization: `Bearer ${token}` };
-  let standing: Standing[] = [];
-  const me = await call<Me>('/token', {
-    headers: auth,
-    onHeaders: (h) => {
-      standing = standingsOf(h);
-    },
-  });
+  const me = await call<Me>('/token', { headers: auth });
   let usage: Usage | null = null;
   let usageNote: string | null = null;
   try {
@@ -50,7 +42,7 @@ async function load(token: string): Promise<Loaded> {
       usageNote = 'This token lacks the scope usage:read, so its usage cannot be shown.';
     } else usageNote = messageOf(err);
   }
-  return { me, standing, usage, usageNote };
+  return { me, usage, usageNote };
 }
 
 function SignIn(props: { onToken: (token: string) => void; error: string | null }) {
@@ -132,7 +124,11 @@ function TokenFacts({ me }: { me: Me }) {
   );
 }
 
-function RateStanding({ standing }: { standing: Standing[] }) {
+/**
+ * Each meter is shown once, all from one reading of the TenantGuard: rate policies
+ * here, quotas as gauges (from GET /usage); without usage, the quotas here too.
+ */
+function RateStanding({ standing }: { standing: Meter[] }) {
   return (
     <section aria-labelledby="standing-title">
       <h2 id="standing-title">Rate-limit standing now</h2>
@@ -200,7 +196,8 @@ function Quotas({ usage }: { usage: Usage }) {
 }
 
 function Portal(props: { token: string; loaded: Loaded; onToken: (t: string) => void }) {
-  const { me, standing, usage, usageNote } = props.loaded;
+  const { me, usage, usageNote } = props.loaded;
+  const standing = usage ? usage.meters.filter((m) => m.kind === 'rate') : me.meters;
   return (
     <>
       <TokenFacts me={me} />

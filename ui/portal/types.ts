@@ -12,6 +12,8 @@ export interface Me {
     browser: boolean;
   };
   limits: unknown;
+  /** The tenant's meters and the token's own, as the TenantGuard counts them now. */
+  meters: Meter[];
   can_rotate: boolean;
 }
 
