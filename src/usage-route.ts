@@ -13,6 +13,7 @@ import { tenantLimits } from './middleware/limits';
 import { operationId } from './observability/operation-id';
 import { USAGE_SCOPE } from './tenants/scopes';
 import type { HonoEnv } from './types/context';
+import type { OwnUsage } from './types/wire';
 
 /** How far back a tenant's own view goes. */
 export const OWN_USAGE_DAYS = 30;
@@ -40,7 +41,7 @@ export function usageRoutes(): Hono<HonoEnv> {
         }),
       ]);
       return c.json(
-        ok({
+        ok<OwnUsage>({
           tenant_id: tenant.id,
           limits: current.limits,
           meters: current.meters,

@@ -10,6 +10,7 @@ import { validated } from '../middleware/validate';
 import { keyRing, seal } from '../tenants/crypto';
 import { randomBase62 } from '../tenants/token';
 import type { HonoEnv } from '../types/context';
+import type { AlertSet, AlertSettings, AlertTest } from '../types/wire';
 import {
   adminStores,
   audit,
@@ -62,7 +63,7 @@ export function alertRoutes(): Hono<HonoEnv> {
         tenant_id: id,
         detail: { origin: new URL(body.url).origin, thresholds },
       });
-      return c.json(ok({ url: body.url, thresholds, secret }));
+      return c.json(ok<AlertSet>({ url: body.url, thresholds, secret }));
     },
   );
 
@@ -72,9 +73,9 @@ export function alertRoutes(): Hono<HonoEnv> {
     const settings = await guardFor(c.env, id).alertSettings();
     // A webhook URL may carry the receiver's credentials: a viewer sees its origin only.
     if (settings && c.get('operator')?.role === 'viewer') {
-      return c.json(ok({ ...settings, url: `${new URL(settings.url).origin}/…` }));
+      return c.json(ok<AlertSettings>({ ...settings, url: `${new URL(settings.url).origin}/…` }));
     }
-    return c.json(ok(settings));
+    return c.json(ok<AlertSettings | null>(settings));
   });
 
   // A signed test delivery, sent at once and not retried, so an operator can
@@ -88,7 +89,7 @@ export function alertRoutes(): Hono<HonoEnv> {
     }
     const delivered = status !== null && status >= 200 && status < 300;
     await audit(c, 'alerts.tested', { tenant_id: id, detail: { status, delivered } });
-    return c.json(ok({ delivered, status }));
+    return c.json(ok<AlertTest>({ delivered, status }));
   });
 
   app.delete('/:id/alerts', validated('param', tenantParams), async (c) => {

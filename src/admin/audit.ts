@@ -7,6 +7,7 @@ import { validated } from '../middleware/validate';
 import { intFieldOr } from '../routes/schemas';
 import { keyRing } from '../tenants/crypto';
 import type { HonoEnv } from '../types/context';
+import type { AuditPage } from '../types/wire';
 import { adminStores, audit, guardFor, tenantIdField } from './common';
 
 export const auditQuery = z.strictObject({
@@ -40,7 +41,8 @@ export function auditRoutes(): Hono<HonoEnv> {
       since: q.since && new Date(q.since).toISOString(),
       until: q.until && new Date(q.until).toISOString(),
     };
-    return c.json(ok(await auditLog(c.env).list(q.page_num, q.page_size, filter)));
+    const page: AuditPage = await auditLog(c.env).list(q.page_num, q.page_size, filter);
+    return c.json(ok(page));
   });
 
   // After putting a new key first in KEY_ENCRYPTION_KEY: re-seal every stored

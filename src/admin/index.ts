@@ -6,6 +6,7 @@ import { operationId } from '../observability/operation-id';
 import { adminDocument } from '../openapi/admin-document';
 import { isolateStats } from '../stats';
 import type { HonoEnv } from '../types/context';
+import type { Operator } from '../types/wire';
 import { breakerStates } from '../upstream/resilient';
 import { alertRoutes } from './alerts';
 import { analyticsRoutes } from './analytics';
@@ -24,7 +25,9 @@ export function adminRoutes(): Hono<HonoEnv> {
   app.get('/whoami', (c) => {
     const operator = c.get('operator');
     return c.json(
-      ok(operator && { actor: operator.actor, role: operator.role, via: operator.via }),
+      ok<Operator | undefined>(
+        operator && { actor: operator.actor, role: operator.role, via: operator.via },
+      ),
     );
   });
   app.route('/tenants', tenantRoutes());

@@ -4,6 +4,7 @@ import * as z from 'zod';
 import { limitsSchema } from '../guard/policy';
 import { validated } from '../middleware/validate';
 import type { HonoEnv } from '../types/context';
+import type { TenantUsage } from '../types/wire';
 import {
   adminStores,
   audit,
@@ -53,7 +54,8 @@ export function limitRoutes(): Hono<HonoEnv> {
       const { token_id } = c.req.valid('query');
       await existingTenant(await adminStores(c), id);
       const defaults = c.get('settings').DEFAULT_LIMITS;
-      return c.json(ok(await guardFor(c.env, id).usage(Date.now(), defaults, token_id)));
+      const usage: TenantUsage = await guardFor(c.env, id).usage(Date.now(), defaults, token_id);
+      return c.json(ok(usage));
     },
   );
 

@@ -15,13 +15,14 @@ import { catalogOf } from '../routes/catalog';
 import { platformOperationsSchema } from '../routes/declared';
 import { PRESET_NAMES, requiredScope, scopesOf } from '../tenants/scopes';
 import type { HonoEnv } from '../types/context';
+import type { Operations } from '../types/wire';
 
 export function operationRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.get('/', (c) => {
     const catalog = catalogOf(c.get('settings'));
     return c.json(
-      ok({
+      ok<Operations>({
         operations: catalog.routes.map((r) => ({
           id: r.id,
           method: r.method,

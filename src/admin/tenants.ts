@@ -6,6 +6,7 @@ import { catalogOf } from '../routes/catalog';
 import { intFieldOr, nameField, originField, textField } from '../routes/schemas';
 import { publicTenant } from '../tenants/tenant-store';
 import type { HonoEnv } from '../types/context';
+import type { CreatedTenant, PublicTenant, TenantPage } from '../types/wire';
 import {
   adminStores,
   adoptCacheVersion,
@@ -74,7 +75,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     });
     // The token appears only here, once.
     return c.json(
-      ok({
+      ok<CreatedTenant>({
         tenant_id: tenant.id,
         token_id: issued.record.id,
         token: issued.token,
@@ -90,13 +91,17 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const { page_size, cursor, q } = c.req.valid('query');
     const { tenants } = await adminStores(c);
     return c.json(
-      ok(q ? await tenants.search(q, cursor, page_size) : await tenants.list(cursor, page_size)),
+      ok<TenantPage>(
+        q ? await tenants.search(q, cursor, page_size) : await tenants.list(cursor, page_size),
+      ),
     );
   });
 
   app.get('/:id', validated('param', tenantParams), async (c) => {
     return c.json(
-      ok(publicTenant(await existingTenant(await adminStores(c), c.req.valid('param').id))),
+      ok<PublicTenant>(
+        publicTenant(await existingTenant(await adminStores(c), c.req.valid('param').id)),
+      ),
     );
   });
 
@@ -113,7 +118,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
       tenant_id: id,
       detail: { fields: Object.keys(patch).sort() },
     });
-    return c.json(ok(publicTenant(updated)));
+    return c.json(ok<PublicTenant>(publicTenant(updated)));
   });
 
   for (const [action, status] of [
@@ -127,7 +132,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
       // The TenantGuard makes the change take effect on the next request everywhere.
       await changeGuard(c, id, (g) => g.setDisabled(status === 'disabled'));
       await audit(c, `tenant.${action}d`, { tenant_id: id });
-      return c.json(ok(publicTenant(updated)));
+      return c.json(ok<PublicTenant>(publicTenant(updated)));
     });
   }
 

@@ -14,6 +14,7 @@
  */
 import { ROUTE_GROUPS } from '../routes/types';
 import type { TokenEntry } from '../tenants/token-store';
+import type { TenantUsage } from '../types/wire';
 import {
   type AlertConfig,
   migrateAlerts,
@@ -64,11 +65,11 @@ import {
 } from './policy';
 import { slotAt, windowSeconds } from './slots';
 import type { Sql } from './sql';
-import { type GuardCalls, GuardStore, sqlLedgerStorage } from './store';
+import { GuardStore, sqlLedgerStorage } from './store';
 import { TokenChanges } from './token-changes';
 import { migrateTokens, TokenRegistry } from './token-registry';
 import type { UsageBatch } from './usage';
-import { type MeterState, meterState, secondsUntil } from './verdict';
+import { meterState, secondsUntil } from './verdict';
 
 /** An isolate's lease never takes more than this share of what is left of a meter. */
 export const LEASE_SHARE = 1 / 8;
@@ -304,17 +305,7 @@ export class GuardCore {
    * counting). The console, the partner portal and the token's own view all read
    * this, so they show the same figures (docs/LIMITS.md, "Counting").
    */
-  usage(
-    now: number,
-    defaults: Limits,
-    tokenId?: string,
-  ): {
-    limits: Limits;
-    custom: boolean;
-    meters: MeterState[];
-    guard_calls: GuardCalls;
-    token_limits?: TokenLimits | null;
-  } {
+  usage(now: number, defaults: Limits, tokenId?: string): TenantUsage {
     const own = this.store.ownLimits();
     const limits = own ?? defaults;
     const groups = ROUTE_GROUPS.filter((g) => limits.quota.groups?.[g]);

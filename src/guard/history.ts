@@ -4,6 +4,7 @@
  * Batches from isolates add up; rows older than the retention go.
  */
 
+import type { History, RefusalPoint, SeriesPoint } from '../types/wire';
 import type { Sql, SqlValue } from './sql';
 import { LATENCY_BUCKETS_MS, type UsageBatch } from './usage';
 
@@ -19,36 +20,7 @@ export interface HistoryQuery {
   groupBy: HistoryGroup[];
 }
 
-export interface SeriesPoint {
-  /** Start of the hour or UTC day. */
-  t: string;
-  route?: string;
-  status?: string;
-  token?: string;
-  requests: number;
-  units: number;
-  /**
-   * Upper bound of the latency bucket holding the median and the 95th percentile (ms); null above
-   * 10 s.
-   */
-  p50_ms: number | null;
-  /** Reads answered from the read cache, and reads that looked in it (cached routes only). */
-  cache_hits: number;
-  cache_lookups: number;
-  p95_ms: number | null;
-}
-
-export interface RefusalPoint {
-  t: string;
-  policy: string;
-  token?: string;
-  count: number;
-}
-
-export interface History {
-  series: SeriesPoint[];
-  refusals: RefusalPoint[];
-}
+export type { History, RefusalPoint, SeriesPoint };
 
 const COLUMN: Record<HistoryGroup, string> = {
   route: 'route',

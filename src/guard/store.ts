@@ -4,6 +4,7 @@
  * place and is the only writer, so the mirrors cannot go stale, and SQLite
  * survives eviction. Counters themselves live in the ledger (ledger.ts).
  */
+import type { GuardCalls } from '../types/wire';
 import type { LedgerStorage, SlotRow } from './ledger';
 import { type Limits, limitsSchema, type TokenLimits, tokenLimitsSchema } from './policy';
 import type { Sql } from './sql';
@@ -18,18 +19,7 @@ export type SettingName =
 /** When a token stops being accepted, and why; null: it has no end recorded. */
 export type TokenState = { at: number; reason: 'revoked' | 'expired' } | null;
 
-/** Calls the guard has answered, by kind (shown by the usage endpoint and the bench). */
-export interface GuardCalls {
-  /** Calls that carried a waiting request (leased mode). */
-  acquires: number;
-  /** Background renewals. */
-  renewals: number;
-  /** Calls for exact-mode tenants: one per request. */
-  exact_admits: number;
-  /** Calls isolates made to the tenant's regional brokers (guard/broker.ts), as they reported. */
-  broker_acquires: number;
-  broker_renewals: number;
-}
+export type { GuardCalls };
 
 const CALL_KINDS = [
   'acquires',

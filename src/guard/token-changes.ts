@@ -18,12 +18,12 @@
  */
 import type { TokenEntry } from '../tenants/token-store';
 import type { TokenRecord } from '../types/tenants';
+import type { TokenListing } from '../types/wire';
 import type { BrokerPush } from './lease-protocol';
 import type { TokenLimits } from './policy';
 import type { GuardStore } from './store';
 import {
   type AuditContext,
-  type ListedToken,
   listed,
   type MintedToken,
   type RotateOutcome,
@@ -198,7 +198,7 @@ export class TokenChanges {
   }
 
   /** The tenant's tokens with their own limits, oldest first. */
-  list(now: number): (ListedToken & { limits: TokenLimits | null })[] {
+  list(now: number): TokenListing[] {
     return this.tokens
       .list(now)
       .map((row) => ({ ...listed(row), limits: this.store.tokenLimits(row.record.id) }));

@@ -19,6 +19,7 @@ import {
   type TokenEntry,
 } from '../tenants/token-store';
 import type { TokenRecord } from '../types/tenants';
+import type { ListedToken } from '../types/wire';
 import type { Sql } from './sql';
 
 /** What a new token needs from the isolate that made its secret: ids and display parts only. */
@@ -48,14 +49,7 @@ export interface TokenRow extends TokenEntry {
   rotatedBy: string | null;
 }
 
-/** A token as the operator API lists it (never the secret, nor its hash). */
-export type ListedToken = TokenRecord & {
-  family_id: string;
-  ancestor_id: string | null;
-  successor_id: string | null;
-  rotated_at: string | null;
-  rotated_by: string | null;
-};
+export type { ListedToken };
 
 /** A decided record KV does not hold yet. */
 export interface PendingWrite extends TokenEntry {

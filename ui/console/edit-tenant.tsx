@@ -3,7 +3,8 @@
  * once, cleared when saved; the fingerprint shows which key is in use).
  */
 import { useRef, useState } from 'hono/jsx/dom';
-import { api, type Tenant } from './api';
+import type { PublicTenant } from '../../src/types/wire';
+import { api } from './api';
 import { type Errors, Field, FormError, focusFirstError, Notice, refusal } from './form';
 import {
   originsProblem,
@@ -13,9 +14,9 @@ import {
 } from './tenant-rules';
 
 export function EditTenant(props: {
-  tenant: Tenant;
+  tenant: PublicTenant;
   canChange: boolean;
-  saved: (t: Tenant) => void;
+  saved: (t: PublicTenant) => void;
 }) {
   const [name, setName] = useState(props.tenant.name);
   const [origins, setOrigins] = useState(props.tenant.cors_origins.join('\n'));

@@ -1,6 +1,7 @@
 /** A tenant's limits: what remains now of each policy and quota, and (admin) the editor. */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
-import { api, type Limits, type TokenRow, type Usage } from './api';
+import type { Limits, TenantUsage, TokenListing } from '../../src/types/wire';
+import { api } from './api';
 import {
   ConfirmButton,
   type Errors,
@@ -28,11 +29,11 @@ const seconds = (s: number) =>
         : `${s} s`;
 
 export function LimitsSection(props: { tenantId: string; canChange: boolean }) {
-  const [usage, setUsage] = useState<Usage | null>(null);
+  const [usage, setUsage] = useState<TenantUsage | null>(null);
   const [error, setError] = useState('');
   const [reload, setReload] = useState(0);
   // Tokens with limits of their own, whose meters can be shown beside the tenant's.
-  const [metered, setMetered] = useState<TokenRow[]>([]);
+  const [metered, setMetered] = useState<TokenListing[]>([]);
   const [tokenId, setTokenId] = useState('');
 
   useEffect(() => {

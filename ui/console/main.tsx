@@ -6,8 +6,9 @@
  */
 import 'uplot/dist/uPlot.min.css';
 import { render, useEffect, useState } from 'hono/jsx/dom';
+import type { Operator } from '../../src/types/wire';
 import { ApiError } from '../lib/api';
-import { api, type Whoami } from './api';
+import { api } from './api';
 import { AuditPage } from './audit';
 import { TenantPage } from './tenant';
 import { TenantsPage } from './tenants';
@@ -36,7 +37,7 @@ function hashOf(v: View): string {
 }
 
 function App() {
-  const [me, setMe] = useState<Whoami | null>(null);
+  const [me, setMe] = useState<Operator | null>(null);
   const [problem, setProblem] = useState('');
   const [view, setViewState] = useState<View>(viewOf(location.hash));
   const setView = (v: View) => {

@@ -1,7 +1,8 @@
 /** One tenant: its status and the sections about it (tokens, limits, usage, alerts, cache). */
 import { useEffect, useState } from 'hono/jsx/dom';
+import type { PublicTenant } from '../../src/types/wire';
 import { AlertsSection } from './alerts';
-import { api, type Tenant } from './api';
+import { api } from './api';
 import { EditTenant } from './edit-tenant';
 import { ConfirmButton, fmtTime, Notice, refusal } from './form';
 import { LimitsSection } from './limits';
@@ -17,7 +18,7 @@ export function TenantPage(props: {
   back: () => void;
   audit: () => void;
 }) {
-  const [tenant, setTenant] = useState<Tenant | null>(null);
+  const [tenant, setTenant] = useState<PublicTenant | null>(null);
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const [section, setSection] = useState<Section>('Tokens');

@@ -4,7 +4,8 @@
  * creating one (the platform key is typed once and never shown again).
  */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
-import { api, type TenantRow } from './api';
+import type { ListedTenant } from '../../src/types/wire';
+import { api } from './api';
 import { type Errors, Field, FormError, focusFirstError, refusal, SecretOnce } from './form';
 import {
   originsProblem,
@@ -20,7 +21,7 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
   const [query, setQuery] = useState('');
   // Cursors of the pages before this one, and this one's.
   const [trail, setTrail] = useState<(string | undefined)[]>([undefined]);
-  const [rows, setRows] = useState<TenantRow[] | null>(null);
+  const [rows, setRows] = useState<ListedTenant[] | null>(null);
   const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState('');
   const [reload, setReload] = useState(0);

@@ -6,7 +6,8 @@
  * when one is chosen.
  */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
-import { api, type TokenLimits, type TokenRow } from './api';
+import type { TokenLimits, TokenListing } from '../../src/types/wire';
+import { api } from './api';
 import {
   ConfirmButton,
   type Errors,
@@ -20,7 +21,7 @@ import {
 } from './form';
 import { isApiKeyScope } from './scopes';
 
-const stateOf = (t: TokenRow) =>
+const stateOf = (t: TokenListing) =>
   t.revoked_at
     ? 'revoked'
     : t.expires_at && Date.parse(t.expires_at) <= Date.now()
@@ -31,8 +32,8 @@ const stateOf = (t: TokenRow) =>
  * Tokens of one family next to each other, in the order they were made (the list
  * comes oldest first); families in the order their first token appears.
  */
-export function byFamily(tokens: TokenRow[]): TokenRow[] {
-  const families = new Map<string, TokenRow[]>();
+export function byFamily(tokens: TokenListing[]): TokenListing[] {
+  const families = new Map<string, TokenListing[]>();
   for (const t of tokens) {
     const members = families.get(t.family_id) ?? [];
     members.push(t);
@@ -42,7 +43,7 @@ export function byFamily(tokens: TokenRow[]): TokenRow[] {
 }
 
 /** Who rotated a token into which, and when; what it replaced. */
-function rotationText(t: TokenRow, byId: Map<string, TokenRow>): string {
+function rotationText(t: TokenListing, byId: Map<string, TokenListing>): string {
   const parts: string[] = [];
   const before = t.ancestor_id ? byId.get(t.ancestor_id) : undefined;
   if (before) parts.push(`replaces …${before.last4}`);
@@ -56,7 +57,7 @@ function rotationText(t: TokenRow, byId: Map<string, TokenRow>): string {
 }
 
 /** A token that may rotate now: active, with no working successor nor working ancestor. */
-function mayRotate(t: TokenRow, byId: Map<string, TokenRow>): boolean {
+function mayRotate(t: TokenListing, byId: Map<string, TokenListing>): boolean {
   const working = (id: string | null) => {
     const other = id ? byId.get(id) : undefined;
     return other !== undefined && stateOf(other) === 'active';
@@ -73,7 +74,7 @@ function limitsText(l: TokenLimits | null): string {
 }
 
 export function TokensSection(props: { tenantId: string; canChange: boolean }) {
-  const [tokens, setTokens] = useState<TokenRow[] | null>(null);
+  const [tokens, setTokens] = useState<TokenListing[] | null>(null);
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
@@ -151,7 +152,7 @@ export function TokensSection(props: { tenantId: string; canChange: boolean }) {
 
 /** The tokens, family by family, with their actions. */
 function TokenTable(props: {
-  tokens: TokenRow[];
+  tokens: TokenListing[];
   tenantId: string;
   canChange: boolean;
   onSecret: (secret: { label: string; value: string }) => void;
@@ -302,7 +303,10 @@ function IssueToken(props: { tenantId: string; issued: (label: string, token: st
   const form = useRef<HTMLFormElement>(null);
   const risky = scopes.filter(isApiKeyScope);
   // What the gateway grants today: its groups' scopes (declared ones included) and presets.
-  const [offered, setOffered] = useState<{ presets: string[]; scopes: string[] } | null>(null);
+  const [offered, setOffered] = useState<{
+    presets: readonly string[];
+    scopes: readonly string[];
+  } | null>(null);
   useEffect(() => {
     api.operations().then(
       (o) => setOffered({ presets: o.presets, scopes: o.scopes }),
@@ -462,7 +466,7 @@ const isWhole = (s: string) => /^\d+$/.test(s) && Number(s) >= 1 && Number(s) <=
  */
 function TokenLimitsButton(props: {
   tenantId: string;
-  token: TokenRow;
+  token: TokenListing;
   saved: (notice: string) => void;
 }) {
   const own = props.token.limits;

@@ -6,7 +6,8 @@
  */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import uPlot from 'uplot';
-import { type Analytics, api } from './api';
+import type { Analytics } from '../../src/types/wire';
+import { api } from './api';
 import { refusal } from './form';
 
 const RANGES = [

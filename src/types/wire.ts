@@ -1,0 +1,269 @@
+/**
+ * What the gateway's own JSON APIs answer (the `data` of their envelopes): the
+ * operator API, and a token's own routes (`GET /token`, `GET /usage`). Shapes
+ * only. The handlers and the Durable Objects that make these answers are typed
+ * with them, and the console and partner portal (ui/) import them type-only,
+ * so a change to a shape here breaks whichever side no longer fits it
+ * (`npm run typecheck` checks ui/ too).
+ */
+import type { Limits, OperatorRole, RatePolicy, TokenLimits } from './settings';
+import type { ListedTenant, PublicTenant, TokenRecord } from './tenants';
+
+export type { Limits, ListedTenant, PublicTenant, RatePolicy, TokenLimits };
+
+/** Every answer: the platform's envelope; `code` 0 is success (docs/ERRORS.md). */
+export interface Envelope<T> {
+  code: number;
+  msg: string;
+  data: T;
+}
+
+/** Where a rejected value came from, as the caller sees it. */
+export type InputLocation = 'path' | 'query' | 'body';
+
+export interface FieldError {
+  location: InputLocation;
+  field: string;
+  message: string;
+  /** Allowed values, where a field must be one of a known set. */
+  allowed?: string[];
+}
+
+/**
+ * An error envelope's `data`: the request id, and the details its code names
+ * (`errors` for validation, `policy` and `retry_after_s` for 429s, …; docs/ERRORS.md).
+ */
+export interface ErrorData {
+  request_id: string;
+  errors?: FieldError[];
+  [detail: string]: unknown;
+}
+
+/** An operator: an Access email (or service token name) or `admin-token`, and its role. */
+export interface Operator {
+  actor: string;
+  role: OperatorRole;
+  via: 'access' | 'admin-token';
+}
+
+/** GET /admin/tenants: a page, and where the next one starts (null: none). */
+export interface TenantPage {
+  tenants: ListedTenant[];
+  cursor: string | null;
+}
+
+/** POST /admin/tenants: the tenant and its first token, shown once. */
+export interface CreatedTenant {
+  tenant_id: string;
+  token_id: string;
+  token: string;
+  scopes: string[];
+  expires_at: string | null;
+  limits: TokenLimits | null;
+}
+
+/** A meter's state as RateLimit fields and the usage endpoints show it. */
+export interface MeterState {
+  name: string;
+  kind: 'rate' | 'quota';
+  limit: number;
+  window_s: number;
+  used: number;
+  remaining: number;
+  /** Seconds until the current count has drained. */
+  reset_s: number;
+}
+
+/** Calls the TenantGuard has answered, by kind (shown by the usage endpoint and the bench). */
+export interface GuardCalls {
+  /** Calls that carried a waiting request (leased mode). */
+  acquires: number;
+  /** Background renewals. */
+  renewals: number;
+  /** Calls for exact-mode tenants: one per request. */
+  exact_admits: number;
+  /** Calls isolates made to the tenant's regional brokers (guard/broker.ts), as they reported. */
+  broker_acquires: number;
+  broker_renewals: number;
+}
+
+/** GET /admin/tenants/{id}/usage: the limits in force, and what remains of each meter now. */
+export interface TenantUsage {
+  limits: Limits;
+  /** The tenant has limits of its own (they replace its plan's, or the defaults). */
+  custom: boolean;
+  meters: MeterState[];
+  guard_calls: GuardCalls;
+  /** With `token_id`: that token's own limits (null: none). */
+  token_limits?: TokenLimits | null;
+}
+
+/** A token as the operator API lists it (never the secret, nor its hash). */
+export type ListedToken = TokenRecord & {
+  /** The first token of its rotation line (itself when never rotated). */
+  family_id: string;
+  ancestor_id: string | null;
+  successor_id: string | null;
+  /** When and by whom this token was rotated into its successor. */
+  rotated_at: string | null;
+  rotated_by: string | null;
+};
+
+/** GET /admin/tenants/{id}/tokens: each token with its own limits. */
+export type TokenListing = ListedToken & { limits: TokenLimits | null };
+
+/** POST .../tokens: the token once, beside its record. */
+export type IssuedToken = TokenRecord & { limits: TokenLimits | null; token: string };
+
+/** POST .../tokens/{token_id}/rotate and POST /token/rotate: the successor, shown once. */
+export type RotatedToken = TokenRecord & {
+  token: string;
+  old_token: { id: string; expires_at: string };
+};
+
+/** DELETE .../tokens/{token_id}. */
+export interface RevokedToken {
+  token_id: string;
+  revoked: true;
+  successors_revoked: string[];
+}
+
+/** POST .../portal-links: the link once (its token rides in the fragment). */
+export interface PortalLink {
+  url: string;
+  token_id: string;
+  scopes: string[];
+  expires_at: string;
+}
+
+/** One bucket of the usage history, per group asked for. */
+export interface SeriesPoint {
+  /** Start of the hour or UTC day. */
+  t: string;
+  route?: string;
+  status?: string;
+  token?: string;
+  requests: number;
+  units: number;
+  /**
+   * Upper bound of the latency bucket holding the median and the 95th percentile (ms); null above
+   * 10 s.
+   */
+  p50_ms: number | null;
+  p95_ms: number | null;
+  /** Reads answered from the read cache, and reads that looked in it (cached routes only). */
+  cache_hits: number;
+  cache_lookups: number;
+}
+
+export interface RefusalPoint {
+  t: string;
+  policy: string;
+  token?: string;
+  count: number;
+}
+
+export interface History {
+  series: SeriesPoint[];
+  refusals: RefusalPoint[];
+}
+
+/** GET /admin/tenants/{id}/analytics. */
+export interface Analytics extends History {
+  tenant_id: string;
+  from: string;
+  to: string;
+  granularity: 'hour' | 'day';
+  group_by: ('route' | 'status' | 'token')[];
+}
+
+/** The quota alert webhook, without its signing secret (GET .../alerts). */
+export interface AlertSettings {
+  url: string;
+  thresholds: number[];
+}
+
+/** PUT .../alerts: the webhook, and its signing secret once. */
+export type AlertSet = AlertSettings & { secret: string };
+
+/** POST .../alerts/test. */
+export interface AlertTest {
+  delivered: boolean;
+  /** The receiver's HTTP status; null when it gave none. */
+  status: number | null;
+}
+
+/** One audit log entry. */
+export interface AuditEntry {
+  id: number;
+  at: string;
+  action: string;
+  tenant_id: string | null;
+  token_id: string | null;
+  request_id: string;
+  /** Who did it: an Access email (or service token name), or `admin-token`. */
+  actor: string;
+  /** From where: the client IP and the Cloudflare data center (colo), when known. */
+  ip: string | null;
+  colo: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** GET /admin/audit: newest first, in the platform's paged wrapper shape. */
+export interface AuditPage {
+  page_num: number;
+  page_size: number;
+  total: number;
+  total_page: number;
+  data: AuditEntry[];
+}
+
+/** GET /admin/operations: what the gateway serves, and the scopes and presets it grants. */
+export interface Operations {
+  operations: {
+    id: string;
+    method: string;
+    path: string;
+    upstream_path: string;
+    credential: string;
+    group: string;
+    scope: string;
+    cost: number;
+    cache: { ttl_s: number; grace_s: number; stale_if_error_s?: number } | null;
+    timeout_ms: number;
+    declared: boolean;
+  }[];
+  groups: readonly string[];
+  scopes: readonly string[];
+  presets: readonly string[];
+}
+
+/** GET /token: a token's own view of itself and its tenant. */
+export interface OwnToken {
+  tenant: { id: string; name: string };
+  token: {
+    id: string;
+    name: string;
+    prefix: string;
+    last4: string;
+    scopes: string[];
+    created_at: string | null;
+    expires_at: string | null;
+    browser: boolean;
+  };
+  /** The token's own limits (null: none, or a browser token). */
+  limits: TokenLimits | null;
+  /** The tenant's meters and the token's own, as the TenantGuard counts them now. */
+  meters: MeterState[];
+  can_rotate: boolean;
+}
+
+/** GET /usage: a tenant's own usage, for its partner. */
+export interface OwnUsage {
+  tenant_id: string;
+  limits: Limits;
+  meters: MeterState[];
+  /** The last 30 UTC days, by day. */
+  days: SeriesPoint[];
+  refusals: RefusalPoint[];
+}
