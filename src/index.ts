@@ -6,6 +6,7 @@ import type { Bindings } from './types/context';
 
 export { AuditLog } from './audit/log';
 export { LeaseBroker } from './guard/lease-broker';
+export { PlanBook } from './guard/plan-book';
 export { TenantGuard } from './guard/tenant-guard';
 
 const app = newApp();

@@ -14,6 +14,7 @@ import { auditRoutes } from './audit';
 import { adminAuth } from './auth';
 import { limitRoutes } from './limits';
 import { operationRoutes } from './operations';
+import { planRoutes } from './plans';
 import { portalLinkRoutes } from './portal-links';
 import { tenantRoutes } from './tenants';
 import { tokenRoutes } from './tokens';
@@ -36,6 +37,7 @@ export function adminRoutes(): Hono<HonoEnv> {
   app.route('/tenants', analyticsRoutes());
   app.route('/tenants', alertRoutes());
   app.route('/tenants', portalLinkRoutes());
+  app.route('/plans', planRoutes());
   app.route('/', auditRoutes());
   // What these settings serve, and the scopes a token may be given (the console's pickers).
   app.route('/operations', operationRoutes());

@@ -1,6 +1,7 @@
 /** Operator API: tenants. No endpoint ever returns a platform key. */
 import { Hono } from 'hono';
 import * as z from 'zod';
+import { planBook } from '../guard/plan-book';
 import { validated } from '../middleware/validate';
 import { catalogOf } from '../routes/catalog';
 import { intFieldOr, nameField, originField, textField } from '../routes/schemas';
@@ -18,6 +19,7 @@ import {
   ok,
   tenantParams,
 } from './common';
+import { joinPlan, noSuchPlan, planName } from './plans';
 import { newToken, tokenSpecSchema } from './token-spec';
 
 // Printable ASCII only: the key goes into an HTTP header, and workerd warns (quoting the value) on
@@ -34,16 +36,20 @@ export const createBody = z.strictObject({
   platform_key: platformKey,
   cors_origins: corsOrigins.default([]),
   token: tokenSpecSchema.default({ name: 'default', scopes: ['full'] }),
+  /** A plan the tenant starts on (PUT /admin/plans/{name} makes one). */
+  plan: planName('plan').optional(),
 });
 export const updateBody = z
   .strictObject({
     name: nameField('name', 100).optional(),
     platform_key: platformKey.optional(),
     cors_origins: corsOrigins.optional(),
+    /** Joins a plan; null leaves it (the tenant's own limits, if any, still win). */
+    plan: planName('plan').nullable().optional(),
   })
   .refine(
     (b) => Object.keys(b).length > 0,
-    'give at least one of name, platform_key, cors_origins (status: POST .../disable or ' +
+    'give at least one of name, platform_key, cors_origins, plan (status: POST .../disable or ' +
       '.../enable)',
   );
 export const listQuery = z.strictObject({
@@ -59,19 +65,30 @@ export function tenantRoutes(): Hono<HonoEnv> {
   app.post('/', validated('json', createBody), async (c) => {
     const body = c.req.valid('json');
     const firstToken = newToken(body.token, catalogOf(c.get('settings')).groups);
+    if (body.plan && !(await planBook(c.env).get(body.plan))) throw noSuchPlan(body.plan);
     const stores = await adminStores(c);
-    const tenant = await stores.tenants.create({
+    let tenant = await stores.tenants.create({
       name: body.name,
       platformKey: body.platform_key,
       corsOrigins: body.cors_origins,
+      plan: body.plan ?? null,
     });
+    // Removed since the check above: the tenant is made without a plan, and says so.
+    if (body.plan && (await planBook(c.env).join(tenant.id, body.plan)).kind !== 'joined') {
+      tenant = await stores.tenants.update(tenant, { plan: null });
+    }
     await adoptCacheVersion(c, stores, tenant.id, tenant.key_fingerprint);
     const limits = body.token.limits ?? null;
     const issued = await issueToken(c, stores, tenant.id, firstToken, limits);
     await audit(c, 'tenant.created', {
       tenant_id: tenant.id,
       token_id: issued.record.id,
-      detail: { name: tenant.name, scopes: issued.record.scopes, limits },
+      detail: {
+        name: tenant.name,
+        scopes: issued.record.scopes,
+        limits,
+        plan: tenant.plan ?? null,
+      },
     });
     // The token appears only here, once.
     return c.json(
@@ -82,6 +99,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
         scopes: issued.record.scopes,
         expires_at: issued.record.expires_at,
         limits,
+        plan: tenant.plan ?? null,
       }),
       201,
     );
@@ -110,13 +128,18 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const patch = c.req.valid('json');
     const stores = await adminStores(c);
     const before = await existingTenant(stores, id);
+    // The PlanBook decides the plan (and refuses an unknown one) before KV shows it.
+    if (patch.plan !== undefined) await joinPlan(c, id, patch.plan);
     const updated = await stores.tenants.update(before, patch);
     if (updated.key_fingerprint !== before.key_fingerprint) {
       await adoptCacheVersion(c, stores, id, updated.key_fingerprint);
     }
     await audit(c, 'tenant.updated', {
       tenant_id: id,
-      detail: { fields: Object.keys(patch).sort() },
+      detail: {
+        fields: Object.keys(patch).sort(),
+        ...(patch.plan !== undefined ? { plan: patch.plan } : {}),
+      },
     });
     return c.json(ok<PublicTenant>(publicTenant(updated)));
   });
@@ -143,6 +166,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     // Refuse first (instant, everywhere), then remove the records.
     await changeGuard(c, id, (g) => g.setDisabled(true));
     stores.tokens.forget(await guardFor(c.env, id).removeTokens(id));
+    if (tenant.plan) await planBook(c.env).join(id, null);
     await stores.tenants.delete(tenant);
     await audit(c, 'tenant.deleted', { tenant_id: id });
     return c.json(ok({ tenant_id: id, deleted: true }));

@@ -55,6 +55,7 @@ import {
   type ScopeGrant,
 } from './lease-protocol';
 import { Ledger } from './ledger';
+import type { PlanPush } from './plan-protocol';
 import {
   type Limits,
   limitsSchema,
@@ -115,7 +116,7 @@ export class GuardCore {
     const now = req.now;
     if (req.usage) this.record(req.usage, req.usageRetentionDays);
     for (const r of req.returns) this.ledger.refund(r.meter, r.slot, r.units, now);
-    const limits = this.store.ownLimits() ?? req.defaults;
+    const limits = this.limitsInForce(req.defaults);
     const mode = limits.limiter ?? 'leased';
     this.store.countCall(mode === 'exact' ? 'exact_admits' : req.renewal ? 'renewals' : 'acquires');
     if (req.brokerCalls) {
@@ -307,7 +308,7 @@ export class GuardCore {
    */
   usage(now: number, defaults: Limits, tokenId?: string): TenantUsage {
     const own = this.store.ownLimits();
-    const limits = own ?? defaults;
+    const limits = this.limitsInForce(defaults);
     const groups = ROUTE_GROUPS.filter((g) => limits.quota.groups?.[g]);
     const meters = new Map<string, Meter>();
     for (const group of ['teams' as const, ...groups]) {
@@ -326,15 +327,34 @@ export class GuardCore {
     return {
       limits,
       custom: own !== null,
+      plan: this.store.plan()?.name ?? null,
       meters: [...meters.values()].map((m) => meterState(this.grant(m, now, now, 0), now)),
       guard_calls: { ...this.store.guardCalls() },
       ...(tokenId ? { token_limits: tokenLimits } : {}),
     };
   }
 
-  /** Replaces the tenant's limits; `null` returns it to the defaults. */
+  /** Replaces the tenant's own limits; `null` returns it to its plan's, or the defaults. */
   setLimits(limits: Limits | null): void {
     this.store.putSetting('limits', limits && JSON.stringify(limitsSchema.parse(limits)));
+  }
+
+  /** The limits that count: the tenant's own, else its plan's, else the defaults. */
+  limitsInForce(defaults: Limits): Limits {
+    return this.store.ownLimits() ?? this.store.plan()?.limits ?? defaults;
+  }
+
+  /**
+   * A plan decision of the PlanBook (plan-protocol.ts), kept when it is newer than the
+   * last one kept. True when it may change the limits in force (the tenant has no own
+   * limits), so the shell tells the brokers.
+   */
+  applyPlan(push: PlanPush): boolean {
+    const kept = this.store.plan();
+    if (kept && push.version <= kept.version) return false;
+    const limits = push.limits && limitsSchema.parse(push.limits);
+    this.store.putSetting('plan', JSON.stringify({ ...push, limits }));
+    return this.store.ownLimits() === null;
   }
 
   /** A token's own limits, or null. */

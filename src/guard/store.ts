@@ -6,6 +6,7 @@
  */
 import type { GuardCalls } from '../types/wire';
 import type { LedgerStorage, SlotRow } from './ledger';
+import type { PlanPush } from './plan-protocol';
 import { type Limits, limitsSchema, type TokenLimits, tokenLimitsSchema } from './policy';
 import type { Sql } from './sql';
 
@@ -15,7 +16,8 @@ export type SettingName =
   | 'cache_version'
   | 'disabled'
   | 'retention_days'
-  | 'tokens_adopted';
+  | 'tokens_adopted'
+  | 'plan';
 /** When a token stops being accepted, and why; null: it has no end recorded. */
 export type TokenState = { at: number; reason: 'revoked' | 'expired' } | null;
 
@@ -40,6 +42,7 @@ export class GuardStore {
   private readonly tokenLimitsCache = new Map<string, TokenLimits | null>();
   private readonly meterOwners = new Map<string, string>();
   private limits: Limits | null | undefined;
+  private planState: PlanPush | null | undefined;
   private calls: GuardCalls | undefined;
   private holderSeen: Map<string, number> | undefined;
 
@@ -63,6 +66,20 @@ export class GuardStore {
     else this.sql.exec('INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)', name, value);
     this.settings.delete(name);
     if (name === 'limits') this.limits = undefined;
+    if (name === 'plan') this.planState = undefined;
+  }
+
+  /** The last plan push this guard kept (plan-protocol.ts), or null: never on a plan. */
+  plan(): PlanPush | null {
+    if (this.planState === undefined) {
+      const value = this.setting('plan');
+      const kept = value ? (JSON.parse(value) as PlanPush) : null;
+      this.planState = kept && {
+        ...kept,
+        limits: kept.limits && limitsSchema.parse(kept.limits),
+      };
+    }
+    return this.planState;
   }
 
   /** The tenant's own limits, or null for the defaults. */

@@ -31,6 +31,7 @@ import { GuardCore, SWEEP_EVERY_MS } from './core';
 import type { HistoryQuery } from './history';
 import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
 import type { BrokerPush, LeaseRequest, Returned } from './lease-protocol';
+import type { PlanPush } from './plan-protocol';
 import type { Limits, TokenLimits } from './policy';
 import type { RevokeOutcome, TokenSpecOf } from './token-changes';
 import type { AuditContext, MintedToken, RotateOutcome } from './token-registry';
@@ -80,9 +81,16 @@ export class TenantGuard extends DurableObject {
     return this.core.usage(now, defaults, tokenId);
   }
 
-  async setLimits(limits: Limits | null) {
+  /** The tenant's own limits (null: its plan's, or the defaults); the limits now in force. */
+  async setLimits(limits: Limits | null, defaults: Limits): Promise<Limits> {
     this.core.setLimits(limits);
     await this.tellBrokers({ kind: 'reset' });
+    return this.core.limitsInForce(defaults);
+  }
+
+  /** The PlanBook's decision about this tenant's plan (plan-protocol.ts). */
+  async applyPlan(push: PlanPush): Promise<void> {
+    if (this.core.applyPlan(push)) await this.tellBrokers({ kind: 'reset' });
   }
 
   /**

@@ -25,6 +25,7 @@ export function publicTenant(t: StoredTenant | Tenant): PublicTenant {
     status: t.status,
     cors_origins: t.cors_origins ?? [],
     key_fingerprint: shortFingerprint(t.key_fingerprint),
+    plan: t.plan ?? null,
     created_at: t.created_at,
     updated_at: t.updated_at,
   };
@@ -43,6 +44,7 @@ export interface NewTenant {
   name: string;
   platformKey: string;
   corsOrigins: string[];
+  plan: string | null;
 }
 
 export interface TenantPatch {
@@ -50,6 +52,7 @@ export interface TenantPatch {
   status?: TenantStatus;
   platform_key?: string;
   cors_origins?: string[];
+  plan?: string | null;
 }
 
 export class TenantStore {
@@ -71,6 +74,7 @@ export class TenantStore {
       cors_origins: t.corsOrigins,
       platform_key_sealed: await seal(this.ring, t.platformKey, id),
       key_fingerprint: await sha256Hex(t.platformKey),
+      plan: t.plan,
       created_at: now,
       updated_at: now,
     };
@@ -156,6 +160,7 @@ export class TenantStore {
       name: patch.name ?? stored.name,
       status: patch.status ?? stored.status,
       cors_origins: patch.cors_origins ?? stored.cors_origins ?? [],
+      plan: patch.plan === undefined ? (stored.plan ?? null) : patch.plan,
       updated_at: new Date().toISOString(),
     };
     if (patch.platform_key !== undefined) {
@@ -206,9 +211,9 @@ export class TenantStore {
 /** Most tenant rows one search call reads (docs/BOUNDS.md): five KV list calls. */
 export const SEARCH_SCAN_MAX = 5000;
 
-/** Rows written before the fingerprint was kept in metadata have none. */
+/** Rows written before the fingerprint (or the plan) was kept in metadata have none. */
 function listedRow(row: ListedTenant): ListedTenant {
-  return { ...row, key_fingerprint: row.key_fingerprint ?? null };
+  return { ...row, key_fingerprint: row.key_fingerprint ?? null, plan: row.plan ?? null };
 }
 
 interface SearchPosition {

@@ -60,6 +60,8 @@ export interface CreatedTenant {
   scopes: string[];
   expires_at: string | null;
   limits: TokenLimits | null;
+  /** The plan it is on (null: none). */
+  plan: string | null;
 }
 
 /** A meter's state as RateLimit fields and the usage endpoints show it. */
@@ -92,6 +94,8 @@ export interface TenantUsage {
   limits: Limits;
   /** The tenant has limits of its own (they replace its plan's, or the defaults). */
   custom: boolean;
+  /** The plan the tenant is on (its limits count unless `custom`), or null. */
+  plan: string | null;
   meters: MeterState[];
   guard_calls: GuardCalls;
   /** With `token_id`: that token's own limits (null: none). */
@@ -134,6 +138,20 @@ export interface PortalLink {
   token_id: string;
   scopes: string[];
   expires_at: string;
+}
+
+/** A plan: named limits tenants are on (PUT /admin/plans/{name}, GET /admin/plans). */
+export interface Plan {
+  name: string;
+  limits: Limits;
+  /** The plan book's decision number of its last change. */
+  version: number;
+  updated_at: string;
+  updated_by: string;
+  /** Tenants on it. */
+  tenants: number;
+  /** Tenants whose TenantGuard has not taken its last change yet (retried). */
+  pending: number;
 }
 
 /** One bucket of the usage history, per group asked for. */
