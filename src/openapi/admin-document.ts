@@ -7,6 +7,7 @@ import { alertsBody } from '../admin/alerts';
 import { auditQuery } from '../admin/audit';
 import { tenantParams, tokenParams } from '../admin/common';
 import { usageQuery } from '../admin/limits';
+import { planParams } from '../admin/plans';
 import { portalLinkBody } from '../admin/portal-links';
 import { rotateBody } from '../admin/rotation';
 import { createBody, listQuery, updateBody } from '../admin/tenants';
@@ -94,7 +95,29 @@ const OPERATIONS: AdminOperation[] = [
       'request. Policies count in a sliding window unless `algorithm: "fixed"`.',
     body: limitsSchema,
   },
-  { method: 'delete', path: `${T}/limits`, summary: 'Return a tenant to the default limits' },
+  {
+    method: 'delete',
+    path: `${T}/limits`,
+    summary: "Remove a tenant's own limits: its plan's hold again, or the defaults",
+  },
+  { method: 'get', path: '/admin/plans', summary: 'The plans, with how many tenants each has' },
+  { method: 'get', path: '/admin/plans/{name}', summary: 'One plan' },
+  {
+    method: 'put',
+    path: '/admin/plans/{name}',
+    summary: "Set a plan (the same body as a tenant's limits); every tenant on it takes it",
+    description:
+      'Answers once every tenant on the plan has it in its TenantGuard (then within ' +
+      'LEASE_MAX_MS everywhere); `pending` counts those that could not be reached, retried ' +
+      'by the plan book. A tenant joins with PATCH /admin/tenants/{id} `{"plan": "<name>"}`; ' +
+      'its own limits, when set, still win.',
+    body: limitsSchema,
+  },
+  {
+    method: 'delete',
+    path: '/admin/plans/{name}',
+    summary: 'Remove a plan no tenant is on (409 otherwise)',
+  },
   {
     method: 'get',
     path: `${T}/usage`,
@@ -168,9 +191,15 @@ const OPERATIONS: AdminOperation[] = [
   { method: 'get', path: '/admin/openapi.json', summary: 'This document' },
 ];
 
-/** The operator routes' own path schemas: a token under a tenant, or a tenant. */
+/** The operator routes' own path schemas: a token under a tenant, a tenant, or a plan. */
 const pathParamsOf = (path: string) =>
-  path.includes('{token_id}') ? tokenParams : path.includes('{id}') ? tenantParams : undefined;
+  path.includes('{token_id}')
+    ? tokenParams
+    : path.includes('{id}')
+      ? tenantParams
+      : path.includes('{name}')
+        ? planParams
+        : undefined;
 
 let doc: Record<string, unknown> | undefined;
 
