@@ -68,7 +68,12 @@ export function auditRoutes(): Hono<HonoEnv> {
         report.tenants++;
         if (await store.reseal(stored)) report.resealed++;
         if (await guardFor(c.env, t.id).resealAlertSecret()) report.alert_secrets_resealed++;
-        for (const token of await guardFor(c.env, t.id).listTokens(t.id, Date.now())) {
+        const now = Date.now();
+        for (const token of await guardFor(c.env, t.id).listTokens(t.id, now)) {
+          // Tokens that ended need no rotation.
+          if (token.revoked_at || (token.expires_at && Date.parse(token.expires_at) <= now)) {
+            continue;
+          }
           if (!token.tag_kid) report.legacy_tokens++;
           else if (token.tag_kid !== ring.currentKid) report.tokens_on_older_keys++;
         }

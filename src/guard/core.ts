@@ -14,7 +14,7 @@
  */
 import { ROUTE_GROUPS } from '../routes/types';
 import type { TokenEntry } from '../tenants/token-store';
-import type { TenantUsage } from '../types/wire';
+import type { TenantUsage, TokenListing } from '../types/wire';
 import {
   type AlertConfig,
   migrateAlerts,
@@ -27,6 +27,7 @@ import { BrokerWants } from './broker-wants';
 import {
   type History,
   type HistoryQuery,
+  lastUsedHour,
   migrateHistory,
   queryHistory,
   recordHistory,
@@ -241,6 +242,17 @@ export class GuardCore {
       this.store.putSetting('retention_days', String(retentionDays));
     }
     this.wakeBy(Date.now() + SWEEP_EVERY_MS);
+  }
+
+  /**
+   * The tenant's tokens for the operator, oldest first, each with its own limits and
+   * its last use (the hour, from the usage history).
+   */
+  listTokens(now: number): TokenListing[] {
+    return this.tokenChanges.list(now).map((t) => {
+      const hour = lastUsedHour(this.sql, t.id);
+      return { ...t, last_used_at: hour === null ? null : new Date(hour).toISOString() };
+    });
   }
 
   /** Usage history series for the operator API and the tenant's own view. */

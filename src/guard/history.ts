@@ -39,6 +39,8 @@ export function migrateHistory(sql: Sql): void {
       hour INTEGER NOT NULL, token_id TEXT NOT NULL, policy TEXT NOT NULL, count INTEGER NOT NULL,
       PRIMARY KEY (hour, token_id, policy));
   `);
+  // A token's last use (its latest hour) is one index seek (lastUsedHour).
+  sql.exec('CREATE INDEX IF NOT EXISTS usage_by_token ON usage_hourly (token_id, hour)');
   // Rollups made before the cache was counted get the columns, at 0.
   const columns = sql.exec<{ name: string }>('PRAGMA table_info(usage_hourly)').toArray();
   if (!columns.some((c) => c.name === 'cache_hits')) {
@@ -137,6 +139,19 @@ export function queryHistory(sql: Sql, q: HistoryQuery): History {
       count: Number(r.count),
     }));
   return { series, refusals };
+}
+
+/**
+ * The start of the last hour a token made a request in (refused ones too), as the
+ * history has it: null when it has none (never used, or longer ago than the retention).
+ */
+export function lastUsedHour(sql: Sql, tokenId: string): number | null {
+  return sql
+    .exec<{ at: number | null }>(
+      'SELECT MAX(hour) AS at FROM usage_hourly WHERE token_id = ?',
+      tokenId,
+    )
+    .one().at;
 }
 
 /** Deletes rollups older than `before` (ms). */

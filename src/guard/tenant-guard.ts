@@ -150,7 +150,7 @@ export class TenantGuard extends DurableObject {
 
   async listTokens(tenantId: string, now: number) {
     await this.tokensReady(tenantId);
-    return this.core.tokenChanges.list(now);
+    return this.core.listTokens(now);
   }
 
   /** The tenant is deleted: every record of its tokens leaves KV. */

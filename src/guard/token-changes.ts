@@ -198,7 +198,7 @@ export class TokenChanges {
   }
 
   /** The tenant's tokens with their own limits, oldest first. */
-  list(now: number): TokenListing[] {
+  list(now: number): Omit<TokenListing, 'last_used_at'>[] {
     return this.tokens
       .list(now)
       .map((row) => ({ ...listed(row), limits: this.store.tokenLimits(row.record.id) }));

@@ -113,8 +113,12 @@ export type ListedToken = TokenRecord & {
   rotated_by: string | null;
 };
 
-/** GET /admin/tenants/{id}/tokens: each token with its own limits. */
-export type TokenListing = ListedToken & { limits: TokenLimits | null };
+/** GET /admin/tenants/{id}/tokens: each token with its own limits and its last use. */
+export type TokenListing = ListedToken & {
+  limits: TokenLimits | null;
+  /** The start of the last hour it made a request in (usage history); null: none kept. */
+  last_used_at: string | null;
+};
 
 /** POST .../tokens: the token once, beside its record. */
 export type IssuedToken = TokenRecord & { limits: TokenLimits | null; token: string };
