@@ -12,6 +12,7 @@ import { alertRoutes } from './alerts';
 import { analyticsRoutes } from './analytics';
 import { auditRoutes } from './audit';
 import { adminAuth } from './auth';
+import { keyCheckRoutes } from './key-check';
 import { limitRoutes } from './limits';
 import { operationRoutes } from './operations';
 import { planRoutes } from './plans';
@@ -38,6 +39,8 @@ export function adminRoutes(): Hono<HonoEnv> {
   app.route('/tenants', alertRoutes());
   app.route('/tenants', portalLinkRoutes());
   app.route('/plans', planRoutes());
+  // One cheap read with a key, typed or stored: what the platform says of it.
+  app.route('/', keyCheckRoutes());
   app.route('/', auditRoutes());
   // What these settings serve, and the scopes a token may be given (the console's pickers).
   app.route('/operations', operationRoutes());

@@ -1,6 +1,7 @@
 /** Operator API: tenants. No endpoint ever returns a platform key. */
 import { Hono } from 'hono';
 import * as z from 'zod';
+import { GatewayError } from '../errors';
 import { planBook } from '../guard/plan-book';
 import { validated } from '../middleware/validate';
 import { catalogOf } from '../routes/catalog';
@@ -24,7 +25,7 @@ import { newToken, tokenSpecSchema } from './token-spec';
 
 // Printable ASCII only: the key goes into an HTTP header, and workerd warns (quoting the value) on
 // anything else.
-const platformKey = textField('platform_key', 512, 8).regex(
+export const platformKey = textField('platform_key', 512, 8).regex(
   /^[\x21-\x7E]+$/,
   'platform_key must be printable ASCII without spaces',
 );
@@ -67,6 +68,13 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const firstToken = newToken(body.token, catalogOf(c.get('settings')).groups);
     if (body.plan && !(await planBook(c.env).get(body.plan))) throw noSuchPlan(body.plan);
     const stores = await adminStores(c);
+    const twin = await stores.tenants.twinOf(body.name, body.platform_key);
+    if (twin) {
+      throw new GatewayError('CONFLICT', {
+        message: `A tenant named ${body.name.trim()} with this platform key exists already: ${twin}`,
+        details: { tenant_id: twin },
+      });
+    }
     let tenant = await stores.tenants.create({
       name: body.name,
       platformKey: body.platform_key,

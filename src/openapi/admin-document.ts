@@ -6,6 +6,7 @@ import type * as z from 'zod';
 import { alertsBody } from '../admin/alerts';
 import { auditQuery } from '../admin/audit';
 import { tenantParams, tokenParams } from '../admin/common';
+import { keyCheckBody } from '../admin/key-check';
 import { usageQuery } from '../admin/limits';
 import { planParams } from '../admin/plans';
 import { portalLinkBody } from '../admin/portal-links';
@@ -99,6 +100,20 @@ const OPERATIONS: AdminOperation[] = [
     method: 'delete',
     path: `${T}/limits`,
     summary: "Remove a tenant's own limits: its plan's hold again, or the defaults",
+  },
+  {
+    method: 'post',
+    path: '/admin/keys/check',
+    summary: 'Check a platform key with one cheap read: valid, unauthorized, unreachable or error',
+    description:
+      'Calls calls.filter_values with the key (its credential header, ROUTE_OVERRIDES ' +
+      'applied), around breakers and pauses; the answer never holds the key.',
+    body: keyCheckBody,
+  },
+  {
+    method: 'post',
+    path: `${T}/key/check`,
+    summary: "Check a tenant's stored platform key the same way",
   },
   { method: 'get', path: '/admin/plans', summary: 'The plans, with how many tenants each has' },
   { method: 'get', path: '/admin/plans/{name}', summary: 'One plan' },

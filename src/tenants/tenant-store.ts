@@ -79,9 +79,22 @@ export class TenantStore {
       updated_at: now,
     };
     await this.put(tenant);
-    await this.keys.add(tenant.key_fingerprint, id);
+    await this.keys.add(tenant.key_fingerprint, id, tenant.name);
     await this.origins.update(id, [], t.corsOrigins);
     return tenant;
+  }
+
+  /**
+   * A tenant with this name (any case, spaces at the ends ignored) and this platform
+   * key, if there is one: creating a second is almost always a repeated submit.
+   */
+  async twinOf(name: string, platformKey: string): Promise<string | null> {
+    const wanted = name.trim().toLowerCase();
+    for (const t of await this.keys.sharing(await sha256Hex(platformKey))) {
+      const other = t.name ?? (await this.getStored(t.id))?.name;
+      if (other?.trim().toLowerCase() === wanted) return t.id;
+    }
+    return null;
   }
 
   /** The stored tenant (for the operator API; nothing decrypted). */
@@ -168,8 +181,10 @@ export class TenantStore {
       next.key_fingerprint = await sha256Hex(patch.platform_key);
     }
     await this.put(next);
+    if (next.key_fingerprint !== stored.key_fingerprint || next.name !== stored.name) {
+      await this.keys.add(next.key_fingerprint, stored.id, next.name);
+    }
     if (next.key_fingerprint !== stored.key_fingerprint) {
-      await this.keys.add(next.key_fingerprint, stored.id);
       await this.keys.remove(stored.key_fingerprint, stored.id);
     }
     await this.origins.update(stored.id, stored.cors_origins ?? [], next.cors_origins);

@@ -144,6 +144,25 @@ export interface PortalLink {
   expires_at: string;
 }
 
+/**
+ * POST /admin/keys/check and POST /admin/tenants/{id}/key/check: what the platform
+ * answered one cheap read made with the key (never the key itself).
+ */
+export interface KeyCheck {
+  /**
+   * `valid`: a success envelope; `unauthorized`: 401 or 403; `unreachable`: no answer
+   * (refused, reset, or none within the check's deadline); `error`: any other answer.
+   */
+  result: 'valid' | 'unauthorized' | 'unreachable' | 'error';
+  /** The platform's HTTP status (null: none). */
+  status: number | null;
+  /** The platform's envelope code, where its answer had one. */
+  code: number | null;
+  /** The operation the check called (`calls.filter_values`). */
+  operation: string;
+  ms: number;
+}
+
 /** A plan: named limits tenants are on (PUT /admin/plans/{name}, GET /admin/plans). */
 export interface Plan {
   name: string;
