@@ -83,13 +83,14 @@ export function alertRoutes(): Hono<HonoEnv> {
   app.post('/:id/alerts/test', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    const { configured, status } = await guardFor(c.env, id).testAlert();
-    if (!configured) {
+    const delivery = await guardFor(c.env, id).testAlert();
+    if (!delivery) {
       throw new GatewayError('RESOURCE_NOT_FOUND', { message: 'No alert webhook is set' });
     }
+    const { status, failure, ms } = delivery;
     const delivered = status !== null && status >= 200 && status < 300;
-    await audit(c, 'alerts.tested', { tenant_id: id, detail: { status, delivered } });
-    return c.json(ok<AlertTest>({ delivered, status }));
+    await audit(c, 'alerts.tested', { tenant_id: id, detail: { status, delivered, failure } });
+    return c.json(ok<AlertTest>({ delivered, status, failure, ms }));
   });
 
   app.delete('/:id/alerts', validated('param', tenantParams), async (c) => {

@@ -195,16 +195,17 @@ export async function deliverDue(
 /**
  * One test delivery, sent now and not retried (the console's "send a test
  * alert"): the alert's shape with `test: true` and policy `test`, signed like
- * any other, with delivery id `test`. The receiver's HTTP status, or null when
- * it could not be reached in time (or the secret cannot be opened).
+ * any other, with delivery id `test`. The receiver's HTTP status, or why there
+ * is none: no answer within DELIVERY_TIMEOUT_MS, no connection at all (refused,
+ * reset, no such host), or a secret that cannot be opened.
  */
 export async function sendTestAlert(
   config: AlertConfig,
   ring: KeyRing,
   now: number,
-): Promise<number | null> {
+): Promise<Delivery> {
   const secret = await signingSecret(ring, config);
-  if (!secret) return null;
+  if (!secret) return { status: null, failure: 'secret_unavailable', ms: 0 };
   const payload: AlertPayload & { test: true } = {
     tenant_id: config.tenantId,
     policy: 'test',
@@ -215,7 +216,7 @@ export async function sendTestAlert(
     sent_at: new Date(now).toISOString(),
     test: true,
   };
-  return post(config.url, secret, 'test', JSON.stringify(payload));
+  return deliver(config.url, secret, 'test', JSON.stringify(payload));
 }
 
 /**
@@ -232,16 +233,28 @@ async function signingSecret(ring: KeyRing, config: AlertConfig): Promise<string
   }
 }
 
-/**
- * One signed POST; the HTTP status, or null when the receiver could not be
- * reached in time. A redirect is not followed: it counts as a failed try.
- */
-async function post(
+/** What one delivery came to: the receiver's status, or why there is none. */
+export interface Delivery {
+  status: number | null;
+  failure: 'timeout' | 'unreachable' | 'secret_unavailable' | null;
+  /** How long it took. */
+  ms: number;
+}
+
+/** One signed POST's HTTP status, or null when there was none (a failed try). */
+async function post(url: string, secret: string, id: number | string, body: string) {
+  return (await deliver(url, secret, id, body)).status;
+}
+
+/** One signed POST. A redirect is not followed: it counts as a failed try. */
+async function deliver(
   url: string,
   secret: string,
   id: number | string,
   body: string,
-): Promise<number | null> {
+): Promise<Delivery> {
+  const started = Date.now();
+  const signal = AbortSignal.timeout(DELIVERY_TIMEOUT_MS);
   try {
     const res = await fetch(url, {
       method: 'POST',
@@ -252,11 +265,13 @@ async function post(
       },
       body,
       redirect: 'manual',
-      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+      signal,
     });
     await res.body?.cancel();
-    return res.status;
+    return { status: res.status, failure: null, ms: Date.now() - started };
   } catch {
-    return null;
+    // The deadline ran out, or the connection failed before it (refused, reset, no host).
+    const failure = signal.aborted ? 'timeout' : 'unreachable';
+    return { status: null, failure, ms: Date.now() - started };
   }
 }

@@ -26,7 +26,13 @@ import {
   writeTokenRecord,
 } from '../tenants/token-store';
 import { waitUntilDone } from '../waiters';
-import { type AlertConfig, type DeliveryResult, deliverDue, sendTestAlert } from './alerts';
+import {
+  type AlertConfig,
+  type Delivery,
+  type DeliveryResult,
+  deliverDue,
+  sendTestAlert,
+} from './alerts';
 import { GuardCore, SWEEP_EVERY_MS } from './core';
 import type { HistoryQuery } from './history';
 import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
@@ -186,12 +192,12 @@ export class TenantGuard extends DurableObject {
     return this.core.alertSettings();
   }
 
-  /** One signed test delivery to the webhook, now: its HTTP status (null: none set or unreached). */
-  async testAlert(): Promise<{ configured: boolean; status: number | null }> {
+  /** One signed test delivery to the webhook, now; null when none is set. */
+  async testAlert(): Promise<Delivery | null> {
     const config = this.core.alertConfig();
-    if (!config) return { configured: false, status: null };
+    if (!config) return null;
     const ring = await keyRing(this.env.KEY_ENCRYPTION_KEY ?? '');
-    return { configured: true, status: await sendTestAlert(config, ring, Date.now()) };
+    return sendTestAlert(config, ring, Date.now());
   }
 
   /** Idempotency keys of the tenant's writes (idempotency.ts). */

@@ -232,6 +232,14 @@ export interface AlertTest {
   delivered: boolean;
   /** The receiver's HTTP status; null when it gave none. */
   status: number | null;
+  /**
+   * Why there is no status: `timeout` (no answer within 10 s), `unreachable` (no
+   * connection: refused, reset, no such host), `secret_unavailable` (the signing
+   * secret's key left KEY_ENCRYPTION_KEY: set the webhook again).
+   */
+  failure: 'timeout' | 'unreachable' | 'secret_unavailable' | null;
+  /** How long the delivery took, in ms. */
+  ms: number;
 }
 
 /** One audit log entry. */
