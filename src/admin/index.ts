@@ -6,7 +6,7 @@ import { operationId } from '../observability/operation-id';
 import { adminDocument } from '../openapi/admin-document';
 import { isolateStats } from '../stats';
 import type { HonoEnv } from '../types/context';
-import type { Operator } from '../types/wire';
+import type { Whoami } from '../types/wire';
 import { breakerStates } from '../upstream/resilient';
 import { alertRoutes } from './alerts';
 import { analyticsRoutes } from './analytics';
@@ -23,13 +23,20 @@ import { tokenRoutes } from './tokens';
 export function adminRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.use('*', operationId('admin'), adminAuth());
-  // Who the caller is, for the console: what it shows and which controls.
+  // Who the caller is, for the console: what it shows and which controls; and the
+  // settings its forms explain (local webhook targets are allowed only in development).
   app.get('/whoami', (c) => {
     const operator = c.get('operator');
+    if (!operator) return c.json(ok(null));
+    const { actor, role, via } = operator;
+    const settings = c.get('settings');
     return c.json(
-      ok<Operator | undefined>(
-        operator && { actor: operator.actor, role: operator.role, via: operator.via },
-      ),
+      ok<Whoami>({
+        actor,
+        role,
+        via,
+        settings: { webhook_local_targets: settings.WEBHOOK_LOCAL_TARGETS },
+      }),
     );
   });
   app.route('/tenants', tenantRoutes());

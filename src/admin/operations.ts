@@ -13,6 +13,7 @@ import { readJsonBody } from '../middleware/validate';
 import { openApiPath } from '../openapi/document';
 import { catalogOf } from '../routes/catalog';
 import { platformOperationsSchema } from '../routes/declared';
+import { ROUTE_GROUPS } from '../routes/types';
 import { PRESET_NAMES, requiredScope, scopesOf } from '../tenants/scopes';
 import type { HonoEnv } from '../types/context';
 import type { Operations } from '../types/wire';
@@ -37,6 +38,7 @@ export function operationRoutes(): Hono<HonoEnv> {
           declared: r.declared === true,
         })),
         groups: catalog.groups,
+        quota_groups: ROUTE_GROUPS,
         scopes: scopesOf(catalog.groups),
         presets: PRESET_NAMES,
       }),

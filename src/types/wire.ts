@@ -46,6 +46,14 @@ export interface Operator {
   via: 'access' | 'admin-token';
 }
 
+/** GET /admin/whoami: who is calling, and the settings the console's forms explain. */
+export interface Whoami extends Operator {
+  settings: {
+    /** WEBHOOK_LOCAL_TARGETS=allow: webhooks may go to http:// and private addresses (development). */
+    webhook_local_targets: boolean;
+  };
+}
+
 /** GET /admin/tenants: a page, and where the next one starts (null: none). */
 export interface TenantPage {
   tenants: ListedTenant[];
@@ -283,6 +291,8 @@ export interface Operations {
     declared: boolean;
   }[];
   groups: readonly string[];
+  /** The groups a tenant's limits may give quotas of their own (the built-in ones). */
+  quota_groups: readonly string[];
   scopes: readonly string[];
   presets: readonly string[];
 }

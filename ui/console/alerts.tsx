@@ -1,5 +1,6 @@
 /** Quota alert webhook (with a test alert) and the cache purge, for one tenant. */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
+import type { AlertTest } from '../../src/types/wire';
 import { api } from './api';
 import {
   ConfirmButton,
@@ -12,7 +13,23 @@ import {
   SecretOnce,
 } from './form';
 
-export function AlertsSection(props: { tenantId: string; canChange: boolean }) {
+/** What a test delivery came to, in words (the receiver's status, or why there is none). */
+export function testOutcome(r: AlertTest): string {
+  if (r.delivered) return `Test alert delivered (HTTP ${r.status}).`;
+  if (r.status !== null) return `Test alert not delivered: the receiver answered HTTP ${r.status}.`;
+  if (r.failure === 'timeout') return 'Test alert not delivered: no answer within 10 s.';
+  if (r.failure === 'secret_unavailable') {
+    return "Test alert not sent: the webhook's signing secret can no longer be opened (its key left KEY_ENCRYPTION_KEY); save the webhook again.";
+  }
+  return `Test alert not delivered: the receiver could not be reached (no connection, after ${r.ms} ms).`;
+}
+
+export function AlertsSection(props: {
+  tenantId: string;
+  canChange: boolean;
+  /** WEBHOOK_LOCAL_TARGETS=allow (development): the rules production keeps are off. */
+  localTargets: boolean;
+}) {
   const [current, setCurrent] = useState<{ url: string; thresholds: number[] } | null | undefined>(
     undefined,
   );
@@ -103,8 +120,16 @@ export function AlertsSection(props: { tenantId: string; canChange: boolean }) {
               value={url}
               onValue={setUrl}
               error={errors.url}
+              hint="https only, without credentials, and not a loopback, private or link-local address."
               required
             />
+            {props.localTargets ? (
+              <p class="warning" data-testid="local-targets">
+                This gateway allows local webhook targets (WEBHOOK_LOCAL_TARGETS=allow, for local
+                development): http:// and private addresses are accepted here. Production refuses
+                them.
+              </p>
+            ) : null}
             <Field
               id="alert-thresholds"
               name="thresholds"
@@ -123,12 +148,7 @@ export function AlertsSection(props: { tenantId: string; canChange: boolean }) {
                   onClick={async () => {
                     setNotice('Sending a test alert…');
                     try {
-                      const r = await api.testAlert(props.tenantId);
-                      setNotice(
-                        r.delivered
-                          ? `Test alert delivered (HTTP ${r.status}).`
-                          : `Test alert not delivered: ${r.status === null ? 'no answer in 10 s' : `HTTP ${r.status}`}.`,
-                      );
+                      setNotice(testOutcome(await api.testAlert(props.tenantId)));
                     } catch (err) {
                       setNotice(refusal(err, [])._form ?? 'Failed');
                     }

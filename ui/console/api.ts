@@ -7,9 +7,10 @@ import type {
   AuditPage,
   CreatedTenant,
   IssuedToken,
+  KeyCheck,
   Limits,
   Operations,
-  Operator,
+  Plan,
   PortalLink,
   PublicTenant,
   RevokedToken,
@@ -18,6 +19,7 @@ import type {
   TenantUsage,
   TokenLimits,
   TokenListing,
+  Whoami,
 } from '../../src/types/wire';
 import { call } from '../lib/api';
 
@@ -30,7 +32,7 @@ const qs = (params: Record<string, string | number | undefined>) => {
 };
 
 export const api = {
-  whoami: () => call<Operator>('/admin/whoami'),
+  whoami: () => call<Whoami>('/admin/whoami'),
   operations: () => call<Operations>('/admin/operations'),
   tenants: (p: { q?: string; cursor?: string; page_size: number }) =>
     call<TenantPage>(`/admin/tenants${qs(p)}`),
@@ -40,6 +42,7 @@ export const api = {
     platform_key: string;
     cors_origins: string[];
     token: { name: string; scopes: string[] };
+    plan?: string;
   }) =>
     call<CreatedTenant>('/admin/tenants', {
       method: 'POST',
@@ -47,7 +50,7 @@ export const api = {
     }),
   updateTenant: (
     id: string,
-    body: { name?: string; platform_key?: string; cors_origins?: string[] },
+    body: { name?: string; platform_key?: string; cors_origins?: string[]; plan?: string | null },
   ) => call<PublicTenant>(T(id), { method: 'PATCH', body }),
   setStatus: (id: string, action: 'disable' | 'enable') =>
     call<PublicTenant>(`${T(id)}/${action}`, { method: 'POST' }),
@@ -81,7 +84,7 @@ export const api = {
     call<TenantUsage>(`${T(id)}/usage${qs({ token_id: tokenId })}`),
   setLimits: (id: string, limits: Limits) =>
     call<unknown>(`${T(id)}/limits`, { method: 'PUT', body: limits }),
-  resetLimits: (id: string) => call<unknown>(`${T(id)}/limits`, { method: 'DELETE' }),
+  resetLimits: (id: string) => call<{ limits: Limits }>(`${T(id)}/limits`, { method: 'DELETE' }),
   analyticsPath: (id: string, p: Record<string, string>) => `${T(id)}/analytics${qs(p)}`,
   analytics: (id: string, p: Record<string, string>) => call<Analytics>(api.analyticsPath(id, p)),
   purge: (id: string) => call<{ tenants: number }>(`${T(id)}/cache/purge`, { method: 'POST' }),
@@ -96,6 +99,15 @@ export const api = {
     call<AlertTest>(`${T(id)}/alerts/test`, {
       method: 'POST',
     }),
+  plans: () => call<{ plans: Plan[] }>('/admin/plans'),
+  setPlan: (name: string, limits: Limits) =>
+    call<Plan>(`/admin/plans/${encodeURIComponent(name)}`, { method: 'PUT', body: limits }),
+  removePlan: (name: string) =>
+    call<unknown>(`/admin/plans/${encodeURIComponent(name)}`, { method: 'DELETE' }),
+  /** One cheap read with a typed key (never shown back), or with the tenant's stored one. */
+  checkKey: (platform_key: string) =>
+    call<KeyCheck>('/admin/keys/check', { method: 'POST', body: { platform_key } }),
+  checkTenantKey: (id: string) => call<KeyCheck>(`${T(id)}/key/check`, { method: 'POST' }),
   audit: (p: Record<string, string | number | undefined>) =>
     call<AuditPage>(`/admin/audit${qs(p)}`),
 };

@@ -154,6 +154,28 @@ export function SecretOnce(props: { label: string; secret: string; onDone: () =>
 }
 
 /**
+ * A native `<dialog>` kept modal while `open`: focus moves in, the page behind is
+ * inert, Escape cancels (`onClosed`). hono/jsx/dom moves a fragment's nodes when it
+ * renders them again (an error shown in the dialog, say), and a dialog taken out of
+ * the document leaves the top layer: it would stay open but no longer modal. So after
+ * every render an open dialog that is not modal is shown modally again, without a
+ * close event, with the focus on its first field in error (or its first control).
+ */
+export function useModal(open: boolean, onClosed: () => void) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (open && !d.matches(':modal')) {
+      d.removeAttribute('open');
+      d.showModal();
+      d.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+    } else if (!open && d.open) d.close();
+  });
+  return { ref, onClose: () => open && onClosed() };
+}
+
+/**
  * A button that asks first, in a modal dialog (focus moves into it, Escape
  * cancels). With `typeToConfirm`, the operator types that text to go on.
  */
@@ -170,17 +192,12 @@ export function ConfirmButton(props: {
   const [typed, setTyped] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
-  const dialog = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const d = dialog.current;
-    if (open && d && !d.open) d.showModal();
-    if (!open && d?.open) d.close();
-  }, [open]);
   const close = () => {
     setOpen(false);
     setTyped('');
     setError('');
   };
+  const dialog = useModal(open, close);
   const go = async (e: Event) => {
     e.preventDefault();
     if (props.typeToConfirm && typed !== props.typeToConfirm) {
@@ -203,7 +220,7 @@ export function ConfirmButton(props: {
       <button type="button" class={props.danger ? 'danger' : ''} onClick={() => setOpen(true)}>
         {props.label}
       </button>
-      <dialog ref={dialog} aria-labelledby={titleId} onClose={close}>
+      <dialog ref={dialog.ref} aria-labelledby={titleId} onClose={dialog.onClose}>
         <form method="dialog" onSubmit={go}>
           <h2 id={titleId}>{props.title}</h2>
           <div>{props.message}</div>
@@ -235,5 +252,4 @@ export function ConfirmButton(props: {
   );
 }
 
-export const fmtTime = (iso: string | null | undefined) =>
-  iso ? `${new Date(iso).toISOString().replace('T', ' ').slice(0, 16)} UTC` : '—';
+export { fmtTime } from '../lib/format';

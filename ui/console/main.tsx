@@ -6,15 +6,17 @@
  */
 import 'uplot/dist/uPlot.min.css';
 import { render, useEffect, useState } from 'hono/jsx/dom';
-import type { Operator } from '../../src/types/wire';
+import type { Whoami } from '../../src/types/wire';
 import { ApiError } from '../lib/api';
 import { api } from './api';
 import { AuditPage } from './audit';
+import { PlansPage } from './plans';
 import { TenantPage } from './tenant';
 import { TenantsPage } from './tenants';
 
 type View =
   | { page: 'tenants' }
+  | { page: 'plans' }
   | { page: 'tenant'; id: string }
   | { page: 'audit'; tenant?: string };
 
@@ -27,6 +29,7 @@ function viewOf(hash: string): View {
   if (tenant?.[1]) return { page: 'tenant', id: tenant[1] };
   const audit = /^#audit(?:\/(ten_[0-9A-Za-z]{16}))?$/.exec(hash);
   if (audit) return audit[1] ? { page: 'audit', tenant: audit[1] } : { page: 'audit' };
+  if (hash === '#plans') return { page: 'plans' };
   return { page: 'tenants' };
 }
 
@@ -37,7 +40,7 @@ function hashOf(v: View): string {
 }
 
 function App() {
-  const [me, setMe] = useState<Operator | null>(null);
+  const [me, setMe] = useState<Whoami | null>(null);
   const [problem, setProblem] = useState('');
   const [view, setViewState] = useState<View>(viewOf(location.hash));
   const setView = (v: View) => {
@@ -92,6 +95,7 @@ function App() {
         <p class="brand">Gateway console</p>
         <nav aria-label="Console">
           {nav({ page: 'tenants' }, 'Tenants')}
+          {nav({ page: 'plans' }, 'Plans')}
           {nav({ page: 'audit' }, 'Audit log')}
         </nav>
         <p class="who" data-testid="whoami">
@@ -108,10 +112,12 @@ function App() {
           <TenantPage
             id={view.id}
             canChange={canChange}
+            settings={me.settings}
             back={() => setView({ page: 'tenants' })}
             audit={() => setView({ page: 'audit', tenant: view.id })}
           />
         ) : null}
+        {view.page === 'plans' ? <PlansPage canChange={canChange} /> : null}
         {view.page === 'audit' ? <AuditPage key={view.tenant ?? ''} tenant={view.tenant} /> : null}
       </main>
     </>

@@ -1,6 +1,6 @@
 /** One tenant: its status and the sections about it (tokens, limits, usage, alerts, cache). */
 import { useEffect, useState } from 'hono/jsx/dom';
-import type { PublicTenant } from '../../src/types/wire';
+import type { PublicTenant, Whoami } from '../../src/types/wire';
 import { AlertsSection } from './alerts';
 import { api } from './api';
 import { EditTenant } from './edit-tenant';
@@ -15,6 +15,7 @@ type Section = (typeof SECTIONS)[number];
 export function TenantPage(props: {
   id: string;
   canChange: boolean;
+  settings: Whoami['settings'];
   back: () => void;
   audit: () => void;
 }) {
@@ -63,6 +64,8 @@ export function TenantPage(props: {
         <dd>
           <code>{tenant.key_fingerprint ?? '—'}</code>
         </dd>
+        <dt>Plan</dt>
+        <dd data-testid="tenant-plan">{tenant.plan ?? 'none'}</dd>
         <dt>Browser origins</dt>
         <dd>{tenant.cors_origins.length ? tenant.cors_origins.join(', ') : 'none'}</dd>
         <dt>Created</dt>
@@ -121,11 +124,15 @@ export function TenantPage(props: {
         <TokensSection tenantId={tenant.id} canChange={props.canChange} />
       ) : null}
       {section === 'Limits' ? (
-        <LimitsSection tenantId={tenant.id} canChange={props.canChange} />
+        <LimitsSection tenantId={tenant.id} canChange={props.canChange} updated={setTenant} />
       ) : null}
       {section === 'Usage' ? <UsageSection tenantId={tenant.id} /> : null}
       {section === 'Alerts and cache' ? (
-        <AlertsSection tenantId={tenant.id} canChange={props.canChange} />
+        <AlertsSection
+          tenantId={tenant.id}
+          canChange={props.canChange}
+          localTargets={props.settings.webhook_local_targets}
+        />
       ) : null}
       {section === 'Settings' ? (
         <EditTenant tenant={tenant} canChange={props.canChange} saved={setTenant} />

@@ -6,8 +6,8 @@
  */
 import { render, useEffect, useRef, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
+import { count, duration, when } from '../lib/format';
 import { storedToken, storeToken, takeTokenFromFragment } from '../lib/session-token';
-import { count, duration, when } from './format';
 import { messageOf, RotateToken } from './rotate';
 import type { Me, Meter, Usage } from './types';
 import { UsageCharts } from './usage-chart';

@@ -5,7 +5,7 @@
  */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
-import { duration } from './format';
+import { duration } from '../lib/format';
 import type { Rotated } from './types';
 
 const MAX_OVERLAP_S = 30 * 86_400;

@@ -6,7 +6,7 @@
 import { useEffect, useRef } from 'hono/jsx/dom';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { count } from './format';
+import { count } from '../lib/format';
 import type { Usage } from './types';
 
 const DAY_MS = 86_400_000;
