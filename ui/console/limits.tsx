@@ -8,7 +8,7 @@ import type { Limits, Plan, PublicTenant, TenantUsage, TokenListing } from '../.
 import { duration } from '../lib/format';
 import { api } from './api';
 import { ConfirmButton, Notice, refusal } from './form';
-import { LimitsEditor, MODES } from './limits-editor';
+import { LimitsEditor } from './limits-editor';
 
 export function LimitsSection(props: {
   tenantId: string;
@@ -69,7 +69,7 @@ export function LimitsSection(props: {
     <section aria-labelledby="limits-title">
       <h2 id="limits-title">Limits</h2>
       <p data-testid="limits-source">
-        This tenant has {source}. Mode: <strong>{MODES[usage.limits.limiter ?? 'leased']}</strong>.{' '}
+        This tenant has {source}. Mode: <strong>{usage.limits.limiter ?? 'leased'}</strong>.{' '}
         <button type="button" class="link" onClick={() => setReload(reload + 1)}>
           Refresh
         </button>

@@ -144,9 +144,8 @@ export function PlansPage(props: { canChange: boolean }) {
                 quotaGroups={quotaGroups}
                 saveLabel={`Save ${editing} for its ${plan.tenants} tenant(s)`}
                 save={async (limits) => {
-                  const answer = await api.setPlan(editing, limits);
-                  saved(reached(answer));
-                  return reached(answer);
+                  saved(reached(await api.setPlan(editing, limits)));
+                  return '';
                 }}
               >
                 <button type="button" onClick={() => setEditing(null)}>
@@ -158,6 +157,7 @@ export function PlansPage(props: { canChange: boolean }) {
         : null}
       {props.canChange && !editing ? (
         <NewPlan
+          key={`new-${reload}`}
           taken={plans?.map((p) => p.name) ?? []}
           quotaGroups={quotaGroups}
           made={(p) => saved(reached(p))}
@@ -204,10 +204,9 @@ function NewPlan(props: {
             document.getElementById('new-plan-name')?.focus();
             throw new Error(problem);
           }
-          const plan = await api.setPlan(name, limits);
-          setName('');
-          props.made(plan);
-          return `Plan ${plan.name} created.`;
+          props.made(await api.setPlan(name, limits));
+          // The page says so; this form starts afresh.
+          return '';
         }}
       />
     </section>
