@@ -83,6 +83,14 @@ export class TenantGuard extends DurableObject {
     return this.core.history(q);
   }
 
+  /** A token's own view in one call: the meters now (the token's own too) and histories. */
+  ownView(now: number, defaults: Limits, tokenId: string, queries: HistoryQuery[]) {
+    return {
+      usage: this.core.usage(now, defaults, tokenId),
+      history: queries.map((q) => this.core.history(q)),
+    };
+  }
+
   usage(now: number, defaults: Limits, tokenId?: string) {
     return this.core.usage(now, defaults, tokenId);
   }

@@ -322,7 +322,10 @@ export interface OwnUsage {
   tenant_id: string;
   limits: Limits;
   meters: MeterState[];
-  /** The last 30 UTC days, by day. */
+  /** The last 30 UTC days, by day, and the refusals of those days by policy. */
   days: SeriesPoint[];
   refusals: RefusalPoint[];
+  /** The last 48 hours (this one included), by hour, and their refusals by policy. */
+  hours: SeriesPoint[];
+  hourly_refusals: RefusalPoint[];
 }

@@ -108,7 +108,9 @@ function TokenFacts({ me }: { me: Me }) {
           {me.token.name} (<code>{me.token.id}</code>, ends in …{me.token.last4})
         </dd>
         <dt>Expires</dt>
-        <dd>{when(me.token.expires_at)}</dd>
+        <dd>
+          <Expiry at={me.token.expires_at} />
+        </dd>
         <dt>Scopes</dt>
         <dd>
           <ul class="scopes">
@@ -122,6 +124,29 @@ function TokenFacts({ me }: { me: Me }) {
       </dl>
     </section>
   );
+}
+
+/**
+ * When the token ends, and how long is left, kept true as time passes: each
+ * second in its last two minutes, else every 15 s; once past, it says so.
+ */
+function Expiry(props: { at: string | null }) {
+  const [now, setNow] = useState(Date.now());
+  const left = props.at ? Date.parse(props.at) - now : Number.POSITIVE_INFINITY;
+  useEffect(() => {
+    if (!props.at || left <= 0) return;
+    const timer = setTimeout(() => setNow(Date.now()), left < 120_000 ? 1000 : 15_000);
+    return () => clearTimeout(timer);
+  }, [props.at, now]);
+  if (!props.at) return <span data-testid="expiry">never</span>;
+  if (left <= 0) {
+    return (
+      <span data-testid="expiry" class="error">
+        {when(props.at, now)}: this token has ended, and the gateway refuses it now.
+      </span>
+    );
+  }
+  return <span data-testid="expiry">{when(props.at, now)}</span>;
 }
 
 /**
