@@ -15,7 +15,7 @@ import { takesIdempotencyKey } from '../routes/table';
 import type { RouteSpec, UploadSpec } from '../routes/types';
 import { hasScope, ROTATE_SCOPE, requiredScope, USAGE_SCOPE } from '../tenants/scopes';
 import { GATEWAY_VERSION } from '../version';
-import { MODELS, SUCCESS_DATA } from './models';
+import { anyValue, MODELS, SUCCESS_DATA } from './models';
 import { fieldsOf, type JsonSchema, jsonBody, parametersOf } from './schema';
 
 type Operation = Record<string, unknown>;
@@ -217,7 +217,7 @@ function operation(spec: RouteSpec): Operation {
     ...jsonBody(spec.body),
     ...(spec.upload ? uploadBody(spec.upload) : {}),
     responses: {
-      '200': success(SUCCESS_DATA[spec.id] ?? {}, Boolean(spec.cache), keyed),
+      '200': success(SUCCESS_DATA[spec.id] ?? anyValue, Boolean(spec.cache), keyed),
       ...errorRefs(statuses),
     },
   };
@@ -437,7 +437,7 @@ function platformEnvelope(): JsonSchema {
   return {
     type: 'object',
     description: 'The platform’s own answer, passed through unchanged.',
-    properties: { code: { type: 'integer' }, msg: { type: 'string' }, data: {} },
+    properties: { code: { type: 'integer' }, msg: { type: 'string' }, data: anyValue },
     required: ['code', 'msg', 'data'],
   };
 }
@@ -458,7 +458,7 @@ function errorEnvelope(): JsonSchema {
             items: {
               type: 'object',
               properties: {
-                location: { enum: ['path', 'query', 'body'] },
+                location: { type: 'string', enum: ['path', 'query', 'body'] },
                 field: { type: 'string' },
                 message: { type: 'string' },
               },
