@@ -5,6 +5,7 @@ import { operatorEntrypoint } from './operator-entrypoint';
 import type { Bindings } from './types/context';
 
 export { AuditLog } from './audit/log';
+export { FleetBoard } from './guard/fleet-board';
 export { LeaseBroker } from './guard/lease-broker';
 export { PlanBook } from './guard/plan-book';
 export { TenantGuard } from './guard/tenant-guard';

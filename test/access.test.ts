@@ -137,7 +137,11 @@ describe('Cloudflare Access operators', () => {
     expect((await envelope(await asOperator(admin, `/tenants/${id}/alerts`))).data.url).toBe(url);
     const viewer = await mint({ email: VIEWER_EMAIL });
     const seen = await envelope(await asOperator(viewer, `/tenants/${id}/alerts`));
-    expect(seen.data).toEqual({ url: 'https://hooks.example.com/…', thresholds: [80, 100] });
+    expect(seen.data).toEqual({
+      url: 'https://hooks.example.com/…',
+      thresholds: [80, 100],
+      server_error_percent: 10,
+    });
   });
 
   it('roles come from ACCESS_ROLES: by group, by domain, and none at all', async () => {

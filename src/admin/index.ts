@@ -15,6 +15,7 @@ import { adminAuth } from './auth';
 import { keyCheckRoutes } from './key-check';
 import { limitRoutes } from './limits';
 import { operationRoutes } from './operations';
+import { overviewRoutes } from './overview';
 import { planRoutes } from './plans';
 import { portalLinkRoutes } from './portal-links';
 import { tenantRoutes } from './tenants';
@@ -46,6 +47,7 @@ export function adminRoutes(): Hono<HonoEnv> {
   app.route('/tenants', alertRoutes());
   app.route('/tenants', portalLinkRoutes());
   app.route('/plans', planRoutes());
+  app.route('/overview', overviewRoutes());
   // One cheap read with a key, typed or stored: what the platform says of it.
   app.route('/', keyCheckRoutes());
   app.route('/', auditRoutes());

@@ -832,5 +832,10 @@ function onward(held: Held, leased: number): MeterGrant {
 function mergeUsage(a: UsageBatch | undefined, b: UsageBatch | null): UsageBatch | undefined {
   if (!a) return b ?? undefined;
   if (!b) return a;
-  return { rows: [...a.rows, ...b.rows], refusals: [...a.refusals, ...b.refusals] };
+  const keyRejections = [...(a.keyRejections ?? []), ...(b.keyRejections ?? [])];
+  return {
+    rows: [...a.rows, ...b.rows],
+    refusals: [...a.refusals, ...b.refusals],
+    ...(keyRejections.length > 0 ? { keyRejections } : {}),
+  };
 }

@@ -14,16 +14,25 @@
  */
 import { ROUTE_GROUPS } from '../routes/types';
 import type { TokenEntry } from '../tenants/token-store';
-import type { TenantUsage, TokenListing } from '../types/wire';
+import type { AlertSettings, RecentAlert, TenantUsage, TokenListing } from '../types/wire';
 import {
   type AlertConfig,
   migrateAlerts,
   noteQuotaUse,
   readAlertConfig,
+  recentAlerts,
   sweepAlertsSent,
   writeAlertConfig,
 } from './alerts';
 import { BrokerWants } from './broker-wants';
+import {
+  type FleetHour,
+  hourFigures,
+  migrateHealth,
+  noteHealthAlerts,
+  recordKeyRejections,
+  sweepHealth,
+} from './health';
 import {
   type History,
   type HistoryQuery,
@@ -93,15 +102,20 @@ export class GuardCore {
   /** Issue, rotation, revocation and own limits of the tenant's tokens (token-changes.ts). */
   readonly tokenChanges: TokenChanges;
 
-  /** `wakeBy(at)`: the shell makes sure its alarm fires by `at` (real clock). */
+  /**
+   * `wakeBy(at)`: the shell makes sure its alarm fires by `at` (real clock). `tenantId`:
+   * the tenant this guard is of, when the shell knows it (its name), for the alerts it raises.
+   */
   constructor(
     private readonly sql: Sql,
     private readonly wakeBy: (at: number) => void,
+    private readonly tenantId: string | null = null,
   ) {
     this.store = new GuardStore(sql);
     this.ledger = new Ledger(sqlLedgerStorage(sql));
     migrateHistory(sql);
     migrateAlerts(sql);
+    migrateHealth(sql);
     migrateIdempotency(sql);
     migrateTokens(sql);
     this.tokens = new TokenRegistry(sql);
@@ -235,6 +249,8 @@ export class GuardCore {
       this.ledger.flush();
     }
     recordHistory(this.sql, batch);
+    if (batch.keyRejections) recordKeyRejections(this.sql, batch.keyRejections);
+    this.noteHealth(Date.now());
     if (
       retentionDays !== undefined &&
       String(retentionDays) !== this.store.setting('retention_days')
@@ -253,6 +269,27 @@ export class GuardCore {
       const hour = lastUsedHour(this.sql, t.id);
       return { ...t, last_used_at: hour === null ? null : new Date(hour).toISOString() };
     });
+  }
+
+  /**
+   * Raises this hour's alerts beyond quotas (health.ts), now that a batch came in; the
+   * alarm delivers them.
+   */
+  private noteHealth(now: number): void {
+    const config = this.alertConfig();
+    const tenantId = this.tenantId ?? config?.tenantId;
+    if (!tenantId) return;
+    if (noteHealthAlerts(this.sql, tenantId, config, now)) this.wakeBy(Date.now());
+  }
+
+  /** The tenant's figures by hour since `from`, for its fleet board (health.ts). */
+  fleetHours(from: number): FleetHour[] {
+    return hourFigures(this.sql, from);
+  }
+
+  /** The alert log, newest first (alerts.ts). */
+  recentAlerts(): RecentAlert[] {
+    return recentAlerts(this.sql);
   }
 
   /** Usage history series for the operator API and the tenant's own view. */
@@ -422,6 +459,7 @@ export class GuardCore {
     this.ledger.sweep(now);
     const days = Number(this.store.setting('retention_days') ?? DEFAULT_RETENTION_DAYS);
     sweepHistory(this.sql, now - days * 86_400_000);
+    sweepHealth(this.sql, now - days * 86_400_000);
     sweepAlertsSent(this.sql, now);
     sweepIdempotency(this.sql, now);
     this.tokens.sweep(now);
@@ -477,9 +515,15 @@ export class GuardCore {
   }
 
   /** The webhook and thresholds, without the signing secret. */
-  alertSettings(): { url: string; thresholds: number[] } | null {
+  alertSettings(): AlertSettings | null {
     const config = this.alertConfig();
-    return config && { url: config.url, thresholds: config.thresholds };
+    return (
+      config && {
+        url: config.url,
+        thresholds: config.thresholds,
+        server_error_percent: config.serverErrorPercent,
+      }
+    );
   }
 
   /** Queues alerts for the quotas whose use has crossed a threshold (alerts.ts). */

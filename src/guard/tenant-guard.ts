@@ -28,12 +28,14 @@ import {
 import { waitUntilDone } from '../waiters';
 import {
   type AlertConfig,
+  alertSummary,
   type Delivery,
   type DeliveryResult,
   deliverDue,
   sendTestAlert,
 } from './alerts';
 import { GuardCore, SWEEP_EVERY_MS } from './core';
+import { FLEET_REPORT_MS, fleetBoardOf } from './fleet-board';
 import type { HistoryQuery } from './history';
 import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
 import type { BrokerPush, LeaseRequest, Returned } from './lease-protocol';
@@ -64,19 +66,35 @@ export class TenantGuard extends DurableObject {
   private alarmAt: number | null | undefined;
   /** A call is writing decided token records to KV (syncTokens). */
   private syncing = false;
+  /**
+   * Usage came in since the last fleet report. True at first: usage recorded before
+   * this object last went away may not have been reported.
+   */
+  private fleetDue = true;
+  /** The alarm is set for the next report. */
+  private fleetScheduled = false;
+  private fleetReportedAt = 0;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    this.core = new GuardCore(ctx.storage.sql, (at) => this.scheduleAlarm(at));
+    // Its name is its tenant's id (guardFor): alerts and fleet reports name the tenant.
+    this.core = new GuardCore(ctx.storage.sql, (at) => this.scheduleAlarm(at), ctx.id.name ?? null);
   }
 
   /** The one call lease holders make (core.ts). */
   acquire(req: LeaseRequest) {
+    if (req.usage) this.noteFleetUsage();
     return this.core.acquire(req);
   }
 
   record(batch: UsageBatch, retentionDays?: number, returns?: Returned[]) {
+    this.noteFleetUsage();
     this.core.record(batch, retentionDays, returns);
+  }
+
+  /** The alert log, newest first (alerts.ts). */
+  recentAlerts() {
+    return this.core.recentAlerts();
   }
 
   history(q: HistoryQuery) {
@@ -237,7 +255,39 @@ export class TenantGuard extends DurableObject {
     this.core.sweep(now);
     if (this.core.tokens.hasPending()) await this.syncTokens();
     const { nextAt } = await this.deliverAlerts(now);
-    this.scheduleAlarm(Math.min(nextAt ?? Number.POSITIVE_INFINITY, now + SWEEP_EVERY_MS));
+    const fleetAt = await this.reportToFleet(now);
+    this.scheduleAlarm(Math.min(nextAt ?? Number.POSITIVE_INFINITY, fleetAt, now + SWEEP_EVERY_MS));
+  }
+
+  /** Usage came in: the fleet board hears of it within FLEET_REPORT_MS (from the alarm). */
+  private noteFleetUsage(): void {
+    this.fleetDue = true;
+    if (this.fleetScheduled) return;
+    this.fleetScheduled = true;
+    this.scheduleAlarm(Math.max(Date.now(), this.fleetReportedAt + FLEET_REPORT_MS));
+  }
+
+  /**
+   * Reports the tenant's last two hours to its fleet board when usage came in and the
+   * last report is FLEET_REPORT_MS old; when the next report may go (else infinity).
+   */
+  private async reportToFleet(now: number): Promise<number> {
+    const tenantId = this.ctx.id.name;
+    if (!this.fleetDue || !tenantId) return Number.POSITIVE_INFINITY;
+    const next = this.fleetReportedAt + FLEET_REPORT_MS;
+    this.fleetScheduled = true;
+    if (now < next) return next;
+    const hours = this.core.fleetHours(Math.floor(now / 3_600_000) * 3_600_000 - 3_600_000);
+    try {
+      if (hours.length > 0) await fleetBoardOf(this.env, tenantId).report(tenantId, hours, now);
+      this.fleetDue = false;
+      this.fleetScheduled = false;
+      this.fleetReportedAt = now;
+      return Number.POSITIVE_INFINITY;
+    } catch {
+      // Tried again with the next alarm.
+      return now + FLEET_REPORT_MS;
+    }
   }
 
   /**
@@ -267,12 +317,7 @@ export class TenantGuard extends DurableObject {
         tenant_id: r.payload.tenant_id,
         token_id: null,
         request_id: `alert-${r.id}`,
-        detail: {
-          policy: r.payload.policy,
-          threshold: r.payload.threshold,
-          attempts: r.attempts,
-          status: r.status,
-        },
+        detail: { ...alertSummary(r.payload), attempts: r.attempts, status: r.status },
       });
     }
     return delivered;

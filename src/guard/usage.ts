@@ -37,9 +37,20 @@ export interface RefusalRow {
   count: number;
 }
 
+/** Refusals of the tenant's platform key in one hour, by the platform's status (401, 403). */
+export interface KeyRejectionRow {
+  hour: number;
+  status: number;
+  count: number;
+  /** The last one, ms. */
+  at: number;
+}
+
 export interface UsageBatch {
   rows: UsageRow[];
   refusals: RefusalRow[];
+  /** Absent from batches of isolates older than this field. */
+  keyRejections?: KeyRejectionRow[];
 }
 
 /** One finished request, as the request log sees it. */
@@ -55,6 +66,8 @@ export interface UsageEntry {
   refusedBy?: string;
   /** What the read cache did: a hit (L1, L2 or stale), a miss, or nothing (not looked). */
   cache?: 'hit' | 'miss';
+  /** The platform refused the tenant's key: its status (401 or 403). */
+  keyRejected?: number;
 }
 
 export const hourOf = (t: number) => Math.floor(t / 3_600_000) * 3_600_000;
@@ -77,6 +90,7 @@ const MAX_ROWS = 500;
 export class UsageBuffer {
   private rows = new Map<string, UsageRow>();
   private refusals = new Map<string, RefusalRow>();
+  private keyRejections = new Map<string, KeyRejectionRow>();
   /** When the oldest entry still waiting arrived (0: none waits). */
   oldestAt = 0;
 
@@ -119,6 +133,13 @@ export class UsageBuffer {
       r.count++;
       this.refusals.set(rkey, r);
     }
+    if (e.keyRejected) {
+      const kkey = `${hour}|${e.keyRejected}`;
+      const k = this.keyRejections.get(kkey) ?? { hour, status: e.keyRejected, count: 0, at: 0 };
+      k.count++;
+      k.at = Math.max(k.at, e.at);
+      this.keyRejections.set(kkey, k);
+    }
     if (this.oldestAt === 0) this.oldestAt = e.at;
   }
 
@@ -132,9 +153,14 @@ export class UsageBuffer {
   /** The waiting batch, emptied out of the buffer; undefined when nothing waits. */
   take(): UsageBatch | undefined {
     if (this.rows.size === 0 && this.refusals.size === 0) return undefined;
-    const batch = { rows: [...this.rows.values()], refusals: [...this.refusals.values()] };
+    const batch: UsageBatch = {
+      rows: [...this.rows.values()],
+      refusals: [...this.refusals.values()],
+      ...(this.keyRejections.size > 0 ? { keyRejections: [...this.keyRejections.values()] } : {}),
+    };
     this.rows = new Map();
     this.refusals = new Map();
+    this.keyRejections = new Map();
     this.oldestAt = 0;
     return batch;
   }

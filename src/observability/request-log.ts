@@ -41,6 +41,7 @@ export function requestLog() {
         latencyMs: duration,
         refusedBy: obs.refusedBy,
         ...cacheOutcome(obs.cache),
+        ...keyRejection(c.error),
       });
     }
   });
@@ -103,6 +104,13 @@ function upstreamStatusOf(error: unknown): number | null {
   if (!(error instanceof GatewayError)) return null;
   const status = error.details.upstream_status;
   return typeof status === 'number' ? status : null;
+}
+
+/** The platform's refusal of the tenant's key (its 401 or 403), for the key's health. */
+function keyRejection(error: unknown): { keyRejected?: number } {
+  if (!(error instanceof GatewayError) || error.kind !== 'UPSTREAM_AUTH_REJECTED') return {};
+  const status = error.details.upstream_status;
+  return typeof status === 'number' ? { keyRejected: status } : {};
 }
 
 /** A cached read's outcome for the usage history: BYPASS (no-store) did not look. */

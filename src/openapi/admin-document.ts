@@ -8,6 +8,7 @@ import { auditQuery } from '../admin/audit';
 import { tenantParams, tokenParams } from '../admin/common';
 import { keyCheckBody } from '../admin/key-check';
 import { usageQuery } from '../admin/limits';
+import { overviewQuery } from '../admin/overview';
 import { planParams } from '../admin/plans';
 import { portalLinkBody } from '../admin/portal-links';
 import { rotateBody } from '../admin/rotation';
@@ -114,6 +115,22 @@ const OPERATIONS: AdminOperation[] = [
     method: 'post',
     path: `${T}/key/check`,
     summary: "Check a tenant's stored platform key the same way",
+  },
+  {
+    method: 'get',
+    path: '/admin/overview',
+    summary:
+      'The last hours across tenants: top tenants by requests, refusals and 5xx, and every tenant whose platform key the platform refused',
+    description:
+      'From the fleet boards the TenantGuards report to (at most a minute behind): 16 ' +
+      'Durable Object calls in parallel, whatever the number of tenants.',
+    query: overviewQuery,
+  },
+  {
+    method: 'get',
+    path: `${T}/alerts/recent`,
+    summary:
+      'The alerts the TenantGuard raised (quotas, the platform key refused, server errors), newest first',
   },
   { method: 'get', path: '/admin/plans', summary: 'The plans, with how many tenants each has' },
   { method: 'get', path: '/admin/plans/{name}', summary: 'One plan' },

@@ -171,6 +171,40 @@ export interface KeyCheck {
   ms: number;
 }
 
+/** A tenant's figures over the overview's hours (GET /admin/overview). */
+export interface FleetTenant {
+  tenant_id: string;
+  /** Its name now (null: no longer a tenant). */
+  name: string | null;
+  requests: number;
+  /** Refused by a rate policy or quota (429). */
+  refused: number;
+  /** Answered 5xx (the platform's refusals of its key included: 502). */
+  errors_5xx: number;
+  /** The platform refused its platform key (401 or 403). */
+  key_rejected: number;
+  /** The platform's status of the last such refusal, and its hour. */
+  key_status: number | null;
+  key_at: string | null;
+}
+
+/** GET /admin/overview: the last hours across tenants, from the fleet boards. */
+export interface Overview {
+  since: string;
+  hours: number;
+  /** Tenants with traffic in those hours. */
+  tenants: number;
+  totals: { requests: number; refused: number; errors_5xx: number; key_rejected: number };
+  top_requests: FleetTenant[];
+  top_refused: FleetTenant[];
+  top_errors: FleetTenant[];
+  /** Every tenant whose platform key the platform refused (up to the limit), most refusals first. */
+  key_rejected: FleetTenant[];
+  /** How the figures were gathered: board shards asked, how long it took. */
+  shards: number;
+  ms: number;
+}
+
 /** A plan: named limits tenants are on (PUT /admin/plans/{name}, GET /admin/plans). */
 export interface Plan {
   name: string;
@@ -229,11 +263,62 @@ export interface Analytics extends History {
 /** The quota alert webhook, without its signing secret (GET .../alerts). */
 export interface AlertSettings {
   url: string;
+  /** Quota thresholds, percents of a quota's limit. */
   thresholds: number[];
+  /** An hour whose server errors reach this share of its requests raises an alert (percent). */
+  server_error_percent: number;
 }
 
 /** PUT .../alerts: the webhook, and its signing secret once. */
 export type AlertSet = AlertSettings & { secret: string };
+
+/** A quota crossed a threshold (percent of its limit). */
+export interface QuotaAlert {
+  kind: 'quota';
+  tenant_id: string;
+  policy: string;
+  threshold: number;
+  used: number;
+  limit: number;
+  period_end: string;
+  sent_at: string;
+}
+
+/** The platform refused the tenant's platform key (401 or 403) in this hour. */
+export interface KeyRejectedAlert {
+  kind: 'platform_key_rejected';
+  tenant_id: string;
+  upstream_status: number;
+  /** Refusals of the key in the hour so far, when the alert was raised. */
+  count: number;
+  period_start: string;
+  period_end: string;
+  sent_at: string;
+}
+
+/** Server errors (5xx other than the key's refusals) were `share_percent` of the hour's requests. */
+export interface ServerErrorsAlert {
+  kind: 'server_errors';
+  tenant_id: string;
+  threshold: number;
+  share_percent: number;
+  errors: number;
+  requests: number;
+  period_start: string;
+  period_end: string;
+  sent_at: string;
+}
+
+export type AlertPayload = QuotaAlert | KeyRejectedAlert | ServerErrorsAlert;
+
+/** One alert the TenantGuard raised, and what became of its delivery (GET .../alerts/recent). */
+export interface RecentAlert {
+  id: number;
+  at: string;
+  /** `no_webhook`: raised while no webhook was set (the console shows it all the same). */
+  delivery: 'pending' | 'delivered' | 'failed' | 'no_webhook';
+  alert: AlertPayload;
+}
 
 /** POST .../alerts/test. */
 export interface AlertTest {
