@@ -10,9 +10,11 @@ import type {
   KeyCheck,
   Limits,
   Operations,
+  Overview,
   Plan,
   PortalLink,
   PublicTenant,
+  RecentAlert,
   RevokedToken,
   RotatedToken,
   TenantPage,
@@ -89,7 +91,10 @@ export const api = {
   analytics: (id: string, p: Record<string, string>) => call<Analytics>(api.analyticsPath(id, p)),
   purge: (id: string) => call<{ tenants: number }>(`${T(id)}/cache/purge`, { method: 'POST' }),
   alerts: (id: string) => call<AlertSettings | null>(`${T(id)}/alerts`),
-  setAlerts: (id: string, body: { url: string; thresholds: number[] }) =>
+  setAlerts: (
+    id: string,
+    body: { url: string; thresholds: number[]; server_error_percent: number },
+  ) =>
     call<AlertSet>(`${T(id)}/alerts`, {
       method: 'PUT',
       body,
@@ -99,6 +104,8 @@ export const api = {
     call<AlertTest>(`${T(id)}/alerts/test`, {
       method: 'POST',
     }),
+  overview: () => call<Overview>('/admin/overview'),
+  recentAlerts: (id: string) => call<{ alerts: RecentAlert[] }>(`${T(id)}/alerts/recent`),
   plans: () => call<{ plans: Plan[] }>('/admin/plans'),
   setPlan: (name: string, limits: Limits) =>
     call<Plan>(`/admin/plans/${encodeURIComponent(name)}`, { method: 'PUT', body: limits }),

@@ -10,11 +10,13 @@ import type { Whoami } from '../../src/types/wire';
 import { ApiError } from '../lib/api';
 import { api } from './api';
 import { AuditPage } from './audit';
+import { OverviewPage } from './overview';
 import { PlansPage } from './plans';
 import { TenantPage } from './tenant';
 import { TenantsPage } from './tenants';
 
 type View =
+  | { page: 'overview' }
   | { page: 'tenants' }
   | { page: 'plans' }
   | { page: 'tenant'; id: string }
@@ -30,7 +32,9 @@ function viewOf(hash: string): View {
   const audit = /^#audit(?:\/(ten_[0-9A-Za-z]{16}))?$/.exec(hash);
   if (audit) return audit[1] ? { page: 'audit', tenant: audit[1] } : { page: 'audit' };
   if (hash === '#plans') return { page: 'plans' };
-  return { page: 'tenants' };
+  if (hash === '#tenants') return { page: 'tenants' };
+  // The first page: the fleet overview.
+  return { page: 'overview' };
 }
 
 function hashOf(v: View): string {
@@ -94,6 +98,7 @@ function App() {
       <header class="top">
         <p class="brand">Gateway console</p>
         <nav aria-label="Console">
+          {nav({ page: 'overview' }, 'Overview')}
           {nav({ page: 'tenants' }, 'Tenants')}
           {nav({ page: 'plans' }, 'Plans')}
           {nav({ page: 'audit' }, 'Audit log')}
@@ -105,6 +110,9 @@ function App() {
         </p>
       </header>
       <main id="main" tabindex={-1}>
+        {view.page === 'overview' ? (
+          <OverviewPage open={(id) => setView({ page: 'tenant', id })} />
+        ) : null}
         {view.page === 'tenants' ? (
           <TenantsPage canChange={canChange} open={(id) => setView({ page: 'tenant', id })} />
         ) : null}

@@ -1,7 +1,7 @@
 /** One tenant: its status and the sections about it (tokens, limits, usage, alerts, cache). */
 import { useEffect, useState } from 'hono/jsx/dom';
-import type { PublicTenant, Whoami } from '../../src/types/wire';
-import { AlertsSection } from './alerts';
+import type { PublicTenant, RecentAlert, Whoami } from '../../src/types/wire';
+import { AlertsSection, alertText } from './alerts';
 import { api } from './api';
 import { EditTenant } from './edit-tenant';
 import { ConfirmButton, fmtTime, Notice, refusal } from './form';
@@ -23,12 +23,25 @@ export function TenantPage(props: {
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const [section, setSection] = useState<Section>('Tokens');
+  // The platform refused the tenant's key lately (its guard's alert log): said at the top.
+  const [keyAlert, setKeyAlert] = useState<RecentAlert | null>(null);
 
   useEffect(() => {
     api
       .tenant(props.id)
       .then(setTenant)
       .catch((err: unknown) => setError(refusal(err, [])._form ?? 'Failed'));
+    api.recentAlerts(props.id).then(
+      (r) =>
+        setKeyAlert(
+          r.alerts.find(
+            (a) =>
+              a.alert.kind === 'platform_key_rejected' &&
+              Date.parse(a.at) > Date.now() - 86_400_000,
+          ) ?? null,
+        ),
+      () => setKeyAlert(null),
+    );
   }, [props.id]);
 
   if (error) {
@@ -51,6 +64,12 @@ export function TenantPage(props: {
         ← All tenants
       </button>
       <h1 id="tenant-title">{tenant.name}</h1>
+      {keyAlert ? (
+        <p class="warning" role="alert" data-testid="key-alert">
+          {alertText(keyAlert.alert)} at {fmtTime(keyAlert.at)}: its requests fail with 502 (50205)
+          until the key works. Check it on the Settings tab.
+        </p>
+      ) : null}
       <dl class="facts">
         <dt>Id</dt>
         <dd>
