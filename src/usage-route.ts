@@ -10,10 +10,12 @@ import { ok } from './errors';
 import { guardFor } from './guard/tenant-guard';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
+import { validated } from './middleware/validate';
 import { operationId } from './observability/operation-id';
+import { recentPage, recentQuery, recentQuerySchema } from './observability/recent-query';
 import { USAGE_SCOPE } from './tenants/scopes';
 import type { HonoEnv } from './types/context';
-import type { OwnUsage } from './types/wire';
+import type { OwnUsage, RecentRequestPage } from './types/wire';
 
 /** How far back a tenant's own view goes: by UTC day, and by hour. */
 export const OWN_USAGE_DAYS = 30;
@@ -64,6 +66,23 @@ export function usageRoutes(): Hono<HonoEnv> {
           hourly_refusals: hours?.refusals ?? [],
         }),
       );
+    },
+  );
+  // The partner's own refused and failed requests, with the reason: a 429 or a 401
+  // can be understood without asking anyone (docs/OBSERVABILITY.md, "Recent requests").
+  app.get(
+    '/usage/requests',
+    operationId('usage.requests'),
+    tenantAuth(),
+    requireScope(USAGE_SCOPE),
+    tenantLimits('self', () => 1),
+    validated('query', recentQuerySchema),
+    async (c) => {
+      const query = recentQuery(c.req.valid('query'), true);
+      const page = await guardFor(c.env, c.get('tenant').id).recentRequests(query);
+      return c.json(ok<RecentRequestPage>(recentPage(page)), 200, {
+        'Cache-Control': 'private, no-store',
+      });
     },
   );
   return app;

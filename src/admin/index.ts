@@ -18,6 +18,7 @@ import { operationRoutes } from './operations';
 import { overviewRoutes } from './overview';
 import { planRoutes } from './plans';
 import { portalLinkRoutes } from './portal-links';
+import { requestRoutes } from './requests';
 import { tenantRoutes } from './tenants';
 import { tokenRoutes } from './tokens';
 
@@ -44,6 +45,7 @@ export function adminRoutes(): Hono<HonoEnv> {
   app.route('/tenants', tokenRoutes());
   app.route('/tenants', limitRoutes());
   app.route('/tenants', analyticsRoutes());
+  app.route('/tenants', requestRoutes());
   app.route('/tenants', alertRoutes());
   app.route('/tenants', portalLinkRoutes());
   app.route('/plans', planRoutes());

@@ -74,6 +74,12 @@ import {
   metersFor,
   type TokenLimits,
 } from './policy';
+import {
+  migrateRecentRequests,
+  queryRecentRequests,
+  type RecentQuery,
+  recordRecentRequests,
+} from './recent-requests';
 import { slotAt, windowSeconds } from './slots';
 import type { Sql } from './sql';
 import { GuardStore, sqlLedgerStorage } from './store';
@@ -116,6 +122,7 @@ export class GuardCore {
     migrateHistory(sql);
     migrateAlerts(sql);
     migrateHealth(sql);
+    migrateRecentRequests(sql);
     migrateIdempotency(sql);
     migrateTokens(sql);
     this.tokens = new TokenRegistry(sql);
@@ -250,6 +257,7 @@ export class GuardCore {
     }
     recordHistory(this.sql, batch);
     if (batch.keyRejections) recordKeyRejections(this.sql, batch.keyRejections);
+    if (batch.requests) recordRecentRequests(this.sql, batch.requests, Date.now());
     this.noteHealth(Date.now());
     if (
       retentionDays !== undefined &&
@@ -285,6 +293,11 @@ export class GuardCore {
   /** The tenant's figures by hour since `from`, for its fleet board (health.ts). */
   fleetHours(from: number): FleetHour[] {
     return hourFigures(this.sql, from);
+  }
+
+  /** The tenant's recent requests, newest first (recent-requests.ts). */
+  recentRequests(q: RecentQuery) {
+    return queryRecentRequests(this.sql, q);
   }
 
   /** The alert log, newest first (alerts.ts). */

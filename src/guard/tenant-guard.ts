@@ -41,6 +41,7 @@ import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
 import type { BrokerPush, LeaseRequest, Returned } from './lease-protocol';
 import type { PlanPush } from './plan-protocol';
 import type { Limits, TokenLimits } from './policy';
+import type { RecentQuery } from './recent-requests';
 import type { RevokeOutcome, TokenSpecOf } from './token-changes';
 import type { AuditContext, MintedToken, RotateOutcome } from './token-registry';
 import type { UsageBatch } from './usage';
@@ -90,6 +91,11 @@ export class TenantGuard extends DurableObject {
   record(batch: UsageBatch, retentionDays?: number, returns?: Returned[]) {
     this.noteFleetUsage();
     this.core.record(batch, retentionDays, returns);
+  }
+
+  /** The tenant's recent requests, newest first (recent-requests.ts). */
+  recentRequests(q: RecentQuery) {
+    return this.core.recentRequests(q);
   }
 
   /** The alert log, newest first (alerts.ts). */

@@ -6,6 +6,7 @@
  * USAGE_FLUSH_MS; an isolate that dies loses at most its unsent batch
  * (docs/OBSERVABILITY.md, "Usage history").
  */
+import type { RequestRow } from './recent-requests';
 
 /** Upper bounds of the latency buckets, in ms; the last bucket is everything above. */
 export const LATENCY_BUCKETS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000] as const;
@@ -51,6 +52,8 @@ export interface UsageBatch {
   refusals: RefusalRow[];
   /** Absent from batches of isolates older than this field. */
   keyRejections?: KeyRejectionRow[];
+  /** The requests themselves, for the tenant's recent requests (recent-requests.ts). */
+  requests?: RequestRow[];
 }
 
 /** One finished request, as the request log sees it. */

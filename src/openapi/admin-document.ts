@@ -17,6 +17,7 @@ import { tokenSpecSchema } from '../admin/token-spec';
 import { revokeQuery } from '../admin/tokens';
 import { limitsSchema, tokenLimitsSchema } from '../guard/policy';
 import { historyQuerySchema } from '../observability/history-query';
+import { recentQuerySchema } from '../observability/recent-query';
 import { GATEWAY_VERSION } from '../version';
 import { jsonBody, parametersOf } from './schema';
 
@@ -162,6 +163,17 @@ const OPERATIONS: AdminOperation[] = [
     path: `${T}/analytics`,
     summary: 'Usage history as series, or CSV with Accept: text/csv',
     query: historyQuerySchema,
+  },
+  {
+    method: 'get',
+    path: `${T}/requests`,
+    summary:
+      "A tenant's recent requests, newest first, by request_id, token_id, status or operation",
+    description:
+      'The newest 1,000 answered below 400 and the newest 1,000 refused or failed, of the ' +
+      'last 24 h, as its isolates handed them over (within about 10 s): ids, codes and ' +
+      'timings, never a body, query or secret.',
+    query: recentQuerySchema,
   },
   {
     method: 'put',

@@ -10,6 +10,7 @@
 import { rotateBody } from '../admin/rotation';
 import { mintBody, STREAM_SCOPE, streamParams } from '../browser/schemas';
 import { ERRORS } from '../errors';
+import { recentQuerySchema } from '../observability/recent-query';
 import type { Catalog } from '../routes/catalog';
 import { takesIdempotencyKey } from '../routes/table';
 import type { RouteSpec, UploadSpec } from '../routes/types';
@@ -132,6 +133,7 @@ function build(catalog: Catalog): OpenApiDocument {
   }
   add('/auth/browser-token', 'post', mintOperation());
   add('/usage', 'get', usageOperation());
+  add('/usage/requests', 'get', ownRequestsOperation());
   add('/token', 'get', ownTokenOperation());
   add('/token/rotate', 'post', rotateOperation());
   add('/session/ws/{session_id}', 'get', streamOperation());
@@ -318,8 +320,9 @@ function usageOperation() {
     tags: ['usage'],
     summary: "The calling tenant's own usage",
     description:
-      "Its limits, the current windows (the calling token's own meters too), and its last 30 " +
-      "days by day. A self-service read: it spends none of the tenant's limits, only the " +
+      "Its limits, the current windows (the calling token's own meters too), its last 30 " +
+      'days by day and its last 48 hours by hour, each with the refusals by policy. A ' +
+      "self-service read: it spends none of the tenant's limits, only the " +
       `token's own self-service meter. Needs the scope \`${USAGE_SCOPE}\`.`,
     'x-required-scope': USAGE_SCOPE,
     responses: {
@@ -331,10 +334,40 @@ function usageOperation() {
           meters: { type: 'array', items: { type: 'object' } },
           days: { type: 'array', items: { type: 'object' } },
           refusals: { type: 'array', items: { type: 'object' } },
+          hours: { type: 'array', items: { type: 'object' } },
+          hourly_refusals: { type: 'array', items: { type: 'object' } },
         },
-        ['tenant_id', 'limits', 'meters', 'days'],
+        ['tenant_id', 'limits', 'meters', 'days', 'hours'],
       ),
       ...errorRefs(COMMON_ERRORS),
+    },
+  };
+}
+
+function ownRequestsOperation() {
+  return {
+    operationId: 'usage.requests',
+    tags: ['usage'],
+    summary: "The calling tenant's own refused and failed requests, newest first",
+    description:
+      'Its requests of the last 24 h that were refused or failed (status 400 and above), as ' +
+      "its TenantGuard keeps them (the newest 1,000), each with the reason: a 429's policy, " +
+      'a 401, the platform refusing the key. Filter by `request_id` (the one an error ' +
+      'envelope hands over), `token_id`, `status` (429, or 4xx) or `operation`. A ' +
+      `self-service read, like /usage. Needs the scope \`${USAGE_SCOPE}\`.`,
+    'x-required-scope': USAGE_SCOPE,
+    parameters: parametersOf(recentQuerySchema, 'query'),
+    responses: {
+      '200': gatewayAnswer(
+        'A page of requests, and the cursor of the next.',
+        {
+          requests: { type: 'array', items: { type: 'object' } },
+          cursor: { type: ['string', 'null'] },
+          kept: { type: 'object' },
+        },
+        ['requests', 'cursor'],
+      ),
+      ...errorRefs([...COMMON_ERRORS, 400]),
     },
   };
 }

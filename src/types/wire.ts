@@ -171,6 +171,43 @@ export interface KeyCheck {
   ms: number;
 }
 
+/**
+ * One recent request, as its TenantGuard keeps it (GET /admin/tenants/{id}/requests,
+ * GET /usage/requests): ids, codes and timings, never a body, query or secret.
+ */
+export interface RecentRequest {
+  request_id: string;
+  at: string;
+  token_id: string;
+  /** The operation id (`team.list`), or what else answered (`usage`, `unmatched`, …). */
+  operation: string;
+  method: string;
+  status: number;
+  /** The envelope code answered (0: success; a platform's own code passes through). */
+  code: number | null;
+  /** What the limiter did (`admitted`, `refused`, `unavailable`); null: not asked. */
+  limiter: string | null;
+  /** The rate policy or quota that refused it. */
+  policy: string | null;
+  /** The read cache: HIT, MISS, STALE, BYPASS or L1. */
+  cache: string | null;
+  upstream_status: number | null;
+  upstream_attempts: number | null;
+  latency_ms: number;
+  upstream_ms: number | null;
+  trace_id: string | null;
+  /** Why it was refused or failed, in words (null for a success). */
+  reason: string | null;
+}
+
+/** A page of recent requests, newest first; `cursor` asks for the next (older) page. */
+export interface RecentRequestPage {
+  requests: RecentRequest[];
+  cursor: string | null;
+  /** What the log keeps: the newest of each kind, and how long. */
+  kept: { per_kind: number; hours: number };
+}
+
 /** A tenant's figures over the overview's hours (GET /admin/overview). */
 export interface FleetTenant {
   tenant_id: string;

@@ -15,6 +15,7 @@ import type {
   PortalLink,
   PublicTenant,
   RecentAlert,
+  RecentRequestPage,
   RevokedToken,
   RotatedToken,
   TenantPage,
@@ -105,6 +106,8 @@ export const api = {
       method: 'POST',
     }),
   overview: () => call<Overview>('/admin/overview'),
+  requests: (id: string, p: Record<string, string | undefined>) =>
+    call<RecentRequestPage>(`${T(id)}/requests${qs(p)}`),
   recentAlerts: (id: string) => call<{ alerts: RecentAlert[] }>(`${T(id)}/alerts/recent`),
   plans: () => call<{ plans: Plan[] }>('/admin/plans'),
   setPlan: (name: string, limits: Limits) =>

@@ -6,10 +6,11 @@ import { api } from './api';
 import { EditTenant } from './edit-tenant';
 import { ConfirmButton, fmtTime, Notice, refusal } from './form';
 import { LimitsSection } from './limits';
+import { RequestsSection } from './requests';
 import { TokensSection } from './tokens';
 import { UsageSection } from './usage';
 
-const SECTIONS = ['Tokens', 'Limits', 'Usage', 'Alerts and cache', 'Settings'] as const;
+const SECTIONS = ['Tokens', 'Limits', 'Usage', 'Requests', 'Alerts and cache', 'Settings'] as const;
 type Section = (typeof SECTIONS)[number];
 
 export function TenantPage(props: {
@@ -146,6 +147,7 @@ export function TenantPage(props: {
         <LimitsSection tenantId={tenant.id} canChange={props.canChange} updated={setTenant} />
       ) : null}
       {section === 'Usage' ? <UsageSection tenantId={tenant.id} /> : null}
+      {section === 'Requests' ? <RequestsSection tenantId={tenant.id} /> : null}
       {section === 'Alerts and cache' ? (
         <AlertsSection
           tenantId={tenant.id}

@@ -8,6 +8,7 @@ import { render, useEffect, useRef, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
 import { count, duration, when } from '../lib/format';
 import { storedToken, storeToken, takeTokenFromFragment } from '../lib/session-token';
+import { RecentFailures } from './requests';
 import { messageOf, RotateToken } from './rotate';
 import type { Me, Meter, Usage } from './types';
 import { UsageCharts } from './usage-chart';
@@ -234,6 +235,7 @@ function Portal(props: { token: string; loaded: Loaded; onToken: (t: string) => 
             <h2 id="usage-title">Usage</h2>
             <UsageCharts usage={usage} />
           </section>
+          <RecentFailures token={props.token} />
         </>
       ) : (
         <section aria-labelledby="usage-title">
