@@ -12,6 +12,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY, DEMO_SECOND_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
+import { freePort } from '../../scripts/free-port';
 import {
   LOCAL_ADMIN_EMAIL,
   LOCAL_VIEWER_EMAIL,
@@ -62,8 +63,15 @@ interface Session {
   printed: string[];
 }
 
-/** Signs in through the local Access login as `role` and lands on the console. */
-async function signIn(role: 'admin' | 'viewer', origin = gateway.url): Promise<Session> {
+/**
+ * Signs in through the local Access login as `role` and lands on the console, on its
+ * tenant list (`view`; the console's first page is the overview).
+ */
+async function signIn(
+  role: 'admin' | 'viewer',
+  origin = gateway.url,
+  view = '#tenants',
+): Promise<Session> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const requested: string[] = [];
@@ -71,7 +79,7 @@ async function signIn(role: 'admin' | 'viewer', origin = gateway.url): Promise<S
   page.on('request', (r) => requested.push(r.url()));
   page.on('console', (m) => printed.push(`${m.type()}: ${m.text()}`));
   page.on('pageerror', (e) => printed.push(`pageerror: ${e.message}`));
-  await page.goto(access.loginUrl(role, `${origin}/console/`));
+  await page.goto(access.loginUrl(role, `${origin}/console/${view}`));
   const email = role === 'admin' ? LOCAL_ADMIN_EMAIL : LOCAL_VIEWER_EMAIL;
   await page.getByTestId('whoami').getByText(email).waitFor();
   return { context, page, requested, printed };
@@ -228,6 +236,18 @@ describe('the console in Chromium', () => {
     await page.getByRole('checkbox', { name: 'apikeys:admin' }).uncheck();
     await page.locator('#token-name').fill('ci');
     await page.getByLabel('Expiry').selectOption('In 30 days');
+    // Each own-limit field says its own error, in its own place (they once shared one).
+    await page.locator('#token-rate').fill('x');
+    await page.locator('#token-daily').fill('5');
+    await page.getByRole('button', { name: 'Issue token' }).click();
+    await page.locator('#token-rate-error', { hasText: 'per minute' }).waitFor();
+    expect(await page.locator('#token-daily-error').count()).toBe(0);
+    await page.locator('#token-rate').fill('');
+    await page.locator('#token-daily').fill('y');
+    await page.getByRole('button', { name: 'Issue token' }).click();
+    await page.locator('#token-daily-error', { hasText: 'daily quota' }).waitFor();
+    expect(await page.locator('#token-rate-error').count()).toBe(0);
+    await page.locator('#token-daily').fill('');
     await page.getByRole('button', { name: 'Issue token' }).click();
     const token = (await page.locator('[data-secret]').textContent()) ?? '';
     expect(token).toMatch(/^apgw_/);
@@ -240,12 +260,40 @@ describe('the console in Chromium', () => {
     await limitsDialog.getByLabel('Requests per minute').fill('0');
     await limitsDialog.getByRole('button', { name: 'Save limits' }).click();
     await limitsDialog.getByText('A whole number from 1, or empty').waitFor();
+    // Still modal after the error: the page behind is inert, Escape closes it, and a
+    // reopened dialog starts from what is saved, not from the refused value.
+    expect(await page.evaluate(() => document.querySelector('dialog:modal') !== null)).toBe(true);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    await page.getByRole('button', { name: `Limits of ci ${token.slice(-4)}` }).click();
+    expect(await limitsDialog.getByLabel('Requests per minute').inputValue()).toBe('');
+    await limitsDialog.getByLabel('Requests per minute').fill('0');
+    await limitsDialog.getByRole('button', { name: 'Save limits' }).click();
+    await limitsDialog.getByText('A whole number from 1, or empty').waitFor();
+    await limitsDialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: `Limits of ci ${token.slice(-4)}` }).click();
+    expect(await limitsDialog.getByLabel('Requests per minute').inputValue()).toBe('');
     await limitsDialog.getByLabel('Requests per minute').fill('100');
     await limitsDialog.getByRole('button', { name: 'Save limits' }).click();
     await page.getByText('Limits of ci saved.').waitFor();
     await page.getByText('100 per 60 s').waitFor();
     // Rotating the first token shows its successor once; the old one works for an hour.
     await page.getByRole('button', { name: `Rotate default ${firstToken.slice(-4)}` }).click();
+    // The overlap is chosen, as the API allows (0 s..30 days), not fixed at an hour.
+    const overlap = page.getByRole('dialog').getByLabel('The old token keeps working for');
+    await overlap.waitFor();
+    expect(await overlap.locator('option').allInnerTexts()).toEqual([
+      'end it now',
+      '5 minutes',
+      '1 hour',
+      '1 day',
+      '7 days',
+      '30 days',
+    ]);
+    await page
+      .getByRole('dialog')
+      .getByLabel('The old token keeps working for')
+      .selectOption('1 day');
     await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
     const rotated = (await page.locator('[data-secret]').textContent()) ?? '';
     expect(rotated).toMatch(/^apgw_/);
@@ -254,6 +302,7 @@ describe('the console in Chromium', () => {
     await expect.poll(() => page.getByTestId('token-rows').locator('tr').count()).toBe(3);
     expect((await asPartner(rotated)).status).toBe(200);
     // A partner portal link: its URL carries a new usage:read token, so it shows once too.
+    await page.getByLabel('Partner portal link, valid for').selectOption('30 minutes');
     await page.getByRole('button', { name: 'Create a partner portal link' }).click();
     const portalUrl = (await page.locator('[data-secret]').textContent()) ?? '';
     expect(portalUrl).toMatch(new RegExp(`^${gateway.url}/portal/?#token=apgw_`));
@@ -267,12 +316,15 @@ describe('the console in Chromium', () => {
     await openTab(page, 'Limits');
     await page.getByLabel('Requests a day').fill('abc');
     await page.getByRole('button', { name: 'Save limits' }).click();
-    await page.locator('#quota-daily-error').waitFor();
+    await page.locator('#tenant-limits-quota-daily-error').waitFor();
     await page.getByLabel('Requests a day').fill('500');
     await page.getByRole('radio', { name: /^exact/ }).check();
     await page.getByRole('button', { name: 'Save limits' }).click();
     await page.getByText('Limits saved').waitFor();
     await page.getByText('This tenant has its own limits.').waitFor();
+    // The mode is said right: leased never admits over a limit (README, docs/LIMITS.md).
+    expect(await page.locator('main').innerText()).not.toMatch(/overshoot/i);
+    await page.getByText(/leased: isolates admit from short leases; never over a limit/).waitFor();
     problems.push(...(await axeProblems(page, 'limits')));
 
     // Requests with the token show in the chart. A request's usage rides on the
@@ -317,10 +369,26 @@ describe('the console in Chromium', () => {
       .getByLabel('Also the own limits of')
       .selectOption({ label: `ci …${token.slice(-4)}` });
     const ownRow = page.getByTestId('meters').getByRole('row', { name: /per-minute-token/ });
-    await expect.poll(() => ownRow.innerText()).toMatch(/\t100\t1 min\t6\t/);
+    await expect.poll(() => ownRow.innerText()).toMatch(/\t100\t60 s\t6\t/);
+    // Times are words, as the portal says them ("21 h"), never a raw "74313 s".
+    expect(await page.getByTestId('meters').innerText()).not.toMatch(/\d{4,} s\b/);
+    expect(await page.getByTestId('meters').innerText()).toMatch(/\t(\d+ (s|min|h)|\d+ days)$/m);
 
     // Alerts: the webhook, its secret once, and a test alert the emulator receives.
     await openTab(page, 'Alerts and cache');
+    // This gateway allows local targets: the page says production refuses them.
+    await page.getByTestId('local-targets').waitFor();
+    // A receiver nothing listens on: the test alert says the connection failed, at once,
+    // not "no answer in 10 s".
+    await page.getByLabel('Webhook URL').fill(`http://127.0.0.1:${await freePort()}/hook`);
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await page.locator('[data-secret]').waitFor();
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    const clicked = Date.now();
+    await page.getByRole('button', { name: 'Send a test alert' }).click();
+    await page.getByText(/could not be reached \(no connection, after \d+ ms\)/).waitFor();
+    expect(Date.now() - clicked).toBeLessThan(9000);
+    expect(await page.locator('main').innerText()).not.toContain('no answer');
     await page.getByLabel('Webhook URL').fill('not a url');
     await page.getByRole('button', { name: 'Save webhook' }).click();
     await page.locator('#alert-url-error').waitFor();
@@ -480,7 +548,7 @@ describe('the console in Chromium', () => {
     const { page, context, printed } = await signIn('viewer');
     await page.getByText('(read only)').waitFor();
     const changing =
-      /^(Create tenant|Create a partner portal link|Issue token|Rotate|Revoke|Limits of|Disable tenant|Enable tenant|Delete tenant|Save limits|Reset to defaults|Save webhook|Send a test alert|Remove webhook|Purge cache|Add a policy|Save settings)/;
+      /^(Create tenant|Create anyway|Create a partner portal link|Issue token|Rotate|Revoke|Limits of|Disable tenant|Enable tenant|Delete tenant|Save limits|Reset to defaults|Return to the plan|Save webhook|Send a test alert|Remove webhook|Purge cache|Add a policy|Add group quota|Save settings|Check key|Check the|Change plan|Create plan|Edit |Remove )/;
     const buttons = async () =>
       (await page.getByRole('button').allInnerTexts()).filter((b) => changing.test(b.trim()));
     const problems = await axeProblems(page, 'viewer tenants');
@@ -492,12 +560,13 @@ describe('the console in Chromium', () => {
     await page.getByRole('button', { name: /^Viewed / }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: /^Viewed / }).waitFor();
-    for (const tab of ['Tokens', 'Limits', 'Usage', 'Alerts and cache', 'Settings']) {
+    for (const tab of ['Tokens', 'Limits', 'Usage', 'Requests', 'Alerts and cache', 'Settings']) {
       await openTab(page, tab);
       await page.getByRole('heading', { level: 2 }).first().waitFor();
       await page.waitForLoadState('networkidle');
       expect(await buttons(), tab).toEqual([]);
-      expect(await page.locator('form').count(), tab).toBe(0);
+      // No form that changes anything (the recent requests' filter only reads).
+      expect(await page.locator('form:not([aria-label="Find requests"])').count(), tab).toBe(0);
     }
     await openTab(page, 'Tokens');
     await page.getByTestId('token-rows').locator('tr').first().waitFor();

@@ -149,8 +149,9 @@ export function LimitsSection(props: {
           saveLabel="Save limits"
           save={async (limits: Limits) => {
             await api.setLimits(props.tenantId, limits);
-            setReload(reload + 1);
-            return 'Limits saved: they hold from the next request.';
+            // Said above the form, which starts again from the limits now in force.
+            saved('Limits saved: they hold from the next request.');
+            return '';
           }}
         >
           {usage.custom ? (
