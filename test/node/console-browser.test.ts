@@ -529,6 +529,198 @@ describe('the console in Chromium', () => {
     await context.close();
   }, 180_000);
 
+  it('plans, families, key checks and the overview, by hand, with axe on each view', async () => {
+    const { page, context, printed, requested } = await signIn('admin');
+    const problems: string[] = [];
+    const admin = {
+      authorization: `Bearer ${gateway.adminToken}`,
+      'content-type': 'application/json',
+    };
+
+    // A made-up key: the platform refuses it, the form says so and asks for a deliberate second
+    // click; the key never shows.
+    const madeUp = `sk-made-up-${Date.now()}0000`;
+    const name = `Families ${Date.now()}`;
+    await page.locator('#new-name').fill(name);
+    await page.getByLabel('Platform key').fill(madeUp);
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await page
+      .getByTestId('key-check')
+      .getByText('The platform refused this key (HTTP 401)')
+      .waitFor();
+    problems.push(...(await axeProblems(page, 'key refused')));
+    await page.getByLabel('Platform key').fill(DEMO_PLATFORM_KEY);
+    await page.getByRole('button', { name: 'Check key' }).click();
+    await page.getByTestId('key-check').getByText('The platform accepted this key').waitFor();
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    const first = (await page.locator('[data-secret]').textContent()) ?? '';
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+    const tenantId = (await page.locator('dl.facts code').first().textContent()) ?? '';
+
+    // The same name and key again: refused, naming the first, with a way to it.
+    await page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('button', { name: 'Tenants' })
+      .click();
+    await page.locator('#new-name').fill(name.toUpperCase());
+    await page.getByLabel('Platform key').fill(DEMO_PLATFORM_KEY);
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await page.getByText(`exists already: ${tenantId}`).waitFor();
+    await page.getByRole('button', { name: `Open the existing tenant ${tenantId}` }).click();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+
+    // Settings: check the stored key, without showing it.
+    await openTab(page, 'Settings');
+    await page.getByRole('button', { name: 'Check the current key' }).click();
+    await page.getByTestId('key-check').getByText('The platform accepted this key').waitFor();
+
+    // A family: rotate, rotate again, then revoke the first with its successors. All three
+    // stay listed, as revoked, together; each says when it was last used.
+    await openTab(page, 'Tokens');
+    const rows = page.getByTestId('token-rows').locator('tr');
+    await rows.first().waitFor();
+    const listed = async () =>
+      (
+        (await (
+          await fetch(`${gateway.url}/admin/tenants/${tenantId}/tokens`, { headers: admin })
+        ).json()) as { data: { tokens: { id: string; last4: string; revoked_at?: string }[] } }
+      ).data.tokens;
+    await page.getByRole('button', { name: `Rotate default ${first.slice(-4)}` }).click();
+    await page
+      .getByRole('dialog')
+      .getByLabel('The old token keeps working for')
+      .selectOption('end it now');
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
+    const second = (await page.locator('[data-secret]').textContent()) ?? '';
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await expect.poll(() => rows.count()).toBe(2);
+    await page.getByRole('button', { name: `Rotate default ${second.slice(-4)}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
+    await page.locator('[data-secret]').waitFor();
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await expect.poll(() => rows.count()).toBe(3);
+    const ids = (await listed()).map((t) => t.id);
+    await page
+      .getByRole('button', { name: `Revoke default ${second.slice(-4)} and its successors` })
+      .click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke all' }).click();
+    await page.getByText(/and 1 successor\(s\) revoked/).waitFor();
+    await expect
+      .poll(async () => (await rows.allInnerTexts()).filter((r) => r.includes('revoked')).length)
+      .toBe(2);
+    expect(await rows.count()).toBe(3);
+    for (const id of ids) {
+      expect(await page.locator(`tr[data-token-id="${id}"]`).getAttribute('data-family-id')).toBe(
+        ids[0],
+      );
+    }
+    expect(await page.getByTestId('last-used').first().textContent()).toMatch(
+      /not in the history|UTC/,
+    );
+    problems.push(...(await axeProblems(page, 'families')));
+
+    // A plan: made here, the tenant put on it, changed: the tenant and another on it are
+    // refused at the new limit.
+    const plan = `console-${Date.now().toString(36)}`;
+    await page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('button', { name: 'Plans' })
+      .click();
+    await page.locator('#new-plan-name').fill(plan);
+    await page.locator('#new-plan-p0-limit').fill('1000');
+    await page.locator('#new-plan-p0-window').fill('3600');
+    await page.locator('#new-plan-p0-alg').selectOption('fixed');
+    await page.getByRole('radio', { name: /^exact/ }).check();
+    // A route-group quota is editable too.
+    await page.locator('#new-plan-add-group').selectOption('sessions');
+    await page.getByRole('button', { name: 'Add group quota' }).click();
+    await page.getByLabel('sessions: a day').fill('50');
+    await page.getByRole('button', { name: 'Create plan' }).click();
+    await page.getByText(`Plan ${plan} saved: 0 tenants on it`).waitFor();
+    problems.push(...(await axeProblems(page, 'plans')));
+    const other = (await (
+      await fetch(`${gateway.url}/admin/tenants`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ name: `On ${plan}`, platform_key: DEMO_SECOND_KEY, plan }),
+      })
+    ).json()) as { data: { token: string } };
+    await page.goto(`${gateway.url}/console/#tenant/${tenantId}`);
+    await openTab(page, 'Limits');
+    await page.getByLabel('Plan', { exact: true }).selectOption(plan);
+    await page.getByRole('button', { name: 'Change plan' }).click();
+    await page.getByText(`Now on plan ${plan}.`).waitFor();
+    await page.getByTestId('limits-source').getByText(`the limits of its plan, ${plan}`).waitFor();
+    expect(await page.getByTestId('tenant-plan').textContent()).toBe(plan);
+    problems.push(...(await axeProblems(page, 'limits with a plan')));
+    const live = (await listed()).find((t) => !t.revoked_at);
+    const issued = (await (
+      await fetch(`${gateway.url}/admin/tenants/${tenantId}/tokens`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ name: 'planned' }),
+      })
+    ).json()) as { data: { token: string } };
+    expect(live).toBeDefined();
+    for (const t of [issued.data.token, other.data.token])
+      expect((await asPartner(t)).status).toBe(200);
+    await page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('button', { name: 'Plans' })
+      .click();
+    await page.getByRole('button', { name: `Edit ${plan}` }).click();
+    await page.locator(`#plan-${plan}-p0-limit`).fill('1');
+    await page.getByRole('button', { name: `Save ${plan} for its 2 tenant(s)` }).click();
+    await page.getByText(`Plan ${plan} saved: 2 tenants on it, each has it now.`).waitFor();
+    for (const t of [issued.data.token, other.data.token]) {
+      const refused = await asPartner(t);
+      expect(refused.status).toBe(429);
+      expect(((await refused.json()) as { data: { policy: string } }).data.policy).toBe('burst');
+    }
+
+    // The overview: a tenant whose platform key the platform refuses shows up (its guard
+    // reports within a minute of its first requests), and can be opened from there.
+    const failing = (await (
+      await fetch(`${gateway.url}/admin/tenants`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ name: `Failing key ${Date.now()}`, platform_key: madeUp }),
+      })
+    ).json()) as { data: { tenant_id: string; token: string } };
+    for (let i = 0; i < 3; i++) expect((await asPartner(failing.data.token)).status).toBe(502);
+    await page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('button', { name: 'Overview' })
+      .click();
+    const failingRow = page.getByTestId('key-failures').getByRole('row', { name: /Failing key/ });
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return failingRow.count();
+        },
+        { timeout: 90_000, interval: 2000 },
+      )
+      .toBe(1);
+    expect(await failingRow.innerText()).toMatch(/\t[1-3]\tHTTP 401\t/);
+    problems.push(...(await axeProblems(page, 'overview')));
+    await failingRow.getByRole('button').click();
+    await page.getByTestId('key-alert').getByText('The platform refused the tenant').waitFor();
+    await openTab(page, 'Alerts and cache');
+    await page.getByTestId('recent-alerts').getByText('no webhook set').waitFor();
+    problems.push(...(await axeProblems(page, 'alerts')));
+
+    const kept = `${await pageText(page)}\n${printed.join('\n')}`;
+    for (const secret of [madeUp, DEMO_PLATFORM_KEY, DEMO_SECOND_KEY, first, second]) {
+      expect(kept).not.toContain(secret);
+    }
+    for (const url of requested) expect(url).not.toContain(madeUp);
+    expect(printed.filter((line) => /Content Security Policy|pageerror/i.test(line))).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 240_000);
+
   it('shows a viewer everything and no control that changes anything; the API refuses one', async () => {
     // A tenant to look at, made with the admin token.
     const made = await fetch(`${gateway.url}/admin/tenants`, {
