@@ -64,6 +64,10 @@ export function usageRoutes(): Hono<HonoEnv> {
           refusals: days?.refusals ?? [],
           hours: hours?.series ?? [],
           hourly_refusals: hours?.refusals ?? [],
+          refusals_by_operation: {
+            days: days?.byOperation ?? [],
+            hours: hours?.byOperation ?? [],
+          },
         }),
       );
     },

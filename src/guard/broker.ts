@@ -33,6 +33,7 @@ import type {
 } from './lease-protocol';
 import { MIN_POOLED_LIMIT, scopeKey } from './lease-protocol';
 import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
+import { RECENT_KEPT, type RequestRow } from './recent-requests';
 import type { UsageBatch } from './usage';
 
 export interface BrokerIo {
@@ -833,9 +834,20 @@ function mergeUsage(a: UsageBatch | undefined, b: UsageBatch | null): UsageBatch
   if (!a) return b ?? undefined;
   if (!b) return a;
   const keyRejections = [...(a.keyRejections ?? []), ...(b.keyRejections ?? [])];
+  // The root keeps the newest RECENT_KEPT of each kind: so does a broker waiting to send.
+  const requests = newestOfEachKind([...(a.requests ?? []), ...(b.requests ?? [])]);
   return {
     rows: [...a.rows, ...b.rows],
     refusals: [...a.refusals, ...b.refusals],
     ...(keyRejections.length > 0 ? { keyRejections } : {}),
+    ...(requests.length > 0 ? { requests } : {}),
   };
+}
+
+function newestOfEachKind(requests: RequestRow[]): RequestRow[] {
+  if (requests.length <= RECENT_KEPT) return requests;
+  const byAge = [...requests].sort((x, y) => y.at - x.at);
+  const answered = byAge.filter((r) => r.status < 400).slice(0, RECENT_KEPT);
+  const failed = byAge.filter((r) => r.status >= 400).slice(0, RECENT_KEPT);
+  return [...answered, ...failed];
 }

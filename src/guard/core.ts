@@ -40,6 +40,7 @@ import {
   migrateHistory,
   queryHistory,
   recordHistory,
+  refusalsByOperation,
   sweepHistory,
 } from './history';
 import {
@@ -303,6 +304,11 @@ export class GuardCore {
   /** The alert log, newest first (alerts.ts). */
   recentAlerts(): RecentAlert[] {
     return recentAlerts(this.sql);
+  }
+
+  /** Refusals by the operation refused, between `from` and `to`. */
+  refusalsByOperation(from: number, to: number) {
+    return refusalsByOperation(this.sql, from, to);
   }
 
   /** Usage history series for the operator API and the tenant's own view. */

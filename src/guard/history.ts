@@ -36,9 +36,25 @@ export function migrateHistory(sql: Sql): void {
       ${LAT_COLUMNS.map((c) => `${c} INTEGER NOT NULL DEFAULT 0`).join(', ')},
       PRIMARY KEY (hour, token_id, route, status));
     CREATE TABLE IF NOT EXISTS refusals_hourly (
-      hour INTEGER NOT NULL, token_id TEXT NOT NULL, policy TEXT NOT NULL, count INTEGER NOT NULL,
-      PRIMARY KEY (hour, token_id, policy));
+      hour INTEGER NOT NULL, token_id TEXT NOT NULL, policy TEXT NOT NULL,
+      route TEXT NOT NULL DEFAULT '', count INTEGER NOT NULL,
+      PRIMARY KEY (hour, token_id, policy, route));
   `);
+  // Refusals counted before they named their operation: the table is made again with
+  // the column (and its key), their rows under the operation '' (unknown).
+  const refusalColumns = sql.exec<{ name: string }>('PRAGMA table_info(refusals_hourly)').toArray();
+  if (!refusalColumns.some((c) => c.name === 'route')) {
+    sql.exec(`
+      ALTER TABLE refusals_hourly RENAME TO refusals_hourly_before_routes;
+      CREATE TABLE refusals_hourly (
+        hour INTEGER NOT NULL, token_id TEXT NOT NULL, policy TEXT NOT NULL,
+        route TEXT NOT NULL DEFAULT '', count INTEGER NOT NULL,
+        PRIMARY KEY (hour, token_id, policy, route));
+      INSERT INTO refusals_hourly (hour, token_id, policy, route, count)
+        SELECT hour, token_id, policy, '', count FROM refusals_hourly_before_routes;
+      DROP TABLE refusals_hourly_before_routes;
+    `);
+  }
   // A token's last use (its latest hour) is one index seek (lastUsedHour).
   sql.exec('CREATE INDEX IF NOT EXISTS usage_by_token ON usage_hourly (token_id, hour)');
   // Rollups made before the cache was counted get the columns, at 0.
@@ -78,11 +94,12 @@ export function recordHistory(sql: Sql, batch: UsageBatch): void {
   }
   for (const r of batch.refusals) {
     sql.exec(
-      `INSERT INTO refusals_hourly (hour, token_id, policy, count) VALUES (?, ?, ?, ?)
-       ON CONFLICT (hour, token_id, policy) DO UPDATE SET count = count + excluded.count`,
+      `INSERT INTO refusals_hourly (hour, token_id, policy, route, count) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (hour, token_id, policy, route) DO UPDATE SET count = count + excluded.count`,
       r.hour,
       r.tokenId,
       r.policy,
+      r.route ?? '',
       r.count,
     );
   }
@@ -152,6 +169,26 @@ export function lastUsedHour(sql: Sql, tokenId: string): number | null {
       tokenId,
     )
     .one().at;
+}
+
+/**
+ * Refusals between `from` and `to` by the operation refused, most first (operation
+ * `''` for those counted before refusals named it).
+ */
+export function refusalsByOperation(
+  sql: Sql,
+  from: number,
+  to: number,
+): { operation: string; count: number }[] {
+  return sql
+    .exec<{ route: string; count: number }>(
+      `SELECT route, SUM(count) AS count FROM refusals_hourly WHERE hour >= ? AND hour <= ?
+       GROUP BY route ORDER BY count DESC, route`,
+      from,
+      to,
+    )
+    .toArray()
+    .map((r) => ({ operation: r.route, count: r.count }));
 }
 
 /** Deletes rollups older than `before` (ms). */

@@ -107,11 +107,17 @@ export class TenantGuard extends DurableObject {
     return this.core.history(q);
   }
 
-  /** A token's own view in one call: the meters now (the token's own too) and histories. */
+  /**
+   * A token's own view in one call: the meters now (the token's own too), and for each
+   * range its history and its refusals by operation.
+   */
   ownView(now: number, defaults: Limits, tokenId: string, queries: HistoryQuery[]) {
     return {
       usage: this.core.usage(now, defaults, tokenId),
-      history: queries.map((q) => this.core.history(q)),
+      history: queries.map((q) => ({
+        ...this.core.history(q),
+        byOperation: this.core.refusalsByOperation(q.from, q.to),
+      })),
     };
   }
 

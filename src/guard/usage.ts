@@ -35,6 +35,8 @@ export interface RefusalRow {
   hour: number;
   tokenId: string;
   policy: string;
+  /** The operation refused; absent from batches of isolates older than this field. */
+  route?: string;
   count: number;
 }
 
@@ -71,7 +73,15 @@ export interface UsageEntry {
   cache?: 'hit' | 'miss';
   /** The platform refused the tenant's key: its status (401 or 403). */
   keyRejected?: number;
+  /** The request itself, for the tenant's recent requests (recent-requests.ts). */
+  request?: RequestRow;
 }
+
+/**
+ * Requests a buffer keeps of each kind (answered below 400; refused or failed) until
+ * its batch goes: the newest, so a flood is sampled, its counts kept in the rows.
+ */
+export const REQUESTS_PER_BATCH = 100;
 
 export const hourOf = (t: number) => Math.floor(t / 3_600_000) * 3_600_000;
 
@@ -94,6 +104,8 @@ export class UsageBuffer {
   private rows = new Map<string, UsageRow>();
   private refusals = new Map<string, RefusalRow>();
   private keyRejections = new Map<string, KeyRejectionRow>();
+  private answered: RequestRow[] = [];
+  private failed: RequestRow[] = [];
   /** When the oldest entry still waiting arrived (0: none waits). */
   oldestAt = 0;
 
@@ -126,15 +138,21 @@ export class UsageBuffer {
     const bucket = latencyBucket(e.latencyMs);
     row.latency[bucket] = (row.latency[bucket] ?? 0) + 1;
     if (e.refusedBy) {
-      const rkey = `${hour}|${e.tokenId}|${e.refusedBy}`;
+      const rkey = `${hour}|${e.tokenId}|${e.refusedBy}|${e.route}`;
       const r = this.refusals.get(rkey) ?? {
         hour,
         tokenId: e.tokenId,
         policy: e.refusedBy,
+        route: e.route,
         count: 0,
       };
       r.count++;
       this.refusals.set(rkey, r);
+    }
+    if (e.request) {
+      const kept = e.request.status >= 400 ? this.failed : this.answered;
+      kept.push(e.request);
+      if (kept.length > REQUESTS_PER_BATCH) kept.shift();
     }
     if (e.keyRejected) {
       const kkey = `${hour}|${e.keyRejected}`;
@@ -160,10 +178,15 @@ export class UsageBuffer {
       rows: [...this.rows.values()],
       refusals: [...this.refusals.values()],
       ...(this.keyRejections.size > 0 ? { keyRejections: [...this.keyRejections.values()] } : {}),
+      ...(this.answered.length + this.failed.length > 0
+        ? { requests: [...this.answered, ...this.failed] }
+        : {}),
     };
     this.rows = new Map();
     this.refusals = new Map();
     this.keyRejections = new Map();
+    this.answered = [];
+    this.failed = [];
     this.oldestAt = 0;
     return batch;
   }

@@ -28,20 +28,39 @@ export function requestLog() {
       else log.info('request', line);
     }
     writeDataPoint(c, line, obs);
-    // Every request a known token made, refused ones too, in its tenant's history.
+    // Every request a known token made, refused ones too, in its tenant's history and
+    // recent requests (handed over with the usage batch, never on the request path).
     const principal = c.get('principal');
     if (principal) {
+      // An unknown path under a valid token names no operation.
+      const operation = obs.route ?? 'unmatched';
       recordRequestUsage(c, principal.tenantId, {
         at: started,
         tokenId: principal.tokenId,
-        // An unknown path under a valid token names no operation.
-        route: obs.route ?? 'unmatched',
+        route: operation,
         status: line.status,
         units: obs.limiter === 'admitted' ? (obs.cost ?? 0) : 0,
         latencyMs: duration,
         refusedBy: obs.refusedBy,
         ...cacheOutcome(obs.cache),
         ...keyRejection(c.error),
+        request: {
+          id: line.request_id,
+          at: started,
+          tokenId: principal.tokenId,
+          operation,
+          method: line.method,
+          status: line.status,
+          code: line.code,
+          limiter: obs.limiter ?? null,
+          policy: obs.refusedBy ?? null,
+          cache: line.cache,
+          upstreamStatus: line.upstream_status,
+          attempts: line.upstream_attempts,
+          latencyMs: duration,
+          upstreamMs: line.upstream_ms,
+          traceId: line.trace_id,
+        },
       });
     }
   });

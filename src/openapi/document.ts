@@ -336,6 +336,7 @@ function usageOperation() {
           refusals: { type: 'array', items: { type: 'object' } },
           hours: { type: 'array', items: { type: 'object' } },
           hourly_refusals: { type: 'array', items: { type: 'object' } },
+          refusals_by_operation: { type: 'object' },
         },
         ['tenant_id', 'limits', 'meters', 'days', 'hours'],
       ),

@@ -450,4 +450,9 @@ export interface OwnUsage {
   /** The last 48 hours (this one included), by hour, and their refusals by policy. */
   hours: SeriesPoint[];
   hourly_refusals: RefusalPoint[];
+  /** The same two ranges' refusals by the operation refused, most first. */
+  refusals_by_operation: {
+    days: { operation: string; count: number }[];
+    hours: { operation: string; count: number }[];
+  };
 }
