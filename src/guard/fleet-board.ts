@@ -20,6 +20,8 @@ import type { FleetHour } from './health';
 export const FLEET_SHARDS = 16;
 /** A guard reports at most this often (and only after traffic). */
 export const FLEET_REPORT_MS = 60_000;
+/** A guard reports this long after the traffic it reports at the soonest. */
+export const FLEET_SETTLE_MS = 5000;
 /** Hours a board keeps: the overview's 24, and the one running. */
 const KEPT_HOURS = 25;
 const HOUR_MS = 3_600_000;

@@ -35,7 +35,7 @@ import {
   sendTestAlert,
 } from './alerts';
 import { GuardCore, SWEEP_EVERY_MS } from './core';
-import { FLEET_REPORT_MS, fleetBoardOf } from './fleet-board';
+import { FLEET_REPORT_MS, FLEET_SETTLE_MS, fleetBoardOf } from './fleet-board';
 import type { HistoryQuery } from './history';
 import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
 import type { BrokerPush, LeaseRequest, Returned } from './lease-protocol';
@@ -276,7 +276,9 @@ export class TenantGuard extends DurableObject {
     this.fleetDue = true;
     if (this.fleetScheduled) return;
     this.fleetScheduled = true;
-    this.scheduleAlarm(Math.max(Date.now(), this.fleetReportedAt + FLEET_REPORT_MS));
+    // A few seconds' wait lets the batches of a burst go in one report.
+    const at = Math.max(Date.now() + FLEET_SETTLE_MS, this.fleetReportedAt + FLEET_REPORT_MS);
+    this.scheduleAlarm(at);
   }
 
   /**
