@@ -721,6 +721,62 @@ describe('the console in Chromium', () => {
     await context.close();
   }, 240_000);
 
+  it('finds a refused request by its id in the Requests tab', async () => {
+    const admin = {
+      authorization: `Bearer ${gateway.adminToken}`,
+      'content-type': 'application/json',
+    };
+    const made = (await (
+      await fetch(`${gateway.url}/admin/tenants`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ name: `Looked up ${Date.now()}`, platform_key: DEMO_PLATFORM_KEY }),
+      })
+    ).json()) as { data: { tenant_id: string; token: string } };
+    const { tenant_id: tenantId, token } = made.data;
+    // Exact mode: each request's guard call carries the ones before it.
+    await fetch(`${gateway.url}/admin/tenants/${tenantId}/limits`, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({
+        policies: [{ name: 'hourly', limit: 1, window_s: 3600, algorithm: 'fixed' }],
+        quota: {},
+        limiter: 'exact',
+      }),
+    });
+    expect((await asPartner(token, '/agent/lists')).status).toBe(200);
+    const refused = await asPartner(token, '/agent/lists');
+    expect(refused.status).toBe(429);
+    const refusedId = ((await refused.json()) as { data: { request_id: string } }).data.request_id;
+    await asPartner(token, '/agent/lists');
+
+    const { page, context, printed } = await signIn('admin', gateway.url, `#tenant/${tenantId}`);
+    await openTab(page, 'Requests');
+    await page.getByTestId('request-rows').waitFor();
+    await page.getByLabel('Request id').fill(refusedId);
+    const answered = page.waitForResponse((r) => r.url().includes('request_id='));
+    await page.getByRole('button', { name: 'Find' }).click();
+    await answered;
+    const row = page.locator(`tr[data-request-id="${refusedId}"]`);
+    await row.waitFor();
+    expect(await page.getByTestId('request-rows').locator('tbody tr').count()).toBe(1);
+    const text = await row.innerText();
+    expect(text).toContain('GET agent.list');
+    expect(text).toContain('429');
+    expect(text).toContain('42900');
+    expect(text).toContain('Rate limit exceeded (policy hourly)');
+    expect(text).toContain('refused: hourly');
+    // A bad filter is refused beside its field, before any request.
+    await page.getByLabel('Status').fill('42');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.locator('#rq-status-error').waitFor();
+    const problems = await axeProblems(page, 'requests');
+    expect(await pageText(page)).not.toContain(token);
+    expect(printed.filter((l) => /pageerror|Content Security Policy/i.test(l))).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
+
   it('shows a viewer everything and no control that changes anything; the API refuses one', async () => {
     // A tenant to look at, made with the admin token.
     const made = await fetch(`${gateway.url}/admin/tenants`, {

@@ -399,6 +399,57 @@ describe('/portal in Chromium', () => {
     await w.context.close();
   });
 
+  it('lets a partner find its own refused request by the id its error gave, with the reason', async () => {
+    const made = await adminCall('/tenants', {
+      name: 'Refused partner',
+      platform_key: DEMO_PLATFORM_KEY,
+    });
+    const res = await fetch(`${gateway.url}/admin/tenants/${made.tenant_id}/limits`, {
+      method: 'PUT',
+      headers: {
+        authorization: `Bearer ${gateway.adminToken}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        policies: [{ name: 'hourly', limit: 1, window_s: 3600, algorithm: 'fixed' }],
+        quota: {},
+        limiter: 'exact',
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect((await asToken(made.token, '/agent/lists')).status).toBe(200);
+    const refused = await asToken(made.token, '/agent/lists');
+    expect(refused.status).toBe(429);
+    const id = refused.body.data.request_id as string;
+    // Its refusal reaches the guard with the next request's call (exact mode).
+    await asToken(made.token, '/agent/lists');
+
+    // axe runs on this view too: this context may bypass the CSP to inject it.
+    const w = await newTab({ bypassCSP: true });
+    await signIn(w.page, made.token);
+    const section = w.page.locator('section', { hasText: 'Refused and failed requests' });
+    await section.getByTestId('failure-rows').waitFor();
+    await section.getByLabel(/Request id/).fill(id);
+    await section.getByRole('button', { name: 'Find' }).click();
+    const row = section.locator(`tr[data-request-id="${id}"]`);
+    await row.waitFor();
+    expect(await section.locator('tbody tr').count()).toBe(1);
+    expect(await row.innerText()).toContain('Rate limit exceeded (policy hourly)');
+    // Refusals by policy and by operation, for the 48 hours shown.
+    await w.page
+      .getByTestId('refusals-by-policy')
+      .getByRole('rowheader', { name: 'hourly' })
+      .waitFor();
+    await w.page
+      .getByTestId('refusals-by-operation')
+      .getByRole('rowheader', { name: 'agent.list' })
+      .waitFor();
+    expect(await seriousViolations(w.page)).toEqual([]);
+    expect(offLoopback(w)).toEqual([]);
+    expect(await exposedText(w)).not.toContain(made.token);
+    await w.context.close();
+  });
+
   it('links into /docs signed in, without the token in the URL or localStorage', async () => {
     const w = await newTab();
     await signIn(w.page, a.token);

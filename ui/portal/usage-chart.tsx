@@ -244,37 +244,66 @@ export function UsageCharts({ usage }: { usage: Usage }) {
           },
         ]}
       />
-      <RefusalsBy label={label} byPolicy={byPolicy} />
+      <RefusalsBy
+        label={label}
+        byPolicy={byPolicy}
+        byOperation={usage.refusals_by_operation[range]}
+      />
     </div>
   );
 }
 
-/** The range's refusals by the policy that refused them (rate or quota). */
-function RefusalsBy(props: { label: string; byPolicy: Map<string, number> }) {
-  const rows = [...props.byPolicy.entries()].sort((a, b) => b[1] - a[1]);
+/** The range's refusals by the policy that refused them (rate or quota), and by operation. */
+function RefusalsBy(props: {
+  label: string;
+  byPolicy: Map<string, number>;
+  byOperation: { operation: string; count: number }[];
+}) {
+  const policies = [...props.byPolicy.entries()].sort((a, b) => b[1] - a[1]);
+  const operations = props.byOperation.map(
+    (o) => [o.operation || 'not recorded', o.count] as const,
+  );
+  if (policies.length === 0) {
+    return (
+      <section aria-labelledby="refusals-by-title">
+        <h3 id="refusals-by-title">Refusals in the last {props.label}</h3>
+        <p>None: no request was refused by a rate policy or a quota.</p>
+      </section>
+    );
+  }
   return (
     <section aria-labelledby="refusals-by-title">
-      <h3 id="refusals-by-title">Refusals in the last {props.label}, by policy</h3>
-      {rows.length === 0 ? (
-        <p>None: no request was refused by a rate policy or a quota.</p>
-      ) : (
-        <table data-testid="refusals-by-policy">
-          <thead>
-            <tr>
-              <th scope="col">Policy</th>
-              <th scope="col">Refusals</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map(([policy, n]) => (
-              <tr>
-                <th scope="row">{policy}</th>
-                <td>{count(n)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <h3 id="refusals-by-title">Refusals in the last {props.label}</h3>
+      <div class="row tables">
+        <CountTable testId="refusals-by-policy" what="Policy" rows={policies} />
+        <CountTable testId="refusals-by-operation" what="Operation" rows={operations} />
+      </div>
     </section>
+  );
+}
+
+function CountTable(props: {
+  testId: string;
+  what: string;
+  rows: readonly (readonly [string, number])[];
+}) {
+  return (
+    <table data-testid={props.testId}>
+      <caption>By {props.what.toLowerCase()}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{props.what}</th>
+          <th scope="col">Refusals</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.rows.map(([name, n]) => (
+          <tr>
+            <th scope="row">{name}</th>
+            <td>{count(n)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
