@@ -160,9 +160,9 @@ describe('recent requests', () => {
   it('keeps the newest 1,000 failures apart from the newest 1,000 successes', async () => {
     const t = await createTenant();
     const row = (i: number, status: number): RequestRow => ({
-      id: `bulk-${status}-${i}`,
+      request_id: `bulk-${status}-${i}`,
       at: Date.now() - 60_000 + i,
-      tokenId: t.tokenId,
+      token_id: t.tokenId,
       operation: 'agent.list',
       method: 'GET',
       status,
@@ -170,11 +170,11 @@ describe('recent requests', () => {
       limiter: status === 200 ? 'admitted' : 'refused',
       policy: status === 200 ? null : 'hourly',
       cache: null,
-      upstreamStatus: null,
-      attempts: null,
-      latencyMs: 3,
-      upstreamMs: null,
-      traceId: null,
+      upstream_status: null,
+      upstream_attempts: null,
+      latency_ms: 3,
+      upstream_ms: null,
+      trace_id: null,
     });
     const guard = guardOf(t);
     // 50 failures, then a flood of 1,500 successes in three batches.

@@ -14,27 +14,11 @@ export const RECENT_KEPT = 1000;
 /** Hours a row is kept. */
 export const RECENT_HOURS = 24;
 
-/** One request as an isolate hands it over (usage.ts). */
-export interface RequestRow {
-  /** The request id (the caller's X-Request-ID or the gateway's), at most 200 characters. */
-  id: string;
-  at: number;
-  tokenId: string;
-  operation: string;
-  method: string;
-  status: number;
-  code: number | null;
-  /** What the limiter did: admitted, refused, unavailable; null when it was not asked. */
-  limiter: string | null;
-  /** The policy that refused it. */
-  policy: string | null;
-  cache: string | null;
-  upstreamStatus: number | null;
-  attempts: number | null;
-  latencyMs: number;
-  upstreamMs: number | null;
-  traceId: string | null;
-}
+/**
+ * One request as an isolate hands it over (usage.ts): what the API shows of it, with
+ * its time in ms and without the reason (said when it is read).
+ */
+export type RequestRow = Omit<RecentRequest, 'at' | 'reason'> & { at: number };
 
 export interface RecentQuery {
   requestId?: string;
@@ -55,7 +39,7 @@ export function migrateRecentRequests(sql: Sql): void {
       seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, request_id TEXT NOT NULL,
       token_id TEXT NOT NULL, operation TEXT NOT NULL, method TEXT NOT NULL,
       status INTEGER NOT NULL, failed INTEGER NOT NULL, code INTEGER, limiter TEXT, policy TEXT,
-      cache TEXT, upstream_status INTEGER, attempts INTEGER, latency_ms INTEGER NOT NULL,
+      cache TEXT, upstream_status INTEGER, upstream_attempts INTEGER, latency_ms INTEGER NOT NULL,
       upstream_ms INTEGER, trace_id TEXT);
     CREATE INDEX IF NOT EXISTS recent_by_id ON recent_requests (request_id);
     CREATE INDEX IF NOT EXISTS recent_by_kind ON recent_requests (failed, seq);
@@ -67,11 +51,12 @@ export function recordRecentRequests(sql: Sql, rows: RequestRow[], now: number):
   for (const r of [...rows].sort((a, b) => a.at - b.at)) {
     sql.exec(
       `INSERT INTO recent_requests (at, request_id, token_id, operation, method, status, failed,
-         code, limiter, policy, cache, upstream_status, attempts, latency_ms, upstream_ms, trace_id)
+         code, limiter, policy, cache, upstream_status, upstream_attempts, latency_ms, upstream_ms,
+         trace_id)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       r.at,
-      r.id.slice(0, 200),
-      r.tokenId,
+      r.request_id.slice(0, 200),
+      r.token_id,
       r.operation,
       r.method,
       r.status,
@@ -80,11 +65,11 @@ export function recordRecentRequests(sql: Sql, rows: RequestRow[], now: number):
       r.limiter,
       r.policy,
       r.cache,
-      r.upstreamStatus,
-      r.attempts,
-      r.latencyMs,
-      r.upstreamMs,
-      r.traceId,
+      r.upstream_status,
+      r.upstream_attempts,
+      r.latency_ms,
+      r.upstream_ms,
+      r.trace_id,
     );
   }
   if (rows.length === 0) return;
@@ -100,24 +85,7 @@ export function recordRecentRequests(sql: Sql, rows: RequestRow[], now: number):
   sql.exec('DELETE FROM recent_requests WHERE at < ?', now - RECENT_HOURS * 3_600_000);
 }
 
-type Row = Record<string, SqlValue> & {
-  seq: number;
-  at: number;
-  request_id: string;
-  token_id: string;
-  operation: string;
-  method: string;
-  status: number;
-  code: number | null;
-  limiter: string | null;
-  policy: string | null;
-  cache: string | null;
-  upstream_status: number | null;
-  attempts: number | null;
-  latency_ms: number;
-  upstream_ms: number | null;
-  trace_id: string | null;
-};
+type Row = Record<string, SqlValue> & RequestRow & { seq: number; failed: number };
 
 /** Newest first, filtered; the cursor of the next page (null: none). */
 export function queryRecentRequests(
@@ -151,22 +119,9 @@ export function queryRecentRequests(
   const page = rows.slice(0, q.limit);
   const last = page[page.length - 1];
   return {
-    requests: page.map((r) => ({
-      request_id: r.request_id,
-      at: new Date(r.at).toISOString(),
-      token_id: r.token_id,
-      operation: r.operation,
-      method: r.method,
-      status: r.status,
-      code: r.code,
-      limiter: r.limiter,
-      policy: r.policy,
-      cache: r.cache,
-      upstream_status: r.upstream_status,
-      upstream_attempts: r.attempts,
-      latency_ms: r.latency_ms,
-      upstream_ms: r.upstream_ms,
-      trace_id: r.trace_id,
+    requests: page.map(({ seq: _seq, failed: _failed, at, ...r }) => ({
+      ...r,
+      at: new Date(at).toISOString(),
     })),
     cursor: rows.length > q.limit && last ? last.seq : null,
   };

@@ -45,9 +45,9 @@ export function requestLog() {
         ...cacheOutcome(obs.cache),
         ...keyRejection(c.error),
         request: {
-          id: line.request_id,
+          request_id: line.request_id,
           at: started,
-          tokenId: principal.tokenId,
+          token_id: principal.tokenId,
           operation,
           method: line.method,
           status: line.status,
@@ -55,11 +55,11 @@ export function requestLog() {
           limiter: obs.limiter ?? null,
           policy: obs.refusedBy ?? null,
           cache: line.cache,
-          upstreamStatus: line.upstream_status,
-          attempts: line.upstream_attempts,
-          latencyMs: duration,
-          upstreamMs: line.upstream_ms,
-          traceId: line.trace_id,
+          upstream_status: line.upstream_status,
+          upstream_attempts: line.upstream_attempts,
+          latency_ms: duration,
+          upstream_ms: line.upstream_ms,
+          trace_id: line.trace_id,
         },
       });
     }

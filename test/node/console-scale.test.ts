@@ -141,34 +141,6 @@ describe('the console at 1,000 tenants and 90 days of history', () => {
         `next page ${nextPage}; search for one name ${searched} (250 ms of it the typing pause)`,
     );
 
-    // The overview at 1,000 tenants: a day of figures for each, in the fleet boards, as
-    // their guards report them (written by the test-only entry: a day cannot be lived).
-    const fleet = await fetch(`${gateway.url}/__seed/fleet`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${gateway.adminToken}` },
-      body: JSON.stringify({ tenant_ids: ids }),
-    });
-    expect(fleet.status).toBe(200);
-    const overviewTimes: string[] = [];
-    for (let round = 1; round <= 3; round++) {
-      t = performance.now();
-      await page.goto(`${gateway.url}/console/#overview`);
-      await page.getByTestId('key-failures').locator('tbody tr').first().waitFor();
-      await page.getByTestId('top-errors').locator('tbody tr').nth(9).waitFor();
-      const shown = ms(t);
-      const asked = await page.locator('section[data-drawn-ms]').getAttribute('data-drawn-ms');
-      const api = /Asked in (\d+) ms/.exec(await page.locator('main').innerText())?.[1];
-      overviewTimes.push(
-        `round ${round}: ${shown} from navigation to drawn (the overview call ${api} ms in the Worker, ${Number(asked).toFixed(0)} ms from asking to drawn in the page)`,
-      );
-    }
-    expect(await page.getByTestId('overview-totals').textContent()).toMatch(
-      /^The last 24 h .*: 1,0\d\d tenant/,
-    );
-    expect(await page.getByTestId('key-failures').locator('tbody tr').count()).toBe(10);
-    console.log(`[console-scale] overview at ${TENANTS} tenants:\n  ${overviewTimes.join('\n  ')}`);
-    await page.screenshot({ path: picturePath('console-overview.png'), fullPage: true });
-
     // 90 days of hourly history for one tenant with two tokens.
     const id = ids[777] ?? '';
     const second = await admin(`/admin/tenants/${id}/tokens`, {
@@ -315,5 +287,36 @@ describe('the console at 1,000 tenants and 90 days of history', () => {
     await page.getByRole('button', { name: `Edit ${plan}` }).click();
     await page.getByRole('button', { name: `Save ${plan} for its ${TENANTS} tenant(s)` }).waitFor();
     await page.screenshot({ path: picturePath('console-plans.png'), fullPage: true });
+
+    // The overview at 1,000 tenants: a day of figures for each, in the fleet boards, as
+    // their guards report them (written by the test-only entry: a day cannot be lived).
+    const fleet = await fetch(`${gateway.url}/__seed/fleet`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gateway.adminToken}` },
+      body: JSON.stringify({ tenant_ids: ids }),
+    });
+    expect(fleet.status).toBe(200);
+    const overviewTimes: string[] = [];
+    for (let round = 1; round <= 3; round++) {
+      // A whole page load each round, as the tenant list's figure above.
+      await page.goto('about:blank');
+      t = performance.now();
+      await page.goto(`${gateway.url}/console/#overview`);
+      await page.getByTestId('key-failures').locator('tbody tr').first().waitFor();
+      await page.getByTestId('top-errors').locator('tbody tr').nth(9).waitFor();
+      const shown = ms(t);
+      await page.locator('section[data-drawn-ms]').waitFor();
+      const asked = await page.locator('section[data-drawn-ms]').getAttribute('data-drawn-ms');
+      const api = /Asked in (\d+) ms/.exec(await page.locator('main').innerText())?.[1];
+      overviewTimes.push(
+        `round ${round}: ${shown} from navigation to drawn (the overview call ${api} ms in the Worker, ${Number(asked).toFixed(0)} ms from asking to drawn in the page)`,
+      );
+    }
+    expect(await page.getByTestId('overview-totals').textContent()).toMatch(
+      /^The last 24 h .*: 1,0\d\d tenant/,
+    );
+    expect(await page.getByTestId('key-failures').locator('tbody tr').count()).toBe(10);
+    console.log(`[console-scale] overview at ${TENANTS} tenants:\n  ${overviewTimes.join('\n  ')}`);
+    await page.screenshot({ path: picturePath('console-overview.png'), fullPage: true });
   }, 600_000);
 });
