@@ -240,7 +240,8 @@ describe('the console at 1,000 tenants and 90 days of history', () => {
     await page.getByLabel('Status').fill('4xx');
     await page.getByRole('button', { name: 'Find' }).click();
     await page.getByTestId('request-rows').locator('tbody tr').nth(9).waitFor();
-    await page.screenshot({ path: picturePath('console-requests.png'), fullPage: true });
+    // The page's top: the filter and the first rows (the whole page holds 50).
+    await page.screenshot({ path: picturePath('console-requests.png') });
 
     // A plan with the 1,000 tenants on it, changed: every guard has it before the answer.
     const plan = 'scale-partners';
@@ -279,6 +280,17 @@ describe('the console at 1,000 tenants and 90 days of history', () => {
       `[console-scale] plan at ${TENANTS} tenants: joined (${TENANTS} PATCH calls, 16 at a time) in ${joined}; ` +
         `a change reached every tenant's guard before its answer in ${changes.join(', ')}`,
     );
+    // A second plan beside it, with a group quota, for the picture.
+    await admin('/admin/plans/partner-gold', {
+      method: 'PUT',
+      body: JSON.stringify({
+        policies: [
+          { name: 'burst', limit: 100, window_s: 10 },
+          { name: 'sustained', limit: 3000, window_s: 60 },
+        ],
+        quota: { daily: 100_000, monthly: 2_000_000, groups: { sessions: { daily: 500 } } },
+      }),
+    });
     await page
       .getByRole('navigation', { name: 'Console' })
       .getByRole('button', { name: 'Plans' })

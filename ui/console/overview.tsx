@@ -27,6 +27,8 @@ function TopTable(props: {
   title: string;
   rows: FleetTenant[];
   figure: 'requests' | 'refused' | 'errors_5xx';
+  /** All tenants' requests: the busiest's share of them. */
+  total: number;
   empty: string;
   open: (id: string) => void;
 }) {
@@ -42,7 +44,9 @@ function TopTable(props: {
             <tr>
               <th scope="col">Tenant</th>
               <th scope="col">{label}</th>
-              <th scope="col">Share of its requests</th>
+              <th scope="col">
+                {props.figure === 'requests' ? 'Share of all requests' : 'Share of its requests'}
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -54,7 +58,7 @@ function TopTable(props: {
                 <td>{count(t[props.figure])}</td>
                 <td>
                   {props.figure === 'requests'
-                    ? `${count(t.requests)} requests`
+                    ? share(t.requests, props.total)
                     : share(t[props.figure], t.requests)}
                 </td>
               </tr>
@@ -103,10 +107,11 @@ export function OverviewPage(props: { open: (id: string) => void }) {
       ) : (
         <>
           <p data-testid="overview-totals">
-            The last {data.hours} h (since {fmtTime(data.since)}): {count(data.tenants)} tenant(s)
-            with traffic, {count(data.totals.requests)} requests, {count(data.totals.refused)}{' '}
-            refused, {count(data.totals.errors_5xx)} answered 5xx, of which{' '}
-            {count(data.totals.key_rejected)} because the platform refused a tenant's key.{' '}
+            The last {data.hours} h (since {fmtTime(data.since)}): {count(data.tenants)}{' '}
+            {data.tenants === 1 ? 'tenant' : 'tenants'} with traffic, {count(data.totals.requests)}{' '}
+            requests, {count(data.totals.refused)} refused, {count(data.totals.errors_5xx)} answered
+            5xx, of which {count(data.totals.key_rejected)} because the platform refused a tenant's
+            key.{' '}
             <button type="button" class="link" onClick={() => setReload(reload + 1)}>
               Refresh
             </button>
@@ -157,6 +162,7 @@ export function OverviewPage(props: { open: (id: string) => void }) {
               title="Most requests"
               rows={data.top_requests}
               figure="requests"
+              total={data.totals.requests}
               empty="No requests in these hours."
               open={props.open}
             />
@@ -165,6 +171,7 @@ export function OverviewPage(props: { open: (id: string) => void }) {
               title="Most refused (rate limits and quotas)"
               rows={data.top_refused}
               figure="refused"
+              total={data.totals.requests}
               empty="No request was refused by a limit."
               open={props.open}
             />
@@ -173,6 +180,7 @@ export function OverviewPage(props: { open: (id: string) => void }) {
               title="Most 5xx"
               rows={data.top_errors}
               figure="errors_5xx"
+              total={data.totals.requests}
               empty="No 5xx answers."
               open={props.open}
             />

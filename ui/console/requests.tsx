@@ -35,7 +35,8 @@ function check(f: Filter): Errors {
   return e;
 }
 
-const time = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+/** Month, day and time to the millisecond (the log spans a day): the year is in its title. */
+const time = (iso: string) => `${iso.slice(5, 10)} ${iso.slice(11, 23)}`;
 
 export function RequestsSection(props: { tenantId: string }) {
   const [draft, setDraft] = useState<Filter>(EMPTY);
@@ -196,7 +197,7 @@ export function RequestsSection(props: { tenantId: string }) {
                 data-request-id={r.request_id}
                 class={r.status >= 400 ? 'failed' : undefined}
               >
-                <td>{time(r.at)}</td>
+                <td title={r.at}>{time(r.at)}</td>
                 <td>
                   <code>{r.request_id}</code>
                 </td>
@@ -224,7 +225,13 @@ export function RequestsSection(props: { tenantId: string }) {
                   ) : null}
                 </td>
                 <td>
-                  <code class="hint">{r.trace_id ?? '—'}</code>
+                  {r.trace_id ? (
+                    <code class="hint" title={r.trace_id}>
+                      {r.trace_id.slice(0, 8)}…
+                    </code>
+                  ) : (
+                    '—'
+                  )}
                 </td>
               </tr>
             ))}
