@@ -7,6 +7,7 @@
  */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { RecentRequestPage, TokenListing } from '../../src/types/wire';
+import { count } from '../lib/format';
 import { api } from './api';
 import { type Errors, Field, FormError, focusFirstError, refusal } from './form';
 
@@ -45,7 +46,6 @@ export function RequestsSection(props: { tenantId: string }) {
   const [trail, setTrail] = useState<(string | undefined)[]>([undefined]);
   const [page, setPage] = useState<RecentRequestPage | null>(null);
   const [tokens, setTokens] = useState<TokenListing[]>([]);
-  const [operations, setOperations] = useState<string[]>([]);
   const [errors, setErrors] = useState<Errors>({});
   const [reload, setReload] = useState(0);
   const form = useRef<HTMLFormElement>(null);
@@ -55,10 +55,6 @@ export function RequestsSection(props: { tenantId: string }) {
     api.tokens(props.tenantId).then(
       (r) => setTokens(r.tokens),
       () => setTokens([]),
-    );
-    api.operations().then(
-      (o) => setOperations(o.operations.map((op) => op.id)),
-      () => setOperations([]),
     );
   }, [props.tenantId]);
 
@@ -95,10 +91,10 @@ export function RequestsSection(props: { tenantId: string }) {
     <section aria-labelledby="requests-title">
       <h2 id="requests-title">Recent requests</h2>
       <p class="hint">
-        The newest {page?.kept.per_kind ?? 1000} answered and the newest{' '}
-        {page?.kept.per_kind ?? 1000} refused or failed, of the last {page?.kept.hours ?? 24} h; a
-        request shows here about 10 s after its answer. Ids, codes and timings only: never a body,
-        query or secret (Workers Logs has every log line).
+        The newest {count(page?.kept.per_kind ?? 1000)} answered and the newest{' '}
+        {count(page?.kept.per_kind ?? 1000)} refused or failed, of the last {page?.kept.hours ?? 24}{' '}
+        h; a request shows here about 10 s after its answer. Ids, codes and timings only: never a
+        body, query or secret (Workers Logs has every log line).
       </p>
       <form ref={form} class="card filters" onSubmit={submit} noValidate aria-label="Find requests">
         <FormError errors={errors} />
@@ -146,7 +142,7 @@ export function RequestsSection(props: { tenantId: string }) {
             value={draft.operation}
             onValue={set('operation')}
             error={errors.operation}
-            placeholder={operations[0] ?? 'team.list'}
+            placeholder="team.list"
           />
         </div>
         <div class="actions">
