@@ -206,6 +206,9 @@ export const settingsSchema = z
       .enum(['public', 'binding'], { error: 'must be public or binding' })
       .default('public'),
     PORTAL_ORIGIN: portalOrigin,
+    WS_QUERY_TOKENS: z
+      .enum(['browser', 'all'], { error: 'must be browser or all' })
+      .default('browser'),
     WEBHOOK_LOCAL_TARGETS: z
       .enum(['allow', 'refuse'], { error: 'must be allow or refuse' })
       .default('refuse')

@@ -114,8 +114,14 @@ export interface Settings {
    */
   OPERATOR_API: 'public' | 'binding';
   /**
-   * The gateway's public origin, where partner portal links point; unset: the
-   * origin the operator API was called at.
+   * Which tokens a session event stream takes from its URL: `browser` (short-lived
+   * browser tokens only) or `all` (gateway tokens too, in the platform client's own
+   * `api_key` and `authorization` parameters).
+   */
+  WS_QUERY_TOKENS: 'browser' | 'all';
+  /**
+   * The gateway's public origin, where partner portal links point; unset: portal
+   * links are refused (never taken from the request's Host).
    */
   PORTAL_ORIGIN: string | undefined;
   WEBHOOK_LOCAL_TARGETS: boolean;
