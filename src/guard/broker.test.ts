@@ -6,11 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { memorySql } from '../../scripts/sim/sqlite';
 import { Admission, type AdmissionIo } from '../limits/admission';
+import type { LeaseSettings } from '../limits/lease';
+import type { LeaseRequest } from '../metering/lease-protocol';
+import type { Limits, Scope } from '../metering/policy';
 import { BrokerCore } from './broker';
 import { GuardCore } from './core';
-import type { LeaseSettings } from './lease';
-import type { LeaseRequest } from './lease-protocol';
-import type { Limits, Scope } from './policy';
 
 const START = Date.parse('2026-11-24T12:00:00Z');
 const tokenA: Scope = { group: 'teams', tokenId: 'tok_a' };

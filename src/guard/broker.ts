@@ -1,7 +1,7 @@
 /**
  * A regional lease broker (docs/LIMITS.md, "Hierarchical leases"): one per
  * tenant and region, between that region's isolates and the tenant's root
- * TenantGuard. It speaks the guard's own protocol (lease-protocol.ts) both
+ * TenantGuard. It speaks the guard's own protocol (metering/lease-protocol.ts) both
  * ways: isolates ask it exactly as they would ask the root, and it asks the
  * root for a pool of units over a longer lease, which it leases on to
  * isolates in short ones. Every unit it hands out was counted by the root
@@ -18,8 +18,6 @@
  * this very code.
  */
 
-import { Demand } from './broker-demand';
-import { CallRate } from './broker-shards';
 import type {
   BrokerCalls,
   BrokerPush,
@@ -30,10 +28,12 @@ import type {
   Returned,
   ScopeAsk,
   ScopeGrant,
-} from './lease-protocol';
-import { MIN_POOLED_LIMIT, scopeKey } from './lease-protocol';
-import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
-import type { UsageBatch } from './usage';
+} from '../metering/lease-protocol';
+import { MIN_POOLED_LIMIT, scopeKey } from '../metering/lease-protocol';
+import type { LimiterMode, Limits, MeterOptions, Scope } from '../metering/policy';
+import type { UsageBatch } from '../metering/usage';
+import { Demand } from './broker-demand';
+import { CallRate } from './broker-shards';
 
 export interface BrokerIo {
   /** Calls the tenant's root TenantGuard. */

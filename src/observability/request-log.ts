@@ -9,9 +9,9 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
-import { statusClass } from '../guard/usage';
 import { recordRequestUsage } from '../limits/request';
 import { log } from '../log';
+import { statusClass } from '../metering/usage';
 import type { HonoEnv, Observation } from '../types/context';
 
 export function requestLog() {

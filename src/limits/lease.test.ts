@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { LeaseAnswer, LeaseRequest } from '../metering/lease-protocol';
+import type { Scope } from '../metering/policy';
 import { type LeaseSettings, TenantLease } from './lease';
-import type { LeaseAnswer, LeaseRequest } from './lease-protocol';
-import type { Scope } from './policy';
 
 const NOW = Date.parse('2026-11-24T12:00:00Z');
 const scope: Scope = { group: 'teams', tokenId: 'tok_a' };

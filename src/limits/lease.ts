@@ -1,5 +1,5 @@
 /**
- * One isolate's lease for one tenant (guard/lease-protocol.ts): the units it
+ * One isolate's lease for one tenant (metering/lease-protocol.ts): the units it
  * may admit on its own, the tenant's state as of the last answer, and what it
  * asks for next. No I/O and no clock of its own (time is passed in), so the
  * simulation test can run many of these against one TenantGuard.
@@ -12,10 +12,10 @@ import type {
   Refusal,
   Returned,
   ScopeAsk,
-} from './lease-protocol';
-import { scopeKey } from './lease-protocol';
-import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
-import type { MeterState } from './verdict';
+} from '../metering/lease-protocol';
+import { scopeKey } from '../metering/lease-protocol';
+import type { MeterState } from '../metering/meter-state';
+import type { LimiterMode, Limits, MeterOptions, Scope } from '../metering/policy';
 
 export interface LeaseSettings {
   leaseMaxMs: number;
