@@ -303,7 +303,7 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
       {
         at: clock.now(),
         tokenId: token,
-        route: 'team.list',
+        operation: 'team.list',
         status: result.kind === 'admitted' ? 200 : 429,
         units: result.kind === 'admitted' ? 1 : 0,
         latencyMs: wait,

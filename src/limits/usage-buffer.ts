@@ -20,7 +20,8 @@ export const USAGE_FLUSH_MS = 10_000;
 export interface UsageEntry {
   at: number;
   tokenId: string;
-  route: string;
+  /** The operation id (`team.list`), `unmatched` for an unknown path. */
+  operation: string;
   status: number;
   /** Units counted against the limits (0 when refused or not counted). */
   units: number;
@@ -50,13 +51,13 @@ export class UsageBuffer {
   add(e: UsageEntry): void {
     const hour = hourOf(e.at);
     const status = statusClass(e.status);
-    const key = `${hour}|${e.tokenId}|${e.route}|${status}`;
+    const key = `${hour}|${e.tokenId}|${e.operation}|${status}`;
     let row = this.rows.get(key);
     if (!row) {
       row = {
         hour,
         tokenId: e.tokenId,
-        route: e.route,
+        route: e.operation,
         status,
         requests: 0,
         units: 0,

@@ -15,6 +15,7 @@ export interface UsageRow {
   /** Start of the hour, ms since the epoch. */
   hour: number;
   tokenId: string;
+  /** The operation id: `route` on the wire, in storage and in GET /usage's `group_by`. */
   route: string;
   status: StatusClass;
   requests: number;

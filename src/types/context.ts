@@ -111,8 +111,11 @@ export type HonoEnv = { Bindings: Bindings; Variables: Variables };
 
 /** What the pipeline did with a request, noted as it goes (observability/request-log.ts). */
 export interface Observation {
-  /** Operation id (`team.list`, …), or what else answered (`admin`, `auth.browser_token`). */
-  route?: string;
+  /**
+   * Operation id (`team.list`, …), or what else answered (`admin`, `auth.browser_token`).
+   * The log line and the Analytics Engine point call it `route` (request-log.ts).
+   */
+  operation?: string;
   cache?: 'HIT' | 'MISS' | 'STALE' | 'BYPASS' | 'L1';
   limiter?: 'admitted' | 'refused' | 'unavailable';
   /** The policy that refused the request. */
