@@ -1,8 +1,8 @@
 /**
  * src/metering/ is what isolates (src/limits/) and Durable Objects (src/guard/)
  * share, below both so either may import it: policies and their meters
- * (policy.ts), this protocol, a meter's state (meter-state.ts) and usage rows
- * (usage.ts).
+ * (policy.ts), this protocol, the lease windows both keep (lease-window.ts),
+ * a meter's state (meter-state.ts) and usage rows (usage.ts).
  *
  * What isolates and a tenant's TenantGuard say to each other (docs/STORAGE.md,
  * "Leases"). An isolate asks for the units its requests need now (`cost`) and
