@@ -87,7 +87,8 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
     await next();
     const error = c.error;
     const acted =
-      obs.attempts !== undefined && !(error instanceof GatewayError && NOT_ACTED.has(error.kind));
+      c.get('platformCalled') === true &&
+      !(error instanceof GatewayError && NOT_ACTED.has(error.kind));
     try {
       if (acted) await guard.settleIdempotency(key, owner, fingerprint, await kept(c), Date.now());
       else await guard.releaseIdempotency(key, owner, fingerprint);

@@ -91,6 +91,11 @@ export interface Variables extends RequestIdVariables {
   operator?: Operator;
   /** W3C trace context: the caller's trace or a new one (observability/trace.ts). */
   trace?: TraceContext;
+  /**
+   * Set by forward.ts as a platform call is sent: the platform may have acted on
+   * the request (middleware/idempotency.ts keeps a write's claim then).
+   */
+  platformCalled?: true;
 }
 
 /** An operator: an Access email (or service token name) or `admin-token`, and its role. */
