@@ -35,6 +35,7 @@ import {
   type Held,
   type LeaseWindow,
   LeaseWindows,
+  localVerdict,
   remainingWith,
   renewAheadAt,
   runsLow,
@@ -547,7 +548,8 @@ export class BrokerCore {
       // Decide every request before touching the pool, so an 'ask' leaves it as it was.
       const refusal = i === 0 && decided ? decided.refusal : standingOf(this.disabled, state, now);
       const counted = i === 0 && decided !== undefined;
-      const verdict = refusal ?? (ask.cost > 0 && !counted ? fits(held, ask.cost, now) : null);
+      const verdict =
+        refusal ?? (ask.cost > 0 && !counted ? localVerdict(held, ask.cost, now) : null);
       if (verdict === 'ask') return null;
       asks.push({ ask, state, held, refusal: verdict });
     }
@@ -703,31 +705,6 @@ export class BrokerCore {
     this.calls = { acquires: 0, renewals: 0 };
     return calls;
   }
-}
-
-/**
- * Whether `cost` fits the pool on every meter: null (it does), a refusal (the
- * root has nothing until a known time), or 'ask' (the root may have more).
- */
-function fits(held: Held[], cost: number, now: number): Refusal | null | 'ask' {
-  const full: MeterGrant[] = [];
-  for (const { grant, left } of held) {
-    if (cost > grant.limit)
-      return { reason: 'too_costly', violated: grant.name, limit: grant.limit };
-    if (left >= cost) continue;
-    const at = grant.fitsAgainAt;
-    if (grant.remaining < cost && at !== null && now < at) full.push(grant);
-    else return 'ask';
-  }
-  const kind = full.some((g) => g.kind === 'quota') ? 'quota' : 'rate';
-  const named = full.find((g) => g.kind === kind);
-  if (!named) return null;
-  const latest = Math.max(...full.map((g) => g.fitsAgainAt ?? now));
-  return {
-    reason: kind,
-    violated: named.name,
-    retryAfter: Math.max(1, Math.ceil((latest - now) / 1000)),
-  };
 }
 
 /** The grant an isolate sees: its lease, and what nobody holds plus what the pool still has. */

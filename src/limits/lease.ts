@@ -8,7 +8,6 @@
 import type {
   LeaseAnswer,
   LeaseRequest,
-  MeterGrant,
   Refusal,
   Returned,
   ScopeAsk,
@@ -19,6 +18,7 @@ import {
   type Held,
   type LeaseWindow,
   LeaseWindows,
+  localVerdict,
   remainingWith,
   renewAheadAt,
   runsLow,
@@ -82,20 +82,14 @@ export class TenantLease {
       return { kind: 'refused', refusal: { reason: state.tokenEnd.reason }, meters: [] };
     }
     const held: Held[] = [];
-    const full: MeterGrant[] = [];
     for (const key of state.meters) {
       const h = period.meters.get(key);
       if (!h) return { kind: 'ask' };
       held.push(h);
-      if (h.left >= cost) continue;
-      // Nothing left anywhere, and the guard said when there would be: refuse until then.
-      const fits = h.grant.fitsAgainAt;
-      if (h.grant.remaining < cost && fits !== null && now < fits) full.push(h.grant);
-      else return { kind: 'ask' };
     }
-    if (full.length > 0) {
-      return { kind: 'refused', refusal: localRefusal(full, now), meters: views(held, now) };
-    }
+    const refusal = localVerdict(held, cost, now);
+    if (refusal === 'ask') return { kind: 'ask' };
+    if (refusal) return { kind: 'refused', refusal, meters: views(held, now) };
     for (const h of held) h.left -= cost;
     state.admitted += cost;
     return { kind: 'admitted', meters: views(held, now), cacheVersion: this.cacheVersion };
@@ -261,16 +255,4 @@ function wantFor(s: ScopeState, now: number, leaseMaxMs: number): number {
 /** This isolate's view of a meter: what nobody holds, plus what it holds itself. */
 function views(held: Held[], now: number): MeterState[] {
   return held.map((h) => meterState(h.grant, now, remainingWith(h)));
-}
-
-function localRefusal(full: MeterGrant[], now: number): Refusal {
-  const kind = full.some((g) => g.kind === 'quota') ? 'quota' : 'rate';
-  const at = (g: MeterGrant) => g.fitsAgainAt ?? now;
-  const named = full.filter((g) => g.kind === kind).reduce((a, b) => (at(b) > at(a) ? b : a));
-  const latest = Math.max(...full.map(at));
-  return {
-    reason: kind,
-    violated: named.name,
-    retryAfter: Math.max(1, Math.ceil((latest - now) / 1000)),
-  };
 }

@@ -17,6 +17,7 @@ import type {
   ScopeGrant,
 } from './lease-protocol';
 import { scopeKey } from './lease-protocol';
+import { secondsUntil } from './meter-state';
 import type { Scope } from './policy';
 
 /** One meter of a window: its grant, and the units of it not yet used. */
@@ -213,6 +214,34 @@ export class LeaseWindows {
     this.returns = [];
     return returns;
   }
+}
+
+/**
+ * Whether `cost` fits what a holder holds of every meter of a scope: null (it
+ * does), 'ask' (the grantor may have more), or the refusal the root would give
+ * (guard/core.ts): a cost above a meter's whole window, or nothing left anywhere
+ * until a known time, named by the meter of the outranking kind (a quota over a
+ * rate) that fits again last, with a Retry-After until every spent meter fits.
+ */
+export function localVerdict(held: Held[], cost: number, now: number): Refusal | null | 'ask' {
+  const never = held.find((h) => cost > h.grant.limit)?.grant;
+  if (never) return { reason: 'too_costly', violated: never.name, limit: never.limit };
+  const full: MeterGrant[] = [];
+  for (const { grant, left } of held) {
+    if (left >= cost) continue;
+    const at = grant.fitsAgainAt;
+    if (grant.remaining < cost && at !== null && now < at) full.push(grant);
+    else return 'ask';
+  }
+  if (full.length === 0) return null;
+  const kind = full.some((g) => g.kind === 'quota') ? 'quota' : 'rate';
+  const at = (g: MeterGrant) => g.fitsAgainAt ?? now;
+  const named = full.filter((g) => g.kind === kind).reduce((a, b) => (at(b) > at(a) ? b : a));
+  return {
+    reason: kind,
+    violated: named.name,
+    retryAfter: secondsUntil(Math.max(...full.map(at)), now),
+  };
 }
 
 /** Whether the tenant and a scope's token still stand, as of the grantor's last answer: null, or why not. */
