@@ -182,7 +182,7 @@ export class BrokerCore {
     private readonly io: BrokerIo,
   ) {}
 
-  /** An isolate's call (lease-protocol.ts): answered from the pool, or after one call to the root. */
+  /** An isolate's call (metering/lease-protocol.ts): answered from the pool, or after one call to the root. */
   async acquire(req: LeaseRequest): Promise<LeaseAnswer> {
     this.calls[req.renewal ? 'renewals' : 'acquires']++;
     this.rate.record(this.io.now());
@@ -255,7 +255,7 @@ export class BrokerCore {
   }
 
   /**
-   * The root's push after an operator change (lease-protocol.ts, BrokerPush),
+   * The root's push after an operator change (metering/lease-protocol.ts, BrokerPush),
    * made before the operator's answer. A token's end, a disable or a cache purge
    * is applied to what the broker knows, and the pool keeps serving: every broker
    * asking the root again at once would be a burst of calls at a busy root. New

@@ -84,7 +84,7 @@ export class LeaseBroker extends DurableObject<Cloudflare.Env> {
     return answer;
   }
 
-  /** The root's push after an operator change (lease-protocol.ts, BrokerPush). */
+  /** The root's push after an operator change (metering/lease-protocol.ts, BrokerPush). */
   apply(change: BrokerPush): void {
     this.core?.apply(change);
   }
