@@ -5,8 +5,8 @@
  */
 import * as z from 'zod';
 import { GatewayError } from './errors';
-import { DEFAULT_LIMITS, limitsSchema, SELF_SERVICE_PER_MINUTE } from './guard/policy';
 import { log } from './log';
+import { DEFAULT_LIMITS, limitsSchema, SELF_SERVICE_PER_MINUTE } from './metering/policy';
 import { catalogOf } from './routes/catalog';
 import { platformOperationsSchema } from './routes/declared';
 import { routeOverridesSchema } from './routes/overrides';

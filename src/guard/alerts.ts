@@ -4,8 +4,9 @@
  * webhook, once per crossing per period, retried with backoff (at most
  * ALERT_MAX_TRIES tries) from the guard's alarm (docs/OBSERVABILITY.md, "Quota alerts").
  */
+
+import { hmacSha256Hex } from '../hash';
 import { isSealed, type KeyRing, open } from '../tenants/crypto';
-import { hmacSha256Hex } from '../tenants/token';
 import type { Sql } from './sql';
 
 export const DEFAULT_THRESHOLDS = [80, 100];

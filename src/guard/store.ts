@@ -4,8 +4,9 @@
  * place and is the only writer, so the mirrors cannot go stale, and SQLite
  * survives eviction. Counters themselves live in the ledger (ledger.ts).
  */
+
+import { type Limits, limitsSchema, type TokenLimits, tokenLimitsSchema } from '../metering/policy';
 import type { LedgerStorage, SlotRow } from './ledger';
-import { type Limits, limitsSchema, type TokenLimits, tokenLimitsSchema } from './policy';
 import type { Sql } from './sql';
 
 /** Rows of the `settings` table. */

@@ -1,7 +1,9 @@
 /**
  * Which regional lease broker a request's isolate uses: the Durable Object
  * location hint nearest to the data center that runs it, from the request's
- * `cf` object (continent, country, longitude of the data center's city).
+ * `cf` object (continent, country, longitude of the data center's city), and,
+ * once its tenant's brokers split (guard/broker-shards.ts), the shard its data
+ * center uses.
  */
 import type { BrokerRegion } from '../guard/lease-broker';
 
@@ -54,4 +56,22 @@ export function regionOf(cf: Request['cf']): BrokerRegion {
     default:
       return 'enam';
   }
+}
+
+/**
+ * How long isolates ask the root directly after a broker said it only passes their
+ * calls on (exact mode, small meters), before asking it again: limits
+ * may have changed since.
+ */
+export const DIRECT_FOR_MS = 60_000;
+
+/** The shard a data center uses: FNV-1a of its name (colo), modulo the count. */
+export function shardOf(place: string, shards: number): number {
+  if (shards <= 1) return 0;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < place.length; i++) {
+    hash ^= place.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
 }

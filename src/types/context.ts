@@ -93,6 +93,11 @@ export interface Variables extends RequestIdVariables {
   operator?: Operator;
   /** W3C trace context: the caller's trace or a new one (observability/trace.ts). */
   trace?: TraceContext;
+  /**
+   * Set by forward.ts as a platform call is sent: the platform may have acted on
+   * the request (middleware/idempotency.ts keeps a write's claim then).
+   */
+  platformCalled?: true;
 }
 
 /** An operator: an Access email (or service token name) or `admin-token`, and its role. */
@@ -113,8 +118,11 @@ export type HonoEnv = { Bindings: Bindings; Variables: Variables };
 
 /** What the pipeline did with a request, noted as it goes (observability/request-log.ts). */
 export interface Observation {
-  /** Operation id (`team.list`, …), or what else answered (`admin`, `auth.browser_token`). */
-  route?: string;
+  /**
+   * Operation id (`team.list`, …), or what else answered (`admin`, `auth.browser_token`).
+   * The log line and the Analytics Engine point call it `route` (request-log.ts).
+   */
+  operation?: string;
   cache?: 'HIT' | 'MISS' | 'STALE' | 'BYPASS' | 'L1';
   limiter?: 'admitted' | 'refused' | 'unavailable';
   /** The policy that refused the request. */

@@ -1,7 +1,7 @@
 /**
  * Settings as the gateway reads them once parsed (docs/CONFIGURATION.md, "Vars"), and
  * the shapes inside them. Declared here, apart from the zod schemas that
- * parse them (settings.ts, guard/policy.ts, routes/overrides.ts), so that the
+ * parse them (settings.ts, metering/policy.ts, routes/overrides.ts), so that the
  * request context (types/context.ts) needs no runtime module; each schema is
  * checked against its type here with `satisfies`.
  */

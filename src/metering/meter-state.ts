@@ -12,14 +12,15 @@ export interface MeterState {
   reset_s: number;
 }
 
-export function meterState(g: MeterGrant, now: number): MeterState {
+/** A grant's meter as of `now`; `remaining` as its holder sees it (metering/lease-window.ts). */
+export function meterState(g: MeterGrant, now: number, remaining = g.remaining): MeterState {
   return {
     name: g.name,
     kind: g.kind,
     limit: g.limit,
     window_s: g.window_s,
-    used: g.limit - g.remaining,
-    remaining: g.remaining,
+    used: g.limit - remaining,
+    remaining,
     reset_s: secondsUntil(g.resetAt, now),
   };
 }
