@@ -30,10 +30,15 @@ export const LAYERS: Layer[] = [
   },
   {
     name: 'leaves',
-    members: ['errors.ts', 'log.ts', 'bytes.ts', 'stats.ts', 'waiters.ts', 'version.ts'],
-    what: 'the error catalog, logging, bytes, counters, waiting',
+    members: ['errors.ts', 'log.ts', 'bytes.ts', 'hash.ts', 'stats.ts', 'waiters.ts', 'version.ts'],
+    what: 'the error catalog, logging, bytes, hashing, counters, waiting',
   },
   { name: 'routes', members: ['routes/'], what: 'the route table: paths, schemas, overrides' },
+  {
+    name: 'metering',
+    members: ['metering/'],
+    what: 'what isolates and Durable Objects share: policies, lease protocol and windows, usage rows',
+  },
   { name: 'tenants', members: ['tenants/'], what: 'KV records, token formats, key sealing' },
   {
     name: 'platform',
@@ -43,12 +48,12 @@ export const LAYERS: Layer[] = [
   {
     name: 'guard',
     members: ['guard/', 'audit/'],
-    what: 'the Durable Objects: TenantGuard and what it hosts, AuditLog',
+    what: 'the Durable Objects: TenantGuard and what it hosts, LeaseBroker, AuditLog',
   },
   {
     name: 'limits',
     members: ['limits/'],
-    what: "the isolate's side of limits: lease, admission, RateLimit fields",
+    what: "the isolate's side of limits: lease, admission, usage buffer, RateLimit fields, region",
   },
   {
     name: 'steps',

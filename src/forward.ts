@@ -120,6 +120,7 @@ export async function forward(
       deadlineMs,
       options: resilienceOptions(settings),
       onAttempt: (attempt) => {
+        c.set('platformCalled', true);
         obs.attempts = attempt;
       },
     }).finally(() => {

@@ -4,7 +4,7 @@ import { refuseTunnel } from './connect';
 import { operatorEntrypoint } from './operator-entrypoint';
 import type { Bindings } from './types/context';
 
-export { AuditLog } from './audit/log';
+export { AuditLog } from './audit/audit-log';
 export { FleetBoard } from './guard/fleet-board';
 export { LeaseBroker } from './guard/lease-broker';
 export { PlanBook } from './guard/plan-book';

@@ -5,8 +5,8 @@
  */
 import * as z from 'zod';
 import { GatewayError } from './errors';
-import { DEFAULT_LIMITS, limitsSchema, SELF_SERVICE_PER_MINUTE } from './guard/policy';
 import { log } from './log';
+import { DEFAULT_LIMITS, limitsSchema, SELF_SERVICE_PER_MINUTE } from './metering/policy';
 import { catalogOf } from './routes/catalog';
 import { platformOperationsSchema } from './routes/declared';
 import { routeOverridesSchema } from './routes/overrides';
@@ -206,6 +206,9 @@ export const settingsSchema = z
       .enum(['public', 'binding'], { error: 'must be public or binding' })
       .default('public'),
     PORTAL_ORIGIN: portalOrigin,
+    WS_QUERY_TOKENS: z
+      .enum(['browser', 'all'], { error: 'must be browser or all' })
+      .default('browser'),
     WEBHOOK_LOCAL_TARGETS: z
       .enum(['allow', 'refuse'], { error: 'must be allow or refuse' })
       .default('refuse')

@@ -7,7 +7,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
 import { ALERT_BACKOFF_MS, ALERT_MAX_TRIES } from '../src/guard/alerts';
-import { hmacSha256Hex } from '../src/tenants/token';
+import { hmacSha256Hex } from '../src/hash';
 import {
   admin,
   asTenant,

@@ -445,6 +445,40 @@ describe('session event stream', () => {
     expect((await envelope(res)).code).toBe(ERRORS.MISSING_TOKEN.code);
   });
 
+  it("takes no gateway token in the platform client's ?api_key= unless WS_QUERY_TOKENS=all", async () => {
+    for (const name of ['api_key', 'authorization']) {
+      const res = await gateway(`/session/ws/abc?${name}=${tenant.token}`, {
+        headers: { upgrade: 'websocket' },
+      });
+      expect(res.status).toBe(401);
+      expect((await envelope(res)).code).toBe(ERRORS.MISSING_TOKEN.code);
+    }
+  });
+
+  it("takes the platform client's ?api_key= and ?authorization= with WS_QUERY_TOKENS=all", async () => {
+    for (const query of [`api_key=${tenant.token}`, `authorization=Bearer%20${tenant.token}`]) {
+      const res = await gatewayWith(
+        { WS_QUERY_TOKENS: 'all' },
+        `/session/ws/no-such-session?${query}`,
+        { headers: { upgrade: 'websocket' } },
+      );
+      expect(res.status).toBe(101);
+      const ws = res.webSocket!;
+      const closed = new Promise<number>((resolve) =>
+        ws.addEventListener('close', (e) => resolve(e.code)),
+      );
+      ws.accept();
+      expect(await closed).toBe(4404);
+    }
+    // Never a long-lived token in our own parameter, whatever the setting.
+    const res = await gatewayWith(
+      { WS_QUERY_TOKENS: 'all' },
+      `/session/ws/abc?access_token=${tenant.token}`,
+      { headers: { upgrade: 'websocket' } },
+    );
+    expect(res.status).toBe(401);
+  });
+
   it('takes ?access_token= too, and reports an unknown session by closing', async () => {
     const { body: minted } = await mint(tenant, { origin: APP });
     const res = await gateway(`/session/ws/no-such-session?access_token=${minted.data.token}`, {

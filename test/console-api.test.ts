@@ -4,7 +4,7 @@
  * signed test alert to the tenant's webhook.
  */
 import { describe, expect, it } from 'vitest';
-import { hmacSha256Hex, sha256Hex } from '../src/tenants/token';
+import { hmacSha256Hex, sha256Hex } from '../src/hash';
 import {
   admin,
   asTenant,

@@ -10,7 +10,7 @@
 import { runDurableObjectAlarm } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FLEET_REPORT_MS } from '../src/guard/fleet-board';
-import { hmacSha256Hex } from '../src/tenants/token';
+import { hmacSha256Hex } from '../src/hash';
 import {
   admin,
   asTenant,

@@ -157,6 +157,12 @@ describe('request bodies are bounded everywhere', () => {
 describe('an open event stream ends with its credentials', () => {
   const FAST = { LEASE_MAX_MS: '200' };
 
+  /**
+   * Opens a session event stream and resolves once it is open (the 101 is in, so
+   * the gateway holds both sockets and checks the credentials from now on), with
+   * the close code to come. A test changes the tenant or token only after that:
+   * a change while the upgrade is still in flight would refuse the upgrade itself.
+   */
   async function openStream(t: TestTenant, token = t.token, origin?: string) {
     const teams = await envelope(
       await gateway('/team/lists', { headers: { authorization: t.token } }),
@@ -183,7 +189,7 @@ describe('an open event stream ends with its credentials', () => {
       ws.addEventListener('close', (e) => resolve(e.code)),
     );
     ws.accept();
-    return closed;
+    return { closed };
   }
 
   it('does not follow a redirect of the upstream handshake, whose URL carries the platform key', async () => {
@@ -204,24 +210,21 @@ describe('an open event stream ends with its credentials', () => {
 
   it('closes with 4401 once its token is revoked', async () => {
     const t = await createTenant();
-    const closed = openStream(t);
-    await new Promise((r) => setTimeout(r, 100));
+    const { closed } = await openStream(t);
     await admin(`/tenants/${t.id}/tokens/${t.tokenId}`, { method: 'DELETE' });
     expect(await closed).toBe(4401);
   });
 
   it('closes with 4403 once its tenant is disabled', async () => {
     const t = await createTenant();
-    const closed = openStream(t);
-    await new Promise((r) => setTimeout(r, 100));
+    const { closed } = await openStream(t);
     await admin(`/tenants/${t.id}/disable`, { method: 'POST' });
     expect(await closed).toBe(4403);
   });
 
   it('closes once its tenant is deleted', async () => {
     const t = await createTenant();
-    const closed = openStream(t);
-    await new Promise((r) => setTimeout(r, 100));
+    const { closed } = await openStream(t);
     await admin(`/tenants/${t.id}`, { method: 'DELETE' });
     expect([4401, 4403]).toContain(await closed);
   });
@@ -235,8 +238,7 @@ describe('an open event stream ends with its credentials', () => {
         body: JSON.stringify({ origin: APP }),
       }),
     );
-    const closed = openStream(t, minted.data.token, APP);
-    await new Promise((r) => setTimeout(r, 100));
+    const { closed } = await openStream(t, minted.data.token, APP);
     await admin(`/tenants/${t.id}/tokens/${t.tokenId}`, { method: 'DELETE' });
     expect(await closed).toBe(4401);
   });

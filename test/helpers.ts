@@ -192,6 +192,21 @@ export async function upstreamSaw(id: string): Promise<UpstreamRecord[]> {
   return (await res.json()) as UpstreamRecord[];
 }
 
+/**
+ * Polls until `check` holds (an event, not a fixed wait); fails after about `ms` of
+ * pauses (counted, not read from Date, which a test may have faked).
+ */
+export async function until(
+  check: () => Promise<boolean>,
+  what: string,
+  ms = 10_000,
+): Promise<void> {
+  for (let paused = 0; !(await check()); paused += 20) {
+    if (paused > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 export async function injectFault(fault: Record<string, unknown>): Promise<void> {
   const res = await fetch(`${UPSTREAM}/__emulator/faults`, {
     method: 'POST',

@@ -3,7 +3,7 @@
  * conflicts, bad keys, the required setting, two identical writes at once,
  * a write whose answer was lost upstream, and secrets in what is kept.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
 import {
   admin,
@@ -14,8 +14,10 @@ import {
   injectFault,
   platformKeys,
   requestId,
+  secondsHeader,
   type TestTenant,
   UPSTREAM,
+  until,
   upstreamSaw,
 } from './helpers';
 
@@ -26,11 +28,6 @@ beforeAll(async () => {
   const teams = await asTenant(tenant, '/team/lists?team_type=user');
   teamId = teams.body.data.data[0].team_id;
 });
-
-async function sessionsUpstream(): Promise<number> {
-  const res = await fetch(`${UPSTREAM}/__emulator/stats`);
-  return ((await res.json()) as { sessions: number }).sessions;
-}
 
 async function laneCalls(lane: string): Promise<number> {
   const res = await fetch(`${UPSTREAM}/__emulator/stats`);
@@ -62,12 +59,13 @@ function createSession(
   }).then(async (res) => ({ res, id, body: await envelope(res) }));
 }
 
+afterEach(() => vi.useRealTimers());
+
 const freshKey = () => `key-${crypto.randomUUID()}`;
 
 describe('Idempotency-Key', () => {
   it('a repeat gets the first answer back, marked, without a platform call', async () => {
     const key = freshKey();
-    const before = await sessionsUpstream();
     const first = await createSession(key);
     expect(first.res.status).toBe(200);
     expect(first.body.code).toBe(0);
@@ -77,8 +75,8 @@ describe('Idempotency-Key', () => {
     expect(again.res.status).toBe(200);
     expect(again.res.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body).toEqual(first.body);
+    expect(await upstreamSaw(first.id)).toHaveLength(1);
     expect(await upstreamSaw(again.id)).toHaveLength(0);
-    expect(await sessionsUpstream()).toBe(before + 1);
   });
 
   it('the same key with another body: 422, nothing sent', async () => {
@@ -132,31 +130,34 @@ describe('Idempotency-Key', () => {
 
   it('two identical writes at once make one platform call; the other is told it is in flight', async () => {
     const lane = `idem${crypto.randomUUID().slice(0, 8)}`;
-    const settings = { PLATFORM_BASE_URL: `${UPSTREAM}/__lane/${lane}` };
-    // The platform holds its answer for 600 ms, so the second write arrives while the first waits.
-    await injectFault({ lane, path: '/session/create', kind: 'hang', delay_ms: 600 });
+    // The platform holds its answer for 2.5 s (within the deadline), and the second write
+    // is sent once the platform has the first: it arrives while the first waits.
+    const settings = {
+      PLATFORM_BASE_URL: `${UPSTREAM}/__lane/${lane}`,
+      UPSTREAM_TIMEOUT_MS: '8000',
+    };
+    await injectFault({ lane, path: '/session/create', kind: 'hang', delay_ms: 2500 });
     const key = freshKey();
-    const [a, b] = await Promise.all([
-      createSession(key, { settings }),
-      new Promise((r) => setTimeout(r, 100)).then(() => createSession(key, { settings })),
-    ]);
-    const statuses = [a.res.status, b.res.status].sort();
-    expect(statuses).toEqual([200, 409]);
-    const refused = a.res.status === 409 ? a : b;
-    expect(refused.body.code).toBe(ERRORS.IDEMPOTENCY_IN_FLIGHT.code);
-    expect(refused.res.headers.get('retry-after')).toBe('1');
+    const firstId = requestId('idem-first');
+    const first = createSession(key, { settings, id: firstId });
+    await until(async () => (await upstreamSaw(firstId)).length > 0, 'the first write upstream');
+    const second = await createSession(key, { settings });
+    expect(second.res.status).toBe(409);
+    expect(second.body.code).toBe(ERRORS.IDEMPOTENCY_IN_FLIGHT.code);
+    expect(second.res.headers.get('retry-after')).toBe('1');
+    const done = await first;
+    expect(done.res.status).toBe(200);
     expect(await laneCalls(lane)).toBe(1);
     // Once the first has finished, the repeat is its answer.
     const later = await createSession(key, { settings });
     expect(later.res.headers.get('idempotent-replayed')).toBe('true');
-    expect(later.body).toEqual((a.res.status === 200 ? a : b).body);
+    expect(later.body).toEqual(done.body);
   });
 
   it('a write whose answer was lost upstream: the repeat gets the same answer and the platform acts once', async () => {
     const lane = `lost${crypto.randomUUID().slice(0, 8)}`;
     const settings = { PLATFORM_BASE_URL: `${UPSTREAM}/__lane/${lane}` };
     await injectFault({ lane, path: '/session/create', kind: 'lost_answer' });
-    const before = await sessionsUpstream();
     const key = freshKey();
     const first = await createSession(key, { settings });
     expect(first.res.status).toBe(502);
@@ -165,7 +166,9 @@ describe('Idempotency-Key', () => {
     expect(again.res.headers.get('idempotent-replayed')).toBe('true');
     expect(again.res.status).toBe(502);
     expect(again.body.code).toBe(first.body.code);
-    expect(await sessionsUpstream()).toBe(before + 1);
+    // The platform received the first once (and acted: a lost answer), the repeat never.
+    expect(await upstreamSaw(first.id)).toHaveLength(1);
+    expect(await upstreamSaw(again.id)).toHaveLength(0);
     expect(await laneCalls(lane)).toBe(1);
   });
 
@@ -174,9 +177,11 @@ describe('Idempotency-Key', () => {
     const settings = { PLATFORM_BASE_URL: `${UPSTREAM}/__lane/${lane}` };
     await injectFault({ lane, kind: 'status', status: 503, retry_after: 1 });
     const key = freshKey();
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
     const paused = await createSession(key, { settings });
     expect(paused.body.code).toBe(ERRORS.UPSTREAM_BACKING_OFF.code);
-    await new Promise((r) => setTimeout(r, 1100));
+    // The gateway's clock moves past the pause the platform asked for.
+    vi.setSystemTime(Date.now() + secondsHeader(paused.res, 'retry-after') * 1000 + 100);
     const retried = await createSession(key, { settings });
     expect(retried.res.status).toBe(200);
     expect(retried.body.code).toBe(0);

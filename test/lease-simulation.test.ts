@@ -6,9 +6,9 @@
  * least 90 % of it.
  */
 import { describe, expect, it } from 'vitest';
-import { type LeaseSettings, TenantLease } from '../src/guard/lease';
-import type { LeaseRequest } from '../src/guard/lease-protocol';
-import type { Limits, Scope } from '../src/guard/policy';
+import { type LeaseSettings, TenantLease } from '../src/limits/lease';
+import type { LeaseRequest } from '../src/metering/lease-protocol';
+import type { Limits, Scope } from '../src/metering/policy';
 import { testEnv } from './helpers';
 
 const ISOLATES = 8;

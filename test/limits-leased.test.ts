@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
-import type { Limits } from '../src/guard/policy';
+import type { Limits } from '../src/metering/policy';
 import {
   admin,
   asTenant,

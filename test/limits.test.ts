@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ERRORS, type ErrorKind } from '../src/errors';
-import type { Limits } from '../src/guard/policy';
+import type { Limits } from '../src/metering/policy';
 import {
   admin,
   asTenant,

@@ -3,9 +3,11 @@
  * stays its own"): tenants on different platform keys of the emulator, one
  * key misbehaving (faults aimed with `platform_key`), the others' reads
  * still answered by the platform. Each test has its own emulator lane (its
- * own failure state in the isolate) and its own platform keys.
+ * own failure state in the isolate) and its own platform keys. The gateway's
+ * clock is the test's (Date faked, frozen at each test's start): a pause lasts
+ * until the test moves the clock past it, however slow the calls in between.
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
 import {
   ADMIN_TOKEN,
@@ -20,7 +22,14 @@ import {
   upstreamSaw,
 } from './helpers';
 
-afterEach(() => vi.restoreAllMocks());
+beforeEach(() => vi.useFakeTimers({ toFake: ['Date'], now: Date.now() }));
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+/** Moves the gateway's clock on by `ms`. */
+const later = (ms: number) => vi.setSystemTime(Date.now() + ms);
 
 const HUGE = 1_000_000_000;
 /** Limits that never refuse: these tests are about the platform's failures, not the tenants'. */
@@ -100,7 +109,7 @@ describe("one key's failures", () => {
     expect(text).not.toContain(b.platformKey);
 
     // After the cool-down (the Retry-After B was given), B's probe reaches the platform.
-    await new Promise((r) => setTimeout(r, 1000 * secondsHeader(refused.res, 'retry-after')));
+    later(1000 * secondsHeader(refused.res, 'retry-after'));
     const probe = await read(lane, b, '/agent/lists', settings);
     expect(probe.body.code).toBe(ERRORS.UPSTREAM_HTTP_ERROR.code);
     expect(await upstreamSaw(probe.id)).toHaveLength(1);
@@ -195,7 +204,7 @@ describe('pauses the platform asks of one key', () => {
     expect(await upstreamSaw(held.id)).toHaveLength(0);
 
     // Once the time B was told has passed, B's next call goes to the platform again.
-    await new Promise((r) => setTimeout(r, wait * 1000));
+    later(wait * 1000);
     const after = await read(lane, b, '/agent/lists', settings);
     await expectRefusal(after, 'UPSTREAM_BACKING_OFF');
     expect(await upstreamSaw(after.id)).toHaveLength(1);

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { planBook } from '../src/guard/plan-book';
-import type { Limits } from '../src/guard/policy';
+import type { Limits } from '../src/metering/policy';
 import {
   admin,
   asTenant,

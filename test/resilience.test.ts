@@ -4,8 +4,12 @@
  * circuit breaker, bounded retries of reads, per-route deadlines and
  * stale-if-error. Each test has its own emulator lane (`/__lane/<name>`), so
  * the isolate keeps a breaker, holds and a retry budget for it alone.
+ *
+ * The gateway's clock is the test's (Date faked, frozen at the start of each
+ * test): a pause or a cool-down lasts until the test moves the clock past it,
+ * however slowly a loaded machine runs the calls in between.
  */
-import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
 import {
   createTenant,
@@ -26,7 +30,14 @@ beforeAll(async () => {
   tenant = await createTenant(platformKeys.demo, 'resilience');
   second = await createTenant(platformKeys.demoSecond, 'resilience, second key');
 });
-afterEach(() => vi.restoreAllMocks());
+beforeEach(() => vi.useFakeTimers({ toFake: ['Date'], now: Date.now() }));
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+/** Moves the gateway's clock on by `ms`. */
+const later = (ms: number) => vi.setSystemTime(Date.now() + ms);
 
 /** A fresh lane: the same emulator behind a base URL no other test uses. */
 function newLane() {
@@ -140,7 +151,7 @@ describe('circuit breaker', () => {
 
   it('opens after failures in a row and answers at once with 50301 and Retry-After, then one probe closes it', async () => {
     const lane = newLane();
-    await injectFault({ lane: lane.name, kind: 'status', status: 500, for_ms: 900 });
+    await injectFault({ lane: lane.name, kind: 'status', status: 500, times: 3 });
     for (let i = 0; i < 3; i++) {
       const r = await call(lane, '/agent/lists', { settings });
       expect(r.body.code).toBe(ERRORS.UPSTREAM_HTTP_ERROR.code);
@@ -153,8 +164,9 @@ describe('circuit breaker', () => {
     expect(await upstreamSaw(open.id)).toHaveLength(0);
     expect(await platformCalls(lane.name)).toBe(3);
 
-    // After the cool-down (and the outage), the probe goes through and closes it.
-    await new Promise((r) => setTimeout(r, 1100));
+    // After the cool-down Retry-After names (the outage is over), the probe goes through
+    // and closes it.
+    later(secondsHeader(open.res, 'retry-after') * 1000 + 100);
     const probe = await call(lane, '/agent/lists', { settings });
     expect(probe.body.code).toBe(0);
     const after = await call(lane, '/agent/lists', { settings });
@@ -285,7 +297,7 @@ describe('stale-if-error', () => {
     const settings = cacheFor(3600);
     const fresh = await call(lane, '/team/lists', { settings });
     expect(fresh.res.headers.get('x-cache')).toBe('MISS');
-    await new Promise((r) => setTimeout(r, 1100));
+    later(1100);
     await injectFault({ lane: lane.name, kind: 'status', status: 500, for_ms: 10_000 });
     let stale: Awaited<ReturnType<typeof call>> | undefined;
     const lines = await logged(async () => {
@@ -305,7 +317,7 @@ describe('stale-if-error', () => {
     const lane = newLane();
     const settings = cacheFor(3600, { CIRCUIT_FAILURES: '2', CIRCUIT_COOLDOWN_S: '30' });
     await call(lane, '/team/lists', { settings });
-    await new Promise((r) => setTimeout(r, 1100));
+    later(1100);
     await injectFault({ lane: lane.name, kind: 'status', status: 500, for_ms: 10_000 });
     for (let i = 0; i < 2; i++) await call(lane, '/agent/lists', { settings });
     const before = await platformCalls(lane.name);
@@ -320,7 +332,7 @@ describe('stale-if-error', () => {
     const lane = newLane();
     const settings = cacheFor(0);
     await call(lane, '/team/lists', { settings });
-    await new Promise((r) => setTimeout(r, 1100));
+    later(1100);
     await injectFault({ lane: lane.name, kind: 'status', status: 500, for_ms: 10_000 });
     const r = await call(lane, '/team/lists', { settings });
     expect(r.res.status).toBe(502);
@@ -332,7 +344,7 @@ describe('stale-if-error', () => {
     const lane = newLane();
     const settings = cacheFor(3600);
     await call(lane, '/team/lists', { settings });
-    await new Promise((r) => setTimeout(r, 1100));
+    later(1100);
     await injectFault({ lane: lane.name, kind: 'status', status: 401, for_ms: 10_000 });
     const r = await call(lane, '/team/lists', { settings });
     expect(r.res.status).toBe(502);

@@ -6,7 +6,7 @@
  * RateLimit fields.
  */
 import { describe, expect, it } from 'vitest';
-import type { Limits } from '../src/guard/policy';
+import type { Limits } from '../src/metering/policy';
 import {
   admin,
   asTenant,

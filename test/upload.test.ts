@@ -15,6 +15,7 @@ import {
   requestId,
   type TestTenant,
   UPSTREAM,
+  until,
   upstreamSaw,
 } from './helpers';
 
@@ -62,15 +63,6 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
 async function receiving(id: string): Promise<{ bytes: number; done: boolean }> {
   const res = await fetch(`${UPSTREAM}/__emulator/receiving?request_id=${encodeURIComponent(id)}`);
   return res.json();
-}
-
-/** Polls until `check` holds (an event, not a fixed wait); fails after `ms`. */
-async function until(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 let tenant: TestTenant;

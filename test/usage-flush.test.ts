@@ -8,7 +8,7 @@
  * fixed pause.
  */
 import { describe, expect, it } from 'vitest';
-import { USAGE_FLUSH_MS } from '../src/guard/usage';
+import { USAGE_FLUSH_MS } from '../src/limits/usage-buffer';
 import { admin, asTenant, createTenant, envelope, expectRefusal, type TestTenant } from './helpers';
 
 /** Asks the history (through the operator API, which records nothing) until `want` holds. */

@@ -1,18 +1,19 @@
 /**
  * One scenario on one design, in simulated time: every isolate runs the
  * gateway's own admission (src/limits/admission.ts) and lease
- * (src/guard/lease.ts); every tenant's root TenantGuard runs GuardCore
+ * (src/limits/lease.ts); every tenant's root TenantGuard runs GuardCore
  * (src/guard/core.ts) on node:sqlite; calls between them go through
  * SimObject (round trips from the world table, one thread per object).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { BrokerCore } from '../../src/guard/broker';
-import { DIRECT_FOR_MS, shardOf, spreadAdvice } from '../../src/guard/broker-shards';
+import { spreadAdvice } from '../../src/guard/broker-shards';
 import { GuardCore } from '../../src/guard/core';
-import type { LeaseSettings } from '../../src/guard/lease';
-import type { LeaseRequest } from '../../src/guard/lease-protocol';
-import type { Scope } from '../../src/guard/policy';
 import { Admission, type AdmissionIo } from '../../src/limits/admission';
+import type { LeaseSettings } from '../../src/limits/lease';
+import { DIRECT_FOR_MS, shardOf } from '../../src/limits/region';
+import type { LeaseRequest } from '../../src/metering/lease-protocol';
+import type { Scope } from '../../src/metering/policy';
 import { Clock } from './clock';
 import { busiestWindow, Tally, type WaitedOn } from './metrics';
 import type { Scenario, TenantSpec } from './scenarios';
@@ -302,7 +303,7 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
       {
         at: clock.now(),
         tokenId: token,
-        route: 'team.list',
+        operation: 'team.list',
         status: result.kind === 'admitted' ? 200 : 429,
         units: result.kind === 'admitted' ? 1 : 0,
         latencyMs: wait,

@@ -7,9 +7,9 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { GuardCore } from '../../src/guard/core';
-import type { LeaseSettings } from '../../src/guard/lease';
-import type { Limits } from '../../src/guard/policy';
 import { Admission, type AdmissionIo } from '../../src/limits/admission';
+import type { LeaseSettings } from '../../src/limits/lease';
+import type { Limits } from '../../src/metering/policy';
 import { memorySql } from './sqlite';
 
 setFlagsFromString('--expose-gc');

@@ -3,7 +3,7 @@
  * tenants, with limits, demand over time and where it comes from, and the
  * operator actions taken during the run.
  */
-import type { Limits } from '../../src/guard/policy';
+import type { Limits } from '../../src/metering/policy';
 import type { Region } from './world';
 
 export interface TenantSpec {

@@ -1,7 +1,7 @@
 /** Operator API: the audit log (newest first, paged) and key maintenance. */
 import { Hono } from 'hono';
 import * as z from 'zod';
-import { auditLog } from '../audit/log';
+import { auditLog } from '../audit/audit-log';
 import { ok } from '../errors';
 import { validated } from '../middleware/validate';
 import { intFieldOr } from '../routes/schemas';

@@ -13,7 +13,7 @@
  * isolate.
  */
 import type { Context } from 'hono';
-import { auditLog } from '../audit/log';
+import { auditLog } from '../audit/audit-log';
 import { log } from '../log';
 import {
   clientIp,

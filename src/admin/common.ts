@@ -1,14 +1,14 @@
 /** Shared pieces of the operator API: envelopes, params, store and audit access. */
 import type { Context } from 'hono';
 import * as z from 'zod';
-import { auditLog, type NewAuditEntry } from '../audit/log';
+import { auditLog, type NewAuditEntry } from '../audit/audit-log';
 import { GatewayError } from '../errors';
-import type { TokenLimits } from '../guard/policy';
 import { guardFor, type TenantGuard } from '../guard/tenant-guard';
 import type { TokenSpecOf } from '../guard/token-changes';
 import type { AuditContext } from '../guard/token-registry';
 import { isolateAdmission } from '../limits/admission';
 import { log } from '../log';
+import type { TokenLimits } from '../metering/policy';
 import { directStores, type Stores } from '../tenants/stores';
 import { randomBase62 } from '../tenants/token';
 import type { Issued } from '../tenants/token-store';

@@ -1,7 +1,7 @@
 /** Operator API: a tenant's limits, usage and cache. */
 import { Hono } from 'hono';
 import * as z from 'zod';
-import { limitsSchema } from '../guard/policy';
+import { limitsSchema } from '../metering/policy';
 import { validated } from '../middleware/validate';
 import type { HonoEnv } from '../types/context';
 import type { TenantUsage } from '../types/wire';

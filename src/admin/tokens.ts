@@ -6,8 +6,8 @@
 import { type Context, Hono } from 'hono';
 import * as z from 'zod';
 import { GatewayError } from '../errors';
-import { type TokenLimits, tokenLimitsSchema } from '../guard/policy';
 import { isolateAdmission } from '../limits/admission';
+import { type TokenLimits, tokenLimitsSchema } from '../metering/policy';
 import { validated } from '../middleware/validate';
 import { catalogOf } from '../routes/catalog';
 import type { HonoEnv } from '../types/context';

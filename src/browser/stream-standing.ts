@@ -6,10 +6,10 @@
  * and tenant records when limits are off (docs/BROWSER.md, "Live session events").
  */
 import type { Context } from 'hono';
-import type { Refusal } from '../guard/lease-protocol';
 import { isolateAdmission } from '../limits/admission';
 import { admissionIo, leaseSettings } from '../limits/request';
 import { log } from '../log';
+import type { Refusal } from '../metering/lease-protocol';
 import { memoizedStores } from '../tenants/stores';
 import type { HonoEnv } from '../types/context';
 

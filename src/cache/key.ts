@@ -6,7 +6,7 @@
  * The in-memory tier uses the canonical text itself; the Cache API gets a
  * SHA-256 of it, as a URL.
  */
-import { sha256Hex } from '../tenants/token';
+import { sha256Hex } from '../hash';
 
 export interface CacheKeyParts {
   keyFingerprint: string;

@@ -8,8 +8,9 @@
  * alarm, and into the alert log the console shows (the last ALERT_LOG_KEPT),
  * webhook or not.
  */
+
+import { hmacSha256Hex } from '../hash';
 import { isSealed, type KeyRing, open } from '../tenants/crypto';
-import { hmacSha256Hex } from '../tenants/token';
 import type {
   AlertPayload,
   KeyRejectedAlert,

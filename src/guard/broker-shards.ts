@@ -2,7 +2,7 @@
  * Brokers split when hot (docs/LIMITS.md, "Hierarchical leases"). A tenant's
  * broker in a region starts as one Durable Object; one that serves more than
  * SPLIT_CALLS_PER_S tells its isolates to spread over twice as many, and each
- * data center then uses shard `hash(colo) mod shards`. A quiet tenant never
+ * data center then uses shard `hash(colo) mod shards` (limits/region.ts). A quiet tenant never
  * splits, so thin traffic keeps one well-stocked pool per region; a global
  * one at 1M/min spreads until no broker is near the ~1,000 calls a second one
  * object serves. Shards are named by index only, so doubling keeps every
@@ -13,25 +13,8 @@
 export const SPLIT_CALLS_PER_S = 250;
 /** What a broker should serve after a split: the advice aims below the split point. */
 const TARGET_CALLS_PER_S = 150;
-/**
- * How long isolates ask the root directly after a broker said it only passes their
- * calls on (exact mode, small meters), before asking it again: limits
- * may have changed since.
- */
-export const DIRECT_FOR_MS = 60_000;
 /** At most this many brokers per tenant and region. */
 export const MAX_BROKER_SHARDS = 16;
-
-/** The shard a data center uses: FNV-1a of its name (colo), modulo the count. */
-export function shardOf(place: string, shards: number): number {
-  if (shards <= 1) return 0;
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < place.length; i++) {
-    hash ^= place.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash % shards;
-}
 
 /**
  * A broker's advice with its answer when it is hot: enough shards (a power of two, at

@@ -6,11 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { memorySql } from '../../scripts/sim/sqlite';
 import { Admission, type AdmissionIo } from '../limits/admission';
+import type { LeaseSettings } from '../limits/lease';
+import type { LeaseRequest } from '../metering/lease-protocol';
+import type { Limits, Scope } from '../metering/policy';
 import { BrokerCore } from './broker';
 import { GuardCore } from './core';
-import type { LeaseSettings } from './lease';
-import type { LeaseRequest } from './lease-protocol';
-import type { Limits, Scope } from './policy';
 
 const START = Date.parse('2026-11-24T12:00:00Z');
 const tokenA: Scope = { group: 'teams', tokenId: 'tok_a' };
@@ -305,6 +305,50 @@ describe('BrokerCore', () => {
     const calls = f.root.usage(START + 2000, f.settings.defaults).guard_calls;
     expect(calls.broker_acquires + calls.broker_renewals).toBeGreaterThan(0);
     expect(calls.acquires + calls.renewals).toBe(f.rootCalls());
+  });
+
+  it('refuses from its pool naming the policy the root names: the one that fits again last', async () => {
+    const limits: Limits = {
+      policies: [
+        { name: 'short', limit: 100, window_s: 10, algorithm: 'fixed' },
+        { name: 'long', limit: 100, window_s: 60, algorithm: 'fixed' },
+      ],
+      quota: {},
+    };
+    const root = new GuardCore(memorySql(), () => undefined);
+    root.setLimits(limits);
+    let rootCalls = 0;
+    const broker = new BrokerCore(
+      { name: 't@enam', leaseMs: 5000 },
+      {
+        acquire: async (req) => {
+          rootCalls++;
+          return root.acquire(req);
+        },
+        now: () => START,
+        wakeAt: () => undefined,
+      },
+    );
+    const request = (): LeaseRequest => ({
+      now: START,
+      start: START,
+      leaseMaxMs: 1000,
+      defaults: limits,
+      meterOptions: { partitionShare: 1, largestCost: 1 },
+      scopes: [{ ...tokenA, cost: 1, want: 0 }],
+      returns: [],
+      renewal: false,
+    });
+    for (let i = 0; i < 100; i++) {
+      expect((await broker.acquire(request())).scopes[0]?.refusal).toBeNull();
+    }
+    // Both windows are spent: the pool refuses on its own, as the root itself would.
+    const callsBefore = rootCalls;
+    const fromPool = (await broker.acquire(request())).scopes[0]?.refusal;
+    expect(rootCalls).toBe(callsBefore);
+    const fromRoot = root.acquire(request()).scopes[0]?.refusal;
+    expect(fromRoot).toMatchObject({ reason: 'rate', violated: 'long', retryAfter: 60 });
+    expect(fromPool).toEqual(fromRoot);
   });
 
   it('a failed root call is the isolate\'s "unavailable", and the broker tries again next time', async () => {

@@ -1,7 +1,7 @@
 /**
  * A regional lease broker (docs/LIMITS.md, "Hierarchical leases"): one per
  * tenant and region, between that region's isolates and the tenant's root
- * TenantGuard. It speaks the guard's own protocol (lease-protocol.ts) both
+ * TenantGuard. It speaks the guard's own protocol (metering/lease-protocol.ts) both
  * ways: isolates ask it exactly as they would ask the root, and it asks the
  * root for a pool of units over a longer lease, which it leases on to
  * isolates in short ones. Every unit it hands out was counted by the root
@@ -18,8 +18,6 @@
  * this very code.
  */
 
-import { Demand } from './broker-demand';
-import { CallRate } from './broker-shards';
 import type {
   BrokerCalls,
   BrokerPush,
@@ -30,11 +28,26 @@ import type {
   Returned,
   ScopeAsk,
   ScopeGrant,
-} from './lease-protocol';
-import { MIN_POOLED_LIMIT, scopeKey } from './lease-protocol';
-import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
-import { RECENT_KEPT, type RequestRow } from './recent-requests';
-import type { UsageBatch } from './usage';
+} from '../metering/lease-protocol';
+import { MIN_POOLED_LIMIT, scopeKey } from '../metering/lease-protocol';
+import {
+  answeredScopes,
+  type Held,
+  type LeaseWindow,
+  LeaseWindows,
+  localVerdict,
+  remainingWith,
+  renewAheadAt,
+  runsLow,
+  type ScopeTerms,
+  standingOf,
+  windowOf,
+} from '../metering/lease-window';
+import type { LimiterMode, Limits, MeterOptions, Scope } from '../metering/policy';
+import type { RequestRow, UsageBatch } from '../metering/usage';
+import { Demand } from './broker-demand';
+import { CallRate } from './broker-shards';
+import { RECENT_KEPT } from './recent-requests';
 
 export interface BrokerIo {
   /** Calls the tenant's root TenantGuard. */
@@ -51,22 +64,7 @@ export interface BrokerSettings {
   leaseMs: number;
 }
 
-interface Held {
-  grant: MeterGrant;
-  /** Units of the root's lease not yet leased on to an isolate. */
-  left: number;
-}
-
-interface Pool {
-  start: number;
-  expiresAt: number;
-  meters: Map<string, Held>;
-}
-
-interface ScopeState {
-  scope: Scope;
-  meters: string[];
-  tokenEnd: ScopeGrant['tokenEnd'];
+interface ScopeState extends ScopeTerms {
   /** The region's recent use of this scope (broker-demand.ts). */
   demand: Demand;
   lastSeen: number;
@@ -157,11 +155,12 @@ export class BrokerCore {
   private plenty = false;
   private disabled = false;
   private cacheVersion = '0';
-  private current: Pool | null = null;
-  private next: Pool | null = null;
+  /**
+   * The pool in use and the one renewed ahead (metering/lease-window.ts), and the
+   * units to give back to the root with the next call.
+   */
+  private readonly pools = new LeaseWindows();
   private readonly scopes = new Map<string, ScopeState>();
-  /** Units to give back to the root with the next call. */
-  private returns: Returned[] = [];
   private usage: UsageBatch | null = null;
   private calls: BrokerCalls = { acquires: 0, renewals: 0 };
   /** Isolate calls a second: a hot broker advises its isolates to spread (broker-shards.ts). */
@@ -184,7 +183,7 @@ export class BrokerCore {
     private readonly io: BrokerIo,
   ) {}
 
-  /** An isolate's call (lease-protocol.ts): answered from the pool, or after one call to the root. */
+  /** An isolate's call (metering/lease-protocol.ts): answered from the pool, or after one call to the root. */
   async acquire(req: LeaseRequest): Promise<LeaseAnswer> {
     this.calls[req.renewal ? 'renewals' : 'acquires']++;
     this.rate.record(this.io.now());
@@ -193,7 +192,8 @@ export class BrokerCore {
       meterOptions: req.meterOptions,
       usageRetentionDays: req.usageRetentionDays,
     };
-    this.takeBack(req.returns);
+    this.unDemand(req.returns);
+    this.pools.takeBack(req.returns);
     if (req.usage) this.addUsage(req.usage);
     if (this.passesThrough()) return this.passThrough(req);
     const waiting = req.renewal ? undefined : req.scopes[0];
@@ -256,7 +256,7 @@ export class BrokerCore {
   }
 
   /**
-   * The root's push after an operator change (lease-protocol.ts, BrokerPush),
+   * The root's push after an operator change (metering/lease-protocol.ts, BrokerPush),
    * made before the operator's answer. A token's end, a disable or a cache purge
    * is applied to what the broker knows, and the pool keeps serving: every broker
    * asking the root again at once would be a burst of calls at a busy root. New
@@ -282,10 +282,7 @@ export class BrokerCore {
    */
   private forget(): void {
     this.generation++;
-    this.retire(this.current);
-    this.retire(this.next);
-    this.current = null;
-    this.next = null;
+    this.pools.clear();
     this.mode = null;
     this.smallLimits = false;
     this.shortSlots = false;
@@ -321,7 +318,7 @@ export class BrokerCore {
     if (this.inFlight) return null;
     if (this.scopes.size === 0 || this.mode !== 'leased') return null;
     const pool = this.poolAt(now);
-    if (!pool || !this.next) {
+    if (!pool || !this.pools.next) {
       try {
         await this.rootCall(null, pool ? pool.expiresAt : now);
       } catch {
@@ -337,9 +334,9 @@ export class BrokerCore {
 
   /** When the pool should be renewed ahead (half through the latest lease), or null when nothing needs it. */
   wakeTime(): number | null {
-    const pool = this.next ?? this.current;
+    const pool = this.pools.next ?? this.pools.current;
     if (!pool || this.scopes.size === 0 || this.mode !== 'leased') return null;
-    return pool.start + RENEW_AHEAD_AT * (pool.expiresAt - pool.start);
+    return renewAheadAt(pool, RENEW_AHEAD_AT);
   }
 
   /**
@@ -354,12 +351,8 @@ export class BrokerCore {
 
   private async passThrough(req: LeaseRequest): Promise<LeaseAnswer> {
     const usage = this.takeUsage();
-    this.retire(this.current);
-    this.retire(this.next);
-    this.current = null;
-    this.next = null;
-    const returns = this.returns;
-    this.returns = [];
+    this.pools.clear();
+    const returns = this.pools.takeReturns();
     const forwarded: LeaseRequest = {
       ...req,
       // Counted as of now, here: as the pool's calls are.
@@ -372,7 +365,7 @@ export class BrokerCore {
     };
     const seq = this.pushes;
     const answer = await this.io.acquire(forwarded).catch((err: unknown) => {
-      this.returns.push(...returns);
+      this.pools.giveBackLater(returns);
       throw err;
     });
     this.mode = answer.mode;
@@ -393,13 +386,12 @@ export class BrokerCore {
   private noteLeased(req: LeaseRequest, answer: LeaseAnswer): void {
     const now = this.io.now();
     const leased = new Map(answer.meters.map((m) => [m.key, m.leased]));
-    req.scopes.forEach((ask, i) => {
-      const state = this.scopes.get(scopeKey(ask));
-      const grant = answer.scopes[i];
-      if (!state || !grant) return;
+    for (const { key, ask, grant } of answeredScopes(req, answer)) {
+      const state = this.scopes.get(key);
+      if (!state) continue;
       const units = Math.max(0, ...grant.meters.map((k) => leased.get(k) ?? 0));
       state.demand.add(units + (ask.cost > 0 && !grant.refusal ? ask.cost : 0), now);
-    });
+    }
   }
 
   /** One call to the root for this isolate request; the answer decides its waiting cost. */
@@ -412,10 +404,7 @@ export class BrokerCore {
     const start = req.renewal && req.start > now ? req.start : now;
     // The root counts this request's cost against what nobody holds: give the pool's
     // unused units back with the call, so none are stranded here while it refuses.
-    if (waiting && waiting.cost > 0) {
-      this.retire(this.current);
-      this.current = null;
-    }
+    if (waiting && waiting.cost > 0) this.pools.dropCurrent();
     await this.rootCall(waiting ?? null, start, [], req, (grant, answer) => {
       decided = grant;
       if (answer.mode === 'exact') exact = answer;
@@ -469,8 +458,7 @@ export class BrokerCore {
     }
     // The current pool keeps serving isolates while this call is out; the answer
     // replaces it (keep), and its unused units go back with the next call.
-    const returns = this.returns;
-    this.returns = [];
+    const returns = this.pools.takeReturns();
     const rootReq: LeaseRequest = {
       now,
       start,
@@ -492,12 +480,12 @@ export class BrokerCore {
         if (generation === this.generation) {
           this.keep(rootReq, answer);
           this.overlaySince(seq);
-        } else this.retire(poolOf(answer));
+        } else this.pools.retire(windowOf(answer));
         decide?.(waiting ? answer.scopes[0] : undefined, answer);
       },
       (err: unknown) => {
         // The units asked to be given back are lost to this call: try again next time.
-        this.returns.push(...returns);
+        this.pools.giveBackLater(returns);
         throw err;
       },
     );
@@ -519,20 +507,15 @@ export class BrokerCore {
     this.plenty = hasPlenty(answer);
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
-    req.scopes.forEach((ask, i) => {
-      const grant = answer.scopes[i];
-      if (!grant) return;
-      const key = scopeKey(ask);
+    for (const { key, terms } of answeredScopes(req, answer)) {
       const prior = this.scopes.get(key);
       this.scopes.set(key, {
-        scope: { group: ask.group, tokenId: ask.tokenId, partition: ask.partition },
-        meters: grant.meters,
-        tokenEnd: grant.tokenEnd,
+        ...terms,
         demand: prior?.demand ?? new Demand(req.now),
         lastSeen: prior?.lastSeen ?? req.now,
       });
-    });
-    const pool = poolOf(answer);
+    }
+    const pool = windowOf(answer);
     // A pool asked to start later within the slots in use now (for an isolate renewing
     // ahead inside them) holds from now: its units count in those slots anyway. Kept as
     // the next pool it would overlap the current one, and renewing it ahead would be due
@@ -540,30 +523,10 @@ export class BrokerCore {
     if (pool.start > req.now && answer.meters.every((m) => m.slot <= req.now)) {
       pool.start = req.now;
     }
-    if (pool.start > req.now) {
-      this.retire(this.next);
-      this.next = pool;
-    } else {
-      this.carryOver(this.current, pool);
-      this.current = pool;
-    }
-  }
-
-  /**
-   * A pool replaced within its slot hands its unused units to the new one
-   * (they are counted for that slot already); units of another slot go back
-   * to the root with the next call.
-   */
-  private carryOver(old: Pool | null, into: Pool): void {
-    if (!old) return;
-    for (const [key, h] of old.meters) {
-      const same = into.meters.get(key);
-      if (same && same.grant.slot === h.grant.slot) {
-        same.left += h.left;
-        h.left = 0;
-      }
-    }
-    this.retire(old);
+    // A pool replaced within its slot hands its unused units to the new one (they
+    // are counted for that slot already); units of another slot go back to the root.
+    if (pool.start > req.now) this.pools.setNext(pool);
+    else this.pools.setCurrent(pool, true);
   }
 
   /**
@@ -584,9 +547,10 @@ export class BrokerCore {
       const held = state.meters.map((k) => pool.meters.get(k));
       if (!held.every((h) => h !== undefined)) return null;
       // Decide every request before touching the pool, so an 'ask' leaves it as it was.
-      const refusal = i === 0 && decided ? decided.refusal : this.standing(state, now);
+      const refusal = i === 0 && decided ? decided.refusal : standingOf(this.disabled, state, now);
       const counted = i === 0 && decided !== undefined;
-      const verdict = refusal ?? (ask.cost > 0 && !counted ? fits(held, ask.cost, now) : null);
+      const verdict =
+        refusal ?? (ask.cost > 0 && !counted ? localVerdict(held, ask.cost, now) : null);
       if (verdict === 'ask') return null;
       asks.push({ ask, state, held, refusal: verdict });
     }
@@ -634,13 +598,6 @@ export class BrokerCore {
     };
   }
 
-  /** Whether the tenant and a scope's token still stand, as of the root's last answer. */
-  private standing(state: ScopeState, now: number): Refusal | null {
-    if (this.disabled) return { reason: 'disabled' };
-    if (state.tokenEnd && now >= state.tokenEnd.at) return { reason: state.tokenEnd.reason };
-    return null;
-  }
-
   /** An answer with nothing leased: the waiting request's decision and the tenant's state. */
   private bare(req: LeaseRequest, decided: ScopeGrant | undefined): LeaseAnswer {
     const now = this.io.now();
@@ -671,14 +628,11 @@ export class BrokerCore {
     const now = this.io.now();
     const pool = this.poolAt(now);
     if (!pool) return;
-    if (!this.next && now >= pool.start + RENEW_AHEAD_AT * (pool.expiresAt - pool.start)) {
+    if (!this.pools.next && now >= renewAheadAt(pool, RENEW_AHEAD_AT)) {
       this.rootCall(null, pool.expiresAt).catch(() => {});
       return;
     }
-    const low = [...pool.meters.values()].some(
-      (h) => h.grant.leased > 0 && h.left <= h.grant.leased * TOP_UP_BELOW,
-    );
-    if (low && now - this.toppedUpAt >= TOP_UP_EVERY_MS) {
+    if (runsLow(pool, TOP_UP_BELOW) && now - this.toppedUpAt >= TOP_UP_EVERY_MS) {
       this.toppedUpAt = now;
       this.rootCall(null, now).catch(() => {});
     }
@@ -695,27 +649,15 @@ export class BrokerCore {
     }
   }
 
-  /** Isolates' unused units: back into the pool they came from, else on to the root. */
-  private takeBack(returns: Returned[]): void {
-    this.unDemand(returns);
-    for (const r of returns) {
-      const held = [this.current, this.next]
-        .map((p) => p?.meters.get(r.meter))
-        .find((h) => h && h.grant.slot === r.slot);
-      if (held) held.left += r.units;
-      else this.returns.push(r);
-    }
-  }
-
   /**
    * The most of a pool one isolate lease takes: all it wants while nothing is scarce
    * (PLENTY); else a lease that starts later but draws on the pool in use now takes
    * less, so a request arriving before it starts still finds units (AHEAD_SHARE), and
    * any other at most half (ISOLATE_SHARE).
    */
-  private isolateShare(start: number, now: number, pool: Pool): number {
+  private isolateShare(start: number, now: number, pool: LeaseWindow): number {
     if (this.plenty) return 1;
-    return start > now && pool === this.current ? AHEAD_SHARE : ISOLATE_SHARE;
+    return start > now && pool === this.pools.current ? AHEAD_SHARE : ISOLATE_SHARE;
   }
 
   /**
@@ -742,28 +684,8 @@ export class BrokerCore {
   }
 
   /** The pool that holds `at`; moves on to the renewed one once the current has ended. */
-  private poolAt(at: number): Pool | null {
-    const now = this.io.now();
-    if (this.current && now >= this.current.expiresAt) {
-      this.retire(this.current);
-      this.current = null;
-    }
-    if (!this.current && this.next && now >= this.next.start) {
-      this.current = this.next;
-      this.next = null;
-    }
-    for (const p of [this.current, this.next]) {
-      if (p && at >= p.start && at < p.expiresAt) return p;
-    }
-    return null;
-  }
-
-  private retire(pool: Pool | null): void {
-    if (!pool) return;
-    for (const h of pool.meters.values()) {
-      if (h.left > 0) this.returns.push({ meter: h.grant.key, slot: h.grant.slot, units: h.left });
-      h.left = 0;
-    }
+  private poolAt(at: number): LeaseWindow | null {
+    return this.pools.holding(at, this.io.now());
   }
 
   private addUsage(batch: UsageBatch): void {
@@ -786,42 +708,9 @@ export class BrokerCore {
   }
 }
 
-/**
- * Whether `cost` fits the pool on every meter: null (it does), a refusal (the
- * root has nothing until a known time), or 'ask' (the root may have more).
- */
-function fits(held: Held[], cost: number, now: number): Refusal | null | 'ask' {
-  const full: MeterGrant[] = [];
-  for (const { grant, left } of held) {
-    if (cost > grant.limit)
-      return { reason: 'too_costly', violated: grant.name, limit: grant.limit };
-    if (left >= cost) continue;
-    const at = grant.fitsAgainAt;
-    if (grant.remaining < cost && at !== null && now < at) full.push(grant);
-    else return 'ask';
-  }
-  const kind = full.some((g) => g.kind === 'quota') ? 'quota' : 'rate';
-  const named = full.find((g) => g.kind === kind);
-  if (!named) return null;
-  const latest = Math.max(...full.map((g) => g.fitsAgainAt ?? now));
-  return {
-    reason: kind,
-    violated: named.name,
-    retryAfter: Math.max(1, Math.ceil((latest - now) / 1000)),
-  };
-}
-
-function poolOf(answer: LeaseAnswer): Pool {
-  return {
-    start: answer.start,
-    expiresAt: answer.expiresAt,
-    meters: new Map(answer.meters.map((g) => [g.key, { grant: g, left: g.leased }])),
-  };
-}
-
 /** The grant an isolate sees: its lease, and what nobody holds plus what the pool still has. */
 function onward(held: Held, leased: number): MeterGrant {
-  const remaining = Math.min(held.grant.limit, held.grant.remaining + held.left);
+  const remaining = remainingWith(held);
   return {
     ...held.grant,
     leased,

@@ -5,13 +5,34 @@
  * shell's alarm), so the fleet simulation (scripts/sim/) runs this very code
  * on node:sqlite, with simulated time.
  *
- * `acquire` (lease-protocol.ts) refuses or admits the waiting request's cost
+ * `acquire` (metering/lease-protocol.ts) refuses or admits the waiting request's cost
  * and leases units the caller may admit on its own until the lease ends,
  * counting them as used at once. A Durable Object runs one call at a time and
  * SQLite calls are synchronous, so check-and-count is atomic: N concurrent
  * requests against a limit L let exactly L through, whatever the number of
  * isolates.
  */
+
+import {
+  type BrokerPush,
+  type LeaseAnswer,
+  type LeaseRequest,
+  type MeterGrant,
+  MIN_POOLED_LIMIT,
+  type Refusal,
+  type Returned,
+  type ScopeGrant,
+} from '../metering/lease-protocol';
+import { meterState, secondsUntil } from '../metering/meter-state';
+import {
+  type Limits,
+  limitsSchema,
+  type Meter,
+  type MeterOptions,
+  metersFor,
+  type TokenLimits,
+} from '../metering/policy';
+import type { UsageBatch } from '../metering/usage';
 import { ROUTE_GROUPS } from '../routes/types';
 import type { TokenEntry } from '../tenants/token-store';
 import type { AlertSettings, RecentAlert, TenantUsage, TokenListing } from '../types/wire';
@@ -55,26 +76,8 @@ import {
   settleIdempotency,
   sweepIdempotency,
 } from './idempotency';
-import {
-  type BrokerPush,
-  type LeaseAnswer,
-  type LeaseRequest,
-  type MeterGrant,
-  MIN_POOLED_LIMIT,
-  type Refusal,
-  type Returned,
-  type ScopeGrant,
-} from './lease-protocol';
 import { Ledger } from './ledger';
 import type { PlanPush } from './plan-protocol';
-import {
-  type Limits,
-  limitsSchema,
-  type Meter,
-  type MeterOptions,
-  metersFor,
-  type TokenLimits,
-} from './policy';
 import {
   migrateRecentRequests,
   queryRecentRequests,
@@ -86,8 +89,6 @@ import type { Sql } from './sql';
 import { GuardStore, sqlLedgerStorage } from './store';
 import { TokenChanges } from './token-changes';
 import { migrateTokens, TokenRegistry } from './token-registry';
-import type { UsageBatch } from './usage';
-import { meterState, secondsUntil } from './verdict';
 
 /** An isolate's lease never takes more than this share of what is left of a meter. */
 export const LEASE_SHARE = 1 / 8;
@@ -248,7 +249,7 @@ export class GuardCore {
   }
 
   /**
-   * Usage an isolate gathered (guard/usage.ts): added to the hourly rollups; with the
+   * Usage an isolate gathered (limits/usage-buffer.ts): added to the hourly rollups; with the
    * unused units of its ended leases, when it sends them without a lease call.
    */
   record(batch: UsageBatch, retentionDays?: number, returns: Returned[] = []): void {

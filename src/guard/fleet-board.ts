@@ -12,8 +12,8 @@
  * in parallel over at most 25 hours of rows per tenant.
  */
 import { DurableObject } from 'cloudflare:workers';
+import { fnv1a } from '../hash';
 import type { FleetTenant } from '../types/wire';
-import { shardOf } from './broker-shards';
 import type { FleetHour } from './health';
 
 /** Board objects the tenants are spread over. */
@@ -31,7 +31,7 @@ export function fleetBoardOf(
   env: { FLEET_BOARD: DurableObjectNamespace<FleetBoard> },
   tenantId: string,
 ) {
-  return fleetBoard(env, shardOf(tenantId, FLEET_SHARDS));
+  return fleetBoard(env, fnv1a(tenantId) % FLEET_SHARDS);
 }
 
 export function fleetBoard(

@@ -5,9 +5,10 @@
  * raises the alerts beyond quotas (alerts.ts) and reports to its fleet board
  * (fleet-board.ts) for the console's overview (docs/OBSERVABILITY.md, "Alerts").
  */
+
+import type { KeyRejectionRow } from '../metering/usage';
 import { type AlertConfig, DEFAULT_SERVER_ERROR_PERCENT, firstTime, raiseAlert } from './alerts';
 import type { Sql } from './sql';
-import type { KeyRejectionRow } from './usage';
 
 /** One hour of a tenant's figures, as it reports them to its fleet board. */
 export interface FleetHour {

@@ -4,9 +4,9 @@
  * Batches from isolates add up; rows older than the retention go.
  */
 
+import { LATENCY_BUCKETS_MS, type UsageBatch } from '../metering/usage';
 import type { History, RefusalPoint, SeriesPoint } from '../types/wire';
 import type { Sql, SqlValue } from './sql';
-import { LATENCY_BUCKETS_MS, type UsageBatch } from './usage';
 
 const BUCKETS = LATENCY_BUCKETS_MS.length + 1;
 const LAT_COLUMNS = Array.from({ length: BUCKETS }, (_, i) => `lat${i}`);

@@ -6,9 +6,9 @@
  * its pool ahead on a timer while isolates keep using it.
  */
 import { DurableObject } from 'cloudflare:workers';
+import type { BrokerPush, LeaseAnswer, LeaseRequest } from '../metering/lease-protocol';
 import { BrokerCore } from './broker';
 import { spreadAdvice } from './broker-shards';
-import type { BrokerPush, LeaseAnswer, LeaseRequest } from './lease-protocol';
 import { guardFor } from './tenant-guard';
 
 /** Cloudflare's Durable Object location hints: the regions brokers live in. */
@@ -84,7 +84,7 @@ export class LeaseBroker extends DurableObject<Cloudflare.Env> {
     return answer;
   }
 
-  /** The root's push after an operator change (lease-protocol.ts, BrokerPush). */
+  /** The root's push after an operator change (metering/lease-protocol.ts, BrokerPush). */
   apply(change: BrokerPush): void {
     this.core?.apply(change);
   }

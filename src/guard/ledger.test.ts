@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { Meter } from '../metering/policy';
 import { Ledger, type LedgerStorage, type SlotRow } from './ledger';
-import type { Meter } from './policy';
 import { slotAt } from './slots';
 
 function memoryStorage(): LedgerStorage & { rows: Map<string, SlotRow> } {

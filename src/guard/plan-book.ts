@@ -16,9 +16,9 @@
  *   LEASE_MAX_MS of the rollout reaching it.
  */
 import { DurableObject } from 'cloudflare:workers';
+import { type Limits, limitsSchema } from '../metering/policy';
 import type { Plan } from '../types/wire';
 import type { PlanPush } from './plan-protocol';
-import { type Limits, limitsSchema } from './policy';
 import { guardFor } from './tenant-guard';
 
 /** Members pushed in one call (Workers allow 10,000 subrequests a call; docs/BOUNDS.md). */

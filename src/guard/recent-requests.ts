@@ -6,6 +6,7 @@
  * a flood of successes never pushes out the 429 a partner is asking about. Rows
  * hold ids, codes and timings only: no body, no query, no header, no secret.
  */
+import type { RequestRow } from '../metering/usage';
 import type { RecentRequest } from '../types/wire';
 import type { Sql, SqlValue } from './sql';
 
@@ -14,11 +15,7 @@ export const RECENT_KEPT = 1000;
 /** Hours a row is kept. */
 export const RECENT_HOURS = 24;
 
-/**
- * One request as an isolate hands it over (usage.ts): what the API shows of it, with
- * its time in ms and without the reason (said when it is read).
- */
-export type RequestRow = Omit<RecentRequest, 'at' | 'reason'> & { at: number };
+export type { RequestRow };
 
 export interface RecentQuery {
   requestId?: string;

@@ -1,5 +1,5 @@
 /**
- * src/guard/ is what a tenant's TenantGuard hosts, and what it tells isolates:
+ * src/guard/ is the code Durable Objects run:
  * - TenantGuard (this file): one SQLite-backed Durable Object per tenant, the
  *   single writer of its counters, leases, tokens, cache version and
  *   settings. The work is core.ts; this shell adds what needs the runtime:
@@ -9,15 +9,19 @@
  *   (units counted per meter and window), history.ts (usage history),
  *   alerts.ts (quota alerts, sent from its alarm), idempotency.ts (the
  *   answers of writes sent with an Idempotency-Key), all over sql.ts;
- * - its terms: policy.ts (the limits and the meters it counts), and what
- *   lease holders and the guard say to each other (lease-protocol.ts,
- *   lease.ts, verdict.ts, usage.ts).
- * The isolate's side, which calls it, is src/limits/; nothing here imports it
- * (docs/ARCHITECTURE.md).
+ * - the regional lease brokers between isolates and the guard: lease-broker.ts
+ *   (the Durable Object), broker.ts (its pool) and broker-*.ts.
+ * The terms isolates and the guard share (policies and meters, the lease
+ * protocol, lease windows, usage rows) are src/metering/, below both; the
+ * isolate's side, which calls the guard, is src/limits/; nothing here imports
+ * it (docs/ARCHITECTURE.md).
  */
 import { DurableObject } from 'cloudflare:workers';
-import { auditLog } from '../audit/log';
+import { auditLog } from '../audit/audit-log';
 import { log } from '../log';
+import type { BrokerPush, LeaseRequest, Returned } from '../metering/lease-protocol';
+import type { Limits, TokenLimits } from '../metering/policy';
+import type { UsageBatch } from '../metering/usage';
 import { isSealed, keyRing, open, seal, sealedKid } from '../tenants/crypto';
 import {
   eraseTokenRecord,
@@ -38,13 +42,10 @@ import { GuardCore, SWEEP_EVERY_MS } from './core';
 import { FLEET_REPORT_MS, FLEET_SETTLE_MS, fleetBoardOf } from './fleet-board';
 import type { HistoryQuery } from './history';
 import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
-import type { BrokerPush, LeaseRequest, Returned } from './lease-protocol';
 import type { PlanPush } from './plan-protocol';
-import type { Limits, TokenLimits } from './policy';
 import type { RecentQuery } from './recent-requests';
 import type { RevokeOutcome, TokenSpecOf } from './token-changes';
 import type { AuditContext, MintedToken, RotateOutcome } from './token-registry';
-import type { UsageBatch } from './usage';
 
 /** A decision KV has not taken yet is tried again by the alarm this soon. */
 const RESYNC_AFTER_MS = 5000;

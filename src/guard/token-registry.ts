@@ -12,7 +12,7 @@
  * line), its ancestor, and once rotated, its successor, when and by whom. A
  * family rotates one step at a time (docs/OPERATING.md, "Rotation").
  */
-import type { NewAuditEntry } from '../audit/log';
+import type { NewAuditEntry } from '../audit/audit-log';
 import type { TokenEntry } from '../tenants/token-store';
 import type { TokenRecord } from '../types/tenants';
 import type { ListedToken } from '../types/wire';

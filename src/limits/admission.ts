@@ -1,25 +1,27 @@
 /**
- * src/limits/ is the isolate's side of rate limits and quotas: a request is
- * admitted from this isolate's lease of its tenant's budget (lease.ts) or by
- * one call to the tenant's TenantGuard (src/guard/, which this side calls and
- * which never calls back), answered with RateLimit fields (headers.ts); the
- * usage it gathers rides along with those calls. request.ts is how a request
- * uses all this.
+ * src/limits/ is the code an isolate runs for rate limits and quotas: a
+ * request is admitted from this isolate's lease of its tenant's budget
+ * (lease.ts) or by one call to the tenant's TenantGuard, through its region's
+ * broker (region.ts) or directly (src/guard/, which this side calls and which
+ * never calls back), answered with RateLimit fields (headers.ts); the usage it
+ * gathers (usage-buffer.ts) rides along with those calls. What both sides say
+ * is src/metering/. request.ts is how a request uses all this.
  *
  * Admission in one isolate (this file): from the tenant's lease when it can,
  * else one call to the TenantGuard at a time per tenant, which the other
- * requests of that tenant wait for (guard/lease.ts, waiters.ts). Exact-mode
+ * requests of that tenant wait for (lease.ts, waiters.ts). Exact-mode
  * tenants make one call per request. Renewals run in the background before a
  * lease ends. One Admission per isolate (`isolateAdmission`); the fleet
  * simulation makes one per simulated isolate.
  */
 
-import type { Decision, LeaseSettings } from '../guard/lease';
-import { TenantLease } from '../guard/lease';
-import type { LeaseAnswer, LeaseRequest, Refusal, Returned } from '../guard/lease-protocol';
-import type { Scope } from '../guard/policy';
-import { USAGE_FLUSH_MS, type UsageBatch, UsageBuffer, type UsageEntry } from '../guard/usage';
+import type { LeaseAnswer, LeaseRequest, Refusal, Returned } from '../metering/lease-protocol';
+import type { Scope } from '../metering/policy';
+import type { UsageBatch } from '../metering/usage';
 import { waitUntilDone } from '../waiters';
+import type { Decision, LeaseSettings } from './lease';
+import { TenantLease } from './lease';
+import { USAGE_FLUSH_MS, UsageBuffer, type UsageEntry } from './usage-buffer';
 
 /**
  * What hosts an admission (`host` below): a request (limits/request.ts) or the
@@ -191,7 +193,7 @@ export const isolateAdmission = new Admission();
  * The lease a tenant's self-service reads are admitted from (docs/LIMITS.md,
  * "Self-service reads"): apart from its other requests, so their small meter
  * never reaches the regional brokers, whose pools would otherwise pass the
- * whole tenant through for it (lease-protocol.ts, MIN_POOLED_LIMIT).
+ * whole tenant through for it (metering/lease-protocol.ts, MIN_POOLED_LIMIT).
  */
 export const selfServiceLane = (tenantId: string) => `${tenantId}#self`;
 

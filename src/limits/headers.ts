@@ -4,7 +4,7 @@
  *   RateLimit-Policy: "burst";q=20;w=10, "daily";q=10000;w=86400
  *   RateLimit: "burst";r=7;t=4, "daily";r=9950;t=3600
  */
-import type { MeterState } from '../guard/verdict';
+import type { MeterState } from '../metering/meter-state';
 
 export function rateLimitHeaders(meters: readonly MeterState[]): Record<string, string> {
   if (meters.length === 0) return {};

@@ -1,9 +1,13 @@
 /**
  * Which regional lease broker a request's isolate uses: the Durable Object
  * location hint nearest to the data center that runs it, from the request's
- * `cf` object (continent, country, longitude of the data center's city).
+ * `cf` object (continent, country, longitude of the data center's city), and,
+ * once its tenant's brokers split (guard/broker-shards.ts), the shard its data
+ * center uses.
  */
+
 import type { BrokerRegion } from '../guard/lease-broker';
+import { fnv1a } from '../hash';
 
 /** Middle East countries Cloudflare's `me` hint serves (ISO 3166 alpha-2). */
 const MIDDLE_EAST = new Set([
@@ -54,4 +58,16 @@ export function regionOf(cf: Request['cf']): BrokerRegion {
     default:
       return 'enam';
   }
+}
+
+/**
+ * How long isolates ask the root directly after a broker said it only passes their
+ * calls on (exact mode, small meters), before asking it again: limits
+ * may have changed since.
+ */
+export const DIRECT_FOR_MS = 60_000;
+
+/** The shard a data center uses: FNV-1a of its name (colo), modulo the count. */
+export function shardOf(place: string, shards: number): number {
+  return shards <= 1 ? 0 : fnv1a(place) % shards;
 }

@@ -6,17 +6,16 @@
  * use these; none of them builds the guard calls itself.
  */
 import type { Context } from 'hono';
-import { DIRECT_FOR_MS, shardOf } from '../guard/broker-shards';
-import type { LeaseSettings } from '../guard/lease';
 import { brokerFor } from '../guard/lease-broker';
 import { guardFor } from '../guard/tenant-guard';
-import type { UsageEntry } from '../guard/usage';
 import { catalogOf } from '../routes/catalog';
 import { count } from '../stats';
 import type { HonoEnv } from '../types/context';
 import type { Settings } from '../types/settings';
 import { type AdmissionIo, isolateAdmission } from './admission';
-import { regionOf } from './region';
+import type { LeaseSettings } from './lease';
+import { DIRECT_FOR_MS, regionOf, shardOf } from './region';
+import type { UsageEntry } from './usage-buffer';
 
 /**
  * What each tenant's brokers last advised this isolate (guard/broker-shards.ts,

@@ -199,7 +199,19 @@ export function presentedToken(c: Context<HonoEnv>, websocket: boolean): string 
   const fromProtocol = offered.find(
     (p) => p.startsWith(BROWSER_TOKEN_PREFIX) || p.startsWith(TOKEN_PREFIX),
   );
-  // URLs end up in logs and histories: only short-lived browser tokens may ride there.
-  const fromQuery = c.req.query('access_token');
-  return fromProtocol ?? (fromQuery?.startsWith(BROWSER_TOKEN_PREFIX) ? fromQuery : null);
+  if (fromProtocol) return fromProtocol;
+  // URLs end up in logs and histories: only short-lived browser tokens ride there, unless
+  // the operator lets the platform's own client send a gateway token where it sends its
+  // platform key (docs/BROWSER.md, "Tokens in the URL").
+  const anyToken = c.get('settings').WS_QUERY_TOKENS === 'all';
+  for (const name of WS_QUERY_NAMES) {
+    const value = c.req.query(name)?.replace(/^Bearer\s+/i, '');
+    if (!value) continue;
+    if (value.startsWith(BROWSER_TOKEN_PREFIX)) return value;
+    if (anyToken && name !== 'access_token') return value;
+  }
+  return null;
 }
+
+/** Where a WebSocket client may put its token in the URL: ours, then the platform client's. */
+const WS_QUERY_NAMES = ['access_token', 'api_key', 'authorization'] as const;

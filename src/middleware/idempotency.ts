@@ -16,10 +16,10 @@ import { decodeUtf8 } from '../bytes';
 import { ERRORS, GatewayError } from '../errors';
 import type { StoredAnswer } from '../guard/idempotency';
 import { guardFor } from '../guard/tenant-guard';
+import { sha256Hex } from '../hash';
 import { log } from '../log';
 import { takesIdempotencyKey } from '../routes/table';
 import type { RouteSpec } from '../routes/types';
-import { sha256Hex } from '../tenants/token';
 import type { HonoEnv } from '../types/context';
 import { parseEnvelope } from '../upstream/normalize';
 import { maskSecrets } from '../upstream/redact';
@@ -87,7 +87,8 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
     await next();
     const error = c.error;
     const acted =
-      obs.attempts !== undefined && !(error instanceof GatewayError && NOT_ACTED.has(error.kind));
+      c.get('platformCalled') === true &&
+      !(error instanceof GatewayError && NOT_ACTED.has(error.kind));
     try {
       if (acted) await guard.settleIdempotency(key, owner, fingerprint, await kept(c), Date.now());
       else await guard.releaseIdempotency(key, owner, fingerprint);

@@ -10,12 +10,12 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
-import type { Refusal } from '../guard/lease-protocol';
-import type { LimitGroup } from '../guard/policy';
 import { isolateAdmission, selfServiceLane } from '../limits/admission';
 import { rateLimitHeaders } from '../limits/headers';
 import { admissionIo, leaseSettings } from '../limits/request';
 import { log } from '../log';
+import type { Refusal } from '../metering/lease-protocol';
+import type { LimitGroup } from '../metering/policy';
 import type { HonoEnv } from '../types/context';
 
 /** `group` selects group quotas; `cost` is read per request (ROUTE_OVERRIDES may change it). */

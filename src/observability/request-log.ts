@@ -9,9 +9,9 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
-import { statusClass } from '../guard/usage';
 import { recordRequestUsage } from '../limits/request';
 import { log } from '../log';
+import { statusClass } from '../metering/usage';
 import type { HonoEnv, Observation } from '../types/context';
 
 export function requestLog() {
@@ -33,11 +33,11 @@ export function requestLog() {
     const principal = c.get('principal');
     if (principal) {
       // An unknown path under a valid token names no operation.
-      const operation = obs.route ?? 'unmatched';
+      const operation = obs.operation ?? 'unmatched';
       recordRequestUsage(c, principal.tenantId, {
         at: started,
         tokenId: principal.tokenId,
-        route: operation,
+        operation,
         status: line.status,
         units: obs.limiter === 'admitted' ? (obs.cost ?? 0) : 0,
         latencyMs: duration,
@@ -79,7 +79,8 @@ function logLine(c: Context<HonoEnv>, obs: Observation, duration: number) {
     tenant_id: c.get('tenant')?.id ?? c.get('principal')?.tenantId ?? null,
     // The token's id, never the token (also of a token refused after it was found).
     token_id: c.get('token')?.id ?? c.get('principal')?.tokenId ?? null,
-    route: obs.route ?? null,
+    // The operation id, under the field name dashboards already read (docs/OBSERVABILITY.md).
+    route: obs.operation ?? null,
     method: c.req.method,
     status,
     code,

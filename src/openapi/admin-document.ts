@@ -15,7 +15,7 @@ import { rotateBody } from '../admin/rotation';
 import { createBody, listQuery, updateBody } from '../admin/tenants';
 import { tokenSpecSchema } from '../admin/token-spec';
 import { revokeQuery } from '../admin/tokens';
-import { limitsSchema, tokenLimitsSchema } from '../guard/policy';
+import { limitsSchema, tokenLimitsSchema } from '../metering/policy';
 import { historyQuerySchema } from '../observability/history-query';
 import { recentQuerySchema } from '../observability/recent-query';
 import { GATEWAY_VERSION } from '../version';

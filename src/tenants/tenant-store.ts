@@ -3,6 +3,7 @@
  * only in memory on the hot path; the operator API never decrypts it.
  */
 import { invalidField } from '../errors';
+import { sha256Hex } from '../hash';
 import { count } from '../stats';
 import type {
   ListedTenant,
@@ -15,7 +16,7 @@ import { type KeyRing, open, seal, sealedKid } from './crypto';
 import type { KeyIndex, OriginIndex } from './indexes';
 import { tenantKey } from './kv-keys';
 import { Memo } from './memo';
-import { randomBase62, sha256Hex } from './token';
+import { randomBase62 } from './token';
 
 /** A tenant as the operator API shows it: no key, sealed or not. */
 export function publicTenant(t: StoredTenant | Tenant): PublicTenant {

@@ -13,6 +13,7 @@
  * The prefix lets secret scanners spot leaked tokens.
  */
 
+import { sha256Hex } from '../hash';
 import type { KeyRing } from './crypto';
 import { Memo } from './memo';
 
@@ -93,24 +94,6 @@ export async function checkPresentedToken(
   return checked;
 }
 
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return toHex(new Uint8Array(digest));
-}
-
-/** HMAC-SHA-256 of `message` under `secret` (UTF-8), hex: how quota alerts are signed. */
-export async function hmacSha256Hex(secret: string, message: string): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    'raw',
-    new TextEncoder().encode(secret),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign'],
-  );
-  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(message));
-  return toHex(new Uint8Array(mac));
-}
-
 /** The KV lookup key of a token: its SHA-256, hex. */
 export const hashToken = sha256Hex;
 
@@ -140,14 +123,6 @@ async function tag(key: CryptoKey, body: string): Promise<string> {
     out = BASE62[Number(n % 62n)] + out;
     n /= 62n;
   }
-  return out;
-}
-
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
-
-function toHex(bytes: Uint8Array): string {
-  let out = '';
-  for (const b of bytes) out += HEX[b];
   return out;
 }
 

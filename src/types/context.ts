@@ -38,6 +38,7 @@ type OptionalSettings = Partial<
     | 'OPERATOR_API'
     | 'PORTAL_ORIGIN'
     | 'WEBHOOK_LOCAL_TARGETS'
+    | 'WS_QUERY_TOKENS'
     | 'BROWSER_PARTITION_SHARE'
     | 'SELF_SERVICE_PER_MINUTE'
     | 'CIRCUIT_FAILURES'
@@ -47,6 +48,7 @@ type OptionalSettings = Partial<
     | 'CIRCUIT_COOLDOWN_S'
     | 'RETRY_BUDGET_RATIO'
     | 'RETRY_BUDGET_MIN_PER_S'
+    | 'MAX_PLATFORM_PAUSE_S'
     | 'IDEMPOTENCY_REQUIRED'
     | 'ACCESS_TEAM_DOMAIN'
     | 'ACCESS_AUD'
@@ -94,6 +96,11 @@ export interface Variables extends RequestIdVariables {
   operator?: Operator;
   /** W3C trace context: the caller's trace or a new one (observability/trace.ts). */
   trace?: TraceContext;
+  /**
+   * Set by forward.ts as a platform call is sent: the platform may have acted on
+   * the request (middleware/idempotency.ts keeps a write's claim then).
+   */
+  platformCalled?: true;
 }
 
 /** What the gateway sends on: the trace id, its own traceparent, the caller's tracestate. */
@@ -107,8 +114,11 @@ export type HonoEnv = { Bindings: Bindings; Variables: Variables };
 
 /** What the pipeline did with a request, noted as it goes (observability/request-log.ts). */
 export interface Observation {
-  /** Operation id (`team.list`, …), or what else answered (`admin`, `auth.browser_token`). */
-  route?: string;
+  /**
+   * Operation id (`team.list`, …), or what else answered (`admin`, `auth.browser_token`).
+   * The log line and the Analytics Engine point call it `route` (request-log.ts).
+   */
+  operation?: string;
   cache?: 'HIT' | 'MISS' | 'STALE' | 'BYPASS' | 'L1';
   limiter?: 'admitted' | 'refused' | 'unavailable';
   /** The policy that refused the request. */

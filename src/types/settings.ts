@@ -1,7 +1,7 @@
 /**
  * Settings as the gateway reads them once parsed (docs/CONFIGURATION.md, "Vars"), and
  * the shapes inside them. Declared here, apart from the zod schemas that
- * parse them (settings.ts, guard/policy.ts, routes/overrides.ts), so that the
+ * parse them (settings.ts, metering/policy.ts, routes/overrides.ts), so that the
  * request context (types/context.ts) needs no runtime module; each schema is
  * checked against its type here with `satisfies`.
  */
@@ -120,8 +120,14 @@ export interface Settings {
    */
   OPERATOR_API: 'public' | 'binding';
   /**
-   * The gateway's public origin, where partner portal links point; unset: the
-   * origin the operator API was called at.
+   * Which tokens a session event stream takes from its URL: `browser` (short-lived
+   * browser tokens only) or `all` (gateway tokens too, in the platform client's own
+   * `api_key` and `authorization` parameters).
+   */
+  WS_QUERY_TOKENS: 'browser' | 'all';
+  /**
+   * The gateway's public origin, where partner portal links point; unset: portal
+   * links are refused (never taken from the request's Host).
    */
   PORTAL_ORIGIN: string | undefined;
   WEBHOOK_LOCAL_TARGETS: boolean;

@@ -123,17 +123,24 @@ describe('operator CLI', () => {
     let current = first;
     let failures = 0;
     let calls = 0;
+    let withNew = 0;
     let stop = false;
     const traffic = (async () => {
       while (!stop) {
+        const using = current;
         calls++;
-        if ((await call(current)).status !== 200) failures++;
+        if ((await call(using)).status !== 200) failures++;
+        if (using !== first) withNew++;
       }
     })();
     const rotated = await cli('token', 'rotate', tenantId, tokenId, '--overlap', '60');
     expect(rotated.code, rotated.stderr).toBe(0);
     current = token(rotated.stdout);
-    await new Promise((r) => setTimeout(r, 300));
+    // The client keeps calling until it has made three calls with the new token.
+    for (let waited = 0; withNew < 3; waited += 20) {
+      if (waited > 30_000) throw new Error('the client made no three calls with the new token');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     stop = true;
     await traffic;
     expect(calls).toBeGreaterThan(3);

@@ -370,12 +370,17 @@ describe('/portal in Chromium', () => {
 
     expect(await w.page.evaluate(() => document.activeElement?.id)).toBe('new-token');
     await w.page.getByRole('button', { name: 'I have saved it' }).click();
-    await w.page.locator('.chart canvas').first().waitFor();
     await w.page.waitForFunction(() => document.activeElement?.id === 'rotate-title');
+    // The portal carries on with the new token once it has loaded with it: the old page's
+    // chart stays on screen until then, so the wait is for the token it keeps.
+    await w.page.waitForFunction(
+      (token) => sessionStorage.getItem('gateway-token') === token,
+      fresh,
+    );
+    await w.page.locator('.chart canvas').first().waitFor();
     const after = await exposedText(w);
     expect(after).not.toContain(fresh);
     expect(after).not.toContain(own.token);
-    expect(await w.page.evaluate(() => sessionStorage.getItem('gateway-token'))).toBe(fresh);
     // The portal now runs on the new token; both work during the overlap.
     expect(await w.page.locator('main').innerText()).toContain('rotating');
     expect((await asToken(fresh, '/token')).body.data.token.name).toBe('rotating');

@@ -179,7 +179,10 @@ describe('read path under concurrency', () => {
     const first = new AbortController();
     const leader = get(path, { signal: first.signal }).catch((err: Error) => err);
     // The leader's upstream call is under way and held; then the others arrive, then it leaves.
-    await new Promise((r) => setTimeout(r, 100));
+    for (let waited = 0; platform.calls.get('3') !== 1; waited += 10) {
+      if (waited > 10_000) throw new Error("the leader's upstream call never arrived");
+      await new Promise((r) => setTimeout(r, 10));
+    }
     const followers = Array.from({ length: 63 }, () => get(path));
     await new Promise((r) => setTimeout(r, 50));
     first.abort();

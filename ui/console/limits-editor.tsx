@@ -2,7 +2,7 @@
  * The editor of a set of limits (admin only): rate policies, the daily and monthly
  * quotas, quotas per route group, and the mode. A tenant's own limits and a plan
  * use it alike (PUT .../limits, PUT /admin/plans/{name}: the same body). The
- * browser checks the API's bounds first (src/guard/policy.ts); what the API still
+ * browser checks the API's bounds first (src/metering/policy.ts); what the API still
  * refuses lands next to the field it names.
  */
 import type { Child } from 'hono/jsx';

@@ -1,4 +1,9 @@
 /**
+ * src/metering/ is what isolates (src/limits/) and Durable Objects (src/guard/)
+ * share, below both so either may import it: policies and their meters
+ * (policy.ts), this protocol, the lease windows both keep (lease-window.ts),
+ * a meter's state (meter-state.ts) and usage rows (usage.ts).
+ *
  * What isolates and a tenant's TenantGuard say to each other (docs/STORAGE.md,
  * "Leases"). An isolate asks for the units its requests need now (`cost`) and
  * for more to admit on its own until the lease ends (`want`); the guard counts
@@ -41,7 +46,7 @@ export interface LeaseRequest {
   returns: Returned[];
   /** A background renewal rather than a request waiting on the answer. */
   renewal: boolean;
-  /** Usage gathered since the last call (guard/usage.ts), handed over on the way. */
+  /** Usage gathered since the last call (limits/usage-buffer.ts), handed over on the way. */
   usage?: UsageBatch;
   /** How long the guard keeps usage history (USAGE_RETENTION_DAYS). */
   usageRetentionDays?: number;

@@ -1,5 +1,5 @@
 /**
- * One isolate's lease for one tenant (guard/lease-protocol.ts): the units it
+ * One isolate's lease for one tenant (metering/lease-protocol.ts): the units it
  * may admit on its own, the tenant's state as of the last answer, and what it
  * asks for next. No I/O and no clock of its own (time is passed in), so the
  * simulation test can run many of these against one TenantGuard.
@@ -8,14 +8,26 @@
 import type {
   LeaseAnswer,
   LeaseRequest,
-  MeterGrant,
   Refusal,
   Returned,
   ScopeAsk,
-} from './lease-protocol';
-import { scopeKey } from './lease-protocol';
-import type { LimiterMode, Limits, MeterOptions, Scope } from './policy';
-import type { MeterState } from './verdict';
+} from '../metering/lease-protocol';
+import { scopeKey } from '../metering/lease-protocol';
+import {
+  answeredScopes,
+  type Held,
+  type LeaseWindow,
+  LeaseWindows,
+  localVerdict,
+  remainingWith,
+  renewAheadAt,
+  runsLow,
+  type ScopeTerms,
+  standingOf,
+  windowOf,
+} from '../metering/lease-window';
+import { type MeterState, meterState } from '../metering/meter-state';
+import type { LimiterMode, Limits, MeterOptions, Scope } from '../metering/policy';
 
 export interface LeaseSettings {
   leaseMaxMs: number;
@@ -33,22 +45,7 @@ export type Decision =
 /** What the lease says of a request: a decision, or "ask the guard". */
 export type Admission = Decision | { kind: 'ask' };
 
-interface Held {
-  grant: MeterGrant;
-  /** Leased units not yet admitted. */
-  left: number;
-}
-
-interface Period {
-  start: number;
-  expiresAt: number;
-  meters: Map<string, Held>;
-}
-
-interface ScopeState {
-  scope: Scope;
-  meters: string[];
-  tokenEnd: { at: number; reason: 'revoked' | 'expired' } | null;
+interface ScopeState extends ScopeTerms {
   /** Units admitted since the last ask, and since when: this isolate's rate. */
   admitted: number;
   since: number;
@@ -66,17 +63,16 @@ export class TenantLease {
   mode: LimiterMode | null = null;
   disabled = false;
   cacheVersion = '0';
-  private current: Period | null = null;
-  private next: Period | null = null;
+  /** The lease in use and the one renewed ahead (metering/lease-window.ts). */
+  private readonly windows = new LeaseWindows();
   private readonly scopes = new Map<string, ScopeState>();
-  private returns: Returned[] = [];
   /** Bumped by forget(): an answer to a request made before it is not applied. */
   private generation = 0;
   private readonly askedIn = new WeakMap<LeaseRequest, number>();
 
   /** Admits from the lease when it can; a refusal the last answer makes certain; else "ask". */
   admit(scope: Scope, cost: number, now: number): Admission {
-    const period = this.periodAt(now);
+    const period = this.windows.inUse(now);
     if (!period) return { kind: 'ask' };
     if (this.disabled) return { kind: 'refused', refusal: { reason: 'disabled' }, meters: [] };
     const state = this.scopes.get(scopeKey(scope));
@@ -86,20 +82,14 @@ export class TenantLease {
       return { kind: 'refused', refusal: { reason: state.tokenEnd.reason }, meters: [] };
     }
     const held: Held[] = [];
-    const full: MeterGrant[] = [];
     for (const key of state.meters) {
       const h = period.meters.get(key);
       if (!h) return { kind: 'ask' };
       held.push(h);
-      if (h.left >= cost) continue;
-      // Nothing left anywhere, and the guard said when there would be: refuse until then.
-      const fits = h.grant.fitsAgainAt;
-      if (h.grant.remaining < cost && fits !== null && now < fits) full.push(h.grant);
-      else return { kind: 'ask' };
     }
-    if (full.length > 0) {
-      return { kind: 'refused', refusal: localRefusal(full, now), meters: views(held, now) };
-    }
+    const refusal = localVerdict(held, cost, now);
+    if (refusal === 'ask') return { kind: 'ask' };
+    if (refusal) return { kind: 'refused', refusal, meters: views(held, now) };
     for (const h of held) h.left -= cost;
     state.admitted += cost;
     return { kind: 'admitted', meters: views(held, now), cacheVersion: this.cacheVersion };
@@ -137,11 +127,11 @@ export class TenantLease {
       asks.set(key, { ...waiting.scope, cost: waiting.cost, want });
       for (const a of rest) asks.set(scopeKey(a), a);
     }
-    const returns = this.returns;
-    this.returns = [];
+    const returns = this.windows.takeReturns();
+    const current = this.windows.current;
     const req: LeaseRequest = {
       now,
-      start: ahead && this.current ? this.current.expiresAt : now,
+      start: ahead && current ? current.expiresAt : now,
       leaseMaxMs: settings.leaseMaxMs,
       defaults: settings.defaults,
       meterOptions: settings.meterOptions,
@@ -166,13 +156,9 @@ export class TenantLease {
     // held past LEASE_MAX_MS by this clock. (Time the call took is not skew: the lease
     // started while it travelled.)
     const skew = Math.max(0, answer.start - Math.max(req.start, receivedAt));
-    const period: Period = {
-      start: answer.start - skew,
-      expiresAt: answer.expiresAt - skew,
-      meters: new Map(answer.meters.map((g) => [g.key, { grant: g, left: g.leased }])),
-    };
+    const period = windowOf(answer, skew);
     if (this.askedIn.get(req) === this.generation) this.keep(req, answer, period);
-    else this.retire(period);
+    else this.windows.retire(period);
 
     // A renewal has no waiting request; any other call answers its first scope, cost 0 or not.
     const grant = answer.scopes[0];
@@ -187,35 +173,25 @@ export class TenantLease {
   }
 
   /** Makes an answer this lease's state: the tenant's, its scopes', and the period it leases. */
-  private keep(req: LeaseRequest, answer: LeaseAnswer, period: Period): void {
+  private keep(req: LeaseRequest, answer: LeaseAnswer, period: LeaseWindow): void {
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
-    req.scopes.forEach((ask, i) => {
-      const grant = answer.scopes[i];
-      if (!grant) return;
-      const key = scopeKey(ask);
+    for (const { key, ask, grant, terms } of answeredScopes(req, answer)) {
       const prior = this.scopes.get(key);
       const asked = ask.cost > 0;
       this.scopes.set(key, {
-        scope: { group: ask.group, tokenId: ask.tokenId, partition: ask.partition },
-        meters: grant.meters,
-        tokenEnd: grant.tokenEnd,
+        ...terms,
         admitted: (prior?.admitted ?? 0) + (asked && !grant.refusal ? ask.cost : 0),
         since: prior?.since ?? req.now,
         lastSeen: asked ? req.now : (prior?.lastSeen ?? req.now),
       });
-    });
+    }
     // The period it replaces is not used any more: its unused units go back next time.
     // A renewal ahead is the next period, even if its answer starts now (then the
-    // current one has ended): periodAt moves on to it.
-    if (req.start > req.now) {
-      this.retire(this.next);
-      this.next = period;
-    } else {
-      this.retire(this.current);
-      this.current = period;
-    }
+    // current one has ended): the windows move on to it.
+    if (req.start > req.now) this.windows.setNext(period);
+    else this.windows.setCurrent(period);
   }
 
   /**
@@ -225,27 +201,21 @@ export class TenantLease {
    * the state came from the guard a moment ago (exact-mode answers hold for no time).
    */
   standing(scope: Scope, now: number, justAsked = false): Refusal | null | 'ask' {
-    const period = justAsked || this.periodAt(now);
+    const period = justAsked || this.windows.inUse(now);
     const state = this.scopes.get(scopeKey(scope));
     if (!period || !state) return 'ask';
-    if (this.disabled) return { reason: 'disabled' };
-    if (state.tokenEnd && now >= state.tokenEnd.at) return { reason: state.tokenEnd.reason };
-    return null;
+    return standingOf(this.disabled, state, now);
   }
 
   /** Whether to renew in the background now: ahead of the lease's end, or to top it up. */
   renewal(now: number, settings: LeaseSettings): 'ahead' | 'top-up' | null {
-    const period = this.periodAt(now);
-    if (!period || this.mode !== 'leased' || this.disabled || this.next) return null;
-    const length = period.expiresAt - period.start;
-    if (now >= period.start + RENEW_AHEAD_AT * length) {
+    const period = this.windows.inUse(now);
+    if (!period || this.mode !== 'leased' || this.disabled || this.windows.next) return null;
+    if (now >= renewAheadAt(period, RENEW_AHEAD_AT)) {
       // Ahead only makes sense if the guard will grant a later start.
       return period.expiresAt - now < settings.leaseMaxMs ? 'ahead' : null;
     }
-    for (const h of period.meters.values()) {
-      if (h.grant.leased > 0 && h.left <= h.grant.leased * TOP_UP_BELOW) return 'top-up';
-    }
-    return null;
+    return runsLow(period, TOP_UP_BELOW) ? 'top-up' : null;
   }
 
   /**
@@ -254,45 +224,17 @@ export class TenantLease {
    */
   takeReturns(now: number): Returned[] {
     // Both periods may have ended (a renewal ahead, then nothing): each step retires one.
-    this.periodAt(now);
-    this.periodAt(now);
-    const returns = this.returns;
-    this.returns = [];
-    return returns;
+    this.windows.advance(now);
+    this.windows.advance(now);
+    return this.windows.takeReturns();
   }
 
   /** Drops everything known, so the next request asks the guard (after an operator change). */
   forget(): void {
     this.generation++;
-    this.retire(this.current);
-    this.retire(this.next);
-    this.current = null;
-    this.next = null;
+    this.windows.clear();
     this.mode = null;
     this.scopes.clear();
-  }
-
-  /** The period that holds `now`; moves to the renewed one once the current has ended. */
-  private periodAt(now: number): Period | null {
-    if (this.current && now >= this.current.expiresAt) {
-      this.retire(this.current);
-      this.current = null;
-    }
-    if (!this.current && this.next && now >= this.next.start) {
-      this.current = this.next;
-      this.next = null;
-    }
-    const p = this.current;
-    return p && now >= p.start && now < p.expiresAt ? p : null;
-  }
-
-  /** A lease that will not be used any more: its unused units go back with the next call. */
-  private retire(period: Period | null): void {
-    if (!period) return;
-    for (const h of period.meters.values()) {
-      if (h.left > 0) this.returns.push({ meter: h.grant.key, slot: h.grant.slot, units: h.left });
-      h.left = 0;
-    }
   }
 }
 
@@ -312,28 +254,5 @@ function wantFor(s: ScopeState, now: number, leaseMaxMs: number): number {
 
 /** This isolate's view of a meter: what nobody holds, plus what it holds itself. */
 function views(held: Held[], now: number): MeterState[] {
-  return held.map(({ grant, left }) => {
-    const remaining = Math.min(grant.limit, grant.remaining + left);
-    return {
-      name: grant.name,
-      kind: grant.kind,
-      limit: grant.limit,
-      window_s: grant.window_s,
-      used: grant.limit - remaining,
-      remaining,
-      reset_s: Math.max(1, Math.ceil((grant.resetAt - now) / 1000)),
-    };
-  });
-}
-
-function localRefusal(full: MeterGrant[], now: number): Refusal {
-  const kind = full.some((g) => g.kind === 'quota') ? 'quota' : 'rate';
-  const at = (g: MeterGrant) => g.fitsAgainAt ?? now;
-  const named = full.filter((g) => g.kind === kind).reduce((a, b) => (at(b) > at(a) ? b : a));
-  const latest = Math.max(...full.map(at));
-  return {
-    reason: kind,
-    violated: named.name,
-    retryAfter: Math.max(1, Math.ceil((latest - now) / 1000)),
-  };
+  return held.map((h) => meterState(h.grant, now, remainingWith(h)));
 }

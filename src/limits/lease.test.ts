@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { LeaseAnswer, LeaseRequest } from '../metering/lease-protocol';
+import type { Scope } from '../metering/policy';
 import { type LeaseSettings, TenantLease } from './lease';
-import type { LeaseAnswer, LeaseRequest } from './lease-protocol';
-import type { Scope } from './policy';
 
 const NOW = Date.parse('2026-11-24T12:00:00Z');
 const scope: Scope = { group: 'teams', tokenId: 'tok_a' };
@@ -90,6 +90,23 @@ describe('TenantLease', () => {
     lease.apply(req, answer(req, 100, false, 5000), req.now);
     expect(lease.admit(scope, 1, NOW + 999).kind).toBe('admitted');
     expect(lease.admit(scope, 1, NOW + 1000).kind).toBe('ask');
+  });
+
+  it('refuses a request dearer than a whole window as the guard would, also while the meter is spent', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    const spent = answer(req, 0);
+    for (const m of spent.meters) Object.assign(m, { remaining: 0, fitsAgainAt: NOW + 5000 });
+    lease.apply(req, spent, req.now);
+    // A request of one unit waits for the window; one of 150 never fits a window of 100.
+    expect(lease.admit(scope, 1, NOW + 10)).toMatchObject({
+      kind: 'refused',
+      refusal: { reason: 'rate', violated: 'burst', retryAfter: 5 },
+    });
+    expect(lease.admit(scope, 150, NOW + 10)).toMatchObject({
+      kind: 'refused',
+      refusal: { reason: 'too_costly', violated: 'burst', limit: 100 },
+    });
   });
 
   it('keeps the whole lease when its answer took a while (a root call on the way)', () => {

@@ -4,14 +4,15 @@ import type { MeterGrant } from './lease-protocol';
 
 export type { MeterState };
 
-export function meterState(g: MeterGrant, now: number): MeterState {
+/** A grant's meter as of `now`; `remaining` as its holder sees it (metering/lease-window.ts). */
+export function meterState(g: MeterGrant, now: number, remaining = g.remaining): MeterState {
   return {
     name: g.name,
     kind: g.kind,
     limit: g.limit,
     window_s: g.window_s,
-    used: g.limit - g.remaining,
-    remaining: g.remaining,
+    used: g.limit - remaining,
+    remaining,
     reset_s: secondsUntil(g.resetAt, now),
   };
 }

@@ -1,68 +1,29 @@
 /**
- * Usage history, as an isolate gathers it: hourly rollups per token, route
- * and status class (requests, units counted, a latency histogram) and
- * refusals per policy. Isolates aggregate locally and hand a batch to their
- * tenant's TenantGuard with their next lease call, or at least every
- * USAGE_FLUSH_MS; an isolate that dies loses at most its unsent batch
- * (docs/OBSERVABILITY.md, "Usage history").
+ * Usage history, as an isolate gathers it (the rows: metering/usage.ts).
+ * Isolates aggregate locally and hand a batch to their tenant's TenantGuard
+ * with their next lease call, or at least every USAGE_FLUSH_MS; an isolate
+ * that dies loses at most its unsent batch (docs/OBSERVABILITY.md, "Usage
+ * history").
  */
-import type { RequestRow } from './recent-requests';
+import {
+  type KeyRejectionRow,
+  LATENCY_BUCKETS_MS,
+  type RefusalRow,
+  type RequestRow,
+  statusClass,
+  type UsageBatch,
+  type UsageRow,
+} from '../metering/usage';
 
-/** Upper bounds of the latency buckets, in ms; the last bucket is everything above. */
-export const LATENCY_BUCKETS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000] as const;
 /** A batch waits at most this long for a lease call before it is sent on its own. */
 export const USAGE_FLUSH_MS = 10_000;
-
-export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx';
-
-export interface UsageRow {
-  /** Start of the hour, ms since the epoch. */
-  hour: number;
-  tokenId: string;
-  route: string;
-  status: StatusClass;
-  requests: number;
-  units: number;
-  /** Requests per latency bucket (LATENCY_BUCKETS_MS, then one for above). */
-  latency: number[];
-  /** Reads of a cached route answered from the read cache (L1, L2 or stale). */
-  cacheHits?: number;
-  /** Reads of a cached route that looked in the read cache (hits and misses). */
-  cacheLookups?: number;
-}
-
-export interface RefusalRow {
-  hour: number;
-  tokenId: string;
-  policy: string;
-  /** The operation refused; absent from batches of isolates older than this field. */
-  route?: string;
-  count: number;
-}
-
-/** Refusals of the tenant's platform key in one hour, by the platform's status (401, 403). */
-export interface KeyRejectionRow {
-  hour: number;
-  status: number;
-  count: number;
-  /** The last one, ms. */
-  at: number;
-}
-
-export interface UsageBatch {
-  rows: UsageRow[];
-  refusals: RefusalRow[];
-  /** Absent from batches of isolates older than this field. */
-  keyRejections?: KeyRejectionRow[];
-  /** The requests themselves, for the tenant's recent requests (recent-requests.ts). */
-  requests?: RequestRow[];
-}
 
 /** One finished request, as the request log sees it. */
 export interface UsageEntry {
   at: number;
   tokenId: string;
-  route: string;
+  /** The operation id (`team.list`), `unmatched` for an unknown path. */
+  operation: string;
   status: number;
   /** Units counted against the limits (0 when refused or not counted). */
   units: number;
@@ -73,7 +34,7 @@ export interface UsageEntry {
   cache?: 'hit' | 'miss';
   /** The platform refused the tenant's key: its status (401 or 403). */
   keyRejected?: number;
-  /** The request itself, for the tenant's recent requests (recent-requests.ts). */
+  /** The request itself, for the tenant's recent requests (guard/recent-requests.ts). */
   request?: RequestRow;
 }
 
@@ -83,16 +44,9 @@ export interface UsageEntry {
  */
 export const REQUESTS_PER_BATCH = 100;
 
-export const hourOf = (t: number) => Math.floor(t / 3_600_000) * 3_600_000;
+const hourOf = (t: number) => Math.floor(t / 3_600_000) * 3_600_000;
 
-export function statusClass(status: number): StatusClass {
-  if (status >= 500) return '5xx';
-  if (status >= 400) return '4xx';
-  if (status >= 300) return '3xx';
-  return '2xx';
-}
-
-export function latencyBucket(ms: number): number {
+function latencyBucket(ms: number): number {
   const i = LATENCY_BUCKETS_MS.findIndex((bound) => ms <= bound);
   return i === -1 ? LATENCY_BUCKETS_MS.length : i;
 }
@@ -112,13 +66,13 @@ export class UsageBuffer {
   add(e: UsageEntry): void {
     const hour = hourOf(e.at);
     const status = statusClass(e.status);
-    const key = `${hour}|${e.tokenId}|${e.route}|${status}`;
+    const key = `${hour}|${e.tokenId}|${e.operation}|${status}`;
     let row = this.rows.get(key);
     if (!row) {
       row = {
         hour,
         tokenId: e.tokenId,
-        route: e.route,
+        route: e.operation,
         status,
         requests: 0,
         units: 0,
@@ -138,12 +92,12 @@ export class UsageBuffer {
     const bucket = latencyBucket(e.latencyMs);
     row.latency[bucket] = (row.latency[bucket] ?? 0) + 1;
     if (e.refusedBy) {
-      const rkey = `${hour}|${e.tokenId}|${e.refusedBy}|${e.route}`;
+      const rkey = `${hour}|${e.tokenId}|${e.refusedBy}|${e.operation}`;
       const r = this.refusals.get(rkey) ?? {
         hour,
         tokenId: e.tokenId,
         policy: e.refusedBy,
-        route: e.route,
+        route: e.operation,
         count: 0,
       };
       r.count++;

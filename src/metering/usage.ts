@@ -1,0 +1,72 @@
+/**
+ * Usage history rows, as isolates hand them to their tenant's TenantGuard
+ * (limits/usage-buffer.ts gathers them, guard/history.ts keeps them): hourly
+ * rollups per token, operation and status class (requests, units counted, a
+ * latency histogram) and refusals per policy (docs/OBSERVABILITY.md, "Usage
+ * history").
+ */
+
+import type { RecentRequest } from '../types/wire';
+
+/** Upper bounds of the latency buckets, in ms; the last bucket is everything above. */
+export const LATENCY_BUCKETS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000] as const;
+
+export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx';
+
+export interface UsageRow {
+  /** Start of the hour, ms since the epoch. */
+  hour: number;
+  tokenId: string;
+  /** The operation id: `route` on the wire, in storage and in GET /usage's `group_by`. */
+  route: string;
+  status: StatusClass;
+  requests: number;
+  units: number;
+  /** Requests per latency bucket (LATENCY_BUCKETS_MS, then one for above). */
+  latency: number[];
+  /** Reads of a cached route answered from the read cache (L1, L2 or stale). */
+  cacheHits?: number;
+  /** Reads of a cached route that looked in the read cache (hits and misses). */
+  cacheLookups?: number;
+}
+
+export interface RefusalRow {
+  hour: number;
+  tokenId: string;
+  policy: string;
+  /** The operation refused; absent from batches of isolates older than this field. */
+  route?: string;
+  count: number;
+}
+
+/** Refusals of the tenant's platform key in one hour, by the platform's status (401, 403). */
+export interface KeyRejectionRow {
+  hour: number;
+  status: number;
+  count: number;
+  /** The last one, ms. */
+  at: number;
+}
+
+/**
+ * One request as an isolate hands it over, for the tenant's recent requests
+ * (guard/recent-requests.ts): what the API shows of it, with its time in ms and
+ * without the reason (said when it is read).
+ */
+export type RequestRow = Omit<RecentRequest, 'at' | 'reason'> & { at: number };
+
+export interface UsageBatch {
+  rows: UsageRow[];
+  refusals: RefusalRow[];
+  /** Absent from batches of isolates older than this field. */
+  keyRejections?: KeyRejectionRow[];
+  /** The requests themselves (at most the newest of each kind; limits/usage-buffer.ts). */
+  requests?: RequestRow[];
+}
+
+export function statusClass(status: number): StatusClass {
+  if (status >= 500) return '5xx';
+  if (status >= 400) return '4xx';
+  if (status >= 300) return '3xx';
+  return '2xx';
+}
