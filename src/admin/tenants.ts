@@ -174,7 +174,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     // Refuse first (instant, everywhere), then remove the records.
     await changeGuard(c, id, (g) => g.setDisabled(true));
     stores.tokens.forget(await guardFor(c.env, id).removeTokens(id));
-    if (tenant.plan) await planBook(c.env).join(id, null);
+    await planBook(c.env).leave(id);
     await stores.tenants.delete(tenant);
     await audit(c, 'tenant.deleted', { tenant_id: id });
     return c.json(ok({ tenant_id: id, deleted: true }));

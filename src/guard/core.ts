@@ -83,6 +83,7 @@ import {
   queryRecentRequests,
   type RecentQuery,
   recordRecentRequests,
+  sweepRecentRequests,
 } from './recent-requests';
 import { slotAt, windowSeconds } from './slots';
 import type { Sql } from './sql';
@@ -259,8 +260,11 @@ export class GuardCore {
     }
     recordHistory(this.sql, batch);
     if (batch.keyRejections) recordKeyRejections(this.sql, batch.keyRejections);
-    if (batch.requests) recordRecentRequests(this.sql, batch.requests, Date.now());
-    this.noteHealth(Date.now());
+    if (batch.requests) recordRecentRequests(this.sql, batch.requests);
+    // Only a batch with failures can raise a health alert: a healthy one costs no query.
+    if (batch.keyRejections?.length || batch.rows.some((r) => r.status === '5xx')) {
+      this.noteHealth(Date.now());
+    }
     if (
       retentionDays !== undefined &&
       String(retentionDays) !== this.store.setting('retention_days')
@@ -299,7 +303,7 @@ export class GuardCore {
 
   /** The tenant's recent requests, newest first (recent-requests.ts). */
   recentRequests(q: RecentQuery) {
-    return queryRecentRequests(this.sql, q);
+    return queryRecentRequests(this.sql, q, Date.now());
   }
 
   /** The alert log, newest first (alerts.ts). */
@@ -480,6 +484,7 @@ export class GuardCore {
     const days = Number(this.store.setting('retention_days') ?? DEFAULT_RETENTION_DAYS);
     sweepHistory(this.sql, now - days * 86_400_000);
     sweepHealth(this.sql, now - days * 86_400_000);
+    sweepRecentRequests(this.sql, now);
     sweepAlertsSent(this.sql, now);
     sweepIdempotency(this.sql, now);
     this.tokens.sweep(now);

@@ -158,6 +158,11 @@ export class PlanBook extends DurableObject<Cloudflare.Env> {
     return { kind: 'joined', plan, version };
   }
 
+  /** A deleted tenant leaves its plan, if it is on one (its own record may not say so). */
+  async leave(tenantId: string): Promise<void> {
+    if (this.planOf(tenantId) !== null) await this.join(tenantId, null);
+  }
+
   /** The plan a tenant is on, as decided here (null: none). */
   planOf(tenantId: string): string | null {
     const row = this.sql

@@ -43,8 +43,11 @@ export function migrateRecentRequests(sql: Sql): void {
   `);
 }
 
-/** Adds rows (oldest first), then drops what is past the bounds. */
-export function recordRecentRequests(sql: Sql, rows: RequestRow[], now: number): void {
+/**
+ * Adds rows (oldest first), then drops what is past RECENT_KEPT of each kind (rows past
+ * RECENT_HOURS are left out of answers, and swept by the alarm).
+ */
+export function recordRecentRequests(sql: Sql, rows: RequestRow[]): void {
   for (const r of [...rows].sort((a, b) => a.at - b.at)) {
     sql.exec(
       `INSERT INTO recent_requests (at, request_id, token_id, operation, method, status, failed,
@@ -79,6 +82,10 @@ export function recordRecentRequests(sql: Sql, rows: RequestRow[], now: number):
       RECENT_KEPT,
     );
   }
+}
+
+/** Rows past RECENT_HOURS (the alarm, hourly). */
+export function sweepRecentRequests(sql: Sql, now: number): void {
   sql.exec('DELETE FROM recent_requests WHERE at < ?', now - RECENT_HOURS * 3_600_000);
 }
 
@@ -88,6 +95,7 @@ type Row = Record<string, SqlValue> & RequestRow & { seq: number; failed: number
 export function queryRecentRequests(
   sql: Sql,
   q: RecentQuery,
+  now: number,
 ): { requests: Omit<RecentRequest, 'reason'>[]; cursor: number | null } {
   const where: string[] = [];
   const args: SqlValue[] = [];
@@ -95,6 +103,7 @@ export function queryRecentRequests(
     where.push(clause);
     args.push(...values);
   };
+  add('at >= ?', now - RECENT_HOURS * 3_600_000);
   if (q.requestId !== undefined) add('request_id = ?', q.requestId);
   if (q.tokenId !== undefined) add('token_id = ?', q.tokenId);
   if (q.operation !== undefined) add('operation = ?', q.operation);
