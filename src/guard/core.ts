@@ -261,9 +261,17 @@ export class GuardCore {
     recordHistory(this.sql, batch);
     if (batch.keyRejections) recordKeyRejections(this.sql, batch.keyRejections);
     if (batch.requests) recordRecentRequests(this.sql, batch.requests);
-    // Only a batch with failures can raise a health alert: a healthy one costs no query.
+    // A batch can raise a health alert when it has failures, or when the hour had some
+    // (its requests may just have reached the minimum); other batches cost no query.
+    const now = Date.now();
+    const hour = Math.floor(now / 3_600_000);
     if (batch.keyRejections?.length || batch.rows.some((r) => r.status === '5xx')) {
-      this.noteHealth(Date.now());
+      this.failingHour = hour;
+    }
+    // Unknown after a restart: looked at once.
+    if (this.failingHour === undefined || this.failingHour === hour) {
+      this.failingHour ??= null;
+      this.noteHealth(now);
     }
     if (
       retentionDays !== undefined &&
@@ -284,6 +292,9 @@ export class GuardCore {
       return { ...t, last_used_at: hour === null ? null : new Date(hour).toISOString() };
     });
   }
+
+  /** The hour (of the epoch) of the last batch with failures; undefined until one came in. */
+  private failingHour: number | null | undefined = undefined;
 
   /**
    * Raises this hour's alerts beyond quotas (health.ts), now that a batch came in; the
