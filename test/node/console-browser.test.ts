@@ -262,7 +262,9 @@ describe('the console in Chromium', () => {
     await limitsDialog.getByText('A whole number from 1, or empty').waitFor();
     // Still modal after the error: the page behind is inert, Escape closes it, and a
     // reopened dialog starts from what is saved, not from the refused value.
-    expect(await page.evaluate(() => document.querySelector('dialog:modal') !== null)).toBe(true);
+    await expect
+      .poll(() => page.evaluate(() => document.querySelector('dialog:modal') !== null))
+      .toBe(true);
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
     await page.getByRole('button', { name: `Limits of ci ${token.slice(-4)}` }).click();

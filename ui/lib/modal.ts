@@ -1,5 +1,5 @@
 /** A native dialog that stays modal under hono/jsx/dom's re-renders (the console's and the portal's). */
-import { useEffect, useRef } from 'hono/jsx/dom';
+import { useLayoutEffect, useRef } from 'hono/jsx/dom';
 
 /**
  * A native `<dialog>` kept modal while `open`: focus moves in, the page behind is
@@ -11,7 +11,8 @@ import { useEffect, useRef } from 'hono/jsx/dom';
  */
 export function useModal(open: boolean, onClosed: () => void) {
   const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
+  // A layout effect: run before the browser paints, so no frame shows it open but not modal.
+  useLayoutEffect(() => {
     const d = ref.current;
     if (!d) return;
     if (open && !d.matches(':modal')) {
