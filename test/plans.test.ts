@@ -5,8 +5,9 @@
  * time, as limits-leased.test.ts shows it for revocations). A tenant's own limits
  * still win; bad input is refused with its field named.
  */
+import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { planBook } from '../src/guard/plan-book';
+import { type PlanBook, planBook } from '../src/guard/plan-book';
 import type { Limits } from '../src/metering/policy';
 import {
   admin,
@@ -17,6 +18,7 @@ import {
   platformKeys,
   type TestTenant,
   testEnv,
+  until,
 } from './helpers';
 
 const LEASE_MAX_MS = 1000;
@@ -101,6 +103,40 @@ describe('plans', () => {
     await planBook(testEnv).put(plan, hourly(2), 'test', Date.now());
     vi.setSystemTime(Date.now() + LEASE_MAX_MS);
     for (const t of tenants) await expectRefusal(await asTenant(t, '/agent/lists'), 'RATE_LIMITED');
+  });
+
+  it("a rollout cut short after its first wave still reaches every tenant (the book's alarm)", async () => {
+    const plan = uniquePlan('cut');
+    await putPlan(plan, hourly(1000, { limiter: 'exact' }));
+    const tenants: TestTenant[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t = await createTenant(undefined, `cut ${i}`);
+      await join(t, plan);
+      tenants.push(t);
+    }
+    // Two guards a call, and only the first call made: an operator's request that
+    // stopped (or was cancelled) after its first wave.
+    const book = planBook(testEnv);
+    await runInDurableObject(book, (instance: PlanBook) => {
+      instance.waveSize = 2;
+    });
+    try {
+      const first = await book.put(plan, hourly(2, { limiter: 'exact' }), 'test', Date.now());
+      expect(first.rollout.applied).toHaveLength(2);
+      expect(first.rollout.due).toBeGreaterThan(0);
+      await until(
+        async () => (await envelope(await admin(`/plans/${plan}`))).data.pending === 0,
+        'every tenant on the plan reached',
+      );
+    } finally {
+      await runInDurableObject(book, (instance: PlanBook) => {
+        instance.waveSize = 1000;
+      });
+    }
+    for (const t of tenants) {
+      const usage = await envelope(await admin(`/tenants/${t.id}/usage`));
+      expect(usage.data).toMatchObject({ plan, limits: hourly(2, { limiter: 'exact' }) });
+    }
   });
 
   it("a tenant's own limits win over its plan's; removing them returns it to the plan", async () => {
