@@ -7,7 +7,9 @@
  * - each part must be a file under the route's file field (at most `maxFiles`)
  *   or one of its short text fields, checked by the route's schema at the end;
  * - a refusal errors the stream, so the platform's request is cut off before its
- *   closing boundary and never completes; the caller gets the refusal.
+ *   closing boundary and never completes; the caller gets the refusal;
+ * - a deadline that passes before the caller's body was read to its end is the
+ *   caller's (408, upstream/fetch.ts), not the platform's.
  *
  * @example const upload = uploadBody(c, spec.upload); fetch(url, { body: upload.stream })
  */
@@ -46,6 +48,7 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
   const reader = source.getReader();
   const cut = new AbortController();
   let failure: Error | null = null;
+  let received = false;
   let total = 0;
   const stream = new ReadableStream<Uint8Array>(
     {
@@ -55,6 +58,7 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
         try {
           const { done, value } = await readOrBroken(reader);
           if (done) {
+            received = true;
             const rest = scanner.finish();
             if (rest.byteLength > 0) controller.enqueue(rest);
             controller.close();
@@ -78,7 +82,14 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
     // Pulled only as the platform's side reads: at most a chunk or two in memory.
     { highWaterMark: 0 },
   );
-  return { stream, contentType, length, failure: () => failure, signal: cut.signal };
+  return {
+    stream,
+    contentType,
+    length,
+    failure: () => failure,
+    received: () => received,
+    signal: cut.signal,
+  };
 }
 
 /** The caller's body stream failing (the client went away) is its fault, not the platform's. */
