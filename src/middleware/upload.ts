@@ -8,8 +8,8 @@
  *   or one of its short text fields, checked by the route's schema at the end;
  * - a refusal errors the stream, so the platform's request is cut off before its
  *   closing boundary and never completes; the caller gets the refusal;
- * - a deadline that passes before the caller's body was read to its end is the
- *   caller's (408, upstream/fetch.ts), not the platform's.
+ * - a deadline that passes while the gateway waits for the caller's next bytes is
+ *   the caller's (408, upstream/fetch.ts), not the platform's.
  *
  * @example const upload = uploadBody(c, spec.upload); fetch(url, { body: upload.stream })
  */
@@ -48,7 +48,9 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
   const reader = source.getReader();
   const cut = new AbortController();
   let failure: Error | null = null;
-  let received = false;
+  // True while the gateway waits for the caller's next bytes (not while the platform is slow to take them).
+  let awaitingCaller = false;
+  let cancelled = false;
   let total = 0;
   const stream = new ReadableStream<Uint8Array>(
     {
@@ -56,9 +58,12 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
         // Refused already: nothing more goes on; the aborted call cancels the stream.
         if (failure) return new Promise<void>(() => undefined);
         try {
+          awaitingCaller = true;
           const { done, value } = await readOrBroken(reader);
+          // The call was cut off while this read waited: keep saying so, and stop here.
+          if (cancelled) return;
+          awaitingCaller = false;
           if (done) {
-            received = true;
             const rest = scanner.finish();
             if (rest.byteLength > 0) controller.enqueue(rest);
             controller.close();
@@ -76,6 +81,7 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
         }
       },
       cancel(reason) {
+        cancelled = true;
         return reader.cancel(reason);
       },
     },
@@ -87,7 +93,7 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
     contentType,
     length,
     failure: () => failure,
-    received: () => received,
+    awaitingCaller: () => awaitingCaller,
     signal: cut.signal,
   };
 }

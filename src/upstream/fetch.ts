@@ -58,13 +58,14 @@ export async function callPlatform(
 
 /**
  * The caller's part in a failed call: its streamed body refused, or the deadline passed
- * while the gateway was still reading that body (a slow sender is not a slow platform).
+ * while the gateway was waiting for that body's next bytes (a slow sender is not a slow
+ * platform; a platform slow to take the bytes still is).
  */
 function callerFault(request: UpstreamRequest, deadline: Deadline): Error | null {
   let err = request.callerFault?.() ?? null;
-  if (!err && deadline.signal.aborted && request.bodyUnread?.()) {
+  if (!err && deadline.signal.aborted && request.awaitingCaller?.()) {
     err = new GatewayError('UPLOAD_TIMEOUT', {
-      message: `The upload did not arrive within ${deadline.ms} ms: the gateway was still reading it`,
+      message: `The upload did not arrive within ${deadline.ms} ms: the gateway was still waiting for its bytes`,
     });
   }
   if (err) byCaller.add(err);

@@ -51,8 +51,8 @@ export interface UpstreamRequest {
   init: RequestInit & { headers: Record<string, string> };
   /** Why the caller's streamed body was cut off, if it was: then the failure is the caller's. */
   callerFault?: () => Error | null;
-  /** Whether the caller's streamed body is still being read: a deadline then is the caller's. */
-  bodyUnread?: () => boolean;
+  /** Whether the gateway is waiting for the caller's streamed body: a deadline then is the caller's. */
+  awaitingCaller?: () => boolean;
   /** Aborts the call when the caller's streamed body is refused mid-way. */
   signal?: AbortSignal;
 }
@@ -90,7 +90,7 @@ export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): Up
       url,
       init,
       callerFault: upload.failure,
-      bodyUnread: () => !upload.received(),
+      awaitingCaller: upload.awaitingCaller,
       signal: upload.signal,
     };
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors';
-import { breakerStates, callResilient } from './resilient';
 import type { UpstreamRequest } from './request';
+import { breakerStates, callResilient } from './resilient';
 import type { ResilienceOptions } from './upstream-health';
 
 const options: ResilienceOptions = {
@@ -53,7 +53,8 @@ const tooLarge = () => new GatewayError('PAYLOAD_TOO_LARGE');
 describe("an upload refused mid-way is the caller's fault: the breaker counts nothing", () => {
   it('does not close a half-open key breaker, and gives its probe back', async () => {
     const upstream = 'http://upstream.test/half-open';
-    for (let i = 0; i < 5; i++) expect(await call(upstream, write(), 1000 + i)).toBe('UPSTREAM_UNREACHABLE');
+    for (let i = 0; i < 5; i++)
+      expect(await call(upstream, write(), 1000 + i)).toBe('UPSTREAM_UNREACHABLE');
     expect(breakerStates(1010)[upstream]).toMatchObject({ keys_open: 1 });
 
     // Cooled down: the refused upload takes the probe, and must give it back, not close.
