@@ -293,14 +293,18 @@ export class TenantGuard extends DurableObject {
     this.fleetScheduled = true;
     if (now < next) return next;
     const hours = this.core.fleetHours(Math.floor(now / 3_600_000) * 3_600_000 - 3_600_000);
+    // Taken before the call: usage coming in while it is on its way is due again, not lost.
+    this.fleetDue = false;
     try {
       if (hours.length > 0) await fleetBoardOf(this.env, tenantId).report(tenantId, hours, now);
-      this.fleetDue = false;
-      this.fleetScheduled = false;
       this.fleetReportedAt = now;
+      // Usage came in meanwhile: the alarm stays set for its report (fleetScheduled too).
+      if (this.fleetDue) return now + FLEET_REPORT_MS;
+      this.fleetScheduled = false;
       return Number.POSITIVE_INFINITY;
     } catch {
-      // Tried again with the next alarm.
+      // Given back, and tried again with the next alarm.
+      this.fleetDue = true;
       return now + FLEET_REPORT_MS;
     }
   }
