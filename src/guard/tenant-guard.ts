@@ -66,6 +66,8 @@ export class TenantGuard extends DurableObject {
   private readonly core: GuardCore;
   /** When the alarm is set for, as far as this object knows (undefined: not known). */
   private alarmAt: number | null | undefined;
+  /** The one read of KV's tokens in progress for adoption (tokensReady). */
+  private adopting: Promise<void> | null = null;
   /** A call is writing decided token records to KV (syncTokens). */
   private syncing = false;
   /**
@@ -359,15 +361,22 @@ export class TenantGuard extends DurableObject {
   }
 
   /**
-   * Once per tenant: the tokens KV held before this guard decided them are taken in
-   * (blocking other calls meanwhile, so no decision is made without them).
+   * Once per tenant: the tokens KV held before this guard decided them are taken in.
+   * Every token call waits for that one read of KV, so no token decision is made
+   * without them; other calls (admissions, usage) go on meanwhile. Nothing else
+   * writes a tenant's token records, so KV cannot change between the read and its
+   * adoption (one synchronous step).
    */
   private async tokensReady(tenantId: string): Promise<void> {
     if (this.core.tokensAdopted()) return;
-    await this.ctx.blockConcurrencyWhile(async () => {
-      if (this.core.tokensAdopted()) return;
-      this.core.adoptTokens(await indexedTokens(this.env.TENANTS, tenantId));
-    });
+    this.adopting ??= indexedTokens(this.env.TENANTS, tenantId)
+      .then((entries) => {
+        if (!this.core.tokensAdopted()) this.core.adoptTokens(entries);
+      })
+      .finally(() => {
+        this.adopting = null;
+      });
+    await this.adopting;
     // What the guard knew better (a revocation KV had lost) goes back to KV.
     await this.syncTokens();
   }
