@@ -181,6 +181,42 @@ describe('plans', () => {
     expect((await admin(`/plans/${plan}`)).status).toBe(404);
   });
 
+  it("the PlanBook alone says a tenant's plan: the tenant, the list and the guard agree", async () => {
+    const [gold, silver] = [uniquePlan('gold'), uniquePlan('silver')];
+    for (const p of [gold, silver]) await putPlan(p, hourly(1000));
+    const t = await createTenant(undefined, 'one plan');
+    const shownPlan = async () => {
+      const one = (await envelope(await admin(`/tenants/${t.id}`))).data.plan;
+      const q = encodeURIComponent(t.id);
+      const listed = (await envelope(await admin(`/tenants?q=${q}`))).data.tenants;
+      const guard = (await envelope(await admin(`/tenants/${t.id}/usage`))).data.plan;
+      return { one, listed: listed.map((r: { plan: string | null }) => r.plan), guard };
+    };
+    // Changes racing each other end on one plan, whichever the order they were decided in.
+    for (let round = 0; round < 3; round++) {
+      await Promise.all([join(t, gold), join(t, silver), join(t, null), join(t, gold)]);
+      const seen = await shownPlan();
+      expect(seen.listed, `round ${round}`).toEqual([seen.guard]);
+      expect(seen.one, `round ${round}`).toBe(seen.guard);
+    }
+    // A record written before (or by a change that lost its race) says another plan:
+    // not what the gateway shows, nor what it keeps.
+    await join(t, silver);
+    const key = `tenant:${t.id}`;
+    const { value, metadata } = await testEnv.TENANTS.getWithMetadata<Record<string, unknown>>(
+      key,
+      'json',
+    );
+    await testEnv.TENANTS.put(key, JSON.stringify({ ...value, plan: gold }), {
+      metadata: { ...(metadata as object), plan: gold },
+    });
+    expect(await shownPlan()).toEqual({ one: silver, listed: [silver], guard: silver });
+    await admin(`/tenants/${t.id}`, { method: 'PATCH', body: JSON.stringify({ name: 'renamed' }) });
+    const stored = await testEnv.TENANTS.getWithMetadata<Record<string, unknown>>(key, 'json');
+    expect(stored.value).not.toHaveProperty('plan');
+    expect(stored.metadata).not.toHaveProperty('plan');
+  });
+
   it('keeps a later decision over an earlier one that arrives after it', async () => {
     const t = await createTenant(undefined, 'out of order');
     const guard = testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(t.id));

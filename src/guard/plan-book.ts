@@ -166,17 +166,25 @@ export class PlanBook extends DurableObject<Cloudflare.Env> {
     return { kind: 'joined', plan, version };
   }
 
-  /** A deleted tenant leaves its plan, if it is on one (its own record may not say so). */
+  /** A deleted tenant leaves its plan, if it is on one. */
   async leave(tenantId: string): Promise<void> {
     if (this.planOf(tenantId) !== null) await this.join(tenantId, null);
   }
 
-  /** The plan a tenant is on, as decided here (null: none). */
+  /** The plan a tenant is on, as decided here (null: none): the one place that says it. */
   planOf(tenantId: string): string | null {
-    const row = this.sql
-      .exec<{ plan: string | null }>('SELECT plan FROM members WHERE tenant_id = ?', tenantId)
-      .toArray()[0];
-    return row?.plan ?? null;
+    return this.plansOf([tenantId])[tenantId] ?? null;
+  }
+
+  /** The plans of several tenants (a page of the tenant list), by id; absent: none. */
+  plansOf(tenantIds: string[]): Record<string, string> {
+    const plans: Record<string, string> = {};
+    const rows = this.sql.exec<{ tenant_id: string; plan: string | null }>(
+      'SELECT tenant_id, plan FROM members WHERE tenant_id IN (SELECT value FROM json_each(?))',
+      JSON.stringify(tenantIds),
+    );
+    for (const row of rows) if (row.plan !== null) plans[row.tenant_id] = row.plan;
+    return plans;
   }
 
   /**

@@ -6,10 +6,10 @@ import { invalidField } from '../errors';
 import { sha256Hex } from '../hash';
 import { count } from '../stats';
 import type {
-  ListedTenant,
   PublicTenant,
   StoredTenant,
   Tenant,
+  TenantMetadata,
   TenantStatus,
 } from '../types/tenants';
 import { type KeyRing, open, seal, sealedKid } from './crypto';
@@ -18,15 +18,20 @@ import { tenantKey } from './kv-keys';
 import { Memo } from './memo';
 import { randomBase62 } from './token';
 
-/** A tenant as the operator API shows it: no key, sealed or not. */
-export function publicTenant(t: StoredTenant | Tenant): PublicTenant {
+/** A tenant as the operator API shows it: no key, sealed or not; its plan is the PlanBook's. */
+export function publicTenant(t: StoredTenant | Tenant, plan: string | null): PublicTenant {
+  const { cors_origins, ...listed } = metadataOf(t);
+  return { ...listed, cors_origins, plan };
+}
+
+/** What KV keeps of a tenant beside its record, and the operator API shows. */
+function metadataOf(t: StoredTenant | Tenant): TenantMetadata & { cors_origins: string[] } {
   return {
     id: t.id,
     name: t.name,
     status: t.status,
     cors_origins: t.cors_origins ?? [],
     key_fingerprint: shortFingerprint(t.key_fingerprint),
-    plan: t.plan ?? null,
     created_at: t.created_at,
     updated_at: t.updated_at,
   };
@@ -45,7 +50,6 @@ export interface NewTenant {
   name: string;
   platformKey: string;
   corsOrigins: string[];
-  plan: string | null;
 }
 
 export interface TenantPatch {
@@ -53,7 +57,6 @@ export interface TenantPatch {
   status?: TenantStatus;
   platform_key?: string;
   cors_origins?: string[];
-  plan?: string | null;
 }
 
 export class TenantStore {
@@ -75,7 +78,6 @@ export class TenantStore {
       cors_origins: t.corsOrigins,
       platform_key_sealed: await seal(this.ring, t.platformKey, id),
       key_fingerprint: await sha256Hex(t.platformKey),
-      plan: t.plan,
       created_at: now,
       updated_at: now,
     };
@@ -118,9 +120,9 @@ export class TenantStore {
   async list(
     cursor: string | undefined,
     limit: number,
-  ): Promise<{ tenants: ListedTenant[]; cursor: string | null }> {
+  ): Promise<{ tenants: TenantMetadata[]; cursor: string | null }> {
     count('kv_reads');
-    const page = await this.kv.list<ListedTenant>({ prefix: tenantKey(''), cursor, limit });
+    const page = await this.kv.list<TenantMetadata>({ prefix: tenantKey(''), cursor, limit });
     return {
       tenants: page.keys.flatMap((k) => (k.metadata ? [listedRow(k.metadata)] : [])),
       cursor: page.list_complete ? null : page.cursor,
@@ -138,14 +140,14 @@ export class TenantStore {
     q: string,
     cursor: string | undefined,
     limit: number,
-  ): Promise<{ tenants: ListedTenant[]; cursor: string | null }> {
+  ): Promise<{ tenants: TenantMetadata[]; cursor: string | null }> {
     const needle = q.toLowerCase();
     let at = cursor ? readSearchCursor(cursor) : { k: null, o: 0 };
-    const found: ListedTenant[] = [];
+    const found: TenantMetadata[] = [];
     let scanned = 0;
     for (;;) {
       count('kv_reads');
-      const page = await this.kv.list<ListedTenant>({
+      const page = await this.kv.list<TenantMetadata>({
         prefix: tenantKey(''),
         cursor: at.k ?? undefined,
         limit: 1000,
@@ -174,7 +176,6 @@ export class TenantStore {
       name: patch.name ?? stored.name,
       status: patch.status ?? stored.status,
       cors_origins: patch.cors_origins ?? stored.cors_origins ?? [],
-      plan: patch.plan === undefined ? (stored.plan ?? null) : patch.plan,
       updated_at: new Date().toISOString(),
     };
     if (patch.platform_key !== undefined) {
@@ -213,8 +214,10 @@ export class TenantStore {
 
   private async put(tenant: StoredTenant): Promise<void> {
     // Metadata (KV allows 1024 bytes) lets the tenant list come from one KV list call.
-    const { cors_origins: _origins, ...listed } = publicTenant(tenant);
-    await this.kv.put(tenantKey(tenant.id), JSON.stringify(tenant), { metadata: listed });
+    const { cors_origins: _origins, ...listed } = metadataOf(tenant);
+    // A plan an older record carried goes: the PlanBook alone says it.
+    const { plan: _plan, ...record } = tenant as StoredTenant & { plan?: unknown };
+    await this.kv.put(tenantKey(tenant.id), JSON.stringify(record), { metadata: listed });
     memo.delete(tenant.id);
   }
 
@@ -227,9 +230,10 @@ export class TenantStore {
 /** Most tenant rows one search call reads (docs/BOUNDS.md): five KV list calls. */
 export const SEARCH_SCAN_MAX = 5000;
 
-/** Rows written before the fingerprint (or the plan) was kept in metadata have none. */
-function listedRow(row: ListedTenant): ListedTenant {
-  return { ...row, key_fingerprint: row.key_fingerprint ?? null, plan: row.plan ?? null };
+/** Rows written before the fingerprint was kept in metadata have none; an old row's plan goes. */
+function listedRow(row: TenantMetadata & { plan?: unknown }): TenantMetadata {
+  const { plan: _plan, ...kept } = row;
+  return { ...kept, key_fingerprint: row.key_fingerprint ?? null };
 }
 
 interface SearchPosition {
