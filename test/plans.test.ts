@@ -9,6 +9,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type PlanBook, planBook } from '../src/guard/plan-book';
 import type { Limits } from '../src/metering/policy';
+import { loadSettings } from '../src/settings';
 import {
   admin,
   asTenant,
@@ -21,7 +22,8 @@ import {
   until,
 } from './helpers';
 
-const LEASE_MAX_MS = 1000;
+/** The tests' setting, as the gateway reads it (not a copy of its default). */
+const { LEASE_MAX_MS } = loadSettings(testEnv);
 afterEach(() => vi.useRealTimers());
 
 /** One fixed hour-long window of `limit`, so what a request sees does not depend on the clock. */
