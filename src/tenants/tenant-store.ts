@@ -90,6 +90,9 @@ export class TenantStore {
   /**
    * A tenant with this name (any case, spaces at the ends ignored) and this platform
    * key, if there is one: creating a second is almost always a repeated submit.
+   * Best effort, not a guarantee: KV has no compare-and-set and lists are eventually
+   * consistent, so two creations at once (or within KV's propagation, up to 60 s from
+   * another location) can both find none and both be made.
    */
   async twinOf(name: string, platformKey: string): Promise<string | null> {
     const wanted = name.trim().toLowerCase();
