@@ -32,7 +32,7 @@ import {
   metersFor,
   type TokenLimits,
 } from '../metering/policy';
-import type { UsageBatch } from '../metering/usage';
+import { DEFAULT_USAGE_RETENTION_DAYS, type UsageBatch } from '../metering/usage';
 import { ROUTE_GROUPS } from '../routes/types';
 import type { TokenEntry } from '../tenants/token-store';
 import type { AlertSettings, RecentAlert, TenantUsage, TokenListing } from '../types/wire';
@@ -93,9 +93,6 @@ import { migrateTokens, TokenRegistry } from './token-registry';
 
 /** An isolate's lease never takes more than this share of what is left of a meter. */
 export const LEASE_SHARE = 1 / 8;
-
-/** Usage history kept when no isolate has said otherwise (USAGE_RETENTION_DAYS). */
-const DEFAULT_RETENTION_DAYS = 90;
 
 /** How often rows that no longer count are swept away (docs/STORAGE.md). */
 export const SWEEP_EVERY_MS = 3_600_000;
@@ -492,7 +489,7 @@ export class GuardCore {
     this.brokerWants.sweep(now);
     this.store.sweepSlots(now);
     this.ledger.sweep(now);
-    const days = Number(this.store.setting('retention_days') ?? DEFAULT_RETENTION_DAYS);
+    const days = Number(this.store.setting('retention_days') ?? DEFAULT_USAGE_RETENTION_DAYS);
     sweepHistory(this.sql, now - days * 86_400_000);
     sweepHealth(this.sql, now - days * 86_400_000);
     sweepRecentRequests(this.sql, now);
