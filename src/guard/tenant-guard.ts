@@ -51,7 +51,13 @@ import type { AuditContext, MintedToken, RotateOutcome } from './token-registry'
 const RESYNC_AFTER_MS = 5000;
 /** A write to KV that failed is tried once more, after this pause (KV takes one write a second per key). */
 const KV_RETRY_MS = 1100;
-/** Rounds of writing one call makes at most before it answers; the alarm writes the rest. */
+/**
+ * Rounds of writing one call makes at most before it answers; the alarm writes the rest.
+ * A change is decided (and answered) first: should KV refuse twice, or other calls keep
+ * deciding for 10 rounds, KV holds it only once the alarm has written it (logged as
+ * `tokens.sync_failed` or `tokens.sync_deferred`; docs/SECURITY.md, "Token changes are
+ * decided in one place").
+ */
 const SYNC_ROUNDS = 10;
 
 /** The TenantGuard of one tenant. */
@@ -421,6 +427,10 @@ export class TenantGuard extends DurableObject {
       } finally {
         this.syncing = false;
       }
+    }
+    // Decided, answered, not yet in KV: the alarm set above writes the rest.
+    if (this.core.tokens.hasPending()) {
+      log.warn('tokens.sync_deferred', { rounds: SYNC_ROUNDS, retry_in_ms: RESYNC_AFTER_MS });
     }
   }
 
