@@ -93,6 +93,23 @@ describe('alerts beyond quotas', () => {
     });
   });
 
+  it("a refusal just before the hour, heard of just after it, raises that hour's alert", async () => {
+    const t = await createTenant(`sk-made-up-${crypto.randomUUID()}`, 'bad key at the hour');
+    await exact(t);
+    const HOUR = 3_600_000;
+    const nextHour = Math.floor(Date.now() / HOUR) * HOUR + HOUR;
+    vi.useFakeTimers({ toFake: ['Date'], now: nextHour - 1000 });
+    // Refused in the hour before; the next call, past the hour, brings it to the guard.
+    expect((await asTenant(t, '/agent/lists')).body.code).toBe(50205);
+    vi.setSystemTime(nextHour + 1000);
+    expect((await asTenant(t, '/agent/lists')).body.code).toBe(50205);
+    vi.useRealTimers();
+    const log = await recent(t);
+    expect(log.map((a: any) => [a.alert.kind, a.alert.period_start])).toEqual([
+      ['platform_key_rejected', new Date(nextHour - HOUR).toISOString()],
+    ]);
+  });
+
   it('server errors past the share: one alert an hour; the log has it without a webhook too', async () => {
     const t = await createTenant();
     await exact(t);
