@@ -20,12 +20,11 @@ import { randomBase62 } from './token';
 
 /** A tenant as the operator API shows it: no key, sealed or not; its plan is the PlanBook's. */
 export function publicTenant(t: StoredTenant | Tenant, plan: string | null): PublicTenant {
-  const { cors_origins, ...listed } = metadataOf(t);
-  return { ...listed, cors_origins, plan };
+  return { ...shownOf(t), plan };
 }
 
-/** What KV keeps of a tenant beside its record, and the operator API shows. */
-function metadataOf(t: StoredTenant | Tenant): TenantMetadata & { cors_origins: string[] } {
+/** What the operator API shows of a tenant's record (its list metadata, and its origins). */
+function shownOf(t: StoredTenant | Tenant): TenantMetadata & { cors_origins: string[] } {
   return {
     id: t.id,
     name: t.name,
@@ -217,7 +216,7 @@ export class TenantStore {
 
   private async put(tenant: StoredTenant): Promise<void> {
     // Metadata (KV allows 1024 bytes) lets the tenant list come from one KV list call.
-    const { cors_origins: _origins, ...listed } = metadataOf(tenant);
+    const { cors_origins: _origins, ...listed } = shownOf(tenant);
     // A plan an older record carried goes: the PlanBook alone says it.
     const { plan: _plan, ...record } = tenant as StoredTenant & { plan?: unknown };
     await this.kv.put(tenantKey(tenant.id), JSON.stringify(record), { metadata: listed });
