@@ -65,6 +65,11 @@ export const ERRORS = {
     status: 426,
     msg: 'This route is a WebSocket: send Upgrade: websocket',
   },
+  UPLOAD_TIMEOUT: {
+    code: 40800,
+    status: 408,
+    msg: 'The upload did not arrive within the deadline',
+  },
   CONFLICT: { code: 40900, status: 409, msg: 'Conflict' },
   IDEMPOTENCY_IN_FLIGHT: {
     code: 40901,

@@ -7,6 +7,7 @@ import * as z from 'zod';
 import { GatewayError } from './errors';
 import { log } from './log';
 import { DEFAULT_LIMITS, limitsSchema, SELF_SERVICE_PER_MINUTE } from './metering/policy';
+import { DEFAULT_USAGE_RETENTION_DAYS } from './metering/usage';
 import { catalogOf } from './routes/catalog';
 import { platformOperationsSchema } from './routes/declared';
 import { routeOverridesSchema } from './routes/overrides';
@@ -170,7 +171,7 @@ export const settingsSchema = z
       .transform((v) => v === 'on'),
     BROKER_LEASE_MS: intSetting(100, 60_000, 5000),
     L1_CACHE_BYTES: intSetting(0, 128 * 1024 * 1024, 8 * 1024 * 1024),
-    USAGE_RETENTION_DAYS: intSetting(1, 3650, 90),
+    USAGE_RETENTION_DAYS: intSetting(1, 3650, DEFAULT_USAGE_RETENTION_DAYS),
     USAGE_HISTORY: z
       .enum(['on', 'off'], { error: 'must be on or off' })
       .default('on')

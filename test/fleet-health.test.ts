@@ -7,9 +7,10 @@
  * figures to its fleet board, and the overview names it among the tenants whose
  * key fails.
  */
-import { runDurableObjectAlarm } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FLEET_REPORT_MS } from '../src/guard/fleet-board';
+import { FLEET_REPORT_MS, fleetBoardOf } from '../src/guard/fleet-board';
+import type { TenantGuard } from '../src/guard/tenant-guard';
 import { hmacSha256Hex } from '../src/hash';
 import {
   admin,
@@ -21,6 +22,7 @@ import {
   type TestTenant,
   testEnv,
   UPSTREAM,
+  until,
 } from './helpers';
 
 afterEach(() => vi.useRealTimers());
@@ -91,6 +93,23 @@ describe('alerts beyond quotas', () => {
     });
   });
 
+  it("a refusal just before the hour, heard of just after it, raises that hour's alert", async () => {
+    const t = await createTenant(`sk-made-up-${crypto.randomUUID()}`, 'bad key at the hour');
+    await exact(t);
+    const HOUR = 3_600_000;
+    const nextHour = Math.floor(Date.now() / HOUR) * HOUR + HOUR;
+    vi.useFakeTimers({ toFake: ['Date'], now: nextHour - 1000 });
+    // Refused in the hour before; the next call, past the hour, brings it to the guard.
+    expect((await asTenant(t, '/agent/lists')).body.code).toBe(50205);
+    vi.setSystemTime(nextHour + 1000);
+    expect((await asTenant(t, '/agent/lists')).body.code).toBe(50205);
+    vi.useRealTimers();
+    const log = await recent(t);
+    expect(log.map((a: any) => [a.alert.kind, a.alert.period_start])).toEqual([
+      ['platform_key_rejected', new Date(nextHour - HOUR).toISOString()],
+    ]);
+  });
+
   it('server errors past the share: one alert an hour; the log has it without a webhook too', async () => {
     const t = await createTenant();
     await exact(t);
@@ -151,5 +170,63 @@ describe('the fleet overview', () => {
 
     const bad24 = await admin('/overview?hours=48');
     expect(bad24.status).toBe(400);
+  });
+
+  it('usage that comes in while a report is on its way is reported next, not lost', async () => {
+    const t = await createTenant(undefined, 'reported meanwhile');
+    await exact(t);
+    for (let i = 0; i < 3; i++) await asTenant(t, '/agent/lists');
+    // What the overview sums for the tenant, read from its board.
+    const requestsOnBoard = () =>
+      runInDurableObject(fleetBoardOf(testEnv, t.id), (_board, state) =>
+        Number(
+          state.storage.sql
+            .exec(
+              'SELECT COALESCE(SUM(requests), 0) AS n FROM tenant_hours WHERE tenant_id = ?',
+              t.id,
+            )
+            .one().n,
+        ),
+      );
+
+    // The tenant's fleet board held (no call gets in) until the test lets it go.
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let holding = false;
+    const hold = runInDurableObject(fleetBoardOf(testEnv, t.id), (_board, state) =>
+      state.blockConcurrencyWhile(() => {
+        holding = true;
+        return held;
+      }),
+    );
+    await until(async () => holding, 'the board held');
+    // Watched, not changed: when the guard has taken its figures for the report.
+    let taken = false;
+    await runInDurableObject(guardOf(t), (guard: TenantGuard) => {
+      const core = Reflect.get(guard, 'core');
+      const fleetHours = core.fleetHours.bind(core);
+      core.fleetHours = (since: number) => {
+        taken = true;
+        return fleetHours(since);
+      };
+    });
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + FLEET_REPORT_MS + 1000 });
+    const reporting = runDurableObjectAlarm(guardOf(t));
+    await until(async () => taken, 'the report on its way');
+    // A request meanwhile: its guard call brings the last request's usage.
+    await asTenant(t, '/agent/lists');
+    release();
+    await hold;
+    expect(await reporting).toBe(true);
+    const first = await requestsOnBoard();
+    expect(first).toBeGreaterThan(0);
+
+    // The next report carries it.
+    vi.setSystemTime(Date.now() + FLEET_REPORT_MS + 1000);
+    await runDurableObjectAlarm(guardOf(t));
+    vi.useRealTimers();
+    expect(await requestsOnBoard()).toBe(first + 1);
   });
 });

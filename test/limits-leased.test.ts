@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
 import type { Limits } from '../src/metering/policy';
+import { loadSettings } from '../src/settings';
 import {
   admin,
   asTenant,
@@ -24,7 +25,8 @@ import {
   upstreamSaw,
 } from './helpers';
 
-const LEASE_MAX_MS = 1000;
+/** The tests' setting, as the gateway reads it (not a copy of its default). */
+const { LEASE_MAX_MS } = loadSettings(testEnv);
 
 async function setLimits(tenant: TestTenant, limits: Partial<Limits>) {
   const res = await admin(`/tenants/${tenant.id}/limits`, {

@@ -5,9 +5,11 @@
  * time, as limits-leased.test.ts shows it for revocations). A tenant's own limits
  * still win; bad input is refused with its field named.
  */
+import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { planBook } from '../src/guard/plan-book';
+import { type PlanBook, planBook } from '../src/guard/plan-book';
 import type { Limits } from '../src/metering/policy';
+import { loadSettings } from '../src/settings';
 import {
   admin,
   asTenant,
@@ -17,9 +19,11 @@ import {
   platformKeys,
   type TestTenant,
   testEnv,
+  until,
 } from './helpers';
 
-const LEASE_MAX_MS = 1000;
+/** The tests' setting, as the gateway reads it (not a copy of its default). */
+const { LEASE_MAX_MS } = loadSettings(testEnv);
 afterEach(() => vi.useRealTimers());
 
 /** One fixed hour-long window of `limit`, so what a request sees does not depend on the clock. */
@@ -103,6 +107,40 @@ describe('plans', () => {
     for (const t of tenants) await expectRefusal(await asTenant(t, '/agent/lists'), 'RATE_LIMITED');
   });
 
+  it("a rollout cut short after its first wave still reaches every tenant (the book's alarm)", async () => {
+    const plan = uniquePlan('cut');
+    await putPlan(plan, hourly(1000, { limiter: 'exact' }));
+    const tenants: TestTenant[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t = await createTenant(undefined, `cut ${i}`);
+      await join(t, plan);
+      tenants.push(t);
+    }
+    // Two guards a call, and only the first call made: an operator's request that
+    // stopped (or was cancelled) after its first wave.
+    const book = planBook(testEnv);
+    await runInDurableObject(book, (instance: PlanBook) => {
+      instance.waveSize = 2;
+    });
+    try {
+      const first = await book.put(plan, hourly(2, { limiter: 'exact' }), 'test', Date.now());
+      expect(first.rollout.applied).toHaveLength(2);
+      expect(first.rollout.due).toBeGreaterThan(0);
+      await until(
+        async () => (await envelope(await admin(`/plans/${plan}`))).data.pending === 0,
+        'every tenant on the plan reached',
+      );
+    } finally {
+      await runInDurableObject(book, (instance: PlanBook) => {
+        instance.waveSize = 1000;
+      });
+    }
+    for (const t of tenants) {
+      const usage = await envelope(await admin(`/tenants/${t.id}/usage`));
+      expect(usage.data).toMatchObject({ plan, limits: hourly(2, { limiter: 'exact' }) });
+    }
+  });
+
   it("a tenant's own limits win over its plan's; removing them returns it to the plan", async () => {
     const plan = uniquePlan('base');
     await putPlan(plan, hourly(2, { limiter: 'exact' }));
@@ -143,6 +181,42 @@ describe('plans', () => {
     expect(after.data.tenants).toBe(0);
     expect((await admin(`/plans/${plan}`, { method: 'DELETE' })).status).toBe(200);
     expect((await admin(`/plans/${plan}`)).status).toBe(404);
+  });
+
+  it("the PlanBook alone says a tenant's plan: the tenant, the list and the guard agree", async () => {
+    const [gold, silver] = [uniquePlan('gold'), uniquePlan('silver')];
+    for (const p of [gold, silver]) await putPlan(p, hourly(1000));
+    const t = await createTenant(undefined, 'one plan');
+    const shownPlan = async () => {
+      const one = (await envelope(await admin(`/tenants/${t.id}`))).data.plan;
+      const q = encodeURIComponent(t.id);
+      const listed = (await envelope(await admin(`/tenants?q=${q}`))).data.tenants;
+      const guard = (await envelope(await admin(`/tenants/${t.id}/usage`))).data.plan;
+      return { one, listed: listed.map((r: { plan: string | null }) => r.plan), guard };
+    };
+    // Changes racing each other end on one plan, whichever the order they were decided in.
+    for (let round = 0; round < 3; round++) {
+      await Promise.all([join(t, gold), join(t, silver), join(t, null), join(t, gold)]);
+      const seen = await shownPlan();
+      expect(seen.listed, `round ${round}`).toEqual([seen.guard]);
+      expect(seen.one, `round ${round}`).toBe(seen.guard);
+    }
+    // A record written before (or by a change that lost its race) says another plan:
+    // not what the gateway shows, nor what it keeps.
+    await join(t, silver);
+    const key = `tenant:${t.id}`;
+    const { value, metadata } = await testEnv.TENANTS.getWithMetadata<Record<string, unknown>>(
+      key,
+      'json',
+    );
+    await testEnv.TENANTS.put(key, JSON.stringify({ ...value, plan: gold }), {
+      metadata: { ...(metadata as object), plan: gold },
+    });
+    expect(await shownPlan()).toEqual({ one: silver, listed: [silver], guard: silver });
+    await admin(`/tenants/${t.id}`, { method: 'PATCH', body: JSON.stringify({ name: 'renamed' }) });
+    const stored = await testEnv.TENANTS.getWithMetadata<Record<string, unknown>>(key, 'json');
+    expect(stored.value).not.toHaveProperty('plan');
+    expect(stored.metadata).not.toHaveProperty('plan');
   });
 
   it('keeps a later decision over an earlier one that arrives after it', async () => {

@@ -14,6 +14,7 @@ import { ERRORS } from '../src/errors';
 import {
   createTenant,
   envelope,
+  expectRefusal,
   gatewayWith,
   injectFault,
   platformKeys,
@@ -186,6 +187,83 @@ describe('circuit breaker', () => {
       ]);
     }
     expect(await platformCalls(lane.name)).toBe(5);
+  });
+});
+
+describe("an upload's failure by its caller is not the platform's", () => {
+  const BOUNDARY = '----resiliencetest0upload';
+  const head = new TextEncoder().encode(
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="a.bin"\r\n\r\n`,
+  );
+  const tail = new TextEncoder().encode(`\r\n--${BOUNDARY}--\r\n`);
+
+  /** An upload whose body is `head`, then `filler` chunks of 1 KiB, then (unless it stalls) its end. */
+  function upload(
+    lane: Lane,
+    settings: Record<string, string>,
+    o: { filler: number; stall?: true },
+  ) {
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(head);
+        else if (sent <= o.filler) controller.enqueue(new Uint8Array(1024).fill(97));
+        // A caller that stops sending: its next bytes never come.
+        else if (o.stall) return new Promise<void>(() => undefined);
+        else {
+          controller.enqueue(tail);
+          controller.close();
+        }
+        sent += 1;
+      },
+    });
+    return call(lane, '/session/upload', {
+      settings,
+      init: {
+        method: 'POST',
+        headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+        body,
+        // @ts-expect-error: workerd's RequestInit takes `duplex` for a streamed body
+        duplex: 'half',
+      },
+    });
+  }
+
+  it("a refusal mid-way (over MAX_UPLOAD_BYTES) does not pass the breaker's probe: the next call is the probe", async () => {
+    const lane = newLane();
+    const settings = { CIRCUIT_FAILURES: '3', CIRCUIT_COOLDOWN_S: '1', MAX_UPLOAD_BYTES: '4096' };
+    await injectFault({ lane: lane.name, kind: 'status', status: 500, times: 3 });
+    for (let i = 0; i < 3; i++) await newSession(lane, settings);
+    const open = await newSession(lane, settings);
+    expect(open.body.code).toBe(ERRORS.UPSTREAM_UNAVAILABLE.code);
+
+    later(secondsHeader(open.res, 'retry-after') * 1000 + 100);
+    // No Content-Length: refused once 4 KiB have streamed, the platform's request cut off.
+    const refused = await upload(lane, settings, { filler: 64 });
+    await expectRefusal(refused, 'PAYLOAD_TOO_LARGE');
+    // Still half-open: this failing write is the probe, and opens it again.
+    await injectFault({ lane: lane.name, kind: 'status', status: 500, times: 1 });
+    const probe = await newSession(lane, settings);
+    expect(probe.body.code).toBe(ERRORS.UPSTREAM_HTTP_ERROR.code);
+    const after = await newSession(lane, settings);
+    expect(after.res.status).toBe(503);
+    expect(after.body.code).toBe(ERRORS.UPSTREAM_UNAVAILABLE.code);
+  });
+
+  it('a caller too slow to send its body gets 408 40800, and the breaker counts none of it', async () => {
+    const lane = newLane();
+    // The upload's deadline is at most UPSTREAM_TIMEOUT_MS: a short one, passed for real.
+    const settings = { CIRCUIT_FAILURES: '2', UPSTREAM_TIMEOUT_MS: '400' };
+    for (let i = 0; i < 2; i++) {
+      const slow = await upload(lane, settings, { filler: 2, stall: true });
+      const refused = await expectRefusal(slow, 'UPLOAD_TIMEOUT');
+      expect(refused.msg).toContain('400 ms');
+      expect(refused.data.request_id).toBe(slow.id);
+      for (const seen of await upstreamSaw(slow.id)) expect(seen.complete).toBe(false);
+    }
+    const whole = await upload(lane, settings, { filler: 2 });
+    expect(whole.res.status).toBe(200);
+    expect(whole.body.data[0].file_name).toBe('a.bin');
   });
 });
 

@@ -2,8 +2,8 @@
  * Operator API: the fleet overview (GET /admin/overview), the console's first page:
  * the last hours across tenants, from the fleet boards the TenantGuards report to
  * (guard/fleet-board.ts): top tenants by requests, limiter refusals and 5xx, and
- * every tenant whose platform key the platform refused (docs/OBSERVABILITY.md,
- * "Fleet overview").
+ * the tenants whose platform key the platform refused, most refusals first: each list
+ * at most `limit` long (docs/OBSERVABILITY.md, "Fleet overview").
  */
 import { Hono } from 'hono';
 import * as z from 'zod';

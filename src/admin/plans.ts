@@ -1,8 +1,9 @@
 /**
  * Operator API: plans, named limits that tenants are on (docs/LIMITS.md, "Plans").
- * `PUT /admin/plans/{name}` takes the same body as a tenant's limits and answers once
- * every tenant's TenantGuard on the plan has taken it (or could not be reached: those
- * are retried by the PlanBook, and `pending` counts them); a tenant joins with
+ * `PUT /admin/plans/{name}` takes the same body as a tenant's limits; the PlanBook takes
+ * it to every tenant's TenantGuard on the plan on its own (its alarm), and this request
+ * helps it for up to MAX_ROUNDS waves, so a plan of up to 20,000 tenants usually answers
+ * with all of them reached; `pending` counts those not reached yet. A tenant joins with
  * `PATCH /admin/tenants/{id}` `{"plan": "<name>"}`.
  */
 import { type Context, Hono } from 'hono';
@@ -23,7 +24,7 @@ export const planName = (field: string) =>
     .regex(PLAN_NAME, `${field} must be 1 to 32 lower-case letters, digits, _ or -, from a letter`);
 export const planParams = z.object({ name: planName('name') });
 
-/** Most rollout calls one change makes before it answers (the PlanBook's alarm goes on). */
+/** Most rollout calls one change makes before it answers (the PlanBook's alarm does the rest). */
 const MAX_ROUNDS = 20;
 
 /** This isolate drops its leases of the tenants a rollout reached: their next request asks. */
@@ -57,8 +58,9 @@ export function planRoutes(): Hono<HonoEnv> {
     return c.json(ok<Plan>(plan));
   });
 
-  // Every tenant on the plan takes it before the answer (at 1,000 guards a call, then
-  // again); a guard that cannot be reached now is retried by the PlanBook's alarm.
+  // The PlanBook finishes the rollout on its own (its alarm); calling it here, 1,000 guards
+  // a call, only makes it sooner, so the answer usually finds every tenant reached. A
+  // request cut short (the operator gone) leaves nothing behind.
   app.put('/:name', validated('param', planParams), validated('json', limitsSchema), async (c) => {
     const { name } = c.req.valid('param');
     const limits = c.req.valid('json');

@@ -75,16 +75,14 @@ export function tenantRoutes(): Hono<HonoEnv> {
         details: { tenant_id: twin },
       });
     }
-    let tenant = await stores.tenants.create({
+    const tenant = await stores.tenants.create({
       name: body.name,
       platformKey: body.platform_key,
       corsOrigins: body.cors_origins,
-      plan: body.plan ?? null,
     });
     // Removed since the check above: the tenant is made without a plan, and says so.
-    if (body.plan && (await planBook(c.env).join(tenant.id, body.plan)).kind !== 'joined') {
-      tenant = await stores.tenants.update(tenant, { plan: null });
-    }
+    const joined = body.plan ? await planBook(c.env).join(tenant.id, body.plan) : null;
+    const plan = joined?.kind === 'joined' ? joined.plan : null;
     await adoptCacheVersion(c, stores, tenant.id, tenant.key_fingerprint);
     const limits = body.token.limits ?? null;
     const issued = await issueToken(c, stores, tenant.id, firstToken, limits);
@@ -95,7 +93,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
         name: tenant.name,
         scopes: issued.record.scopes,
         limits,
-        plan: tenant.plan ?? null,
+        plan,
       },
     });
     // The token appears only here, once.
@@ -107,7 +105,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
         scopes: issued.record.scopes,
         expires_at: issued.record.expires_at,
         limits,
-        plan: tenant.plan ?? null,
+        plan,
       }),
       201,
     );
@@ -116,19 +114,19 @@ export function tenantRoutes(): Hono<HonoEnv> {
   app.get('/', validated('query', listQuery), async (c) => {
     const { page_size, cursor, q } = c.req.valid('query');
     const { tenants } = await adminStores(c);
-    return c.json(
-      ok<TenantPage>(
-        q ? await tenants.search(q, cursor, page_size) : await tenants.list(cursor, page_size),
-      ),
-    );
+    const page = q
+      ? await tenants.search(q, cursor, page_size)
+      : await tenants.list(cursor, page_size);
+    // One PlanBook call a page: it alone says which plan each is on.
+    const plans = await planBook(c.env).plansOf(page.tenants.map((t) => t.id));
+    const rows = page.tenants.map((t) => ({ ...t, plan: plans[t.id] ?? null }));
+    return c.json(ok<TenantPage>({ tenants: rows, cursor: page.cursor }));
   });
 
   app.get('/:id', validated('param', tenantParams), async (c) => {
-    return c.json(
-      ok<PublicTenant>(
-        publicTenant(await existingTenant(await adminStores(c), c.req.valid('param').id)),
-      ),
-    );
+    const { id } = c.req.valid('param');
+    const tenant = await existingTenant(await adminStores(c), id);
+    return c.json(ok<PublicTenant>(publicTenant(tenant, await planBook(c.env).planOf(id))));
   });
 
   app.patch('/:id', validated('param', tenantParams), validated('json', updateBody), async (c) => {
@@ -136,9 +134,10 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const patch = c.req.valid('json');
     const stores = await adminStores(c);
     const before = await existingTenant(stores, id);
-    // The PlanBook decides the plan (and refuses an unknown one) before KV shows it.
-    if (patch.plan !== undefined) await joinPlan(c, id, patch.plan);
-    const updated = await stores.tenants.update(before, patch);
+    // The PlanBook alone keeps the plan (and refuses an unknown one); KV keeps the rest.
+    const { plan: joining, ...fields } = patch;
+    if (joining !== undefined) await joinPlan(c, id, joining);
+    const updated = await stores.tenants.update(before, fields);
     if (updated.key_fingerprint !== before.key_fingerprint) {
       await adoptCacheVersion(c, stores, id, updated.key_fingerprint);
     }
@@ -149,7 +148,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
         ...(patch.plan !== undefined ? { plan: patch.plan } : {}),
       },
     });
-    return c.json(ok<PublicTenant>(publicTenant(updated)));
+    return c.json(ok<PublicTenant>(publicTenant(updated, await planBook(c.env).planOf(id))));
   });
 
   for (const [action, status] of [
@@ -163,7 +162,8 @@ export function tenantRoutes(): Hono<HonoEnv> {
       // The TenantGuard makes the change take effect on the next request everywhere.
       await changeGuard(c, id, (g) => g.setDisabled(status === 'disabled'));
       await audit(c, `tenant.${action}d`, { tenant_id: id });
-      return c.json(ok<PublicTenant>(publicTenant(updated)));
+      const plan = await planBook(c.env).planOf(id);
+      return c.json(ok<PublicTenant>(publicTenant(updated, plan)));
     });
   }
 

@@ -32,7 +32,7 @@ import {
   metersFor,
   type TokenLimits,
 } from '../metering/policy';
-import type { UsageBatch } from '../metering/usage';
+import { DEFAULT_USAGE_RETENTION_DAYS, type UsageBatch } from '../metering/usage';
 import { ROUTE_GROUPS } from '../routes/types';
 import type { TokenEntry } from '../tenants/token-store';
 import type { AlertSettings, RecentAlert, TenantUsage, TokenListing } from '../types/wire';
@@ -93,9 +93,6 @@ import { migrateTokens, TokenRegistry } from './token-registry';
 
 /** An isolate's lease never takes more than this share of what is left of a meter. */
 export const LEASE_SHARE = 1 / 8;
-
-/** Usage history kept when no isolate has said otherwise (USAGE_RETENTION_DAYS). */
-const DEFAULT_RETENTION_DAYS = 90;
 
 /** How often rows that no longer count are swept away (docs/STORAGE.md). */
 export const SWEEP_EVERY_MS = 3_600_000;
@@ -261,18 +258,21 @@ export class GuardCore {
     recordHistory(this.sql, batch);
     if (batch.keyRejections) recordKeyRejections(this.sql, batch.keyRejections);
     if (batch.requests) recordRecentRequests(this.sql, batch.requests);
-    // A batch can raise a health alert when it has failures, or when the hour had some
-    // (its requests may just have reached the minimum); other batches cost no query.
+    // A batch can raise a health alert for the hours it has failures in (the one before
+    // this, too, just past the hour), or for this hour when it had some (its requests
+    // may just have reached the minimum); other batches cost no query.
     const now = Date.now();
-    const hour = Math.floor(now / 3_600_000);
-    if (batch.keyRejections?.length || batch.rows.some((r) => r.status === '5xx')) {
-      this.failingHour = hour;
-    }
+    const hour = Math.floor(now / 3_600_000) * 3_600_000;
+    const hours = new Set<number>();
+    for (const r of batch.keyRejections ?? []) hours.add(r.hour);
+    for (const r of batch.rows) if (r.status === '5xx') hours.add(r.hour);
+    if (hours.size > 0) this.failingHour = hour;
     // Unknown after a restart: looked at once.
     if (this.failingHour === undefined || this.failingHour === hour) {
       this.failingHour ??= null;
-      this.noteHealth(now);
+      hours.add(hour);
     }
+    if (hours.size > 0) this.noteHealth(hours, now);
     if (
       retentionDays !== undefined &&
       String(retentionDays) !== this.store.setting('retention_days')
@@ -293,18 +293,18 @@ export class GuardCore {
     });
   }
 
-  /** The hour (of the epoch) of the last batch with failures; undefined until one came in. */
+  /** The hour (its start, ms) of the last batch with failures; undefined until one came in. */
   private failingHour: number | null | undefined = undefined;
 
   /**
-   * Raises this hour's alerts beyond quotas (health.ts), now that a batch came in; the
-   * alarm delivers them.
+   * Raises the alerts beyond quotas of these hours (health.ts), now that a batch came in;
+   * the alarm delivers them.
    */
-  private noteHealth(now: number): void {
+  private noteHealth(hours: Iterable<number>, now: number): void {
     const config = this.alertConfig();
     const tenantId = this.tenantId ?? config?.tenantId;
     if (!tenantId) return;
-    if (noteHealthAlerts(this.sql, tenantId, config, now)) this.wakeBy(Date.now());
+    if (noteHealthAlerts(this.sql, tenantId, config, hours, now)) this.wakeBy(Date.now());
   }
 
   /** The tenant's figures by hour since `from`, for its fleet board (health.ts). */
@@ -492,7 +492,7 @@ export class GuardCore {
     this.brokerWants.sweep(now);
     this.store.sweepSlots(now);
     this.ledger.sweep(now);
-    const days = Number(this.store.setting('retention_days') ?? DEFAULT_RETENTION_DAYS);
+    const days = Number(this.store.setting('retention_days') ?? DEFAULT_USAGE_RETENTION_DAYS);
     sweepHistory(this.sql, now - days * 86_400_000);
     sweepHealth(this.sql, now - days * 86_400_000);
     sweepRecentRequests(this.sql, now);

@@ -92,19 +92,34 @@ export function hourFigures(sql: Sql, from: number): FleetHour[] {
 }
 
 /**
- * Raises this hour's alerts beyond quotas, each once an hour: the platform refused
- * the key (once per status), and server errors other than those refusals reached
- * the configured share of the hour's requests (at least SERVER_ERROR_MIN_REQUESTS).
- * Raised without a webhook too: the console shows the alert log. True when one
- * waits for delivery.
+ * Raises the alerts beyond quotas of the hours named (hour starts, ms: those a batch
+ * brought failures for, which may be the hour before the one it came in), each once
+ * an hour: the platform refused the key (once per status), and server errors other
+ * than those refusals reached the configured share of the hour's requests (at least
+ * SERVER_ERROR_MIN_REQUESTS). Raised without a webhook too: the console shows the
+ * alert log. True when one waits for delivery.
  */
 export function noteHealthAlerts(
   sql: Sql,
   tenantId: string,
   config: AlertConfig | null,
+  hours: Iterable<number>,
   now: number,
 ): boolean {
-  const hour = Math.floor(now / HOUR_MS) * HOUR_MS;
+  let raised = false;
+  for (const hour of hours) {
+    if (noteHour(sql, tenantId, config, Math.floor(hour / HOUR_MS) * HOUR_MS, now)) raised = true;
+  }
+  return raised && config !== null;
+}
+
+function noteHour(
+  sql: Sql,
+  tenantId: string,
+  config: AlertConfig | null,
+  hour: number,
+  now: number,
+): boolean {
   const period = {
     period_start: new Date(hour).toISOString(),
     period_end: new Date(hour + HOUR_MS).toISOString(),
@@ -157,7 +172,7 @@ export function noteHealthAlerts(
       raised = true;
     }
   }
-  return raised && config !== null;
+  return raised;
 }
 
 /** Drops key refusals older than `before` (with the history). */

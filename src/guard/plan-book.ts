@@ -8,9 +8,13 @@
  *   a late or repeated push never undoes a later decision.
  * - A member row says which decision its guard should hold (`target`) and which
  *   it acknowledged (`applied`). A rollout pushes the members behind, at most
- *   PLAN_WAVE a call and PUSH_CONCURRENCY at a time; the caller calls again
- *   until none is due (each call its own subrequest budget), and a guard that
- *   could not be reached is tried again from the alarm, backing off.
+ *   PLAN_WAVE a call and PUSH_CONCURRENCY at a time. The book finishes a rollout
+ *   on its own: while members are due its alarm is set for now, and each alarm
+ *   pushes one wave (its own subrequest budget) and sets the next. A caller
+ *   calling `rollout()` again only speeds it up: a wave claims its members (for
+ *   PUSH_CLAIM_MS), so two rollouts at once push different members, and a wave
+ *   cut short is pushed again when its claim ends. A guard that could not be
+ *   reached is tried again from the alarm, backing off.
  * - The guard applies a push as it applies new limits: it tells its regional
  *   brokers before it answers, so the change holds everywhere within
  *   LEASE_MAX_MS of the rollout reaching it.
@@ -25,6 +29,8 @@ import { guardFor } from './tenant-guard';
 export const PLAN_WAVE = 1000;
 /** Guard calls of a rollout in flight at once. */
 const PUSH_CONCURRENCY = 50;
+/** How long a wave's members are left to it before another rollout pushes them again. */
+const PUSH_CLAIM_MS = 60_000;
 /** A guard that could not be reached is tried again after this, doubling, at most RETRY_MAX_MS. */
 const RETRY_FIRST_MS = 5000;
 const RETRY_MAX_MS = 300_000;
@@ -65,6 +71,8 @@ interface MemberRow extends Record<string, SqlStorageValue> {
 
 export class PlanBook extends DurableObject<Cloudflare.Env> {
   private readonly sql: SqlStorage;
+  /** Members one rollout call pushes (tests make it smaller to cut a rollout short). */
+  waveSize = PLAN_WAVE;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -96,8 +104,8 @@ export class PlanBook extends DurableObject<Cloudflare.Env> {
   }
 
   /**
-   * Sets a plan (new or changed) and takes it to its tenants: the first wave now.
-   * The caller calls `rollout()` again while `due` is above 0.
+   * Sets a plan (new or changed) and takes it to its tenants: the first wave now, the
+   * rest from the alarm (a caller may call `rollout()` while `due` is above 0, sooner).
    */
   async put(
     name: string,
@@ -158,20 +166,31 @@ export class PlanBook extends DurableObject<Cloudflare.Env> {
     return { kind: 'joined', plan, version };
   }
 
-  /** A deleted tenant leaves its plan, if it is on one (its own record may not say so). */
+  /** A deleted tenant leaves its plan, if it is on one. */
   async leave(tenantId: string): Promise<void> {
     if (this.planOf(tenantId) !== null) await this.join(tenantId, null);
   }
 
-  /** The plan a tenant is on, as decided here (null: none). */
+  /** The plan a tenant is on, as decided here (null: none): the one place that says it. */
   planOf(tenantId: string): string | null {
-    const row = this.sql
-      .exec<{ plan: string | null }>('SELECT plan FROM members WHERE tenant_id = ?', tenantId)
-      .toArray()[0];
-    return row?.plan ?? null;
+    return this.plansOf([tenantId])[tenantId] ?? null;
   }
 
-  /** Pushes the next wave of members whose guard is behind and due. */
+  /** The plans of several tenants (a page of the tenant list), by id; absent: none. */
+  plansOf(tenantIds: string[]): Record<string, string> {
+    const plans: Record<string, string> = {};
+    const rows = this.sql.exec<{ tenant_id: string; plan: string | null }>(
+      'SELECT tenant_id, plan FROM members WHERE tenant_id IN (SELECT value FROM json_each(?))',
+      JSON.stringify(tenantIds),
+    );
+    for (const row of rows) if (row.plan !== null) plans[row.tenant_id] = row.plan;
+    return plans;
+  }
+
+  /**
+   * Pushes the next wave of members whose guard is behind and due. The alarm is set for
+   * the rest before the first push, so they are pushed whether or not anyone calls again.
+   */
   async rollout(): Promise<Rollout> {
     const now = Date.now();
     const due = this.sql
@@ -179,23 +198,33 @@ export class PlanBook extends DurableObject<Cloudflare.Env> {
         `SELECT tenant_id, plan, target, tries FROM members
          WHERE applied < target AND next_at <= ? ORDER BY tenant_id LIMIT ?`,
         now,
-        PLAN_WAVE + 1,
+        this.waveSize + 1,
       )
       .toArray();
-    const wave = due.slice(0, PLAN_WAVE);
+    const wave = due.slice(0, this.waveSize);
     const outcome = await this.push(wave, now);
     return { ...outcome, due: due.length - wave.length };
   }
 
-  /** Members still behind: tried again, backing off. */
+  /** The next wave of a rollout, or members behind tried again. */
   override async alarm(): Promise<void> {
-    let round = await this.rollout();
-    while (round.due > 0) round = await this.rollout();
-    this.wakeForRetries();
+    await this.rollout();
   }
 
-  /** Sends each member its decision (PUSH_CONCURRENCY at a time) and notes what was taken. */
+  /**
+   * Sends each member its decision (PUSH_CONCURRENCY at a time) and notes what was taken.
+   * The members are claimed and the alarm set first: a push cut short (the object
+   * evicted, the caller gone) is made again when the claim ends.
+   */
   private async push(members: MemberRow[], now: number): Promise<Omit<Rollout, 'due'>> {
+    for (const m of members) {
+      this.sql.exec(
+        'UPDATE members SET next_at = ? WHERE tenant_id = ?',
+        now + PUSH_CLAIM_MS,
+        m.tenant_id,
+      );
+    }
+    this.wake();
     const limitsOf = new Map<string, Limits>();
     const pushOf = (m: MemberRow): PlanPush => {
       if (m.plan === null) return { name: null, version: m.target, limits: null };
@@ -237,15 +266,17 @@ export class PlanBook extends DurableObject<Cloudflare.Env> {
     }
     // A tenant that left its plan and whose guard knows it needs no row.
     this.sql.exec('DELETE FROM members WHERE plan IS NULL AND applied >= target');
-    if (failed > 0) this.wakeForRetries();
+    this.wake();
     return { applied, failed };
   }
 
-  private wakeForRetries(): void {
+  /** Sets the alarm for the first member behind (now, if one is due), or clears it. */
+  private wake(): void {
     const next = this.sql
       .exec<{ at: number | null }>('SELECT MIN(next_at) AS at FROM members WHERE applied < target')
       .one().at;
-    if (next !== null) void this.ctx.storage.setAlarm(Math.max(next, Date.now()));
+    if (next === null) void this.ctx.storage.deleteAlarm();
+    else void this.ctx.storage.setAlarm(Math.max(next, Date.now()));
   }
 
   private described(row: PlanRow): Plan {

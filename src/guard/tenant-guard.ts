@@ -51,7 +51,13 @@ import type { AuditContext, MintedToken, RotateOutcome } from './token-registry'
 const RESYNC_AFTER_MS = 5000;
 /** A write to KV that failed is tried once more, after this pause (KV takes one write a second per key). */
 const KV_RETRY_MS = 1100;
-/** Rounds of writing one call makes at most before it answers; the alarm writes the rest. */
+/**
+ * Rounds of writing one call makes at most before it answers; the alarm writes the rest.
+ * A change is decided (and answered) first: should KV refuse twice, or other calls keep
+ * deciding for 10 rounds, KV holds it only once the alarm has written it (logged as
+ * `tokens.sync_failed` or `tokens.sync_deferred`; docs/SECURITY.md, "Token changes are
+ * decided in one place").
+ */
 const SYNC_ROUNDS = 10;
 
 /** The TenantGuard of one tenant. */
@@ -66,6 +72,8 @@ export class TenantGuard extends DurableObject {
   private readonly core: GuardCore;
   /** When the alarm is set for, as far as this object knows (undefined: not known). */
   private alarmAt: number | null | undefined;
+  /** The one read of KV's tokens in progress for adoption (tokensReady). */
+  private adopting: Promise<void> | null = null;
   /** A call is writing decided token records to KV (syncTokens). */
   private syncing = false;
   /**
@@ -293,14 +301,18 @@ export class TenantGuard extends DurableObject {
     this.fleetScheduled = true;
     if (now < next) return next;
     const hours = this.core.fleetHours(Math.floor(now / 3_600_000) * 3_600_000 - 3_600_000);
+    // Taken before the call: usage coming in while it is on its way is due again, not lost.
+    this.fleetDue = false;
     try {
       if (hours.length > 0) await fleetBoardOf(this.env, tenantId).report(tenantId, hours, now);
-      this.fleetDue = false;
-      this.fleetScheduled = false;
       this.fleetReportedAt = now;
+      // Usage came in meanwhile: the alarm stays set for its report (fleetScheduled too).
+      if (this.fleetDue) return now + FLEET_REPORT_MS;
+      this.fleetScheduled = false;
       return Number.POSITIVE_INFINITY;
     } catch {
-      // Tried again with the next alarm.
+      // Given back, and tried again with the next alarm.
+      this.fleetDue = true;
       return now + FLEET_REPORT_MS;
     }
   }
@@ -355,15 +367,22 @@ export class TenantGuard extends DurableObject {
   }
 
   /**
-   * Once per tenant: the tokens KV held before this guard decided them are taken in
-   * (blocking other calls meanwhile, so no decision is made without them).
+   * Once per tenant: the tokens KV held before this guard decided them are taken in.
+   * Every token call waits for that one read of KV, so no token decision is made
+   * without them; other calls (admissions, usage) go on meanwhile. Nothing else
+   * writes a tenant's token records, so KV cannot change between the read and its
+   * adoption (one synchronous step).
    */
   private async tokensReady(tenantId: string): Promise<void> {
     if (this.core.tokensAdopted()) return;
-    await this.ctx.blockConcurrencyWhile(async () => {
-      if (this.core.tokensAdopted()) return;
-      this.core.adoptTokens(await indexedTokens(this.env.TENANTS, tenantId));
-    });
+    this.adopting ??= indexedTokens(this.env.TENANTS, tenantId)
+      .then((entries) => {
+        if (!this.core.tokensAdopted()) this.core.adoptTokens(entries);
+      })
+      .finally(() => {
+        this.adopting = null;
+      });
+    await this.adopting;
     // What the guard knew better (a revocation KV had lost) goes back to KV.
     await this.syncTokens();
   }
@@ -408,6 +427,10 @@ export class TenantGuard extends DurableObject {
       } finally {
         this.syncing = false;
       }
+    }
+    // Decided, answered, not yet in KV: the alarm set above writes the rest.
+    if (this.core.tokens.hasPending()) {
+      log.warn('tokens.sync_deferred', { rounds: SYNC_ROUNDS, retry_in_ms: RESYNC_AFTER_MS });
     }
   }
 

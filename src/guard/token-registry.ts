@@ -13,6 +13,7 @@
  * family rotates one step at a time (docs/OPERATING.md, "Rotation").
  */
 import type { NewAuditEntry } from '../audit/audit-log';
+import { DEFAULT_USAGE_RETENTION_DAYS } from '../metering/usage';
 import type { TokenEntry } from '../tenants/token-store';
 import type { TokenRecord } from '../types/tenants';
 import type { ListedToken } from '../types/wire';
@@ -106,7 +107,7 @@ const fromRow = (r: Row): TokenRow => ({
  * listed, as such (docs/OPERATING.md, "Rotation"): as long as the usage history
  * keeps by default (USAGE_RETENTION_DAYS), so its family and its usage keep a name.
  */
-export const ENDED_TOKENS_LISTED_DAYS = 90;
+export const ENDED_TOKENS_LISTED_DAYS = DEFAULT_USAGE_RETENTION_DAYS;
 
 /** An ISO time as ms, for the columns that sweeping and listing compare. */
 const msOf = (iso: string | null | undefined) => (iso ? Date.parse(iso) : null);

@@ -8,6 +8,9 @@
 
 import type { RecentRequest } from '../types/wire';
 
+/** How long usage history is kept unless USAGE_RETENTION_DAYS says otherwise. */
+export const DEFAULT_USAGE_RETENTION_DAYS = 90;
+
 /** Upper bounds of the latency buckets, in ms; the last bucket is everything above. */
 export const LATENCY_BUCKETS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000] as const;
 

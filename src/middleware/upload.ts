@@ -7,7 +7,9 @@
  * - each part must be a file under the route's file field (at most `maxFiles`)
  *   or one of its short text fields, checked by the route's schema at the end;
  * - a refusal errors the stream, so the platform's request is cut off before its
- *   closing boundary and never completes; the caller gets the refusal.
+ *   closing boundary and never completes; the caller gets the refusal;
+ * - a deadline that passes while the gateway waits for the caller's next bytes is
+ *   the caller's (408, upstream/fetch.ts), not the platform's.
  *
  * @example const upload = uploadBody(c, spec.upload); fetch(url, { body: upload.stream })
  */
@@ -46,6 +48,9 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
   const reader = source.getReader();
   const cut = new AbortController();
   let failure: Error | null = null;
+  // True while the gateway waits for the caller's next bytes (not while the platform is slow to take them).
+  let awaitingCaller = false;
+  let cancelled = false;
   let total = 0;
   const stream = new ReadableStream<Uint8Array>(
     {
@@ -53,7 +58,11 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
         // Refused already: nothing more goes on; the aborted call cancels the stream.
         if (failure) return new Promise<void>(() => undefined);
         try {
+          awaitingCaller = true;
           const { done, value } = await readOrBroken(reader);
+          // The call was cut off while this read waited: keep saying so, and stop here.
+          if (cancelled) return;
+          awaitingCaller = false;
           if (done) {
             const rest = scanner.finish();
             if (rest.byteLength > 0) controller.enqueue(rest);
@@ -72,13 +81,21 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
         }
       },
       cancel(reason) {
+        cancelled = true;
         return reader.cancel(reason);
       },
     },
     // Pulled only as the platform's side reads: at most a chunk or two in memory.
     { highWaterMark: 0 },
   );
-  return { stream, contentType, length, failure: () => failure, signal: cut.signal };
+  return {
+    stream,
+    contentType,
+    length,
+    failure: () => failure,
+    awaitingCaller: () => awaitingCaller,
+    signal: cut.signal,
+  };
 }
 
 /** The caller's body stream failing (the client went away) is its fault, not the platform's. */

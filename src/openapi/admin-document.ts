@@ -140,10 +140,12 @@ const OPERATIONS: AdminOperation[] = [
     path: '/admin/plans/{name}',
     summary: "Set a plan (the same body as a tenant's limits); every tenant on it takes it",
     description:
-      'Answers once every tenant on the plan has it in its TenantGuard (then within ' +
-      'LEASE_MAX_MS everywhere); `pending` counts those that could not be reached, retried ' +
-      'by the plan book. A tenant joins with PATCH /admin/tenants/{id} `{"plan": "<name>"}`; ' +
-      'its own limits, when set, still win.',
+      'The plan book takes the change to every tenant on the plan on its own; this request ' +
+      'helps for up to 20,000 tenants, so it usually answers with all of them reached. ' +
+      '`pending` counts the tenants whose TenantGuard does not hold it yet (still to be ' +
+      'reached, or not reachable: retried by the plan book); the change holds everywhere ' +
+      'within LEASE_MAX_MS of `pending` reaching 0 (GET /admin/plans/{name}). A tenant joins ' +
+      'with PATCH /admin/tenants/{id} `{"plan": "<name>"}`; its own limits, when set, still win.',
     body: limitsSchema,
   },
   {

@@ -34,7 +34,11 @@ const GATEWAY_PATHS = [
   '/portal/*',
 ] as const;
 
-/** Names the gateway's own routes go by in logs, usage history and OpenAPI (operationId()). */
+/**
+ * Names the gateway's own routes go by: in logs and usage history (operationId()), and as
+ * operationIds of the OpenAPI document (`usage.own` is GET /usage's there), where a
+ * declared operation's id must not repeat one.
+ */
 const GATEWAY_OPERATION_IDS = [
   'admin',
   'auth.browser_token',
@@ -96,10 +100,9 @@ export const platformOperationsSchema = z
   .transform((value, ctx) => {
     const specs: RouteSpec[] = [];
     for (const [id, raw] of Object.entries(value)) {
-      const problems = entryProblems(id, raw, specs);
+      const { problems, spec } = declare(id, raw, specs);
       for (const { path, message } of problems)
         ctx.addIssue({ code: 'custom', path: [id, ...path], message });
-      const spec = problems.length === 0 ? toSpec(id, entrySchema.parse(raw)) : null;
       if (spec) specs.push(spec);
     }
     return specs;
@@ -110,25 +113,33 @@ interface Problem {
   message: string;
 }
 
-/** What is wrong with one entry, each problem with the field it is in; none when it is sound. */
-function entryProblems(id: string, raw: unknown, earlier: RouteSpec[]): Problem[] {
+type Declared = { problems: Problem[]; spec: RouteSpec | null };
+const refused = (problems: Problem[]): Declared => ({ problems, spec: null });
+
+/**
+ * One entry as a route spec, its schemas converted once; or what is wrong with it, each
+ * problem with the field it is in.
+ */
+function declare(id: string, raw: unknown, earlier: RouteSpec[]): Declared {
   const idOk = operationId.safeParse(id);
   if (!idOk.success)
-    return [{ path: [], message: `operation id ${idOk.error.issues[0]?.message}` }];
+    return refused([{ path: [], message: `operation id ${idOk.error.issues[0]?.message}` }]);
   if (ROUTE_SPECS.some((s) => s.id === id)) {
-    return [
+    return refused([
       { path: [], message: 'is the id of a built-in operation: amend it with ROUTE_OVERRIDES' },
-    ];
+    ]);
   }
   if (GATEWAY_OPERATION_IDS.includes(id)) {
-    return [{ path: [], message: "is the name of one of the gateway's own routes" }];
+    return refused([{ path: [], message: "is the name of one of the gateway's own routes" }]);
   }
   const parsed = entrySchema.safeParse(raw);
   if (!parsed.success) {
-    return parsed.error.issues.map((i) => ({
-      path: i.path,
-      message: i.code === 'unrecognized_keys' ? `unknown field ${i.keys.join(', ')}` : i.message,
-    }));
+    return refused(
+      parsed.error.issues.map((i) => ({
+        path: i.path,
+        message: i.code === 'unrecognized_keys' ? `unknown field ${i.keys.join(', ')}` : i.message,
+      })),
+    );
   }
   const entry = parsed.data;
   const problems: Problem[] = [];
@@ -141,15 +152,17 @@ function entryProblems(id: string, raw: unknown, earlier: RouteSpec[]): Problem[
   }
   const clash = collision(entry.method, path, earlier);
   if (clash) problems.push({ path: ['path'], message: clash });
+  const schemas: Partial<Record<'query' | 'params' | 'body', InputSchema>> = {};
   for (const field of ['query', 'params', 'body'] as const) {
     try {
-      schemaOf(field, entry, path);
+      const schema = schemaOf(field, entry, path);
+      if (schema) schemas[field] = schema;
     } catch (err) {
       if (!(err instanceof SchemaProblem)) throw err;
       problems.push({ path: [field, ...err.path], message: err.message });
     }
   }
-  return problems;
+  return problems.length > 0 ? refused(problems) : { problems, spec: toSpec(id, entry, schemas) };
 }
 
 /** `{name}` placeholders in Hono's `:name` form, the route table's. */
@@ -169,12 +182,15 @@ function schemaOf(
   return field === 'query' ? queryFromJsonSchema(json) : bodyFromJsonSchema(json);
 }
 
-function toSpec(id: string, entry: Entry): RouteSpec {
-  const path = honoPath(entry.path);
+function toSpec(
+  id: string,
+  entry: Entry,
+  schemas: Partial<Record<'query' | 'params' | 'body', InputSchema>>,
+): RouteSpec {
   return {
     id,
     method: entry.method satisfies HttpMethod,
-    path,
+    path: honoPath(entry.path),
     credential: entry.credential,
     group: entry.group,
     declared: true,
@@ -182,9 +198,9 @@ function toSpec(id: string, entry: Entry): RouteSpec {
     ...(entry.cache ? { cache: entry.cache } : {}),
     ...(entry.timeout_ms !== undefined ? { timeoutMs: entry.timeout_ms } : {}),
     ...(entry.secrets ? { secrets: true } : {}),
-    params: schemaOf('params', entry, path),
-    query: schemaOf('query', entry, path),
-    body: schemaOf('body', entry, path),
+    params: schemas.params,
+    query: schemas.query,
+    body: schemas.body,
   };
 }
 

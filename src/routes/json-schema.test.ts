@@ -84,6 +84,49 @@ describe('query and path values: scalars read from their text', () => {
   });
 });
 
+describe('numbers past 2^53 - 1, which JSON cannot hold exactly', () => {
+  const problem = (make: () => unknown) => {
+    try {
+      make();
+    } catch (err) {
+      if (err instanceof SchemaProblem) return `${err.path.join('.')}: ${err.message}`;
+      throw err;
+    }
+    return null;
+  };
+
+  it("are refused in an operator's schema, naming where", () => {
+    // As the settings' JSON.parse gives it: already rounded to 100000000000000000.
+    const big = JSON.parse('{"type": "integer", "maximum": 99999999999999999}');
+    expect(problem(() => bodyFromJsonSchema({ properties: { n: big } }))).toMatch(
+      /^properties\.n\.maximum: must be from -9007199254740991 to 9007199254740991/,
+    );
+    expect(problem(() => queryFromJsonSchema({ properties: { n: big } }))).toMatch(
+      /^properties\.n\.maximum: must be from/,
+    );
+    expect(
+      problem(() => bodyFromJsonSchema({ properties: { k: { enum: [1, 2 ** 60] } } })),
+    ).toMatch(/^properties\.k\.enum\.1: must be from/);
+    // The largest exact integer is fine, and then zod still refuses larger values.
+    const body = bodyFromJsonSchema({
+      type: 'object',
+      properties: { n: { type: 'integer', maximum: Number.MAX_SAFE_INTEGER } },
+    });
+    expect(body.safeParse({ n: Number.MAX_SAFE_INTEGER }).success).toBe(true);
+    expect(body.safeParse({ n: 2 ** 60 }).success).toBe(false);
+  });
+
+  it('are refused as query values, saying the range, not rounded', () => {
+    const q = queryFromJsonSchema({ properties: { x: { type: 'number' } } });
+    expect(parse(q, { x: '9007199254740991' }).data).toEqual({ x: 9007199254740991 });
+    const refused = parse(q, { x: '9999999999999999.5' });
+    expect(refused.success).toBe(false);
+    expect(refused.error?.issues[0]?.message).toBe(
+      'x must be a number from -9007199254740991 to 9007199254740991',
+    );
+  });
+});
+
 describe('JSON bodies', () => {
   it('are strict at the top unless the schema says otherwise; nested objects follow it', () => {
     const strict = bodyFromJsonSchema({
@@ -94,6 +137,26 @@ describe('JSON bodies', () => {
     expect(strict.safeParse({ a: {}, z: 1 }).error?.issues[0]?.code).toBe('unrecognized_keys');
     const open = bodyFromJsonSchema({ type: 'object', additionalProperties: true });
     expect(open.safeParse({ anything: 1 }).success).toBe(true);
+  });
+
+  it('are checked where object keywords stand without "type": "object", at the top and inside', () => {
+    const body = bodyFromJsonSchema({
+      properties: {
+        a: { properties: { b: { type: 'string' } }, required: ['b'] },
+        list: { type: 'array', items: { properties: { c: { type: 'integer' } } } },
+      },
+      required: ['a'],
+    });
+    expect(body.safeParse({ a: { b: 'x' }, list: [{ c: 1 }] }).success).toBe(true);
+    for (const bad of [
+      {},
+      { a: {} },
+      { a: { b: 1 } },
+      { a: { b: 'x' }, z: 1 },
+      { a: { b: 'x' }, list: [{ c: 'x' }] },
+    ]) {
+      expect(body.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+    }
   });
 
   it("turns zod's refusals into a problem at the schema's path", () => {

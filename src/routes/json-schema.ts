@@ -102,10 +102,57 @@ function requiredNames(json: Json): string[] {
 
 /** z.fromJSONSchema, its refusals turned into a problem at `path`. */
 function converted(json: unknown, path: PropertyKey[]): z.ZodType {
+  exactIntegers(json, path);
   try {
-    return z.fromJSONSchema(json as z.core.JSONSchema.JSONSchema);
+    return z.fromJSONSchema(typedObjects(json) as z.core.JSONSchema.JSONSchema);
   } catch (err) {
     throw new SchemaProblem(path, err instanceof Error ? err.message : 'cannot be converted');
+  }
+}
+
+/** Keywords whose values are schemas, and those whose values are lists or maps of them. */
+const SUBSCHEMA = ['additionalProperties', 'items', 'not', 'contains', 'propertyNames'];
+const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
+const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions'];
+const OBJECT_KEYWORDS = ['properties', 'required', 'additionalProperties', 'patternProperties'];
+
+/**
+ * The schema with `"type": "object"` where object keywords stand without a type: z.fromJSONSchema
+ * ignores `properties` and `required` there, so nothing would be checked (the wire form keeps
+ * the operator's text).
+ */
+function typedObjects(json: unknown): unknown {
+  if (!isObject(json)) return json;
+  const out: Json = { ...json };
+  if (out.type === undefined && OBJECT_KEYWORDS.some((k) => k in out)) out.type = 'object';
+  for (const k of SUBSCHEMA) if (isObject(out[k])) out[k] = typedObjects(out[k]);
+  for (const k of SUBSCHEMA_LISTS) {
+    const list = out[k];
+    if (Array.isArray(list)) out[k] = list.map(typedObjects);
+  }
+  for (const k of SUBSCHEMA_MAPS) {
+    const map = out[k];
+    if (isObject(map)) {
+      out[k] = Object.fromEntries(Object.entries(map).map(([n, v]) => [n, typedObjects(v)]));
+    }
+  }
+  return out;
+}
+
+/**
+ * Refuses an integer past 2^53 - 1 anywhere in a schema (a bound, an enum, a default):
+ * JSON numbers are doubles, so the settings' parse has rounded it already, and a bound
+ * that large would also lift zod's own refusal of integers it cannot hold exactly.
+ */
+function exactIntegers(json: unknown, path: PropertyKey[]): void {
+  if (typeof json === 'number' && Number.isInteger(json) && !Number.isSafeInteger(json)) {
+    throw new SchemaProblem(
+      path,
+      `must be from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}: a JSON number past that is not exact (send such values as strings)`,
+    );
+  }
+  if (Array.isArray(json) || isObject(json)) {
+    for (const [k, v] of Object.entries(json)) exactIntegers(v, [...path, k]);
   }
 }
 
@@ -131,11 +178,28 @@ function scalarOf(schema: Json, path: PropertyKey[]): Scalar {
   );
 }
 
+/** Numbers read from text must be held exactly: at most 2^53 - 1 either way. */
+const EXACT = `from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`;
+const exact = (v: unknown) => Math.abs(v as number) <= Number.MAX_SAFE_INTEGER;
+
 /** How each scalar is read from its text; anything else is refused before its schema runs. */
-const READ: Record<Scalar, { pattern: RegExp; says: string; read: (text: string) => unknown }> = {
+const READ: Record<
+  Scalar,
+  {
+    pattern: RegExp;
+    says: string;
+    read: (text: string) => unknown;
+    holds?: (v: unknown) => boolean;
+  }
+> = {
   string: { pattern: /^[\s\S]*$/, says: 'a string', read: (t) => t },
-  integer: { pattern: /^-?\d{1,16}$/, says: 'an integer', read: Number },
-  number: { pattern: /^-?\d{1,16}(\.\d{1,16})?$/, says: 'a number', read: Number },
+  integer: { pattern: /^-?\d{1,16}$/, says: `an integer ${EXACT}`, read: Number, holds: exact },
+  number: {
+    pattern: /^-?\d{1,16}(\.\d{1,16})?$/,
+    says: `a number ${EXACT}`,
+    read: Number,
+    holds: exact,
+  },
   boolean: { pattern: /^(true|false)$/, says: 'true or false', read: (t) => t === 'true' },
 };
 
@@ -152,11 +216,8 @@ function textFields(top: Json, required: Set<string>): InputSchema {
     const how = READ[scalar];
     const error = (issue: { input?: unknown }) =>
       issue.input === undefined ? `${name} is required` : `${name} must be ${how.says}`;
-    let field: z.ZodType = z
-      .string({ error })
-      .regex(how.pattern, { error })
-      .transform(how.read)
-      .pipe(typed);
+    const read = z.string({ error }).regex(how.pattern, { error }).transform(how.read);
+    let field: z.ZodType = (how.holds ? read.refine(how.holds, { error }) : read).pipe(typed);
     if (fallback !== undefined) {
       if (!typed.safeParse(fallback).success) {
         throw new SchemaProblem([...path, 'default'], 'does not satisfy its own schema');

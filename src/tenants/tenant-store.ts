@@ -6,10 +6,10 @@ import { invalidField } from '../errors';
 import { sha256Hex } from '../hash';
 import { count } from '../stats';
 import type {
-  ListedTenant,
   PublicTenant,
   StoredTenant,
   Tenant,
+  TenantMetadata,
   TenantStatus,
 } from '../types/tenants';
 import { type KeyRing, open, seal, sealedKid } from './crypto';
@@ -18,15 +18,19 @@ import { tenantKey } from './kv-keys';
 import { Memo } from './memo';
 import { randomBase62 } from './token';
 
-/** A tenant as the operator API shows it: no key, sealed or not. */
-export function publicTenant(t: StoredTenant | Tenant): PublicTenant {
+/** A tenant as the operator API shows it: no key, sealed or not; its plan is the PlanBook's. */
+export function publicTenant(t: StoredTenant | Tenant, plan: string | null): PublicTenant {
+  return { ...shownOf(t), plan };
+}
+
+/** What the operator API shows of a tenant's record (its list metadata, and its origins). */
+function shownOf(t: StoredTenant | Tenant): TenantMetadata & { cors_origins: string[] } {
   return {
     id: t.id,
     name: t.name,
     status: t.status,
     cors_origins: t.cors_origins ?? [],
     key_fingerprint: shortFingerprint(t.key_fingerprint),
-    plan: t.plan ?? null,
     created_at: t.created_at,
     updated_at: t.updated_at,
   };
@@ -45,7 +49,6 @@ export interface NewTenant {
   name: string;
   platformKey: string;
   corsOrigins: string[];
-  plan: string | null;
 }
 
 export interface TenantPatch {
@@ -53,7 +56,6 @@ export interface TenantPatch {
   status?: TenantStatus;
   platform_key?: string;
   cors_origins?: string[];
-  plan?: string | null;
 }
 
 export class TenantStore {
@@ -75,7 +77,6 @@ export class TenantStore {
       cors_origins: t.corsOrigins,
       platform_key_sealed: await seal(this.ring, t.platformKey, id),
       key_fingerprint: await sha256Hex(t.platformKey),
-      plan: t.plan,
       created_at: now,
       updated_at: now,
     };
@@ -88,6 +89,9 @@ export class TenantStore {
   /**
    * A tenant with this name (any case, spaces at the ends ignored) and this platform
    * key, if there is one: creating a second is almost always a repeated submit.
+   * Best effort, not a guarantee: KV has no compare-and-set and lists are eventually
+   * consistent, so two creations at once (or within KV's propagation, up to 60 s from
+   * another location) can both find none and both be made.
    */
   async twinOf(name: string, platformKey: string): Promise<string | null> {
     const wanted = name.trim().toLowerCase();
@@ -118,9 +122,9 @@ export class TenantStore {
   async list(
     cursor: string | undefined,
     limit: number,
-  ): Promise<{ tenants: ListedTenant[]; cursor: string | null }> {
+  ): Promise<{ tenants: TenantMetadata[]; cursor: string | null }> {
     count('kv_reads');
-    const page = await this.kv.list<ListedTenant>({ prefix: tenantKey(''), cursor, limit });
+    const page = await this.kv.list<TenantMetadata>({ prefix: tenantKey(''), cursor, limit });
     return {
       tenants: page.keys.flatMap((k) => (k.metadata ? [listedRow(k.metadata)] : [])),
       cursor: page.list_complete ? null : page.cursor,
@@ -138,14 +142,14 @@ export class TenantStore {
     q: string,
     cursor: string | undefined,
     limit: number,
-  ): Promise<{ tenants: ListedTenant[]; cursor: string | null }> {
+  ): Promise<{ tenants: TenantMetadata[]; cursor: string | null }> {
     const needle = q.toLowerCase();
     let at = cursor ? readSearchCursor(cursor) : { k: null, o: 0 };
-    const found: ListedTenant[] = [];
+    const found: TenantMetadata[] = [];
     let scanned = 0;
     for (;;) {
       count('kv_reads');
-      const page = await this.kv.list<ListedTenant>({
+      const page = await this.kv.list<TenantMetadata>({
         prefix: tenantKey(''),
         cursor: at.k ?? undefined,
         limit: 1000,
@@ -174,7 +178,6 @@ export class TenantStore {
       name: patch.name ?? stored.name,
       status: patch.status ?? stored.status,
       cors_origins: patch.cors_origins ?? stored.cors_origins ?? [],
-      plan: patch.plan === undefined ? (stored.plan ?? null) : patch.plan,
       updated_at: new Date().toISOString(),
     };
     if (patch.platform_key !== undefined) {
@@ -213,8 +216,10 @@ export class TenantStore {
 
   private async put(tenant: StoredTenant): Promise<void> {
     // Metadata (KV allows 1024 bytes) lets the tenant list come from one KV list call.
-    const { cors_origins: _origins, ...listed } = publicTenant(tenant);
-    await this.kv.put(tenantKey(tenant.id), JSON.stringify(tenant), { metadata: listed });
+    const { cors_origins: _origins, ...listed } = shownOf(tenant);
+    // A plan an older record carried goes: the PlanBook alone says it.
+    const { plan: _plan, ...record } = tenant as StoredTenant & { plan?: unknown };
+    await this.kv.put(tenantKey(tenant.id), JSON.stringify(record), { metadata: listed });
     memo.delete(tenant.id);
   }
 
@@ -227,9 +232,10 @@ export class TenantStore {
 /** Most tenant rows one search call reads (docs/BOUNDS.md): five KV list calls. */
 export const SEARCH_SCAN_MAX = 5000;
 
-/** Rows written before the fingerprint (or the plan) was kept in metadata have none. */
-function listedRow(row: ListedTenant): ListedTenant {
-  return { ...row, key_fingerprint: row.key_fingerprint ?? null, plan: row.plan ?? null };
+/** Rows written before the fingerprint was kept in metadata have none; an old row's plan goes. */
+function listedRow(row: TenantMetadata & { plan?: unknown }): TenantMetadata {
+  const { plan: _plan, ...kept } = row;
+  return { ...kept, key_fingerprint: row.key_fingerprint ?? null };
 }
 
 interface SearchPosition {

@@ -44,6 +44,8 @@ export interface UploadBody {
   length: number | null;
   /** The refusal that cut the stream (too large, a bad part), once there is one. */
   failure(): Error | null;
+  /** Whether the gateway is waiting for the caller's next bytes (a deadline then is the caller's). */
+  awaitingCaller(): boolean;
   /** Aborted with the refusal: the platform call ends there, its request never completed. */
   signal: AbortSignal;
 }

@@ -13,11 +13,8 @@ export interface StoredTenant {
   platform_key_sealed: string;
   /** SHA-256 (hex) of the platform key: its identity for cache keys, never the key. */
   key_fingerprint: string;
-  /**
-   * The plan it is on, as the PlanBook decided it (shown in lists; the PlanBook and
-   * the TenantGuard are what count). Absent in records written before plans.
-   */
-  plan?: string | null;
+  // No plan: the PlanBook alone says which plan a tenant is on (guard/plan-book.ts).
+  // Records written before this may still carry `plan`; it is ignored and dropped.
   created_at: string;
   updated_at: string;
 }
@@ -53,13 +50,14 @@ export interface TokenRecord {
  * is a short one (the first 16 hex digits of the key's SHA-256), enough to tell
  * keys apart in the console; null in list rows written before it was kept.
  */
-export type PublicTenant = Omit<
-  StoredTenant,
-  'platform_key_sealed' | 'key_fingerprint' | 'plan'
-> & {
+export type PublicTenant = Omit<StoredTenant, 'platform_key_sealed' | 'key_fingerprint'> & {
   key_fingerprint: string | null;
+  /** The plan it is on, as the PlanBook says (null: none). */
   plan: string | null;
 };
 
-/** What the tenant list shows (kept in KV metadata, which is small). */
+/** What the tenant list shows: its KV metadata (small), and the plan from the PlanBook. */
 export type ListedTenant = Omit<PublicTenant, 'cors_origins'>;
+
+/** A tenant's KV metadata: what one list call gives of each (no plan, which is not KV's). */
+export type TenantMetadata = Omit<ListedTenant, 'plan'>;

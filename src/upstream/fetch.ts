@@ -16,9 +16,15 @@ export interface Deadline {
 
 /** Failures where the platform sent no byte of an answer: the ones a read may retry. */
 const noAnswer = new WeakSet<GatewayError>();
+/** Failures that were the caller's (its streamed body refused, or too slow): nothing of the platform. */
+const byCaller = new WeakSet<Error>();
 
 export function failedBeforeAnswer(err: unknown): boolean {
   return err instanceof GatewayError && noAnswer.has(err);
+}
+
+export function failedByCaller(err: unknown): boolean {
+  return err instanceof Error && byCaller.has(err);
 }
 
 export async function callPlatform(
@@ -34,9 +40,9 @@ export async function callPlatform(
     res = await fetch(request.url, { ...request.init, signal });
   } catch {
     // A streamed body the gateway refused mid-way cut the call: the caller's refusal, not the platform's.
-    throw request.callerFault?.() ?? failure(deadline, true);
+    throw callerFault(request, deadline) ?? failure(deadline, true);
   }
-  const refused = request.callerFault?.();
+  const refused = callerFault(request, deadline);
   if (refused) {
     // The platform answered a body it never got whole: the refusal is the answer.
     await res.body?.cancel().catch(() => undefined);
@@ -46,8 +52,24 @@ export async function callPlatform(
     return await readUpstream(res);
   } catch (err) {
     if (err instanceof GatewayError) throw err;
-    throw request.callerFault?.() ?? failure(deadline, false);
+    throw callerFault(request, deadline) ?? failure(deadline, false);
   }
+}
+
+/**
+ * The caller's part in a failed call: its streamed body refused, or the deadline passed
+ * while the gateway was waiting for that body's next bytes (a slow sender is not a slow
+ * platform; a platform slow to take the bytes still is).
+ */
+function callerFault(request: UpstreamRequest, deadline: Deadline): Error | null {
+  let err = request.callerFault?.() ?? null;
+  if (!err && deadline.signal.aborted && request.awaitingCaller?.()) {
+    err = new GatewayError('UPLOAD_TIMEOUT', {
+      message: `The upload did not arrive within ${deadline.ms} ms: the gateway was still waiting for its bytes`,
+    });
+  }
+  if (err) byCaller.add(err);
+  return err;
 }
 
 function failure(deadline: Deadline, beforeAnswer: boolean): GatewayError {

@@ -51,6 +51,8 @@ export interface UpstreamRequest {
   init: RequestInit & { headers: Record<string, string> };
   /** Why the caller's streamed body was cut off, if it was: then the failure is the caller's. */
   callerFault?: () => Error | null;
+  /** Whether the gateway is waiting for the caller's streamed body: a deadline then is the caller's. */
+  awaitingCaller?: () => boolean;
   /** Aborts the call when the caller's streamed body is refused mid-way. */
   signal?: AbortSignal;
 }
@@ -84,7 +86,13 @@ export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): Up
         ? upload.stream
         : upload.stream.pipeThrough(new FixedLengthStream(upload.length));
     const init = { method: call.route.method, headers, body, redirect: 'manual' as const };
-    return { url, init, callerFault: upload.failure, signal: upload.signal };
+    return {
+      url,
+      init,
+      callerFault: upload.failure,
+      awaitingCaller: upload.awaitingCaller,
+      signal: upload.signal,
+    };
   }
   const hasBody = call.body !== undefined;
   if (hasBody) headers['content-type'] = 'application/json';

@@ -10,10 +10,13 @@
  *   502/503/504 without Retry-After, is tried once more after a short random
  *   pause, inside the same deadline and only while the key's retry budget and
  *   the upstream's have room. Writes are never retried.
+ * - a call that failed by the caller's fault (an upload refused mid-way, or
+ *   still arriving at the deadline) counts for nothing: a probe it held is
+ *   given back.
  */
 import { GatewayError } from '../errors';
 import { count } from '../stats';
-import { callPlatform, failedBeforeAnswer } from './fetch';
+import { callPlatform, failedBeforeAnswer, failedByCaller } from './fetch';
 import type { UpstreamResult } from './normalize';
 import type { UpstreamRequest } from './request';
 import {
@@ -88,6 +91,11 @@ export async function callResilient(call: ResilientCall): Promise<UpstreamResult
       h.settle(ticket, { failed: false }, now());
       return result;
     } catch (err) {
+      // The caller's fault (its upload refused or too slow) says nothing of the platform.
+      if (failedByCaller(err)) {
+        h.release(ticket);
+        throw err;
+      }
       if (err instanceof GatewayError) h.settle(ticket, outcomeOf(err), now());
       const left = call.deadlineMs - (now() - started);
       const again =

@@ -114,6 +114,12 @@ export class UpstreamHealth {
     else this.close(now);
   }
 
+  /** A call that ended by the caller's fault: nothing counted, the probes it held given back. */
+  release(ticket: Ticket): void {
+    if (ticket.keyProbe) ticket.key.releaseProbe();
+    if (ticket.upstreamProbe) this.breaker.releaseProbe();
+  }
+
   /**
    * Whether a failed read may be tried once more: never a probe, only while
    * both breakers are closed, and with room in the key's budget and the

@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { AuditPage as Page } from '../../src/types/wire';
 import { api } from './api';
-import { type Errors, Field, FormError, fmtTime, focusFirstError, refusal } from './form';
+import { type Errors, Field, FilterForm, fmtTime, focusFirstError, refusal } from './form';
 
 interface Filter {
   tenant_id: string;
@@ -61,8 +61,7 @@ export function AuditPage(props: { tenant?: string | undefined }) {
   }, [filter, pageNum]);
 
   const set = (k: keyof Filter) => (v: string) => setDraft({ ...draft, [k]: v });
-  const submit = (e: Event) => {
-    e.preventDefault();
+  const submit = () => {
     const found = validate(draft);
     setErrors(found);
     if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
@@ -73,75 +72,63 @@ export function AuditPage(props: { tenant?: string | undefined }) {
   return (
     <section aria-labelledby="audit-title">
       <h1 id="audit-title">Audit log</h1>
-      <form
-        ref={form}
-        class="card filters"
-        onSubmit={submit}
-        noValidate
-        aria-label="Filter the audit log"
+      <FilterForm
+        label="Filter the audit log"
+        formRef={form}
+        errors={errors}
+        apply="Filter"
+        onApply={submit}
+        reset="Clear"
+        onReset={() => {
+          setDraft(EMPTY);
+          setFilter(EMPTY);
+          setPageNum(1);
+        }}
       >
-        <FormError errors={errors} />
-        <div class="row">
-          <Field
-            id="audit-tenant"
-            name="tenant_id"
-            label="Tenant id"
-            value={draft.tenant_id}
-            onValue={set('tenant_id')}
-            error={errors.tenant_id}
-          />
-          <Field
-            id="audit-actor"
-            name="actor"
-            label="Operator (email or admin-token)"
-            value={draft.actor}
-            onValue={set('actor')}
-            error={errors.actor}
-          />
-          <Field
-            id="audit-action"
-            name="action"
-            label="Action or prefix"
-            placeholder="token."
-            value={draft.action}
-            onValue={set('action')}
-            error={errors.action}
-          />
-          <Field
-            id="audit-since"
-            name="since"
-            label="Since"
-            type="datetime-local"
-            value={draft.since}
-            onValue={set('since')}
-            error={errors.since}
-          />
-          <Field
-            id="audit-until"
-            name="until"
-            label="Until"
-            type="datetime-local"
-            value={draft.until}
-            onValue={set('until')}
-            error={errors.until}
-          />
-        </div>
-        <div class="actions">
-          <button type="submit" class="primary">
-            Filter
-          </button>
-          <button
-            type="button"
-            onClick={() => {
-              setDraft(EMPTY);
-              setFilter(EMPTY);
-              setPageNum(1);
-            }}
-          >
-            Clear
-          </button>
-        </div>
-      </form>
+        <Field
+          id="audit-tenant"
+          name="tenant_id"
+          label="Tenant id"
+          value={draft.tenant_id}
+          onValue={set('tenant_id')}
+          error={errors.tenant_id}
+        />
+        <Field
+          id="audit-actor"
+          name="actor"
+          label="Operator (email or admin-token)"
+          value={draft.actor}
+          onValue={set('actor')}
+          error={errors.actor}
+        />
+        <Field
+          id="audit-action"
+          name="action"
+          label="Action or prefix"
+          placeholder="token."
+          value={draft.action}
+          onValue={set('action')}
+          error={errors.action}
+        />
+        <Field
+          id="audit-since"
+          name="since"
+          label="Since"
+          type="datetime-local"
+          value={draft.since}
+          onValue={set('since')}
+          error={errors.since}
+        />
+        <Field
+          id="audit-until"
+          name="until"
+          label="Until"
+          type="datetime-local"
+          value={draft.until}
+          onValue={set('until')}
+          error={errors.until}
+        />
+      </FilterForm>
       {page ? (
         <>
           <table class="grid">

@@ -97,6 +97,73 @@ export function Field(p: FieldProps) {
   );
 }
 
+/**
+ * A card of filter fields (the requests, the audit log): the form's own error above them,
+ * then its two buttons, one that applies the fields and one that starts over.
+ */
+export function FilterForm(p: {
+  label: string;
+  formRef: { current: HTMLFormElement | null };
+  errors: Errors;
+  apply: string;
+  onApply: () => void;
+  reset: string;
+  onReset: () => void;
+  children: Child;
+}) {
+  return (
+    <form
+      ref={p.formRef}
+      class="card filters"
+      onSubmit={(e: Event) => {
+        e.preventDefault();
+        p.onApply();
+      }}
+      noValidate
+      aria-label={p.label}
+    >
+      <FormError errors={p.errors} />
+      <div class="row">{p.children}</div>
+      <div class="actions">
+        <button type="submit" class="primary">
+          {p.apply}
+        </button>
+        <button type="button" onClick={p.onReset}>
+          {p.reset}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/**
+ * Back and forth through cursor pages: `trail` holds the cursors of the pages before this
+ * one and this one's; `next` is the answer's cursor (null: the last page).
+ */
+export function CursorPager(p: {
+  trail: (string | undefined)[];
+  setTrail: (trail: (string | undefined)[]) => void;
+  next: string | null | undefined;
+  back: string;
+  forth: string;
+}) {
+  const { trail, setTrail, next } = p;
+  return (
+    <div class="pager">
+      <button
+        type="button"
+        disabled={trail.length <= 1}
+        onClick={() => setTrail(trail.slice(0, -1))}
+      >
+        {p.back}
+      </button>
+      <button type="button" disabled={!next} onClick={() => next && setTrail([...trail, next])}>
+        {p.forth}
+      </button>
+    </div>
+  );
+}
+
 export function FormError({ errors }: { errors: Errors }) {
   return errors._form ? (
     <p class="form-error" role="alert" tabindex={-1}>

@@ -9,7 +9,7 @@ import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { RecentRequestPage, TokenListing } from '../../src/types/wire';
 import { count } from '../lib/format';
 import { api } from './api';
-import { type Errors, Field, FormError, focusFirstError, refusal } from './form';
+import { CursorPager, type Errors, Field, FilterForm, focusFirstError, refusal } from './form';
 
 interface Filter {
   request_id: string;
@@ -78,8 +78,7 @@ export function RequestsSection(props: { tenantId: string }) {
 
   const names = new Map(tokens.map((t) => [t.id, `${t.name} …${t.last4}`]));
   const set = (k: keyof Filter) => (v: string) => setDraft({ ...draft, [k]: v });
-  const submit = (e: Event) => {
-    e.preventDefault();
+  const submit = () => {
     const found = check(draft);
     setErrors(found);
     if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
@@ -96,72 +95,66 @@ export function RequestsSection(props: { tenantId: string }) {
         h; a request shows here about 10 s after its answer. Ids, codes and timings only: never a
         body, query or secret (Workers Logs has every log line).
       </p>
-      <form ref={form} class="card filters" onSubmit={submit} noValidate aria-label="Find requests">
-        <FormError errors={errors} />
-        <div class="row">
-          <Field
-            id="rq-id"
-            name="request_id"
-            label="Request id"
-            value={draft.request_id}
-            onValue={set('request_id')}
-            error={errors.request_id}
-            placeholder="from X-Request-ID or an error's data.request_id"
-          />
-          <div class="field">
-            <label for="rq-token">Token</label>
-            <select
-              id="rq-token"
-              name="token_id"
-              onChange={(e: Event) => set('token_id')((e.target as HTMLSelectElement).value)}
-            >
-              <option value="" selected={draft.token_id === ''}>
-                any token
-              </option>
-              {tokens.map((t) => (
-                <option value={t.id} selected={draft.token_id === t.id}>
-                  {t.name} …{t.last4}
-                </option>
-              ))}
-            </select>
-          </div>
-          <Field
-            id="rq-status"
-            name="status"
-            label="Status"
-            value={draft.status}
-            onValue={set('status')}
-            error={errors.status}
-            placeholder="429, 4xx"
-            hint={`e.g. ${STATUSES.join(', ')}`}
-          />
-          <Field
-            id="rq-operation"
-            name="operation"
-            label="Operation"
-            value={draft.operation}
-            onValue={set('operation')}
-            error={errors.operation}
-            placeholder="team.list"
-          />
-        </div>
-        <div class="actions">
-          <button type="submit" class="primary">
-            Find
-          </button>
-          <button
-            type="button"
-            onClick={() => {
-              setDraft(EMPTY);
-              setFilter(EMPTY);
-              setTrail([undefined]);
-              setReload(reload + 1);
-            }}
+      <FilterForm
+        label="Find requests"
+        formRef={form}
+        errors={errors}
+        apply="Find"
+        onApply={submit}
+        reset="Newest, no filter"
+        onReset={() => {
+          setDraft(EMPTY);
+          setFilter(EMPTY);
+          setTrail([undefined]);
+          setReload(reload + 1);
+        }}
+      >
+        <Field
+          id="rq-id"
+          name="request_id"
+          label="Request id"
+          value={draft.request_id}
+          onValue={set('request_id')}
+          error={errors.request_id}
+          placeholder="from X-Request-ID or an error's data.request_id"
+        />
+        <div class="field">
+          <label for="rq-token">Token</label>
+          <select
+            id="rq-token"
+            name="token_id"
+            onChange={(e: Event) => set('token_id')((e.target as HTMLSelectElement).value)}
           >
-            Newest, no filter
-          </button>
+            <option value="" selected={draft.token_id === ''}>
+              any token
+            </option>
+            {tokens.map((t) => (
+              <option value={t.id} selected={draft.token_id === t.id}>
+                {t.name} …{t.last4}
+              </option>
+            ))}
+          </select>
         </div>
-      </form>
+        <Field
+          id="rq-status"
+          name="status"
+          label="Status"
+          value={draft.status}
+          onValue={set('status')}
+          error={errors.status}
+          placeholder="429, 4xx"
+          hint={`e.g. ${STATUSES.join(', ')}`}
+        />
+        <Field
+          id="rq-operation"
+          name="operation"
+          label="Operation"
+          value={draft.operation}
+          onValue={set('operation')}
+          error={errors.operation}
+          placeholder="team.list"
+        />
+      </FilterForm>
       {page === null ? (
         <p class="loading">Loading…</p>
       ) : (
@@ -234,22 +227,13 @@ export function RequestsSection(props: { tenantId: string }) {
           </tbody>
         </table>
       )}
-      <div class="pager">
-        <button
-          type="button"
-          disabled={trail.length <= 1}
-          onClick={() => setTrail(trail.slice(0, -1))}
-        >
-          Newer
-        </button>
-        <button
-          type="button"
-          disabled={!page?.cursor}
-          onClick={() => page?.cursor && setTrail([...trail, page.cursor])}
-        >
-          Older
-        </button>
-      </div>
+      <CursorPager
+        trail={trail}
+        setTrail={setTrail}
+        next={page?.cursor}
+        back="Newer"
+        forth="Older"
+      />
     </section>
   );
 }

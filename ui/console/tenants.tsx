@@ -7,7 +7,15 @@ import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { KeyCheck, ListedTenant, Plan } from '../../src/types/wire';
 import { ApiError } from '../lib/api';
 import { api } from './api';
-import { type Errors, Field, FormError, focusFirstError, refusal, SecretOnce } from './form';
+import {
+  CursorPager,
+  type Errors,
+  Field,
+  FormError,
+  focusFirstError,
+  refusal,
+  SecretOnce,
+} from './form';
 import { KeyCheckNote } from './key-check';
 import {
   originsProblem,
@@ -119,18 +127,13 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
           </tbody>
         </table>
       )}
-      <div class="pager">
-        <button
-          type="button"
-          disabled={trail.length <= 1}
-          onClick={() => setTrail(trail.slice(0, -1))}
-        >
-          Previous page
-        </button>
-        <button type="button" disabled={!next} onClick={() => next && setTrail([...trail, next])}>
-          Next page
-        </button>
-      </div>
+      <CursorPager
+        trail={trail}
+        setTrail={setTrail}
+        next={next}
+        back="Previous page"
+        forth="Next page"
+      />
       {props.canChange ? (
         <CreateTenant
           created={(id) => {
