@@ -284,10 +284,11 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
             const wake = () => {
               if (!done()) return;
               waiters.delete(wake);
+              timeout.cancel();
               resolve(true);
             };
             waiters.add(wake);
-            clock.after(timeoutMs, () => {
+            const timeout = clock.after(timeoutMs, () => {
               if (waiters.delete(wake)) resolve(false);
             });
           }),
