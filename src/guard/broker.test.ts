@@ -436,7 +436,9 @@ describe('BrokerCore: refusal leases', () => {
       renewal: false,
     };
     f.at(START + 10);
-    const answer = await f.brokers[0]!.acquire(req);
+    const broker = f.brokers[0];
+    if (!broker) throw new Error('no broker');
+    const answer = await broker.acquire(req);
     expect(answer.scopes[0]?.refusal).toMatchObject({ reason: 'rate', violated: 'burst' });
     for (const grant of answer.scopes) expect(grant.meters).not.toEqual([]);
   });

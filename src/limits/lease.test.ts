@@ -144,7 +144,7 @@ function full(
       meters: ['rate:burst'],
       tokenEnd: null,
       refusal:
-        i === 0 && req.scopes[0]!.cost > 0 && !admitted
+        i === 0 && (req.scopes[0]?.cost ?? 0) > 0 && !admitted
           ? { reason: 'rate' as const, violated: 'burst', retryAfter: Math.ceil(fitsIn / 1000) }
           : null,
     })),
