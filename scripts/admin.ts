@@ -13,10 +13,11 @@ import { printable } from './admin/printable';
 const HELP = `Usage: npm run admin -- <command> [arguments] [options]
 
 Tenants
-  tenant create --name NAME [--platform-key KEY] [--scopes LIST] [--token-name NAME] [--expires-in SECONDS] [--cors-origin ORIGIN]...
+  tenant create --name NAME [--platform-key KEY] [--scopes LIST] [--token-name NAME] [--expires-in SECONDS] [--cors-origin ORIGIN]... [--plan PLAN]
   tenant list [--page-size N] [--cursor CURSOR]
   tenant get TENANT_ID
   tenant update TENANT_ID [--name NAME] [--platform-key KEY | --new-platform-key] [--cors-origin ORIGIN]... [--no-cors-origins]
+                          [--plan PLAN | --no-plan]
   tenant disable TENANT_ID | tenant enable TENANT_ID | tenant delete TENANT_ID
 Tokens
   token issue TENANT_ID --name NAME [--scopes LIST] [--expires-in SECONDS | --expires-at ISO] [token limits]
@@ -24,6 +25,12 @@ Tokens
   token limits TENANT_ID TOKEN_ID [--policy NAME=LIMIT/WINDOW_S[:fixed]]... [--daily N] [--monthly N] | --reset
   token rotate TENANT_ID TOKEN_ID [--overlap SECONDS | --old-valid-until ISO]
   token revoke TENANT_ID TOKEN_ID [--with-successors]
+Plans (named limits tenants are on; a tenant's own limits still win)
+  plan list
+  plan get PLAN
+  plan set PLAN [--policy NAME=LIMIT/WINDOW_S[:fixed]]... [--daily N] [--monthly N] [--group GROUP:daily=N]...
+                [--limiter leased|exact]    (every tenant on it takes it before the answer)
+  plan remove PLAN                          (only a plan no tenant is on)
 Partner portal
   portal link TENANT_ID [--expires-in SECONDS]   (a usage:read token in the link's #fragment; 60..3600 s, default 900)
 Limits, cache, audit
@@ -85,6 +92,8 @@ const { values: o, positionals } = parseArgs({
     history: { type: 'string' },
     reset: { type: 'boolean' },
     'with-successors': { type: 'boolean' },
+    plan: { type: 'string' },
+    'no-plan': { type: 'boolean' },
   },
 });
 
@@ -175,6 +184,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         ),
         cors_origins: o['cors-origin'] ?? [],
         token: { ...tokenSpec(), name: o['token-name'] ?? 'default' },
+        ...(o.plan ? { plan: o.plan } : {}),
       };
       const { data } = await api.call('POST', '/tenants', body);
       return {
@@ -189,7 +199,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       });
       const { data } = await api.call('GET', `/tenants?${qs}`);
       const rows = data.tenants
-        .map((x: any) => `${x.id}  ${x.status.padEnd(8)}  ${x.name}`)
+        .map((x: any) => `${x.id}  ${x.status.padEnd(8)}  ${(x.plan ?? '-').padEnd(12)}  ${x.name}`)
         .join('\n');
       return {
         data,
@@ -207,6 +217,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         ...(o.name ? { name: o.name } : {}),
         ...(key ? { platform_key: key } : {}),
         ...(origins ? { cors_origins: origins } : {}),
+        ...(o['no-plan'] ? { plan: null } : o.plan ? { plan: o.plan } : {}),
       };
       return show(await api.call('PATCH', `/tenants/${need(args[0], 'TENANT_ID')}`, body));
     }
@@ -271,6 +282,27 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       return show(
         await api.call('PUT', `/tenants/${need(args[0], 'TENANT_ID')}/limits`, limitsBody()),
       );
+    case 'plan list': {
+      const { data } = await api.call('GET', '/plans');
+      const rows = data.plans.map(
+        (x: any) =>
+          `${x.name.padEnd(24)} ${String(x.tenants).padStart(6)} tenant(s)${x.pending ? ` (${x.pending} pending)` : ''}  ` +
+          `updated ${x.updated_at} by ${x.updated_by}`,
+      );
+      return { data, say: rows.join('\n') || '(no plans)' };
+    }
+    case 'plan get':
+      return show(await api.call('GET', `/plans/${need(args[0], 'PLAN')}`));
+    case 'plan set': {
+      const { data } = await api.call('PUT', `/plans/${need(args[0], 'PLAN')}`, limitsBody());
+      const pending = data.pending ? `; ${data.pending} not reached yet, retried` : '';
+      return {
+        data,
+        say: `Plan ${data.name} set (version ${data.version}): ${data.tenants} tenant(s) on it${pending}.`,
+      };
+    }
+    case 'plan remove':
+      return show(await api.call('DELETE', `/plans/${need(args[0], 'PLAN')}`));
     case 'limits reset':
       return show(await api.call('DELETE', `/tenants/${need(args[0], 'TENANT_ID')}/limits`));
     case 'cache purge':

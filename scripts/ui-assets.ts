@@ -43,5 +43,8 @@ export function buildUiAssets(root: string, assetsDir: string): string[] {
   // read them from `_headers` at the assets' root.
   const headers = path.join(uiDir, '_headers');
   if (existsSync(headers)) copyFileSync(headers, path.join(assetsDir, '_headers'));
+  // The pages' icon (/favicon.svg, which each page links to), so no page asks for one in vain.
+  const icon = path.join(uiDir, 'favicon.svg');
+  if (existsSync(icon)) copyFileSync(icon, path.join(assetsDir, 'favicon.svg'));
   return pages;
 }

@@ -6,6 +6,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { HonoEnv, Observation } from './types/context';
+import type { Envelope, ErrorData, FieldError, InputLocation } from './types/wire';
 
 export const ERRORS = {
   BAD_REQUEST: { code: 40000, status: 400, msg: 'Bad request' },
@@ -163,16 +164,7 @@ export class GatewayError extends Error {
   }
 }
 
-/** Where a rejected value came from, as the caller sees it. */
-export type InputLocation = 'path' | 'query' | 'body';
-
-export interface FieldError {
-  location: InputLocation;
-  field: string;
-  message: string;
-  /** Allowed values, where a field must be one of a known set. */
-  allowed?: string[];
-}
+export type { FieldError, InputLocation };
 
 /** A 400 for one or more rejected fields; `msg` joins their messages. */
 export function validationFailed(...errors: [FieldError, ...FieldError[]]): GatewayError {
@@ -192,11 +184,14 @@ export function invalidField(
   return validationFailed({ location, field, message, ...(allowed ? { allowed } : {}) });
 }
 
-/** The platform's success envelope, for answers the gateway makes itself. */
-export const ok = (data: unknown) => ({ code: 0, msg: 'Success', data });
+/**
+ * The platform's success envelope, for answers the gateway makes itself; `ok<Shape>(…)`
+ * checks `data` against the answer's wire type (types/wire.ts).
+ */
+export const ok = <T>(data: T): Envelope<T> => ({ code: 0, msg: 'Success', data });
 
 /** The envelope body for an error, with the request id in `data`. */
-function errorBody(err: GatewayError, requestId: string) {
+function errorBody(err: GatewayError, requestId: string): Envelope<ErrorData> {
   return { code: err.code, msg: err.message, data: { request_id: requestId, ...err.details } };
 }
 

@@ -1,8 +1,18 @@
 /**
  * SHA-256 and HMAC-SHA-256 of text, in hex: token lookup keys (tenants/token.ts),
  * platform key fingerprints, read-cache keys, idempotency fingerprints and
- * quota alert signatures.
+ * quota alert signatures; and FNV-1a, a fast spread of names over shards.
  */
+
+/** 32-bit FNV-1a of a text's UTF-16 code units: which shard a name goes to. */
+export function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
 
 export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));

@@ -5,7 +5,9 @@ import { operatorEntrypoint } from './operator-entrypoint';
 import type { Bindings } from './types/context';
 
 export { AuditLog } from './audit/audit-log';
+export { FleetBoard } from './guard/fleet-board';
 export { LeaseBroker } from './guard/lease-broker';
+export { PlanBook } from './guard/plan-book';
 export { TenantGuard } from './guard/tenant-guard';
 
 const app = newApp();

@@ -20,6 +20,7 @@ import { BROWSER_TOKEN_PREFIX } from './tenants/browser-token';
 import { hasScope, ROTATE_SCOPE } from './tenants/scopes';
 import { memoizedStores } from './tenants/stores';
 import type { HonoEnv } from './types/context';
+import type { OwnToken, RotatedToken } from './types/wire';
 
 const PRIVATE = { 'Cache-Control': 'private, no-store' };
 
@@ -52,7 +53,7 @@ export function ownTokenRoutes(): Hono<HonoEnv> {
         token.id,
       );
       return c.json(
-        ok({
+        ok<OwnToken>({
           tenant: { id: tenant.id, name: tenant.name },
           token: {
             id: token.id,
@@ -97,7 +98,7 @@ export function ownTokenRoutes(): Hono<HonoEnv> {
         `token:${tokenId}`,
       );
       return c.json(
-        ok({
+        ok<RotatedToken>({
           ...issued.record,
           token: issued.token,
           old_token: { id: tokenId, expires_at: oldUntil },

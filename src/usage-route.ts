@@ -10,12 +10,16 @@ import { ok } from './errors';
 import { guardFor } from './guard/tenant-guard';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
+import { validated } from './middleware/validate';
 import { operationId } from './observability/operation-id';
+import { recentPage, recentQuery, recentQuerySchema } from './observability/recent-query';
 import { USAGE_SCOPE } from './tenants/scopes';
 import type { HonoEnv } from './types/context';
+import type { OwnUsage, RecentRequestPage } from './types/wire';
 
-/** How far back a tenant's own view goes. */
+/** How far back a tenant's own view goes: by UTC day, and by hour. */
 export const OWN_USAGE_DAYS = 30;
+export const OWN_USAGE_HOURS = 48;
 
 export function usageRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
@@ -27,27 +31,62 @@ export function usageRoutes(): Hono<HonoEnv> {
     tenantLimits('self', () => 1),
     async (c) => {
       const tenant = c.get('tenant');
-      const guard = guardFor(c.env, tenant.id);
       const now = Date.now();
       const today = Math.floor(now / 86_400_000) * 86_400_000;
-      const [current, history] = await Promise.all([
-        guard.usage(now, c.get('settings').DEFAULT_LIMITS, c.get('token').id),
-        guard.history({
-          from: today - (OWN_USAGE_DAYS - 1) * 86_400_000,
-          to: now,
-          granularity: 'day',
-          groupBy: [],
-        }),
-      ]);
+      const hour = Math.floor(now / 3_600_000) * 3_600_000;
+      // One guard call: the meters now, 30 days by day, 48 hours by hour.
+      const view = await guardFor(c.env, tenant.id).ownView(
+        now,
+        c.get('settings').DEFAULT_LIMITS,
+        c.get('token').id,
+        [
+          {
+            from: today - (OWN_USAGE_DAYS - 1) * 86_400_000,
+            to: now,
+            granularity: 'day',
+            groupBy: [],
+          },
+          {
+            from: hour - (OWN_USAGE_HOURS - 1) * 3_600_000,
+            to: now,
+            granularity: 'hour',
+            groupBy: [],
+          },
+        ],
+      );
+      const [days, hours] = view.history;
       return c.json(
-        ok({
+        ok<OwnUsage>({
           tenant_id: tenant.id,
-          limits: current.limits,
-          meters: current.meters,
-          days: history.series,
-          refusals: history.refusals,
+          limits: view.usage.limits,
+          meters: view.usage.meters,
+          days: days?.series ?? [],
+          refusals: days?.refusals ?? [],
+          hours: hours?.series ?? [],
+          hourly_refusals: hours?.refusals ?? [],
+          refusals_by_operation: {
+            days: days?.byOperation ?? [],
+            hours: hours?.byOperation ?? [],
+          },
         }),
       );
+    },
+  );
+  // The partner's own refused and failed requests, with the reason: a 429 or a 401
+  // can be understood without asking anyone (docs/OBSERVABILITY.md, "Recent requests").
+  app.get(
+    '/usage/requests',
+    operationId('usage.requests'),
+    tenantAuth(),
+    requireScope(USAGE_SCOPE),
+    tenantLimits('self', () => 1),
+    validated('query', recentQuerySchema),
+    async (c) => {
+      const query = recentQuery(c.req.valid('query'), true);
+      const page = await guardFor(c.env, c.get('tenant').id).recentRequests(query);
+      return c.json(ok<RecentRequestPage>(recentPage(page)), 200, {
+        'Cache-Control': 'private, no-store',
+      });
     },
   );
   return app;

@@ -59,7 +59,13 @@ describe('Cloudflare Access operators', () => {
   it('an admin from Access is told who it is and can change things; the audit log names it', async () => {
     const jwt = await mint({ email: ADMIN_EMAIL });
     const me = await envelope(await asOperator(jwt, '/whoami'));
-    expect(me.data).toEqual({ actor: ADMIN_EMAIL, role: 'admin', via: 'access' });
+    expect(me.data).toEqual({
+      actor: ADMIN_EMAIL,
+      role: 'admin',
+      via: 'access',
+      // The tests' settings allow local webhook targets (vitest.config.ts); the console says so.
+      settings: { webhook_local_targets: true },
+    });
 
     const created = await asOperator(jwt, '/tenants', {
       ...newTenant('made by access'),
@@ -131,7 +137,11 @@ describe('Cloudflare Access operators', () => {
     expect((await envelope(await asOperator(admin, `/tenants/${id}/alerts`))).data.url).toBe(url);
     const viewer = await mint({ email: VIEWER_EMAIL });
     const seen = await envelope(await asOperator(viewer, `/tenants/${id}/alerts`));
-    expect(seen.data).toEqual({ url: 'https://hooks.example.com/…', thresholds: [80, 100] });
+    expect(seen.data).toEqual({
+      url: 'https://hooks.example.com/…',
+      thresholds: [80, 100],
+      server_error_percent: 10,
+    });
   });
 
   it('roles come from ACCESS_ROLES: by group, by domain, and none at all', async () => {

@@ -171,6 +171,7 @@ describe('quota alerts', () => {
     expect(shown.data).toEqual({
       url: `${UPSTREAM}/__emulator/webhooks/${name}`,
       thresholds: [80, 100],
+      server_error_percent: 10,
     });
     expect(JSON.stringify(shown)).not.toContain(secret);
     const bad = await admin(`/tenants/${t.id}/alerts`, {

@@ -86,7 +86,11 @@ describe('test alert', () => {
     );
     const res = await admin(`/tenants/${t.id}/alerts/test`, { method: 'POST' });
     expect(res.status).toBe(200);
-    expect((await envelope(res)).data).toEqual({ delivered: true, status: 200 });
+    expect((await envelope(res)).data).toMatchObject({
+      delivered: true,
+      status: 200,
+      failure: null,
+    });
     const got: { headers: Record<string, string>; body: string }[] = await (
       await fetch(`${UPSTREAM}/__emulator/webhooks/${name}`)
     ).json();
@@ -101,7 +105,7 @@ describe('test alert', () => {
       `sha256=${await hmacSha256Hex(set.data.secret, got[0]?.body ?? '')}`,
     );
     const audit = await envelope(await admin(`/audit?tenant_id=${t.id}&action=alerts.tested`));
-    expect(audit.data.data[0].detail).toEqual({ status: 200, delivered: true });
+    expect(audit.data.data[0].detail).toEqual({ status: 200, delivered: true, failure: null });
   });
 
   it('says so when the receiver fails, and 404 when no webhook is set', async () => {

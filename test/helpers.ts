@@ -114,6 +114,10 @@ export interface TestTenant {
   tokenId: string;
 }
 
+/**
+ * A new tenant. Its name gets a random ending: the gateway refuses a second tenant
+ * with the same name and platform key (409), and tests make many with one key.
+ */
 export async function createTenant(
   platformKey = platformKeys.demo,
   name = 'test tenant',
@@ -122,7 +126,11 @@ export async function createTenant(
   const token = scopes ? { token: { name: 'default', scopes } } : {};
   const res = await admin('/tenants', {
     method: 'POST',
-    body: JSON.stringify({ name, platform_key: platformKey, ...token }),
+    body: JSON.stringify({
+      name: `${name} ${randomBase62(6)}`,
+      platform_key: platformKey,
+      ...token,
+    }),
   });
   const body = await envelope(res);
   if (res.status !== 201)

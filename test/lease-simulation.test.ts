@@ -49,7 +49,7 @@ async function simulate(s: Scenario, seed: number): Promise<Run> {
   const guard = testEnv.TENANT_GUARD.get(
     testEnv.TENANT_GUARD.idFromName(`simulation-${crypto.randomUUID()}`),
   );
-  await guard.setLimits(s.limits);
+  await guard.setLimits(s.limits, s.limits);
   const settings: LeaseSettings = {
     leaseMaxMs: s.leaseMaxMs,
     defaults: s.limits,

@@ -54,6 +54,7 @@ describe('tenants', () => {
       'id',
       'key_fingerprint',
       'name',
+      'plan',
       'status',
       'updated_at',
     ]);
@@ -149,8 +150,8 @@ describe('tenants', () => {
       'an unknown field',
       'POST',
       '/tenants',
-      { name: 'x', platform_key: 'sk-12345678', plan: 'gold' },
-      'Unknown body parameter: plan',
+      { name: 'x', platform_key: 'sk-12345678', tier: 'gold' },
+      'Unknown body parameter: tier',
       'UNKNOWN_PARAMETER',
     ],
     ['an empty update', 'PATCH', '/tenants/ten_0000000000000000', {}, 'give at least one of'],

@@ -35,6 +35,7 @@ const operations = (doc: Json) =>
 const GATEWAY_OPERATIONS = [
   'auth.browser_token',
   'usage.own',
+  'usage.requests',
   'session.events',
   'token.own',
   'token.rotate',
@@ -121,6 +122,7 @@ describe('GET /openapi.json, without a token', () => {
       ...ROUTE_SPECS.map((s) => `${s.id} ${s.method.toLowerCase()} ${openApiPath(s.path)}`),
       'auth.browser_token post /auth/browser-token',
       'usage.own get /usage',
+      'usage.requests get /usage/requests',
       'session.events get /session/ws/{session_id}',
       'token.own get /token',
       'token.rotate post /token/rotate',
@@ -259,7 +261,7 @@ describe('GET /openapi.json with a token: its own view', () => {
       (s) => s.id,
     );
     expected.push('auth.browser_token', 'token.own');
-    if (granted.includes('usage:read')) expected.push('usage.own');
+    if (granted.includes('usage:read')) expected.push('usage.own', 'usage.requests');
     if (granted.includes('token:rotate')) expected.push('token.rotate');
     if (granted.includes('sessions:read')) expected.push('session.events');
     const listed = operations(doc).map(({ op }) => op.operationId as string);

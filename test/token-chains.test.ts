@@ -140,7 +140,14 @@ describe('rotation chains', () => {
     });
     expect((await envelope(all)).data.successors_revoked).toEqual([b.id, c.id]);
     for (const token of [b.token, c.token]) expect(await works(token)).toBe(false);
-    expect(await tokensOf(u)).toEqual([]);
+    // Revoked, they stay listed as such, as one family, the rotations named.
+    const listed = await tokensOf(u);
+    expect(listed.map((r) => [r.id, r.family_id, r.ancestor_id, r.successor_id])).toEqual([
+      [u.tokenId, u.tokenId, null, b.id],
+      [b.id, u.tokenId, u.tokenId, c.id],
+      [c.id, u.tokenId, b.id, null],
+    ]);
+    for (const row of listed) expect(row.revoked_at).toEqual(expect.any(String));
     const log = await envelope(await admin(`/audit?tenant_id=${u.id}&action=token.revoked`));
     expect(log.data.data.map((e: any) => [e.token_id, e.detail])).toEqual([
       [c.id, { with_ancestor: u.tokenId }],
@@ -152,6 +159,31 @@ describe('rotation chains', () => {
       method: 'DELETE',
     });
     await expectRefusal(bad, 'VALIDATION_FAILED');
+  });
+
+  it('says when each token was last used, to the hour, from the usage history', async () => {
+    const t = await createTenant();
+    const unused = await envelope(
+      await admin(`/tenants/${t.id}/tokens`, {
+        method: 'POST',
+        body: JSON.stringify({ name: 'idle' }),
+      }),
+    );
+    // Exact mode: each request's guard call carries the usage gathered before it.
+    await admin(`/tenants/${t.id}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({ policies: [], quota: {}, limiter: 'exact' }),
+    });
+    for (let i = 0; i < 2; i++) {
+      const res = await gateway('/agent/lists', {
+        headers: { authorization: `Bearer ${t.token}` },
+      });
+      expect(res.status).toBe(200);
+    }
+    const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
+    const byId = new Map((await tokensOf(t)).map((r) => [r.id, r]));
+    expect(byId.get(t.tokenId)?.last_used_at).toBe(hour);
+    expect(byId.get(unused.data.id)?.last_used_at).toBeNull();
   });
 
   it('takes in tokens stored before it decided them: families from shared meters, no ancestors', async () => {
@@ -181,7 +213,9 @@ describe('rotation chains', () => {
       metadata: live,
     });
     await guardFromBeforeTokenRows(t.id);
-    expect(await tokensOf(t)).toEqual([]);
+    expect((await tokensOf(t)).map((r) => [r.id, typeof r.revoked_at])).toEqual([
+      [t.tokenId, 'string'],
+    ]);
     const healed = await testEnv.TENANTS.get<TokenRecord>(key, 'json');
     expect(healed?.revoked_at).toEqual(expect.any(String));
     expect(await works(t.token)).toBe(false);

@@ -5,11 +5,12 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import { GatewayError, invalidField } from '../errors';
-import { DEFAULT_THRESHOLDS } from '../guard/alerts';
+import { DEFAULT_SERVER_ERROR_PERCENT, DEFAULT_THRESHOLDS } from '../guard/alerts';
 import { validated } from '../middleware/validate';
 import { keyRing, seal } from '../tenants/crypto';
 import { randomBase62 } from '../tenants/token';
 import type { HonoEnv } from '../types/context';
+import type { AlertSet, AlertSettings, AlertTest, RecentAlert } from '../types/wire';
 import {
   adminStores,
   audit,
@@ -34,6 +35,13 @@ export const alertsBody = z.strictObject({
     .min(1)
     .max(10)
     .default(DEFAULT_THRESHOLDS),
+  /** An hour whose server errors reach this share of its requests raises an alert. */
+  server_error_percent: z
+    .number()
+    .int()
+    .min(1, 'server_error_percent is a percent from 1 to 100')
+    .max(100, 'server_error_percent is a percent from 1 to 100')
+    .default(DEFAULT_SERVER_ERROR_PERCENT),
 });
 
 export function alertRoutes(): Hono<HonoEnv> {
@@ -54,15 +62,33 @@ export function alertRoutes(): Hono<HonoEnv> {
       // Stored sealed, as platform keys are: the guard opens it to sign each delivery.
       const sealed = await seal(await keyRing(settings.KEY_ENCRYPTION_KEY), secret, id);
       const thresholds = [...new Set(body.thresholds)].sort((a, b) => a - b);
+      const serverErrorPercent = body.server_error_percent;
       await changeGuard(c, id, (g) =>
-        g.setAlerts({ tenantId: id, url: body.url, thresholds, secret: sealed }),
+        g.setAlerts({
+          tenantId: id,
+          url: body.url,
+          thresholds,
+          serverErrorPercent,
+          secret: sealed,
+        }),
       );
       // The URL may carry credentials of the receiver: the audit keeps its origin only.
       await audit(c, 'alerts.set', {
         tenant_id: id,
-        detail: { origin: new URL(body.url).origin, thresholds },
+        detail: {
+          origin: new URL(body.url).origin,
+          thresholds,
+          server_error_percent: serverErrorPercent,
+        },
       });
-      return c.json(ok({ url: body.url, thresholds, secret }));
+      return c.json(
+        ok<AlertSet>({
+          url: body.url,
+          thresholds,
+          server_error_percent: serverErrorPercent,
+          secret,
+        }),
+      );
     },
   );
 
@@ -72,9 +98,9 @@ export function alertRoutes(): Hono<HonoEnv> {
     const settings = await guardFor(c.env, id).alertSettings();
     // A webhook URL may carry the receiver's credentials: a viewer sees its origin only.
     if (settings && c.get('operator')?.role === 'viewer') {
-      return c.json(ok({ ...settings, url: `${new URL(settings.url).origin}/…` }));
+      return c.json(ok<AlertSettings>({ ...settings, url: `${new URL(settings.url).origin}/…` }));
     }
-    return c.json(ok(settings));
+    return c.json(ok<AlertSettings | null>(settings));
   });
 
   // A signed test delivery, sent at once and not retried, so an operator can
@@ -82,13 +108,22 @@ export function alertRoutes(): Hono<HonoEnv> {
   app.post('/:id/alerts/test', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    const { configured, status } = await guardFor(c.env, id).testAlert();
-    if (!configured) {
+    const delivery = await guardFor(c.env, id).testAlert();
+    if (!delivery) {
       throw new GatewayError('RESOURCE_NOT_FOUND', { message: 'No alert webhook is set' });
     }
+    const { status, failure, ms } = delivery;
     const delivered = status !== null && status >= 200 && status < 300;
-    await audit(c, 'alerts.tested', { tenant_id: id, detail: { status, delivered } });
-    return c.json(ok({ delivered, status }));
+    await audit(c, 'alerts.tested', { tenant_id: id, detail: { status, delivered, failure } });
+    return c.json(ok<AlertTest>({ delivered, status, failure, ms }));
+  });
+
+  // What the guard raised, webhook or not: the console's alert log of the tenant.
+  app.get('/:id/alerts/recent', validated('param', tenantParams), async (c) => {
+    const { id } = c.req.valid('param');
+    await existingTenant(await adminStores(c), id);
+    const alerts: RecentAlert[] = await guardFor(c.env, id).recentAlerts();
+    return c.json(ok({ alerts }));
   });
 
   app.delete('/:id/alerts', validated('param', tenantParams), async (c) => {

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { validated } from '../middleware/validate';
 import { historyCsv, historyQuery, historyQuerySchema } from '../observability/history-query';
 import type { HonoEnv } from '../types/context';
+import type { Analytics } from '../types/wire';
 import { adminStores, existingTenant, guardFor, ok, tenantParams } from './common';
 
 export function analyticsRoutes(): Hono<HonoEnv> {
@@ -24,7 +25,7 @@ export function analyticsRoutes(): Hono<HonoEnv> {
         });
       }
       return c.json(
-        ok({
+        ok<Analytics>({
           tenant_id: id,
           from: new Date(query.from).toISOString(),
           to: new Date(query.to).toISOString(),

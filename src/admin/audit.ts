@@ -7,6 +7,7 @@ import { validated } from '../middleware/validate';
 import { intFieldOr } from '../routes/schemas';
 import { keyRing } from '../tenants/crypto';
 import type { HonoEnv } from '../types/context';
+import type { AuditPage } from '../types/wire';
 import { adminStores, audit, guardFor, tenantIdField } from './common';
 
 export const auditQuery = z.strictObject({
@@ -40,7 +41,8 @@ export function auditRoutes(): Hono<HonoEnv> {
       since: q.since && new Date(q.since).toISOString(),
       until: q.until && new Date(q.until).toISOString(),
     };
-    return c.json(ok(await auditLog(c.env).list(q.page_num, q.page_size, filter)));
+    const page: AuditPage = await auditLog(c.env).list(q.page_num, q.page_size, filter);
+    return c.json(ok(page));
   });
 
   // After putting a new key first in KEY_ENCRYPTION_KEY: re-seal every stored
@@ -66,7 +68,12 @@ export function auditRoutes(): Hono<HonoEnv> {
         report.tenants++;
         if (await store.reseal(stored)) report.resealed++;
         if (await guardFor(c.env, t.id).resealAlertSecret()) report.alert_secrets_resealed++;
-        for (const token of await guardFor(c.env, t.id).listTokens(t.id, Date.now())) {
+        const now = Date.now();
+        for (const token of await guardFor(c.env, t.id).listTokens(t.id, now)) {
+          // Tokens that ended need no rotation.
+          if (token.revoked_at || (token.expires_at && Date.parse(token.expires_at) <= now)) {
+            continue;
+          }
           if (!token.tag_kid) report.legacy_tokens++;
           else if (token.tag_kid !== ring.currentKid) report.tokens_on_older_keys++;
         }

@@ -45,13 +45,14 @@ export { guardFor };
  * of the tenant: its next request here sees the change at once, and other
  * isolates see it when their lease ends (LEASE_MAX_MS).
  */
-export async function changeGuard(
+export async function changeGuard<T>(
   c: AdminContext,
   tenantId: string,
-  change: (guard: DurableObjectStub<TenantGuard>) => Promise<void>,
-): Promise<void> {
-  await change(guardFor(c.env, tenantId));
+  change: (guard: DurableObjectStub<TenantGuard>) => Promise<T>,
+): Promise<T> {
+  const result = await change(guardFor(c.env, tenantId));
   isolateAdmission.forget(tenantId);
+  return result;
 }
 
 /**

@@ -4,6 +4,7 @@ import * as z from 'zod';
 import { limitsSchema } from '../metering/policy';
 import { validated } from '../middleware/validate';
 import type { HonoEnv } from '../types/context';
+import type { TenantUsage } from '../types/wire';
 import {
   adminStores,
   audit,
@@ -29,7 +30,8 @@ export function limitRoutes(): Hono<HonoEnv> {
       const { id } = c.req.valid('param');
       await existingTenant(await adminStores(c), id);
       const limits = c.req.valid('json');
-      await changeGuard(c, id, (g) => g.setLimits(limits));
+      const defaults = c.get('settings').DEFAULT_LIMITS;
+      await changeGuard(c, id, (g) => g.setLimits(limits, defaults));
       await audit(c, 'limits.set', { tenant_id: id, detail: { limits } });
       return c.json(ok({ limits }));
     },
@@ -38,9 +40,11 @@ export function limitRoutes(): Hono<HonoEnv> {
   app.delete('/:id/limits', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    await changeGuard(c, id, (g) => g.setLimits(null));
+    // Back to its plan's limits, or the defaults: the answer says which hold now.
+    const defaults = c.get('settings').DEFAULT_LIMITS;
+    const limits = await changeGuard(c, id, (g) => g.setLimits(null, defaults));
     await audit(c, 'limits.reset', { tenant_id: id });
-    return c.json(ok({ limits: c.get('settings').DEFAULT_LIMITS }));
+    return c.json(ok({ limits }));
   });
 
   // With token_id, that token's own meters too (docs/LIMITS.md, "Per-token limits").
@@ -53,7 +57,8 @@ export function limitRoutes(): Hono<HonoEnv> {
       const { token_id } = c.req.valid('query');
       await existingTenant(await adminStores(c), id);
       const defaults = c.get('settings').DEFAULT_LIMITS;
-      return c.json(ok(await guardFor(c.env, id).usage(Date.now(), defaults, token_id)));
+      const usage: TenantUsage = await guardFor(c.env, id).usage(Date.now(), defaults, token_id);
+      return c.json(ok(usage));
     },
   );
 

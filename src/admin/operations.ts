@@ -13,15 +13,17 @@ import { readJsonBody } from '../middleware/validate';
 import { openApiPath } from '../openapi/document';
 import { catalogOf } from '../routes/catalog';
 import { platformOperationsSchema } from '../routes/declared';
+import { ROUTE_GROUPS } from '../routes/types';
 import { PRESET_NAMES, requiredScope, scopesOf } from '../tenants/scopes';
 import type { HonoEnv } from '../types/context';
+import type { Operations } from '../types/wire';
 
 export function operationRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.get('/', (c) => {
     const catalog = catalogOf(c.get('settings'));
     return c.json(
-      ok({
+      ok<Operations>({
         operations: catalog.routes.map((r) => ({
           id: r.id,
           method: r.method,
@@ -36,6 +38,7 @@ export function operationRoutes(): Hono<HonoEnv> {
           declared: r.declared === true,
         })),
         groups: catalog.groups,
+        quota_groups: ROUTE_GROUPS,
         scopes: scopesOf(catalog.groups),
         presets: PRESET_NAMES,
       }),

@@ -14,6 +14,7 @@ import { GatewayError } from '../errors';
 import { validated } from '../middleware/validate';
 import { USAGE_SCOPE } from '../tenants/scopes';
 import type { HonoEnv } from '../types/context';
+import type { PortalLink } from '../types/wire';
 import { adminStores, audit, existingTenant, issueToken, ok, tenantParams } from './common';
 
 /** Longest and default life of a portal link (docs/BOUNDS.md). */
@@ -59,7 +60,7 @@ export function portalLinkRoutes(): Hono<HonoEnv> {
       });
       const url = `${origin}${PORTAL_PATH}#token=${issued.token}`;
       return c.json(
-        ok({
+        ok<PortalLink>({
           url,
           token_id: issued.record.id,
           scopes: issued.record.scopes,

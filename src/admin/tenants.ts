@@ -1,11 +1,14 @@
 /** Operator API: tenants. No endpoint ever returns a platform key. */
 import { Hono } from 'hono';
 import * as z from 'zod';
+import { GatewayError } from '../errors';
+import { planBook } from '../guard/plan-book';
 import { validated } from '../middleware/validate';
 import { catalogOf } from '../routes/catalog';
 import { intFieldOr, nameField, originField, textField } from '../routes/schemas';
 import { publicTenant } from '../tenants/tenant-store';
 import type { HonoEnv } from '../types/context';
+import type { CreatedTenant, PublicTenant, TenantPage } from '../types/wire';
 import {
   adminStores,
   adoptCacheVersion,
@@ -17,11 +20,12 @@ import {
   ok,
   tenantParams,
 } from './common';
+import { joinPlan, noSuchPlan, planName } from './plans';
 import { newToken, tokenSpecSchema } from './token-spec';
 
 // Printable ASCII only: the key goes into an HTTP header, and workerd warns (quoting the value) on
 // anything else.
-const platformKey = textField('platform_key', 512, 8).regex(
+export const platformKey = textField('platform_key', 512, 8).regex(
   /^[\x21-\x7E]+$/,
   'platform_key must be printable ASCII without spaces',
 );
@@ -33,16 +37,20 @@ export const createBody = z.strictObject({
   platform_key: platformKey,
   cors_origins: corsOrigins.default([]),
   token: tokenSpecSchema.default({ name: 'default', scopes: ['full'] }),
+  /** A plan the tenant starts on (PUT /admin/plans/{name} makes one). */
+  plan: planName('plan').optional(),
 });
 export const updateBody = z
   .strictObject({
     name: nameField('name', 100).optional(),
     platform_key: platformKey.optional(),
     cors_origins: corsOrigins.optional(),
+    /** Joins a plan; null leaves it (the tenant's own limits, if any, still win). */
+    plan: planName('plan').nullable().optional(),
   })
   .refine(
     (b) => Object.keys(b).length > 0,
-    'give at least one of name, platform_key, cors_origins (status: POST .../disable or ' +
+    'give at least one of name, platform_key, cors_origins, plan (status: POST .../disable or ' +
       '.../enable)',
   );
 export const listQuery = z.strictObject({
@@ -58,29 +66,48 @@ export function tenantRoutes(): Hono<HonoEnv> {
   app.post('/', validated('json', createBody), async (c) => {
     const body = c.req.valid('json');
     const firstToken = newToken(body.token, catalogOf(c.get('settings')).groups);
+    if (body.plan && !(await planBook(c.env).get(body.plan))) throw noSuchPlan(body.plan);
     const stores = await adminStores(c);
-    const tenant = await stores.tenants.create({
+    const twin = await stores.tenants.twinOf(body.name, body.platform_key);
+    if (twin) {
+      throw new GatewayError('CONFLICT', {
+        message: `A tenant named ${body.name.trim()} with this platform key exists already: ${twin}`,
+        details: { tenant_id: twin },
+      });
+    }
+    let tenant = await stores.tenants.create({
       name: body.name,
       platformKey: body.platform_key,
       corsOrigins: body.cors_origins,
+      plan: body.plan ?? null,
     });
+    // Removed since the check above: the tenant is made without a plan, and says so.
+    if (body.plan && (await planBook(c.env).join(tenant.id, body.plan)).kind !== 'joined') {
+      tenant = await stores.tenants.update(tenant, { plan: null });
+    }
     await adoptCacheVersion(c, stores, tenant.id, tenant.key_fingerprint);
     const limits = body.token.limits ?? null;
     const issued = await issueToken(c, stores, tenant.id, firstToken, limits);
     await audit(c, 'tenant.created', {
       tenant_id: tenant.id,
       token_id: issued.record.id,
-      detail: { name: tenant.name, scopes: issued.record.scopes, limits },
+      detail: {
+        name: tenant.name,
+        scopes: issued.record.scopes,
+        limits,
+        plan: tenant.plan ?? null,
+      },
     });
     // The token appears only here, once.
     return c.json(
-      ok({
+      ok<CreatedTenant>({
         tenant_id: tenant.id,
         token_id: issued.record.id,
         token: issued.token,
         scopes: issued.record.scopes,
         expires_at: issued.record.expires_at,
         limits,
+        plan: tenant.plan ?? null,
       }),
       201,
     );
@@ -90,13 +117,17 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const { page_size, cursor, q } = c.req.valid('query');
     const { tenants } = await adminStores(c);
     return c.json(
-      ok(q ? await tenants.search(q, cursor, page_size) : await tenants.list(cursor, page_size)),
+      ok<TenantPage>(
+        q ? await tenants.search(q, cursor, page_size) : await tenants.list(cursor, page_size),
+      ),
     );
   });
 
   app.get('/:id', validated('param', tenantParams), async (c) => {
     return c.json(
-      ok(publicTenant(await existingTenant(await adminStores(c), c.req.valid('param').id))),
+      ok<PublicTenant>(
+        publicTenant(await existingTenant(await adminStores(c), c.req.valid('param').id)),
+      ),
     );
   });
 
@@ -105,15 +136,20 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const patch = c.req.valid('json');
     const stores = await adminStores(c);
     const before = await existingTenant(stores, id);
+    // The PlanBook decides the plan (and refuses an unknown one) before KV shows it.
+    if (patch.plan !== undefined) await joinPlan(c, id, patch.plan);
     const updated = await stores.tenants.update(before, patch);
     if (updated.key_fingerprint !== before.key_fingerprint) {
       await adoptCacheVersion(c, stores, id, updated.key_fingerprint);
     }
     await audit(c, 'tenant.updated', {
       tenant_id: id,
-      detail: { fields: Object.keys(patch).sort() },
+      detail: {
+        fields: Object.keys(patch).sort(),
+        ...(patch.plan !== undefined ? { plan: patch.plan } : {}),
+      },
     });
-    return c.json(ok(publicTenant(updated)));
+    return c.json(ok<PublicTenant>(publicTenant(updated)));
   });
 
   for (const [action, status] of [
@@ -127,7 +163,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
       // The TenantGuard makes the change take effect on the next request everywhere.
       await changeGuard(c, id, (g) => g.setDisabled(status === 'disabled'));
       await audit(c, `tenant.${action}d`, { tenant_id: id });
-      return c.json(ok(publicTenant(updated)));
+      return c.json(ok<PublicTenant>(publicTenant(updated)));
     });
   }
 
@@ -138,6 +174,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     // Refuse first (instant, everywhere), then remove the records.
     await changeGuard(c, id, (g) => g.setDisabled(true));
     stores.tokens.forget(await guardFor(c.env, id).removeTokens(id));
+    await planBook(c.env).leave(id);
     await stores.tenants.delete(tenant);
     await audit(c, 'tenant.deleted', { tenant_id: id });
     return c.json(ok({ tenant_id: id, deleted: true }));

@@ -11,6 +11,7 @@ import { type TokenLimits, tokenLimitsSchema } from '../metering/policy';
 import { validated } from '../middleware/validate';
 import { catalogOf } from '../routes/catalog';
 import type { HonoEnv } from '../types/context';
+import type { IssuedToken, RevokedToken, RotatedToken, TokenListing } from '../types/wire';
 import {
   adminStores,
   audit,
@@ -74,7 +75,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
           limits,
         },
       });
-      return c.json(ok({ ...issued.record, limits, token: issued.token }), 201);
+      return c.json(ok<IssuedToken>({ ...issued.record, limits, token: issued.token }), 201);
     },
   );
 
@@ -82,7 +83,8 @@ export function tokenRoutes(): Hono<HonoEnv> {
   app.get('/:id/tokens', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    return c.json(ok({ tokens: await guardFor(c.env, id).listTokens(id, Date.now()) }));
+    const tokens: TokenListing[] = await guardFor(c.env, id).listTokens(id, Date.now());
+    return c.json(ok({ tokens }));
   });
 
   // A token's own limits, counted besides its tenant's: a partner token capped at
@@ -119,7 +121,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
       await existingTenant(stores, id);
       const { issued, oldUntil } = await rotateToken(c, stores, id, token_id, c.req.valid('json'));
       return c.json(
-        ok({
+        ok<RotatedToken>({
           ...issued.record,
           token: issued.token,
           old_token: { id: token_id, expires_at: oldUntil },
@@ -152,7 +154,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
       if (outcome.kind === 'not_found') throw noSuchToken();
       stores.tokens.forget(outcome.revoked);
       const successors = outcome.revoked.map((e) => e.record.id).filter((t) => t !== token_id);
-      return c.json(ok({ token_id, revoked: true, successors_revoked: successors }));
+      return c.json(ok<RevokedToken>({ token_id, revoked: true, successors_revoked: successors }));
     },
   );
 

@@ -4,24 +4,12 @@
  * ids and non-secret fields only; callers never pass tokens or keys.
  */
 import { DurableObject } from 'cloudflare:workers';
+import type { AuditEntry, AuditPage } from '../types/wire';
 
 /** Oldest entries beyond this many are dropped (docs/BOUNDS.md). */
 export const AUDIT_MAX_ENTRIES = 100_000;
 
-export interface AuditEntry {
-  id: number;
-  at: string;
-  action: string;
-  tenant_id: string | null;
-  token_id: string | null;
-  request_id: string;
-  /** Who did it: an Access email (or service token name), or `admin-token`. */
-  actor: string;
-  /** From where: the client IP and the Cloudflare data center (colo), when known. */
-  ip: string | null;
-  colo: string | null;
-  detail: Record<string, unknown>;
-}
+export type { AuditEntry };
 
 /** What the audit log can be filtered by (all optional, combined with AND). */
 export interface AuditFilter {
@@ -107,7 +95,7 @@ export class AuditLog extends DurableObject {
   }
 
   /** Newest first, in the platform's paged wrapper shape. */
-  list(pageNum: number, pageSize: number, filter: AuditFilter = {}) {
+  list(pageNum: number, pageSize: number, filter: AuditFilter = {}): AuditPage {
     const clauses: string[] = [];
     const args: SqlStorageValue[] = [];
     const add = (clause: string, value: string | undefined) => {

@@ -1,15 +1,28 @@
 /**
- * Quota alerts, kept by a tenant's TenantGuard: when a quota's use crosses a
- * threshold (default 80 % and 100 %), one signed POST goes to the tenant's
- * webhook, once per crossing per period, retried with backoff (at most
- * ALERT_MAX_TRIES tries) from the guard's alarm (docs/OBSERVABILITY.md, "Quota alerts").
+ * Alerts, kept by a tenant's TenantGuard (docs/OBSERVABILITY.md, "Alerts"): a
+ * quota's use crossing a threshold (default 80 % and 100 %, once per crossing per
+ * period), the platform refusing the tenant's key (401 or 403, once per hour and
+ * status) and a share of server errors above a threshold (once per hour;
+ * health.ts finds the last two). Each goes to the tenant's webhook as one signed
+ * POST, retried with backoff (at most ALERT_MAX_TRIES tries) from the guard's
+ * alarm, and into the alert log the console shows (the last ALERT_LOG_KEPT),
+ * webhook or not.
  */
 
 import { hmacSha256Hex } from '../hash';
 import { isSealed, type KeyRing, open } from '../tenants/crypto';
+import type {
+  AlertPayload,
+  KeyRejectedAlert,
+  QuotaAlert,
+  RecentAlert,
+  ServerErrorsAlert,
+} from '../types/wire';
 import type { Sql } from './sql';
 
 export const DEFAULT_THRESHOLDS = [80, 100];
+/** An hour whose server errors reach this share of its requests raises an alert (percent). */
+export const DEFAULT_SERVER_ERROR_PERCENT = 10;
 export const ALERT_MAX_TRIES = 5;
 /** First retry after this long, then doubling. */
 export const ALERT_BACKOFF_MS = 10_000;
@@ -21,6 +34,8 @@ export interface AlertConfig {
   tenantId: string;
   url: string;
   thresholds: number[];
+  /** The share of an hour's requests that are server errors that raises an alert (percent). */
+  serverErrorPercent: number;
   /**
    * Signs every delivery; shown to the operator once, stored sealed under
    * KEY_ENCRYPTION_KEY (tenants/crypto.ts), bound to the tenant id.
@@ -28,15 +43,7 @@ export interface AlertConfig {
   secret: string;
 }
 
-export interface AlertPayload {
-  tenant_id: string;
-  policy: string;
-  threshold: number;
-  used: number;
-  limit: number;
-  period_end: string;
-  sent_at: string;
-}
+export type { AlertPayload, KeyRejectedAlert, QuotaAlert, ServerErrorsAlert };
 
 export interface DeliveryResult {
   id: number;
@@ -45,6 +52,9 @@ export interface DeliveryResult {
   attempts: number;
   status: number | null;
 }
+
+/** Alerts the log keeps for the console, newest first (docs/BOUNDS.md). */
+export const ALERT_LOG_KEPT = 100;
 
 export function migrateAlerts(sql: Sql): void {
   sql.exec(`
@@ -57,7 +67,15 @@ export function migrateAlerts(sql: Sql): void {
     CREATE TABLE IF NOT EXISTS alert_outbox (
       id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT NOT NULL, attempts INTEGER NOT NULL,
       next_at INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS alert_log (
+      id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, body TEXT NOT NULL,
+      outbox_id INTEGER, delivery TEXT NOT NULL);
   `);
+  // Webhooks set before server-error alerts get the column, empty (the default applies).
+  const columns = sql.exec<{ name: string }>('PRAGMA table_info(alert_config)').toArray();
+  if (!columns.some((c) => c.name === 'server_error_percent')) {
+    sql.exec('ALTER TABLE alert_config ADD COLUMN server_error_percent INTEGER');
+  }
 }
 
 /** Longer than any quota period (a month): crossings of periods over by then are forgotten. */
@@ -70,8 +88,14 @@ export function sweepAlertsSent(sql: Sql, now: number): void {
 
 export function readAlertConfig(sql: Sql): AlertConfig | null {
   const row = sql
-    .exec<{ tenant_id: string; url: string; thresholds: string; secret: string }>(
-      'SELECT tenant_id, url, thresholds, secret FROM alert_config WHERE id = 1',
+    .exec<{
+      tenant_id: string;
+      url: string;
+      thresholds: string;
+      secret: string;
+      server_error_percent: number | null;
+    }>(
+      'SELECT tenant_id, url, thresholds, secret, server_error_percent FROM alert_config WHERE id = 1',
     )
     .toArray()[0];
   if (!row) return null;
@@ -80,6 +104,7 @@ export function readAlertConfig(sql: Sql): AlertConfig | null {
     tenantId: row.tenant_id,
     url: row.url,
     thresholds: Array.isArray(thresholds) ? thresholds.map(Number) : DEFAULT_THRESHOLDS,
+    serverErrorPercent: row.server_error_percent ?? DEFAULT_SERVER_ERROR_PERCENT,
     secret: row.secret,
   };
 }
@@ -90,12 +115,13 @@ export function writeAlertConfig(sql: Sql, config: AlertConfig | null): void {
     return;
   }
   sql.exec(
-    'INSERT OR REPLACE INTO alert_config (id, tenant_id, url, thresholds, secret) ' +
-      'VALUES (1, ?, ?, ?, ?)',
+    'INSERT OR REPLACE INTO alert_config ' +
+      '(id, tenant_id, url, thresholds, secret, server_error_percent) VALUES (1, ?, ?, ?, ?, ?)',
     config.tenantId,
     config.url,
     JSON.stringify(config.thresholds),
     config.secret,
+    config.serverErrorPercent,
   );
 }
 
@@ -119,30 +145,98 @@ export function noteQuotaUse(
   let due: number | null = null;
   for (const threshold of config.thresholds) {
     if (q.used * 100 < threshold * q.limit) continue;
-    const fresh = sql.exec(
-      'INSERT OR IGNORE INTO alerts_sent (meter, period_start, threshold) VALUES (?, ?, ?)',
-      q.meter,
-      q.periodStart,
-      threshold,
-    ).rowsWritten;
-    if (fresh === 0) continue;
-    const payload: AlertPayload = {
-      tenant_id: config.tenantId,
-      policy: q.policy,
-      threshold,
-      used: q.used,
-      limit: q.limit,
-      period_end: new Date(q.periodEnd).toISOString(),
-      sent_at: new Date(now).toISOString(),
-    };
-    sql.exec(
-      'INSERT INTO alert_outbox (body, attempts, next_at) VALUES (?, 0, ?)',
-      JSON.stringify(payload),
+    if (!firstTime(sql, q.meter, q.periodStart, threshold)) continue;
+    raiseAlert(
+      sql,
+      config,
+      {
+        kind: 'quota',
+        tenant_id: config.tenantId,
+        policy: q.policy,
+        threshold,
+        used: q.used,
+        limit: q.limit,
+        period_end: new Date(q.periodEnd).toISOString(),
+        sent_at: new Date(now).toISOString(),
+      },
       now,
     );
     due = now;
   }
   return due;
+}
+
+/** What an alert is about, in a few fields (the audit log's detail of a delivery). */
+export function alertSummary(a: AlertPayload): Record<string, unknown> {
+  switch (a.kind) {
+    case 'quota':
+      return { kind: a.kind, policy: a.policy, threshold: a.threshold };
+    case 'platform_key_rejected':
+      return { kind: a.kind, upstream_status: a.upstream_status, count: a.count };
+    case 'server_errors':
+      return { kind: a.kind, threshold: a.threshold, share_percent: a.share_percent };
+  }
+}
+
+/** Whether this crossing (what, period, threshold) is new: each is alerted once. */
+export function firstTime(sql: Sql, what: string, periodStart: number, threshold: number): boolean {
+  return (
+    sql.exec(
+      'INSERT OR IGNORE INTO alerts_sent (meter, period_start, threshold) VALUES (?, ?, ?)',
+      what,
+      periodStart,
+      threshold,
+    ).rowsWritten > 0
+  );
+}
+
+/**
+ * An alert into the log the console shows and, with a webhook, the outbox the
+ * alarm delivers from (due now).
+ */
+export function raiseAlert(
+  sql: Sql,
+  config: AlertConfig | null,
+  payload: AlertPayload,
+  now: number,
+): void {
+  const body = JSON.stringify(payload);
+  const outbox = config
+    ? sql
+        .exec<{ id: number }>(
+          'INSERT INTO alert_outbox (body, attempts, next_at) VALUES (?, 0, ?) RETURNING id',
+          body,
+          now,
+        )
+        .one().id
+    : null;
+  sql.exec(
+    'INSERT INTO alert_log (at, body, outbox_id, delivery) VALUES (?, ?, ?, ?)',
+    now,
+    body,
+    outbox,
+    config ? 'pending' : 'no_webhook',
+  );
+  sql.exec('DELETE FROM alert_log WHERE id <= (SELECT MAX(id) FROM alert_log) - ?', ALERT_LOG_KEPT);
+}
+
+/** The alert log, newest first: what was raised, and what became of its delivery. */
+export function recentAlerts(sql: Sql): RecentAlert[] {
+  return sql
+    .exec<{ id: number; at: number; body: string; delivery: string }>(
+      'SELECT id, at, body, delivery FROM alert_log ORDER BY id DESC',
+    )
+    .toArray()
+    .map((r) => ({
+      id: r.id,
+      at: new Date(r.at).toISOString(),
+      delivery: r.delivery as RecentAlert['delivery'],
+      alert: JSON.parse(r.body) as AlertPayload,
+    }));
+}
+
+function noteDelivery(sql: Sql, outboxId: number, delivery: RecentAlert['delivery']): void {
+  sql.exec('UPDATE alert_log SET delivery = ? WHERE outbox_id = ?', delivery, outboxId);
 }
 
 /** Delivers every queued alert due at `now`; the results, and when the next one is due. */
@@ -173,13 +267,16 @@ export async function deliverDue(
   for (const row of due) {
     // Without a webhook (removed since) the alert has nowhere to go.
     const status = config && secret ? await post(config.url, secret, row.id, row.body) : null;
-    const payload: AlertPayload = JSON.parse(row.body);
+    // Alerts queued before kinds existed were all quota alerts.
+    const payload = { kind: 'quota', ...JSON.parse(row.body) } as AlertPayload;
     const attempts = row.attempts + 1;
     if (status !== null && status >= 200 && status < 300) {
       sql.exec('DELETE FROM alert_outbox WHERE id = ?', row.id);
+      noteDelivery(sql, row.id, 'delivered');
       results.push({ id: row.id, payload, outcome: 'delivered', attempts, status });
     } else if (attempts >= ALERT_MAX_TRIES || !config) {
       sql.exec('DELETE FROM alert_outbox WHERE id = ?', row.id);
+      noteDelivery(sql, row.id, 'failed');
       results.push({ id: row.id, payload, outcome: 'failed', attempts, status });
     } else {
       const next = now + ALERT_BACKOFF_MS * 2 ** (attempts - 1);
@@ -196,17 +293,19 @@ export async function deliverDue(
 /**
  * One test delivery, sent now and not retried (the console's "send a test
  * alert"): the alert's shape with `test: true` and policy `test`, signed like
- * any other, with delivery id `test`. The receiver's HTTP status, or null when
- * it could not be reached in time (or the secret cannot be opened).
+ * any other, with delivery id `test`. The receiver's HTTP status, or why there
+ * is none: no answer within DELIVERY_TIMEOUT_MS, no connection at all (refused,
+ * reset, no such host), or a secret that cannot be opened.
  */
 export async function sendTestAlert(
   config: AlertConfig,
   ring: KeyRing,
   now: number,
-): Promise<number | null> {
+): Promise<Delivery> {
   const secret = await signingSecret(ring, config);
-  if (!secret) return null;
-  const payload: AlertPayload & { test: true } = {
+  if (!secret) return { status: null, failure: 'secret_unavailable', ms: 0 };
+  const payload: Omit<QuotaAlert, 'kind'> & { kind: 'test'; test: true } = {
+    kind: 'test',
     tenant_id: config.tenantId,
     policy: 'test',
     threshold: 0,
@@ -216,7 +315,7 @@ export async function sendTestAlert(
     sent_at: new Date(now).toISOString(),
     test: true,
   };
-  return post(config.url, secret, 'test', JSON.stringify(payload));
+  return deliver(config.url, secret, 'test', JSON.stringify(payload));
 }
 
 /**
@@ -233,16 +332,28 @@ async function signingSecret(ring: KeyRing, config: AlertConfig): Promise<string
   }
 }
 
-/**
- * One signed POST; the HTTP status, or null when the receiver could not be
- * reached in time. A redirect is not followed: it counts as a failed try.
- */
-async function post(
+/** What one delivery came to: the receiver's status, or why there is none. */
+export interface Delivery {
+  status: number | null;
+  failure: 'timeout' | 'unreachable' | 'secret_unavailable' | null;
+  /** How long it took. */
+  ms: number;
+}
+
+/** One signed POST's HTTP status, or null when there was none (a failed try). */
+async function post(url: string, secret: string, id: number | string, body: string) {
+  return (await deliver(url, secret, id, body)).status;
+}
+
+/** One signed POST. A redirect is not followed: it counts as a failed try. */
+async function deliver(
   url: string,
   secret: string,
   id: number | string,
   body: string,
-): Promise<number | null> {
+): Promise<Delivery> {
+  const started = Date.now();
+  const signal = AbortSignal.timeout(DELIVERY_TIMEOUT_MS);
   try {
     const res = await fetch(url, {
       method: 'POST',
@@ -253,11 +364,13 @@ async function post(
       },
       body,
       redirect: 'manual',
-      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+      signal,
     });
     await res.body?.cancel();
-    return res.status;
+    return { status: res.status, failure: null, ms: Date.now() - started };
   } catch {
-    return null;
+    // The deadline ran out, or the connection failed before it (refused, reset, no host).
+    const failure = signal.aborted ? 'timeout' : 'unreachable';
+    return { status: null, failure, ms: Date.now() - started };
   }
 }

@@ -45,9 +45,10 @@ import {
   windowOf,
 } from '../metering/lease-window';
 import type { LimiterMode, Limits, MeterOptions, Scope } from '../metering/policy';
-import type { UsageBatch } from '../metering/usage';
+import type { RequestRow, UsageBatch } from '../metering/usage';
 import { Demand } from './broker-demand';
 import { CallRate } from './broker-shards';
+import { RECENT_KEPT } from './recent-requests';
 
 export interface BrokerIo {
   /** Calls the tenant's root TenantGuard. */
@@ -972,5 +973,21 @@ function onward(held: Held, leased: number): MeterGrant {
 function mergeUsage(a: UsageBatch | undefined, b: UsageBatch | null): UsageBatch | undefined {
   if (!a) return b ?? undefined;
   if (!b) return a;
-  return { rows: [...a.rows, ...b.rows], refusals: [...a.refusals, ...b.refusals] };
+  const keyRejections = [...(a.keyRejections ?? []), ...(b.keyRejections ?? [])];
+  // The root keeps the newest RECENT_KEPT of each kind: so does a broker waiting to send.
+  const requests = newestOfEachKind([...(a.requests ?? []), ...(b.requests ?? [])]);
+  return {
+    rows: [...a.rows, ...b.rows],
+    refusals: [...a.refusals, ...b.refusals],
+    ...(keyRejections.length > 0 ? { keyRejections } : {}),
+    ...(requests.length > 0 ? { requests } : {}),
+  };
+}
+
+function newestOfEachKind(requests: RequestRow[]): RequestRow[] {
+  if (requests.length <= RECENT_KEPT) return requests;
+  const byAge = [...requests].sort((x, y) => y.at - x.at);
+  const answered = byAge.filter((r) => r.status < 400).slice(0, RECENT_KEPT);
+  const failed = byAge.filter((r) => r.status >= 400).slice(0, RECENT_KEPT);
+  return [...answered, ...failed];
 }

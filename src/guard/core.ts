@@ -23,7 +23,7 @@ import {
   type Returned,
   type ScopeGrant,
 } from '../metering/lease-protocol';
-import { type MeterState, meterState, secondsUntil } from '../metering/meter-state';
+import { meterState, secondsUntil } from '../metering/meter-state';
 import {
   type Limits,
   limitsSchema,
@@ -35,21 +35,33 @@ import {
 import type { UsageBatch } from '../metering/usage';
 import { ROUTE_GROUPS } from '../routes/types';
 import type { TokenEntry } from '../tenants/token-store';
+import type { AlertSettings, RecentAlert, TenantUsage, TokenListing } from '../types/wire';
 import {
   type AlertConfig,
   migrateAlerts,
   noteQuotaUse,
   readAlertConfig,
+  recentAlerts,
   sweepAlertsSent,
   writeAlertConfig,
 } from './alerts';
 import { BrokerWants } from './broker-wants';
 import {
+  type FleetHour,
+  hourFigures,
+  migrateHealth,
+  noteHealthAlerts,
+  recordKeyRejections,
+  sweepHealth,
+} from './health';
+import {
   type History,
   type HistoryQuery,
+  lastUsedHour,
   migrateHistory,
   queryHistory,
   recordHistory,
+  refusalsByOperation,
   sweepHistory,
 } from './history';
 import {
@@ -65,9 +77,17 @@ import {
   sweepIdempotency,
 } from './idempotency';
 import { Ledger } from './ledger';
+import type { PlanPush } from './plan-protocol';
+import {
+  migrateRecentRequests,
+  queryRecentRequests,
+  type RecentQuery,
+  recordRecentRequests,
+  sweepRecentRequests,
+} from './recent-requests';
 import { slotAt, windowSeconds } from './slots';
 import type { Sql } from './sql';
-import { type GuardCalls, GuardStore, sqlLedgerStorage } from './store';
+import { GuardStore, sqlLedgerStorage } from './store';
 import { TokenChanges } from './token-changes';
 import { migrateTokens, TokenRegistry } from './token-registry';
 
@@ -91,15 +111,21 @@ export class GuardCore {
   /** Issue, rotation, revocation and own limits of the tenant's tokens (token-changes.ts). */
   readonly tokenChanges: TokenChanges;
 
-  /** `wakeBy(at)`: the shell makes sure its alarm fires by `at` (real clock). */
+  /**
+   * `wakeBy(at)`: the shell makes sure its alarm fires by `at` (real clock). `tenantId`:
+   * the tenant this guard is of, when the shell knows it (its name), for the alerts it raises.
+   */
   constructor(
     private readonly sql: Sql,
     private readonly wakeBy: (at: number) => void,
+    private readonly tenantId: string | null = null,
   ) {
     this.store = new GuardStore(sql);
     this.ledger = new Ledger(sqlLedgerStorage(sql));
     migrateHistory(sql);
     migrateAlerts(sql);
+    migrateHealth(sql);
+    migrateRecentRequests(sql);
     migrateIdempotency(sql);
     migrateTokens(sql);
     this.tokens = new TokenRegistry(sql);
@@ -115,7 +141,7 @@ export class GuardCore {
     const now = req.now;
     if (req.usage) this.record(req.usage, req.usageRetentionDays);
     for (const r of req.returns) this.ledger.refund(r.meter, r.slot, r.units, now);
-    const limits = this.store.ownLimits() ?? req.defaults;
+    const limits = this.limitsInForce(req.defaults);
     const mode = limits.limiter ?? 'leased';
     this.store.countCall(mode === 'exact' ? 'exact_admits' : req.renewal ? 'renewals' : 'acquires');
     if (req.brokerCalls) {
@@ -233,6 +259,20 @@ export class GuardCore {
       this.ledger.flush();
     }
     recordHistory(this.sql, batch);
+    if (batch.keyRejections) recordKeyRejections(this.sql, batch.keyRejections);
+    if (batch.requests) recordRecentRequests(this.sql, batch.requests);
+    // A batch can raise a health alert when it has failures, or when the hour had some
+    // (its requests may just have reached the minimum); other batches cost no query.
+    const now = Date.now();
+    const hour = Math.floor(now / 3_600_000);
+    if (batch.keyRejections?.length || batch.rows.some((r) => r.status === '5xx')) {
+      this.failingHour = hour;
+    }
+    // Unknown after a restart: looked at once.
+    if (this.failingHour === undefined || this.failingHour === hour) {
+      this.failingHour ??= null;
+      this.noteHealth(now);
+    }
     if (
       retentionDays !== undefined &&
       String(retentionDays) !== this.store.setting('retention_days')
@@ -240,6 +280,51 @@ export class GuardCore {
       this.store.putSetting('retention_days', String(retentionDays));
     }
     this.wakeBy(Date.now() + SWEEP_EVERY_MS);
+  }
+
+  /**
+   * The tenant's tokens for the operator, oldest first, each with its own limits and
+   * its last use (the hour, from the usage history).
+   */
+  listTokens(now: number): TokenListing[] {
+    return this.tokenChanges.list(now).map((t) => {
+      const hour = lastUsedHour(this.sql, t.id);
+      return { ...t, last_used_at: hour === null ? null : new Date(hour).toISOString() };
+    });
+  }
+
+  /** The hour (of the epoch) of the last batch with failures; undefined until one came in. */
+  private failingHour: number | null | undefined = undefined;
+
+  /**
+   * Raises this hour's alerts beyond quotas (health.ts), now that a batch came in; the
+   * alarm delivers them.
+   */
+  private noteHealth(now: number): void {
+    const config = this.alertConfig();
+    const tenantId = this.tenantId ?? config?.tenantId;
+    if (!tenantId) return;
+    if (noteHealthAlerts(this.sql, tenantId, config, now)) this.wakeBy(Date.now());
+  }
+
+  /** The tenant's figures by hour since `from`, for its fleet board (health.ts). */
+  fleetHours(from: number): FleetHour[] {
+    return hourFigures(this.sql, from);
+  }
+
+  /** The tenant's recent requests, newest first (recent-requests.ts). */
+  recentRequests(q: RecentQuery) {
+    return queryRecentRequests(this.sql, q, Date.now());
+  }
+
+  /** The alert log, newest first (alerts.ts). */
+  recentAlerts(): RecentAlert[] {
+    return recentAlerts(this.sql);
+  }
+
+  /** Refusals by the operation refused, between `from` and `to`. */
+  refusalsByOperation(from: number, to: number) {
+    return refusalsByOperation(this.sql, from, to);
   }
 
   /** Usage history series for the operator API and the tenant's own view. */
@@ -305,19 +390,9 @@ export class GuardCore {
    * counting). The console, the partner portal and the token's own view all read
    * this, so they show the same figures (docs/LIMITS.md, "Counting").
    */
-  usage(
-    now: number,
-    defaults: Limits,
-    tokenId?: string,
-  ): {
-    limits: Limits;
-    custom: boolean;
-    meters: MeterState[];
-    guard_calls: GuardCalls;
-    token_limits?: TokenLimits | null;
-  } {
+  usage(now: number, defaults: Limits, tokenId?: string): TenantUsage {
     const own = this.store.ownLimits();
-    const limits = own ?? defaults;
+    const limits = this.limitsInForce(defaults);
     const groups = ROUTE_GROUPS.filter((g) => limits.quota.groups?.[g]);
     const meters = new Map<string, Meter>();
     for (const group of ['teams' as const, ...groups]) {
@@ -336,15 +411,34 @@ export class GuardCore {
     return {
       limits,
       custom: own !== null,
+      plan: this.store.plan()?.name ?? null,
       meters: [...meters.values()].map((m) => meterState(this.grant(m, now, now, 0), now)),
       guard_calls: { ...this.store.guardCalls() },
       ...(tokenId ? { token_limits: tokenLimits } : {}),
     };
   }
 
-  /** Replaces the tenant's limits; `null` returns it to the defaults. */
+  /** Replaces the tenant's own limits; `null` returns it to its plan's, or the defaults. */
   setLimits(limits: Limits | null): void {
     this.store.putSetting('limits', limits && JSON.stringify(limitsSchema.parse(limits)));
+  }
+
+  /** The limits that count: the tenant's own, else its plan's, else the defaults. */
+  limitsInForce(defaults: Limits): Limits {
+    return this.store.ownLimits() ?? this.store.plan()?.limits ?? defaults;
+  }
+
+  /**
+   * A plan decision of the PlanBook (plan-protocol.ts), kept when it is newer than the
+   * last one kept. True when it may change the limits in force (the tenant has no own
+   * limits), so the shell tells the brokers.
+   */
+  applyPlan(push: PlanPush): boolean {
+    const kept = this.store.plan();
+    if (kept && push.version <= kept.version) return false;
+    const limits = push.limits && limitsSchema.parse(push.limits);
+    this.store.putSetting('plan', JSON.stringify({ ...push, limits }));
+    return this.store.ownLimits() === null;
   }
 
   /** A token's own limits, or null. */
@@ -400,6 +494,8 @@ export class GuardCore {
     this.ledger.sweep(now);
     const days = Number(this.store.setting('retention_days') ?? DEFAULT_RETENTION_DAYS);
     sweepHistory(this.sql, now - days * 86_400_000);
+    sweepHealth(this.sql, now - days * 86_400_000);
+    sweepRecentRequests(this.sql, now);
     sweepAlertsSent(this.sql, now);
     sweepIdempotency(this.sql, now);
     this.tokens.sweep(now);
@@ -455,9 +551,15 @@ export class GuardCore {
   }
 
   /** The webhook and thresholds, without the signing secret. */
-  alertSettings(): { url: string; thresholds: number[] } | null {
+  alertSettings(): AlertSettings | null {
     const config = this.alertConfig();
-    return config && { url: config.url, thresholds: config.thresholds };
+    return (
+      config && {
+        url: config.url,
+        thresholds: config.thresholds,
+        server_error_percent: config.serverErrorPercent,
+      }
+    );
   }
 
   /** Queues alerts for the quotas whose use has crossed a threshold (alerts.ts). */

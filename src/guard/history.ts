@@ -5,6 +5,7 @@
  */
 
 import { LATENCY_BUCKETS_MS, type UsageBatch } from '../metering/usage';
+import type { History, RefusalPoint, SeriesPoint } from '../types/wire';
 import type { Sql, SqlValue } from './sql';
 
 const BUCKETS = LATENCY_BUCKETS_MS.length + 1;
@@ -19,36 +20,7 @@ export interface HistoryQuery {
   groupBy: HistoryGroup[];
 }
 
-export interface SeriesPoint {
-  /** Start of the hour or UTC day. */
-  t: string;
-  route?: string;
-  status?: string;
-  token?: string;
-  requests: number;
-  units: number;
-  /**
-   * Upper bound of the latency bucket holding the median and the 95th percentile (ms); null above
-   * 10 s.
-   */
-  p50_ms: number | null;
-  /** Reads answered from the read cache, and reads that looked in it (cached routes only). */
-  cache_hits: number;
-  cache_lookups: number;
-  p95_ms: number | null;
-}
-
-export interface RefusalPoint {
-  t: string;
-  policy: string;
-  token?: string;
-  count: number;
-}
-
-export interface History {
-  series: SeriesPoint[];
-  refusals: RefusalPoint[];
-}
+export type { History, RefusalPoint, SeriesPoint };
 
 const COLUMN: Record<HistoryGroup, string> = {
   route: 'route',
@@ -64,9 +36,27 @@ export function migrateHistory(sql: Sql): void {
       ${LAT_COLUMNS.map((c) => `${c} INTEGER NOT NULL DEFAULT 0`).join(', ')},
       PRIMARY KEY (hour, token_id, route, status));
     CREATE TABLE IF NOT EXISTS refusals_hourly (
-      hour INTEGER NOT NULL, token_id TEXT NOT NULL, policy TEXT NOT NULL, count INTEGER NOT NULL,
-      PRIMARY KEY (hour, token_id, policy));
+      hour INTEGER NOT NULL, token_id TEXT NOT NULL, policy TEXT NOT NULL,
+      route TEXT NOT NULL DEFAULT '', count INTEGER NOT NULL,
+      PRIMARY KEY (hour, token_id, policy, route));
   `);
+  // Refusals counted before they named their operation: the table is made again with
+  // the column (and its key), their rows under the operation '' (unknown).
+  const refusalColumns = sql.exec<{ name: string }>('PRAGMA table_info(refusals_hourly)').toArray();
+  if (!refusalColumns.some((c) => c.name === 'route')) {
+    sql.exec(`
+      ALTER TABLE refusals_hourly RENAME TO refusals_hourly_before_routes;
+      CREATE TABLE refusals_hourly (
+        hour INTEGER NOT NULL, token_id TEXT NOT NULL, policy TEXT NOT NULL,
+        route TEXT NOT NULL DEFAULT '', count INTEGER NOT NULL,
+        PRIMARY KEY (hour, token_id, policy, route));
+      INSERT INTO refusals_hourly (hour, token_id, policy, route, count)
+        SELECT hour, token_id, policy, '', count FROM refusals_hourly_before_routes;
+      DROP TABLE refusals_hourly_before_routes;
+    `);
+  }
+  // A token's last use (its latest hour) is one index seek (lastUsedHour).
+  sql.exec('CREATE INDEX IF NOT EXISTS usage_by_token ON usage_hourly (token_id, hour)');
   // Rollups made before the cache was counted get the columns, at 0.
   const columns = sql.exec<{ name: string }>('PRAGMA table_info(usage_hourly)').toArray();
   if (!columns.some((c) => c.name === 'cache_hits')) {
@@ -104,11 +94,12 @@ export function recordHistory(sql: Sql, batch: UsageBatch): void {
   }
   for (const r of batch.refusals) {
     sql.exec(
-      `INSERT INTO refusals_hourly (hour, token_id, policy, count) VALUES (?, ?, ?, ?)
-       ON CONFLICT (hour, token_id, policy) DO UPDATE SET count = count + excluded.count`,
+      `INSERT INTO refusals_hourly (hour, token_id, policy, route, count) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (hour, token_id, policy, route) DO UPDATE SET count = count + excluded.count`,
       r.hour,
       r.tokenId,
       r.policy,
+      r.route ?? '',
       r.count,
     );
   }
@@ -165,6 +156,39 @@ export function queryHistory(sql: Sql, q: HistoryQuery): History {
       count: Number(r.count),
     }));
   return { series, refusals };
+}
+
+/**
+ * The start of the last hour a token made a request in (refused ones too), as the
+ * history has it: null when it has none (never used, or longer ago than the retention).
+ */
+export function lastUsedHour(sql: Sql, tokenId: string): number | null {
+  return sql
+    .exec<{ at: number | null }>(
+      'SELECT MAX(hour) AS at FROM usage_hourly WHERE token_id = ?',
+      tokenId,
+    )
+    .one().at;
+}
+
+/**
+ * Refusals between `from` and `to` by the operation refused, most first (operation
+ * `''` for those counted before refusals named it).
+ */
+export function refusalsByOperation(
+  sql: Sql,
+  from: number,
+  to: number,
+): { operation: string; count: number }[] {
+  return sql
+    .exec<{ route: string; count: number }>(
+      `SELECT route, SUM(count) AS count FROM refusals_hourly WHERE hour >= ? AND hour <= ?
+       GROUP BY route ORDER BY count DESC, route`,
+      from,
+      to,
+    )
+    .toArray()
+    .map((r) => ({ operation: r.route, count: r.count }));
 }
 
 /** Deletes rollups older than `before` (ms). */

@@ -4,9 +4,10 @@
  * place and is the only writer, so the mirrors cannot go stale, and SQLite
  * survives eviction. Counters themselves live in the ledger (ledger.ts).
  */
-
 import { type Limits, limitsSchema, type TokenLimits, tokenLimitsSchema } from '../metering/policy';
+import type { GuardCalls } from '../types/wire';
 import type { LedgerStorage, SlotRow } from './ledger';
+import type { PlanPush } from './plan-protocol';
 import type { Sql } from './sql';
 
 /** Rows of the `settings` table. */
@@ -15,22 +16,12 @@ export type SettingName =
   | 'cache_version'
   | 'disabled'
   | 'retention_days'
-  | 'tokens_adopted';
+  | 'tokens_adopted'
+  | 'plan';
 /** When a token stops being accepted, and why; null: it has no end recorded. */
 export type TokenState = { at: number; reason: 'revoked' | 'expired' } | null;
 
-/** Calls the guard has answered, by kind (shown by the usage endpoint and the bench). */
-export interface GuardCalls {
-  /** Calls that carried a waiting request (leased mode). */
-  acquires: number;
-  /** Background renewals. */
-  renewals: number;
-  /** Calls for exact-mode tenants: one per request. */
-  exact_admits: number;
-  /** Calls isolates made to the tenant's regional brokers (guard/broker.ts), as they reported. */
-  broker_acquires: number;
-  broker_renewals: number;
-}
+export type { GuardCalls };
 
 const CALL_KINDS = [
   'acquires',
@@ -51,6 +42,7 @@ export class GuardStore {
   private readonly tokenLimitsCache = new Map<string, TokenLimits | null>();
   private readonly meterOwners = new Map<string, string>();
   private limits: Limits | null | undefined;
+  private planState: PlanPush | null | undefined;
   private calls: GuardCalls | undefined;
   private holderSeen: Map<string, number> | undefined;
 
@@ -74,6 +66,20 @@ export class GuardStore {
     else this.sql.exec('INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)', name, value);
     this.settings.delete(name);
     if (name === 'limits') this.limits = undefined;
+    if (name === 'plan') this.planState = undefined;
+  }
+
+  /** The last plan push this guard kept (plan-protocol.ts), or null: never on a plan. */
+  plan(): PlanPush | null {
+    if (this.planState === undefined) {
+      const value = this.setting('plan');
+      const kept = value ? (JSON.parse(value) as PlanPush) : null;
+      this.planState = kept && {
+        ...kept,
+        limits: kept.limits && limitsSchema.parse(kept.limits),
+      };
+    }
+    return this.planState;
   }
 
   /** The tenant's own limits, or null for the defaults. */

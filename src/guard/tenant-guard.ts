@@ -30,10 +30,20 @@ import {
   writeTokenRecord,
 } from '../tenants/token-store';
 import { waitUntilDone } from '../waiters';
-import { type AlertConfig, type DeliveryResult, deliverDue, sendTestAlert } from './alerts';
+import {
+  type AlertConfig,
+  alertSummary,
+  type Delivery,
+  type DeliveryResult,
+  deliverDue,
+  sendTestAlert,
+} from './alerts';
 import { GuardCore, SWEEP_EVERY_MS } from './core';
+import { FLEET_REPORT_MS, FLEET_SETTLE_MS, fleetBoardOf } from './fleet-board';
 import type { HistoryQuery } from './history';
 import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
+import type { PlanPush } from './plan-protocol';
+import type { RecentQuery } from './recent-requests';
 import type { RevokeOutcome, TokenSpecOf } from './token-changes';
 import type { AuditContext, MintedToken, RotateOutcome } from './token-registry';
 
@@ -58,32 +68,74 @@ export class TenantGuard extends DurableObject {
   private alarmAt: number | null | undefined;
   /** A call is writing decided token records to KV (syncTokens). */
   private syncing = false;
+  /**
+   * Usage came in since the last fleet report. True at first: usage recorded before
+   * this object last went away may not have been reported.
+   */
+  private fleetDue = true;
+  /** The alarm is set for the next report. */
+  private fleetScheduled = false;
+  private fleetReportedAt = 0;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    this.core = new GuardCore(ctx.storage.sql, (at) => this.scheduleAlarm(at));
+    // Its name is its tenant's id (guardFor): alerts and fleet reports name the tenant.
+    this.core = new GuardCore(ctx.storage.sql, (at) => this.scheduleAlarm(at), ctx.id.name ?? null);
   }
 
   /** The one call lease holders make (core.ts). */
   acquire(req: LeaseRequest) {
+    if (req.usage) this.noteFleetUsage();
     return this.core.acquire(req);
   }
 
   record(batch: UsageBatch, retentionDays?: number, returns?: Returned[]) {
+    this.noteFleetUsage();
     this.core.record(batch, retentionDays, returns);
+  }
+
+  /** The tenant's recent requests, newest first (recent-requests.ts). */
+  recentRequests(q: RecentQuery) {
+    return this.core.recentRequests(q);
+  }
+
+  /** The alert log, newest first (alerts.ts). */
+  recentAlerts() {
+    return this.core.recentAlerts();
   }
 
   history(q: HistoryQuery) {
     return this.core.history(q);
   }
 
+  /**
+   * A token's own view in one call: the meters now (the token's own too), and for each
+   * range its history and its refusals by operation.
+   */
+  ownView(now: number, defaults: Limits, tokenId: string, queries: HistoryQuery[]) {
+    return {
+      usage: this.core.usage(now, defaults, tokenId),
+      history: queries.map((q) => ({
+        ...this.core.history(q),
+        byOperation: this.core.refusalsByOperation(q.from, q.to),
+      })),
+    };
+  }
+
   usage(now: number, defaults: Limits, tokenId?: string) {
     return this.core.usage(now, defaults, tokenId);
   }
 
-  async setLimits(limits: Limits | null) {
+  /** The tenant's own limits (null: its plan's, or the defaults); the limits now in force. */
+  async setLimits(limits: Limits | null, defaults: Limits): Promise<Limits> {
     this.core.setLimits(limits);
     await this.tellBrokers({ kind: 'reset' });
+    return this.core.limitsInForce(defaults);
+  }
+
+  /** The PlanBook's decision about this tenant's plan (plan-protocol.ts). */
+  async applyPlan(push: PlanPush): Promise<void> {
+    if (this.core.applyPlan(push)) await this.tellBrokers({ kind: 'reset' });
   }
 
   /**
@@ -143,7 +195,7 @@ export class TenantGuard extends DurableObject {
 
   async listTokens(tenantId: string, now: number) {
     await this.tokensReady(tenantId);
-    return this.core.tokenChanges.list(now);
+    return this.core.listTokens(now);
   }
 
   /** The tenant is deleted: every record of its tokens leaves KV. */
@@ -179,12 +231,12 @@ export class TenantGuard extends DurableObject {
     return this.core.alertSettings();
   }
 
-  /** One signed test delivery to the webhook, now: its HTTP status (null: none set or unreached). */
-  async testAlert(): Promise<{ configured: boolean; status: number | null }> {
+  /** One signed test delivery to the webhook, now; null when none is set. */
+  async testAlert(): Promise<Delivery | null> {
     const config = this.core.alertConfig();
-    if (!config) return { configured: false, status: null };
+    if (!config) return null;
     const ring = await keyRing(this.env.KEY_ENCRYPTION_KEY ?? '');
-    return { configured: true, status: await sendTestAlert(config, ring, Date.now()) };
+    return sendTestAlert(config, ring, Date.now());
   }
 
   /** Idempotency keys of the tenant's writes (idempotency.ts). */
@@ -216,7 +268,41 @@ export class TenantGuard extends DurableObject {
     this.core.sweep(now);
     if (this.core.tokens.hasPending()) await this.syncTokens();
     const { nextAt } = await this.deliverAlerts(now);
-    this.scheduleAlarm(Math.min(nextAt ?? Number.POSITIVE_INFINITY, now + SWEEP_EVERY_MS));
+    const fleetAt = await this.reportToFleet(now);
+    this.scheduleAlarm(Math.min(nextAt ?? Number.POSITIVE_INFINITY, fleetAt, now + SWEEP_EVERY_MS));
+  }
+
+  /** Usage came in: the fleet board hears of it within FLEET_REPORT_MS (from the alarm). */
+  private noteFleetUsage(): void {
+    this.fleetDue = true;
+    if (this.fleetScheduled) return;
+    this.fleetScheduled = true;
+    // A few seconds' wait lets the batches of a burst go in one report.
+    const at = Math.max(Date.now() + FLEET_SETTLE_MS, this.fleetReportedAt + FLEET_REPORT_MS);
+    this.scheduleAlarm(at);
+  }
+
+  /**
+   * Reports the tenant's last two hours to its fleet board when usage came in and the
+   * last report is FLEET_REPORT_MS old; when the next report may go (else infinity).
+   */
+  private async reportToFleet(now: number): Promise<number> {
+    const tenantId = this.ctx.id.name;
+    if (!this.fleetDue || !tenantId) return Number.POSITIVE_INFINITY;
+    const next = this.fleetReportedAt + FLEET_REPORT_MS;
+    this.fleetScheduled = true;
+    if (now < next) return next;
+    const hours = this.core.fleetHours(Math.floor(now / 3_600_000) * 3_600_000 - 3_600_000);
+    try {
+      if (hours.length > 0) await fleetBoardOf(this.env, tenantId).report(tenantId, hours, now);
+      this.fleetDue = false;
+      this.fleetScheduled = false;
+      this.fleetReportedAt = now;
+      return Number.POSITIVE_INFINITY;
+    } catch {
+      // Tried again with the next alarm.
+      return now + FLEET_REPORT_MS;
+    }
   }
 
   /**
@@ -246,12 +332,7 @@ export class TenantGuard extends DurableObject {
         tenant_id: r.payload.tenant_id,
         token_id: null,
         request_id: `alert-${r.id}`,
-        detail: {
-          policy: r.payload.policy,
-          threshold: r.payload.threshold,
-          attempts: r.attempts,
-          status: r.status,
-        },
+        detail: { ...alertSummary(r.payload), attempts: r.attempts, status: r.status },
       });
     }
     return delivered;

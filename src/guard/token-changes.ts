@@ -21,10 +21,10 @@ import type { BrokerPush } from '../metering/lease-protocol';
 import type { TokenLimits } from '../metering/policy';
 import type { TokenEntry } from '../tenants/token-store';
 import type { TokenRecord } from '../types/tenants';
+import type { TokenListing } from '../types/wire';
 import type { GuardStore } from './store';
 import {
   type AuditContext,
-  type ListedToken,
   listed,
   type MintedToken,
   type RotateOutcome,
@@ -199,7 +199,7 @@ export class TokenChanges {
   }
 
   /** The tenant's tokens with their own limits, oldest first. */
-  list(now: number): (ListedToken & { limits: TokenLimits | null })[] {
+  list(now: number): Omit<TokenListing, 'last_used_at'>[] {
     return this.tokens
       .list(now)
       .map((row) => ({ ...listed(row), limits: this.store.tokenLimits(row.record.id) }));

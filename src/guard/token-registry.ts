@@ -13,12 +13,9 @@
  * family rotates one step at a time (docs/OPERATING.md, "Rotation").
  */
 import type { NewAuditEntry } from '../audit/audit-log';
-import {
-  EXPIRED_RECORD_KEPT_S,
-  REVOKED_RECORD_KEPT_S,
-  type TokenEntry,
-} from '../tenants/token-store';
+import type { TokenEntry } from '../tenants/token-store';
 import type { TokenRecord } from '../types/tenants';
+import type { ListedToken } from '../types/wire';
 import type { Sql } from './sql';
 
 /** What a new token needs from the isolate that made its secret: ids and display parts only. */
@@ -48,14 +45,7 @@ export interface TokenRow extends TokenEntry {
   rotatedBy: string | null;
 }
 
-/** A token as the operator API lists it (never the secret, nor its hash). */
-export type ListedToken = TokenRecord & {
-  family_id: string;
-  ancestor_id: string | null;
-  successor_id: string | null;
-  rotated_at: string | null;
-  rotated_by: string | null;
-};
+export type { ListedToken };
 
 /** A decided record KV does not hold yet. */
 export interface PendingWrite extends TokenEntry {
@@ -110,6 +100,13 @@ const fromRow = (r: Row): TokenRow => ({
   rotatedAt: r.rotated_at,
   rotatedBy: r.rotated_by,
 });
+
+/**
+ * How long a token that ended (revoked, expired, or rotated past its overlap) stays
+ * listed, as such (docs/OPERATING.md, "Rotation"): as long as the usage history
+ * keeps by default (USAGE_RETENTION_DAYS), so its family and its usage keep a name.
+ */
+export const ENDED_TOKENS_LISTED_DAYS = 90;
 
 /** An ISO time as ms, for the columns that sweeping and listing compare. */
 const msOf = (iso: string | null | undefined) => (iso ? Date.parse(iso) : null);
@@ -182,15 +179,19 @@ export class TokenRegistry {
   }
 
   /**
-   * The tenant's tokens as the operator sees them, oldest first: not revoked, and not
-   * expired for longer than KV keeps an expired record (the same as KV's index showed).
+   * The tenant's tokens as the operator sees them, oldest first: working ones, and
+   * those that ended (revoked, expired, or rotated and past their overlap) within the
+   * last ENDED_TOKENS_LISTED_DAYS, so a family and the usage by token keep their names.
    */
   list(now: number): TokenRow[] {
+    const since = now - ENDED_TOKENS_LISTED_DAYS * 86_400_000;
     return this.sql
       .exec<Row>(
-        `SELECT * FROM tokens WHERE removed = 0 AND revoked_at IS NULL
+        `SELECT * FROM tokens WHERE removed = 0
+           AND (revoked_at IS NULL OR revoked_at > ?)
            AND (expires_at IS NULL OR expires_at > ?) ORDER BY rowid`,
-        now - EXPIRED_RECORD_KEPT_S * 1000,
+        since,
+        since,
       )
       .toArray()
       .map(fromRow);
@@ -290,13 +291,17 @@ export class TokenRegistry {
     return writes.one().n + audits.one().n > 0;
   }
 
-  /** Rows KV no longer holds either: removed, or revoked or expired past what KV keeps. */
+  /**
+   * Removed rows, and rows no longer listed: KV no longer holds their record either
+   * (it keeps an ended one for less, REVOKED_RECORD_KEPT_S or EXPIRED_RECORD_KEPT_S).
+   */
   sweep(now: number): void {
+    const ended = now - ENDED_TOKENS_LISTED_DAYS * 86_400_000;
     this.sql.exec(
       `DELETE FROM tokens WHERE version = kv_version AND (removed = 1
          OR revoked_at <= ? OR expires_at <= ?)`,
-      now - REVOKED_RECORD_KEPT_S * 1000,
-      now - EXPIRED_RECORD_KEPT_S * 1000,
+      ended,
+      ended,
     );
   }
 }

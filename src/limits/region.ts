@@ -5,7 +5,9 @@
  * once its tenant's brokers split (guard/broker-shards.ts), the shard its data
  * center uses.
  */
+
 import type { BrokerRegion } from '../guard/lease-broker';
+import { fnv1a } from '../hash';
 
 /** Middle East countries Cloudflare's `me` hint serves (ISO 3166 alpha-2). */
 const MIDDLE_EAST = new Set([
@@ -67,11 +69,5 @@ export const DIRECT_FOR_MS = 60_000;
 
 /** The shard a data center uses: FNV-1a of its name (colo), modulo the count. */
 export function shardOf(place: string, shards: number): number {
-  if (shards <= 1) return 0;
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < place.length; i++) {
-    hash ^= place.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash % shards;
+  return shards <= 1 ? 0 : fnv1a(place) % shards;
 }

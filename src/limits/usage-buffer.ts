@@ -6,8 +6,10 @@
  * history").
  */
 import {
+  type KeyRejectionRow,
   LATENCY_BUCKETS_MS,
   type RefusalRow,
+  type RequestRow,
   statusClass,
   type UsageBatch,
   type UsageRow,
@@ -30,7 +32,17 @@ export interface UsageEntry {
   refusedBy?: string;
   /** What the read cache did: a hit (L1, L2 or stale), a miss, or nothing (not looked). */
   cache?: 'hit' | 'miss';
+  /** The platform refused the tenant's key: its status (401 or 403). */
+  keyRejected?: number;
+  /** The request itself, for the tenant's recent requests (guard/recent-requests.ts). */
+  request?: RequestRow;
 }
+
+/**
+ * Requests a buffer keeps of each kind (answered below 400; refused or failed) until
+ * its batch goes: the newest, so a flood is sampled, its counts kept in the rows.
+ */
+export const REQUESTS_PER_BATCH = 100;
 
 const hourOf = (t: number) => Math.floor(t / 3_600_000) * 3_600_000;
 
@@ -45,6 +57,9 @@ const MAX_ROWS = 500;
 export class UsageBuffer {
   private rows = new Map<string, UsageRow>();
   private refusals = new Map<string, RefusalRow>();
+  private keyRejections = new Map<string, KeyRejectionRow>();
+  private answered: RequestRow[] = [];
+  private failed: RequestRow[] = [];
   /** When the oldest entry still waiting arrived (0: none waits). */
   oldestAt = 0;
 
@@ -77,15 +92,28 @@ export class UsageBuffer {
     const bucket = latencyBucket(e.latencyMs);
     row.latency[bucket] = (row.latency[bucket] ?? 0) + 1;
     if (e.refusedBy) {
-      const rkey = `${hour}|${e.tokenId}|${e.refusedBy}`;
+      const rkey = `${hour}|${e.tokenId}|${e.refusedBy}|${e.operation}`;
       const r = this.refusals.get(rkey) ?? {
         hour,
         tokenId: e.tokenId,
         policy: e.refusedBy,
+        route: e.operation,
         count: 0,
       };
       r.count++;
       this.refusals.set(rkey, r);
+    }
+    if (e.request) {
+      const kept = e.request.status >= 400 ? this.failed : this.answered;
+      kept.push(e.request);
+      if (kept.length > REQUESTS_PER_BATCH) kept.shift();
+    }
+    if (e.keyRejected) {
+      const kkey = `${hour}|${e.keyRejected}`;
+      const k = this.keyRejections.get(kkey) ?? { hour, status: e.keyRejected, count: 0, at: 0 };
+      k.count++;
+      k.at = Math.max(k.at, e.at);
+      this.keyRejections.set(kkey, k);
     }
     if (this.oldestAt === 0) this.oldestAt = e.at;
   }
@@ -100,9 +128,19 @@ export class UsageBuffer {
   /** The waiting batch, emptied out of the buffer; undefined when nothing waits. */
   take(): UsageBatch | undefined {
     if (this.rows.size === 0 && this.refusals.size === 0) return undefined;
-    const batch = { rows: [...this.rows.values()], refusals: [...this.refusals.values()] };
+    const batch: UsageBatch = {
+      rows: [...this.rows.values()],
+      refusals: [...this.refusals.values()],
+      ...(this.keyRejections.size > 0 ? { keyRejections: [...this.keyRejections.values()] } : {}),
+      ...(this.answered.length + this.failed.length > 0
+        ? { requests: [...this.answered, ...this.failed] }
+        : {}),
+    };
     this.rows = new Map();
     this.refusals = new Map();
+    this.keyRejections = new Map();
+    this.answered = [];
+    this.failed = [];
     this.oldestAt = 0;
     return batch;
   }

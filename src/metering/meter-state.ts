@@ -1,16 +1,8 @@
 /** A meter's state as RateLimit fields and the usage endpoints show it. */
+import type { MeterState } from '../types/wire';
 import type { MeterGrant } from './lease-protocol';
 
-export interface MeterState {
-  name: string;
-  kind: 'rate' | 'quota';
-  limit: number;
-  window_s: number;
-  used: number;
-  remaining: number;
-  /** Seconds until the current count has drained. */
-  reset_s: number;
-}
+export type { MeterState };
 
 /** A grant's meter as of `now`; `remaining` as its holder sees it (metering/lease-window.ts). */
 export function meterState(g: MeterGrant, now: number, remaining = g.remaining): MeterState {

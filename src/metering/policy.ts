@@ -11,9 +11,9 @@
  */
 import * as z from 'zod';
 import { ROUTE_GROUPS } from '../routes/types';
-import type { Limits, RatePolicy, RouteGroup } from '../types/settings';
+import type { Limits, RatePolicy, RouteGroup, TokenLimits } from '../types/settings';
 
-export type { Limits, RatePolicy };
+export type { Limits, RatePolicy, TokenLimits };
 
 const policyName = z
   .string()
@@ -59,9 +59,7 @@ export const limitsSchema = z.strictObject({
 export const tokenLimitsSchema = z.strictObject({
   policies: policiesSchema.default([]),
   quota: quotaAmounts.default({}),
-});
-
-export type TokenLimits = z.infer<typeof tokenLimitsSchema>;
+}) satisfies z.ZodType<TokenLimits>;
 export type LimiterMode = NonNullable<Limits['limiter']>;
 
 /** For tenants without limits of their own (docs/LIMITS.md, "Policies, quotas and costs"). */

@@ -6,6 +6,8 @@
  * history").
  */
 
+import type { RecentRequest } from '../types/wire';
+
 /** Upper bounds of the latency buckets, in ms; the last bucket is everything above. */
 export const LATENCY_BUCKETS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000] as const;
 
@@ -32,12 +34,34 @@ export interface RefusalRow {
   hour: number;
   tokenId: string;
   policy: string;
+  /** The operation refused; absent from batches of isolates older than this field. */
+  route?: string;
   count: number;
 }
+
+/** Refusals of the tenant's platform key in one hour, by the platform's status (401, 403). */
+export interface KeyRejectionRow {
+  hour: number;
+  status: number;
+  count: number;
+  /** The last one, ms. */
+  at: number;
+}
+
+/**
+ * One request as an isolate hands it over, for the tenant's recent requests
+ * (guard/recent-requests.ts): what the API shows of it, with its time in ms and
+ * without the reason (said when it is read).
+ */
+export type RequestRow = Omit<RecentRequest, 'at' | 'reason'> & { at: number };
 
 export interface UsageBatch {
   rows: UsageRow[];
   refusals: RefusalRow[];
+  /** Absent from batches of isolates older than this field. */
+  keyRejections?: KeyRejectionRow[];
+  /** The requests themselves (at most the newest of each kind; limits/usage-buffer.ts). */
+  requests?: RequestRow[];
 }
 
 export function statusClass(status: number): StatusClass {

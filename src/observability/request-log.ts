@@ -28,19 +28,39 @@ export function requestLog() {
       else log.info('request', line);
     }
     writeDataPoint(c, line, obs);
-    // Every request a known token made, refused ones too, in its tenant's history.
+    // Every request a known token made, refused ones too, in its tenant's history and
+    // recent requests (handed over with the usage batch, never on the request path).
     const principal = c.get('principal');
     if (principal) {
+      // An unknown path under a valid token names no operation.
+      const operation = obs.operation ?? 'unmatched';
       recordRequestUsage(c, principal.tenantId, {
         at: started,
         tokenId: principal.tokenId,
-        // An unknown path under a valid token names no operation.
-        operation: obs.operation ?? 'unmatched',
+        operation,
         status: line.status,
         units: obs.limiter === 'admitted' ? (obs.cost ?? 0) : 0,
         latencyMs: duration,
         refusedBy: obs.refusedBy,
         ...cacheOutcome(obs.cache),
+        ...keyRejection(c.error),
+        request: {
+          request_id: line.request_id,
+          at: started,
+          token_id: principal.tokenId,
+          operation,
+          method: line.method,
+          status: line.status,
+          code: line.code,
+          limiter: obs.limiter ?? null,
+          policy: obs.refusedBy ?? null,
+          cache: line.cache,
+          upstream_status: line.upstream_status,
+          upstream_attempts: line.upstream_attempts,
+          latency_ms: duration,
+          upstream_ms: line.upstream_ms,
+          trace_id: line.trace_id,
+        },
       });
     }
   });
@@ -104,6 +124,13 @@ function upstreamStatusOf(error: unknown): number | null {
   if (!(error instanceof GatewayError)) return null;
   const status = error.details.upstream_status;
   return typeof status === 'number' ? status : null;
+}
+
+/** The platform's refusal of the tenant's key (its 401 or 403), for the key's health. */
+function keyRejection(error: unknown): { keyRejected?: number } {
+  if (!(error instanceof GatewayError) || error.kind !== 'UPSTREAM_AUTH_REJECTED') return {};
+  const status = error.details.upstream_status;
+  return typeof status === 'number' ? { keyRejected: status } : {};
 }
 
 /** A cached read's outcome for the usage history: BYPASS (no-store) did not look. */

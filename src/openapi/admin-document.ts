@@ -6,7 +6,10 @@ import type * as z from 'zod';
 import { alertsBody } from '../admin/alerts';
 import { auditQuery } from '../admin/audit';
 import { tenantParams, tokenParams } from '../admin/common';
+import { keyCheckBody } from '../admin/key-check';
 import { usageQuery } from '../admin/limits';
+import { overviewQuery } from '../admin/overview';
+import { planParams } from '../admin/plans';
 import { portalLinkBody } from '../admin/portal-links';
 import { rotateBody } from '../admin/rotation';
 import { createBody, listQuery, updateBody } from '../admin/tenants';
@@ -14,6 +17,7 @@ import { tokenSpecSchema } from '../admin/token-spec';
 import { revokeQuery } from '../admin/tokens';
 import { limitsSchema, tokenLimitsSchema } from '../metering/policy';
 import { historyQuerySchema } from '../observability/history-query';
+import { recentQuerySchema } from '../observability/recent-query';
 import { GATEWAY_VERSION } from '../version';
 import { jsonBody, parametersOf } from './schema';
 
@@ -94,7 +98,59 @@ const OPERATIONS: AdminOperation[] = [
       'request. Policies count in a sliding window unless `algorithm: "fixed"`.',
     body: limitsSchema,
   },
-  { method: 'delete', path: `${T}/limits`, summary: 'Return a tenant to the default limits' },
+  {
+    method: 'delete',
+    path: `${T}/limits`,
+    summary: "Remove a tenant's own limits: its plan's hold again, or the defaults",
+  },
+  {
+    method: 'post',
+    path: '/admin/keys/check',
+    summary: 'Check a platform key with one cheap read: valid, unauthorized, unreachable or error',
+    description:
+      'Calls calls.filter_values with the key (its credential header, ROUTE_OVERRIDES ' +
+      'applied), around breakers and pauses; the answer never holds the key.',
+    body: keyCheckBody,
+  },
+  {
+    method: 'post',
+    path: `${T}/key/check`,
+    summary: "Check a tenant's stored platform key the same way",
+  },
+  {
+    method: 'get',
+    path: '/admin/overview',
+    summary:
+      'The last hours across tenants: top tenants by requests, refusals and 5xx, and every tenant whose platform key the platform refused',
+    description:
+      'From the fleet boards the TenantGuards report to (at most a minute behind): 16 ' +
+      'Durable Object calls in parallel, whatever the number of tenants.',
+    query: overviewQuery,
+  },
+  {
+    method: 'get',
+    path: `${T}/alerts/recent`,
+    summary:
+      'The alerts the TenantGuard raised (quotas, the platform key refused, server errors), newest first',
+  },
+  { method: 'get', path: '/admin/plans', summary: 'The plans, with how many tenants each has' },
+  { method: 'get', path: '/admin/plans/{name}', summary: 'One plan' },
+  {
+    method: 'put',
+    path: '/admin/plans/{name}',
+    summary: "Set a plan (the same body as a tenant's limits); every tenant on it takes it",
+    description:
+      'Answers once every tenant on the plan has it in its TenantGuard (then within ' +
+      'LEASE_MAX_MS everywhere); `pending` counts those that could not be reached, retried ' +
+      'by the plan book. A tenant joins with PATCH /admin/tenants/{id} `{"plan": "<name>"}`; ' +
+      'its own limits, when set, still win.',
+    body: limitsSchema,
+  },
+  {
+    method: 'delete',
+    path: '/admin/plans/{name}',
+    summary: 'Remove a plan no tenant is on (409 otherwise)',
+  },
   {
     method: 'get',
     path: `${T}/usage`,
@@ -107,6 +163,17 @@ const OPERATIONS: AdminOperation[] = [
     path: `${T}/analytics`,
     summary: 'Usage history as series, or CSV with Accept: text/csv',
     query: historyQuerySchema,
+  },
+  {
+    method: 'get',
+    path: `${T}/requests`,
+    summary:
+      "A tenant's recent requests, newest first, by request_id, token_id, status or operation",
+    description:
+      'The newest 1,000 answered below 400 and the newest 1,000 refused or failed, of the ' +
+      'last 24 h, as its isolates handed them over (within about 10 s): ids, codes and ' +
+      'timings, never a body, query or secret.',
+    query: recentQuerySchema,
   },
   {
     method: 'put',
@@ -168,9 +235,15 @@ const OPERATIONS: AdminOperation[] = [
   { method: 'get', path: '/admin/openapi.json', summary: 'This document' },
 ];
 
-/** The operator routes' own path schemas: a token under a tenant, or a tenant. */
+/** The operator routes' own path schemas: a token under a tenant, a tenant, or a plan. */
 const pathParamsOf = (path: string) =>
-  path.includes('{token_id}') ? tokenParams : path.includes('{id}') ? tenantParams : undefined;
+  path.includes('{token_id}')
+    ? tokenParams
+    : path.includes('{id}')
+      ? tenantParams
+      : path.includes('{name}')
+        ? planParams
+        : undefined;
 
 let doc: Record<string, unknown> | undefined;
 

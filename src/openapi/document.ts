@@ -10,12 +10,13 @@
 import { rotateBody } from '../admin/rotation';
 import { mintBody, STREAM_SCOPE, streamParams } from '../browser/schemas';
 import { ERRORS } from '../errors';
+import { recentQuerySchema } from '../observability/recent-query';
 import type { Catalog } from '../routes/catalog';
 import { takesIdempotencyKey } from '../routes/table';
 import type { RouteSpec, UploadSpec } from '../routes/types';
 import { hasScope, ROTATE_SCOPE, requiredScope, USAGE_SCOPE } from '../tenants/scopes';
 import { GATEWAY_VERSION } from '../version';
-import { MODELS, SUCCESS_DATA } from './models';
+import { anyValue, MODELS, SUCCESS_DATA } from './models';
 import { fieldsOf, type JsonSchema, jsonBody, parametersOf } from './schema';
 
 type Operation = Record<string, unknown>;
@@ -132,6 +133,7 @@ function build(catalog: Catalog): OpenApiDocument {
   }
   add('/auth/browser-token', 'post', mintOperation());
   add('/usage', 'get', usageOperation());
+  add('/usage/requests', 'get', ownRequestsOperation());
   add('/token', 'get', ownTokenOperation());
   add('/token/rotate', 'post', rotateOperation());
   add('/session/ws/{session_id}', 'get', streamOperation());
@@ -217,7 +219,7 @@ function operation(spec: RouteSpec): Operation {
     ...jsonBody(spec.body),
     ...(spec.upload ? uploadBody(spec.upload) : {}),
     responses: {
-      '200': success(SUCCESS_DATA[spec.id] ?? {}, Boolean(spec.cache), keyed),
+      '200': success(SUCCESS_DATA[spec.id] ?? anyValue, Boolean(spec.cache), keyed),
       ...errorRefs(statuses),
     },
   };
@@ -318,8 +320,9 @@ function usageOperation() {
     tags: ['usage'],
     summary: "The calling tenant's own usage",
     description:
-      "Its limits, the current windows (the calling token's own meters too), and its last 30 " +
-      "days by day. A self-service read: it spends none of the tenant's limits, only the " +
+      "Its limits, the current windows (the calling token's own meters too), its last 30 " +
+      'days by day and its last 48 hours by hour, each with the refusals by policy. A ' +
+      "self-service read: it spends none of the tenant's limits, only the " +
       `token's own self-service meter. Needs the scope \`${USAGE_SCOPE}\`.`,
     'x-required-scope': USAGE_SCOPE,
     responses: {
@@ -331,10 +334,41 @@ function usageOperation() {
           meters: { type: 'array', items: { type: 'object' } },
           days: { type: 'array', items: { type: 'object' } },
           refusals: { type: 'array', items: { type: 'object' } },
+          hours: { type: 'array', items: { type: 'object' } },
+          hourly_refusals: { type: 'array', items: { type: 'object' } },
+          refusals_by_operation: { type: 'object' },
         },
-        ['tenant_id', 'limits', 'meters', 'days'],
+        ['tenant_id', 'limits', 'meters', 'days', 'hours'],
       ),
       ...errorRefs(COMMON_ERRORS),
+    },
+  };
+}
+
+function ownRequestsOperation() {
+  return {
+    operationId: 'usage.requests',
+    tags: ['usage'],
+    summary: "The calling tenant's own refused and failed requests, newest first",
+    description:
+      'Its requests of the last 24 h that were refused or failed (status 400 and above), as ' +
+      "its TenantGuard keeps them (the newest 1,000), each with the reason: a 429's policy, " +
+      'a 401, the platform refusing the key. Filter by `request_id` (the one an error ' +
+      'envelope hands over), `token_id`, `status` (429, or 4xx) or `operation`. A ' +
+      `self-service read, like /usage. Needs the scope \`${USAGE_SCOPE}\`.`,
+    'x-required-scope': USAGE_SCOPE,
+    parameters: parametersOf(recentQuerySchema, 'query'),
+    responses: {
+      '200': gatewayAnswer(
+        'A page of requests, and the cursor of the next.',
+        {
+          requests: { type: 'array', items: { type: 'object' } },
+          cursor: { type: ['string', 'null'] },
+          kept: { type: 'object' },
+        },
+        ['requests', 'cursor'],
+      ),
+      ...errorRefs([...COMMON_ERRORS, 400]),
     },
   };
 }
@@ -437,7 +471,7 @@ function platformEnvelope(): JsonSchema {
   return {
     type: 'object',
     description: 'The platform’s own answer, passed through unchanged.',
-    properties: { code: { type: 'integer' }, msg: { type: 'string' }, data: {} },
+    properties: { code: { type: 'integer' }, msg: { type: 'string' }, data: anyValue },
     required: ['code', 'msg', 'data'],
   };
 }
@@ -458,7 +492,7 @@ function errorEnvelope(): JsonSchema {
             items: {
               type: 'object',
               properties: {
-                location: { enum: ['path', 'query', 'body'] },
+                location: { type: 'string', enum: ['path', 'query', 'body'] },
                 field: { type: 'string' },
                 message: { type: 'string' },
               },

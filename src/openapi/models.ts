@@ -18,6 +18,15 @@ const obj = (properties: Record<string, Schema>, required: string[] = []): Schem
   ...(required.length > 0 ? { required } : {}),
 });
 const arrayOf = (items: Schema): Schema => ({ type: 'array', items });
+/**
+ * Any JSON value. Every schema here names its `type` (a list where several fit):
+ * JSON Schema does not need it, but the API reference page (Scalar) warns of each
+ * schema without one.
+ */
+export const anyValue: Schema = {
+  type: ['object', 'array', 'string', 'number', 'boolean', 'null'],
+  description: 'Any JSON value.',
+};
 
 /** The paged list wrapper of every list operation, for items of `item`. */
 export const paged = (item: Schema): Schema =>
@@ -91,10 +100,10 @@ const message = obj(
     source_type: str,
     source_component: str,
     content: str,
-    message: {},
+    message: anyValue,
     type: str,
     created_at: str,
-    attachments: arrayOf({}),
+    attachments: arrayOf(anyValue),
     session_round: int,
   },
   ['message_id'],
@@ -148,9 +157,9 @@ const report = obj(
     product_name: str,
     target_description: str,
     keywords: arrayOf(str),
-    user_personas: arrayOf({}),
-    user_profiles: arrayOf({}),
-    competitors: arrayOf({}),
+    user_personas: arrayOf(anyValue),
+    user_profiles: arrayOf(anyValue),
+    competitors: arrayOf(anyValue),
     recommended_campaigns: arrayOf(obj({ name: str, description: str })),
     related_links: arrayOf(str),
     related_industries: arrayOf(obj({ level1: obj({ id: int }), level2: arrayOf(int) })),
@@ -200,6 +209,7 @@ export const MODELS: Record<string, Schema> = {
     platforms: arrayOf(str),
     states: {
       description: 'The allowed `status` values of /user/call/lists.',
+      type: ['array', 'string'],
       oneOf: [arrayOf(str), str],
     },
   }),
@@ -216,7 +226,7 @@ export const MODELS: Record<string, Schema> = {
       messages: arrayOf(ref('Message')),
       duration: int,
       error_message: str,
-      attachments: arrayOf({}),
+      attachments: arrayOf(anyValue),
       platform: str,
       visibility: str,
       created_at: str,
@@ -234,6 +244,7 @@ export const MODELS: Record<string, Schema> = {
   Empty: { type: 'object' },
   Product: product,
   ProductInfo: {
+    type: 'object',
     allOf: [
       ref('Product'),
       obj({
@@ -266,7 +277,10 @@ export const SUCCESS_DATA: Record<string, Schema> = {
   'session.info': ref('Session'),
   'session.rename': ref('Empty'),
   'session.messages': ref('MessageList'),
-  'session.messages_between': { oneOf: [arrayOf(ref('Message')), ref('MessageList')] },
+  'session.messages_between': {
+    type: ['array', 'object'],
+    oneOf: [arrayOf(ref('Message')), ref('MessageList')],
+  },
   'browser.info': ref('Browser'),
   'browser.list': obj({ browsers: arrayOf(ref('Browser')), total: int }, ['browsers']),
   'browser.release': ref('Empty'),

@@ -48,6 +48,7 @@ const GATEWAY_OPERATION_IDS = [
   'unmatched',
   'usage',
   'usage.own',
+  'usage.requests',
 ];
 
 /** Group names that are scopes of the gateway's own (usage:read, token:rotate) or its limits'. */

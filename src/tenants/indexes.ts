@@ -14,8 +14,9 @@ const originMemo = new Memo<boolean>(ORIGIN_MEMO_MAX);
 export class KeyIndex {
   constructor(private readonly kv: KVNamespace) {}
 
-  add(fingerprint: string, tenantId: string): Promise<void> {
-    return this.kv.put(keyTenantKey(fingerprint, tenantId), '');
+  /** The tenant's name rides along as metadata, so a twin is found with one list call. */
+  add(fingerprint: string, tenantId: string, name: string): Promise<void> {
+    return this.kv.put(keyTenantKey(fingerprint, tenantId), '', { metadata: { name } });
   }
 
   remove(fingerprint: string, tenantId: string): Promise<void> {
@@ -24,8 +25,13 @@ export class KeyIndex {
 
   /** Ids of the tenants whose platform key has this fingerprint. */
   async tenantsSharing(fingerprint: string): Promise<string[]> {
-    const keys = await listAll(this.kv, keyTenantKey(fingerprint, ''));
-    return keys.map((k) => lastSegment(k.name));
+    return (await this.sharing(fingerprint)).map((t) => t.id);
+  }
+
+  /** The tenants whose platform key has this fingerprint, with their names (null: kept before names were). */
+  async sharing(fingerprint: string): Promise<{ id: string; name: string | null }[]> {
+    const keys = await listAll<{ name?: string }>(this.kv, keyTenantKey(fingerprint, ''));
+    return keys.map((k) => ({ id: lastSegment(k.name), name: k.metadata?.name ?? null }));
   }
 }
 

@@ -26,6 +26,7 @@ export function publicTenant(t: StoredTenant | Tenant): PublicTenant {
     status: t.status,
     cors_origins: t.cors_origins ?? [],
     key_fingerprint: shortFingerprint(t.key_fingerprint),
+    plan: t.plan ?? null,
     created_at: t.created_at,
     updated_at: t.updated_at,
   };
@@ -44,6 +45,7 @@ export interface NewTenant {
   name: string;
   platformKey: string;
   corsOrigins: string[];
+  plan: string | null;
 }
 
 export interface TenantPatch {
@@ -51,6 +53,7 @@ export interface TenantPatch {
   status?: TenantStatus;
   platform_key?: string;
   cors_origins?: string[];
+  plan?: string | null;
 }
 
 export class TenantStore {
@@ -72,13 +75,27 @@ export class TenantStore {
       cors_origins: t.corsOrigins,
       platform_key_sealed: await seal(this.ring, t.platformKey, id),
       key_fingerprint: await sha256Hex(t.platformKey),
+      plan: t.plan,
       created_at: now,
       updated_at: now,
     };
     await this.put(tenant);
-    await this.keys.add(tenant.key_fingerprint, id);
+    await this.keys.add(tenant.key_fingerprint, id, tenant.name);
     await this.origins.update(id, [], t.corsOrigins);
     return tenant;
+  }
+
+  /**
+   * A tenant with this name (any case, spaces at the ends ignored) and this platform
+   * key, if there is one: creating a second is almost always a repeated submit.
+   */
+  async twinOf(name: string, platformKey: string): Promise<string | null> {
+    const wanted = name.trim().toLowerCase();
+    for (const t of await this.keys.sharing(await sha256Hex(platformKey))) {
+      const other = t.name ?? (await this.getStored(t.id))?.name;
+      if (other?.trim().toLowerCase() === wanted) return t.id;
+    }
+    return null;
   }
 
   /** The stored tenant (for the operator API; nothing decrypted). */
@@ -157,6 +174,7 @@ export class TenantStore {
       name: patch.name ?? stored.name,
       status: patch.status ?? stored.status,
       cors_origins: patch.cors_origins ?? stored.cors_origins ?? [],
+      plan: patch.plan === undefined ? (stored.plan ?? null) : patch.plan,
       updated_at: new Date().toISOString(),
     };
     if (patch.platform_key !== undefined) {
@@ -164,8 +182,10 @@ export class TenantStore {
       next.key_fingerprint = await sha256Hex(patch.platform_key);
     }
     await this.put(next);
+    if (next.key_fingerprint !== stored.key_fingerprint || next.name !== stored.name) {
+      await this.keys.add(next.key_fingerprint, stored.id, next.name);
+    }
     if (next.key_fingerprint !== stored.key_fingerprint) {
-      await this.keys.add(next.key_fingerprint, stored.id);
       await this.keys.remove(stored.key_fingerprint, stored.id);
     }
     await this.origins.update(stored.id, stored.cors_origins ?? [], next.cors_origins);
@@ -207,9 +227,9 @@ export class TenantStore {
 /** Most tenant rows one search call reads (docs/BOUNDS.md): five KV list calls. */
 export const SEARCH_SCAN_MAX = 5000;
 
-/** Rows written before the fingerprint was kept in metadata have none. */
+/** Rows written before the fingerprint (or the plan) was kept in metadata have none. */
 function listedRow(row: ListedTenant): ListedTenant {
-  return { ...row, key_fingerprint: row.key_fingerprint ?? null };
+  return { ...row, key_fingerprint: row.key_fingerprint ?? null, plan: row.plan ?? null };
 }
 
 interface SearchPosition {

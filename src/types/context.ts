@@ -7,6 +7,9 @@ import type { RequestIdVariables } from 'hono/request-id';
 import type { ResolvedRoute, ValidatedInput } from './routes';
 import type { Settings } from './settings';
 import type { Tenant, TokenRecord } from './tenants';
+import type { Operator } from './wire';
+
+export type { Operator };
 
 /**
  * Settings that wrangler.toml does not declare (docs/CONFIGURATION.md, "Vars"): strings
@@ -98,13 +101,6 @@ export interface Variables extends RequestIdVariables {
    * the request (middleware/idempotency.ts keeps a write's claim then).
    */
   platformCalled?: true;
-}
-
-/** An operator: an Access email (or service token name) or `admin-token`, and its role. */
-export interface Operator {
-  actor: string;
-  role: 'admin' | 'viewer';
-  via: 'access' | 'admin-token';
 }
 
 /** What the gateway sends on: the trace id, its own traceparent, the caller's tracestate. */

@@ -60,6 +60,12 @@ export interface Limits {
   limiter?: 'leased' | 'exact';
 }
 
+/** A gateway token's own limits, counted in addition to its tenant's (no group quotas). */
+export interface TokenLimits {
+  policies: RatePolicy[];
+  quota: QuotaAmounts;
+}
+
 export type OperatorRole = 'admin' | 'viewer';
 
 /** ACCESS_ROLES: who, by Access identity, holds each operator role. */

@@ -13,6 +13,11 @@ export interface StoredTenant {
   platform_key_sealed: string;
   /** SHA-256 (hex) of the platform key: its identity for cache keys, never the key. */
   key_fingerprint: string;
+  /**
+   * The plan it is on, as the PlanBook decided it (shown in lists; the PlanBook and
+   * the TenantGuard are what count). Absent in records written before plans.
+   */
+  plan?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -48,8 +53,12 @@ export interface TokenRecord {
  * is a short one (the first 16 hex digits of the key's SHA-256), enough to tell
  * keys apart in the console; null in list rows written before it was kept.
  */
-export type PublicTenant = Omit<StoredTenant, 'platform_key_sealed' | 'key_fingerprint'> & {
+export type PublicTenant = Omit<
+  StoredTenant,
+  'platform_key_sealed' | 'key_fingerprint' | 'plan'
+> & {
   key_fingerprint: string | null;
+  plan: string | null;
 };
 
 /** What the tenant list shows (kept in KV metadata, which is small). */

@@ -162,6 +162,52 @@ describe('operator CLI', () => {
     );
   });
 
+  it("sets a plan, puts two tenants on it, and refuses both at the plan's new limit", async () => {
+    const plan = `cli-${Date.now().toString(36)}`;
+    const set = await cli(
+      'plan',
+      'set',
+      plan,
+      '--policy',
+      'hourly=1000/3600:fixed',
+      '--limiter',
+      'exact',
+    );
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toMatch(
+      new RegExp(`^Plan ${plan} set \\(version \\d+\\): 0 tenant\\(s\\) on it\\.`),
+    );
+    const tokens: string[] = [];
+    for (const name of ['On plan A', 'On plan B']) {
+      const created = await cli('tenant', 'create', '--name', name, '--plan', plan);
+      expect(created.code, created.stderr).toBe(0);
+      tokens.push(token(created.stdout));
+    }
+    for (const t of tokens) expect((await call(t)).status).toBe(200);
+    const lowered = await cli(
+      'plan',
+      'set',
+      plan,
+      '--policy',
+      'hourly=1/3600:fixed',
+      '--limiter',
+      'exact',
+    );
+    expect(lowered.stdout).toContain('2 tenant(s) on it.');
+    for (const t of tokens) {
+      const refused = await call(t);
+      expect(refused.status).toBe(429);
+      expect(((await refused.json()) as { data: { policy: string } }).data.policy).toBe('hourly');
+    }
+    const listed = await cli('plan', 'list');
+    expect(listed.stdout).toMatch(new RegExp(`${plan}\\s+2 tenant\\(s\\)`));
+    const inUse = await cli('plan', 'remove', plan);
+    expect(inUse.code).toBe(1);
+    expect(inUse.stderr).toMatch(/has 2 tenant\(s\).*code 40900, HTTP 409/);
+    const unknown = await cli('tenant', 'update', 'ten_0000000000000000', '--plan', 'no-such');
+    expect(unknown.code).toBe(1);
+  });
+
   it('makes a partner portal link whose token reads usage only, and refuses a long one', async () => {
     const created = await cli('tenant', 'create', '--name', 'Portal');
     const tenantId = /ten_[0-9A-Za-z]{16}/.exec(created.stdout)?.[0] ?? '';

@@ -12,6 +12,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY, DEMO_SECOND_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
+import { freePort } from '../../scripts/free-port';
 import {
   LOCAL_ADMIN_EMAIL,
   LOCAL_VIEWER_EMAIL,
@@ -62,8 +63,15 @@ interface Session {
   printed: string[];
 }
 
-/** Signs in through the local Access login as `role` and lands on the console. */
-async function signIn(role: 'admin' | 'viewer', origin = gateway.url): Promise<Session> {
+/**
+ * Signs in through the local Access login as `role` and lands on the console, on its
+ * tenant list (`view`; the console's first page is the overview).
+ */
+async function signIn(
+  role: 'admin' | 'viewer',
+  origin = gateway.url,
+  view = '#tenants',
+): Promise<Session> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const requested: string[] = [];
@@ -71,7 +79,7 @@ async function signIn(role: 'admin' | 'viewer', origin = gateway.url): Promise<S
   page.on('request', (r) => requested.push(r.url()));
   page.on('console', (m) => printed.push(`${m.type()}: ${m.text()}`));
   page.on('pageerror', (e) => printed.push(`pageerror: ${e.message}`));
-  await page.goto(access.loginUrl(role, `${origin}/console/`));
+  await page.goto(access.loginUrl(role, `${origin}/console/${view}`));
   const email = role === 'admin' ? LOCAL_ADMIN_EMAIL : LOCAL_VIEWER_EMAIL;
   await page.getByTestId('whoami').getByText(email).waitFor();
   return { context, page, requested, printed };
@@ -228,6 +236,18 @@ describe('the console in Chromium', () => {
     await page.getByRole('checkbox', { name: 'apikeys:admin' }).uncheck();
     await page.locator('#token-name').fill('ci');
     await page.getByLabel('Expiry').selectOption('In 30 days');
+    // Each own-limit field says its own error, in its own place (they once shared one).
+    await page.locator('#token-rate').fill('x');
+    await page.locator('#token-daily').fill('5');
+    await page.getByRole('button', { name: 'Issue token' }).click();
+    await page.locator('#token-rate-error', { hasText: 'per minute' }).waitFor();
+    expect(await page.locator('#token-daily-error').count()).toBe(0);
+    await page.locator('#token-rate').fill('');
+    await page.locator('#token-daily').fill('y');
+    await page.getByRole('button', { name: 'Issue token' }).click();
+    await page.locator('#token-daily-error', { hasText: 'daily quota' }).waitFor();
+    expect(await page.locator('#token-rate-error').count()).toBe(0);
+    await page.locator('#token-daily').fill('');
     await page.getByRole('button', { name: 'Issue token' }).click();
     const token = (await page.locator('[data-secret]').textContent()) ?? '';
     expect(token).toMatch(/^apgw_/);
@@ -240,12 +260,42 @@ describe('the console in Chromium', () => {
     await limitsDialog.getByLabel('Requests per minute').fill('0');
     await limitsDialog.getByRole('button', { name: 'Save limits' }).click();
     await limitsDialog.getByText('A whole number from 1, or empty').waitFor();
+    // Still modal after the error: the page behind is inert, Escape closes it, and a
+    // reopened dialog starts from what is saved, not from the refused value.
+    await expect
+      .poll(() => page.evaluate(() => document.querySelector('dialog:modal') !== null))
+      .toBe(true);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    await page.getByRole('button', { name: `Limits of ci ${token.slice(-4)}` }).click();
+    expect(await limitsDialog.getByLabel('Requests per minute').inputValue()).toBe('');
+    await limitsDialog.getByLabel('Requests per minute').fill('0');
+    await limitsDialog.getByRole('button', { name: 'Save limits' }).click();
+    await limitsDialog.getByText('A whole number from 1, or empty').waitFor();
+    await limitsDialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: `Limits of ci ${token.slice(-4)}` }).click();
+    expect(await limitsDialog.getByLabel('Requests per minute').inputValue()).toBe('');
     await limitsDialog.getByLabel('Requests per minute').fill('100');
     await limitsDialog.getByRole('button', { name: 'Save limits' }).click();
     await page.getByText('Limits of ci saved.').waitFor();
     await page.getByText('100 per 60 s').waitFor();
     // Rotating the first token shows its successor once; the old one works for an hour.
     await page.getByRole('button', { name: `Rotate default ${firstToken.slice(-4)}` }).click();
+    // The overlap is chosen, as the API allows (0 s..30 days), not fixed at an hour.
+    const overlap = page.getByRole('dialog').getByLabel('The old token keeps working for');
+    await overlap.waitFor();
+    expect(await overlap.locator('option').allInnerTexts()).toEqual([
+      'end it now',
+      '5 minutes',
+      '1 hour',
+      '1 day',
+      '7 days',
+      '30 days',
+    ]);
+    await page
+      .getByRole('dialog')
+      .getByLabel('The old token keeps working for')
+      .selectOption('1 day');
     await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
     const rotated = (await page.locator('[data-secret]').textContent()) ?? '';
     expect(rotated).toMatch(/^apgw_/);
@@ -254,6 +304,7 @@ describe('the console in Chromium', () => {
     await expect.poll(() => page.getByTestId('token-rows').locator('tr').count()).toBe(3);
     expect((await asPartner(rotated)).status).toBe(200);
     // A partner portal link: its URL carries a new usage:read token, so it shows once too.
+    await page.getByLabel('Partner portal link, valid for').selectOption('30 minutes');
     await page.getByRole('button', { name: 'Create a partner portal link' }).click();
     const portalUrl = (await page.locator('[data-secret]').textContent()) ?? '';
     expect(portalUrl).toMatch(new RegExp(`^${gateway.url}/portal/?#token=apgw_`));
@@ -267,12 +318,15 @@ describe('the console in Chromium', () => {
     await openTab(page, 'Limits');
     await page.getByLabel('Requests a day').fill('abc');
     await page.getByRole('button', { name: 'Save limits' }).click();
-    await page.locator('#quota-daily-error').waitFor();
+    await page.locator('#tenant-limits-quota-daily-error').waitFor();
     await page.getByLabel('Requests a day').fill('500');
     await page.getByRole('radio', { name: /^exact/ }).check();
     await page.getByRole('button', { name: 'Save limits' }).click();
     await page.getByText('Limits saved').waitFor();
     await page.getByText('This tenant has its own limits.').waitFor();
+    // The mode is said right: leased never admits over a limit (README, docs/LIMITS.md).
+    expect(await page.locator('main').innerText()).not.toMatch(/overshoot/i);
+    await page.getByText(/leased: isolates admit from short leases; never over a limit/).waitFor();
     problems.push(...(await axeProblems(page, 'limits')));
 
     // Requests with the token show in the chart. A request's usage rides on the
@@ -317,10 +371,26 @@ describe('the console in Chromium', () => {
       .getByLabel('Also the own limits of')
       .selectOption({ label: `ci …${token.slice(-4)}` });
     const ownRow = page.getByTestId('meters').getByRole('row', { name: /per-minute-token/ });
-    await expect.poll(() => ownRow.innerText()).toMatch(/\t100\t1 min\t6\t/);
+    await expect.poll(() => ownRow.innerText()).toMatch(/\t100\t60 s\t6\t/);
+    // Times are words, as the portal says them ("21 h"), never a raw "74313 s".
+    expect(await page.getByTestId('meters').innerText()).not.toMatch(/\d{4,} s\b/);
+    expect(await page.getByTestId('meters').innerText()).toMatch(/\t(\d+ (s|min|h)|\d+ days)$/m);
 
     // Alerts: the webhook, its secret once, and a test alert the emulator receives.
     await openTab(page, 'Alerts and cache');
+    // This gateway allows local targets: the page says production refuses them.
+    await page.getByTestId('local-targets').waitFor();
+    // A receiver nothing listens on: the test alert says the connection failed, at once,
+    // not "no answer in 10 s".
+    await page.getByLabel('Webhook URL').fill(`http://127.0.0.1:${await freePort()}/hook`);
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await page.locator('[data-secret]').waitFor();
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    const clicked = Date.now();
+    await page.getByRole('button', { name: 'Send a test alert' }).click();
+    await page.getByText(/could not be reached \(no connection, after \d+ ms\)/).waitFor();
+    expect(Date.now() - clicked).toBeLessThan(9000);
+    expect(await page.locator('main').innerText()).not.toContain('no answer');
     await page.getByLabel('Webhook URL').fill('not a url');
     await page.getByRole('button', { name: 'Save webhook' }).click();
     await page.locator('#alert-url-error').waitFor();
@@ -461,6 +531,254 @@ describe('the console in Chromium', () => {
     await context.close();
   }, 180_000);
 
+  it('plans, families, key checks and the overview, by hand, with axe on each view', async () => {
+    const { page, context, printed, requested } = await signIn('admin');
+    const problems: string[] = [];
+    const admin = {
+      authorization: `Bearer ${gateway.adminToken}`,
+      'content-type': 'application/json',
+    };
+
+    // A made-up key: the platform refuses it, the form says so and asks for a deliberate second
+    // click; the key never shows.
+    const madeUp = `sk-made-up-${Date.now()}0000`;
+    const name = `Families ${Date.now()}`;
+    await page.locator('#new-name').fill(name);
+    await page.getByLabel('Platform key').fill(madeUp);
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await page
+      .getByTestId('key-check')
+      .getByText('The platform refused this key (HTTP 401)')
+      .waitFor();
+    problems.push(...(await axeProblems(page, 'key refused')));
+    await page.getByLabel('Platform key').fill(DEMO_PLATFORM_KEY);
+    await page.getByRole('button', { name: 'Check key' }).click();
+    await page.getByTestId('key-check').getByText('The platform accepted this key').waitFor();
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    const first = (await page.locator('[data-secret]').textContent()) ?? '';
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+    const tenantId = (await page.locator('dl.facts code').first().textContent()) ?? '';
+
+    // The same name and key again: refused, naming the first, with a way to it.
+    await page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('button', { name: 'Tenants' })
+      .click();
+    await page.locator('#new-name').fill(name.toUpperCase());
+    await page.getByLabel('Platform key').fill(DEMO_PLATFORM_KEY);
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await page.getByText(`exists already: ${tenantId}`).waitFor();
+    await page.getByRole('button', { name: `Open the existing tenant ${tenantId}` }).click();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+
+    // Settings: check the stored key, without showing it.
+    await openTab(page, 'Settings');
+    await page.getByRole('button', { name: 'Check the current key' }).click();
+    await page.getByTestId('key-check').getByText('The platform accepted this key').waitFor();
+
+    // A family: rotate, rotate again, then revoke the first with its successors. All three
+    // stay listed, as revoked, together; each says when it was last used.
+    await openTab(page, 'Tokens');
+    const rows = page.getByTestId('token-rows').locator('tr');
+    await rows.first().waitFor();
+    const listed = async () =>
+      (
+        (await (
+          await fetch(`${gateway.url}/admin/tenants/${tenantId}/tokens`, { headers: admin })
+        ).json()) as { data: { tokens: { id: string; last4: string; revoked_at?: string }[] } }
+      ).data.tokens;
+    await page.getByRole('button', { name: `Rotate default ${first.slice(-4)}` }).click();
+    await page
+      .getByRole('dialog')
+      .getByLabel('The old token keeps working for')
+      .selectOption('end it now');
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
+    const second = (await page.locator('[data-secret]').textContent()) ?? '';
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await expect.poll(() => rows.count()).toBe(2);
+    await page.getByRole('button', { name: `Rotate default ${second.slice(-4)}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
+    await page.locator('[data-secret]').waitFor();
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await expect.poll(() => rows.count()).toBe(3);
+    const ids = (await listed()).map((t) => t.id);
+    await page
+      .getByRole('button', { name: `Revoke default ${second.slice(-4)} and its successors` })
+      .click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke all' }).click();
+    await page.getByText(/and 1 successor\(s\) revoked/).waitFor();
+    await expect
+      .poll(async () => (await rows.allInnerTexts()).filter((r) => r.includes('revoked')).length)
+      .toBe(2);
+    expect(await rows.count()).toBe(3);
+    for (const id of ids) {
+      expect(await page.locator(`tr[data-token-id="${id}"]`).getAttribute('data-family-id')).toBe(
+        ids[0],
+      );
+    }
+    expect(await page.getByTestId('last-used').first().textContent()).toMatch(
+      /not in the history|UTC/,
+    );
+    problems.push(...(await axeProblems(page, 'families')));
+
+    // A plan: made here, the tenant put on it, changed: the tenant and another on it are
+    // refused at the new limit.
+    const plan = `console-${Date.now().toString(36)}`;
+    await page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('button', { name: 'Plans' })
+      .click();
+    await page.locator('#new-plan-name').fill(plan);
+    await page.locator('#new-plan-p0-limit').fill('1000');
+    await page.locator('#new-plan-p0-window').fill('3600');
+    await page.locator('#new-plan-p0-alg').selectOption('fixed');
+    await page.getByRole('radio', { name: /^exact/ }).check();
+    // A route-group quota is editable too.
+    await page.locator('#new-plan-add-group').selectOption('sessions');
+    await page.getByRole('button', { name: 'Add group quota' }).click();
+    await page.getByLabel('sessions: a day').fill('50');
+    await page.getByRole('button', { name: 'Create plan' }).click();
+    await page.getByText(`Plan ${plan} saved: 0 tenants on it`).waitFor();
+    problems.push(...(await axeProblems(page, 'plans')));
+    const other = (await (
+      await fetch(`${gateway.url}/admin/tenants`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ name: `On ${plan}`, platform_key: DEMO_SECOND_KEY, plan }),
+      })
+    ).json()) as { data: { token: string } };
+    await page.goto(`${gateway.url}/console/#tenant/${tenantId}`);
+    await openTab(page, 'Limits');
+    await page.getByLabel('Plan', { exact: true }).selectOption(plan);
+    await page.getByRole('button', { name: 'Change plan' }).click();
+    await page.getByText(`Now on plan ${plan}.`).waitFor();
+    await page.getByTestId('limits-source').getByText(`the limits of its plan, ${plan}`).waitFor();
+    expect(await page.getByTestId('tenant-plan').textContent()).toBe(plan);
+    problems.push(...(await axeProblems(page, 'limits with a plan')));
+    const live = (await listed()).find((t) => !t.revoked_at);
+    const issued = (await (
+      await fetch(`${gateway.url}/admin/tenants/${tenantId}/tokens`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ name: 'planned' }),
+      })
+    ).json()) as { data: { token: string } };
+    expect(live).toBeDefined();
+    for (const t of [issued.data.token, other.data.token])
+      expect((await asPartner(t)).status).toBe(200);
+    await page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('button', { name: 'Plans' })
+      .click();
+    await page.getByRole('button', { name: `Edit ${plan}` }).click();
+    await page.locator(`#plan-${plan}-p0-limit`).fill('1');
+    await page.getByRole('button', { name: `Save ${plan} for its 2 tenant(s)` }).click();
+    await page.getByText(`Plan ${plan} saved: 2 tenants on it, each has it now.`).waitFor();
+    for (const t of [issued.data.token, other.data.token]) {
+      const refused = await asPartner(t);
+      expect(refused.status).toBe(429);
+      expect(((await refused.json()) as { data: { policy: string } }).data.policy).toBe('burst');
+    }
+
+    // The overview: a tenant whose platform key the platform refuses shows up (its guard
+    // reports within a minute of its first requests), and can be opened from there.
+    const failing = (await (
+      await fetch(`${gateway.url}/admin/tenants`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ name: `Failing key ${Date.now()}`, platform_key: madeUp }),
+      })
+    ).json()) as { data: { tenant_id: string; token: string } };
+    for (let i = 0; i < 3; i++) expect((await asPartner(failing.data.token)).status).toBe(502);
+    await page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('button', { name: 'Overview' })
+      .click();
+    const failingRow = page.getByTestId('key-failures').getByRole('row', { name: /Failing key/ });
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return failingRow.count();
+        },
+        { timeout: 90_000, interval: 2000 },
+      )
+      .toBe(1);
+    expect(await failingRow.innerText()).toMatch(/\t[1-3]\tHTTP 401\t/);
+    problems.push(...(await axeProblems(page, 'overview')));
+    await failingRow.getByRole('button').click();
+    await page.getByTestId('key-alert').getByText('The platform refused the tenant').waitFor();
+    await openTab(page, 'Alerts and cache');
+    await page.getByTestId('recent-alerts').getByText('no webhook set').waitFor();
+    problems.push(...(await axeProblems(page, 'alerts')));
+
+    const kept = `${await pageText(page)}\n${printed.join('\n')}`;
+    for (const secret of [madeUp, DEMO_PLATFORM_KEY, DEMO_SECOND_KEY, first, second]) {
+      expect(kept).not.toContain(secret);
+    }
+    for (const url of requested) expect(url).not.toContain(madeUp);
+    expect(printed.filter((line) => /Content Security Policy|pageerror/i.test(line))).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 240_000);
+
+  it('finds a refused request by its id in the Requests tab', async () => {
+    const admin = {
+      authorization: `Bearer ${gateway.adminToken}`,
+      'content-type': 'application/json',
+    };
+    const made = (await (
+      await fetch(`${gateway.url}/admin/tenants`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ name: `Looked up ${Date.now()}`, platform_key: DEMO_PLATFORM_KEY }),
+      })
+    ).json()) as { data: { tenant_id: string; token: string } };
+    const { tenant_id: tenantId, token } = made.data;
+    // Exact mode: each request's guard call carries the ones before it.
+    await fetch(`${gateway.url}/admin/tenants/${tenantId}/limits`, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({
+        policies: [{ name: 'hourly', limit: 1, window_s: 3600, algorithm: 'fixed' }],
+        quota: {},
+        limiter: 'exact',
+      }),
+    });
+    expect((await asPartner(token, '/agent/lists')).status).toBe(200);
+    const refused = await asPartner(token, '/agent/lists');
+    expect(refused.status).toBe(429);
+    const refusedId = ((await refused.json()) as { data: { request_id: string } }).data.request_id;
+    await asPartner(token, '/agent/lists');
+
+    const { page, context, printed } = await signIn('admin', gateway.url, `#tenant/${tenantId}`);
+    await openTab(page, 'Requests');
+    await page.getByTestId('request-rows').waitFor();
+    await page.getByLabel('Request id').fill(refusedId);
+    const answered = page.waitForResponse((r) => r.url().includes('request_id='));
+    await page.getByRole('button', { name: 'Find' }).click();
+    await answered;
+    const row = page.locator(`tr[data-request-id="${refusedId}"]`);
+    await row.waitFor();
+    expect(await page.getByTestId('request-rows').locator('tbody tr').count()).toBe(1);
+    const text = await row.innerText();
+    expect(text).toContain('GET agent.list');
+    expect(text).toContain('429');
+    expect(text).toContain('42900');
+    expect(text).toContain('Rate limit exceeded (policy hourly)');
+    expect(text).toContain('refused: hourly');
+    // A bad filter is refused beside its field, before any request.
+    await page.getByLabel('Status').fill('42');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.locator('#rq-status-error').waitFor();
+    const problems = await axeProblems(page, 'requests');
+    expect(await pageText(page)).not.toContain(token);
+    expect(printed.filter((l) => /pageerror|Content Security Policy/i.test(l))).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
+
   it('shows a viewer everything and no control that changes anything; the API refuses one', async () => {
     // A tenant to look at, made with the admin token.
     const made = await fetch(`${gateway.url}/admin/tenants`, {
@@ -480,7 +798,7 @@ describe('the console in Chromium', () => {
     const { page, context, printed } = await signIn('viewer');
     await page.getByText('(read only)').waitFor();
     const changing =
-      /^(Create tenant|Create a partner portal link|Issue token|Rotate|Revoke|Limits of|Disable tenant|Enable tenant|Delete tenant|Save limits|Reset to defaults|Save webhook|Send a test alert|Remove webhook|Purge cache|Add a policy|Save settings)/;
+      /^(Create tenant|Create anyway|Create a partner portal link|Issue token|Rotate|Revoke|Limits of|Disable tenant|Enable tenant|Delete tenant|Save limits|Reset to defaults|Return to the plan|Save webhook|Send a test alert|Remove webhook|Purge cache|Add a policy|Add group quota|Save settings|Check key|Check the|Change plan|Create plan|Edit |Remove )/;
     const buttons = async () =>
       (await page.getByRole('button').allInnerTexts()).filter((b) => changing.test(b.trim()));
     const problems = await axeProblems(page, 'viewer tenants');
@@ -492,12 +810,13 @@ describe('the console in Chromium', () => {
     await page.getByRole('button', { name: /^Viewed / }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: /^Viewed / }).waitFor();
-    for (const tab of ['Tokens', 'Limits', 'Usage', 'Alerts and cache', 'Settings']) {
+    for (const tab of ['Tokens', 'Limits', 'Usage', 'Requests', 'Alerts and cache', 'Settings']) {
       await openTab(page, tab);
       await page.getByRole('heading', { level: 2 }).first().waitFor();
       await page.waitForLoadState('networkidle');
       expect(await buttons(), tab).toEqual([]);
-      expect(await page.locator('form').count(), tab).toBe(0);
+      // No form that changes anything (the recent requests' filter only reads).
+      expect(await page.locator('form:not([aria-label="Find requests"])').count(), tab).toBe(0);
     }
     await openTab(page, 'Tokens');
     await page.getByTestId('token-rows').locator('tr').first().waitFor();

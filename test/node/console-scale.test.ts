@@ -82,6 +82,17 @@ async function signIn(): Promise<Page> {
 
 const ms = (t0: number) => `${(performance.now() - t0).toFixed(0)} ms`;
 
+/**
+ * Where a docs screenshot goes: docs/img/ with UPDATE_SCREENSHOT=1 (or when it is
+ * missing), else .dev/, so an ordinary `npm test` leaves the checked-in pictures alone.
+ */
+function picturePath(name: string): string {
+  const docs = path.join(ROOT, 'docs/img', name);
+  return process.env.UPDATE_SCREENSHOT === '1' || !existsSync(docs)
+    ? docs
+    : path.join(ROOT, '.dev', name);
+}
+
 describe('the console at 1,000 tenants and 90 days of history', () => {
   it('lists 1,000 tenants a page at a time and draws 90 days of hourly history', async () => {
     // 1,000 tenants through the operator API, 8 at a time.
@@ -105,7 +116,7 @@ describe('the console at 1,000 tenants and 90 days of history', () => {
     // The tenant list: from navigation to the first page of rows on screen.
     const page = await signIn();
     let t = performance.now();
-    await page.goto(`${gateway.url}/console/`);
+    await page.goto(`${gateway.url}/console/#tenants`);
     await page.getByTestId('tenant-rows').locator('tr').nth(49).waitFor();
     const listed = ms(t);
     t = performance.now();
@@ -184,13 +195,141 @@ describe('the console at 1,000 tenants and 90 days of history', () => {
     // The screenshot for the docs: a week by hour, requests by status class.
     await page.getByRole('button', { name: '7 d' }).click();
     await drawn('7 d|hour|status').waitFor();
-    const docsPicture = path.join(ROOT, 'docs/img/console-usage.png');
-    const picture =
-      process.env.UPDATE_SCREENSHOT === '1' || !existsSync(docsPicture)
-        ? docsPicture
-        : path.join(ROOT, '.dev/console-usage.png');
+    const picture = picturePath('console-usage.png');
     await page.screenshot({ path: picture, fullPage: true });
     expect(statSync(picture).size).toBeGreaterThan(10_000);
     console.log(`[console-scale] screenshot: ${path.relative(ROOT, picture)}`);
+
+    // Recent requests: 1,000 of this tenant (a fifth refused), found by id through the
+    // API and in the console.
+    const seededRequests = await fetch(`${gateway.url}/__seed/requests`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gateway.adminToken}` },
+      body: JSON.stringify({ tenant_id: id, token_ids: tokens.map((k) => k.id), count: 1000 }),
+    });
+    expect(await seededRequests.json()).toEqual({ requests: 1000 });
+    const lookups: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const wanted = `seed-${String(i * 50 + 7).padStart(5, '0')}`;
+      const started = performance.now();
+      const found = await admin(`/admin/tenants/${id}/requests?request_id=${wanted}`);
+      lookups.push(performance.now() - started);
+      expect((found.requests as { request_id: string }[]).map((r) => r.request_id)).toEqual([
+        wanted,
+      ]);
+    }
+    lookups.sort((x, y) => x - y);
+    await page
+      .getByRole('navigation', { name: 'Tenant sections' })
+      .getByRole('button', { name: 'Requests' })
+      .click();
+    await page.getByTestId('request-rows').locator('tbody tr').nth(49).waitFor();
+    const lookedUp: string[] = [];
+    for (const wanted of ['seed-00500', 'seed-00995', 'seed-00005']) {
+      t = performance.now();
+      await page.getByLabel('Request id').fill(wanted);
+      await page.getByRole('button', { name: 'Find' }).click();
+      await page.locator(`tr[data-request-id="${wanted}"]`).waitFor();
+      lookedUp.push(ms(t));
+    }
+    console.log(
+      `[console-scale] request log lookup by id at 1,000 entries: API median ${lookups[10]?.toFixed(0)} ms, ` +
+        `max ${lookups[19]?.toFixed(0)} ms (20 lookups); in the console, typed id to row shown: ${lookedUp.join(', ')}`,
+    );
+    await page.getByLabel('Request id').fill('');
+    await page.getByLabel('Status').fill('4xx');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByTestId('request-rows').locator('tbody tr').nth(9).waitFor();
+    // The section from its heading: the filter and the first rows (the page holds 50).
+    await page.evaluate(() => document.getElementById('requests-title')?.scrollIntoView());
+    await page.screenshot({ path: picturePath('console-requests.png') });
+
+    // A plan with the 1,000 tenants on it, changed: every guard has it before the answer.
+    const plan = 'scale-partners';
+    await admin(`/admin/plans/${plan}`, {
+      method: 'PUT',
+      body: JSON.stringify({
+        policies: [{ name: 'burst', limit: 200, window_s: 10 }],
+        quota: { daily: 50_000 },
+      }),
+    });
+    t = performance.now();
+    for (let i = 0; i < TENANTS; i += 16) {
+      await Promise.all(
+        ids
+          .slice(i, i + 16)
+          .map((tenant) =>
+            admin(`/admin/tenants/${tenant}`, { method: 'PATCH', body: JSON.stringify({ plan }) }),
+          ),
+      );
+    }
+    const joined = ms(t);
+    const changes: string[] = [];
+    for (let round = 1; round <= 3; round++) {
+      t = performance.now();
+      const changed = await admin(`/admin/plans/${plan}`, {
+        method: 'PUT',
+        body: JSON.stringify({
+          policies: [{ name: 'burst', limit: 200 + round, window_s: 10 }],
+          quota: { daily: 50_000 },
+        }),
+      });
+      expect(changed).toMatchObject({ tenants: TENANTS, pending: 0 });
+      changes.push(ms(t));
+    }
+    console.log(
+      `[console-scale] plan at ${TENANTS} tenants: joined (${TENANTS} PATCH calls, 16 at a time) in ${joined}; ` +
+        `a change reached every tenant's guard before its answer in ${changes.join(', ')}`,
+    );
+    // A second plan beside it, with a group quota, for the picture.
+    await admin('/admin/plans/partner-gold', {
+      method: 'PUT',
+      body: JSON.stringify({
+        policies: [
+          { name: 'burst', limit: 100, window_s: 10 },
+          { name: 'sustained', limit: 3000, window_s: 60 },
+        ],
+        quota: { daily: 100_000, monthly: 2_000_000, groups: { sessions: { daily: 500 } } },
+      }),
+    });
+    await page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('button', { name: 'Plans' })
+      .click();
+    await page.getByTestId('plan-rows').getByRole('rowheader', { name: plan }).waitFor();
+    await page.getByRole('button', { name: `Edit ${plan}` }).click();
+    await page.getByRole('button', { name: `Save ${plan} for its ${TENANTS} tenant(s)` }).waitFor();
+    await page.screenshot({ path: picturePath('console-plans.png'), fullPage: true });
+
+    // The overview at 1,000 tenants: a day of figures for each, in the fleet boards, as
+    // their guards report them (written by the test-only entry: a day cannot be lived).
+    const fleet = await fetch(`${gateway.url}/__seed/fleet`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gateway.adminToken}` },
+      body: JSON.stringify({ tenant_ids: ids }),
+    });
+    expect(fleet.status).toBe(200);
+    const overviewTimes: string[] = [];
+    for (let round = 1; round <= 3; round++) {
+      // A whole page load each round, as the tenant list's figure above.
+      await page.goto('about:blank');
+      t = performance.now();
+      await page.goto(`${gateway.url}/console/#overview`);
+      await page.getByTestId('key-failures').locator('tbody tr').first().waitFor();
+      await page.getByTestId('top-errors').locator('tbody tr').nth(9).waitFor();
+      const shown = ms(t);
+      await page.locator('section[data-drawn-ms]').waitFor();
+      const asked = await page.locator('section[data-drawn-ms]').getAttribute('data-drawn-ms');
+      const api = /Asked in (\d+) ms/.exec(await page.locator('main').innerText())?.[1];
+      overviewTimes.push(
+        `round ${round}: ${shown} from navigation to drawn (the overview call ${api} ms in the Worker, ${Number(asked).toFixed(0)} ms from asking to drawn in the page)`,
+      );
+    }
+    expect(await page.getByTestId('overview-totals').textContent()).toMatch(
+      /^The last 24 h .*: 1,0\d\d tenant/,
+    );
+    expect(await page.getByTestId('key-failures').locator('tbody tr').count()).toBe(10);
+    console.log(`[console-scale] overview at ${TENANTS} tenants:\n  ${overviewTimes.join('\n  ')}`);
+    await page.screenshot({ path: picturePath('console-overview.png'), fullPage: true });
   }, 600_000);
 });

@@ -119,6 +119,7 @@ function platformOperations(): Operation[] {
   const gatewayOwn = [
     'auth.browser_token',
     'usage.own',
+    'usage.requests',
     'session.events',
     'token.own',
     'token.rotate',

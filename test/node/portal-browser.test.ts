@@ -143,7 +143,7 @@ describe('/portal in Chromium', () => {
   it("shows the tenant's token, standing, quotas and usage chart; nothing leaves loopback", async () => {
     const w = await newTab();
     const ms = await signIn(w.page, a.token);
-    console.log(`portal: signed in to a drawn 30-day chart in ${ms} ms`);
+    console.log(`portal: signed in to a drawn 48-hour chart in ${ms} ms`);
     const text = await w.page.locator('main').innerText();
     expect(text).toContain(a.name);
     expect(text).toContain(a.id);
@@ -155,12 +155,21 @@ describe('/portal in Chromium', () => {
     const meters = w.page.locator('meter');
     expect(await meters.count()).toBe(2);
     expect(Number(await meters.first().getAttribute('value'))).toBeGreaterThanOrEqual(5);
-    expect(text).toMatch(/[1-9]\d* requests and \d+ refusals in the last 30 days/);
-    // Two charts, each drawn: requests and refusals, and latency; today's p50 is in its table.
+    // The last 48 hours by hour first: this hour's requests and p50 are in the tables.
+    expect(text).toMatch(/[1-9]\d* requests and \d+ refusals in the last 48 hours/);
     expect(await w.page.locator('.chart:has(canvas)').count()).toBe(2);
+    const hour = `${new Date().toISOString().slice(0, 13).replace('T', ' ')}:00`;
+    const hourRow = w.page.locator('#latency-caption ~ details tr', { hasText: hour });
+    expect(await hourRow.textContent()).toMatch(/≤ \d+ ms/);
+    expect(await w.page.locator('#latency-caption ~ details tbody tr').count()).toBe(48);
+    // Then 30 days by day, drawn again.
+    await w.page.getByRole('radio', { name: 'Last 30 days, by day' }).check();
+    await w.page.getByText(/[1-9]\d* requests and \d+ refusals in the last 30 days/).waitFor();
     const today = new Date().toISOString().slice(0, 10);
-    const latencyRow = w.page.locator('#latency-caption ~ details tr', { hasText: today });
-    expect(await latencyRow.textContent()).toMatch(/≤ \d+ ms/);
+    const dayRow = w.page.locator('#latency-caption ~ details tr', { hasText: today });
+    expect(await dayRow.textContent()).toMatch(/≤ \d+ ms/);
+    expect(await w.page.locator('#latency-caption ~ details tbody tr').count()).toBe(30);
+    expect(await w.page.locator('.chart:has(canvas)').count()).toBe(2);
     expect(offLoopback(w)).toEqual([]);
     expect(w.consoleLines.filter((l) => /error|Content Security Policy/i.test(l))).toEqual([]);
     await w.context.close();
@@ -333,12 +342,24 @@ describe('/portal in Chromium', () => {
     );
     await overlap.fill('60');
     await w.page.getByRole('button', { name: 'Rotate my token' }).click();
+    // It asks first; Escape and Cancel leave everything as it was.
+    const asking = w.page.getByRole('dialog', { name: 'Rotate your token?' });
+    await asking.getByText('keeps working for 60 s').waitFor();
+    await w.page.keyboard.press('Escape');
+    await expect.poll(() => asking.isVisible()).toBe(false);
+    await w.page.getByRole('button', { name: 'Rotate my token' }).click();
+    await asking.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => asking.isVisible()).toBe(false);
+    expect(w.requested.filter((u) => u.endsWith('/token/rotate'))).toEqual([]);
+    await w.page.getByRole('button', { name: 'Rotate my token' }).click();
+    await asking.getByRole('button', { name: 'Rotate now' }).click();
     await w.page.locator('#overlap-error', { hasText: 'overlap_s' }).waitFor();
     expect(await overlap.getAttribute('aria-invalid')).toBe('true');
     await w.page.unroute('**/token/rotate');
 
     await overlap.fill('600');
     await w.page.getByRole('button', { name: 'Rotate my token' }).click();
+    await asking.getByRole('button', { name: 'Rotate now' }).click();
     const shown = w.page.getByLabel('New token');
     await shown.waitFor();
     const fresh = await shown.inputValue();
@@ -364,6 +385,73 @@ describe('/portal in Chromium', () => {
     expect(await w.page.locator('main').innerText()).toContain('rotating');
     expect((await asToken(fresh, '/token')).body.data.token.name).toBe('rotating');
     expect((await asToken(own.token, '/token')).status).toBe(200);
+    await w.context.close();
+  });
+
+  it('keeps the expiry true as time passes, and says when the token has ended', async () => {
+    const link = await adminCall(`/tenants/${a.id}/portal-links`, { expires_in_s: 120 });
+    const w = await newTab();
+    // The page's clock: installed before it loads, then moved on by hand.
+    await w.page.clock.install();
+    await w.page.goto(link.url);
+    await w.page.locator('.chart canvas').first().waitFor({ timeout: 15_000 });
+    const expiry = w.page.getByTestId('expiry');
+    await expect.poll(() => expiry.textContent()).toMatch(/\(in (1\d\d|2 min) ?s?\)/);
+    await w.page.clock.runFor(60_000);
+    await expect.poll(() => expiry.textContent()).toMatch(/\(in [5-6]\d s\)/);
+    await w.page.clock.runFor(61_000);
+    await expect.poll(() => expiry.textContent()).toContain('this token has ended');
+    await w.context.close();
+  });
+
+  it('lets a partner find its own refused request by the id its error gave, with the reason', async () => {
+    const made = await adminCall('/tenants', {
+      name: 'Refused partner',
+      platform_key: DEMO_PLATFORM_KEY,
+    });
+    const res = await fetch(`${gateway.url}/admin/tenants/${made.tenant_id}/limits`, {
+      method: 'PUT',
+      headers: {
+        authorization: `Bearer ${gateway.adminToken}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        policies: [{ name: 'hourly', limit: 1, window_s: 3600, algorithm: 'fixed' }],
+        quota: {},
+        limiter: 'exact',
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect((await asToken(made.token, '/agent/lists')).status).toBe(200);
+    const refused = await asToken(made.token, '/agent/lists');
+    expect(refused.status).toBe(429);
+    const id = refused.body.data.request_id as string;
+    // Its refusal reaches the guard with the next request's call (exact mode).
+    await asToken(made.token, '/agent/lists');
+
+    // axe runs on this view too: this context may bypass the CSP to inject it.
+    const w = await newTab({ bypassCSP: true });
+    await signIn(w.page, made.token);
+    const section = w.page.locator('section', { hasText: 'Refused and failed requests' });
+    await section.getByTestId('failure-rows').waitFor();
+    await section.getByLabel(/Request id/).fill(id);
+    await section.getByRole('button', { name: 'Find' }).click();
+    const row = section.locator(`tr[data-request-id="${id}"]`);
+    await row.waitFor();
+    expect(await section.locator('tbody tr').count()).toBe(1);
+    expect(await row.innerText()).toContain('Rate limit exceeded (policy hourly)');
+    // Refusals by policy and by operation, for the 48 hours shown.
+    await w.page
+      .getByTestId('refusals-by-policy')
+      .getByRole('rowheader', { name: 'hourly' })
+      .waitFor();
+    await w.page
+      .getByTestId('refusals-by-operation')
+      .getByRole('rowheader', { name: 'agent.list' })
+      .waitFor();
+    expect(await seriousViolations(w.page)).toEqual([]);
+    expect(offLoopback(w)).toEqual([]);
+    expect(await exposedText(w)).not.toContain(made.token);
     await w.context.close();
   });
 
@@ -432,7 +520,7 @@ describe('/portal in Chromium', () => {
     expect(await w.page.evaluate(() => document.activeElement?.id)).toBe('token-title');
     // Everything to operate is reachable by Tab: Refresh, Sign out, the docs link, rotation.
     const reached = new Set<string>();
-    for (let i = 0; i < 30; i++) {
+    for (let i = 0; i < 60; i++) {
       await w.page.keyboard.press('Tab');
       reached.add(
         await w.page.evaluate(() => {

@@ -1,6 +1,7 @@
 /** The audit log, newest first: filter by tenant, operator, action and time. */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
-import { api, type AuditPage as Page } from './api';
+import type { AuditPage as Page } from '../../src/types/wire';
+import { api } from './api';
 import { type Errors, Field, FormError, fmtTime, focusFirstError, refusal } from './form';
 
 interface Filter {

@@ -3,8 +3,10 @@
  * once, cleared when saved; the fingerprint shows which key is in use).
  */
 import { useRef, useState } from 'hono/jsx/dom';
-import { api, type Tenant } from './api';
+import type { KeyCheck, PublicTenant } from '../../src/types/wire';
+import { api } from './api';
 import { type Errors, Field, FormError, focusFirstError, Notice, refusal } from './form';
+import { KeyCheckNote } from './key-check';
 import {
   originsProblem,
   parseOrigins,
@@ -13,15 +15,17 @@ import {
 } from './tenant-rules';
 
 export function EditTenant(props: {
-  tenant: Tenant;
+  tenant: PublicTenant;
   canChange: boolean;
-  saved: (t: Tenant) => void;
+  saved: (t: PublicTenant) => void;
 }) {
   const [name, setName] = useState(props.tenant.name);
   const [origins, setOrigins] = useState(props.tenant.cors_origins.join('\n'));
   const [key, setKey] = useState('');
   const [errors, setErrors] = useState<Errors>({});
   const [notice, setNotice] = useState('');
+  // A check of the typed key (compared, never shown), or of the stored one (`key` null).
+  const [checked, setChecked] = useState<{ key: string | null; result: KeyCheck } | null>(null);
   const form = useRef<HTMLFormElement>(null);
 
   if (!props.canChange) {
@@ -100,6 +104,31 @@ export function EditTenant(props: {
         error={errors.platform_key}
         hint="Typed once and never shown again; the fingerprint above changes to the new key's."
       />
+      <div class="actions">
+        <button
+          type="button"
+          onClick={async () => {
+            const problem = key ? platformKeyProblem(key) : null;
+            if (problem) {
+              setErrors({ platform_key: problem });
+              return;
+            }
+            try {
+              const result = key
+                ? await api.checkKey(key)
+                : await api.checkTenantKey(props.tenant.id);
+              setChecked({ key: key || null, result });
+            } catch (err) {
+              setErrors(refusal(err, ['platform_key']));
+            }
+          }}
+        >
+          {key ? 'Check the new key' : 'Check the current key'}
+        </button>
+      </div>
+      {checked && checked.key === (key || null) ? (
+        <KeyCheckNote id="edit-key-check" result={checked.result} />
+      ) : null}
       <div class="actions">
         <button type="submit" class="primary">
           Save settings

@@ -4,8 +4,11 @@
  * copy button, and a confirmation dialog.
  */
 import type { Child } from 'hono/jsx';
-import { useEffect, useRef, useState } from 'hono/jsx/dom';
+import { useRef, useState } from 'hono/jsx/dom';
 import { ApiError } from '../lib/api';
+import { useModal } from '../lib/modal';
+
+export { useModal };
 
 export type Errors = Record<string, string>;
 
@@ -170,17 +173,12 @@ export function ConfirmButton(props: {
   const [typed, setTyped] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
-  const dialog = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const d = dialog.current;
-    if (open && d && !d.open) d.showModal();
-    if (!open && d?.open) d.close();
-  }, [open]);
   const close = () => {
     setOpen(false);
     setTyped('');
     setError('');
   };
+  const dialog = useModal(open, close);
   const go = async (e: Event) => {
     e.preventDefault();
     if (props.typeToConfirm && typed !== props.typeToConfirm) {
@@ -203,7 +201,7 @@ export function ConfirmButton(props: {
       <button type="button" class={props.danger ? 'danger' : ''} onClick={() => setOpen(true)}>
         {props.label}
       </button>
-      <dialog ref={dialog} aria-labelledby={titleId} onClose={close}>
+      <dialog ref={dialog.ref} aria-labelledby={titleId} onClose={dialog.onClose}>
         <form method="dialog" onSubmit={go}>
           <h2 id={titleId}>{props.title}</h2>
           <div>{props.message}</div>
@@ -235,5 +233,4 @@ export function ConfirmButton(props: {
   );
 }
 
-export const fmtTime = (iso: string | null | undefined) =>
-  iso ? `${new Date(iso).toISOString().replace('T', ' ').slice(0, 16)} UTC` : '—';
+export { fmtTime } from '../lib/format';

@@ -6,14 +6,19 @@
  */
 import 'uplot/dist/uPlot.min.css';
 import { render, useEffect, useState } from 'hono/jsx/dom';
+import type { Whoami } from '../../src/types/wire';
 import { ApiError } from '../lib/api';
-import { api, type Whoami } from './api';
+import { api } from './api';
 import { AuditPage } from './audit';
+import { OverviewPage } from './overview';
+import { PlansPage } from './plans';
 import { TenantPage } from './tenant';
 import { TenantsPage } from './tenants';
 
 type View =
+  | { page: 'overview' }
   | { page: 'tenants' }
+  | { page: 'plans' }
   | { page: 'tenant'; id: string }
   | { page: 'audit'; tenant?: string };
 
@@ -26,7 +31,10 @@ function viewOf(hash: string): View {
   if (tenant?.[1]) return { page: 'tenant', id: tenant[1] };
   const audit = /^#audit(?:\/(ten_[0-9A-Za-z]{16}))?$/.exec(hash);
   if (audit) return audit[1] ? { page: 'audit', tenant: audit[1] } : { page: 'audit' };
-  return { page: 'tenants' };
+  if (hash === '#plans') return { page: 'plans' };
+  if (hash === '#tenants') return { page: 'tenants' };
+  // The first page: the fleet overview.
+  return { page: 'overview' };
 }
 
 function hashOf(v: View): string {
@@ -90,7 +98,9 @@ function App() {
       <header class="top">
         <p class="brand">Gateway console</p>
         <nav aria-label="Console">
+          {nav({ page: 'overview' }, 'Overview')}
           {nav({ page: 'tenants' }, 'Tenants')}
+          {nav({ page: 'plans' }, 'Plans')}
           {nav({ page: 'audit' }, 'Audit log')}
         </nav>
         <p class="who" data-testid="whoami">
@@ -100,6 +110,9 @@ function App() {
         </p>
       </header>
       <main id="main" tabindex={-1}>
+        {view.page === 'overview' ? (
+          <OverviewPage open={(id) => setView({ page: 'tenant', id })} />
+        ) : null}
         {view.page === 'tenants' ? (
           <TenantsPage canChange={canChange} open={(id) => setView({ page: 'tenant', id })} />
         ) : null}
@@ -107,10 +120,12 @@ function App() {
           <TenantPage
             id={view.id}
             canChange={canChange}
+            settings={me.settings}
             back={() => setView({ page: 'tenants' })}
             audit={() => setView({ page: 'audit', tenant: view.id })}
           />
         ) : null}
+        {view.page === 'plans' ? <PlansPage canChange={canChange} /> : null}
         {view.page === 'audit' ? <AuditPage key={view.tenant ?? ''} tenant={view.tenant} /> : null}
       </main>
     </>

@@ -1,32 +1,48 @@
 /** One tenant: its status and the sections about it (tokens, limits, usage, alerts, cache). */
 import { useEffect, useState } from 'hono/jsx/dom';
-import { AlertsSection } from './alerts';
-import { api, type Tenant } from './api';
+import type { PublicTenant, RecentAlert, Whoami } from '../../src/types/wire';
+import { AlertsSection, alertText } from './alerts';
+import { api } from './api';
 import { EditTenant } from './edit-tenant';
 import { ConfirmButton, fmtTime, Notice, refusal } from './form';
 import { LimitsSection } from './limits';
+import { RequestsSection } from './requests';
 import { TokensSection } from './tokens';
 import { UsageSection } from './usage';
 
-const SECTIONS = ['Tokens', 'Limits', 'Usage', 'Alerts and cache', 'Settings'] as const;
+const SECTIONS = ['Tokens', 'Limits', 'Usage', 'Requests', 'Alerts and cache', 'Settings'] as const;
 type Section = (typeof SECTIONS)[number];
 
 export function TenantPage(props: {
   id: string;
   canChange: boolean;
+  settings: Whoami['settings'];
   back: () => void;
   audit: () => void;
 }) {
-  const [tenant, setTenant] = useState<Tenant | null>(null);
+  const [tenant, setTenant] = useState<PublicTenant | null>(null);
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const [section, setSection] = useState<Section>('Tokens');
+  // The platform refused the tenant's key lately (its guard's alert log): said at the top.
+  const [keyAlert, setKeyAlert] = useState<RecentAlert | null>(null);
 
   useEffect(() => {
     api
       .tenant(props.id)
       .then(setTenant)
       .catch((err: unknown) => setError(refusal(err, [])._form ?? 'Failed'));
+    api.recentAlerts(props.id).then(
+      (r) =>
+        setKeyAlert(
+          r.alerts.find(
+            (a) =>
+              a.alert.kind === 'platform_key_rejected' &&
+              Date.parse(a.at) > Date.now() - 86_400_000,
+          ) ?? null,
+        ),
+      () => setKeyAlert(null),
+    );
   }, [props.id]);
 
   if (error) {
@@ -49,6 +65,12 @@ export function TenantPage(props: {
         ← All tenants
       </button>
       <h1 id="tenant-title">{tenant.name}</h1>
+      {keyAlert ? (
+        <p class="warning" role="alert" data-testid="key-alert">
+          {alertText(keyAlert.alert)} at {fmtTime(keyAlert.at)}: its requests fail with 502 (50205)
+          until the key works. Check it on the Settings tab.
+        </p>
+      ) : null}
       <dl class="facts">
         <dt>Id</dt>
         <dd>
@@ -62,6 +84,8 @@ export function TenantPage(props: {
         <dd>
           <code>{tenant.key_fingerprint ?? '—'}</code>
         </dd>
+        <dt>Plan</dt>
+        <dd data-testid="tenant-plan">{tenant.plan ?? 'none'}</dd>
         <dt>Browser origins</dt>
         <dd>{tenant.cors_origins.length ? tenant.cors_origins.join(', ') : 'none'}</dd>
         <dt>Created</dt>
@@ -120,11 +144,16 @@ export function TenantPage(props: {
         <TokensSection tenantId={tenant.id} canChange={props.canChange} />
       ) : null}
       {section === 'Limits' ? (
-        <LimitsSection tenantId={tenant.id} canChange={props.canChange} />
+        <LimitsSection tenantId={tenant.id} canChange={props.canChange} updated={setTenant} />
       ) : null}
       {section === 'Usage' ? <UsageSection tenantId={tenant.id} /> : null}
+      {section === 'Requests' ? <RequestsSection tenantId={tenant.id} /> : null}
       {section === 'Alerts and cache' ? (
-        <AlertsSection tenantId={tenant.id} canChange={props.canChange} />
+        <AlertsSection
+          tenantId={tenant.id}
+          canChange={props.canChange}
+          localTargets={props.settings.webhook_local_targets}
+        />
       ) : null}
       {section === 'Settings' ? (
         <EditTenant tenant={tenant} canChange={props.canChange} saved={setTenant} />

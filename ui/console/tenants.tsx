@@ -4,8 +4,11 @@
  * creating one (the platform key is typed once and never shown again).
  */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
-import { api, type TenantRow } from './api';
+import type { KeyCheck, ListedTenant, Plan } from '../../src/types/wire';
+import { ApiError } from '../lib/api';
+import { api } from './api';
 import { type Errors, Field, FormError, focusFirstError, refusal, SecretOnce } from './form';
+import { KeyCheckNote } from './key-check';
 import {
   originsProblem,
   parseOrigins,
@@ -20,7 +23,7 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
   const [query, setQuery] = useState('');
   // Cursors of the pages before this one, and this one's.
   const [trail, setTrail] = useState<(string | undefined)[]>([undefined]);
-  const [rows, setRows] = useState<TenantRow[] | null>(null);
+  const [rows, setRows] = useState<ListedTenant[] | null>(null);
   const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState('');
   const [reload, setReload] = useState(0);
@@ -85,6 +88,7 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
               <th scope="col">Name</th>
               <th scope="col">Id</th>
               <th scope="col">Status</th>
+              <th scope="col">Plan</th>
               <th scope="col">Key fingerprint</th>
               <th scope="col">Created</th>
             </tr>
@@ -103,6 +107,7 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
                 <td>
                   <span class={`status status-${t.status}`}>{t.status}</span>
                 </td>
+                <td>{t.plan ?? '—'}</td>
                 <td>
                   <code title="First 16 hex digits of the platform key's SHA-256">
                     {t.key_fingerprint ?? '—'}
@@ -132,13 +137,14 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
             setReload(reload + 1);
             props.open(id);
           }}
+          open={props.open}
         />
       ) : null}
     </section>
   );
 }
 
-const FIELDS = ['name', 'platform_key', 'cors_origins', 'token'] as const;
+const FIELDS = ['name', 'platform_key', 'cors_origins', 'token', 'plan'] as const;
 
 function validate(v: { name: string; key: string; origins: string[] }): Errors {
   const e: Errors = {};
@@ -151,36 +157,78 @@ function validate(v: { name: string; key: string; origins: string[] }): Errors {
   return e;
 }
 
-function CreateTenant(props: { created: (id: string) => void }) {
+/**
+ * A new tenant. The platform key is checked with the platform first (one cheap
+ * read): a key it refuses, or a check that cannot be made, asks for a second,
+ * deliberate "Create anyway". A tenant with the same name and key exists already:
+ * the form says which, and offers to open it.
+ */
+function CreateTenant(props: { created: (id: string) => void; open: (id: string) => void }) {
   const [name, setName] = useState('');
   const [key, setKey] = useState('');
   const [origins, setOrigins] = useState('');
+  const [plan, setPlan] = useState('');
+  const [plans, setPlans] = useState<Plan[]>([]);
   const [errors, setErrors] = useState<Errors>({});
   const [busy, setBusy] = useState(false);
+  // The last check, and the key it was of (compared, never shown).
+  const [checked, setChecked] = useState<{ key: string; result: KeyCheck } | null>(null);
+  const [twin, setTwin] = useState<string | null>(null);
   const [made, setMade] = useState<{ id: string; token: string } | null>(null);
   const form = useRef<HTMLFormElement>(null);
 
+  useEffect(() => {
+    api.plans().then(
+      (r) => setPlans(r.plans),
+      () => setPlans([]),
+    );
+  }, []);
+
+  const check = async (): Promise<KeyCheck | null> => {
+    const problem = platformKeyProblem(key);
+    if (problem) {
+      setErrors({ platform_key: problem });
+      focusFirstError(form.current, { platform_key: problem });
+      return null;
+    }
+    const result = await api.checkKey(key);
+    setChecked({ key, result });
+    return result;
+  };
+
   const submit = async (e: Event) => {
     e.preventDefault();
+    setTwin(null);
     const list = parseOrigins(origins);
     const found = validate({ name, key, origins: list });
     setErrors(found);
     if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
     setBusy(true);
     try {
+      // Not checked yet (or another key since): check first, and stop when it is not valid.
+      if (checked?.key !== key) {
+        const result = await check();
+        if (result?.result !== 'valid') return;
+      }
       const answer = await api.createTenant({
         name: name.trim(),
         platform_key: key,
         cors_origins: list,
         token: { name: 'default', scopes: ['full'] },
+        ...(plan ? { plan } : {}),
       });
       // The key leaves the page's state at once; only its fingerprint is ever shown.
       setKey('');
       setName('');
       setOrigins('');
+      setChecked(null);
       setMade({ id: answer.tenant_id, token: answer.token });
     } catch (err) {
       const found = refusal(err, FIELDS);
+      if (err instanceof ApiError && err.status === 409) {
+        const id = /ten_[0-9A-Za-z]{16}/.exec(err.message)?.[0] ?? null;
+        setTwin(id);
+      }
       setErrors(found);
       focusFirstError(form.current, found);
     } finally {
@@ -201,10 +249,18 @@ function CreateTenant(props: { created: (id: string) => void }) {
       />
     );
   }
+  const refused = checked && checked.key === key && checked.result.result !== 'valid';
   return (
     <form ref={form} class="card" onSubmit={submit} noValidate aria-labelledby="create-title">
       <h2 id="create-title">Create a tenant</h2>
       <FormError errors={errors} />
+      {twin ? (
+        <p>
+          <button type="button" class="link" onClick={() => props.open(twin)}>
+            Open the existing tenant {twin}
+          </button>
+        </p>
+      ) : null}
       <Field
         id="new-name"
         name="name"
@@ -226,6 +282,27 @@ function CreateTenant(props: { created: (id: string) => void }) {
         hint="Typed once: the gateway stores it sealed and never shows it again, only its fingerprint."
         required
       />
+      <div class="actions">
+        <button
+          type="button"
+          disabled={busy}
+          onClick={async () => {
+            setBusy(true);
+            try {
+              await check();
+            } catch (err) {
+              setErrors(refusal(err, FIELDS));
+            } finally {
+              setBusy(false);
+            }
+          }}
+        >
+          Check key
+        </button>
+      </div>
+      {checked && checked.key === key ? (
+        <KeyCheckNote id="new-key-check" result={checked.result} />
+      ) : null}
       <Field
         id="new-origins"
         name="cors_origins"
@@ -236,9 +313,29 @@ function CreateTenant(props: { created: (id: string) => void }) {
         hint="One per line, e.g. https://app.example.com"
         multiline
       />
+      {plans.length > 0 ? (
+        <div class="field">
+          <label for="new-plan">Plan (optional)</label>
+          <select
+            id="new-plan"
+            name="plan"
+            onChange={(e: Event) => setPlan((e.target as HTMLSelectElement).value)}
+          >
+            <option value="" selected={plan === ''}>
+              no plan (the default limits)
+            </option>
+            {plans.map((p) => (
+              <option value={p.name} selected={plan === p.name}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+          {errors.plan ? <p class="error">{errors.plan}</p> : null}
+        </div>
+      ) : null}
       <div class="actions">
-        <button type="submit" class="primary" disabled={busy}>
-          Create tenant
+        <button type="submit" class={refused ? 'danger' : 'primary'} disabled={busy}>
+          {refused ? 'Create anyway' : 'Create tenant'}
         </button>
       </div>
     </form>

@@ -6,7 +6,8 @@
  * when one is chosen.
  */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
-import { api, type TokenLimits, type TokenRow } from './api';
+import type { TokenLimits, TokenListing } from '../../src/types/wire';
+import { api } from './api';
 import {
   ConfirmButton,
   type Errors,
@@ -17,22 +18,44 @@ import {
   Notice,
   refusal,
   SecretOnce,
+  useModal,
 } from './form';
 import { isApiKeyScope } from './scopes';
 
-const stateOf = (t: TokenRow) =>
+const stateOf = (t: TokenListing) =>
   t.revoked_at
     ? 'revoked'
     : t.expires_at && Date.parse(t.expires_at) <= Date.now()
       ? 'expired'
       : 'active';
 
+/** The hour a token was last used in (the usage history keeps hours). */
+const lastUsed = (t: TokenListing) =>
+  t.last_used_at ? `${fmtTime(t.last_used_at).slice(0, 13)}:00–:59 UTC` : 'not in the history';
+
+/** How long the old token of a rotation keeps working (the API allows 0 s..30 days). */
+const OVERLAPS: [string, number][] = [
+  ['end it now', 0],
+  ['5 minutes', 300],
+  ['1 hour', 3600],
+  ['1 day', 86_400],
+  ['7 days', 7 * 86_400],
+  ['30 days', 30 * 86_400],
+];
+/** How long a partner portal link lives (the API allows 1..60 minutes). */
+const LINK_LIVES: [string, number][] = [
+  ['5 minutes', 300],
+  ['15 minutes', 900],
+  ['30 minutes', 1800],
+  ['1 hour', 3600],
+];
+
 /**
  * Tokens of one family next to each other, in the order they were made (the list
  * comes oldest first); families in the order their first token appears.
  */
-export function byFamily(tokens: TokenRow[]): TokenRow[] {
-  const families = new Map<string, TokenRow[]>();
+export function byFamily(tokens: TokenListing[]): TokenListing[] {
+  const families = new Map<string, TokenListing[]>();
   for (const t of tokens) {
     const members = families.get(t.family_id) ?? [];
     members.push(t);
@@ -42,7 +65,7 @@ export function byFamily(tokens: TokenRow[]): TokenRow[] {
 }
 
 /** Who rotated a token into which, and when; what it replaced. */
-function rotationText(t: TokenRow, byId: Map<string, TokenRow>): string {
+function rotationText(t: TokenListing, byId: Map<string, TokenListing>): string {
   const parts: string[] = [];
   const before = t.ancestor_id ? byId.get(t.ancestor_id) : undefined;
   if (before) parts.push(`replaces …${before.last4}`);
@@ -56,7 +79,7 @@ function rotationText(t: TokenRow, byId: Map<string, TokenRow>): string {
 }
 
 /** A token that may rotate now: active, with no working successor nor working ancestor. */
-function mayRotate(t: TokenRow, byId: Map<string, TokenRow>): boolean {
+function mayRotate(t: TokenListing, byId: Map<string, TokenListing>): boolean {
   const working = (id: string | null) => {
     const other = id ? byId.get(id) : undefined;
     return other !== undefined && stateOf(other) === 'active';
@@ -73,7 +96,7 @@ function limitsText(l: TokenLimits | null): string {
 }
 
 export function TokensSection(props: { tenantId: string; canChange: boolean }) {
-  const [tokens, setTokens] = useState<TokenRow[] | null>(null);
+  const [tokens, setTokens] = useState<TokenListing[] | null>(null);
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
@@ -115,26 +138,14 @@ export function TokensSection(props: { tenantId: string; canChange: boolean }) {
         />
       )}
       {props.canChange && !secret ? (
-        <div class="actions">
-          <button
-            type="button"
-            onClick={async () => {
-              try {
-                // 15 minutes: the link carries a usage:read token, shown once.
-                const link = await api.portalLink(props.tenantId, 900);
-                setSecret({
-                  label: `A partner portal link (valid until ${fmtTime(link.expires_at)})`,
-                  value: link.url,
-                });
-                again();
-              } catch (err) {
-                setError(refusal(err, [])._form ?? 'Failed');
-              }
-            }}
-          >
-            Create a partner portal link
-          </button>
-        </div>
+        <PortalLinkForm
+          tenantId={props.tenantId}
+          made={(label, value) => {
+            setSecret({ label, value });
+            again();
+          }}
+          failed={setError}
+        />
       ) : null}
       {props.canChange && !secret ? (
         <IssueToken
@@ -151,7 +162,7 @@ export function TokensSection(props: { tenantId: string; canChange: boolean }) {
 
 /** The tokens, family by family, with their actions. */
 function TokenTable(props: {
-  tokens: TokenRow[];
+  tokens: TokenListing[];
   tenantId: string;
   canChange: boolean;
   onSecret: (secret: { label: string; value: string }) => void;
@@ -174,6 +185,7 @@ function TokenTable(props: {
           <th scope="col">Scopes</th>
           <th scope="col">Expires</th>
           <th scope="col">State</th>
+          <th scope="col">Last used</th>
           <th scope="col">Rotation</th>
           <th scope="col">Own limits</th>
           {props.canChange ? <th scope="col">Actions</th> : null}
@@ -188,7 +200,11 @@ function TokenTable(props: {
               key={t.id}
               data-token-id={t.id}
               data-family-id={t.family_id}
-              class={size > 1 ? 'family-member' : undefined}
+              class={
+                [size > 1 ? 'family-member' : '', stateOf(t) === 'active' ? '' : 'ended']
+                  .filter(Boolean)
+                  .join(' ') || undefined
+              }
             >
               <td>
                 {t.name}
@@ -210,7 +226,9 @@ function TokenTable(props: {
               <td>{t.expires_at ? fmtTime(t.expires_at) : 'never'}</td>
               <td>
                 <span class={`status status-${stateOf(t)}`}>{stateOf(t)}</span>
+                {t.revoked_at ? <span class="hint"> {fmtTime(t.revoked_at)}</span> : null}
               </td>
+              <td data-testid="last-used">{lastUsed(t)}</td>
               <td data-testid="rotation">{rotationText(t, byId)}</td>
               <td>{limitsText(t.limits)}</td>
               {props.canChange ? (
@@ -218,17 +236,11 @@ function TokenTable(props: {
                   {stateOf(t) === 'active' ? (
                     <>
                       {mayRotate(t, byId) ? (
-                        <ConfirmButton
-                          label={`Rotate ${t.name} ${t.last4}`}
-                          title={`Rotate ${t.name}?`}
-                          message="A new token with the same name, scopes and limits is issued; this one keeps working for one more hour, so clients can switch."
-                          confirmLabel="Rotate"
-                          onConfirm={async () => {
-                            const r = await api.rotateToken(props.tenantId, t.id, 3600);
-                            props.onSecret({
-                              label: `The new token for ${t.name}`,
-                              value: r.token,
-                            });
+                        <RotateButton
+                          tenantId={props.tenantId}
+                          token={t}
+                          rotated={(value) => {
+                            props.onSecret({ label: `The new token for ${t.name}`, value });
                             props.again();
                           }}
                         />
@@ -288,7 +300,15 @@ const EXPIRIES: [string, number | null][] = [
   ['In 1 year', 365],
 ];
 
-const FIELDS = ['name', 'scopes', 'expires_at', 'limits'] as const;
+// The API names `limits.policies.0.limit` and `limits.quota.daily`: each lands by its own field.
+const FIELDS = [
+  'name',
+  'scopes',
+  'expires_at',
+  'limits.policies',
+  'limits.quota',
+  'limits',
+] as const;
 
 function IssueToken(props: { tenantId: string; issued: (label: string, token: string) => void }) {
   const [name, setName] = useState('');
@@ -302,7 +322,10 @@ function IssueToken(props: { tenantId: string; issued: (label: string, token: st
   const form = useRef<HTMLFormElement>(null);
   const risky = scopes.filter(isApiKeyScope);
   // What the gateway grants today: its groups' scopes (declared ones included) and presets.
-  const [offered, setOffered] = useState<{ presets: string[]; scopes: string[] } | null>(null);
+  const [offered, setOffered] = useState<{
+    presets: readonly string[];
+    scopes: readonly string[];
+  } | null>(null);
   useEffect(() => {
     api.operations().then(
       (o) => setOffered({ presets: o.presets, scopes: o.scopes }),
@@ -324,10 +347,10 @@ function IssueToken(props: { tenantId: string; issued: (label: string, token: st
     const rate = whole(perMinute);
     const day = whole(daily);
     if (rate !== undefined && !(Number.isInteger(rate) && rate >= 1 && rate <= 1e9)) {
-      found.limits = 'Requests per minute must be a whole number from 1';
+      found['limits.policies'] = 'Requests per minute must be a whole number from 1';
     }
     if (day !== undefined && !(Number.isInteger(day) && day >= 1 && day <= 1e9)) {
-      found.limits = 'The daily quota must be a whole number from 1';
+      found['limits.quota'] = 'The daily quota must be a whole number from 1';
     }
     setErrors(found);
     if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
@@ -429,20 +452,21 @@ function IssueToken(props: { tenantId: string; issued: (label: string, token: st
         <legend>Own limits (optional, besides the tenant's)</legend>
         <Field
           id="token-rate"
-          name="limits"
+          name="limits.policies"
           label="Requests per minute"
           inputmode="numeric"
           value={perMinute}
           onValue={setPerMinute}
-          error={errors.limits}
+          error={errors['limits.policies'] ?? errors.limits}
         />
         <Field
           id="token-daily"
-          name="daily"
+          name="limits.quota"
           label="Requests a day"
           inputmode="numeric"
           value={daily}
           onValue={setDaily}
+          error={errors['limits.quota']}
         />
       </fieldset>
       <div class="actions">
@@ -462,23 +486,27 @@ const isWhole = (s: string) => /^\d+$/.test(s) && Number(s) >= 1 && Number(s) <=
  */
 function TokenLimitsButton(props: {
   tenantId: string;
-  token: TokenRow;
+  token: TokenListing;
   saved: (notice: string) => void;
 }) {
   const own = props.token.limits;
+  const saved = {
+    perMinute: String(own?.policies.find((p) => p.window_s === 60)?.limit ?? ''),
+    daily: String(own?.quota.daily ?? ''),
+  };
   const [open, setOpen] = useState(false);
-  const [perMinute, setPerMinute] = useState(
-    String(own?.policies.find((p) => p.window_s === 60)?.limit ?? ''),
-  );
-  const [daily, setDaily] = useState(String(own?.quota.daily ?? ''));
+  const [perMinute, setPerMinute] = useState(saved.perMinute);
+  const [daily, setDaily] = useState(saved.daily);
   const [errors, setErrors] = useState<Errors>({});
-  const dialog = useRef<HTMLDialogElement>(null);
   const form = useRef<HTMLFormElement>(null);
-  useEffect(() => {
-    const d = dialog.current;
-    if (open && d && !d.open) d.showModal();
-    if (!open && d?.open) d.close();
-  }, [open]);
+  // Every opening starts from what is saved: a value refused and then cancelled is gone.
+  const show = () => {
+    setPerMinute(saved.perMinute);
+    setDaily(saved.daily);
+    setErrors({});
+    setOpen(true);
+  };
+  const dialog = useModal(open, () => setOpen(false));
   const id = `limits-${props.token.id}`;
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -516,10 +544,10 @@ function TokenLimitsButton(props: {
   };
   return (
     <>
-      <button type="button" onClick={() => setOpen(true)}>
+      <button type="button" onClick={show}>
         Limits of {props.token.name} {props.token.last4}
       </button>
-      <dialog ref={dialog} aria-labelledby={`${id}-title`} onClose={() => setOpen(false)}>
+      <dialog ref={dialog.ref} aria-labelledby={`${id}-title`} onClose={dialog.onClose}>
         <form ref={form} method="dialog" onSubmit={submit} noValidate>
           <h2 id={`${id}-title`}>Own limits of {props.token.name}</h2>
           <p class="hint">Counted besides the tenant's. Leave both empty to remove them.</p>
@@ -553,5 +581,84 @@ function TokenLimitsButton(props: {
         </form>
       </dialog>
     </>
+  );
+}
+
+/** Rotate, asking first with the overlap to choose (the old token ends then). */
+function RotateButton(props: {
+  tenantId: string;
+  token: TokenListing;
+  rotated: (token: string) => void;
+}) {
+  const [overlap, setOverlap] = useState(3600);
+  const t = props.token;
+  const fieldId = `overlap-${t.id}`;
+  return (
+    <ConfirmButton
+      label={`Rotate ${t.name} ${t.last4}`}
+      title={`Rotate ${t.name}?`}
+      message={
+        <>
+          <p>
+            A new token with the same name, scopes and limits is issued. This one keeps working for
+            the overlap you choose, so clients can switch.
+          </p>
+          <div class="field">
+            <label for={fieldId}>The old token keeps working for</label>
+            <select
+              id={fieldId}
+              onChange={(e: Event) => setOverlap(Number((e.target as HTMLSelectElement).value))}
+            >
+              {OVERLAPS.map(([label, seconds]) => (
+                <option value={seconds} selected={seconds === overlap}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </div>
+        </>
+      }
+      confirmLabel="Rotate"
+      onConfirm={async () => {
+        const r = await api.rotateToken(props.tenantId, t.id, overlap);
+        props.rotated(r.token);
+      }}
+    />
+  );
+}
+
+/** A partner portal link: a usage:read token in the link, living as long as chosen, shown once. */
+function PortalLinkForm(props: {
+  tenantId: string;
+  made: (label: string, url: string) => void;
+  failed: (message: string) => void;
+}) {
+  const [life, setLife] = useState(900);
+  return (
+    <form
+      class="toolbar"
+      onSubmit={async (e: Event) => {
+        e.preventDefault();
+        try {
+          const link = await api.portalLink(props.tenantId, life);
+          props.made(`A partner portal link (valid until ${fmtTime(link.expires_at)})`, link.url);
+        } catch (err) {
+          props.failed(refusal(err, [])._form ?? 'Failed');
+        }
+      }}
+    >
+      <label for="portal-link-life">Partner portal link, valid for</label>
+      <select
+        id="portal-link-life"
+        onChange={(e: Event) => setLife(Number((e.target as HTMLSelectElement).value))}
+      >
+        {LINK_LIVES.map(([label, seconds]) => (
+          <option value={seconds} selected={seconds === life}>
+            {label}
+          </option>
+        ))}
+      </select>
+      <button type="submit">Create a partner portal link</button>
+    </form>
   );
 }

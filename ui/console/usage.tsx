@@ -6,7 +6,8 @@
  */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import uPlot from 'uplot';
-import { type Analytics, api } from './api';
+import type { Analytics } from '../../src/types/wire';
+import { api } from './api';
 import { refusal } from './form';
 
 const RANGES = [
@@ -215,7 +216,14 @@ export function UsageSection(props: { tenantId: string }) {
         drawStart.current = performance.now();
         drawn.current = 0;
         drawing.current = of;
-        const names = new Map(tokens.map((t) => [t.id, `${t.name} …${t.last4}`]));
+        // Ended tokens keep their names too (listed 90 days after they end).
+        const ended = (t: (typeof tokens)[number]) =>
+          t.revoked_at
+            ? ' (revoked)'
+            : t.expires_at && Date.parse(t.expires_at) <= Date.now()
+              ? ' (expired)'
+              : '';
+        const names = new Map(tokens.map((t) => [t.id, `${t.name} …${t.last4}${ended(t)}`]));
         const caption = `${range.label}, by ${granularity}`;
         setData({ ...charts(grouped, overall, split, names), caption });
       })

@@ -4,11 +4,7 @@
  * shows next to a field or in a banner: the code, the message, the field the
  * gateway named (validation errors) and the request id to quote to support.
  */
-export interface Envelope<T> {
-  code: number;
-  msg: string;
-  data: T;
-}
+import type { Envelope, ErrorData } from '../../src/types/wire';
 
 export class ApiError extends Error {
   constructor(
@@ -49,7 +45,7 @@ export async function call<T>(url: string, options: CallOptions = {}): Promise<T
     throw new ApiError(res.status, -1, `Unexpected answer (HTTP ${res.status})`, requestId, {});
   }
   if (!res.ok || envelope.code !== 0) {
-    const data = (envelope.data ?? {}) as ErrorData;
+    const data = (envelope.data ?? {}) as Partial<ErrorData>;
     throw new ApiError(
       res.status,
       envelope.code,
@@ -61,13 +57,7 @@ export async function call<T>(url: string, options: CallOptions = {}): Promise<T
   return envelope.data;
 }
 
-/** What the gateway puts in an error envelope's `data` (src/errors.ts). */
-interface ErrorData {
-  request_id?: string;
-  errors?: { field?: unknown; message?: unknown }[];
-}
-
-function fieldsOf(data: ErrorData): Record<string, string> {
+function fieldsOf(data: Partial<ErrorData>): Record<string, string> {
   const fields: Record<string, string> = {};
   for (const e of Array.isArray(data.errors) ? data.errors : []) {
     if (typeof e.field === 'string' && typeof e.message === 'string') fields[e.field] = e.message;

@@ -6,8 +6,9 @@
  */
 import { render, useEffect, useRef, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
+import { count, duration, when } from '../lib/format';
 import { storedToken, storeToken, takeTokenFromFragment } from '../lib/session-token';
-import { count, duration, when } from './format';
+import { RecentFailures } from './requests';
 import { messageOf, RotateToken } from './rotate';
 import type { Me, Meter, Usage } from './types';
 import { UsageCharts } from './usage-chart';
@@ -108,7 +109,9 @@ function TokenFacts({ me }: { me: Me }) {
           {me.token.name} (<code>{me.token.id}</code>, ends in …{me.token.last4})
         </dd>
         <dt>Expires</dt>
-        <dd>{when(me.token.expires_at)}</dd>
+        <dd>
+          <Expiry at={me.token.expires_at} />
+        </dd>
         <dt>Scopes</dt>
         <dd>
           <ul class="scopes">
@@ -122,6 +125,29 @@ function TokenFacts({ me }: { me: Me }) {
       </dl>
     </section>
   );
+}
+
+/**
+ * When the token ends, and how long is left, kept true as time passes: each
+ * second in its last two minutes, else every 15 s; once past, it says so.
+ */
+function Expiry(props: { at: string | null }) {
+  const [now, setNow] = useState(Date.now());
+  const left = props.at ? Date.parse(props.at) - now : Number.POSITIVE_INFINITY;
+  useEffect(() => {
+    if (!props.at || left <= 0) return;
+    const timer = setTimeout(() => setNow(Date.now()), left < 120_000 ? 1000 : 15_000);
+    return () => clearTimeout(timer);
+  }, [props.at, now]);
+  if (!props.at) return <span data-testid="expiry">never</span>;
+  if (left <= 0) {
+    return (
+      <span data-testid="expiry" class="error">
+        {when(props.at, now)}: this token has ended, and the gateway refuses it now.
+      </span>
+    );
+  }
+  return <span data-testid="expiry">{when(props.at, now)}</span>;
 }
 
 /**
@@ -209,6 +235,7 @@ function Portal(props: { token: string; loaded: Loaded; onToken: (t: string) => 
             <h2 id="usage-title">Usage</h2>
             <UsageCharts usage={usage} />
           </section>
+          <RecentFailures token={props.token} />
         </>
       ) : (
         <section aria-labelledby="usage-title">

@@ -5,7 +5,8 @@
  */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
-import { duration } from './format';
+import { duration } from '../lib/format';
+import { useModal } from '../lib/modal';
 import type { Rotated } from './types';
 
 const MAX_OVERLAP_S = 30 * 86_400;
@@ -25,6 +26,9 @@ export function RotateToken(props: { token: string; onRotated: (token: string) =
   const [busy, setBusy] = useState(false);
   const [shown, setShown] = useState<Rotated | null>(null);
   const [copied, setCopied] = useState('');
+  // Rotating asks first, as the console does: the old token's end is final.
+  const [asking, setAsking] = useState(false);
+  const confirm = useModal(asking, () => setAsking(false));
 
   // The one display of the new token takes the focus, so it is read out and can be copied at
   // once; when it is gone, the focus goes back to the rotation's heading, not to nowhere.
@@ -35,12 +39,18 @@ export function RotateToken(props: { token: string; onRotated: (token: string) =
     hadShown.current = shown !== null;
   }, [shown]);
 
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
     setBanner(null);
     const error = overlapError(overlap);
     setFieldError(error);
     if (error) return;
+    setAsking(true);
+  };
+
+  const rotate = async (e: Event) => {
+    e.preventDefault();
+    setAsking(false);
     setBusy(true);
     try {
       const rotated = await call<Rotated>('/token/rotate', {
@@ -126,6 +136,23 @@ export function RotateToken(props: { token: string; onRotated: (token: string) =
           {banner}
         </p>
       )}
+      <dialog ref={confirm.ref} aria-labelledby="rotate-confirm-title" onClose={confirm.onClose}>
+        <h3 id="rotate-confirm-title">Rotate your token?</h3>
+        <p>
+          A new token is made and shown once. This token keeps working for{' '}
+          {duration(Number(overlap) || 0)}
+          {Number(overlap) === 0 ? ' (it stops at once)' : ''}, then stops for good: every client
+          must have switched by then.
+        </p>
+        <div class="row">
+          <button type="button" class="secondary" onClick={() => setAsking(false)}>
+            Cancel
+          </button>
+          <button type="button" onClick={rotate}>
+            Rotate now
+          </button>
+        </div>
+      </dialog>
     </form>
   );
 }

@@ -1,0 +1,85 @@
+/**
+ * Operator API: the fleet overview (GET /admin/overview), the console's first page:
+ * the last hours across tenants, from the fleet boards the TenantGuards report to
+ * (guard/fleet-board.ts): top tenants by requests, limiter refusals and 5xx, and
+ * every tenant whose platform key the platform refused (docs/OBSERVABILITY.md,
+ * "Fleet overview").
+ */
+import { Hono } from 'hono';
+import * as z from 'zod';
+import { ok } from '../errors';
+import { type BoardTops, FLEET_SHARDS, fleetBoard } from '../guard/fleet-board';
+import { validated } from '../middleware/validate';
+import { intFieldOr } from '../routes/schemas';
+import type { HonoEnv } from '../types/context';
+import type { FleetTenant, Overview } from '../types/wire';
+import { adminStores } from './common';
+
+export const overviewQuery = z.strictObject({
+  /** The last this many hours, the running one included (the boards keep 25). */
+  hours: intFieldOr('hours', 1, 24, 24),
+  /** Tenants in each top list. */
+  limit: intFieldOr('limit', 1, 50, 10),
+});
+
+const HOUR_MS = 3_600_000;
+
+type Figure = 'requests' | 'refused' | 'errors_5xx' | 'key_rejected';
+
+/** The top `limit` of several shards' tops, by one figure (ties by tenant id). */
+function merged(lists: FleetTenant[][], by: Figure, limit: number): FleetTenant[] {
+  return lists
+    .flat()
+    .sort((a, b) => b[by] - a[by] || a.tenant_id.localeCompare(b.tenant_id))
+    .slice(0, limit);
+}
+
+export function overviewRoutes(): Hono<HonoEnv> {
+  const app = new Hono<HonoEnv>();
+  app.get('/', validated('query', overviewQuery), async (c) => {
+    const started = Date.now();
+    const { hours, limit } = c.req.valid('query');
+    const since = Math.floor(started / HOUR_MS) * HOUR_MS - (hours - 1) * HOUR_MS;
+    const shards: BoardTops[] = await Promise.all(
+      Array.from({ length: FLEET_SHARDS }, (_, i) => fleetBoard(c.env, i).tops(since, limit)),
+    );
+    const top = (list: (s: BoardTops) => FleetTenant[], by: Figure) =>
+      merged(shards.map(list), by, limit);
+    const answer = {
+      top_requests: top((s) => s.by_requests, 'requests'),
+      top_refused: top((s) => s.by_refused, 'refused'),
+      top_errors: top((s) => s.by_errors, 'errors_5xx'),
+      key_rejected: top((s) => s.key_rejected, 'key_rejected'),
+    };
+    // Names from KV, for the few tenants shown (they may have been renamed or deleted).
+    const ids = new Set(Object.values(answer).flatMap((l) => l.map((t) => t.tenant_id)));
+    const { tenants } = await adminStores(c);
+    const names = new Map(
+      await Promise.all(
+        [...ids].map(async (id) => [id, (await tenants.getStored(id))?.name ?? null] as const),
+      ),
+    );
+    const named = (l: FleetTenant[]) =>
+      l.map((t) => ({ ...t, name: names.get(t.tenant_id) ?? null }));
+    return c.json(
+      ok<Overview>({
+        since: new Date(since).toISOString(),
+        hours,
+        tenants: shards.reduce((n, s) => n + s.tenants, 0),
+        totals: {
+          requests: shards.reduce((n, s) => n + s.totals.requests, 0),
+          refused: shards.reduce((n, s) => n + s.totals.refused, 0),
+          errors_5xx: shards.reduce((n, s) => n + s.totals.errors_5xx, 0),
+          key_rejected: shards.reduce((n, s) => n + s.totals.key_rejected, 0),
+        },
+        top_requests: named(answer.top_requests),
+        top_refused: named(answer.top_refused),
+        top_errors: named(answer.top_errors),
+        key_rejected: named(answer.key_rejected),
+        shards: FLEET_SHARDS,
+        ms: Date.now() - started,
+      }),
+    );
+  });
+  return app;
+}

@@ -1,0 +1,458 @@
+/**
+ * What the gateway's own JSON APIs answer (the `data` of their envelopes): the
+ * operator API, and a token's own routes (`GET /token`, `GET /usage`). Shapes
+ * only. The handlers and the Durable Objects that make these answers are typed
+ * with them, and the console and partner portal (ui/) import them type-only,
+ * so a change to a shape here breaks whichever side no longer fits it
+ * (`npm run typecheck` checks ui/ too).
+ */
+import type { Limits, OperatorRole, RatePolicy, TokenLimits } from './settings';
+import type { ListedTenant, PublicTenant, TokenRecord } from './tenants';
+
+export type { Limits, ListedTenant, PublicTenant, RatePolicy, TokenLimits };
+
+/** Every answer: the platform's envelope; `code` 0 is success (docs/ERRORS.md). */
+export interface Envelope<T> {
+  code: number;
+  msg: string;
+  data: T;
+}
+
+/** Where a rejected value came from, as the caller sees it. */
+export type InputLocation = 'path' | 'query' | 'body';
+
+export interface FieldError {
+  location: InputLocation;
+  field: string;
+  message: string;
+  /** Allowed values, where a field must be one of a known set. */
+  allowed?: string[];
+}
+
+/**
+ * An error envelope's `data`: the request id, and the details its code names
+ * (`errors` for validation, `policy` and `retry_after_s` for 429s, …; docs/ERRORS.md).
+ */
+export interface ErrorData {
+  request_id: string;
+  errors?: FieldError[];
+  [detail: string]: unknown;
+}
+
+/** An operator: an Access email (or service token name) or `admin-token`, and its role. */
+export interface Operator {
+  actor: string;
+  role: OperatorRole;
+  via: 'access' | 'admin-token';
+}
+
+/** GET /admin/whoami: who is calling, and the settings the console's forms explain. */
+export interface Whoami extends Operator {
+  settings: {
+    /** WEBHOOK_LOCAL_TARGETS=allow: webhooks may go to http:// and private addresses (development). */
+    webhook_local_targets: boolean;
+  };
+}
+
+/** GET /admin/tenants: a page, and where the next one starts (null: none). */
+export interface TenantPage {
+  tenants: ListedTenant[];
+  cursor: string | null;
+}
+
+/** POST /admin/tenants: the tenant and its first token, shown once. */
+export interface CreatedTenant {
+  tenant_id: string;
+  token_id: string;
+  token: string;
+  scopes: string[];
+  expires_at: string | null;
+  limits: TokenLimits | null;
+  /** The plan it is on (null: none). */
+  plan: string | null;
+}
+
+/** A meter's state as RateLimit fields and the usage endpoints show it. */
+export interface MeterState {
+  name: string;
+  kind: 'rate' | 'quota';
+  limit: number;
+  window_s: number;
+  used: number;
+  remaining: number;
+  /** Seconds until the current count has drained. */
+  reset_s: number;
+}
+
+/** Calls the TenantGuard has answered, by kind (shown by the usage endpoint and the bench). */
+export interface GuardCalls {
+  /** Calls that carried a waiting request (leased mode). */
+  acquires: number;
+  /** Background renewals. */
+  renewals: number;
+  /** Calls for exact-mode tenants: one per request. */
+  exact_admits: number;
+  /** Calls isolates made to the tenant's regional brokers (guard/broker.ts), as they reported. */
+  broker_acquires: number;
+  broker_renewals: number;
+}
+
+/** GET /admin/tenants/{id}/usage: the limits in force, and what remains of each meter now. */
+export interface TenantUsage {
+  limits: Limits;
+  /** The tenant has limits of its own (they replace its plan's, or the defaults). */
+  custom: boolean;
+  /** The plan the tenant is on (its limits count unless `custom`), or null. */
+  plan: string | null;
+  meters: MeterState[];
+  guard_calls: GuardCalls;
+  /** With `token_id`: that token's own limits (null: none). */
+  token_limits?: TokenLimits | null;
+}
+
+/** A token as the operator API lists it (never the secret, nor its hash). */
+export type ListedToken = TokenRecord & {
+  /** The first token of its rotation line (itself when never rotated). */
+  family_id: string;
+  ancestor_id: string | null;
+  successor_id: string | null;
+  /** When and by whom this token was rotated into its successor. */
+  rotated_at: string | null;
+  rotated_by: string | null;
+};
+
+/** GET /admin/tenants/{id}/tokens: each token with its own limits and its last use. */
+export type TokenListing = ListedToken & {
+  limits: TokenLimits | null;
+  /** The start of the last hour it made a request in (usage history); null: none kept. */
+  last_used_at: string | null;
+};
+
+/** POST .../tokens: the token once, beside its record. */
+export type IssuedToken = TokenRecord & { limits: TokenLimits | null; token: string };
+
+/** POST .../tokens/{token_id}/rotate and POST /token/rotate: the successor, shown once. */
+export type RotatedToken = TokenRecord & {
+  token: string;
+  old_token: { id: string; expires_at: string };
+};
+
+/** DELETE .../tokens/{token_id}. */
+export interface RevokedToken {
+  token_id: string;
+  revoked: true;
+  successors_revoked: string[];
+}
+
+/** POST .../portal-links: the link once (its token rides in the fragment). */
+export interface PortalLink {
+  url: string;
+  token_id: string;
+  scopes: string[];
+  expires_at: string;
+}
+
+/**
+ * POST /admin/keys/check and POST /admin/tenants/{id}/key/check: what the platform
+ * answered one cheap read made with the key (never the key itself).
+ */
+export interface KeyCheck {
+  /**
+   * `valid`: a success envelope; `unauthorized`: 401 or 403; `unreachable`: no answer
+   * (refused, reset, or none within the check's deadline); `error`: any other answer.
+   */
+  result: 'valid' | 'unauthorized' | 'unreachable' | 'error';
+  /** The platform's HTTP status (null: none). */
+  status: number | null;
+  /** The platform's envelope code, where its answer had one. */
+  code: number | null;
+  /** The operation the check called (`calls.filter_values`). */
+  operation: string;
+  ms: number;
+}
+
+/**
+ * One recent request, as its TenantGuard keeps it (GET /admin/tenants/{id}/requests,
+ * GET /usage/requests): ids, codes and timings, never a body, query or secret.
+ */
+export interface RecentRequest {
+  request_id: string;
+  at: string;
+  token_id: string;
+  /** The operation id (`team.list`), or what else answered (`usage`, `unmatched`, …). */
+  operation: string;
+  method: string;
+  status: number;
+  /** The envelope code answered (0: success; a platform's own code passes through). */
+  code: number | null;
+  /** What the limiter did (`admitted`, `refused`, `unavailable`); null: not asked. */
+  limiter: string | null;
+  /** The rate policy or quota that refused it. */
+  policy: string | null;
+  /** The read cache: HIT, MISS, STALE, BYPASS or L1. */
+  cache: string | null;
+  upstream_status: number | null;
+  upstream_attempts: number | null;
+  latency_ms: number;
+  upstream_ms: number | null;
+  trace_id: string | null;
+  /** Why it was refused or failed, in words (null for a success). */
+  reason: string | null;
+}
+
+/** A page of recent requests, newest first; `cursor` asks for the next (older) page. */
+export interface RecentRequestPage {
+  requests: RecentRequest[];
+  cursor: string | null;
+  /** What the log keeps: the newest of each kind, and how long. */
+  kept: { per_kind: number; hours: number };
+}
+
+/** A tenant's figures over the overview's hours (GET /admin/overview). */
+export interface FleetTenant {
+  tenant_id: string;
+  /** Its name now (null: no longer a tenant). */
+  name: string | null;
+  requests: number;
+  /** Refused by a rate policy or quota (429). */
+  refused: number;
+  /** Answered 5xx (the platform's refusals of its key included: 502). */
+  errors_5xx: number;
+  /** The platform refused its platform key (401 or 403). */
+  key_rejected: number;
+  /** The platform's status of the last such refusal, and its hour. */
+  key_status: number | null;
+  key_at: string | null;
+}
+
+/** GET /admin/overview: the last hours across tenants, from the fleet boards. */
+export interface Overview {
+  since: string;
+  hours: number;
+  /** Tenants with traffic in those hours. */
+  tenants: number;
+  totals: { requests: number; refused: number; errors_5xx: number; key_rejected: number };
+  top_requests: FleetTenant[];
+  top_refused: FleetTenant[];
+  top_errors: FleetTenant[];
+  /** Every tenant whose platform key the platform refused (up to the limit), most refusals first. */
+  key_rejected: FleetTenant[];
+  /** How the figures were gathered: board shards asked, how long it took. */
+  shards: number;
+  ms: number;
+}
+
+/** A plan: named limits tenants are on (PUT /admin/plans/{name}, GET /admin/plans). */
+export interface Plan {
+  name: string;
+  limits: Limits;
+  /** The plan book's decision number of its last change. */
+  version: number;
+  updated_at: string;
+  updated_by: string;
+  /** Tenants on it. */
+  tenants: number;
+  /** Tenants whose TenantGuard has not taken its last change yet (retried). */
+  pending: number;
+}
+
+/** One bucket of the usage history, per group asked for. */
+export interface SeriesPoint {
+  /** Start of the hour or UTC day. */
+  t: string;
+  route?: string;
+  status?: string;
+  token?: string;
+  requests: number;
+  units: number;
+  /**
+   * Upper bound of the latency bucket holding the median and the 95th percentile (ms); null above
+   * 10 s.
+   */
+  p50_ms: number | null;
+  p95_ms: number | null;
+  /** Reads answered from the read cache, and reads that looked in it (cached routes only). */
+  cache_hits: number;
+  cache_lookups: number;
+}
+
+export interface RefusalPoint {
+  t: string;
+  policy: string;
+  token?: string;
+  count: number;
+}
+
+export interface History {
+  series: SeriesPoint[];
+  refusals: RefusalPoint[];
+}
+
+/** GET /admin/tenants/{id}/analytics. */
+export interface Analytics extends History {
+  tenant_id: string;
+  from: string;
+  to: string;
+  granularity: 'hour' | 'day';
+  group_by: ('route' | 'status' | 'token')[];
+}
+
+/** The quota alert webhook, without its signing secret (GET .../alerts). */
+export interface AlertSettings {
+  url: string;
+  /** Quota thresholds, percents of a quota's limit. */
+  thresholds: number[];
+  /** An hour whose server errors reach this share of its requests raises an alert (percent). */
+  server_error_percent: number;
+}
+
+/** PUT .../alerts: the webhook, and its signing secret once. */
+export type AlertSet = AlertSettings & { secret: string };
+
+/** A quota crossed a threshold (percent of its limit). */
+export interface QuotaAlert {
+  kind: 'quota';
+  tenant_id: string;
+  policy: string;
+  threshold: number;
+  used: number;
+  limit: number;
+  period_end: string;
+  sent_at: string;
+}
+
+/** The platform refused the tenant's platform key (401 or 403) in this hour. */
+export interface KeyRejectedAlert {
+  kind: 'platform_key_rejected';
+  tenant_id: string;
+  upstream_status: number;
+  /** Refusals of the key in the hour so far, when the alert was raised. */
+  count: number;
+  period_start: string;
+  period_end: string;
+  sent_at: string;
+}
+
+/** Server errors (5xx other than the key's refusals) were `share_percent` of the hour's requests. */
+export interface ServerErrorsAlert {
+  kind: 'server_errors';
+  tenant_id: string;
+  threshold: number;
+  share_percent: number;
+  errors: number;
+  requests: number;
+  period_start: string;
+  period_end: string;
+  sent_at: string;
+}
+
+export type AlertPayload = QuotaAlert | KeyRejectedAlert | ServerErrorsAlert;
+
+/** One alert the TenantGuard raised, and what became of its delivery (GET .../alerts/recent). */
+export interface RecentAlert {
+  id: number;
+  at: string;
+  /** `no_webhook`: raised while no webhook was set (the console shows it all the same). */
+  delivery: 'pending' | 'delivered' | 'failed' | 'no_webhook';
+  alert: AlertPayload;
+}
+
+/** POST .../alerts/test. */
+export interface AlertTest {
+  delivered: boolean;
+  /** The receiver's HTTP status; null when it gave none. */
+  status: number | null;
+  /**
+   * Why there is no status: `timeout` (no answer within 10 s), `unreachable` (no
+   * connection: refused, reset, no such host), `secret_unavailable` (the signing
+   * secret's key left KEY_ENCRYPTION_KEY: set the webhook again).
+   */
+  failure: 'timeout' | 'unreachable' | 'secret_unavailable' | null;
+  /** How long the delivery took, in ms. */
+  ms: number;
+}
+
+/** One audit log entry. */
+export interface AuditEntry {
+  id: number;
+  at: string;
+  action: string;
+  tenant_id: string | null;
+  token_id: string | null;
+  request_id: string;
+  /** Who did it: an Access email (or service token name), or `admin-token`. */
+  actor: string;
+  /** From where: the client IP and the Cloudflare data center (colo), when known. */
+  ip: string | null;
+  colo: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** GET /admin/audit: newest first, in the platform's paged wrapper shape. */
+export interface AuditPage {
+  page_num: number;
+  page_size: number;
+  total: number;
+  total_page: number;
+  data: AuditEntry[];
+}
+
+/** GET /admin/operations: what the gateway serves, and the scopes and presets it grants. */
+export interface Operations {
+  operations: {
+    id: string;
+    method: string;
+    path: string;
+    upstream_path: string;
+    credential: string;
+    group: string;
+    scope: string;
+    cost: number;
+    cache: { ttl_s: number; grace_s: number; stale_if_error_s?: number } | null;
+    timeout_ms: number;
+    declared: boolean;
+  }[];
+  groups: readonly string[];
+  /** The groups a tenant's limits may give quotas of their own (the built-in ones). */
+  quota_groups: readonly string[];
+  scopes: readonly string[];
+  presets: readonly string[];
+}
+
+/** GET /token: a token's own view of itself and its tenant. */
+export interface OwnToken {
+  tenant: { id: string; name: string };
+  token: {
+    id: string;
+    name: string;
+    prefix: string;
+    last4: string;
+    scopes: string[];
+    created_at: string | null;
+    expires_at: string | null;
+    browser: boolean;
+  };
+  /** The token's own limits (null: none, or a browser token). */
+  limits: TokenLimits | null;
+  /** The tenant's meters and the token's own, as the TenantGuard counts them now. */
+  meters: MeterState[];
+  can_rotate: boolean;
+}
+
+/** GET /usage: a tenant's own usage, for its partner. */
+export interface OwnUsage {
+  tenant_id: string;
+  limits: Limits;
+  meters: MeterState[];
+  /** The last 30 UTC days, by day, and the refusals of those days by policy. */
+  days: SeriesPoint[];
+  refusals: RefusalPoint[];
+  /** The last 48 hours (this one included), by hour, and their refusals by policy. */
+  hours: SeriesPoint[];
+  hourly_refusals: RefusalPoint[];
+  /** The same two ranges' refusals by the operation refused, most first. */
+  refusals_by_operation: {
+    days: { operation: string; count: number }[];
+    hours: { operation: string; count: number }[];
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * Recent requests (docs/OBSERVABILITY.md, "Recent requests"): a tenant's TenantGuard
+ * keeps its recent requests as the isolates hand them over with their usage batches.
+ * A refused request is found by its id, by the operator and by its partner (who sees
+ * only its own tenant's refused and failed ones, with the reason); the rows hold no
+ * secret and no query value; a flood of successes never pushes out the failures.
+ */
+import { describe, expect, it } from 'vitest';
+import type { RequestRow } from '../src/guard/recent-requests';
+import {
+  admin,
+  asTenant,
+  createTenant,
+  envelope,
+  expectRefusal,
+  platformKeys,
+  type TestTenant,
+  testEnv,
+} from './helpers';
+
+const guardOf = (t: TestTenant) => testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(t.id));
+
+/** Exact mode with a tight hourly policy: each request's guard call carries the ones before it. */
+async function limited(t: TestTenant, limit: number) {
+  await admin(`/tenants/${t.id}/limits`, {
+    method: 'PUT',
+    body: JSON.stringify({
+      policies: [{ name: 'hourly', limit, window_s: 3600, algorithm: 'fixed' }],
+      quota: {},
+      limiter: 'exact',
+    }),
+  });
+}
+
+const requestsOf = async (t: TestTenant, query = '') =>
+  envelope(await admin(`/tenants/${t.id}/requests${query}`));
+
+describe('recent requests', () => {
+  it('a refused request is found by its id, with its token, operation, code, policy and reason', async () => {
+    const t = await createTenant();
+    await limited(t, 2);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { res, id } = await asTenant(t, '/agent/lists?page_size=5');
+      ids.push(id);
+      expect(res.status).toBe(i < 2 ? 200 : 429);
+    }
+    // The refused one rides with the next request's guard call.
+    await asTenant(t, '/agent/lists');
+    const refusedId = ids[2] ?? '';
+    const found = await requestsOf(t, `?request_id=${encodeURIComponent(refusedId)}`);
+    expect(found.data.requests).toHaveLength(1);
+    expect(found.data.requests[0]).toMatchObject({
+      request_id: refusedId,
+      token_id: t.tokenId,
+      operation: 'agent.list',
+      method: 'GET',
+      status: 429,
+      code: 42900,
+      limiter: 'refused',
+      policy: 'hourly',
+      upstream_status: null,
+      reason: 'Rate limit exceeded (policy hourly)',
+    });
+    expect(found.data.requests[0].trace_id).toMatch(/^[0-9a-f]{32}$/);
+    expect(found.data.kept).toEqual({ per_kind: 1000, hours: 24 });
+
+    // Filters: by status class, by token, by operation; newest first.
+    const ok = await requestsOf(t, '?status=2xx');
+    expect(ok.data.requests.map((r: { request_id: string }) => r.request_id)).toEqual([
+      ids[1],
+      ids[0],
+    ]);
+    expect(ok.data.requests[0]).toMatchObject({ status: 200, code: 0, limiter: 'admitted' });
+    expect((await requestsOf(t, '?status=429')).data.requests).toHaveLength(1);
+    expect(
+      (await requestsOf(t, `?token_id=${t.tokenId}&operation=agent.list`)).data.requests,
+    ).toHaveLength(3);
+    expect((await requestsOf(t, '?operation=team.list')).data.requests).toEqual([]);
+    const page = await requestsOf(t, '?page_size=1');
+    expect(page.data.requests).toHaveLength(1);
+    const next = await requestsOf(t, `?page_size=1&cursor=${page.data.cursor}`);
+    expect(next.data.requests[0].request_id).not.toBe(page.data.requests[0].request_id);
+  });
+
+  it('lets the partner see its own refused and failed requests only, by id, with the reason', async () => {
+    const a = await createTenant();
+    const b = await createTenant(platformKeys.other);
+    await limited(a, 1);
+    await limited(b, 1);
+    const seen: Record<string, string> = {};
+    for (const [name, t] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
+      await asTenant(t, '/agent/lists');
+      const refused = await asTenant(t, '/agent/lists');
+      expect(refused.res.status).toBe(429);
+      seen[name] = refused.id;
+      // The error envelope hands the partner the id it will look up.
+      expect(refused.body.data.request_id).toBe(refused.id);
+      await asTenant(t, '/agent/lists');
+    }
+    const own = await asTenant(a, '/usage/requests');
+    expect(own.res.status).toBe(200);
+    expect(own.res.headers.get('cache-control')).toBe('private, no-store');
+    const ids = own.body.data.requests.map((r: { request_id: string }) => r.request_id);
+    expect(ids).toContain(seen.a);
+    expect(ids).not.toContain(seen.b);
+    // Only what was refused or failed.
+    expect(own.body.data.requests.every((r: { status: number }) => r.status >= 400)).toBe(true);
+    const byId = await asTenant(
+      a,
+      `/usage/requests?request_id=${encodeURIComponent(seen.a ?? '')}`,
+    );
+    expect(byId.body.data.requests).toEqual([
+      expect.objectContaining({
+        request_id: seen.a,
+        status: 429,
+        reason: 'Rate limit exceeded (policy hourly)',
+      }),
+    ]);
+    // Another tenant's id finds nothing.
+    const other = await asTenant(
+      a,
+      `/usage/requests?request_id=${encodeURIComponent(seen.b ?? '')}`,
+    );
+    expect(other.body.data.requests).toEqual([]);
+    // Bad filters are refused with the field named; a token without usage:read gets 403.
+    const bad = await asTenant(a, '/usage/requests?status=42');
+    expect((await expectRefusal(bad, 'VALIDATION_FAILED')).data.errors[0].field).toBe('status');
+    const narrow = await envelope(
+      await admin(`/tenants/${a.id}/tokens`, {
+        method: 'POST',
+        body: JSON.stringify({ name: 'narrow', scopes: ['teams:read'] }),
+      }),
+    );
+    await expectRefusal(
+      await asTenant({ ...a, token: narrow.data.token }, '/usage/requests'),
+      'SCOPE_REQUIRED',
+    );
+  });
+
+  it('keeps no secret and no query value, and names an unknown path unmatched', async () => {
+    const t = await createTenant();
+    await limited(t, 1000);
+    const secret = `sk-${crypto.randomUUID()}`;
+    await asTenant(t, `/user/call/lists?api_key_name=${secret}`);
+    await asTenant(t, `/no/such/path?x=${secret}`);
+    await asTenant(t, '/agent/lists');
+    const rows = await requestsOf(t);
+    const text = JSON.stringify(rows);
+    for (const hidden of [secret, t.token, platformKeys.demo]) expect(text).not.toContain(hidden);
+    expect(rows.data.requests.map((r: { operation: string }) => r.operation)).toEqual([
+      'unmatched',
+      'calls.list',
+    ]);
+  });
+
+  it('keeps the newest 1,000 failures apart from the newest 1,000 successes', async () => {
+    const t = await createTenant();
+    const row = (i: number, status: number): RequestRow => ({
+      request_id: `bulk-${status}-${i}`,
+      at: Date.now() - 60_000 + i,
+      token_id: t.tokenId,
+      operation: 'agent.list',
+      method: 'GET',
+      status,
+      code: status === 200 ? 0 : 42900,
+      limiter: status === 200 ? 'admitted' : 'refused',
+      policy: status === 200 ? null : 'hourly',
+      cache: null,
+      upstream_status: null,
+      upstream_attempts: null,
+      latency_ms: 3,
+      upstream_ms: null,
+      trace_id: null,
+    });
+    const guard = guardOf(t);
+    // 50 failures, then a flood of 1,500 successes in three batches.
+    await guard.record({
+      rows: [],
+      refusals: [],
+      requests: Array.from({ length: 50 }, (_, i) => row(i, 429)),
+    });
+    for (let b = 0; b < 3; b++) {
+      const batch = Array.from({ length: 500 }, (_, i) => row(b * 500 + i, 200));
+      await guard.record({ rows: [], refusals: [], requests: batch });
+    }
+    const failed = await requestsOf(t, '?status=4xx&page_size=200');
+    expect(failed.data.requests).toHaveLength(50);
+    const found = await requestsOf(t, '?request_id=bulk-429-0');
+    expect(found.data.requests).toHaveLength(1);
+    let answered = 0;
+    let cursor: string | null = '';
+    while (cursor !== null) {
+      const page: { data: { requests: unknown[]; cursor: string | null } } = await requestsOf(
+        t,
+        `?status=2xx&page_size=200${cursor ? `&cursor=${cursor}` : ''}`,
+      );
+      answered += page.data.requests.length;
+      cursor = page.data.cursor;
+    }
+    expect(answered).toBe(1000);
+    expect((await requestsOf(t, '?request_id=bulk-200-499')).data.requests).toEqual([]);
+    expect((await requestsOf(t, '?request_id=bulk-200-1499')).data.requests).toHaveLength(1);
+  });
+});
+
+describe('refusals by operation', () => {
+  it('the partner sees its refusals by policy and by the operation refused', async () => {
+    const t = await createTenant();
+    await limited(t, 1);
+    await asTenant(t, '/agent/lists');
+    for (let i = 0; i < 2; i++) await asTenant(t, '/agent/lists');
+    await asTenant(t, '/team/lists');
+    await asTenant(t, '/team/lists');
+    const { body } = await asTenant(t, '/usage');
+    expect(body.data.refusals_by_operation.hours).toEqual([
+      { operation: 'agent.list', count: 2 },
+      { operation: 'team.list', count: 1 },
+    ]);
+    expect(body.data.hours.length).toBeGreaterThan(0);
+    expect(
+      body.data.hourly_refusals.reduce((n: number, r: { count: number }) => n + r.count, 0),
+    ).toBe(3);
+  });
+});

@@ -1,0 +1,322 @@
+/**
+ * The editor of a set of limits (admin only): rate policies, the daily and monthly
+ * quotas, quotas per route group, and the mode. A tenant's own limits and a plan
+ * use it alike (PUT .../limits, PUT /admin/plans/{name}: the same body). The
+ * browser checks the API's bounds first (src/metering/policy.ts); what the API still
+ * refuses lands next to the field it names.
+ */
+import type { Child } from 'hono/jsx';
+import { useRef, useState } from 'hono/jsx/dom';
+import type { Limits } from '../../src/types/wire';
+import { type Errors, Field, FormError, focusFirstError, Notice, refusal } from './form';
+
+interface PolicyDraft {
+  name: string;
+  limit: string;
+  window_s: string;
+  algorithm: 'sliding' | 'fixed';
+}
+
+interface GroupDraft {
+  group: string;
+  daily: string;
+  monthly: string;
+}
+
+const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+const RESERVED = /^(daily|monthly|self-service)$|-(daily|monthly|browser|token)$/;
+const isCount = (s: string) => /^\d+$/.test(s) && Number(s) >= 1 && Number(s) <= 1e9;
+const amount = (s: string) => (s ? Number(s) : undefined);
+
+/** What the two modes do (docs/LIMITS.md, "Leased and exact admission"). */
+export const MODES = {
+  leased:
+    'leased: isolates admit from short leases; never over a limit, and changes reach every isolate within 1 s',
+  exact: 'exact: every request asks the tenant’s guard (one call per request)',
+} as const;
+
+export function LimitsEditor(props: {
+  /** Prefixes the fields' ids, so two editors on one page do not clash. */
+  id: string;
+  title: string;
+  limits: Limits;
+  /** Route groups that may have quotas of their own. */
+  quotaGroups: readonly string[];
+  saveLabel: string;
+  save: (limits: Limits) => Promise<string>;
+  /** More actions beside the save button (reset, remove). */
+  children?: Child;
+}) {
+  const [policies, setPolicies] = useState<PolicyDraft[]>(
+    props.limits.policies.map((p) => ({
+      name: p.name,
+      limit: String(p.limit),
+      window_s: String(p.window_s),
+      algorithm: p.algorithm ?? 'sliding',
+    })),
+  );
+  const [daily, setDaily] = useState(String(props.limits.quota.daily ?? ''));
+  const [monthly, setMonthly] = useState(String(props.limits.quota.monthly ?? ''));
+  const [groups, setGroups] = useState<GroupDraft[]>(
+    Object.entries(props.limits.quota.groups ?? {}).map(([group, q]) => ({
+      group,
+      daily: String(q?.daily ?? ''),
+      monthly: String(q?.monthly ?? ''),
+    })),
+  );
+  const [mode, setMode] = useState(props.limits.limiter ?? 'leased');
+  const [errors, setErrors] = useState<Errors>({});
+  const [notice, setNotice] = useState('');
+  const form = useRef<HTMLFormElement>(null);
+  const id = props.id;
+
+  const edit = (i: number, patch: Partial<PolicyDraft>) =>
+    setPolicies(policies.map((p, j) => (j === i ? { ...p, ...patch } : p)));
+  const editGroup = (i: number, patch: Partial<GroupDraft>) =>
+    setGroups(groups.map((g, j) => (j === i ? { ...g, ...patch } : g)));
+  const unused = props.quotaGroups.filter((g) => !groups.some((d) => d.group === g));
+
+  const check = (): Errors => {
+    const found: Errors = {};
+    const names = new Set<string>();
+    policies.forEach((p, i) => {
+      if (!NAME.test(p.name) || RESERVED.test(p.name)) {
+        found[`policies.${i}.name`] =
+          'Lower-case letters, digits, _ or -, from a letter; not a reserved name';
+      } else if (names.has(p.name)) found[`policies.${i}.name`] = 'Names must be unique';
+      names.add(p.name);
+      if (!isCount(p.limit)) found[`policies.${i}.limit`] = 'A whole number from 1 to 10⁹';
+      if (!(isCount(p.window_s) && Number(p.window_s) <= 31 * 86_400)) {
+        found[`policies.${i}.window_s`] = 'Seconds, from 1 to 31 days';
+      }
+    });
+    if (daily && !isCount(daily)) found['quota.daily'] = 'A whole number from 1, or empty';
+    if (monthly && !isCount(monthly)) found['quota.monthly'] = 'A whole number from 1, or empty';
+    for (const g of groups) {
+      for (const period of ['daily', 'monthly'] as const) {
+        if (g[period] && !isCount(g[period])) {
+          found[`quota.groups.${g.group}.${period}`] = 'A whole number from 1, or empty';
+        }
+      }
+    }
+    return found;
+  };
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setNotice('');
+    const found = check();
+    setErrors(found);
+    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
+    const groupQuotas: NonNullable<Limits['quota']['groups']> = {};
+    for (const g of groups) {
+      const q = { daily: amount(g.daily), monthly: amount(g.monthly) };
+      if (q.daily || q.monthly) {
+        Object.assign(groupQuotas, {
+          [g.group]: {
+            ...(q.daily ? { daily: q.daily } : {}),
+            ...(q.monthly ? { monthly: q.monthly } : {}),
+          },
+        });
+      }
+    }
+    const limits: Limits = {
+      policies: policies.map((p) => ({
+        name: p.name,
+        limit: Number(p.limit),
+        window_s: Number(p.window_s),
+        algorithm: p.algorithm,
+      })),
+      quota: {
+        ...(daily ? { daily: Number(daily) } : {}),
+        ...(monthly ? { monthly: Number(monthly) } : {}),
+        ...(Object.keys(groupQuotas).length > 0 ? { groups: groupQuotas } : {}),
+      },
+      limiter: mode,
+    };
+    try {
+      setNotice(await props.save(limits));
+    } catch (err) {
+      const fields = [
+        ...policies.flatMap((_, i) =>
+          ['name', 'limit', 'window_s'].map((f) => `policies.${i}.${f}`),
+        ),
+        ...groups.flatMap((g) => ['daily', 'monthly'].map((p) => `quota.groups.${g.group}.${p}`)),
+        'quota.daily',
+        'quota.monthly',
+      ];
+      const refused = refusal(err, fields);
+      setErrors(refused);
+      focusFirstError(form.current, refused);
+    }
+  };
+
+  return (
+    <form ref={form} class="card" onSubmit={submit} noValidate aria-labelledby={`${id}-title`}>
+      <h3 id={`${id}-title`}>{props.title}</h3>
+      <FormError errors={errors} />
+      {notice ? <Notice text={notice} /> : null}
+      <fieldset>
+        <legend>Rate policies (at most 8)</legend>
+        {policies.map((p, i) => (
+          <div class="row" key={i}>
+            <Field
+              id={`${id}-p${i}-name`}
+              name={`policies.${i}.name`}
+              label="Name"
+              value={p.name}
+              onValue={(v) => edit(i, { name: v })}
+              error={errors[`policies.${i}.name`]}
+            />
+            <Field
+              id={`${id}-p${i}-limit`}
+              name={`policies.${i}.limit`}
+              label="Requests"
+              inputmode="numeric"
+              value={p.limit}
+              onValue={(v) => edit(i, { limit: v })}
+              error={errors[`policies.${i}.limit`]}
+            />
+            <Field
+              id={`${id}-p${i}-window`}
+              name={`policies.${i}.window_s`}
+              label="Window (s)"
+              inputmode="numeric"
+              value={p.window_s}
+              onValue={(v) => edit(i, { window_s: v })}
+              error={errors[`policies.${i}.window_s`]}
+            />
+            <div class="field">
+              <label for={`${id}-p${i}-alg`}>Counting</label>
+              <select
+                id={`${id}-p${i}-alg`}
+                onChange={(e: Event) =>
+                  edit(i, {
+                    algorithm: (e.target as HTMLSelectElement).value as 'sliding' | 'fixed',
+                  })
+                }
+              >
+                <option value="sliding" selected={p.algorithm === 'sliding'}>
+                  sliding
+                </option>
+                <option value="fixed" selected={p.algorithm === 'fixed'}>
+                  fixed
+                </option>
+              </select>
+            </div>
+            <button type="button" onClick={() => setPolicies(policies.filter((_, j) => j !== i))}>
+              Remove {p.name || `policy ${i + 1}`}
+            </button>
+          </div>
+        ))}
+        {policies.length < 8 ? (
+          <button
+            type="button"
+            onClick={() =>
+              setPolicies([
+                ...policies,
+                { name: '', limit: '', window_s: '60', algorithm: 'sliding' },
+              ])
+            }
+          >
+            Add a policy
+          </button>
+        ) : null}
+      </fieldset>
+      <fieldset>
+        <legend>Quotas (UTC day and month)</legend>
+        <div class="row">
+          <Field
+            id={`${id}-quota-daily`}
+            name="quota.daily"
+            label="Requests a day"
+            inputmode="numeric"
+            value={daily}
+            onValue={setDaily}
+            error={errors['quota.daily']}
+          />
+          <Field
+            id={`${id}-quota-monthly`}
+            name="quota.monthly"
+            label="Requests a month"
+            inputmode="numeric"
+            value={monthly}
+            onValue={setMonthly}
+            error={errors['quota.monthly']}
+          />
+        </div>
+      </fieldset>
+      <fieldset>
+        <legend>Quotas of a route group (counted besides the tenant's)</legend>
+        {groups.map((g, i) => (
+          <div class="row" key={g.group}>
+            <Field
+              id={`${id}-g-${g.group}-daily`}
+              name={`quota.groups.${g.group}.daily`}
+              label={`${g.group}: a day`}
+              inputmode="numeric"
+              value={g.daily}
+              onValue={(v) => editGroup(i, { daily: v })}
+              error={errors[`quota.groups.${g.group}.daily`]}
+            />
+            <Field
+              id={`${id}-g-${g.group}-monthly`}
+              name={`quota.groups.${g.group}.monthly`}
+              label={`${g.group}: a month`}
+              inputmode="numeric"
+              value={g.monthly}
+              onValue={(v) => editGroup(i, { monthly: v })}
+              error={errors[`quota.groups.${g.group}.monthly`]}
+            />
+            <button type="button" onClick={() => setGroups(groups.filter((_, j) => j !== i))}>
+              Remove the {g.group} quota
+            </button>
+          </div>
+        ))}
+        {unused.length > 0 ? (
+          <div class="row">
+            <div class="field">
+              <label for={`${id}-add-group`}>Add a quota for</label>
+              <select id={`${id}-add-group`}>
+                {unused.map((g) => (
+                  <option value={g}>{g}</option>
+                ))}
+              </select>
+            </div>
+            <button
+              type="button"
+              onClick={() => {
+                const picked = form.current?.querySelector<HTMLSelectElement>(`#${id}-add-group`);
+                const group = picked?.value ?? unused[0];
+                if (group) setGroups([...groups, { group, daily: '', monthly: '' }]);
+              }}
+            >
+              Add group quota
+            </button>
+          </div>
+        ) : null}
+      </fieldset>
+      <fieldset>
+        <legend>Mode</legend>
+        {(['leased', 'exact'] as const).map((m) => (
+          <label class="check">
+            <input
+              type="radio"
+              name={`${id}-limiter`}
+              value={m}
+              checked={mode === m}
+              onChange={() => setMode(m)}
+            />
+            {MODES[m]}
+          </label>
+        ))}
+      </fieldset>
+      <div class="actions">
+        <button type="submit" class="primary">
+          {props.saveLabel}
+        </button>
+        {props.children}
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,255 @@
+/**
+ * A tenant's recent requests (GET /admin/tenants/{id}/requests): the request id an
+ * error envelope hands a partner finds its request here, with its token, operation,
+ * status and code, the limiter's decision, the cache, the platform's attempts and
+ * answer, the latency and the trace id. Filtered by request id, token, status and
+ * operation; newest first, 50 at a time.
+ */
+import { useEffect, useRef, useState } from 'hono/jsx/dom';
+import type { RecentRequestPage, TokenListing } from '../../src/types/wire';
+import { count } from '../lib/format';
+import { api } from './api';
+import { type Errors, Field, FormError, focusFirstError, refusal } from './form';
+
+interface Filter {
+  request_id: string;
+  token_id: string;
+  status: string;
+  operation: string;
+}
+
+const EMPTY: Filter = { request_id: '', token_id: '', status: '', operation: '' };
+const FIELDS = ['request_id', 'token_id', 'status', 'operation'] as const;
+const STATUSES = ['4xx', '5xx', '2xx', '429', '401', '403', '404', '502'];
+
+function check(f: Filter): Errors {
+  const e: Errors = {};
+  if (f.request_id && !/^[\x21-\x7E]{1,200}$/.test(f.request_id.trim())) {
+    e.request_id = 'A request id: printable characters without spaces';
+  }
+  if (f.status && !/^([1-5]xx|[1-5]\d\d)$/.test(f.status.trim())) {
+    e.status = 'An HTTP status (429) or a class (4xx)';
+  }
+  if (f.operation && !/^[A-Za-z0-9_.:-]{1,64}$/.test(f.operation.trim())) {
+    e.operation = 'An operation id, e.g. team.list';
+  }
+  return e;
+}
+
+/** Month, day and time to the millisecond (the log spans a day): the year is in its title. */
+const time = (iso: string) => `${iso.slice(5, 10)} ${iso.slice(11, 23)}`;
+
+export function RequestsSection(props: { tenantId: string }) {
+  const [draft, setDraft] = useState<Filter>(EMPTY);
+  const [filter, setFilter] = useState<Filter>(EMPTY);
+  // Cursors of the pages before this one, and this one's.
+  const [trail, setTrail] = useState<(string | undefined)[]>([undefined]);
+  const [page, setPage] = useState<RecentRequestPage | null>(null);
+  const [tokens, setTokens] = useState<TokenListing[]>([]);
+  const [errors, setErrors] = useState<Errors>({});
+  const [reload, setReload] = useState(0);
+  const form = useRef<HTMLFormElement>(null);
+  const cursor = trail[trail.length - 1];
+
+  useEffect(() => {
+    api.tokens(props.tenantId).then(
+      (r) => setTokens(r.tokens),
+      () => setTokens([]),
+    );
+  }, [props.tenantId]);
+
+  useEffect(() => {
+    let live = true;
+    setPage(null);
+    api
+      .requests(props.tenantId, {
+        request_id: filter.request_id.trim() || undefined,
+        token_id: filter.token_id || undefined,
+        status: filter.status.trim() || undefined,
+        operation: filter.operation.trim() || undefined,
+        cursor,
+      })
+      .then((p) => live && setPage(p))
+      .catch((err: unknown) => live && setErrors(refusal(err, FIELDS)));
+    return () => {
+      live = false;
+    };
+  }, [props.tenantId, filter, cursor, reload]);
+
+  const names = new Map(tokens.map((t) => [t.id, `${t.name} …${t.last4}`]));
+  const set = (k: keyof Filter) => (v: string) => setDraft({ ...draft, [k]: v });
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const found = check(draft);
+    setErrors(found);
+    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
+    setFilter({ ...draft });
+    setTrail([undefined]);
+  };
+
+  return (
+    <section aria-labelledby="requests-title">
+      <h2 id="requests-title">Recent requests</h2>
+      <p class="hint">
+        The newest {count(page?.kept.per_kind ?? 1000)} answered and the newest{' '}
+        {count(page?.kept.per_kind ?? 1000)} refused or failed, of the last {page?.kept.hours ?? 24}{' '}
+        h; a request shows here about 10 s after its answer. Ids, codes and timings only: never a
+        body, query or secret (Workers Logs has every log line).
+      </p>
+      <form ref={form} class="card filters" onSubmit={submit} noValidate aria-label="Find requests">
+        <FormError errors={errors} />
+        <div class="row">
+          <Field
+            id="rq-id"
+            name="request_id"
+            label="Request id"
+            value={draft.request_id}
+            onValue={set('request_id')}
+            error={errors.request_id}
+            placeholder="from X-Request-ID or an error's data.request_id"
+          />
+          <div class="field">
+            <label for="rq-token">Token</label>
+            <select
+              id="rq-token"
+              name="token_id"
+              onChange={(e: Event) => set('token_id')((e.target as HTMLSelectElement).value)}
+            >
+              <option value="" selected={draft.token_id === ''}>
+                any token
+              </option>
+              {tokens.map((t) => (
+                <option value={t.id} selected={draft.token_id === t.id}>
+                  {t.name} …{t.last4}
+                </option>
+              ))}
+            </select>
+          </div>
+          <Field
+            id="rq-status"
+            name="status"
+            label="Status"
+            value={draft.status}
+            onValue={set('status')}
+            error={errors.status}
+            placeholder="429, 4xx"
+            hint={`e.g. ${STATUSES.join(', ')}`}
+          />
+          <Field
+            id="rq-operation"
+            name="operation"
+            label="Operation"
+            value={draft.operation}
+            onValue={set('operation')}
+            error={errors.operation}
+            placeholder="team.list"
+          />
+        </div>
+        <div class="actions">
+          <button type="submit" class="primary">
+            Find
+          </button>
+          <button
+            type="button"
+            onClick={() => {
+              setDraft(EMPTY);
+              setFilter(EMPTY);
+              setTrail([undefined]);
+              setReload(reload + 1);
+            }}
+          >
+            Newest, no filter
+          </button>
+        </div>
+      </form>
+      {page === null ? (
+        <p class="loading">Loading…</p>
+      ) : (
+        <table class="grid requests" data-testid="request-rows">
+          <caption>
+            {page.requests.length === 0
+              ? 'No request matches.'
+              : `${page.requests.length} request(s), newest first`}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">When (UTC)</th>
+              <th scope="col">Request id</th>
+              <th scope="col">Token</th>
+              <th scope="col">Operation</th>
+              <th scope="col">Status</th>
+              <th scope="col">Why</th>
+              <th scope="col">Limiter</th>
+              <th scope="col">Cache</th>
+              <th scope="col">Platform</th>
+              <th scope="col">Latency</th>
+              <th scope="col">Trace id</th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.requests.map((r) => (
+              <tr
+                key={r.request_id}
+                data-request-id={r.request_id}
+                class={r.status >= 400 ? 'failed' : undefined}
+              >
+                <td title={r.at}>{time(r.at)}</td>
+                <td>
+                  <code>{r.request_id}</code>
+                </td>
+                <td>{names.get(r.token_id) ?? r.token_id}</td>
+                <td>
+                  {r.method} {r.operation}
+                </td>
+                <td>
+                  {r.status}
+                  {r.code !== null ? <span class="hint"> {r.code}</span> : null}
+                </td>
+                <td>{r.reason ?? '—'}</td>
+                <td>{r.limiter ? `${r.limiter}${r.policy ? `: ${r.policy}` : ''}` : '—'}</td>
+                <td>{r.cache ?? '—'}</td>
+                <td>
+                  {r.upstream_status ?? '—'}
+                  {r.upstream_attempts && r.upstream_attempts > 1 ? (
+                    <span class="hint"> ({r.upstream_attempts} tries)</span>
+                  ) : null}
+                </td>
+                <td>
+                  {r.latency_ms} ms
+                  {r.upstream_ms !== null ? (
+                    <span class="hint"> ({r.upstream_ms} upstream)</span>
+                  ) : null}
+                </td>
+                <td>
+                  {r.trace_id ? (
+                    <code class="hint" title={r.trace_id}>
+                      {r.trace_id.slice(0, 8)}…
+                    </code>
+                  ) : (
+                    '—'
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <div class="pager">
+        <button
+          type="button"
+          disabled={trail.length <= 1}
+          onClick={() => setTrail(trail.slice(0, -1))}
+        >
+          Newer
+        </button>
+        <button
+          type="button"
+          disabled={!page?.cursor}
+          onClick={() => page?.cursor && setTrail([...trail, page.cursor])}
+        >
+          Older
+        </button>
+      </div>
+    </section>
+  );
+}
