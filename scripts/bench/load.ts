@@ -16,6 +16,8 @@ export interface Target {
   expect: { status: number; code: number };
   /** A refusal this scenario expects too (a flood): counted apart, with its own latencies. */
   refused?: { status: number; code: number };
+  /** Requests started at this rate a second (an open loop), instead of as fast as answered. */
+  perSecond?: number;
 }
 
 export interface RoundResult {
@@ -60,9 +62,14 @@ export async function runRound(target: Target, opts: RoundOptions): Promise<Roun
     head: envelopeWithCode(target.refused.code),
   };
 
+  const begin = performance.now();
   const worker = async () => {
     while (sent < opts.requests && performance.now() < deadline) {
-      sent++;
+      const i = sent++;
+      if (target.perSecond) {
+        const wait = begin + (i * 1000) / target.perSecond - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
       const t0 = performance.now();
       const failure = await getOnce(target, success, refusal, opts.requestTimeoutMs);
       if (failure === null) latencies.push(performance.now() - t0);

@@ -297,6 +297,7 @@ async function runUpstream(
           headers,
           expect: scenario.expect ?? { status: 200, code: 0 },
           ...(scenario.refused ? { refused: scenario.refused } : {}),
+          ...(scenario.perSecond ? { perSecond: scenario.perSecond } : {}),
         },
         rounds: [],
         cpu: [],
