@@ -436,10 +436,13 @@ describe('/portal in Chromium', () => {
     const section = w.page.locator('section', { hasText: 'Refused and failed requests' });
     await section.getByTestId('failure-rows').waitFor();
     await section.getByLabel(/Request id/).fill(id);
+    // The list before the lookup may show the row too: wait for the lookup's answer.
+    const answered = w.page.waitForResponse((r) => r.url().includes('request_id='));
     await section.getByRole('button', { name: 'Find' }).click();
+    await answered;
     const row = section.locator(`tr[data-request-id="${id}"]`);
     await row.waitFor();
-    expect(await section.locator('tbody tr').count()).toBe(1);
+    await expect.poll(() => section.locator('tbody tr').count()).toBe(1);
     expect(await row.innerText()).toContain('Rate limit exceeded (policy hourly)');
     // Refusals by policy and by operation, for the 48 hours shown.
     await w.page
