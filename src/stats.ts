@@ -10,6 +10,9 @@ export const isolateStats = {
   kv_reads: 0,
   cache_api_calls: 0,
   guard_calls: 0,
+  /** Requests the limiter refused, and those of them a guard call answered (not a refusal lease). */
+  limit_refusals: 0,
+  limit_refusals_asked: 0,
   /** Calls to the platform, retries included, and what the resilience layer answered itself. */
   upstream_calls: 0,
   upstream_retries: 0,

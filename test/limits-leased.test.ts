@@ -322,6 +322,40 @@ describe('TenantGuard calls', () => {
     expect(calls.acquires + calls.renewals).toBeLessThanOrEqual(100);
   });
 
+  it('a flood at 10x a small limit admits exactly the limit, then costs about a guard call a second', async () => {
+    const t = await createTenant();
+    await setLimits(t, { policies: [{ name: 'burst', limit: 10, window_s: 1 }] });
+    const guardCalls = async () => {
+      const g = (await envelope(await admin(`/tenants/${t.id}/usage`))).data.guard_calls;
+      return g.acquires + g.renewals + g.exact_admits + g.broker_acquires + g.broker_renewals;
+    };
+    // 100 requests in 0.9 s of the gateway's clock: ten rounds of ten at once, 100 ms
+    // apart. The window (a second, in slots of 50 ms) stays full from the first round on.
+    clockAtSlotStart();
+    const answers: Awaited<ReturnType<typeof asTenant>>[] = [];
+    let spentAt = 0;
+    for (let round = 0; round < 10; round++) {
+      answers.push(
+        ...(await Promise.all(Array.from({ length: 10 }, () => asTenant(t, '/agent/lists')))),
+      );
+      if (round === 1) spentAt = await guardCalls();
+      later(100);
+    }
+    expect(answers.filter((a) => a.res.status === 200)).toHaveLength(10);
+    const refused = answers.filter((a) => a.res.status === 429);
+    expect(refused).toHaveLength(90);
+    for (const r of refused) {
+      expect(r.body.code).toBe(ERRORS.RATE_LIMITED.code);
+      expect(r.body.data).toMatchObject({ policy: 'burst', retry_after_s: 1 });
+      expect(r.res.headers.get('retry-after')).toBe('1');
+      expect(r.res.headers.get('ratelimit-policy')).toBe('"burst";q=10;w=1');
+      expect(r.res.headers.get('ratelimit')).toBe('"burst";r=0;t=1');
+    }
+    // Rounds 2 to 9 (0.8 s): refused here until the window frees, asking the guard at most
+    // once a lease time (LEASE_MAX_MS, a second) instead of once a round.
+    expect((await guardCalls()) - spentAt).toBeLessThanOrEqual(2);
+  });
+
   it('an exact tenant calls it once per request', async () => {
     const t = await createTenant();
     await setLimits(t, {

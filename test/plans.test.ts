@@ -141,6 +141,31 @@ describe('plans', () => {
     }
   });
 
+  it('a plan raised from another isolate ends a local refusal (refusal lease) within LEASE_MAX_MS', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    const plan = uniquePlan('refused');
+    await putPlan(plan, hourly(3));
+    const t = await createTenant(undefined, 'refused locally');
+    await join(t, plan);
+    for (let i = 0; i < 3; i++) expect(await status(t)).toBe(200);
+    // The hour is full: the guard refuses, and this isolate then refuses the tenant itself.
+    const guardCalls = async () => {
+      const g = (await envelope(await admin(`/tenants/${t.id}/usage`))).data.guard_calls;
+      return g.acquires + g.renewals + g.exact_admits + g.broker_acquires + g.broker_renewals;
+    };
+    await expectRefusal(await asTenant(t, '/agent/lists'), 'RATE_LIMITED');
+    const before = await guardCalls();
+    const local = await asTenant(t, '/agent/lists');
+    await expectRefusal(local, 'RATE_LIMITED');
+    expect(local.res.headers.get('ratelimit-policy')).toBe('"hourly";q=3;w=3600');
+    expect(await guardCalls()).toBe(before);
+    // Raised straight at the PlanBook, as an operator's call in another isolate would be:
+    // the refusal this isolate repeats lasts one lease time at most.
+    await planBook(testEnv).put(plan, hourly(10), 'test', Date.now());
+    vi.setSystemTime(Date.now() + LEASE_MAX_MS);
+    expect(await status(t)).toBe(200);
+  });
+
   it("a tenant's own limits win over its plan's; removing them returns it to the plan", async () => {
     const plan = uniquePlan('base');
     await putPlan(plan, hourly(2, { limiter: 'exact' }));

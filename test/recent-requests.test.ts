@@ -5,7 +5,7 @@
  * only its own tenant's refused and failed ones, with the reason); the rows hold no
  * secret and no query value; a flood of successes never pushes out the failures.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RequestRow } from '../src/guard/recent-requests';
 import {
   admin,
@@ -32,6 +32,16 @@ async function limited(t: TestTenant, limit: number) {
   });
 }
 
+/**
+ * A request refused in the isolate (its window known full: a refusal lease) makes no guard
+ * call; its row rides with the next one, made once the lease has ended: LEASE_MAX_MS on
+ * the isolate's clock (injected time), or the usage timer's.
+ */
+const LEASE_MAX_MS = 1000;
+const clockHeld = () => vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+const pastRefusalLease = () => vi.setSystemTime(Date.now() + LEASE_MAX_MS);
+afterEach(() => vi.useRealTimers());
+
 const requestsOf = async (t: TestTenant, query = '') =>
   envelope(await admin(`/tenants/${t.id}/requests${query}`));
 
@@ -39,6 +49,7 @@ describe('recent requests', () => {
   it('a refused request is found by its id, with its token, operation, code, policy and reason', async () => {
     const t = await createTenant();
     await limited(t, 2);
+    clockHeld();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const { res, id } = await asTenant(t, '/agent/lists?page_size=5');
@@ -46,6 +57,7 @@ describe('recent requests', () => {
       expect(res.status).toBe(i < 2 ? 200 : 429);
     }
     // The refused one rides with the next request's guard call.
+    pastRefusalLease();
     await asTenant(t, '/agent/lists');
     const refusedId = ids[2] ?? '';
     const found = await requestsOf(t, `?request_id=${encodeURIComponent(refusedId)}`);
@@ -88,6 +100,7 @@ describe('recent requests', () => {
     const b = await createTenant(platformKeys.other);
     await limited(a, 1);
     await limited(b, 1);
+    clockHeld();
     const seen: Record<string, string> = {};
     for (const [name, t] of [
       ['a', a],
@@ -99,6 +112,7 @@ describe('recent requests', () => {
       seen[name] = refused.id;
       // The error envelope hands the partner the id it will look up.
       expect(refused.body.data.request_id).toBe(refused.id);
+      pastRefusalLease();
       await asTenant(t, '/agent/lists');
     }
     const own = await asTenant(a, '/usage/requests');
@@ -211,9 +225,11 @@ describe('refusals by operation', () => {
   it('the partner sees its refusals by policy and by the operation refused', async () => {
     const t = await createTenant();
     await limited(t, 1);
+    clockHeld();
     await asTenant(t, '/agent/lists');
     for (let i = 0; i < 2; i++) await asTenant(t, '/agent/lists');
     await asTenant(t, '/team/lists');
+    pastRefusalLease();
     await asTenant(t, '/team/lists');
     const { body } = await asTenant(t, '/usage');
     expect(body.data.refusals_by_operation.hours).toEqual([

@@ -14,6 +14,10 @@ export interface Target {
   agent: http.Agent;
   /** A request succeeds on this HTTP status with this envelope code. */
   expect: { status: number; code: number };
+  /** A refusal this scenario expects too (a flood): counted apart, with its own latencies. */
+  refused?: { status: number; code: number };
+  /** Requests started at this rate a second (an open loop), instead of as fast as answered. */
+  perSecond?: number;
 }
 
 export interface RoundResult {
@@ -25,6 +29,9 @@ export interface RoundResult {
   wallMs: number;
   /** Latencies of the successful requests, in ms, sorted ascending. */
   latenciesMs: number[];
+  /** Requests answered with the target's expected refusal, and their latencies (sorted). */
+  refused: number;
+  refusedLatenciesMs: number[];
 }
 
 export interface RoundOptions {
@@ -44,18 +51,29 @@ const envelopeWithCode = (code: number) => new RegExp(`^\\{"code":${code}[,}]`);
 
 export async function runRound(target: Target, opts: RoundOptions): Promise<RoundResult> {
   const latencies: number[] = [];
+  const refusedLatencies: number[] = [];
   const samples = new Set<string>();
   let sent = 0;
   let errors = 0;
   const deadline = performance.now() + opts.capMs;
-  const success = envelopeWithCode(target.expect.code);
+  const success = { ...target.expect, head: envelopeWithCode(target.expect.code) };
+  const refusal = target.refused && {
+    ...target.refused,
+    head: envelopeWithCode(target.refused.code),
+  };
 
+  const begin = performance.now();
   const worker = async () => {
     while (sent < opts.requests && performance.now() < deadline) {
-      sent++;
+      const i = sent++;
+      if (target.perSecond) {
+        const wait = begin + (i * 1000) / target.perSecond - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
       const t0 = performance.now();
-      const failure = await getOnce(target, success, opts.requestTimeoutMs);
+      const failure = await getOnce(target, success, refusal, opts.requestTimeoutMs);
       if (failure === null) latencies.push(performance.now() - t0);
+      else if (failure === REFUSED) refusedLatencies.push(performance.now() - t0);
       else {
         errors++;
         if (samples.size < 5) samples.add(failure);
@@ -70,6 +88,7 @@ export async function runRound(target: Target, opts: RoundOptions): Promise<Roun
   const unsent = opts.requests - sent;
   if (unsent > 0) samples.add(`${unsent} not sent within the ${opts.capMs} ms cap`);
   latencies.sort((a, b) => a - b);
+  refusedLatencies.sort((a, b) => a - b);
   return {
     sent,
     ok: latencies.length,
@@ -77,13 +96,28 @@ export async function runRound(target: Target, opts: RoundOptions): Promise<Roun
     errorSamples: [...samples],
     wallMs,
     latenciesMs: latencies,
+    refused: refusedLatencies.length,
+    refusedLatenciesMs: refusedLatencies,
   };
 }
 
 const HEAD_BYTES = 120;
 
-/** Resolves to null on the expected status and envelope code, else to a short description of what went wrong. */
-function getOnce(target: Target, success: RegExp, timeoutMs: number): Promise<string | null> {
+/** What getOnce resolves to on the target's expected refusal. */
+const REFUSED = 'refused';
+
+type Outcome = { status: number; code: number; head: RegExp };
+
+/**
+ * Resolves to null on the expected status and envelope code, REFUSED on the expected
+ * refusal, else to a short description of what went wrong.
+ */
+function getOnce(
+  target: Target,
+  success: Outcome,
+  refusal: Outcome | undefined,
+  timeoutMs: number,
+): Promise<string | null> {
   return new Promise((resolve) => {
     const req = http.get(target.url, { agent: target.agent, headers: target.headers }, (res) => {
       // Only the start of the body is checked (and shown on errors): keep 120 bytes, drop the rest.
@@ -94,12 +128,12 @@ function getOnce(target: Target, success: RegExp, timeoutMs: number): Promise<st
       res.on('error', (e) => resolve(`response error: ${e.message}`));
       res.on('end', () => {
         const body = head.toString('utf8');
-        if (res.statusCode !== target.expect.status)
+        if (refusal && res.statusCode === refusal.status && refusal.head.test(body))
+          resolve(REFUSED);
+        else if (res.statusCode !== success.status)
           resolve(`HTTP ${res.statusCode}: ${body.slice(0, 120)}`);
-        else if (!success.test(body))
-          resolve(
-            `HTTP ${res.statusCode} but not code ${target.expect.code}: ${body.slice(0, 120)}`,
-          );
+        else if (!success.head.test(body))
+          resolve(`HTTP ${res.statusCode} but not code ${success.code}: ${body.slice(0, 120)}`);
         else resolve(null);
       });
     });

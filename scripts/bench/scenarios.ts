@@ -6,13 +6,15 @@
  */
 
 /** Where a scenario's requests go. */
-export type WorkerId = 'bare' | 'limits-on' | 'limits-flat' | 'limits-off' | 'quiet';
+export type WorkerId = 'bare' | 'limits-on' | 'limits-flat' | 'limits-off' | 'quiet' | 'small';
 
 export type WorkerSpec =
   | { kind: 'bare'; label: string }
   | { kind: 'gateway'; label: string; vars: Record<string, string> };
 
 const HUGE = 1_000_000_000;
+/** The flood's limit a second (gateway-flood), whose requests are sent at ten times it. */
+export const FLOOD_LIMIT = 100;
 const NEVER_REFUSED = JSON.stringify({
   policies: [
     { name: 'burst', limit: HUGE, window_s: 10 },
@@ -48,6 +50,18 @@ export const WORKERS: Record<WorkerId, WorkerSpec> = {
       USAGE_HISTORY: 'off',
     },
   },
+  // A small tenant, 100 requests a second (sliding), flooded at ten times that.
+  small: {
+    kind: 'gateway',
+    label: 'gateway, 100/s limit',
+    vars: {
+      LIMITS_ENABLED: 'true',
+      DEFAULT_LIMITS: JSON.stringify({
+        policies: [{ name: 'burst', limit: FLOOD_LIMIT, window_s: 1 }],
+        quota: {},
+      }),
+    },
+  },
   // No TenantGuard: no limits, no instant revocation.
   'limits-off': {
     kind: 'gateway',
@@ -63,6 +77,10 @@ export interface Scenario {
   request(token: string): { path: string; headers: Record<string, string> };
   /** What counts as success: this HTTP status and envelope code (default 200 and 0). */
   expect?: { status: number; code: number };
+  /** A refusal the scenario expects too, counted apart from successes and errors. */
+  refused?: { status: number; code: number };
+  /** Requests started at this rate a second instead of as fast as they are answered. */
+  perSecond?: number;
   /** One line for the report. */
   what: string;
 }
@@ -122,6 +140,16 @@ export const scenarios: Scenario[] = [
     what: 'as gateway-miss, with LEASE_BROKERS=off (isolates lease from the TenantGuard)',
   },
   {
+    name: 'gateway-flood',
+    worker: 'small',
+    request: teamLists(),
+    refused: { status: 429, code: 42900 },
+    perSecond: 10 * FLOOD_LIMIT,
+    what:
+      'GET /team/lists at a tenant limited to 100 a second, sent at 1000 a second (ten times the limit): ' +
+      'nine in ten refused (refusal leases: the guard is asked about once a second, not per refusal)',
+  },
+  {
     name: 'gateway-limits-off',
     worker: 'limits-off',
     request: teamLists('no-store'),
@@ -137,6 +165,23 @@ export interface Target {
   /** Throughput of `scenario` / throughput of `vs` must be at least this. */
   min: number;
 }
+
+/** A per-request count target: `count` / refused requests of `scenario` at most `max`. */
+export interface RefusalTarget {
+  label: string;
+  scenario: string;
+  count: 'guard_calls' | 'limit_refusals_asked';
+  max: number;
+}
+
+export const refusalTargets: RefusalTarget[] = [
+  {
+    label: 'guard calls per refused request in the flood ≤ 0.05',
+    scenario: 'gateway-flood',
+    count: 'guard_calls',
+    max: 0.05,
+  },
+];
 
 export const targets: Target[] = [
   { label: 'gateway miss ≥ 0.6 × bare', scenario: 'gateway-miss', vs: 'bare', min: 0.6 },

@@ -6,12 +6,26 @@
  * 40400) gets a note instead, and the report prints n/a.
  */
 
-export const COUNTERS = ['requests', 'kv_reads', 'cache_api_calls', 'guard_calls'] as const;
+export const COUNTERS = [
+  'requests',
+  'kv_reads',
+  'cache_api_calls',
+  'guard_calls',
+  'limit_refusals',
+  'limit_refusals_asked',
+] as const;
 export type Counter = (typeof COUNTERS)[number];
 export type Counts = Record<Counter, number>;
 
 export function zeroCounts(): Counts {
-  return { requests: 0, kv_reads: 0, cache_api_calls: 0, guard_calls: 0 };
+  return {
+    requests: 0,
+    kv_reads: 0,
+    cache_api_calls: 0,
+    guard_calls: 0,
+    limit_refusals: 0,
+    limit_refusals_asked: 0,
+  };
 }
 
 export function minus(a: Counts, b: Counts): Counts {

@@ -29,7 +29,14 @@ import {
 import { cpuMs, pidListeningOn } from './cpu';
 import { median, percentile, type RoundResult } from './load';
 import { LoadThread, type ThreadTarget } from './load-thread';
-import { type Scenario, scenarios, targets, WORKERS, type WorkerId } from './scenarios';
+import {
+  refusalTargets,
+  type Scenario,
+  scenarios,
+  targets,
+  WORKERS,
+  type WorkerId,
+} from './scenarios';
 import { COUNTERS, type Counter, type Counts, IsolateStats, zeroCounts } from './stats';
 import { codeVersion, fmt, ratio, round3 } from './util';
 
@@ -82,6 +89,17 @@ interface ScenarioSummary {
   perRequestNote?: string;
   /** CPU µs per request sent, medians over rounds (/proc; null elsewhere than Linux). */
   cpuUs: CpuPerRequest;
+  /** Refusals the scenario expects (a flood): how many, their latency, and what they cost. */
+  refusals: RefusalSummary | null;
+}
+
+interface RefusalSummary {
+  refused: number;
+  p50: number;
+  p99: number;
+  /** Per refused request, from the gateway's counters; null when not available. */
+  guardCallsPerRefused: number | null;
+  askedPerRefused: number | null;
 }
 
 /** Where a request's CPU went: the Worker's workerd, the emulator, this process (client and log reader). */
@@ -278,6 +296,8 @@ async function runUpstream(
           url: new URL(p, hosts.get(scenario.worker)!.url).href,
           headers,
           expect: scenario.expect ?? { status: 200, code: 0 },
+          ...(scenario.refused ? { refused: scenario.refused } : {}),
+          ...(scenario.perSecond ? { perSecond: scenario.perSecond } : {}),
         },
         rounds: [],
         cpu: [],
@@ -425,9 +445,9 @@ function medianCpu(samples: CpuSample[], i: 0 | 1 | 2): number | null {
   return values.length === samples.length && values.length > 0 ? median(values) : null;
 }
 
-/** Successful requests per second of wall time. */
+/** Successful (or expectedly refused) requests per second of wall time. */
 function rps(r: RoundResult): number {
-  return (r.ok / r.wallMs) * 1000;
+  return ((r.ok + r.refused) / r.wallMs) * 1000;
 }
 
 function summarize(run: Run, config: WorkerdBenchConfig, gw: Gateway | undefined): ScenarioSummary {
@@ -438,7 +458,20 @@ function summarize(run: Run, config: WorkerdBenchConfig, gw: Gateway | undefined
     note === undefined && sent > 0
       ? (Object.fromEntries(COUNTERS.map((c) => [c, run.counts[c] / sent])) as Counts)
       : null;
+  const refused = run.rounds.reduce((n, r) => n + r.refused, 0);
+  const perRefused = (c: Counter) =>
+    note === undefined && refused > 0 ? run.counts[c] / refused : null;
+  const refusals: RefusalSummary | null = run.scenario.refused
+    ? {
+        refused,
+        p50: median(run.rounds.map((r) => percentile(r.refusedLatenciesMs, 50))),
+        p99: median(run.rounds.map((r) => percentile(r.refusedLatenciesMs, 99))),
+        guardCallsPerRefused: perRefused('guard_calls'),
+        askedPerRefused: perRefused('limit_refusals_asked'),
+      }
+    : null;
   return {
+    refusals,
     scenario: run.scenario.name,
     worker: run.scenario.worker,
     rps: median(perRound),
@@ -485,6 +518,17 @@ function evaluateTargets(
     const value = a && b ? a.rps / b.rps : NaN;
     return { label: t.label, pass: value >= t.min, value };
   });
+  for (const t of refusalTargets) {
+    const value = byName.get(t.scenario)?.refusals?.[
+      t.count === 'guard_calls' ? 'guardCallsPerRefused' : 'askedPerRefused'
+    ];
+    if (value === undefined) continue;
+    results.push(
+      value === null
+        ? { label: t.label, pass: false, detail: 'no counts' }
+        : { label: t.label, pass: value <= t.max, value },
+    );
+  }
   const withErrors = all.filter((s) => s.errors > 0);
   results.push({
     label: '0 unexpected answers in every scenario (non-2xx; 404/40400 for gateway-404)',
@@ -525,6 +569,7 @@ function printRun(run: UpstreamRun): void {
     for (const e of s.errorSamples) console.log(`    error: ${e}`);
   }
   printCpu(run.scenarios);
+  printRefusals(run.scenarios, bare);
   const notes = [
     ...new Set(
       run.scenarios
@@ -558,6 +603,23 @@ function printRun(run: UpstreamRun): void {
         (t.value !== undefined ? `: ${ratio(t.value)} ×` : '') +
         (t.detail ? ` (${t.detail})` : ''),
     );
+}
+
+/** What a flood's refusals cost, and how long they took next to the bare Worker's forward. */
+function printRefusals(all: ScenarioSummary[], bare: ScenarioSummary | undefined): void {
+  for (const s of all) {
+    const r = s.refusals;
+    if (!r) continue;
+    const admitted = s.requests - r.refused - s.errors;
+    const per = (v: number | null) => (v === null ? 'n/a' : fmt(v, 3));
+    console.log(
+      `${s.scenario}: ${admitted} admitted and ${r.refused} refused of ${s.requests}; ` +
+        `refused p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms` +
+        (bare ? ` (bare Worker p50 ${fmt(bare.p50, 2)} ms, p99 ${fmt(bare.p99, 2)} ms)` : '') +
+        `; guard calls per refused request ${per(r.guardCallsPerRefused)}, ` +
+        `refusals a guard call answered ${per(r.askedPerRefused)}`,
+    );
+  }
 }
 
 /** CPU per request by process, next to the bare Worker's. */
@@ -606,6 +668,19 @@ function runJson(run: UpstreamRun) {
         ? Object.fromEntries(Object.entries(s.perRequest).map(([k, v]) => [k, round3(v)]))
         : null,
       ...(s.perRequestNote ? { perRequestNote: s.perRequestNote } : {}),
+      ...(s.refusals
+        ? {
+            refused: s.refusals.refused,
+            refusedP50Ms: round3(s.refusals.p50),
+            refusedP99Ms: round3(s.refusals.p99),
+            guardCallsPerRefused:
+              s.refusals.guardCallsPerRefused === null
+                ? null
+                : round3(s.refusals.guardCallsPerRefused),
+            askedPerRefused:
+              s.refusals.askedPerRefused === null ? null : round3(s.refusals.askedPerRefused),
+          }
+        : {}),
       cpuUsPerRequest: {
         worker: s.cpuUs.worker === null ? null : round3(s.cpuUs.worker),
         emulator: s.cpuUs.emulator === null ? null : round3(s.cpuUs.emulator),

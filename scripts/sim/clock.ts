@@ -24,13 +24,18 @@ export class Clock {
     return this.time;
   }
 
-  /** Runs `run` at simulated time `at` (never earlier than now). */
-  at(at: number, run: () => void): void {
-    this.push({ at: Math.max(at, this.time), seq: this.seq++, run });
+  /**
+   * Runs `run` at simulated time `at` (never earlier than now). `cancel()` drops it
+   * (and what it holds) before then.
+   */
+  at(at: number, run: () => void): { cancel(): void } {
+    const event: Event = { at: Math.max(at, this.time), seq: this.seq++, run };
+    this.push(event);
+    return { cancel: () => (event.run = noop) };
   }
 
-  after(ms: number, run: () => void): void {
-    this.at(this.time + ms, run);
+  after(ms: number, run: () => void): { cancel(): void } {
+    return this.at(this.time + ms, run);
   }
 
   /** A promise that settles `ms` of simulated time from now. */
@@ -84,4 +89,5 @@ export class Clock {
   }
 }
 
+const noop = () => undefined;
 const before = (a: Event, b: Event) => a.at < b.at || (a.at === b.at && a.seq < b.seq);

@@ -9,7 +9,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { BrokerCore } from '../../src/guard/broker';
 import { spreadAdvice } from '../../src/guard/broker-shards';
 import { GuardCore } from '../../src/guard/core';
-import { Admission, type AdmissionIo } from '../../src/limits/admission';
+import { Admission, type AdmissionIo, type AdmissionResult } from '../../src/limits/admission';
 import type { LeaseSettings } from '../../src/limits/lease';
 import { DIRECT_FOR_MS, shardOf } from '../../src/limits/region';
 import type { LeaseRequest } from '../../src/metering/lease-protocol';
@@ -65,6 +65,8 @@ export interface RunResult {
   /** The same from SETTLED_AFTER_MS on: after the cold start (brokers split within it). */
   busiestSettled: { name: string; callsPerSecond: number };
   rootCallsPerRequest: number;
+  /** Calls Durable Objects refused because too much work was queued (transport.ts). */
+  overloaded: number;
   wallMs: number;
 }
 
@@ -76,6 +78,12 @@ interface Isolate {
   shards: Map<string, number>;
   /** Until when each tenant's calls go to the root directly, as its broker advised. */
   directUntil: Map<string, number>;
+}
+
+/** A refusal's Retry-After in seconds (a 503 says 1, as the gateway's does). */
+function retryAfterS(result: AdmissionResult): number {
+  if (result.kind === 'refused' && 'retryAfter' in result.refusal) return result.refusal.retryAfter;
+  return 1;
 }
 
 /** One isolate's way to one tenant's guard, and what its calls waited for. */
@@ -93,11 +101,27 @@ interface RequestContext {
 }
 const requestContext = new AsyncLocalStorage<RequestContext>();
 
-/** The isolate request a broker is serving synchronously, and the root call it made for it. */
-interface Serving {
-  rootNow: number | null;
+/**
+ * When the root counted an isolate request that a broker had it decide (a call passed
+ * through, or the request's own call when the pool could not answer it): the root
+ * counts as of the `now` of the call, made as these methods start. Any other request a
+ * broker admits is counted in its pool's slot, as of the broker's answer.
+ */
+const decidedAt = new WeakMap<LeaseRequest, number>();
+type Deciding = (this: BrokerCore, req: LeaseRequest) => Promise<unknown>;
+const brokerMethods = BrokerCore.prototype as unknown as Record<
+  'askRoot' | 'passThrough',
+  Deciding
+>;
+for (const name of ['askRoot', 'passThrough'] as const) {
+  const method = brokerMethods[name];
+  brokerMethods[name] = function (this: BrokerCore, req: LeaseRequest) {
+    if (!req.renewal) decidedAt.set(req, clockOf.get(this)?.now() ?? 0);
+    return method.call(this, req);
+  };
 }
-let serving: Serving | null = null;
+/** Each broker's clock, for decidedAt. */
+const clockOf = new WeakMap<BrokerCore, Clock>();
 
 /** Notes a waiting request's own call (renewals run in its context too, and are not it). */
 function noteCall(req: LeaseRequest): false {
@@ -116,10 +140,17 @@ interface Broker {
   alarm: number | null;
 }
 
-export async function runScenario(scenario: Scenario, design: Design): Promise<RunResult> {
+/** The default seed of the arrivals' generator: every run is the same run. */
+export const SEED = 20261124;
+
+export async function runScenario(
+  scenario: Scenario,
+  design: Design,
+  seed = SEED,
+): Promise<RunResult> {
   const started = performance.now();
   const clock = new Clock(T0);
-  const rand = random(20261124);
+  const rand = random(seed);
   const dcs = dataCenters();
   const tally = new Tally();
 
@@ -144,8 +175,15 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
     return most;
   };
   const share = (t: TenantSpec, dc: DataCenter) => (t.weight ? t.weight(dc) : 1) / dcs.length;
+  // A client loop sends at most one request a round trip.
+  const clientLoad = (dc: DataCenter) =>
+    (scenario.clients ?? []).reduce(
+      (sum, c) => sum + (c.dc === dc.index ? (c.count * 1000) / c.rttMs : 0),
+      0,
+    );
   const isolates: Isolate[][] = dcs.map((dc) => {
-    const load = scenario.tenants.reduce((sum, t) => sum + peak(t) * share(t, dc), 0);
+    const load =
+      scenario.tenants.reduce((sum, t) => sum + peak(t) * share(t, dc), 0) + clientLoad(dc);
     return Array.from({ length: isolatesFor(load) }, () => ({
       dc,
       admission: new Admission(),
@@ -170,21 +208,23 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
       clock.at(at, () => {
         if (made.alarm !== at) return;
         made.alarm = null;
-        void made.object.call(0, (b) => b.renew()).then((next) => next !== null && wakeAt(next));
+        // An overloaded broker misses the wake-up; the next isolate call sets it again.
+        made.object
+          .call(0, (b) => b.renew())
+          .then((next) => next !== null && wakeAt(next))
+          .catch(() => undefined);
       });
     };
     const core = new BrokerCore(
       { name, leaseMs: BROKER_LEASE_MS },
       {
-        acquire: (req) => {
-          // A root call made on the spot for an isolate's request: it is counted as of this `now`.
-          if (serving && !req.renewal) serving.rootNow = req.now;
-          return root.call(rootRtt, (c) => c.acquire(req)).finally(() => made.rootAnswers++);
-        },
+        acquire: (req) =>
+          root.call(rootRtt, (c) => c.acquire(req)).finally(() => made.rootAnswers++),
         now: () => clock.now(),
         wakeAt,
       },
     );
+    clockOf.set(core, clock);
     made.object = new SimObject(clock, core, `broker ${name}`);
     brokers.set(name, made);
     return made;
@@ -222,11 +262,7 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
       return broker.object
         .call(isolate.dc.brokerRtt, async (b) => {
           const before = clock.now();
-          const call: Serving = { rootNow: null };
-          serving = call;
-          const pending = b.acquire(req);
-          serving = null;
-          const answer = await pending;
+          const answer = await b.acquire(req);
           if (b.onlyPassesOn()) isolate.directUntil.set(tenantId, clock.now() + DIRECT_FOR_MS);
           const spread = spreadAdvice(b.callsPerSecond(), shards);
           if (spread !== undefined && spread > (isolate.shards.get(tenantId) ?? 1)) {
@@ -235,11 +271,8 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
           // Answered from the pool at once, or only after a root call.
           const viaRootToo = clock.now() > before;
           if (viaRootToo) made.rootWaits++;
-          // Counted by the broker now, by the root as of the call it made for this request,
-          // or (after waiting on a shared call) as of that call, about a round trip ago.
-          if (context && !req.renewal) {
-            context.callNow = call.rootNow ?? clock.now() - (viaRootToo ? broker.rootRtt : 0);
-          }
+          // Counted by the root as of the call the broker made it decide, or in a pool now.
+          if (context && !req.renewal) context.callNow = decidedAt.get(req) ?? clock.now();
           return answer;
         })
         .finally(settled);
@@ -258,10 +291,11 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
             const wake = () => {
               if (!done()) return;
               waiters.delete(wake);
+              timeout.cancel();
               resolve(true);
             };
             waiters.add(wake);
-            clock.after(timeoutMs, () => {
+            const timeout = clock.after(timeoutMs, () => {
               if (waiters.delete(wake)) resolve(false);
             });
           }),
@@ -312,6 +346,7 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
       settings.get(t.id)!,
       io,
     );
+    return result;
   };
 
   // Arrivals: one Poisson stream per tenant and data center, at its share of the demand.
@@ -340,6 +375,28 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
     }
   }
 
+  // Clients in a loop (retry storms): each sends, and on an answer sends again, at once on a
+  // refusal or after its Retry-After, and after `thinkMs` on a success.
+  for (const spec of scenario.clients ?? []) {
+    const t = scenario.tenants.find((x) => x.id === spec.tenant)!;
+    const here = isolates[spec.dc]!;
+    for (let c = 0; c < spec.count; c++) {
+      const token = t.tokens[c % t.tokens.length]!;
+      const loop = async () => {
+        await clock.sleep(spec.startMs + c);
+        while (clock.now() + spec.rttMs < end) {
+          await clock.sleep(spec.rttMs / 2);
+          const isolate = here[Math.floor(rand() * here.length)]!;
+          const result = await handle(t, isolate, token);
+          await clock.sleep(spec.rttMs / 2);
+          if (result.kind === 'admitted') await clock.sleep(spec.thinkMs);
+          else if (spec.honourRetryAfter) await clock.sleep(1000 * retryAfterS(result));
+        }
+      };
+      void loop();
+    }
+  }
+
   // Operator actions, answered once the root has them.
   const answered = new Map<string, number>();
   for (const a of scenario.actions) {
@@ -360,7 +417,8 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
             }),
           ),
         )
-        .then(() => answered.set(a.tenant, clock.now()));
+        .then(() => answered.set(a.tenant, clock.now()))
+        .catch(() => undefined);
     });
   }
 
@@ -432,6 +490,7 @@ export async function runScenario(scenario: Scenario, design: Design): Promise<R
       callsPerSecond: busiestSettled.busiestSecond(settledFrom),
     },
     rootCallsPerRequest: rootCalls / Math.max(1, tally.requests),
+    overloaded: objects.reduce((sum, o) => sum + o.overloaded, 0),
     wallMs: performance.now() - started,
   };
 }

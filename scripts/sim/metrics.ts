@@ -31,10 +31,17 @@ export class Tally {
   waitedForRoot = 0;
   /** Requests whose answer waited for a call that stopped at a regional broker. */
   waitedForRegion = 0;
+  /** Refusals answered in the isolate itself: no call to any Durable Object. */
+  refusedInIsolate = 0;
+  /** Refusals whose answer waited for no call to the root TenantGuard (isolate or broker). */
+  refusedWithoutGuardCall = 0;
   /** Requests past the warm-up: the share of waits is of these. */
   measured = 0;
   /** Added wait of every request past the warm-up, ms (0: none). */
   readonly waits: number[] = [];
+  /** The same, of admitted and of refused requests apart. */
+  readonly admittedWaits: number[] = [];
+  readonly refusedWaits: number[] = [];
 
   /** `warm`: past the scenario's warm-up, when every region has met the tenant's tokens once. */
   record(
@@ -45,9 +52,15 @@ export class Tally {
   ) {
     this.requests++;
     this[outcome]++;
+    if (outcome === 'refused') {
+      if (waitedOn === 'none') this.refusedInIsolate++;
+      if (waitedOn !== 'root') this.refusedWithoutGuardCall++;
+    }
     if (!warm) return;
     this.measured++;
     this.waits.push(waitMs);
+    if (outcome === 'admitted') this.admittedWaits.push(waitMs);
+    else if (outcome === 'refused') this.refusedWaits.push(waitMs);
     if (waitedOn === 'root') this.waitedForRoot++;
     else if (waitedOn === 'region') this.waitedForRegion++;
   }

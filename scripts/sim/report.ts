@@ -27,6 +27,21 @@ export interface Row {
   waitP50: string;
   waitP99: string;
   revocationMs: string;
+  refused: number;
+  /** Share of refusals answered without a call to the root TenantGuard (0..1; null: none). */
+  refusedWithoutGuardCall: number | null;
+  /** Share of refusals answered in the isolate, without any Durable Object call (0..1; null: none). */
+  refusedInIsolate: number | null;
+  admittedWaitP50: string;
+  admittedWaitP99: string;
+  refusedWaitP50: string;
+  refusedWaitP99: string;
+  /** Calls Durable Objects refused as overloaded (a full queue). */
+  overloaded: number;
+  /** Requests answered 503: the guard could not be reached (overloaded, or within a second of that). */
+  unavailable: number;
+  /** Wall-clock seconds the run took. */
+  seconds: number;
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(x < 0.1 ? 2 : 1)} %`;
@@ -56,8 +71,21 @@ export function row(r: RunResult): Row {
     waitP50: `${Math.round(percentile(t.waits, 50))}`,
     waitP99: `${Math.round(percentile(t.waits, 99))}`,
     revocationMs: lags.length ? `${Math.round(Math.max(...lags))}` : '–',
+    refused: t.refused,
+    refusedWithoutGuardCall: t.refused ? round3(t.refusedWithoutGuardCall / t.refused) : null,
+    refusedInIsolate: t.refused ? round3(t.refusedInIsolate / t.refused) : null,
+    admittedWaitP50: `${Math.round(percentile(t.admittedWaits, 50))}`,
+    admittedWaitP99: `${Math.round(percentile(t.admittedWaits, 99))}`,
+    refusedWaitP50: t.refusedWaits.length ? `${Math.round(percentile(t.refusedWaits, 50))}` : '–',
+    refusedWaitP99: t.refusedWaits.length ? `${Math.round(percentile(t.refusedWaits, 99))}` : '–',
+    overloaded: r.overloaded,
+    unavailable: t.unavailable,
+    seconds: Math.round(r.wallMs / 100) / 10,
   };
 }
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+const share = (x: number | null) => (x === null ? '–' : pct(x));
 
 const COLUMNS: [keyof Row, string][] = [
   ['scenario', 'scenario'],
@@ -79,11 +107,37 @@ const COLUMNS: [keyof Row, string][] = [
   ['revocationMs', 'revocation → last admit ms'],
 ];
 
+/** The second table: refusals, and waits of admitted and refused requests apart. */
+const REFUSAL_COLUMNS: [string, (r: Row) => string][] = [
+  ['scenario', (r) => r.scenario],
+  ['design', (r) => r.design],
+  ['refused', (r) => String(r.refused)],
+  ['refused without a guard call', (r) => share(r.refusedWithoutGuardCall)],
+  ['… in the isolate', (r) => share(r.refusedInIsolate)],
+  ['admitted p50 / p99 wait ms', (r) => `${r.admittedWaitP50} / ${r.admittedWaitP99}`],
+  ['refused p50 / p99 wait ms', (r) => `${r.refusedWaitP50} / ${r.refusedWaitP99}`],
+  ['calls refused as overloaded', (r) => String(r.overloaded)],
+  ['answered 503', (r) => String(r.unavailable)],
+  ['run s', (r) => String(r.seconds)],
+];
+
 export function markdownTable(rows: Row[]): string {
-  const head = `| ${COLUMNS.map(([, h]) => h).join(' | ')} |`;
-  const rule = `|${COLUMNS.map(() => '---').join('|')}|`;
-  const body = rows.map((r) => `| ${COLUMNS.map(([k]) => String(r[k])).join(' | ')} |`);
-  return [head, rule, ...body].join('\n');
+  const table = (heads: string[], cells: string[][]) =>
+    [
+      `| ${heads.join(' | ')} |`,
+      `|${heads.map(() => '---').join('|')}|`,
+      ...cells.map((c) => `| ${c.join(' | ')} |`),
+    ].join('\n');
+  return [
+    table(
+      COLUMNS.map(([, h]) => h),
+      rows.map((r) => COLUMNS.map(([k]) => String(r[k]))),
+    ),
+    table(
+      REFUSAL_COLUMNS.map(([h]) => h),
+      rows.map((r) => REFUSAL_COLUMNS.map(([, cell]) => cell(r))),
+    ),
+  ].join('\n\n');
 }
 
 /**

@@ -280,7 +280,7 @@ describe('BrokerCore', () => {
     expect(wakeUps).toBeLessThanOrEqual(2);
   });
 
-  it('passes exact-mode tenants through: one root call per request', async () => {
+  it('passes exact-mode tenants through: one root call per request, until a window is known full', async () => {
     const f = fleet({
       policies: [{ name: 'burst', limit: 3, window_s: 60 }],
       quota: {},
@@ -292,8 +292,10 @@ describe('BrokerCore', () => {
       outcomes.push(await f.admit(i));
     }
     expect(outcomes).toEqual(['admitted', 'admitted', 'admitted', 'refused', 'refused']);
-    expect(f.rootCalls()).toBe(5);
-    expect(f.root.usage(START, f.settings.defaults).guard_calls.exact_admits).toBe(5);
+    // Requests 0-2 reach the root through broker 0, 3 and 4 through broker 1: the root
+    // refuses request 3, and broker 1 then refuses request 4 itself (a refusal lease).
+    expect(f.rootCalls()).toBe(4);
+    expect(f.root.usage(START, f.settings.defaults).guard_calls.exact_admits).toBe(4);
   });
 
   it("counts its isolates' calls and reports them to the root with its own", async () => {
@@ -381,5 +383,87 @@ describe('BrokerCore', () => {
     expect((await new Admission().admit('t', tokenA, 1, settings, io)).kind).toBe('unavailable');
     down = false;
     expect((await new Admission().admit('t', tokenA, 1, settings, io)).kind).toBe('admitted');
+  });
+});
+
+describe('BrokerCore: refusal leases', () => {
+  it('refuses a window the root said is full without asking it, until a push raises the limit', async () => {
+    // Exact mode: every request passes through to the root, as it does for small tenants.
+    const f = fleet(
+      { policies: [{ name: 'burst', limit: 3, window_s: 60 }], quota: {}, limiter: 'exact' },
+      1,
+      5,
+    );
+    f.at(START);
+    for (let i = 0; i < 3; i++) expect(await f.admit(i)).toBe('admitted');
+    expect(f.rootCalls()).toBe(3);
+    // The root's last answer said the window is full for a minute: isolate 3, which has
+    // not asked yet, is refused by the broker itself.
+    f.at(START + 100);
+    expect(await f.admit(3)).toBe('refused');
+    expect(f.rootCalls()).toBe(3);
+    // The operator raises the limit; the root pushes to the broker before answering.
+    f.root.setLimits({ policies: [{ name: 'burst', limit: 10, window_s: 60 }], quota: {} });
+    for (const b of f.brokers) b.apply({ kind: 'reset' });
+    expect(await f.admit(4)).toBe('admitted');
+    expect(f.rootCalls()).toBe(4);
+  });
+
+  it('never answers a scope without its meters: an isolate would admit it uncounted', async () => {
+    const limits: Limits = {
+      policies: [{ name: 'burst', limit: 2, window_s: 60 }],
+      quota: {},
+      limiter: 'exact',
+    };
+    const f = fleet(limits, 1, 1);
+    f.at(START);
+    expect(await f.admit(0, tokenA)).toBe('admitted');
+    expect(await f.admit(0, tokenA)).toBe('admitted');
+    // An isolate that has seen tok_b, which this broker has not, asks for tok_a: the
+    // broker refuses it from the root's word, and must not answer tok_b as meterless.
+    const ask = { cost: 0, want: 0 };
+    const req: LeaseRequest = {
+      now: START + 10,
+      start: START + 10,
+      leaseMaxMs: 1000,
+      defaults: limits,
+      meterOptions: { partitionShare: 1, largestCost: 1 },
+      scopes: [
+        { ...tokenA, ...ask, cost: 1 },
+        { ...tokenB, ...ask },
+      ],
+      returns: [],
+      renewal: false,
+    };
+    f.at(START + 10);
+    const broker = f.brokers[0];
+    if (!broker) throw new Error('no broker');
+    const answer = await broker.acquire(req);
+    expect(answer.scopes[0]?.refusal).toMatchObject({ reason: 'rate', violated: 'burst' });
+    for (const grant of answer.scopes) expect(grant.meters).not.toEqual([]);
+  });
+
+  it('a saturated window of a second: brokers pool ahead and refuse their isolates themselves', async () => {
+    const f = fleet(
+      { policies: [{ name: 'per-second', limit: 100, window_s: 1 }], quota: {} },
+      2,
+      8,
+    );
+    const admitted: number[] = [];
+    let refused = 0;
+    // 5x the limit for 3 s: one request every 2 ms, round-robin over 16 isolates.
+    for (let t = 0; t < 3000; t += 2) {
+      f.at(START + t);
+      const outcome = await f.admit(t / 2);
+      if (outcome === 'admitted') admitted.push(t);
+      else refused++;
+    }
+    // Never over the limit in any second, and most of it used.
+    for (const from of admitted) {
+      expect(admitted.filter((t) => t >= from && t < from + 1000).length).toBeLessThanOrEqual(100);
+    }
+    expect(admitted.length).toBeGreaterThanOrEqual(0.8 * 300);
+    // Refusals cost the root nothing: its calls are the brokers' pools, a few a slot.
+    expect(f.rootCalls()).toBeLessThan(refused / 5);
   });
 });

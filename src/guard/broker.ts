@@ -33,6 +33,7 @@ import { MIN_POOLED_LIMIT, scopeKey } from '../metering/lease-protocol';
 import {
   answeredScopes,
   type Held,
+  LastWord,
   type LeaseWindow,
   LeaseWindows,
   localVerdict,
@@ -67,6 +68,8 @@ export interface BrokerSettings {
 interface ScopeState extends ScopeTerms {
   /** The region's recent use of this scope (broker-demand.ts). */
   demand: Demand;
+  /** Units the region's waiting requests asked for, admitted or not: its want when it pools ahead. */
+  asked: Demand;
   lastSeen: number;
 }
 
@@ -121,6 +124,13 @@ const PLENTY = 10;
  * for the root.
  */
 export const KEEP_SCOPES_MS = 60_000;
+/**
+ * A broker passing calls through for short slots whose window the root has just
+ * refused pools ahead (`poolsAhead`) for this long after its last refusal.
+ */
+const AHEAD_FOR_MS = 1000;
+/** A pool asked ahead starts this long after the root's round trip, so it arrives first. */
+const AHEAD_MARGIN_MS = 5;
 /** Usage rows held for the next root call before a call is made for them alone. */
 const MAX_USAGE_ROWS = 5000;
 
@@ -177,6 +187,22 @@ export class BrokerCore {
   private pushes = 0;
   /** When the pool was last topped up (TOP_UP_EVERY_MS). */
   private toppedUpAt = Number.NEGATIVE_INFINITY;
+  /**
+   * What the root's answers said of each scope and meter: windows known to be full are
+   * refused here until they free (refusal leases), for one pool lease at most, so a
+   * broker the root's push missed repeats nothing longer than it would hold a pool.
+   */
+  private readonly lastWord = new LastWord();
+  /** Isolate calls passed through to the root and not answered yet. */
+  private passing = 0;
+  /** Until when it pools ahead (short slots, a window the root refused lately). */
+  private aheadUntil = Number.NEGATIVE_INFINITY;
+  /** The root's round trip as this broker sees it, smoothed. */
+  private rootRtt = 0;
+  /** Where the pool asked ahead starts, while the call for it is out. */
+  private askedAheadFor: number | null = null;
+  /** The short slots, as the root's last answer shows them (a slot's start and length). */
+  private slotGrid: { origin: number; length: number } | null = null;
 
   constructor(
     private readonly settings: BrokerSettings,
@@ -195,12 +221,31 @@ export class BrokerCore {
     this.unDemand(req.returns);
     this.pools.takeBack(req.returns);
     if (req.usage) this.addUsage(req.usage);
-    if (this.passesThrough()) return this.passThrough(req);
+    const waitingScope = req.renewal ? undefined : req.scopes[0];
+    if (waitingScope)
+      this.scopes.get(scopeKey(waitingScope))?.asked.add(waitingScope.cost, this.io.now());
+    if (this.passesThrough()) {
+      // Pooling ahead, a request is admitted from the pool or refused until the next one.
+      // Otherwise, while one call asks the root whether a full window has freed, the
+      // others are refused early rather than each asking too.
+      const ahead = this.poolsAhead();
+      if (ahead) void this.askAhead();
+      const answer =
+        (ahead ? this.fromPool(req, undefined) : null) ??
+        this.fromLastWord(req) ??
+        (ahead
+          ? this.fromLastWord(req, this.aheadRefusal())
+          : this.passing > 0
+            ? this.fromLastWord(req, dueNowStillFull(this.io.now()))
+            : null);
+      const answered = this.noteRefused(answer ?? (await this.passThrough(req)));
+      return this.poolsAhead() ? this.untilNextPool(answered) : answered;
+    }
     const waiting = req.renewal ? undefined : req.scopes[0];
     // Each round answers from the pool, or waits for one root call that tops it up
     // for every request waiting here, so a busy region makes one root call at a time.
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const answer = this.fromPool(req, undefined);
+      const answer = this.fromPool(req, undefined) ?? this.fromLastWord(req);
       if (answer) {
         this.renewIfDue();
         return answer;
@@ -283,6 +328,7 @@ export class BrokerCore {
   private forget(): void {
     this.generation++;
     this.pools.clear();
+    this.lastWord.clear();
     this.mode = null;
     this.smallLimits = false;
     this.shortSlots = false;
@@ -297,6 +343,7 @@ export class BrokerCore {
     if (change.kind === 'disabled') this.disabled = true;
     else if (change.kind === 'cache') this.cacheVersion = change.version;
     else if (change.kind === 'token') {
+      this.lastWord.forgetToken(change.tokenId);
       for (const s of this.scopes.values()) {
         if (s.scope.tokenId === change.tokenId && (!s.tokenEnd || s.tokenEnd.at > change.end.at)) {
           s.tokenEnd = change.end;
@@ -316,7 +363,15 @@ export class BrokerCore {
     this.dropIdleScopes(now);
     // A call in flight schedules the next wake-up when it settles.
     if (this.inFlight) return null;
-    if (this.scopes.size === 0 || this.mode !== 'leased') return null;
+    if (this.poolsAhead()) {
+      try {
+        await this.askAhead();
+      } catch {
+        return now + RENEW_RETRY_MS;
+      }
+      return null;
+    }
+    if (this.scopes.size === 0 || this.mode !== 'leased' || this.passesThrough()) return null;
     const pool = this.poolAt(now);
     if (!pool || !this.pools.next) {
       try {
@@ -334,8 +389,13 @@ export class BrokerCore {
 
   /** When the pool should be renewed ahead (half through the latest lease), or null when nothing needs it. */
   wakeTime(): number | null {
+    // Pooling ahead: the next pool is asked for once the one held starts.
+    if (this.poolsAhead()) return this.pools.next?.start ?? this.io.now();
     const pool = this.pools.next ?? this.pools.current;
-    if (!pool || this.scopes.size === 0 || this.mode !== 'leased') return null;
+    // Passing calls through (short slots): a pool would end before it paid for its call.
+    if (!pool || this.scopes.size === 0 || this.mode !== 'leased' || this.passesThrough()) {
+      return null;
+    }
     return renewAheadAt(pool, RENEW_AHEAD_AT);
   }
 
@@ -351,7 +411,7 @@ export class BrokerCore {
 
   private async passThrough(req: LeaseRequest): Promise<LeaseAnswer> {
     const usage = this.takeUsage();
-    this.pools.clear();
+    if (!this.poolsAhead()) this.pools.clear();
     const returns = this.pools.takeReturns();
     const forwarded: LeaseRequest = {
       ...req,
@@ -364,18 +424,193 @@ export class BrokerCore {
       brokerCalls: this.takeCalls(),
     };
     const seq = this.pushes;
-    const answer = await this.io.acquire(forwarded).catch((err: unknown) => {
-      this.pools.giveBackLater(returns);
-      throw err;
-    });
+    this.passing++;
+    const sent = this.io.now();
+    const answer = await this.io
+      .acquire(forwarded)
+      .catch((err: unknown) => {
+        this.pools.giveBackLater(returns);
+        throw err;
+      })
+      .finally(() => this.passing--);
+    this.timed(sent);
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
+    this.hear(req, answer);
+    this.noteScopes(req, answer);
     this.overlaySince(seq);
     // Slots long enough for a pool again: pool from the next call.
     this.shortSlots = hasShortSlots(answer);
     this.smallLimits = hasSmallMeter(answer);
+    this.noteSlots(answer);
     this.noteLeased(req, answer);
+    return answer;
+  }
+
+  /** The short slots' grid, from an answer whose lease ends with its slot. */
+  private noteSlots(answer: LeaseAnswer): void {
+    if (!hasShortSlots(answer)) return;
+    const origin = Math.max(...answer.meters.map((m) => m.slot));
+    const length = answer.expiresAt - origin;
+    if (length > 0) this.slotGrid = { origin, length };
+  }
+
+  /** The scopes a root answer speaks of: their meters and token ends, kept with their demand. */
+  private noteScopes(req: LeaseRequest, answer: LeaseAnswer): void {
+    for (const { key, terms } of answeredScopes(req, answer)) {
+      const prior = this.scopes.get(key);
+      this.scopes.set(key, {
+        ...terms,
+        demand: prior?.demand ?? new Demand(req.now),
+        asked: prior?.asked ?? new Demand(req.now),
+        lastSeen: prior?.lastSeen ?? req.now,
+      });
+    }
+  }
+
+  /** A root call sent at `sent` has been answered: the round trip, smoothed. */
+  private timed(sent: number): void {
+    const rtt = this.io.now() - sent;
+    this.rootRtt = this.rootRtt === 0 ? rtt : 0.8 * this.rootRtt + 0.2 * rtt;
+  }
+
+  /**
+   * Whether it pools ahead: its calls pass through for short slots, and the root
+   * refused one of its windows within AHEAD_FOR_MS. Every isolate of a saturated
+   * region would otherwise ask the root each time a unit frees, most of them to be
+   * refused, nearer regions first: instead the broker asks the root for a pool of
+   * the slot one round trip ahead, which the root shares among brokers in proportion
+   * to their wants, and refuses its isolates until it has one
+   * (docs/LIMITS.md, "Refusal leases").
+   */
+  private poolsAhead(): boolean {
+    return (
+      this.shortSlots &&
+      !this.smallLimits &&
+      this.mode === 'leased' &&
+      !this.disabled &&
+      this.io.now() < this.aheadUntil
+    );
+  }
+
+  /**
+   * Pooling ahead, between pools: the meters the root pools ahead have nothing for
+   * this region until the next pool starts (or, none held yet, one round trip on).
+   */
+  private aheadRefusal(): (grant: MeterGrant) => MeterGrant {
+    const now = this.io.now();
+    const next = this.pools.next;
+    const pooled = next ?? this.pools.current;
+    const asked = this.inFlight ? this.askedAheadFor : null;
+    const at = next?.start ?? asked ?? now + this.rootRtt + AHEAD_MARGIN_MS;
+    return (g) =>
+      !pooled || pooled.meters.has(g.key)
+        ? { ...g, remaining: 0, fitsAgainAt: Math.max(at, now + 1) }
+        : g;
+  }
+
+  /** A refusal of a window, while its slots are short: pool ahead for a while. */
+  private noteRefused(answer: LeaseAnswer): LeaseAnswer {
+    const refusal = answer.scopes[0]?.refusal;
+    if (this.shortSlots && (refusal?.reason === 'rate' || refusal?.reason === 'quota')) {
+      const entering = !this.poolsAhead();
+      this.aheadUntil = this.io.now() + AHEAD_FOR_MS;
+      if (entering) void this.askAhead().catch(() => {});
+    }
+    return answer;
+  }
+
+  /**
+   * Asks the root for the pool of the slot that starts one round trip from now (or
+   * when the current pool ends), unless a call is out or the next pool is held.
+   */
+  private askAhead(): Promise<void> {
+    const now = this.io.now();
+    const current = this.poolAt(now);
+    if (this.inFlight || this.pools.next) return Promise.resolve();
+    const start = this.slotStartFrom(
+      Math.max(current?.expiresAt ?? now, now + this.rootRtt + AHEAD_MARGIN_MS),
+    );
+    this.askedAheadFor = start;
+    return this.rootCall(null, start);
+  }
+
+  /**
+   * The first start of a short slot at or after `t`, by the slots of the root's last
+   * answer (its lease ended with the slot that started last), so a pool asked ahead
+   * holds a whole slot; `t` itself before anything is known.
+   */
+  private slotStartFrom(t: number): number {
+    const grid = this.slotGrid;
+    if (!grid) return t;
+    return grid.origin + Math.ceil((t - grid.origin) / grid.length) * grid.length;
+  }
+
+  /**
+   * How many pools' worth a pool asked ahead must cover: until the next can arrive,
+   * one round trip after this one starts (a slot shorter than that is a fraction of it).
+   */
+  private aheadCover(): number {
+    const pool = this.pools.current ?? this.pools.next;
+    const length = pool ? Math.max(1, pool.expiresAt - pool.start) : 1;
+    return Math.max(1, (this.rootRtt + AHEAD_MARGIN_MS) / length);
+  }
+
+  /**
+   * Pooling ahead, a refusal's meters fit again, for this region's isolates, when the
+   * next pool holding units of them starts: their refusal leases end then, so the
+   * pool's units meet requests.
+   */
+  private untilNextPool(answer: LeaseAnswer): LeaseAnswer {
+    const next = this.pools.next;
+    if (!next || !answer.scopes[0]?.refusal) return answer;
+    answer.meters = answer.meters.map((g) => {
+      const h = next.meters.get(g.key);
+      const later = g.fitsAgainAt !== null && g.fitsAgainAt > next.start;
+      return h && h.left > 0 && later ? { ...g, fitsAgainAt: next.start } : g;
+    });
+    return answer;
+  }
+
+  /** Keeps what a root answer says of each scope's meters, for refusal leases. */
+  private hear(req: LeaseRequest, answer: LeaseAnswer): void {
+    const now = this.io.now();
+    this.lastWord.hear(
+      answeredScopes(req, answer),
+      answer.meters,
+      now + this.settings.leaseMs,
+      now,
+    );
+  }
+
+  /**
+   * The refusal of an isolate's waiting request when the root's last word says its
+   * window is full until a later time (a refusal lease): answered here, with the
+   * meters as the root last counted them and nothing leased, instead of a root call
+   * the root would refuse. Null when the last word cannot say, or the tenant's or
+   * token's standing is in question (the usual path decides those).
+   */
+  private fromLastWord(
+    req: LeaseRequest,
+    early?: (grant: MeterGrant) => MeterGrant,
+  ): LeaseAnswer | null {
+    const waiting = req.renewal ? undefined : req.scopes[0];
+    if (!waiting || this.disabled) return null;
+    const now = this.io.now();
+    const key = scopeKey(waiting);
+    const state = this.scopes.get(key);
+    // A token's end is final: refused here, as the root would.
+    const ended = state && standingOf(false, state, now);
+    if (ended) return this.bare(req, { meters: [], tokenEnd: state.tokenEnd, refusal: ended });
+    const known = this.lastWord.refusal(key, waiting.cost, now, early);
+    if (!known) return null;
+    const answer = this.bare(req, {
+      meters: known.held.map((h) => h.grant.key),
+      tokenEnd: state?.tokenEnd ?? null,
+      refusal: known.refusal,
+    });
+    answer.meters = known.held.map((h) => onward(h, 0));
     return answer;
   }
 
@@ -450,11 +685,17 @@ export class BrokerCore {
     // times more. It counts before the region has a demand of its own (a cold pool).
     const perPool = length / Math.max(1, isolateReq?.leaseMaxMs ?? length);
     const scale = this.plenty ? 2 : 1;
+    const ahead = this.poolsAhead() ? this.aheadCover() : 0;
     for (const [key, ask] of asks) {
       const isolateWant = isolateReq?.scopes.find((a) => scopeKey(a) === key)?.want ?? 0;
       ask.want =
         scale * Math.max(this.wantFor(key, now, length), Math.ceil(isolateWant * perPool)) +
         (this.queued.get(key) ?? 0);
+      // Pooling ahead, the region wants what its requests asked for (refused ones too),
+      // over the time until the pool after this one can arrive: the root splits a
+      // saturated window among brokers in proportion to their wants.
+      const asked = this.scopes.get(key)?.asked;
+      if (ahead > 0 && asked) ask.want = Math.ceil(asked.want(now, length) * ahead);
     }
     // The current pool keeps serving isolates while this call is out; the answer
     // replaces it (keep), and its unused units go back with the next call.
@@ -477,6 +718,7 @@ export class BrokerCore {
     const seq = this.pushes;
     const call = this.io.acquire(rootReq).then(
       (answer) => {
+        this.timed(now);
         if (generation === this.generation) {
           this.keep(rootReq, answer);
           this.overlaySince(seq);
@@ -501,20 +743,15 @@ export class BrokerCore {
 
   /** The root's answer becomes the pool and the tenant's state. */
   private keep(req: LeaseRequest, answer: LeaseAnswer): void {
+    this.hear(req, answer);
+    this.noteSlots(answer);
     this.mode = answer.mode;
     this.shortSlots = hasShortSlots(answer);
     this.smallLimits = hasSmallMeter(answer);
     this.plenty = hasPlenty(answer);
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
-    for (const { key, terms } of answeredScopes(req, answer)) {
-      const prior = this.scopes.get(key);
-      this.scopes.set(key, {
-        ...terms,
-        demand: prior?.demand ?? new Demand(req.now),
-        lastSeen: prior?.lastSeen ?? req.now,
-      });
-    }
+    this.noteScopes(req, answer);
     const pool = windowOf(answer);
     // A pool asked to start later within the slots in use now (for an isolate renewing
     // ahead inside them) holds from now: its units count in those slots anyway. Kept as
@@ -601,16 +838,21 @@ export class BrokerCore {
   /** An answer with nothing leased: the waiting request's decision and the tenant's state. */
   private bare(req: LeaseRequest, decided: ScopeGrant | undefined): LeaseAnswer {
     const now = this.io.now();
-    const scopes = req.scopes.map(
-      (ask, i): ScopeGrant =>
-        i === 0 && decided
-          ? decided
-          : {
-              meters: [],
-              tokenEnd: this.scopes.get(scopeKey(ask))?.tokenEnd ?? null,
-              refusal: this.disabled ? { reason: 'disabled' } : null,
-            },
-    );
+    // Every scope but a decided one is answered with its meters as the broker knows them,
+    // in order, up to the first it does not know: an isolate takes a grant's meters as
+    // the scope's, and one without them would admit that scope uncounted from a later
+    // lease. An isolate keeps what it knew of scopes an answer leaves out.
+    const scopes: ScopeGrant[] = [];
+    for (const [i, ask] of req.scopes.entries()) {
+      if (i === 0 && decided) {
+        scopes.push(decided);
+        continue;
+      }
+      const state = this.scopes.get(scopeKey(ask));
+      if (!state) break;
+      const refusal = standingOf(this.disabled, state, now);
+      scopes.push({ meters: state.meters, tokenEnd: state.tokenEnd, refusal });
+    }
     return {
       mode: this.mode ?? 'leased',
       disabled: this.disabled,
@@ -706,6 +948,15 @@ export class BrokerCore {
     this.calls = { acquires: 0, renewals: 0 };
     return calls;
   }
+}
+
+/**
+ * A meter that was full when last heard counts as full a moment longer, though its
+ * time has come, while a call passed through asks the root about it.
+ */
+function dueNowStillFull(now: number): (grant: MeterGrant) => MeterGrant {
+  return (g) =>
+    g.fitsAgainAt !== null && g.fitsAgainAt <= now ? { ...g, fitsAgainAt: now + 1 } : g;
 }
 
 /** The grant an isolate sees: its lease, and what nobody holds plus what the pool still has. */

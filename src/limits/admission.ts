@@ -18,6 +18,7 @@
 import type { LeaseAnswer, LeaseRequest, Refusal, Returned } from '../metering/lease-protocol';
 import type { Scope } from '../metering/policy';
 import type { UsageBatch } from '../metering/usage';
+import { count } from '../stats';
 import { waitUntilDone } from '../waiters';
 import type { Decision, LeaseSettings } from './lease';
 import { TenantLease } from './lease';
@@ -89,6 +90,7 @@ export class Admission {
       const now = host.now();
       const local = tenant.lease.admit(scope, cost, now);
       if (local.kind !== 'ask') {
+        if (local.kind === 'refused') count('limit_refusals');
         renewInBackground(tenant, settings, host);
         return local;
       }
@@ -208,7 +210,12 @@ async function call(
   const req = withUsage(tenant, settings, tenant.lease.request(host.now(), settings, waiting));
   try {
     const answer = await keptAlive(host, host.acquire(req));
-    return tenant.lease.apply(req, answer, host.now()) ?? UNAVAILABLE;
+    const decision = tenant.lease.apply(req, answer, host.now()) ?? UNAVAILABLE;
+    if (decision.kind === 'refused') {
+      count('limit_refusals');
+      count('limit_refusals_asked');
+    }
+    return decision;
   } catch {
     tenant.downUntil = host.now() + DOWN_FOR_MS;
     return UNAVAILABLE;

@@ -118,3 +118,117 @@ describe('TenantLease', () => {
     expect(lease.admit(scope, 1, NOW + 1200).kind).toBe('ask');
   });
 });
+
+/**
+ * What a guard answers when the window is full: the waiting request refused (or, with
+ * `admitted`, the last unit taken by it), nothing leased, the lease cut short by the
+ * slot's end (`slotEnds`, ms on), and the meter full until `fitsIn` ms on.
+ */
+function full(
+  req: LeaseRequest,
+  {
+    fitsIn,
+    slotEnds = 50,
+    mode = 'leased',
+    admitted = false,
+  }: { fitsIn: number; slotEnds?: number; mode?: 'leased' | 'exact'; admitted?: boolean },
+): LeaseAnswer {
+  const fitsAgainAt = req.now + fitsIn;
+  return {
+    mode,
+    disabled: false,
+    cacheVersion: '1',
+    start: req.now,
+    expiresAt: mode === 'exact' ? req.now : req.now + slotEnds,
+    scopes: req.scopes.map((_, i) => ({
+      meters: ['rate:burst'],
+      tokenEnd: null,
+      refusal:
+        i === 0 && (req.scopes[0]?.cost ?? 0) > 0 && !admitted
+          ? { reason: 'rate' as const, violated: 'burst', retryAfter: Math.ceil(fitsIn / 1000) }
+          : null,
+    })),
+    meters: [
+      {
+        key: 'rate:burst',
+        name: 'burst',
+        kind: 'rate',
+        limit: 100,
+        window_s: 10,
+        slot: req.now,
+        leased: 0,
+        remaining: 0,
+        resetAt: req.now + 10_000,
+        fitsAgainAt,
+      },
+    ],
+  };
+}
+
+describe('TenantLease: refusal leases', () => {
+  it('refuses a full window here after its lease has ended, until the window frees, then asks', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    // The guard refuses: full for another 700 ms, its lease cut to 50 ms by the slot's end.
+    const guard = lease.apply(req, full(req, { fitsIn: 700 }), NOW);
+    expect(guard).toMatchObject({ kind: 'refused', refusal: { reason: 'rate', retryAfter: 1 } });
+    // Past the lease, before the window frees: the same refusal and fields, no call.
+    expect(lease.admit(scope, 1, NOW + 400)).toEqual(guard);
+    expect(lease.admit(scope, 1, NOW + 699).kind).toBe('refused');
+    // Once a unit can have freed, the guard decides again.
+    expect(lease.admit(scope, 1, NOW + 700).kind).toBe('ask');
+  });
+
+  it('after taking the last unit, refuses the next requests without asking', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    expect(lease.apply(req, full(req, { fitsIn: 300, admitted: true }), NOW)?.kind).toBe(
+      'admitted',
+    );
+    expect(lease.admit(scope, 1, NOW + 100)).toMatchObject({
+      kind: 'refused',
+      refusal: { reason: 'rate', violated: 'burst', retryAfter: 1 },
+    });
+  });
+
+  it('holds a refusal no longer than one lease time, however long the window stays full', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    // Full for an hour (a quota): a raised limit must still be seen within LEASE_MAX_MS.
+    lease.apply(req, full(req, { fitsIn: 3_600_000 }), NOW);
+    expect(lease.admit(scope, 1, NOW + 999)).toMatchObject({
+      kind: 'refused',
+      refusal: { retryAfter: 3600 },
+    });
+    expect(lease.admit(scope, 1, NOW + 1000).kind).toBe('ask');
+  });
+
+  it('ends at once when an operator change makes this isolate forget the tenant', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    lease.apply(req, full(req, { fitsIn: 700 }), NOW);
+    expect(lease.admit(scope, 1, NOW + 100).kind).toBe('refused');
+    // New limits set through this isolate (admin/common.ts): the next request asks.
+    lease.forget();
+    expect(lease.admit(scope, 1, NOW + 101).kind).toBe('ask');
+  });
+
+  it('exact mode: a known-full window is refused here; any other request asks', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    lease.apply(req, full(req, { fitsIn: 700, mode: 'exact' }), NOW);
+    expect(lease.admit(scope, 1, NOW + 10)).toMatchObject({
+      kind: 'refused',
+      refusal: { reason: 'rate', violated: 'burst' },
+    });
+    // A request dearer than the window is the guard's to refuse too; a cost-0 one asks.
+    expect(lease.admit(scope, 0, NOW + 10).kind).toBe('ask');
+    expect(lease.admit(scope, 1, NOW + 700).kind).toBe('ask');
+    // With room in the window, exact mode asks for every request, as before.
+    const room = lease.request(NOW + 800, settings, { scope, cost: 1, queued: 0 });
+    const roomy = full(room, { fitsIn: 0, mode: 'exact', admitted: true });
+    for (const m of roomy.meters) Object.assign(m, { remaining: 5, fitsAgainAt: null });
+    lease.apply(room, roomy, NOW + 800);
+    expect(lease.admit(scope, 1, NOW + 801).kind).toBe('ask');
+  });
+});

@@ -16,6 +16,7 @@ import { scopeKey } from '../metering/lease-protocol';
 import {
   answeredScopes,
   type Held,
+  LastWord,
   type LeaseWindow,
   LeaseWindows,
   localVerdict,
@@ -69,30 +70,42 @@ export class TenantLease {
   /** Bumped by forget(): an answer to a request made before it is not applied. */
   private generation = 0;
   private readonly askedIn = new WeakMap<LeaseRequest, number>();
+  /** What the last answers said of each scope's meters: refusal leases (metering/lease-window.ts). */
+  private readonly lastWord = new LastWord();
 
-  /** Admits from the lease when it can; a refusal the last answer makes certain; else "ask". */
+  /**
+   * Admits from the lease when it can; a refusal the last answer makes certain (also
+   * once the lease has ended, while the window is known to be full: a refusal lease);
+   * else "ask".
+   */
   admit(scope: Scope, cost: number, now: number): Admission {
-    const period = this.windows.inUse(now);
-    if (!period) return { kind: 'ask' };
-    if (this.disabled) return { kind: 'refused', refusal: { reason: 'disabled' }, meters: [] };
-    const state = this.scopes.get(scopeKey(scope));
-    if (this.mode !== 'leased' || !state) return { kind: 'ask' };
-    state.lastSeen = now;
-    if (state.tokenEnd && now >= state.tokenEnd.at) {
+    const key = scopeKey(scope);
+    const state = this.scopes.get(key);
+    if (state) state.lastSeen = now;
+    // A token's end (revoked, or past its rotation overlap) is final: refused here for good.
+    if (state?.tokenEnd && now >= state.tokenEnd.at) {
       return { kind: 'refused', refusal: { reason: state.tokenEnd.reason }, meters: [] };
     }
-    const held: Held[] = [];
-    for (const key of state.meters) {
-      const h = period.meters.get(key);
-      if (!h) return { kind: 'ask' };
-      held.push(h);
+    const period = this.windows.inUse(now);
+    if (period) {
+      if (this.disabled) return { kind: 'refused', refusal: { reason: 'disabled' }, meters: [] };
+      if (this.mode === 'leased' && state) {
+        const held = heldOf(period, state.meters);
+        const verdict = held && localVerdict(held, cost, now);
+        if (held && verdict === null) {
+          for (const h of held) h.left -= cost;
+          state.admitted += cost;
+          return { kind: 'admitted', meters: views(held, now), cacheVersion: this.cacheVersion };
+        }
+        if (held && verdict && verdict !== 'ask') {
+          return { kind: 'refused', refusal: verdict, meters: views(held, now) };
+        }
+      }
     }
-    const refusal = localVerdict(held, cost, now);
-    if (refusal === 'ask') return { kind: 'ask' };
-    if (refusal) return { kind: 'refused', refusal, meters: views(held, now) };
-    for (const h of held) h.left -= cost;
-    state.admitted += cost;
-    return { kind: 'admitted', meters: views(held, now), cacheVersion: this.cacheVersion };
+    const known = this.lastWord.refusal(key, cost, now);
+    return known
+      ? { kind: 'refused', refusal: known.refusal, meters: views(known.held, now) }
+      : { kind: 'ask' };
   }
 
   /**
@@ -157,7 +170,7 @@ export class TenantLease {
     // started while it travelled.)
     const skew = Math.max(0, answer.start - Math.max(req.start, receivedAt));
     const period = windowOf(answer, skew);
-    if (this.askedIn.get(req) === this.generation) this.keep(req, answer, period);
+    if (this.askedIn.get(req) === this.generation) this.keep(req, answer, period, receivedAt);
     else this.windows.retire(period);
 
     // A renewal has no waiting request; any other call answers its first scope, cost 0 or not.
@@ -173,11 +186,20 @@ export class TenantLease {
   }
 
   /** Makes an answer this lease's state: the tenant's, its scopes', and the period it leases. */
-  private keep(req: LeaseRequest, answer: LeaseAnswer, period: LeaseWindow): void {
+  private keep(
+    req: LeaseRequest,
+    answer: LeaseAnswer,
+    period: LeaseWindow,
+    receivedAt: number,
+  ): void {
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
-    for (const { key, ask, grant, terms } of answeredScopes(req, answer)) {
+    const answered = answeredScopes(req, answer);
+    // A window it says is full is refused here until it frees, for one lease time at most:
+    // a change that frees room early reaches this isolate with its next answer.
+    this.lastWord.hear(answered, answer.meters, receivedAt + req.leaseMaxMs, receivedAt);
+    for (const { key, ask, grant, terms } of answered) {
       const prior = this.scopes.get(key);
       const asked = ask.cost > 0;
       this.scopes.set(key, {
@@ -233,6 +255,7 @@ export class TenantLease {
   forget(): void {
     this.generation++;
     this.windows.clear();
+    this.lastWord.clear();
     this.mode = null;
     this.scopes.clear();
   }
@@ -250,6 +273,17 @@ function wantFor(s: ScopeState, now: number, leaseMaxMs: number): number {
   const elapsed = Math.max(now - s.since, 50);
   const expected = (s.admitted * leaseMaxMs) / elapsed;
   return expected < MIN_EXPECTED ? 0 : Math.ceil(expected * 2);
+}
+
+/** The window's holding of each of a scope's meters; null if it lacks one. */
+function heldOf(period: LeaseWindow, meters: string[]): Held[] | null {
+  const held: Held[] = [];
+  for (const key of meters) {
+    const h = period.meters.get(key);
+    if (!h) return null;
+    held.push(h);
+  }
+  return held;
 }
 
 /** This isolate's view of a meter: what nobody holds, plus what it holds itself. */

@@ -219,21 +219,23 @@ export class LeaseWindows {
 /**
  * Whether `cost` fits what a holder holds of every meter of a scope: null (it
  * does), 'ask' (the grantor may have more), or the refusal the root would give
- * (guard/core.ts): a cost above a meter's whole window, or nothing left anywhere
- * until a known time, named by the meter of the outranking kind (a quota over a
- * rate) that fits again last, with a Retry-After until every spent meter fits.
+ * (guard/core.ts): a cost above a meter's whole window, or a meter known to be
+ * full until a known time (one is enough: the root would refuse too), named by
+ * the meter of the outranking kind (a quota over a rate) that fits again last,
+ * with a Retry-After until every full meter fits.
  */
 export function localVerdict(held: Held[], cost: number, now: number): Refusal | null | 'ask' {
   const never = held.find((h) => cost > h.grant.limit)?.grant;
   if (never) return { reason: 'too_costly', violated: never.name, limit: never.limit };
   const full: MeterGrant[] = [];
+  let covered = true;
   for (const { grant, left } of held) {
     if (left >= cost) continue;
     const at = grant.fitsAgainAt;
     if (grant.remaining < cost && at !== null && now < at) full.push(grant);
-    else return 'ask';
+    else covered = false;
   }
-  if (full.length === 0) return null;
+  if (full.length === 0) return covered ? null : 'ask';
   const kind = full.some((g) => g.kind === 'quota') ? 'quota' : 'rate';
   const at = (g: MeterGrant) => g.fitsAgainAt ?? now;
   const named = full.filter((g) => g.kind === kind).reduce((a, b) => (at(b) > at(a) ? b : a));
@@ -242,6 +244,67 @@ export function localVerdict(held: Held[], cost: number, now: number): Refusal |
     violated: named.name,
     retryAfter: secondsUntil(Math.max(...full.map(at)), now),
   };
+}
+
+/**
+ * A refusal lease (docs/LIMITS.md, "Refusal leases"): what the grantor's last
+ * answers said of each scope and meter, kept after their lease has ended (or
+ * in exact mode, where answers lease nothing), so a request of a scope whose
+ * window is known to be full is refused here, with the refusal and RateLimit
+ * fields the grantor would give, until the window frees (`fitsAgainAt`) and at
+ * most until `until`: the bound within which a change that frees room early (a
+ * raised limit, new limits, a reset) must be seen. Nothing is ever admitted
+ * from it. No clock of its own.
+ */
+export class LastWord {
+  private readonly scopes = new Map<string, { tokenId: string; meters: string[]; until: number }>();
+  private readonly meters = new Map<string, { grant: MeterGrant; until: number }>();
+
+  /** Takes in an answer's scopes and meters, to be repeated until `until` at most. */
+  hear(scopes: AnsweredScope[], grants: MeterGrant[], until: number, now: number): void {
+    for (const [key, s] of this.scopes) if (s.until <= now) this.scopes.delete(key);
+    for (const [key, m] of this.meters) if (m.until <= now) this.meters.delete(key);
+    for (const s of scopes) {
+      this.scopes.set(s.key, { tokenId: s.ask.tokenId, meters: s.grant.meters, until });
+    }
+    for (const grant of grants) this.meters.set(grant.key, { grant, until });
+  }
+
+  /**
+   * The refusal the grantor's last word makes certain for a request of `cost` in
+   * the scope `key` now, with every meter of the scope as last heard (nothing
+   * leased); null when it cannot say (a meter unheard, or not known to be full).
+   * `early` may say a meter is full for longer than last heard (the holder is
+   * asking the grantor about it just now, or has had its share): refusing early is
+   * always safe.
+   */
+  refusal(
+    key: string,
+    cost: number,
+    now: number,
+    early?: (grant: MeterGrant) => MeterGrant,
+  ): { refusal: Refusal; held: Held[] } | null {
+    const scope = this.scopes.get(key);
+    if (!scope || now >= scope.until) return null;
+    const held: Held[] = [];
+    for (const k of scope.meters) {
+      const m = this.meters.get(k);
+      if (!m || now >= m.until) return null;
+      held.push({ grant: early ? early(m.grant) : m.grant, left: 0 });
+    }
+    const verdict = localVerdict(held, cost, now);
+    return verdict && verdict !== 'ask' ? { refusal: verdict, held } : null;
+  }
+
+  /** A token's scopes are forgotten (its end was pushed: the grantor decides it next). */
+  forgetToken(tokenId: string): void {
+    for (const [key, s] of this.scopes) if (s.tokenId === tokenId) this.scopes.delete(key);
+  }
+
+  clear(): void {
+    this.scopes.clear();
+    this.meters.clear();
+  }
 }
 
 /** Whether the tenant and a scope's token still stand, as of the grantor's last answer: null, or why not. */

@@ -9,7 +9,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IsolateStats, readIsolateStats } from '../../scripts/bench/stats';
 
 const TOKEN = 'bench-stats-test-token';
-let counters = { requests: 0, kv_reads: 0, cache_api_calls: 0, guard_calls: 0 };
+const zero = () => ({
+  requests: 0,
+  kv_reads: 0,
+  cache_api_calls: 0,
+  guard_calls: 0,
+  limit_refusals: 0,
+  limit_refusals_asked: 0,
+});
+let counters = zero();
 let withStats = true;
 let server: http.Server;
 let url: string;
@@ -30,7 +38,10 @@ beforeAll(async () => {
     if (path === '/work') {
       counters.kv_reads += 1;
       counters.guard_calls += 1;
-      return send(200, { code: 0 });
+      // Refused, by a guard call every other time (a flood's refusals, counted apart).
+      counters.limit_refusals += 1;
+      if (counters.limit_refusals % 2 === 0) counters.limit_refusals_asked += 1;
+      return send(429, { code: 42900 });
     }
     send(404, { code: 40400, msg: 'Not Found', data: null });
   });
@@ -51,12 +62,16 @@ describe('bench stats', () => {
       kv_reads: 10,
       cache_api_calls: 0,
       guard_calls: 10,
+      limit_refusals: 10,
+      limit_refusals_asked: 5,
     });
     expect(await stats.delta()).toEqual({
       requests: 0,
       kv_reads: 0,
       cache_api_calls: 0,
       guard_calls: 0,
+      limit_refusals: 0,
+      limit_refusals_asked: 0,
     });
   });
 
@@ -64,7 +79,7 @@ describe('bench stats', () => {
     withStats = true;
     const stats = new IsolateStats(url, TOKEN);
     await stats.start();
-    counters = { requests: 0, kv_reads: 0, cache_api_calls: 0, guard_calls: 0 };
+    counters = zero();
     expect(await stats.delta()).toMatch(/backwards/);
     expect(stats.note).toMatch(/backwards/);
   });

@@ -20,6 +20,7 @@ import {
   startLocalAccess,
 } from '../../scripts/local-access';
 import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+import { untilRecorded } from './recorded';
 
 // Evaluated through the DevTools protocol: the page's CSP (rightly) refuses an inline script tag.
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -750,7 +751,7 @@ describe('the console in Chromium', () => {
     const refused = await asPartner(token, '/agent/lists');
     expect(refused.status).toBe(429);
     const refusedId = ((await refused.json()) as { data: { request_id: string } }).data.request_id;
-    await asPartner(token, '/agent/lists');
+    await untilRecorded(gateway, tenantId, refusedId, () => asPartner(token, '/agent/lists'));
 
     const { page, context, printed } = await signIn('admin', gateway.url, `#tenant/${tenantId}`);
     await openTab(page, 'Requests');

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY, OTHER_PLATFORM_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
 import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+import { untilRecorded } from './recorded';
 
 const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
@@ -427,7 +428,7 @@ describe('/portal in Chromium', () => {
     expect(refused.status).toBe(429);
     const id = refused.body.data.request_id as string;
     // Its refusal reaches the guard with the next request's call (exact mode).
-    await asToken(made.token, '/agent/lists');
+    await untilRecorded(gateway, made.tenant_id, id, () => asToken(made.token, '/agent/lists'));
 
     // axe runs on this view too: this context may bypass the CSP to inject it.
     const w = await newTab({ bypassCSP: true });
@@ -435,10 +436,13 @@ describe('/portal in Chromium', () => {
     const section = w.page.locator('section', { hasText: 'Refused and failed requests' });
     await section.getByTestId('failure-rows').waitFor();
     await section.getByLabel(/Request id/).fill(id);
+    // The list before the lookup may show the row too: wait for the lookup's answer.
+    const answered = w.page.waitForResponse((r) => r.url().includes('request_id='));
     await section.getByRole('button', { name: 'Find' }).click();
+    await answered;
     const row = section.locator(`tr[data-request-id="${id}"]`);
     await row.waitFor();
-    expect(await section.locator('tbody tr').count()).toBe(1);
+    await expect.poll(() => section.locator('tbody tr').count()).toBe(1);
     expect(await row.innerText()).toContain('Rate limit exceeded (policy hourly)');
     // Refusals by policy and by operation, for the 48 hours shown.
     await w.page
