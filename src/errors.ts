@@ -141,6 +141,9 @@ export interface GatewayErrorOptions {
   headers?: Record<string, string>;
 }
 
+/** V8's Error, with the stack depth it captures (workerd's types leave it out). */
+const V8Error = Error as ErrorConstructor & { stackTraceLimit: number };
+
 export class GatewayError extends Error {
   readonly details: Record<string, unknown>;
   readonly headers: Record<string, string>;
@@ -149,7 +152,12 @@ export class GatewayError extends Error {
     readonly kind: ErrorKind,
     options: GatewayErrorOptions = {},
   ) {
+    // A GatewayError is an answer (a 404, a 429), not a bug: nothing reads its stack,
+    // and capturing one was most of what making it cost.
+    const stackTraceLimit = V8Error.stackTraceLimit;
+    V8Error.stackTraceLimit = 0;
     super(options.message ?? ERRORS[kind].msg);
+    V8Error.stackTraceLimit = stackTraceLimit;
     this.name = 'GatewayError';
     this.details = options.details ?? {};
     this.headers = options.headers ?? {};
