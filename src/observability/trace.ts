@@ -41,10 +41,17 @@ export function readTrace(header: string | undefined, state: string | undefined)
   return trace;
 }
 
+/** Two hex digits per byte value, made once per isolate. */
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
 function randomHex(bytes: number): string {
   const out = crypto.getRandomValues(new Uint8Array(bytes));
   let hex = '';
-  for (const b of out) hex += b.toString(16).padStart(2, '0');
+  let any = 0;
+  for (const b of out) {
+    hex += HEX[b];
+    any |= b;
+  }
   // An all-zero id is invalid; 2^-64 and less, but cheap to rule out.
-  return /^0+$/.test(hex) ? randomHex(bytes) : hex;
+  return any === 0 ? randomHex(bytes) : hex;
 }
