@@ -40,6 +40,10 @@ const { values } = parseArgs({
     top: { type: 'string', default: '25' },
     /** A second gateway with these vars, measured beside the first, e.g. LOG_SAMPLE_RATE=0 (a step switched off). */
     off: { type: 'string' },
+    /** Profile the gateway with --off's vars (the inspector makes console.log dearer than it is: profile with LOG_SAMPLE_RATE=0). */
+    'profile-off': { type: 'boolean', default: false },
+    /** Only the /proc figures, no profile. */
+    'no-profile': { type: 'boolean', default: false },
   },
 });
 const REQUESTS = Number(values.requests);
@@ -249,8 +253,14 @@ async function main(): Promise<void> {
     for (const [n, us] of cpu)
       console.log(`  ${n.padEnd(22)} ${fmt(us, 0).padStart(6)} µs  ${fmt(us / bareUs, 2)} × bare`);
 
+    if (values['no-profile']) return;
     const inspectorPort = await freePort();
-    const gw = await startBenchGateway(emulator.url, unminified, {}, inspectorPort);
+    const gw = await startBenchGateway(
+      emulator.url,
+      unminified,
+      values['profile-off'] && offVars ? offVars : {},
+      inspectorPort,
+    );
     const inspector = await Inspector.open(inspectorPort, 'gateway');
     try {
       const agent = keepAliveAgent(CONCURRENCY);
