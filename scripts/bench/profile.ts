@@ -42,6 +42,11 @@ const { values } = parseArgs({
     off: { type: 'string' },
     /** Profile the gateway with --off's vars (the inspector makes console.log dearer than it is: profile with LOG_SAMPLE_RATE=0). */
     'profile-off': { type: 'boolean', default: false },
+    /**
+     * Another checkout's wrangler.toml (e.g. main's, from `git archive`): its gateway is
+     * measured beside this one, same vars, as "(base)", for a before/after in one run.
+     */
+    base: { type: 'string' },
     /** Only the /proc figures, no profile. */
     'no-profile': { type: 'boolean', default: false },
   },
@@ -133,6 +138,18 @@ function summarize(profile: CpuProfile, ranges: ModuleRange[], requests: number)
   const self = selfTimes(profile);
   const byStep = new Map<string, number>();
   const byFunction = new Map<string, number>();
+  const parent = new Map<number, ProfileNode>();
+  for (const node of profile.nodes)
+    for (const child of node.children ?? []) parent.set(child, node);
+  /** The nearest caller with a source position: where a native call's time is spent from. */
+  const caller = (node: ProfileNode): string => {
+    for (let p = parent.get(node.id); p; p = parent.get(p.id)) {
+      const { functionName, url, lineNumber } = p.callFrame;
+      if (url)
+        return `${functionName || '(anonymous)'} ${stepOf(functionName, url, lineNumber, ranges).module}:${lineNumber + 1}`;
+    }
+    return '(top)';
+  };
   let busy = 0;
   for (const node of profile.nodes) {
     const us = self.get(node.id) ?? 0;
@@ -142,7 +159,9 @@ function summarize(profile: CpuProfile, ranges: ModuleRange[], requests: number)
     busy += us;
     const { step, module } = stepOf(functionName, url, lineNumber, ranges);
     byStep.set(step, (byStep.get(step) ?? 0) + us);
-    const key = `${functionName || '(anonymous)'} ${module}${url ? `:${lineNumber + 1}` : ''}`;
+    const key = url
+      ? `${functionName || '(anonymous)'} ${module}:${lineNumber + 1}`
+      : `${functionName || '(anonymous)'} [native] from ${caller(node)}`;
     byFunction.set(key, (byFunction.get(key) ?? 0) + us);
   }
   const per = (us: number) => us / requests;
@@ -200,11 +219,13 @@ async function startBenchGateway(
 async function measureCpu(
   emulatorUrl: string,
   bundle: GatewayBundle,
+  baseBundle: GatewayBundle | null,
 ): Promise<Map<string, number>> {
   const agent = keepAliveAgent(CONCURRENCY);
   const bare = await startBareWorker({ upstreamUrl: emulatorUrl, platformKey: DEMO_PLATFORM_KEY });
   const on = await startBenchGateway(emulatorUrl, bundle, {});
   const off = offVars ? await startBenchGateway(emulatorUrl, bundle, offVars) : null;
+  const base = baseBundle ? await startBenchGateway(emulatorUrl, baseBundle, {}) : null;
   try {
     const targets = new Map<string, Named>([
       ['bare', targetOf('bare', bare.url, '', agent)],
@@ -215,6 +236,9 @@ async function measureCpu(
     if (off)
       for (const name of PROFILED)
         targets.set(`${name} (off)`, targetOf(name, off.host.url, off.token, agent));
+    if (base)
+      for (const name of PROFILED)
+        targets.set(`${name} (base)`, targetOf(name, base.host.url, base.token, agent));
     for (const t of targets.values()) await round(t, 500);
     const names = [...targets.keys()];
     const samples = new Map<string, number[]>(names.map((n) => [n, []]));
@@ -231,7 +255,7 @@ async function measureCpu(
     }
     return new Map(names.map((n) => [n, samples.get(n)!.length ? median(samples.get(n)!) : NaN]));
   } finally {
-    await Promise.allSettled([bare.stop(), on.host.stop(), off?.host.stop()]);
+    await Promise.allSettled([bare.stop(), on.host.stop(), off?.host.stop(), base?.host.stop()]);
   }
 }
 
@@ -239,10 +263,11 @@ async function main(): Promise<void> {
   console.log('== building the gateway as deployed, and unminified (names kept for the profile)');
   const deployed = await buildGatewayBundle();
   const unminified = await buildGatewayBundle({ minify: false });
+  const baseBundle = values.base ? await buildGatewayBundle({ configPath: values.base }) : null;
   const ranges = moduleRanges(readFileSync(unminified.main, 'utf8'));
   const emulator = await startEmulatorProcess(0);
   try {
-    const cpu = await measureCpu(emulator.url, deployed);
+    const cpu = await measureCpu(emulator.url, deployed, baseBundle);
     console.log(
       `\nWorker CPU µs per request from /proc, deployed bundle, no profiler (medians of ${ROUNDS} rounds of ${REQUESTS}; load avg ${os
         .loadavg()
@@ -293,6 +318,7 @@ async function main(): Promise<void> {
   } finally {
     await emulator.stop();
     deployed.remove();
+    baseBundle?.remove();
     unminified.remove();
   }
 }
