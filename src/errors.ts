@@ -198,15 +198,38 @@ export function invalidField(
  */
 export const ok = <T>(data: T): Envelope<T> => ({ code: 0, msg: 'Success', data });
 
-/** The envelope body for an error, with the request id in `data`. */
-function errorBody(err: GatewayError, requestId: string): Envelope<ErrorData> {
-  return { code: err.code, msg: err.message, data: { request_id: requestId, ...err.details } };
-}
+/** What an error answer is made of: a GatewayError has it all, errorAnswer() takes it without one. */
+type ErrorParts = Pick<GatewayError, 'code' | 'status' | 'message' | 'details' | 'headers'>;
 
-export function errorResponse(c: Context<HonoEnv>, err: GatewayError): Response {
+export function errorResponse(c: Context<HonoEnv>, err: ErrorParts): Response {
   // The request's log line says which code it answered (absent before settings parse).
   const obs: Observation | undefined = c.get('obs');
   if (obs) obs.code = err.code;
   for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
-  return c.json(errorBody(err, c.get('requestId') ?? ''), err.status);
+  const body: Envelope<ErrorData> = {
+    code: err.code,
+    msg: err.message,
+    data: { request_id: c.get('requestId') ?? '', ...err.details },
+  };
+  return c.json(body, err.status);
+}
+
+/**
+ * The same answer as errorResponse(c, new GatewayError(kind, options)), without making an
+ * Error: workerd records a stack with every Error made (for uncaught-exception reports),
+ * whatever Error.stackTraceLimit says. For answers nothing throws, such as the 404.
+ */
+export function errorAnswer(
+  c: Context<HonoEnv>,
+  kind: ErrorKind,
+  options: GatewayErrorOptions = {},
+): Response {
+  const { code, status, msg } = ERRORS[kind];
+  return errorResponse(c, {
+    code,
+    status,
+    message: options.message ?? msg,
+    details: options.details ?? {},
+    headers: options.headers ?? {},
+  });
 }
