@@ -152,8 +152,9 @@ export class GatewayError extends Error {
     readonly kind: ErrorKind,
     options: GatewayErrorOptions = {},
   ) {
-    // A GatewayError is an answer (a 404, a 429), not a bug: nothing reads its stack,
-    // and capturing one was most of what making it cost.
+    // A GatewayError is an answer (a 429, a 401), not a bug: nothing reads its stack, so
+    // none is captured (workerd still records one for its own reports; errorAnswer()
+    // makes an answer without an Error at all).
     const stackTraceLimit = V8Error.stackTraceLimit;
     V8Error.stackTraceLimit = 0;
     super(options.message ?? ERRORS[kind].msg);

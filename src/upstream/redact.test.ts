@@ -62,7 +62,7 @@ describe('masking platform secrets', () => {
 });
 
 describe('the secret-field scan', () => {
-  // What the scan replaced: a regex pass over the whole text (the specification).
+  // The regex the lookbehind replaced, tried at every position (the specification).
   const SPEC =
     /(?:key|keys|secret|secrets|token|tokens|password|passwd|credentials?)"\s*:\s*"[^"]/i;
 
