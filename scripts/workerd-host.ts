@@ -149,7 +149,12 @@ export interface BareWorkerOptions extends CommonOptions {
  * --dry-run --outdir <dir>` (default dir: a fresh temp dir).
  */
 export async function buildGatewayBundle(
-  opts: { outDir?: string; configPath?: string } = {},
+  opts: {
+    outDir?: string;
+    configPath?: string;
+    /** false: keep names and module comments (CPU profiles, scripts/bench/profile.ts); default: wrangler.toml's. */
+    minify?: boolean;
+  } = {},
 ): Promise<GatewayBundle> {
   const dir = opts.outDir ?? mkdtempSync(path.join(os.tmpdir(), 'gateway-bundle-'));
   const wrangler = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
@@ -161,6 +166,7 @@ export async function buildGatewayBundle(
     dir,
     '--config',
     opts.configPath ?? DEFAULT_CONFIG,
+    ...(opts.minify === false ? ['--no-minify'] : []),
   ];
   await new Promise<void>((resolve, reject) => {
     execFile(

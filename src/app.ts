@@ -10,7 +10,7 @@ import { requestId } from 'hono/request-id';
 import { adminRoutes } from './admin';
 import { browserTokenRoutes } from './browser/mint';
 import { sessionEventRoutes } from './browser/ws-proxy';
-import { errorResponse, GatewayError, ok } from './errors';
+import { errorAnswer, errorResponse, GatewayError, ok } from './errors';
 import { log } from './log';
 import { notePrincipal } from './middleware/auth';
 import { browserCors } from './middleware/cors';
@@ -54,10 +54,7 @@ export function newApp(): Hono<HonoEnv> {
   app.notFound(async (c) => {
     // Counted in the tenant's usage history when a valid token asked (middleware/auth.ts).
     await notePrincipal(c);
-    return errorResponse(
-      c,
-      new GatewayError('NOT_FOUND', { message: `No route for ${c.req.method} ${c.req.path}` }),
-    );
+    return errorAnswer(c, 'NOT_FOUND', { message: `No route for ${c.req.method} ${c.req.path}` });
   });
   app.onError((err, c) => errorResponse(c, asGatewayError(err, c.get('requestId'))));
   return app;

@@ -146,6 +146,9 @@ export interface GatewayErrorOptions {
   headers?: Record<string, string>;
 }
 
+/** V8's Error, with the stack depth it captures (workerd's types leave it out). */
+const V8Error = Error as ErrorConstructor & { stackTraceLimit: number };
+
 export class GatewayError extends Error {
   readonly details: Record<string, unknown>;
   readonly headers: Record<string, string>;
@@ -154,7 +157,13 @@ export class GatewayError extends Error {
     readonly kind: ErrorKind,
     options: GatewayErrorOptions = {},
   ) {
+    // A GatewayError is an answer (a 429, a 401), not a bug: nothing reads its stack, so
+    // none is captured (workerd still records one for its own reports; errorAnswer()
+    // makes an answer without an Error at all).
+    const stackTraceLimit = V8Error.stackTraceLimit;
+    V8Error.stackTraceLimit = 0;
     super(options.message ?? ERRORS[kind].msg);
+    V8Error.stackTraceLimit = stackTraceLimit;
     this.name = 'GatewayError';
     this.details = options.details ?? {};
     this.headers = options.headers ?? {};
@@ -195,15 +204,38 @@ export function invalidField(
  */
 export const ok = <T>(data: T): Envelope<T> => ({ code: 0, msg: 'Success', data });
 
-/** The envelope body for an error, with the request id in `data`. */
-function errorBody(err: GatewayError, requestId: string): Envelope<ErrorData> {
-  return { code: err.code, msg: err.message, data: { request_id: requestId, ...err.details } };
-}
+/** What an error answer is made of: a GatewayError has it all, errorAnswer() takes it without one. */
+type ErrorParts = Pick<GatewayError, 'code' | 'status' | 'message' | 'details' | 'headers'>;
 
-export function errorResponse(c: Context<HonoEnv>, err: GatewayError): Response {
+export function errorResponse(c: Context<HonoEnv>, err: ErrorParts): Response {
   // The request's log line says which code it answered (absent before settings parse).
   const obs: Observation | undefined = c.get('obs');
   if (obs) obs.code = err.code;
   for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
-  return c.json(errorBody(err, c.get('requestId') ?? ''), err.status);
+  const body: Envelope<ErrorData> = {
+    code: err.code,
+    msg: err.message,
+    data: { request_id: c.get('requestId') ?? '', ...err.details },
+  };
+  return c.json(body, err.status);
+}
+
+/**
+ * The same answer as errorResponse(c, new GatewayError(kind, options)), without making an
+ * Error: workerd records a stack with every Error made (for uncaught-exception reports),
+ * whatever Error.stackTraceLimit says. For answers nothing throws, such as the 404.
+ */
+export function errorAnswer(
+  c: Context<HonoEnv>,
+  kind: ErrorKind,
+  options: GatewayErrorOptions = {},
+): Response {
+  const { code, status, msg } = ERRORS[kind];
+  return errorResponse(c, {
+    code,
+    status,
+    message: options.message ?? msg,
+    details: options.details ?? {},
+    headers: options.headers ?? {},
+  });
 }

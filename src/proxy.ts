@@ -19,7 +19,6 @@ import { requireScope, tenantAuth } from './middleware/auth';
 import { idempotency } from './middleware/idempotency';
 import { tenantLimits } from './middleware/limits';
 import { validateInput } from './middleware/validate';
-import { operationId } from './observability/operation-id';
 import { type Catalog, catalogOf } from './routes/catalog';
 import { ROUTE_SPECS } from './routes/table';
 import type { PlatformReader, ResolvedRoute, RouteSpec } from './routes/types';
@@ -51,13 +50,13 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
 /** Everything an operation's request goes through, in order, ending in its answer. */
 function operationChain(spec: RouteSpec): MiddlewareHandler<HonoEnv>[] {
   return [
-    operationId(spec.id),
     resolveRoute(spec),
     tenantAuth(),
     requireScope(spec),
     validateInput(spec),
     tenantLimits(spec.group, (c) => routeOf(c).cost),
-    idempotency(spec),
+    // A GET takes no Idempotency-Key: no step at all (each step is an async call per request).
+    ...(spec.method === 'GET' ? [] : [idempotency(spec)]),
     async (c) => {
       const route = routeOf(c);
       await route.check?.(c.get('input'), platformReader(c, catalogOf(c.get('settings'))));
@@ -95,9 +94,13 @@ function methodNotAllowed(path: string, methods: readonly string[]): GatewayErro
   });
 }
 
-/** The route as this request's settings configure it, resolved once for every later step. */
+/**
+ * Names the operation (its log line and usage history say it), and resolves the route
+ * as this request's settings configure it, once for every later step.
+ */
 function resolveRoute(spec: RouteSpec) {
   return createMiddleware<HonoEnv>(async function resolveRoute(c, next) {
+    c.get('obs').operation = spec.id;
     const route = catalogOf(c.get('settings')).byId.get(spec.id);
     if (!route) throw new GatewayError('INTERNAL', { message: `No operation ${spec.id}` });
     c.set('route', route);

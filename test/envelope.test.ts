@@ -19,7 +19,10 @@ describe('unknown routes and methods', () => {
     const body = await envelope(res);
     expect(res.status).toBe(404);
     expect(body.code).toBe(ERRORS.NOT_FOUND.code);
-    expect(body.data.request_id).toBe(res.headers.get('x-request-id'));
+    expect(body.msg).toBe('No route for GET /no/such/route');
+    expect(body.data).toEqual({ request_id: res.headers.get('x-request-id') });
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('traceparent')).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
   });
 
   it('answers a known path with a wrong method with 405 and Allow', async () => {

@@ -224,7 +224,7 @@ interface Run {
   countsNote?: string;
 }
 
-interface Gateway {
+export interface Gateway {
   host: GatewayHost;
   tenantId: string;
   token: string;
@@ -371,7 +371,7 @@ async function runUpstream(
 }
 
 /** Creates the bench tenant. */
-async function setUpGateway(host: GatewayHost): Promise<Gateway> {
+export async function setUpGateway(host: GatewayHost): Promise<Gateway> {
   const res = await fetch(`${host.url}/admin/tenants`, {
     method: 'POST',
     headers: { authorization: `Bearer ${host.adminToken}`, 'content-type': 'application/json' },
@@ -719,7 +719,7 @@ function versions() {
  * The emulator in its own process (as the platform would be), on a free port,
  * with `latencyMs` added to every platform answer.
  */
-async function startEmulatorProcess(
+export async function startEmulatorProcess(
   latencyMs: number,
 ): Promise<{ url: string; pid: number | null; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'emulator/server.ts'], {

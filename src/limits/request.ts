@@ -51,10 +51,11 @@ export function admissionIo(
 ): AdmissionIo {
   const tenantId = opts.tenantId ?? c.get('tenant').id;
   const settings = c.get('settings');
-  const region = settings.LEASE_BROKERS && !opts.direct ? regionOf(c.req.raw.cf) : null;
   return {
     acquire: async (req) => {
       count('guard_calls');
+      // Worked out only when a call is made: most requests are admitted from the lease.
+      const region = settings.LEASE_BROKERS && !opts.direct ? regionOf(c.req.raw.cf) : null;
       const advice = brokerAdvice.get(tenantId);
       if (!region || (advice && advice.directUntil > req.now)) {
         return guardFor(c.env, tenantId).acquire(req);

@@ -32,19 +32,33 @@ export function readTrace(header: string | undefined, state: string | undefined)
     match[1] !== 'ff' &&
     !/^0+$/.test(match[2] ?? '') &&
     !/^0+$/.test(match[3] ?? '');
-  const traceId = valid && match?.[2] ? match[2] : randomHex(16);
+  // One draw for both ids: the span id's 8 bytes, and the trace id's 16 when it is new.
+  const random = crypto.getRandomValues(new Uint8Array(24));
+  const traceId = valid && match?.[2] ? match[2] : (hexOf(random, 8, 24) ?? randomHex(16));
+  const spanId = hexOf(random, 0, 8) ?? randomHex(8);
   const flags = valid && match?.[4] ? match[4] : '01';
-  const trace: TraceContext = { traceId, traceparent: `00-${traceId}-${randomHex(8)}-${flags}` };
+  const trace: TraceContext = { traceId, traceparent: `00-${traceId}-${spanId}-${flags}` };
   // Passed on only with a valid traceparent, and only when it is a valid list.
   const tracestate = valid ? validTracestate(state) : undefined;
   if (tracestate) trace.tracestate = tracestate;
   return trace;
 }
 
-function randomHex(bytes: number): string {
-  const out = crypto.getRandomValues(new Uint8Array(bytes));
+/** Two hex digits per byte value, made once per isolate. */
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** Bytes `from` to `to` in hex; null when all are zero (an invalid id: 2^-64 and less). */
+function hexOf(bytes: Uint8Array, from: number, to: number): string | null {
   let hex = '';
-  for (const b of out) hex += b.toString(16).padStart(2, '0');
-  // An all-zero id is invalid; 2^-64 and less, but cheap to rule out.
-  return /^0+$/.test(hex) ? randomHex(bytes) : hex;
+  let any = 0;
+  for (let i = from; i < to; i++) {
+    const b = bytes[i] ?? 0;
+    hex += HEX[b];
+    any |= b;
+  }
+  return any === 0 ? null : hex;
+}
+
+function randomHex(bytes: number): string {
+  return hexOf(crypto.getRandomValues(new Uint8Array(bytes)), 0, bytes) ?? randomHex(bytes);
 }

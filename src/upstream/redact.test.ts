@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { utf8 } from '../bytes';
-import { isSecretField, maskSecrets, mayHoldSecrets } from './redact';
+import { hasSecretFieldInText, isSecretField, maskSecrets, mayHoldSecrets } from './redact';
 
 const shapes = { pattern: /sk-[A-Za-z0-9_-]{16,}/g, tenantKey: 'tenant-own-key-0123456789' };
 const masked = (value: unknown) =>
@@ -58,5 +58,56 @@ describe('masking platform secrets', () => {
       expect(isSecretField(name), name).toBe(true);
     for (const name of ['api_key_name', 'keyboard', 'tokens_used', 'monkey', 'name'])
       expect(isSecretField(name), name).toBe(false);
+  });
+});
+
+describe('the secret-field scan', () => {
+  // The regex the lookbehind replaced, tried at every position (the specification).
+  const SPEC =
+    /(?:key|keys|secret|secrets|token|tokens|password|passwd|credentials?)"\s*:\s*"[^"]/i;
+
+  it('finds what the regex finds, on field names, spacing, case and Unicode spaces', () => {
+    const cases = [
+      '{"api_key":"x"}',
+      '{"api_key" :\t "x"}',
+      '{"API_KEY":"x"}',
+      '{"apiKey":""}',
+      '{"api_key":1}',
+      '{"monkey":"banana"}',
+      '{"key_name":"x"}',
+      '{"Credentials":"x"}',
+      '{"credential"\u00a0:\u2003"x"}',
+      '{"note":"a token\\": \\"x"}',
+      'key":"',
+      'key":"x',
+      ':"x"',
+      '"key":',
+      '{"a":"12:30","passwd":\n"p"}',
+    ];
+    for (const text of cases) expect(hasSecretFieldInText(text), text).toBe(SPEC.test(text));
+  });
+
+  it('agrees with the regex on 20,000 random texts', () => {
+    const parts = ['key', 'KEY', 'Token', 'secrets', 'passwd', 'credential', 'x', 'é', '1'];
+    const joints = ['"', '":"', '" : "', '"\u00a0:\n"', ':', ' ', '\u2028', '""'];
+    let seed = 42;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    let found = 0;
+    for (let n = 0; n < 20_000; n++) {
+      let text = '';
+      const length = 1 + Math.floor(random() * 12);
+      for (let i = 0; i < length; i++) {
+        const from = i % 2 === 0 ? parts : joints;
+        text += from[Math.floor(random() * from.length)];
+      }
+      const expected = SPEC.test(text);
+      if (expected) found++;
+      expect(hasSecretFieldInText(text), JSON.stringify(text)).toBe(expected);
+    }
+    // The texts must exercise both answers.
+    expect(found).toBeGreaterThan(100);
   });
 });

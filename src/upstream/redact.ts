@@ -40,11 +40,20 @@ export function isSecretField(name: string): boolean {
   return SECRET_WORDS.has(words.at(-1) ?? '');
 }
 
-// A secret-named field with a non-empty string value, as it appears in JSON text: a
-// string followed by a colon is a field name, so matching its end is enough, and
-// cheaper than matching from its opening quote (BENCHMARKS.md, "Where a miss's time goes").
+/**
+ * A secret-named field with a non-empty string value, as it appears in JSON text: a
+ * string followed by a colon is a field name, so its end is enough. The field's last
+ * word is a lookbehind, so the regex tries only at quotes, not the alternation at
+ * every position: 4 times cheaper on the bench's 23 KB answer, the same matches
+ * (BENCHMARKS.md, "Where the CPU goes").
+ */
 const SECRET_FIELD_IN_TEXT =
-  /(?:key|keys|secret|secrets|token|tokens|password|passwd|credentials?)"\s*:\s*"[^"]/i;
+  /(?<=key|keys|secret|secrets|token|tokens|password|passwd|credentials?)"\s*:\s*"[^"]/i;
+
+/** Whether the text has a secret-named field with a non-empty string value. */
+export function hasSecretFieldInText(text: string): boolean {
+  return SECRET_FIELD_IN_TEXT.test(text);
+}
 
 /**
  * A cheap look at the text first: most answers hold no secret at all and are
@@ -55,7 +64,7 @@ export function mayHoldSecrets(text: string, shapes: SecretShapes): boolean {
   return (
     (shapes.tenantKey !== '' && text.includes(shapes.tenantKey)) ||
     shapes.pattern.test(text) ||
-    SECRET_FIELD_IN_TEXT.test(text)
+    hasSecretFieldInText(text)
   );
 }
 

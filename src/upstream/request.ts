@@ -32,10 +32,13 @@ function upstreamUrl(
   params: Record<string, unknown>,
   query: Record<string, unknown>,
 ): string {
-  const path = route.upstreamPath.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
-    // Own properties only: an operator's `:constructor` placeholder is empty, not a function.
-    encodeURIComponent(String(Object.hasOwn(params, name) ? params[name] : '')),
-  );
+  // Most paths have no placeholder: no regex pass for them.
+  const path = !route.upstreamPath.includes(':')
+    ? route.upstreamPath
+    : route.upstreamPath.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
+        // Own properties only: an operator's `:constructor` placeholder is empty, not a function.
+        encodeURIComponent(String(Object.hasOwn(params, name) ? params[name] : '')),
+      );
   const search = new URLSearchParams();
   for (const name of Object.keys(query).sort()) {
     const value = query[name];
