@@ -72,6 +72,12 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
       if (!isolate) throw new Error('no isolate');
       return (await isolate.admission.admit('t', scope, cost, settings, isolate.io)).kind;
     },
+    /** One request on isolate `i` now; its decision (refusal and RateLimit meters). */
+    decide: async (i: number, scope: Scope = tokenA, cost = 1) => {
+      const isolate = isolates[i % isolates.length];
+      if (!isolate) throw new Error('no isolate');
+      return isolate.admission.admit('t', scope, cost, settings, isolate.io);
+    },
   };
 }
 
@@ -465,5 +471,33 @@ describe('BrokerCore: refusal leases', () => {
     expect(admitted.length).toBeGreaterThanOrEqual(0.8 * 300);
     // Refusals cost the root nothing: its calls are the brokers' pools, a few a slot.
     expect(f.rootCalls()).toBeLessThan(refused / 5);
+  });
+
+  it('pooling ahead refuses for the full window alone: a quota with room is neither named nor shown spent', async () => {
+    const f = fleet(
+      { policies: [{ name: 'per-second', limit: 100, window_s: 1 }], quota: { daily: 1_000_000 } },
+      2,
+      8,
+    );
+    const selfB: Scope = { group: 'self', tokenId: 'tok_b' };
+    const refusals = new Map<string, number>();
+    let dailyShownSpent = 0;
+    let selfRefused = 0;
+    // 5x the per-second limit for 3 s; tok_b's own self-service calls (other meters) now and then.
+    for (let t = 0; t < 3000; t += 2) {
+      f.at(START + t);
+      const d = await f.decide(t / 2);
+      if (d.kind === 'refused') {
+        const r = d.refusal;
+        const named = `${r.reason}:${'violated' in r ? r.violated : ''}`;
+        refusals.set(named, (refusals.get(named) ?? 0) + 1);
+        if (d.meters.some((m) => m.name === 'daily' && m.remaining === 0)) dailyShownSpent++;
+      }
+      if (t % 500 === 0 && (await f.admit(t / 2 + 1, selfB)) !== 'admitted') selfRefused++;
+    }
+    // Every refusal is the per-second window's (42900), as the root's own would be.
+    expect([...refusals.keys()]).toEqual(['rate:per-second']);
+    expect(dailyShownSpent).toBe(0);
+    expect(selfRefused).toBe(0);
   });
 });

@@ -197,6 +197,8 @@ export class BrokerCore {
   private passing = 0;
   /** Until when it pools ahead (short slots, a window the root refused lately). */
   private aheadUntil = Number.NEGATIVE_INFINITY;
+  /** Pooling ahead, the meters refusals found full: only these wait for the next pool. */
+  private readonly aheadFull = new Set<string>();
   /** The root's round trip as this broker sees it, smoothed. */
   private rootRtt = 0;
   /** Where the pool asked ahead starts, while the call for it is out. */
@@ -495,8 +497,10 @@ export class BrokerCore {
   }
 
   /**
-   * Pooling ahead, between pools: the meters the root pools ahead have nothing for
+   * Pooling ahead, between pools: the meters a refusal found full have nothing for
    * this region until the next pool starts (or, none held yet, one round trip on).
+   * Other meters stay as last heard: a quota or another scope with room is not
+   * refused, named or shown spent for a window that is not its own.
    */
   private aheadRefusal(): (grant: MeterGrant) => MeterGrant {
     const now = this.io.now();
@@ -505,7 +509,7 @@ export class BrokerCore {
     const asked = this.inFlight ? this.askedAheadFor : null;
     const at = next?.start ?? asked ?? now + this.rootRtt + AHEAD_MARGIN_MS;
     return (g) =>
-      !pooled || pooled.meters.has(g.key)
+      this.aheadFull.has(g.key) && (!pooled || pooled.meters.has(g.key))
         ? { ...g, remaining: 0, fitsAgainAt: Math.max(at, now + 1) }
         : g;
   }
@@ -515,6 +519,8 @@ export class BrokerCore {
     const refusal = answer.scopes[0]?.refusal;
     if (this.shortSlots && (refusal?.reason === 'rate' || refusal?.reason === 'quota')) {
       const entering = !this.poolsAhead();
+      if (entering) this.aheadFull.clear();
+      for (const g of answer.meters) if (g.fitsAgainAt !== null) this.aheadFull.add(g.key);
       this.aheadUntil = this.io.now() + AHEAD_FOR_MS;
       if (entering) void this.askAhead().catch(() => {});
     }
