@@ -3,7 +3,7 @@
  * GuardCore on node:sqlite, with injected time and no network: what a
  * broker may hand out, what it must refuse, and what it passes through.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { memorySql } from '../../scripts/sim/sqlite';
 import { Admission, type AdmissionIo } from '../limits/admission';
 import type { LeaseSettings } from '../limits/lease';
@@ -499,5 +499,62 @@ describe('BrokerCore: refusal leases', () => {
     expect([...refusals.keys()]).toEqual(['rate:per-second']);
     expect(dailyShownSpent).toBe(0);
     expect(selfRefused).toBe(0);
+  });
+
+  it('an answer to a call passed through before a reset is not repeated after it', async () => {
+    const limits: Limits = {
+      policies: [{ name: 'burst', limit: 3, window_s: 60 }],
+      quota: {},
+      limiter: 'exact',
+    };
+    const root = new GuardCore(memorySql(), () => undefined);
+    root.setLimits(limits);
+    let now = START;
+    let rootCalls = 0;
+    // The root counts at once; its answer waits for the test while `hold` is set.
+    let hold: Promise<void> | null = null;
+    const broker = new BrokerCore(
+      { name: 't@enam', leaseMs: 5000 },
+      {
+        acquire: async (req) => {
+          rootCalls++;
+          const answer = root.acquire(req);
+          if (hold) await hold;
+          return answer;
+        },
+        now: () => now,
+        wakeAt: () => undefined,
+      },
+    );
+    const request = (): LeaseRequest => ({
+      now,
+      start: now,
+      leaseMaxMs: 1000,
+      defaults: limits,
+      meterOptions: { partitionShare: 1, largestCost: 1 },
+      scopes: [{ ...tokenA, cost: 1, want: 0 }],
+      returns: [],
+      renewal: false,
+    });
+    for (let i = 0; i < 2; i++) {
+      expect((await broker.acquire(request())).scopes[0]?.refusal).toBeNull();
+    }
+    // The third call takes the last unit; the root's answer (the window is full) is held open.
+    let release = () => {};
+    hold = new Promise((resolve) => {
+      release = resolve;
+    });
+    const held = broker.acquire(request());
+    await vi.waitFor(() => expect(rootCalls).toBe(3));
+    // Meanwhile the operator raises the limit; the root pushes a reset first.
+    root.setLimits({ ...limits, policies: [{ name: 'burst', limit: 10, window_s: 60 }] });
+    broker.apply({ kind: 'reset' });
+    hold = null;
+    release();
+    expect((await held).scopes[0]?.refusal).toBeNull();
+    // The next request is the root's to decide, under the raised limit.
+    now = START + 100;
+    expect((await broker.acquire(request())).scopes[0]?.refusal).toBeNull();
+    expect(rootCalls).toBe(4);
   });
 });

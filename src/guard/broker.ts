@@ -426,6 +426,7 @@ export class BrokerCore {
       brokerCalls: this.takeCalls(),
     };
     const seq = this.pushes;
+    const generation = this.generation;
     this.passing++;
     const sent = this.io.now();
     const answer = await this.io
@@ -436,6 +437,9 @@ export class BrokerCore {
       })
       .finally(() => this.passing--);
     this.timed(sent);
+    // Limits changed while it was out (forget): the answer decides its own request, but
+    // what it says of the tenant may predate the change and is not kept (as in rootCall).
+    if (generation !== this.generation) return answer;
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
