@@ -557,4 +557,61 @@ describe('BrokerCore: refusal leases', () => {
     expect((await broker.acquire(request())).scopes[0]?.refusal).toBeNull();
     expect(rootCalls).toBe(4);
   });
+
+  it("a window that has freed is asked about, though another scope's call is out", async () => {
+    const limits: Limits = {
+      policies: [{ name: 'burst', limit: 2, window_s: 1 }],
+      quota: {},
+      limiter: 'exact',
+    };
+    const root = new GuardCore(memorySql(), () => undefined);
+    root.setLimits(limits);
+    let now = START;
+    const selfB: Scope = { group: 'self', tokenId: 'tok_b' };
+    // Answers for tok_b's self-service scope (meters of its own) wait for the test.
+    let release = () => {};
+    const hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let selfCalls = 0;
+    const broker = new BrokerCore(
+      { name: 't@enam', leaseMs: 5000 },
+      {
+        acquire: async (req) => {
+          const answer = root.acquire(req);
+          if (req.scopes[0]?.group === 'self') {
+            selfCalls++;
+            await hold;
+          }
+          return answer;
+        },
+        now: () => now,
+        wakeAt: () => undefined,
+      },
+    );
+    const request = (scope: Scope): LeaseRequest => ({
+      now,
+      start: now,
+      leaseMaxMs: 1000,
+      defaults: limits,
+      meterOptions: { partitionShare: 1, largestCost: 1 },
+      scopes: [{ ...scope, cost: 1, want: 0 }],
+      returns: [],
+      renewal: false,
+    });
+    // tok_a fills its window of a second.
+    for (let i = 0; i < 2; i++) {
+      expect((await broker.acquire(request(tokenA))).scopes[0]?.refusal).toBeNull();
+    }
+    expect((await broker.acquire(request(tokenA))).scopes[0]?.refusal).toMatchObject({
+      reason: 'rate',
+    });
+    // Two seconds on the window has freed; tok_b's self-service call is out meanwhile.
+    now = START + 2000;
+    const selfCall = broker.acquire(request(selfB));
+    await vi.waitFor(() => expect(selfCalls).toBe(1));
+    expect((await broker.acquire(request(tokenA))).scopes[0]?.refusal).toBeNull();
+    release();
+    expect((await selfCall).scopes[0]?.refusal).toBeNull();
+  });
 });

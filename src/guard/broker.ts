@@ -193,8 +193,8 @@ export class BrokerCore {
    * broker the root's push missed repeats nothing longer than it would hold a pool.
    */
   private readonly lastWord = new LastWord();
-  /** Isolate calls passed through to the root and not answered yet. */
-  private passing = 0;
+  /** Isolate calls passed through to the root and not answered yet, by their waiting scope. */
+  private readonly passing = new Map<string, number>();
   /** Until when it pools ahead (short slots, a window the root refused lately). */
   private aheadUntil = Number.NEGATIVE_INFINITY;
   /** Pooling ahead, the meters refusals found full: only these wait for the next pool. */
@@ -237,7 +237,7 @@ export class BrokerCore {
         this.fromLastWord(req) ??
         (ahead
           ? this.fromLastWord(req, this.aheadRefusal())
-          : this.passing > 0
+          : waitingScope && this.passing.has(scopeKey(waitingScope))
             ? this.fromLastWord(req, dueNowStillFull(this.io.now()))
             : null);
       const answered = this.noteRefused(answer ?? (await this.passThrough(req)));
@@ -427,7 +427,8 @@ export class BrokerCore {
     };
     const seq = this.pushes;
     const generation = this.generation;
-    this.passing++;
+    const passingKey = req.renewal ? undefined : req.scopes[0] && scopeKey(req.scopes[0]);
+    if (passingKey) this.passing.set(passingKey, (this.passing.get(passingKey) ?? 0) + 1);
     const sent = this.io.now();
     const answer = await this.io
       .acquire(forwarded)
@@ -435,7 +436,12 @@ export class BrokerCore {
         this.pools.giveBackLater(returns);
         throw err;
       })
-      .finally(() => this.passing--);
+      .finally(() => {
+        if (!passingKey) return;
+        const left = (this.passing.get(passingKey) ?? 1) - 1;
+        if (left > 0) this.passing.set(passingKey, left);
+        else this.passing.delete(passingKey);
+      });
     this.timed(sent);
     // Limits changed while it was out (forget): the answer decides its own request, but
     // what it says of the tenant may predate the change and is not kept (as in rootCall).
