@@ -22,6 +22,7 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
   root.setLimits(limits);
   let rootCalls = 0;
   let brokerCalls = 0;
+  let rootDown = false;
   const settings: LeaseSettings = {
     leaseMaxMs: 1000,
     defaults: limits,
@@ -34,6 +35,7 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
       {
         acquire: async (req: LeaseRequest) => {
           rootCalls++;
+          if (rootDown) throw new Error('Network connection lost.');
           return root.acquire(req);
         },
         now: () => now,
@@ -65,6 +67,10 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
     brokerCalls: () => brokerCalls,
     at: (t: number) => {
       now = t;
+    },
+    /** The root's calls fail (a network error) while `down`. */
+    rootDown: (down: boolean) => {
+      rootDown = down;
     },
     /** One request on isolate `i` now; its outcome. */
     admit: async (i: number, scope: Scope = tokenA, cost = 1) => {
@@ -613,5 +619,32 @@ describe('BrokerCore: refusal leases', () => {
     expect((await broker.acquire(request(tokenA))).scopes[0]?.refusal).toBeNull();
     release();
     expect((await selfCall).scopes[0]?.refusal).toBeNull();
+  });
+
+  it('pooling ahead, a failed root call leaves no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', note);
+    try {
+      const f = fleet({ policies: [{ name: 'per-second', limit: 100, window_s: 1 }], quota: {} }, 1, 4);
+      // Saturated for a second and a half: the broker pools ahead.
+      for (let t = 0; t < 1500; t += 2) {
+        f.at(START + t);
+        await f.admit(t / 2);
+      }
+      // Then the root is unreachable while requests keep coming.
+      f.rootDown(true);
+      const callsBefore = f.rootCalls();
+      for (let t = 1500; t < 2500; t += 2) {
+        f.at(START + t);
+        await f.admit(t / 2);
+      }
+      expect(f.rootCalls()).toBeGreaterThan(callsBefore);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', note);
+    }
   });
 });

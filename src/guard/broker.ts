@@ -231,7 +231,7 @@ export class BrokerCore {
       // Otherwise, while one call asks the root whether a full window has freed, the
       // others are refused early rather than each asking too.
       const ahead = this.poolsAhead();
-      if (ahead) void this.askAhead();
+      if (ahead) void this.askAhead().catch(() => {});
       const answer =
         (ahead ? this.fromPool(req, undefined) : null) ??
         this.fromLastWord(req) ??
