@@ -647,4 +647,46 @@ describe('BrokerCore: refusal leases', () => {
       process.off('unhandledRejection', note);
     }
   });
+
+  it('forgets scopes idle for a minute while it passes calls through (browser partitions come and go)', async () => {
+    const limits: Limits = { policies: [{ name: 'per-second', limit: 100, window_s: 1 }], quota: {} };
+    const root = new GuardCore(memorySql(), () => undefined);
+    root.setLimits(limits);
+    let now = START;
+    const brokerAsks: number[] = [];
+    const broker = new BrokerCore(
+      { name: 't@enam', leaseMs: 5000 },
+      {
+        acquire: async (req) => {
+          // The broker's own calls name it; an isolate's passed through do not.
+          if (req.holder) brokerAsks.push(req.scopes.length);
+          return root.acquire(req);
+        },
+        now: () => now,
+        wakeAt: () => undefined,
+      },
+    );
+    const request = (scope: Scope): LeaseRequest => ({
+      now,
+      start: now,
+      leaseMaxMs: 1000,
+      defaults: limits,
+      meterOptions: { partitionShare: 1, largestCost: 1 },
+      scopes: [{ ...scope, cost: 1, want: 0 }],
+      returns: [],
+      renewal: false,
+    });
+    // Two minutes of browser tokens, each seen once: a new partition every 100 ms.
+    for (let i = 0; i < 1200; i++) {
+      now = START + i * 100;
+      await broker.acquire(request({ ...tokenA, partition: `p${i}` }));
+    }
+    // Then the tenant's window fills: the broker asks the root ahead for its scopes.
+    now = START + 120_000;
+    brokerAsks.length = 0;
+    for (let i = 0; i < 150; i++) await broker.acquire(request(tokenA));
+    expect(brokerAsks.length).toBeGreaterThan(0);
+    // Only scopes seen within the last minute (about 600 partitions), not all 1,200.
+    expect(Math.max(...brokerAsks)).toBeLessThanOrEqual(650);
+  });
 });

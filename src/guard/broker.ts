@@ -131,6 +131,8 @@ export const KEEP_SCOPES_MS = 60_000;
 const AHEAD_FOR_MS = 1000;
 /** A pool asked ahead starts this long after the root's round trip, so it arrives first. */
 const AHEAD_MARGIN_MS = 5;
+/** Idle scopes are looked for at most this often from isolates' calls (passing through, no timer runs). */
+const DROP_IDLE_EVERY_MS = 1000;
 /** Usage rows held for the next root call before a call is made for them alone. */
 const MAX_USAGE_ROWS = 5000;
 
@@ -205,6 +207,8 @@ export class BrokerCore {
   private askedAheadFor: number | null = null;
   /** The short slots, as the root's last answer shows them (a slot's start and length). */
   private slotGrid: { origin: number; length: number } | null = null;
+  /** When idle scopes were last dropped (DROP_IDLE_EVERY_MS). */
+  private droppedIdleAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly settings: BrokerSettings,
@@ -213,8 +217,9 @@ export class BrokerCore {
 
   /** An isolate's call (metering/lease-protocol.ts): answered from the pool, or after one call to the root. */
   async acquire(req: LeaseRequest): Promise<LeaseAnswer> {
+    const now = this.io.now();
     this.calls[req.renewal ? 'renewals' : 'acquires']++;
-    this.rate.record(this.io.now());
+    this.rate.record(now);
     this.context = {
       defaults: req.defaults,
       meterOptions: req.meterOptions,
@@ -223,9 +228,13 @@ export class BrokerCore {
     this.unDemand(req.returns);
     this.pools.takeBack(req.returns);
     if (req.usage) this.addUsage(req.usage);
+    if (now - this.droppedIdleAt >= DROP_IDLE_EVERY_MS) this.dropIdleScopes(now);
     const waitingScope = req.renewal ? undefined : req.scopes[0];
-    if (waitingScope)
-      this.scopes.get(scopeKey(waitingScope))?.asked.add(waitingScope.cost, this.io.now());
+    const waitingState = waitingScope && this.scopes.get(scopeKey(waitingScope));
+    if (waitingScope && waitingState) {
+      waitingState.asked.add(waitingScope.cost, now);
+      waitingState.lastSeen = now;
+    }
     if (this.passesThrough()) {
       // Pooling ahead, a request is admitted from the pool or refused until the next one.
       // Otherwise, while one call asks the root whether a full window has freed, the
@@ -238,7 +247,7 @@ export class BrokerCore {
         (ahead
           ? this.fromLastWord(req, this.aheadRefusal())
           : waitingScope && this.passing.has(scopeKey(waitingScope))
-            ? this.fromLastWord(req, dueNowStillFull(this.io.now()))
+            ? this.fromLastWord(req, dueNowStillFull(now))
             : null);
       const answered = this.noteRefused(answer ?? (await this.passThrough(req)));
       return this.poolsAhead() ? this.untilNextPool(answered) : answered;
@@ -260,8 +269,11 @@ export class BrokerCore {
       const key = waiting && scopeKey(waiting);
       if (key) this.queued.set(key, (this.queued.get(key) ?? 0) + (waiting?.cost ?? 0));
       await this.inFlight;
-      if (key)
-        this.queued.set(key, Math.max(0, (this.queued.get(key) ?? 0) - (waiting?.cost ?? 0)));
+      if (key) {
+        const left = (this.queued.get(key) ?? 0) - (waiting?.cost ?? 0);
+        if (left > 0) this.queued.set(key, left);
+        else this.queued.delete(key);
+      }
       if (this.passesThrough()) return this.passThrough(req);
     }
     return this.askRoot(req);
@@ -902,6 +914,7 @@ export class BrokerCore {
   }
 
   private dropIdleScopes(now: number): void {
+    this.droppedIdleAt = now;
     for (const [key, s] of this.scopes) {
       if (now - s.lastSeen > KEEP_SCOPES_MS) this.scopes.delete(key);
     }
