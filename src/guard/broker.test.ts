@@ -7,7 +7,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { memorySql } from '../../scripts/sim/sqlite';
 import { Admission, type AdmissionIo } from '../limits/admission';
 import type { LeaseSettings } from '../limits/lease';
-import type { LeaseRequest } from '../metering/lease-protocol';
+import type { LeaseAnswer, LeaseRequest } from '../metering/lease-protocol';
+import { secondsUntil } from '../metering/meter-state';
 import type { Limits, Scope } from '../metering/policy';
 import { BrokerCore } from './broker';
 import { GuardCore } from './core';
@@ -23,6 +24,8 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
   let rootCalls = 0;
   let brokerCalls = 0;
   let rootDown = false;
+  /** Every broker answer to an isolate, with its time. */
+  const answers: { at: number; answer: LeaseAnswer }[] = [];
   const settings: LeaseSettings = {
     leaseMaxMs: 1000,
     defaults: limits,
@@ -44,9 +47,11 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
     );
     const isolates = Array.from({ length: isolatesPerBroker }, () => {
       const io: AdmissionIo = {
-        acquire: (req) => {
+        acquire: async (req) => {
           brokerCalls++;
-          return broker.acquire(req);
+          const answer = await broker.acquire(req);
+          answers.push({ at: now, answer });
+          return answer;
         },
         record: async () => undefined,
         waitUntil: () => undefined,
@@ -62,6 +67,7 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
     brokers: made.map((m) => m.broker),
     isolates,
     settings,
+    answers,
     rootCalls: () => rootCalls,
     /** Isolates' calls to their brokers. */
     brokerCalls: () => brokerCalls,
@@ -688,5 +694,24 @@ describe('BrokerCore: refusal leases', () => {
     expect(brokerAsks.length).toBeGreaterThan(0);
     // Only scopes seen within the last minute (about 600 partitions), not all 1,200.
     expect(Math.max(...brokerAsks)).toBeLessThanOrEqual(650);
+  });
+
+  it("pooling ahead, a refusal's Retry-After is when its meters fit again, as the isolate repeats it", async () => {
+    // A 4 s window (slots of 200 ms): the root's refusal says when the window frees; the
+    // broker's next pool holds units sooner, and its isolates repeat the refusal until then.
+    const f = fleet({ policies: [{ name: 'per-4s', limit: 100, window_s: 4 }], quota: {} }, 2, 8);
+    for (let t = 0; t < 3000; t += 2) {
+      f.at(START + t);
+      await f.admit(t / 2);
+    }
+    let checked = 0;
+    for (const { at, answer } of f.answers) {
+      const refusal = answer.scopes[0]?.refusal;
+      if (refusal?.reason !== 'rate') continue;
+      const fits = answer.meters.flatMap((m) => (m.fitsAgainAt === null ? [] : [m.fitsAgainAt]));
+      expect(refusal.retryAfter).toBe(secondsUntil(Math.max(...fits), at));
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(0);
   });
 });

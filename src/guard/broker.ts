@@ -250,7 +250,7 @@ export class BrokerCore {
             ? this.fromLastWord(req, dueNowStillFull(now))
             : null);
       const answered = this.noteRefused(answer ?? (await this.passThrough(req)));
-      return this.poolsAhead() ? this.untilNextPool(answered) : answered;
+      return this.poolsAhead() ? this.untilNextPool(req, answered) : answered;
     }
     const waiting = req.renewal ? undefined : req.scopes[0];
     // Each round answers from the pool, or waits for one root call that tops it up
@@ -588,16 +588,27 @@ export class BrokerCore {
   /**
    * Pooling ahead, a refusal's meters fit again, for this region's isolates, when the
    * next pool holding units of them starts: their refusal leases end then, so the
-   * pool's units meet requests.
+   * pool's units meet requests. The refusal says so too (its Retry-After and policy),
+   * so the first refusal and the isolate's repeats of it agree.
    */
-  private untilNextPool(answer: LeaseAnswer): LeaseAnswer {
+  private untilNextPool(req: LeaseRequest, answer: LeaseAnswer): LeaseAnswer {
     const next = this.pools.next;
-    if (!next || !answer.scopes[0]?.refusal) return answer;
+    const grant = answer.scopes[0];
+    const waiting = req.scopes[0];
+    if (!next || !grant?.refusal || !waiting) return answer;
     answer.meters = answer.meters.map((g) => {
       const h = next.meters.get(g.key);
       const later = g.fitsAgainAt !== null && g.fitsAgainAt > next.start;
       return h && h.left > 0 && later ? { ...g, fitsAgainAt: next.start } : g;
     });
+    if (grant.refusal.reason !== 'rate' && grant.refusal.reason !== 'quota') return answer;
+    const byKey = new Map(answer.meters.map((g) => [g.key, g]));
+    const held = grant.meters.flatMap((k) => {
+      const g = byKey.get(k);
+      return g ? [{ grant: g, left: 0 }] : [];
+    });
+    const verdict = localVerdict(held, waiting.cost, this.io.now());
+    if (verdict && verdict !== 'ask') answer.scopes[0] = { ...grant, refusal: verdict };
     return answer;
   }
 
