@@ -131,15 +131,24 @@ function full(
     slotEnds = 50,
     mode = 'leased',
     admitted = false,
-  }: { fitsIn: number; slotEnds?: number; mode?: 'leased' | 'exact'; admitted?: boolean },
+    clockAhead = 0,
+  }: {
+    fitsIn: number;
+    slotEnds?: number;
+    mode?: 'leased' | 'exact';
+    admitted?: boolean;
+    /** The answering broker's clock runs this far ahead of the isolate's. */
+    clockAhead?: number;
+  },
 ): LeaseAnswer {
-  const fitsAgainAt = req.now + fitsIn;
+  const now = req.now + clockAhead;
+  const fitsAgainAt = now + fitsIn;
   return {
     mode,
     disabled: false,
     cacheVersion: '1',
-    start: req.now,
-    expiresAt: mode === 'exact' ? req.now : req.now + slotEnds,
+    start: now,
+    expiresAt: mode === 'exact' ? now : now + slotEnds,
     scopes: req.scopes.map((_, i) => ({
       meters: ['rate:burst'],
       tokenEnd: null,
@@ -158,7 +167,7 @@ function full(
         slot: req.now,
         leased: 0,
         remaining: 0,
-        resetAt: req.now + 10_000,
+        resetAt: now + 10_000,
         fitsAgainAt,
       },
     ],
@@ -230,5 +239,14 @@ describe('TenantLease: refusal leases', () => {
     for (const m of roomy.meters) Object.assign(m, { remaining: 5, fitsAgainAt: null });
     lease.apply(room, roomy, NOW + 800);
     expect(lease.admit(scope, 1, NOW + 801).kind).toBe('ask');
+  });
+
+  it("refuses until the window frees by its own clock, though the broker's runs ahead", () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    // The broker's clock is 500 ms ahead: full for 300 ms by its clock is until NOW + 300 here.
+    lease.apply(req, full(req, { fitsIn: 300, clockAhead: 500 }), NOW);
+    expect(lease.admit(scope, 1, NOW + 299).kind).toBe('refused');
+    expect(lease.admit(scope, 1, NOW + 300).kind).toBe('ask');
   });
 });

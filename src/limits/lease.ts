@@ -198,7 +198,8 @@ export class TenantLease {
     const answered = answeredScopes(req, answer);
     // A window it says is full is refused here until it frees, for one lease time at most:
     // a change that frees room early reaches this isolate with its next answer.
-    this.lastWord.hear(answered, answer.meters, receivedAt + req.leaseMaxMs, receivedAt);
+    const grants = [...period.meters.values()].map((h) => h.grant);
+    this.lastWord.hear(answered, grants, receivedAt + req.leaseMaxMs, receivedAt);
     for (const { key, ask, grant, terms } of answered) {
       const prior = this.scopes.get(key);
       const asked = ask.cost > 0;

@@ -34,15 +34,22 @@ export interface LeaseWindow {
 }
 
 /**
- * An answer's lease as a window, every leased unit still held; `skew` moves it
- * back by that much (a grantor's clock running ahead, limits/lease.ts).
+ * An answer's lease as a window, every leased unit still held; `skew` moves it,
+ * and the times its meters name, back by that much (a grantor's clock running
+ * ahead, limits/lease.ts). A slot stays as named: returns name it.
  */
 export function windowOf(answer: LeaseAnswer, skew = 0): LeaseWindow {
   return {
     start: answer.start - skew,
     expiresAt: answer.expiresAt - skew,
-    meters: new Map(answer.meters.map((g) => [g.key, { grant: g, left: g.leased }])),
+    meters: new Map(answer.meters.map((g) => [g.key, { grant: skewed(g, skew), left: g.leased }])),
   };
+}
+
+function skewed(g: MeterGrant, skew: number): MeterGrant {
+  if (skew === 0) return g;
+  const fitsAgainAt = g.fitsAgainAt === null ? null : g.fitsAgainAt - skew;
+  return { ...g, resetAt: g.resetAt - skew, fitsAgainAt };
 }
 
 /** When a window is `share` of the way through: the time to renew it ahead. */
