@@ -249,4 +249,19 @@ describe('TenantLease: refusal leases', () => {
     expect(lease.admit(scope, 1, NOW + 299).kind).toBe('refused');
     expect(lease.admit(scope, 1, NOW + 300).kind).toBe('ask');
   });
+
+  it('asks, rather than refuses, while units of the full meter it held wait to go back', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 10 });
+    // Its lease (cut to 200 ms by the slot's end) holds the window's last 10 units.
+    const answer = full(req, { fitsIn: 5000, slotEnds: 200, admitted: true });
+    for (const m of answer.meters) m.leased = 10;
+    lease.apply(req, answer, NOW);
+    expect(lease.admit(scope, 1, NOW + 10).kind).toBe('admitted');
+    // The lease has ended with 9 units unused: the guard counts them until they come back,
+    // so its "full" is partly this isolate's own units. The next request takes them back.
+    expect(lease.admit(scope, 1, NOW + 300).kind).toBe('ask');
+    const next = lease.request(NOW + 300, settings, { scope, cost: 1, queued: 0 });
+    expect(next.returns).toEqual([{ meter: 'rate:burst', slot: NOW, units: 9 }]);
+  });
 });

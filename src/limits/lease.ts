@@ -103,9 +103,11 @@ export class TenantLease {
       }
     }
     const known = this.lastWord.refusal(key, cost, now);
-    return known
-      ? { kind: 'refused', refusal: known.refusal, meters: views(known.held, now) }
-      : { kind: 'ask' };
+    // A window full partly with units this isolate held and has not given back yet: the
+    // next call gives them back, and the guard may admit from them.
+    if (!known || this.windows.returning(known.held.map((h) => h.grant.key)))
+      return { kind: 'ask' };
+    return { kind: 'refused', refusal: known.refusal, meters: views(known.held, now) };
   }
 
   /**

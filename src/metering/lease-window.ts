@@ -199,6 +199,11 @@ export class LeaseWindows {
     }
   }
 
+  /** Whether unused units of one of these meters wait to go back (the grantor still counts them). */
+  returning(meters: string[]): boolean {
+    return this.returns.some((r) => r.units > 0 && meters.includes(r.meter));
+  }
+
   /** Units given back to this holder: into the window they came from (same meter and slot), else on. */
   takeBack(returns: Returned[]): void {
     for (const r of returns) {
