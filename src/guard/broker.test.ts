@@ -632,7 +632,11 @@ describe('BrokerCore: refusal leases', () => {
     const note = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', note);
     try {
-      const f = fleet({ policies: [{ name: 'per-second', limit: 100, window_s: 1 }], quota: {} }, 1, 4);
+      const f = fleet(
+        { policies: [{ name: 'per-second', limit: 100, window_s: 1 }], quota: {} },
+        1,
+        4,
+      );
       // Saturated for a second and a half: the broker pools ahead.
       for (let t = 0; t < 1500; t += 2) {
         f.at(START + t);
@@ -655,7 +659,10 @@ describe('BrokerCore: refusal leases', () => {
   });
 
   it('forgets scopes idle for a minute while it passes calls through (browser partitions come and go)', async () => {
-    const limits: Limits = { policies: [{ name: 'per-second', limit: 100, window_s: 1 }], quota: {} };
+    const limits: Limits = {
+      policies: [{ name: 'per-second', limit: 100, window_s: 1 }],
+      quota: {},
+    };
     const root = new GuardCore(memorySql(), () => undefined);
     root.setLimits(limits);
     let now = START;

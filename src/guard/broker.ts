@@ -150,9 +150,10 @@ const hasSmallMeter = (answer: LeaseAnswer) =>
  */
 function hasShortSlots(answer: LeaseAnswer): boolean {
   if (answer.mode !== 'leased' || answer.disabled || answer.meters.length === 0) return false;
-  const lastSlotStart = Math.max(...answer.meters.map((m) => m.slot));
-  return answer.expiresAt - lastSlotStart < MIN_POOL_MS;
+  return answer.expiresAt - lastSlotStart(answer) < MIN_POOL_MS;
 }
+
+const lastSlotStart = (answer: LeaseAnswer) => Math.max(...answer.meters.map((m) => m.slot));
 
 const hasPlenty = (answer: LeaseAnswer) =>
   answer.meters.every((m) => m.remaining >= PLENTY * Math.max(1, m.leased));
@@ -203,7 +204,7 @@ export class BrokerCore {
   private readonly aheadFull = new Set<string>();
   /** The root's round trip as this broker sees it, smoothed. */
   private rootRtt = 0;
-  /** Where the pool asked ahead starts, while the call for it is out. */
+  /** Where the pool asked ahead starts, while the call for it is out (null otherwise). */
   private askedAheadFor: number | null = null;
   /** The short slots, as the root's last answer shows them (a slot's start and length). */
   private slotGrid: { origin: number; length: number } | null = null;
@@ -229,30 +230,17 @@ export class BrokerCore {
     this.pools.takeBack(req.returns);
     if (req.usage) this.addUsage(req.usage);
     if (now - this.droppedIdleAt >= DROP_IDLE_EVERY_MS) this.dropIdleScopes(now);
-    const waitingScope = req.renewal ? undefined : req.scopes[0];
-    const waitingState = waitingScope && this.scopes.get(scopeKey(waitingScope));
-    if (waitingScope && waitingState) {
-      waitingState.asked.add(waitingScope.cost, now);
+    const waiting = req.renewal ? undefined : req.scopes[0];
+    const waitingState = waiting && this.scopes.get(scopeKey(waiting));
+    if (waiting && waitingState) {
+      waitingState.asked.add(waiting.cost, now);
       waitingState.lastSeen = now;
     }
     if (this.passesThrough()) {
-      // Pooling ahead, a request is admitted from the pool or refused until the next one.
-      // Otherwise, while one call asks the root whether a full window has freed, the
-      // others are refused early rather than each asking too.
-      const ahead = this.poolsAhead();
-      if (ahead) void this.askAhead().catch(() => {});
-      const answer =
-        (ahead ? this.fromPool(req, undefined) : null) ??
-        this.fromLastWord(req) ??
-        (ahead
-          ? this.fromLastWord(req, this.aheadRefusal())
-          : waitingScope && this.passing.has(scopeKey(waitingScope))
-            ? this.fromLastWord(req, dueNowStillFull(now))
-            : null);
+      const answer = this.passedOnLocally(req, now);
       const answered = this.noteRefused(answer ?? (await this.passThrough(req)));
       return this.poolsAhead() ? this.untilNextPool(req, answered) : answered;
     }
-    const waiting = req.renewal ? undefined : req.scopes[0];
     // Each round answers from the pool, or waits for one root call that tops it up
     // for every request waiting here, so a busy region makes one root call at a time.
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -277,6 +265,26 @@ export class BrokerCore {
       if (this.passesThrough()) return this.passThrough(req);
     }
     return this.askRoot(req);
+  }
+
+  /**
+   * Passing calls through, the answer it can give without the root, or null: pooling
+   * ahead, from the pool, or refused until the next pool; else a refusal lease, and,
+   * while this scope's own call asks the root whether its full window has freed, a
+   * refusal for a moment longer.
+   */
+  private passedOnLocally(req: LeaseRequest, now: number): LeaseAnswer | null {
+    if (this.poolsAhead()) {
+      void this.askAhead().catch(() => {});
+      return (
+        this.fromPool(req, undefined) ??
+        this.fromLastWord(req) ??
+        this.fromLastWord(req, this.aheadRefusal())
+      );
+    }
+    const waiting = req.renewal ? undefined : req.scopes[0];
+    const asking = waiting !== undefined && this.passing.has(scopeKey(waiting));
+    return this.fromLastWord(req) ?? (asking ? this.fromLastWord(req, dueNowStillFull(now)) : null);
   }
 
   /**
@@ -357,7 +365,6 @@ export class BrokerCore {
     if (change.kind === 'disabled') this.disabled = true;
     else if (change.kind === 'cache') this.cacheVersion = change.version;
     else if (change.kind === 'token') {
-      this.lastWord.forgetToken(change.tokenId);
       for (const s of this.scopes.values()) {
         if (s.scope.tokenId === change.tokenId && (!s.tokenEnd || s.tokenEnd.at > change.end.at)) {
           s.tokenEnd = change.end;
@@ -475,7 +482,7 @@ export class BrokerCore {
   /** The short slots' grid, from an answer whose lease ends with its slot. */
   private noteSlots(answer: LeaseAnswer): void {
     if (!hasShortSlots(answer)) return;
-    const origin = Math.max(...answer.meters.map((m) => m.slot));
+    const origin = lastSlotStart(answer);
     const length = answer.expiresAt - origin;
     if (length > 0) this.slotGrid = { origin, length };
   }
@@ -528,8 +535,7 @@ export class BrokerCore {
     const now = this.io.now();
     const next = this.pools.next;
     const pooled = next ?? this.pools.current;
-    const asked = this.inFlight ? this.askedAheadFor : null;
-    const at = next?.start ?? asked ?? now + this.rootRtt + AHEAD_MARGIN_MS;
+    const at = next?.start ?? this.askedAheadFor ?? now + this.rootRtt + AHEAD_MARGIN_MS;
     return (g) =>
       this.aheadFull.has(g.key) && (!pooled || pooled.meters.has(g.key))
         ? { ...g, remaining: 0, fitsAgainAt: Math.max(at, now + 1) }
@@ -561,7 +567,9 @@ export class BrokerCore {
       Math.max(current?.expiresAt ?? now, now + this.rootRtt + AHEAD_MARGIN_MS),
     );
     this.askedAheadFor = start;
-    return this.rootCall(null, start);
+    return this.rootCall(null, start).finally(() => {
+      if (this.askedAheadFor === start) this.askedAheadFor = null;
+    });
   }
 
   /**
@@ -641,7 +649,8 @@ export class BrokerCore {
     const state = this.scopes.get(key);
     // A token's end is final: refused here, as the root would.
     const ended = state && standingOf(false, state, now);
-    if (ended) return this.bare(req, { meters: [], tokenEnd: state.tokenEnd, refusal: ended });
+    if (ended)
+      return this.bare(req, { meters: state.meters, tokenEnd: state.tokenEnd, refusal: ended });
     const known = this.lastWord.refusal(key, waiting.cost, now, early);
     if (!known) return null;
     const answer = this.bare(req, {

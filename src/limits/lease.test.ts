@@ -230,7 +230,11 @@ describe('TenantLease: refusal leases', () => {
       kind: 'refused',
       refusal: { reason: 'rate', violated: 'burst' },
     });
-    // A request dearer than the window is the guard's to refuse too; a cost-0 one asks.
+    // A request dearer than the whole window is refused as the guard would; a cost-0 one asks.
+    expect(lease.admit(scope, 150, NOW + 10)).toMatchObject({
+      kind: 'refused',
+      refusal: { reason: 'too_costly', violated: 'burst', limit: 100 },
+    });
     expect(lease.admit(scope, 0, NOW + 10).kind).toBe('ask');
     expect(lease.admit(scope, 1, NOW + 700).kind).toBe('ask');
     // With room in the window, exact mode asks for every request, as before.

@@ -269,7 +269,7 @@ export function localVerdict(held: Held[], cost: number, now: number): Refusal |
  * from it. No clock of its own.
  */
 export class LastWord {
-  private readonly scopes = new Map<string, { tokenId: string; meters: string[]; until: number }>();
+  private readonly scopes = new Map<string, { meters: string[]; until: number }>();
   private readonly meters = new Map<string, { grant: MeterGrant; until: number }>();
 
   /** Takes in an answer's scopes and meters, to be repeated until `until` at most. */
@@ -277,7 +277,7 @@ export class LastWord {
     for (const [key, s] of this.scopes) if (s.until <= now) this.scopes.delete(key);
     for (const [key, m] of this.meters) if (m.until <= now) this.meters.delete(key);
     for (const s of scopes) {
-      this.scopes.set(s.key, { tokenId: s.ask.tokenId, meters: s.grant.meters, until });
+      this.scopes.set(s.key, { meters: s.grant.meters, until });
     }
     for (const grant of grants) this.meters.set(grant.key, { grant, until });
   }
@@ -306,11 +306,6 @@ export class LastWord {
     }
     const verdict = localVerdict(held, cost, now);
     return verdict && verdict !== 'ask' ? { refusal: verdict, held } : null;
-  }
-
-  /** A token's scopes are forgotten (its end was pushed: the grantor decides it next). */
-  forgetToken(tokenId: string): void {
-    for (const [key, s] of this.scopes) if (s.tokenId === tokenId) this.scopes.delete(key);
   }
 
   clear(): void {
