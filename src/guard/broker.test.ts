@@ -3,11 +3,12 @@
  * GuardCore on node:sqlite, with injected time and no network: what a
  * broker may hand out, what it must refuse, and what it passes through.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { memorySql } from '../../scripts/sim/sqlite';
 import { Admission, type AdmissionIo } from '../limits/admission';
 import type { LeaseSettings } from '../limits/lease';
-import type { LeaseRequest } from '../metering/lease-protocol';
+import type { LeaseAnswer, LeaseRequest } from '../metering/lease-protocol';
+import { secondsUntil } from '../metering/meter-state';
 import type { Limits, Scope } from '../metering/policy';
 import { BrokerCore } from './broker';
 import { GuardCore } from './core';
@@ -22,6 +23,9 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
   root.setLimits(limits);
   let rootCalls = 0;
   let brokerCalls = 0;
+  let rootDown = false;
+  /** Every broker answer to an isolate, with its time. */
+  const answers: { at: number; answer: LeaseAnswer }[] = [];
   const settings: LeaseSettings = {
     leaseMaxMs: 1000,
     defaults: limits,
@@ -34,6 +38,7 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
       {
         acquire: async (req: LeaseRequest) => {
           rootCalls++;
+          if (rootDown) throw new Error('Network connection lost.');
           return root.acquire(req);
         },
         now: () => now,
@@ -42,9 +47,11 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
     );
     const isolates = Array.from({ length: isolatesPerBroker }, () => {
       const io: AdmissionIo = {
-        acquire: (req) => {
+        acquire: async (req) => {
           brokerCalls++;
-          return broker.acquire(req);
+          const answer = await broker.acquire(req);
+          answers.push({ at: now, answer });
+          return answer;
         },
         record: async () => undefined,
         waitUntil: () => undefined,
@@ -60,17 +67,28 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
     brokers: made.map((m) => m.broker),
     isolates,
     settings,
+    answers,
     rootCalls: () => rootCalls,
     /** Isolates' calls to their brokers. */
     brokerCalls: () => brokerCalls,
     at: (t: number) => {
       now = t;
     },
+    /** The root's calls fail (a network error) while `down`. */
+    rootDown: (down: boolean) => {
+      rootDown = down;
+    },
     /** One request on isolate `i` now; its outcome. */
     admit: async (i: number, scope: Scope = tokenA, cost = 1) => {
       const isolate = isolates[i % isolates.length];
       if (!isolate) throw new Error('no isolate');
       return (await isolate.admission.admit('t', scope, cost, settings, isolate.io)).kind;
+    },
+    /** One request on isolate `i` now; its decision (refusal and RateLimit meters). */
+    decide: async (i: number, scope: Scope = tokenA, cost = 1) => {
+      const isolate = isolates[i % isolates.length];
+      if (!isolate) throw new Error('no isolate');
+      return isolate.admission.admit('t', scope, cost, settings, isolate.io);
     },
   };
 }
@@ -465,5 +483,242 @@ describe('BrokerCore: refusal leases', () => {
     expect(admitted.length).toBeGreaterThanOrEqual(0.8 * 300);
     // Refusals cost the root nothing: its calls are the brokers' pools, a few a slot.
     expect(f.rootCalls()).toBeLessThan(refused / 5);
+  });
+
+  it('pooling ahead refuses for the full window alone: a quota with room is neither named nor shown spent', async () => {
+    const f = fleet(
+      { policies: [{ name: 'per-second', limit: 100, window_s: 1 }], quota: { daily: 1_000_000 } },
+      2,
+      8,
+    );
+    const selfB: Scope = { group: 'self', tokenId: 'tok_b' };
+    const refusals = new Map<string, number>();
+    let dailyShownSpent = 0;
+    let selfRefused = 0;
+    // 5x the per-second limit for 3 s; tok_b's own self-service calls (other meters) now and then.
+    for (let t = 0; t < 3000; t += 2) {
+      f.at(START + t);
+      const d = await f.decide(t / 2);
+      if (d.kind === 'refused') {
+        const r = d.refusal;
+        const named = `${r.reason}:${'violated' in r ? r.violated : ''}`;
+        refusals.set(named, (refusals.get(named) ?? 0) + 1);
+        if (d.meters.some((m) => m.name === 'daily' && m.remaining === 0)) dailyShownSpent++;
+      }
+      if (t % 500 === 0 && (await f.admit(t / 2 + 1, selfB)) !== 'admitted') selfRefused++;
+    }
+    // Every refusal is the per-second window's (42900), as the root's own would be.
+    expect([...refusals.keys()]).toEqual(['rate:per-second']);
+    expect(dailyShownSpent).toBe(0);
+    expect(selfRefused).toBe(0);
+  });
+
+  it('an answer to a call passed through before a reset is not repeated after it', async () => {
+    const limits: Limits = {
+      policies: [{ name: 'burst', limit: 3, window_s: 60 }],
+      quota: {},
+      limiter: 'exact',
+    };
+    const root = new GuardCore(memorySql(), () => undefined);
+    root.setLimits(limits);
+    let now = START;
+    let rootCalls = 0;
+    // The root counts at once; its answer waits for the test while `hold` is set.
+    let hold: Promise<void> | null = null;
+    const broker = new BrokerCore(
+      { name: 't@enam', leaseMs: 5000 },
+      {
+        acquire: async (req) => {
+          rootCalls++;
+          const answer = root.acquire(req);
+          if (hold) await hold;
+          return answer;
+        },
+        now: () => now,
+        wakeAt: () => undefined,
+      },
+    );
+    const request = (): LeaseRequest => ({
+      now,
+      start: now,
+      leaseMaxMs: 1000,
+      defaults: limits,
+      meterOptions: { partitionShare: 1, largestCost: 1 },
+      scopes: [{ ...tokenA, cost: 1, want: 0 }],
+      returns: [],
+      renewal: false,
+    });
+    for (let i = 0; i < 2; i++) {
+      expect((await broker.acquire(request())).scopes[0]?.refusal).toBeNull();
+    }
+    // The third call takes the last unit; the root's answer (the window is full) is held open.
+    let release = () => {};
+    hold = new Promise((resolve) => {
+      release = resolve;
+    });
+    const held = broker.acquire(request());
+    await vi.waitFor(() => expect(rootCalls).toBe(3));
+    // Meanwhile the operator raises the limit; the root pushes a reset first.
+    root.setLimits({ ...limits, policies: [{ name: 'burst', limit: 10, window_s: 60 }] });
+    broker.apply({ kind: 'reset' });
+    hold = null;
+    release();
+    expect((await held).scopes[0]?.refusal).toBeNull();
+    // The next request is the root's to decide, under the raised limit.
+    now = START + 100;
+    expect((await broker.acquire(request())).scopes[0]?.refusal).toBeNull();
+    expect(rootCalls).toBe(4);
+  });
+
+  it("a window that has freed is asked about, though another scope's call is out", async () => {
+    const limits: Limits = {
+      policies: [{ name: 'burst', limit: 2, window_s: 1 }],
+      quota: {},
+      limiter: 'exact',
+    };
+    const root = new GuardCore(memorySql(), () => undefined);
+    root.setLimits(limits);
+    let now = START;
+    const selfB: Scope = { group: 'self', tokenId: 'tok_b' };
+    // Answers for tok_b's self-service scope (meters of its own) wait for the test.
+    let release = () => {};
+    const hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let selfCalls = 0;
+    const broker = new BrokerCore(
+      { name: 't@enam', leaseMs: 5000 },
+      {
+        acquire: async (req) => {
+          const answer = root.acquire(req);
+          if (req.scopes[0]?.group === 'self') {
+            selfCalls++;
+            await hold;
+          }
+          return answer;
+        },
+        now: () => now,
+        wakeAt: () => undefined,
+      },
+    );
+    const request = (scope: Scope): LeaseRequest => ({
+      now,
+      start: now,
+      leaseMaxMs: 1000,
+      defaults: limits,
+      meterOptions: { partitionShare: 1, largestCost: 1 },
+      scopes: [{ ...scope, cost: 1, want: 0 }],
+      returns: [],
+      renewal: false,
+    });
+    // tok_a fills its window of a second.
+    for (let i = 0; i < 2; i++) {
+      expect((await broker.acquire(request(tokenA))).scopes[0]?.refusal).toBeNull();
+    }
+    expect((await broker.acquire(request(tokenA))).scopes[0]?.refusal).toMatchObject({
+      reason: 'rate',
+    });
+    // Two seconds on the window has freed; tok_b's self-service call is out meanwhile.
+    now = START + 2000;
+    const selfCall = broker.acquire(request(selfB));
+    await vi.waitFor(() => expect(selfCalls).toBe(1));
+    expect((await broker.acquire(request(tokenA))).scopes[0]?.refusal).toBeNull();
+    release();
+    expect((await selfCall).scopes[0]?.refusal).toBeNull();
+  });
+
+  it('pooling ahead, a failed root call leaves no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', note);
+    try {
+      const f = fleet(
+        { policies: [{ name: 'per-second', limit: 100, window_s: 1 }], quota: {} },
+        1,
+        4,
+      );
+      // Saturated for a second and a half: the broker pools ahead.
+      for (let t = 0; t < 1500; t += 2) {
+        f.at(START + t);
+        await f.admit(t / 2);
+      }
+      // Then the root is unreachable while requests keep coming.
+      f.rootDown(true);
+      const callsBefore = f.rootCalls();
+      for (let t = 1500; t < 2500; t += 2) {
+        f.at(START + t);
+        await f.admit(t / 2);
+      }
+      expect(f.rootCalls()).toBeGreaterThan(callsBefore);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', note);
+    }
+  });
+
+  it('forgets scopes idle for a minute while it passes calls through (browser partitions come and go)', async () => {
+    const limits: Limits = {
+      policies: [{ name: 'per-second', limit: 100, window_s: 1 }],
+      quota: {},
+    };
+    const root = new GuardCore(memorySql(), () => undefined);
+    root.setLimits(limits);
+    let now = START;
+    const brokerAsks: number[] = [];
+    const broker = new BrokerCore(
+      { name: 't@enam', leaseMs: 5000 },
+      {
+        acquire: async (req) => {
+          // The broker's own calls name it; an isolate's passed through do not.
+          if (req.holder) brokerAsks.push(req.scopes.length);
+          return root.acquire(req);
+        },
+        now: () => now,
+        wakeAt: () => undefined,
+      },
+    );
+    const request = (scope: Scope): LeaseRequest => ({
+      now,
+      start: now,
+      leaseMaxMs: 1000,
+      defaults: limits,
+      meterOptions: { partitionShare: 1, largestCost: 1 },
+      scopes: [{ ...scope, cost: 1, want: 0 }],
+      returns: [],
+      renewal: false,
+    });
+    // Two minutes of browser tokens, each seen once: a new partition every 100 ms.
+    for (let i = 0; i < 1200; i++) {
+      now = START + i * 100;
+      await broker.acquire(request({ ...tokenA, partition: `p${i}` }));
+    }
+    // Then the tenant's window fills: the broker asks the root ahead for its scopes.
+    now = START + 120_000;
+    brokerAsks.length = 0;
+    for (let i = 0; i < 150; i++) await broker.acquire(request(tokenA));
+    expect(brokerAsks.length).toBeGreaterThan(0);
+    // Only scopes seen within the last minute (about 600 partitions), not all 1,200.
+    expect(Math.max(...brokerAsks)).toBeLessThanOrEqual(650);
+  });
+
+  it("pooling ahead, a refusal's Retry-After is when its meters fit again, as the isolate repeats it", async () => {
+    // A 4 s window (slots of 200 ms): the root's refusal says when the window frees; the
+    // broker's next pool holds units sooner, and its isolates repeat the refusal until then.
+    const f = fleet({ policies: [{ name: 'per-4s', limit: 100, window_s: 4 }], quota: {} }, 2, 8);
+    for (let t = 0; t < 3000; t += 2) {
+      f.at(START + t);
+      await f.admit(t / 2);
+    }
+    let checked = 0;
+    for (const { at, answer } of f.answers) {
+      const refusal = answer.scopes[0]?.refusal;
+      if (refusal?.reason !== 'rate') continue;
+      const fits = answer.meters.flatMap((m) => (m.fitsAgainAt === null ? [] : [m.fitsAgainAt]));
+      expect(refusal.retryAfter).toBe(secondsUntil(Math.max(...fits), at));
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(0);
   });
 });

@@ -131,6 +131,8 @@ export const KEEP_SCOPES_MS = 60_000;
 const AHEAD_FOR_MS = 1000;
 /** A pool asked ahead starts this long after the root's round trip, so it arrives first. */
 const AHEAD_MARGIN_MS = 5;
+/** Idle scopes are looked for at most this often from isolates' calls (passing through, no timer runs). */
+const DROP_IDLE_EVERY_MS = 1000;
 /** Usage rows held for the next root call before a call is made for them alone. */
 const MAX_USAGE_ROWS = 5000;
 
@@ -148,9 +150,10 @@ const hasSmallMeter = (answer: LeaseAnswer) =>
  */
 function hasShortSlots(answer: LeaseAnswer): boolean {
   if (answer.mode !== 'leased' || answer.disabled || answer.meters.length === 0) return false;
-  const lastSlotStart = Math.max(...answer.meters.map((m) => m.slot));
-  return answer.expiresAt - lastSlotStart < MIN_POOL_MS;
+  return answer.expiresAt - lastSlotStart(answer) < MIN_POOL_MS;
 }
+
+const lastSlotStart = (answer: LeaseAnswer) => Math.max(...answer.meters.map((m) => m.slot));
 
 const hasPlenty = (answer: LeaseAnswer) =>
   answer.meters.every((m) => m.remaining >= PLENTY * Math.max(1, m.leased));
@@ -193,16 +196,20 @@ export class BrokerCore {
    * broker the root's push missed repeats nothing longer than it would hold a pool.
    */
   private readonly lastWord = new LastWord();
-  /** Isolate calls passed through to the root and not answered yet. */
-  private passing = 0;
+  /** Isolate calls passed through to the root and not answered yet, by their waiting scope. */
+  private readonly passing = new Map<string, number>();
   /** Until when it pools ahead (short slots, a window the root refused lately). */
   private aheadUntil = Number.NEGATIVE_INFINITY;
+  /** Pooling ahead, the meters refusals found full: only these wait for the next pool. */
+  private readonly aheadFull = new Set<string>();
   /** The root's round trip as this broker sees it, smoothed. */
   private rootRtt = 0;
-  /** Where the pool asked ahead starts, while the call for it is out. */
+  /** Where the pool asked ahead starts, while the call for it is out (null otherwise). */
   private askedAheadFor: number | null = null;
   /** The short slots, as the root's last answer shows them (a slot's start and length). */
   private slotGrid: { origin: number; length: number } | null = null;
+  /** When idle scopes were last dropped (DROP_IDLE_EVERY_MS). */
+  private droppedIdleAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly settings: BrokerSettings,
@@ -211,8 +218,9 @@ export class BrokerCore {
 
   /** An isolate's call (metering/lease-protocol.ts): answered from the pool, or after one call to the root. */
   async acquire(req: LeaseRequest): Promise<LeaseAnswer> {
+    const now = this.io.now();
     this.calls[req.renewal ? 'renewals' : 'acquires']++;
-    this.rate.record(this.io.now());
+    this.rate.record(now);
     this.context = {
       defaults: req.defaults,
       meterOptions: req.meterOptions,
@@ -221,27 +229,18 @@ export class BrokerCore {
     this.unDemand(req.returns);
     this.pools.takeBack(req.returns);
     if (req.usage) this.addUsage(req.usage);
-    const waitingScope = req.renewal ? undefined : req.scopes[0];
-    if (waitingScope)
-      this.scopes.get(scopeKey(waitingScope))?.asked.add(waitingScope.cost, this.io.now());
-    if (this.passesThrough()) {
-      // Pooling ahead, a request is admitted from the pool or refused until the next one.
-      // Otherwise, while one call asks the root whether a full window has freed, the
-      // others are refused early rather than each asking too.
-      const ahead = this.poolsAhead();
-      if (ahead) void this.askAhead();
-      const answer =
-        (ahead ? this.fromPool(req, undefined) : null) ??
-        this.fromLastWord(req) ??
-        (ahead
-          ? this.fromLastWord(req, this.aheadRefusal())
-          : this.passing > 0
-            ? this.fromLastWord(req, dueNowStillFull(this.io.now()))
-            : null);
-      const answered = this.noteRefused(answer ?? (await this.passThrough(req)));
-      return this.poolsAhead() ? this.untilNextPool(answered) : answered;
-    }
+    if (now - this.droppedIdleAt >= DROP_IDLE_EVERY_MS) this.dropIdleScopes(now);
     const waiting = req.renewal ? undefined : req.scopes[0];
+    const waitingState = waiting && this.scopes.get(scopeKey(waiting));
+    if (waiting && waitingState) {
+      waitingState.asked.add(waiting.cost, now);
+      waitingState.lastSeen = now;
+    }
+    if (this.passesThrough()) {
+      const answer = this.passedOnLocally(req, now);
+      const answered = this.noteRefused(answer ?? (await this.passThrough(req)));
+      return this.poolsAhead() ? this.untilNextPool(req, answered) : answered;
+    }
     // Each round answers from the pool, or waits for one root call that tops it up
     // for every request waiting here, so a busy region makes one root call at a time.
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -258,11 +257,34 @@ export class BrokerCore {
       const key = waiting && scopeKey(waiting);
       if (key) this.queued.set(key, (this.queued.get(key) ?? 0) + (waiting?.cost ?? 0));
       await this.inFlight;
-      if (key)
-        this.queued.set(key, Math.max(0, (this.queued.get(key) ?? 0) - (waiting?.cost ?? 0)));
+      if (key) {
+        const left = (this.queued.get(key) ?? 0) - (waiting?.cost ?? 0);
+        if (left > 0) this.queued.set(key, left);
+        else this.queued.delete(key);
+      }
       if (this.passesThrough()) return this.passThrough(req);
     }
     return this.askRoot(req);
+  }
+
+  /**
+   * Passing calls through, the answer it can give without the root, or null: pooling
+   * ahead, from the pool, or refused until the next pool; else a refusal lease, and,
+   * while this scope's own call asks the root whether its full window has freed, a
+   * refusal for a moment longer.
+   */
+  private passedOnLocally(req: LeaseRequest, now: number): LeaseAnswer | null {
+    if (this.poolsAhead()) {
+      void this.askAhead().catch(() => {});
+      return (
+        this.fromPool(req, undefined) ??
+        this.fromLastWord(req) ??
+        this.fromLastWord(req, this.aheadRefusal())
+      );
+    }
+    const waiting = req.renewal ? undefined : req.scopes[0];
+    const asking = waiting !== undefined && this.passing.has(scopeKey(waiting));
+    return this.fromLastWord(req) ?? (asking ? this.fromLastWord(req, dueNowStillFull(now)) : null);
   }
 
   /**
@@ -343,7 +365,6 @@ export class BrokerCore {
     if (change.kind === 'disabled') this.disabled = true;
     else if (change.kind === 'cache') this.cacheVersion = change.version;
     else if (change.kind === 'token') {
-      this.lastWord.forgetToken(change.tokenId);
       for (const s of this.scopes.values()) {
         if (s.scope.tokenId === change.tokenId && (!s.tokenEnd || s.tokenEnd.at > change.end.at)) {
           s.tokenEnd = change.end;
@@ -424,7 +445,9 @@ export class BrokerCore {
       brokerCalls: this.takeCalls(),
     };
     const seq = this.pushes;
-    this.passing++;
+    const generation = this.generation;
+    const passingKey = req.renewal ? undefined : req.scopes[0] && scopeKey(req.scopes[0]);
+    if (passingKey) this.passing.set(passingKey, (this.passing.get(passingKey) ?? 0) + 1);
     const sent = this.io.now();
     const answer = await this.io
       .acquire(forwarded)
@@ -432,8 +455,16 @@ export class BrokerCore {
         this.pools.giveBackLater(returns);
         throw err;
       })
-      .finally(() => this.passing--);
+      .finally(() => {
+        if (!passingKey) return;
+        const left = (this.passing.get(passingKey) ?? 1) - 1;
+        if (left > 0) this.passing.set(passingKey, left);
+        else this.passing.delete(passingKey);
+      });
     this.timed(sent);
+    // Limits changed while it was out (forget): the answer decides its own request, but
+    // what it says of the tenant may predate the change and is not kept (as in rootCall).
+    if (generation !== this.generation) return answer;
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
@@ -451,7 +482,7 @@ export class BrokerCore {
   /** The short slots' grid, from an answer whose lease ends with its slot. */
   private noteSlots(answer: LeaseAnswer): void {
     if (!hasShortSlots(answer)) return;
-    const origin = Math.max(...answer.meters.map((m) => m.slot));
+    const origin = lastSlotStart(answer);
     const length = answer.expiresAt - origin;
     if (length > 0) this.slotGrid = { origin, length };
   }
@@ -495,17 +526,18 @@ export class BrokerCore {
   }
 
   /**
-   * Pooling ahead, between pools: the meters the root pools ahead have nothing for
+   * Pooling ahead, between pools: the meters a refusal found full have nothing for
    * this region until the next pool starts (or, none held yet, one round trip on).
+   * Other meters stay as last heard: a quota or another scope with room is not
+   * refused, named or shown spent for a window that is not its own.
    */
   private aheadRefusal(): (grant: MeterGrant) => MeterGrant {
     const now = this.io.now();
     const next = this.pools.next;
     const pooled = next ?? this.pools.current;
-    const asked = this.inFlight ? this.askedAheadFor : null;
-    const at = next?.start ?? asked ?? now + this.rootRtt + AHEAD_MARGIN_MS;
+    const at = next?.start ?? this.askedAheadFor ?? now + this.rootRtt + AHEAD_MARGIN_MS;
     return (g) =>
-      !pooled || pooled.meters.has(g.key)
+      this.aheadFull.has(g.key) && (!pooled || pooled.meters.has(g.key))
         ? { ...g, remaining: 0, fitsAgainAt: Math.max(at, now + 1) }
         : g;
   }
@@ -515,6 +547,8 @@ export class BrokerCore {
     const refusal = answer.scopes[0]?.refusal;
     if (this.shortSlots && (refusal?.reason === 'rate' || refusal?.reason === 'quota')) {
       const entering = !this.poolsAhead();
+      if (entering) this.aheadFull.clear();
+      for (const g of answer.meters) if (g.fitsAgainAt !== null) this.aheadFull.add(g.key);
       this.aheadUntil = this.io.now() + AHEAD_FOR_MS;
       if (entering) void this.askAhead().catch(() => {});
     }
@@ -533,7 +567,9 @@ export class BrokerCore {
       Math.max(current?.expiresAt ?? now, now + this.rootRtt + AHEAD_MARGIN_MS),
     );
     this.askedAheadFor = start;
-    return this.rootCall(null, start);
+    return this.rootCall(null, start).finally(() => {
+      if (this.askedAheadFor === start) this.askedAheadFor = null;
+    });
   }
 
   /**
@@ -560,16 +596,27 @@ export class BrokerCore {
   /**
    * Pooling ahead, a refusal's meters fit again, for this region's isolates, when the
    * next pool holding units of them starts: their refusal leases end then, so the
-   * pool's units meet requests.
+   * pool's units meet requests. The refusal says so too (its Retry-After and policy),
+   * so the first refusal and the isolate's repeats of it agree.
    */
-  private untilNextPool(answer: LeaseAnswer): LeaseAnswer {
+  private untilNextPool(req: LeaseRequest, answer: LeaseAnswer): LeaseAnswer {
     const next = this.pools.next;
-    if (!next || !answer.scopes[0]?.refusal) return answer;
+    const grant = answer.scopes[0];
+    const waiting = req.scopes[0];
+    if (!next || !grant?.refusal || !waiting) return answer;
     answer.meters = answer.meters.map((g) => {
       const h = next.meters.get(g.key);
       const later = g.fitsAgainAt !== null && g.fitsAgainAt > next.start;
       return h && h.left > 0 && later ? { ...g, fitsAgainAt: next.start } : g;
     });
+    if (grant.refusal.reason !== 'rate' && grant.refusal.reason !== 'quota') return answer;
+    const byKey = new Map(answer.meters.map((g) => [g.key, g]));
+    const held = grant.meters.flatMap((k) => {
+      const g = byKey.get(k);
+      return g ? [{ grant: g, left: 0 }] : [];
+    });
+    const verdict = localVerdict(held, waiting.cost, this.io.now());
+    if (verdict && verdict !== 'ask') answer.scopes[0] = { ...grant, refusal: verdict };
     return answer;
   }
 
@@ -602,7 +649,8 @@ export class BrokerCore {
     const state = this.scopes.get(key);
     // A token's end is final: refused here, as the root would.
     const ended = state && standingOf(false, state, now);
-    if (ended) return this.bare(req, { meters: [], tokenEnd: state.tokenEnd, refusal: ended });
+    if (ended)
+      return this.bare(req, { meters: state.meters, tokenEnd: state.tokenEnd, refusal: ended });
     const known = this.lastWord.refusal(key, waiting.cost, now, early);
     if (!known) return null;
     const answer = this.bare(req, {
@@ -886,6 +934,7 @@ export class BrokerCore {
   }
 
   private dropIdleScopes(now: number): void {
+    this.droppedIdleAt = now;
     for (const [key, s] of this.scopes) {
       if (now - s.lastSeen > KEEP_SCOPES_MS) this.scopes.delete(key);
     }

@@ -131,15 +131,24 @@ function full(
     slotEnds = 50,
     mode = 'leased',
     admitted = false,
-  }: { fitsIn: number; slotEnds?: number; mode?: 'leased' | 'exact'; admitted?: boolean },
+    clockAhead = 0,
+  }: {
+    fitsIn: number;
+    slotEnds?: number;
+    mode?: 'leased' | 'exact';
+    admitted?: boolean;
+    /** The answering broker's clock runs this far ahead of the isolate's. */
+    clockAhead?: number;
+  },
 ): LeaseAnswer {
-  const fitsAgainAt = req.now + fitsIn;
+  const now = req.now + clockAhead;
+  const fitsAgainAt = now + fitsIn;
   return {
     mode,
     disabled: false,
     cacheVersion: '1',
-    start: req.now,
-    expiresAt: mode === 'exact' ? req.now : req.now + slotEnds,
+    start: now,
+    expiresAt: mode === 'exact' ? now : now + slotEnds,
     scopes: req.scopes.map((_, i) => ({
       meters: ['rate:burst'],
       tokenEnd: null,
@@ -158,7 +167,7 @@ function full(
         slot: req.now,
         leased: 0,
         remaining: 0,
-        resetAt: req.now + 10_000,
+        resetAt: now + 10_000,
         fitsAgainAt,
       },
     ],
@@ -221,7 +230,11 @@ describe('TenantLease: refusal leases', () => {
       kind: 'refused',
       refusal: { reason: 'rate', violated: 'burst' },
     });
-    // A request dearer than the window is the guard's to refuse too; a cost-0 one asks.
+    // A request dearer than the whole window is refused as the guard would; a cost-0 one asks.
+    expect(lease.admit(scope, 150, NOW + 10)).toMatchObject({
+      kind: 'refused',
+      refusal: { reason: 'too_costly', violated: 'burst', limit: 100 },
+    });
     expect(lease.admit(scope, 0, NOW + 10).kind).toBe('ask');
     expect(lease.admit(scope, 1, NOW + 700).kind).toBe('ask');
     // With room in the window, exact mode asks for every request, as before.
@@ -230,5 +243,29 @@ describe('TenantLease: refusal leases', () => {
     for (const m of roomy.meters) Object.assign(m, { remaining: 5, fitsAgainAt: null });
     lease.apply(room, roomy, NOW + 800);
     expect(lease.admit(scope, 1, NOW + 801).kind).toBe('ask');
+  });
+
+  it("refuses until the window frees by its own clock, though the broker's runs ahead", () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    // The broker's clock is 500 ms ahead: full for 300 ms by its clock is until NOW + 300 here.
+    lease.apply(req, full(req, { fitsIn: 300, clockAhead: 500 }), NOW);
+    expect(lease.admit(scope, 1, NOW + 299).kind).toBe('refused');
+    expect(lease.admit(scope, 1, NOW + 300).kind).toBe('ask');
+  });
+
+  it('asks, rather than refuses, while units of the full meter it held wait to go back', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 10 });
+    // Its lease (cut to 200 ms by the slot's end) holds the window's last 10 units.
+    const answer = full(req, { fitsIn: 5000, slotEnds: 200, admitted: true });
+    for (const m of answer.meters) m.leased = 10;
+    lease.apply(req, answer, NOW);
+    expect(lease.admit(scope, 1, NOW + 10).kind).toBe('admitted');
+    // The lease has ended with 9 units unused: the guard counts them until they come back,
+    // so its "full" is partly this isolate's own units. The next request takes them back.
+    expect(lease.admit(scope, 1, NOW + 300).kind).toBe('ask');
+    const next = lease.request(NOW + 300, settings, { scope, cost: 1, queued: 0 });
+    expect(next.returns).toEqual([{ meter: 'rate:burst', slot: NOW, units: 9 }]);
   });
 });

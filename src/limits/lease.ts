@@ -103,9 +103,11 @@ export class TenantLease {
       }
     }
     const known = this.lastWord.refusal(key, cost, now);
-    return known
-      ? { kind: 'refused', refusal: known.refusal, meters: views(known.held, now) }
-      : { kind: 'ask' };
+    // A window full partly with units this isolate held and has not given back yet: the
+    // next call gives them back, and the guard may admit from them.
+    if (!known || this.windows.returning(known.held.map((h) => h.grant.key)))
+      return { kind: 'ask' };
+    return { kind: 'refused', refusal: known.refusal, meters: views(known.held, now) };
   }
 
   /**
@@ -198,7 +200,8 @@ export class TenantLease {
     const answered = answeredScopes(req, answer);
     // A window it says is full is refused here until it frees, for one lease time at most:
     // a change that frees room early reaches this isolate with its next answer.
-    this.lastWord.hear(answered, answer.meters, receivedAt + req.leaseMaxMs, receivedAt);
+    const grants = [...period.meters.values()].map((h) => h.grant);
+    this.lastWord.hear(answered, grants, receivedAt + req.leaseMaxMs, receivedAt);
     for (const { key, ask, grant, terms } of answered) {
       const prior = this.scopes.get(key);
       const asked = ask.cost > 0;

@@ -34,15 +34,22 @@ export interface LeaseWindow {
 }
 
 /**
- * An answer's lease as a window, every leased unit still held; `skew` moves it
- * back by that much (a grantor's clock running ahead, limits/lease.ts).
+ * An answer's lease as a window, every leased unit still held; `skew` moves it,
+ * and the times its meters name, back by that much (a grantor's clock running
+ * ahead, limits/lease.ts). A slot stays as named: returns name it.
  */
 export function windowOf(answer: LeaseAnswer, skew = 0): LeaseWindow {
   return {
     start: answer.start - skew,
     expiresAt: answer.expiresAt - skew,
-    meters: new Map(answer.meters.map((g) => [g.key, { grant: g, left: g.leased }])),
+    meters: new Map(answer.meters.map((g) => [g.key, { grant: skewed(g, skew), left: g.leased }])),
   };
+}
+
+function skewed(g: MeterGrant, skew: number): MeterGrant {
+  if (skew === 0) return g;
+  const fitsAgainAt = g.fitsAgainAt === null ? null : g.fitsAgainAt - skew;
+  return { ...g, resetAt: g.resetAt - skew, fitsAgainAt };
 }
 
 /** When a window is `share` of the way through: the time to renew it ahead. */
@@ -192,6 +199,11 @@ export class LeaseWindows {
     }
   }
 
+  /** Whether unused units of one of these meters wait to go back (the grantor still counts them). */
+  returning(meters: string[]): boolean {
+    return this.returns.some((r) => r.units > 0 && meters.includes(r.meter));
+  }
+
   /** Units given back to this holder: into the window they came from (same meter and slot), else on. */
   takeBack(returns: Returned[]): void {
     for (const r of returns) {
@@ -257,7 +269,7 @@ export function localVerdict(held: Held[], cost: number, now: number): Refusal |
  * from it. No clock of its own.
  */
 export class LastWord {
-  private readonly scopes = new Map<string, { tokenId: string; meters: string[]; until: number }>();
+  private readonly scopes = new Map<string, { meters: string[]; until: number }>();
   private readonly meters = new Map<string, { grant: MeterGrant; until: number }>();
 
   /** Takes in an answer's scopes and meters, to be repeated until `until` at most. */
@@ -265,7 +277,7 @@ export class LastWord {
     for (const [key, s] of this.scopes) if (s.until <= now) this.scopes.delete(key);
     for (const [key, m] of this.meters) if (m.until <= now) this.meters.delete(key);
     for (const s of scopes) {
-      this.scopes.set(s.key, { tokenId: s.ask.tokenId, meters: s.grant.meters, until });
+      this.scopes.set(s.key, { meters: s.grant.meters, until });
     }
     for (const grant of grants) this.meters.set(grant.key, { grant, until });
   }
@@ -294,11 +306,6 @@ export class LastWord {
     }
     const verdict = localVerdict(held, cost, now);
     return verdict && verdict !== 'ask' ? { refusal: verdict, held } : null;
-  }
-
-  /** A token's scopes are forgotten (its end was pushed: the grantor decides it next). */
-  forgetToken(tokenId: string): void {
-    for (const [key, s] of this.scopes) if (s.tokenId === tokenId) this.scopes.delete(key);
   }
 
   clear(): void {
