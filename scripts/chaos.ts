@@ -18,6 +18,7 @@
  *   npm run chaos
  *   CHAOS_VERBOSE=1 npm run chaos    # print up to 50 of workerd's warnings, not 5
  *   CHAOS_ONLY=outage,noisy npm run chaos   # only these (outage, storm, flaky, idempotency, noisy)
+ *   CHAOS_ONLY=noisy CHAOS_ROUNDS=3 npm run chaos   # the noisy-neighbour list three times, medians
  */
 
 import { startEmulator } from '../emulator/server';
