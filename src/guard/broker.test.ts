@@ -570,6 +570,55 @@ describe('BrokerCore: refusal leases', () => {
     expect(rootCalls).toBe(4);
   });
 
+  it('a request the root admitted while a reset dropped the pool still gets its meters (its RateLimit fields)', async () => {
+    const limits: Limits = { policies: [{ name: 'burst', limit: 1000, window_s: 60 }], quota: {} };
+    const root = new GuardCore(memorySql(), () => undefined);
+    root.setLimits(limits);
+    let rootCalls = 0;
+    let hold: Promise<void> | null = null;
+    const broker = new BrokerCore(
+      { name: 't@enam', leaseMs: 5000 },
+      {
+        acquire: async (req) => {
+          rootCalls++;
+          const answer = root.acquire(req);
+          if (hold) await hold;
+          return answer;
+        },
+        now: () => START,
+        wakeAt: () => undefined,
+      },
+    );
+    let release = () => {};
+    hold = new Promise((resolve) => {
+      release = resolve;
+    });
+    // The region's first request: the broker asks the root, whose answer is held open.
+    const asked = broker.acquire({
+      now: START,
+      start: START,
+      leaseMaxMs: 1000,
+      defaults: limits,
+      meterOptions: { partitionShare: 1, largestCost: 1 },
+      scopes: [{ ...tokenA, cost: 1, want: 10 }],
+      returns: [],
+      renewal: false,
+    });
+    await vi.waitFor(() => expect(rootCalls).toBe(1));
+    // Meanwhile an operator change: the broker forgets, so the root's pool is not kept.
+    broker.apply({ kind: 'reset' });
+    hold = null;
+    release();
+    const answer = await asked;
+    const grant = answer.scopes[0];
+    expect(grant?.refusal).toBeNull();
+    // The isolate takes the admitted request's RateLimit fields from these meters.
+    expect(grant?.meters.length).toBeGreaterThan(0);
+    const answered = answer.meters.map((m) => m.key);
+    expect(answered).toEqual(expect.arrayContaining(grant?.meters ?? []));
+    expect(answer.meters.every((m) => m.leased === 0)).toBe(true);
+  });
+
   it("a window that has freed is asked about, though another scope's call is out", async () => {
     const limits: Limits = {
       policies: [{ name: 'burst', limit: 2, window_s: 1 }],

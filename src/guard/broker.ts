@@ -682,6 +682,7 @@ export class BrokerCore {
     const waiting = req.renewal ? null : req.scopes[0];
     let decided: ScopeGrant | undefined;
     let exact: LeaseAnswer | undefined;
+    let counted: MeterGrant[] = [];
     const now = this.io.now();
     // An isolate renewing ahead asks for the time after its lease: so does the pool.
     const start = req.renewal && req.start > now ? req.start : now;
@@ -690,6 +691,7 @@ export class BrokerCore {
     if (waiting && waiting.cost > 0) this.pools.dropCurrent();
     await this.rootCall(waiting ?? null, start, [], req, (grant, answer) => {
       decided = grant;
+      counted = answer.meters;
       if (answer.mode === 'exact') exact = answer;
     });
     // Exact mode: the root's answer is the isolate's (its scopes come first, in its order).
@@ -697,8 +699,12 @@ export class BrokerCore {
     const answer = this.fromPool(req, decided);
     if (answer) return answer;
     // The root answered but the pool cannot serve this request (forgotten meanwhile):
-    // the waiting request's own decision stands, with nothing leased.
-    return this.bare(req, decided);
+    // the waiting request's own decision stands, with nothing leased, and with its
+    // meters as the root counted them: an isolate takes its RateLimit fields from them.
+    const bare = this.bare(req, decided);
+    const own = new Set(decided?.meters);
+    bare.meters = counted.filter((g) => own.has(g.key)).map((g) => ({ ...g, leased: 0 }));
+    return bare;
   }
 
   /**
