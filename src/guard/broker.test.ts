@@ -17,6 +17,30 @@ const START = Date.parse('2026-11-24T12:00:00Z');
 const tokenA: Scope = { group: 'teams', tokenId: 'tok_a' };
 const tokenB: Scope = { group: 'teams', tokenId: 'tok_b' };
 
+/** An isolate's lease settings under `limits`. */
+function isolateSettings(limits: Limits): LeaseSettings {
+  return {
+    leaseMaxMs: 1000,
+    defaults: limits,
+    meterOptions: { partitionShare: 1, largestCost: 1 },
+    usageRetentionDays: 90,
+  };
+}
+
+/** An isolate's request of one unit for `scope` at `now`, as admission makes it. */
+function askFor(limits: Limits, now: number, scope: Scope = tokenA, want = 0): LeaseRequest {
+  return {
+    now,
+    start: now,
+    leaseMaxMs: 1000,
+    defaults: limits,
+    meterOptions: { partitionShare: 1, largestCost: 1 },
+    scopes: [{ ...scope, cost: 1, want }],
+    returns: [],
+    renewal: false,
+  };
+}
+
 function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
   let now = START;
   const root = new GuardCore(memorySql(), () => undefined);
@@ -26,12 +50,7 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
   let rootDown = false;
   /** Every broker answer to an isolate, with its time. */
   const answers: { at: number; answer: LeaseAnswer }[] = [];
-  const settings: LeaseSettings = {
-    leaseMaxMs: 1000,
-    defaults: limits,
-    meterOptions: { partitionShare: 1, largestCost: 1 },
-    usageRetentionDays: 90,
-  };
+  const settings = isolateSettings(limits);
   const made = Array.from({ length: brokers }, (_, b) => {
     const broker = new BrokerCore(
       { name: `t@region${b}`, leaseMs: 5000 },
@@ -185,12 +204,7 @@ describe('BrokerCore', () => {
       waitUntil: () => undefined,
       now: () => START,
     };
-    const settings: LeaseSettings = {
-      leaseMaxMs: 1000,
-      defaults: limits,
-      meterOptions: { partitionShare: 1, largestCost: 1 },
-      usageRetentionDays: 90,
-    };
+    const settings = isolateSettings(limits);
     // tok_b is known to the broker and its pool.
     holding = false;
     for (let i = 0; i < 3; i++) await new Admission().admit('t', tokenB, 1, settings, io);
@@ -349,16 +363,7 @@ describe('BrokerCore', () => {
         wakeAt: () => undefined,
       },
     );
-    const request = (): LeaseRequest => ({
-      now: START,
-      start: START,
-      leaseMaxMs: 1000,
-      defaults: limits,
-      meterOptions: { partitionShare: 1, largestCost: 1 },
-      scopes: [{ ...tokenA, cost: 1, want: 0 }],
-      returns: [],
-      renewal: false,
-    });
+    const request = () => askFor(limits, START);
     for (let i = 0; i < 100; i++) {
       expect((await broker.acquire(request())).scopes[0]?.refusal).toBeNull();
     }
@@ -392,12 +397,7 @@ describe('BrokerCore', () => {
       waitUntil: () => undefined,
       now: () => START,
     };
-    const settings: LeaseSettings = {
-      leaseMaxMs: 1000,
-      defaults: limits,
-      meterOptions: { partitionShare: 1, largestCost: 1 },
-      usageRetentionDays: 90,
-    };
+    const settings = isolateSettings(limits);
     expect((await new Admission().admit('t', tokenA, 1, settings, io)).kind).toBe('unavailable');
     down = false;
     expect((await new Admission().admit('t', tokenA, 1, settings, io)).kind).toBe('admitted');
@@ -538,16 +538,7 @@ describe('BrokerCore: refusal leases', () => {
         wakeAt: () => undefined,
       },
     );
-    const request = (): LeaseRequest => ({
-      now,
-      start: now,
-      leaseMaxMs: 1000,
-      defaults: limits,
-      meterOptions: { partitionShare: 1, largestCost: 1 },
-      scopes: [{ ...tokenA, cost: 1, want: 0 }],
-      returns: [],
-      renewal: false,
-    });
+    const request = () => askFor(limits, now);
     for (let i = 0; i < 2; i++) {
       expect((await broker.acquire(request())).scopes[0]?.refusal).toBeNull();
     }
@@ -594,16 +585,7 @@ describe('BrokerCore: refusal leases', () => {
       release = resolve;
     });
     // The region's first request: the broker asks the root, whose answer is held open.
-    const asked = broker.acquire({
-      now: START,
-      start: START,
-      leaseMaxMs: 1000,
-      defaults: limits,
-      meterOptions: { partitionShare: 1, largestCost: 1 },
-      scopes: [{ ...tokenA, cost: 1, want: 10 }],
-      returns: [],
-      renewal: false,
-    });
+    const asked = broker.acquire(askFor(limits, START, tokenA, 10));
     await vi.waitFor(() => expect(rootCalls).toBe(1));
     // Meanwhile an operator change: the broker forgets, so the root's pool is not kept.
     broker.apply({ kind: 'reset' });
@@ -650,16 +632,7 @@ describe('BrokerCore: refusal leases', () => {
         wakeAt: () => undefined,
       },
     );
-    const request = (scope: Scope): LeaseRequest => ({
-      now,
-      start: now,
-      leaseMaxMs: 1000,
-      defaults: limits,
-      meterOptions: { partitionShare: 1, largestCost: 1 },
-      scopes: [{ ...scope, cost: 1, want: 0 }],
-      returns: [],
-      renewal: false,
-    });
+    const request = (scope: Scope) => askFor(limits, now, scope);
     // tok_a fills its window of a second.
     for (let i = 0; i < 2; i++) {
       expect((await broker.acquire(request(tokenA))).scopes[0]?.refusal).toBeNull();
@@ -728,16 +701,7 @@ describe('BrokerCore: refusal leases', () => {
         wakeAt: () => undefined,
       },
     );
-    const request = (scope: Scope): LeaseRequest => ({
-      now,
-      start: now,
-      leaseMaxMs: 1000,
-      defaults: limits,
-      meterOptions: { partitionShare: 1, largestCost: 1 },
-      scopes: [{ ...scope, cost: 1, want: 0 }],
-      returns: [],
-      renewal: false,
-    });
+    const request = (scope: Scope) => askFor(limits, now, scope);
     // Two minutes of browser tokens, each seen once: a new partition every 100 ms.
     for (let i = 0; i < 1200; i++) {
       now = START + i * 100;
