@@ -32,10 +32,12 @@ export async function hmacSha256Hex(secret: string, message: string): Promise<st
   return toHex(new Uint8Array(mac));
 }
 
+/** Two hex digits per byte value, made once per isolate. */
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 
-function toHex(bytes: Uint8Array): string {
+/** Bytes `from` to `to` of `bytes` (all of them by default), in hex. */
+export function toHex(bytes: Uint8Array, from = 0, to = bytes.length): string {
   let out = '';
-  for (const b of bytes) out += HEX[b];
+  for (let i = from; i < to; i++) out += HEX[bytes[i] ?? 0];
   return out;
 }

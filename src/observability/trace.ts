@@ -8,6 +8,7 @@
  * @example app.use(traceContext())
  */
 import { createMiddleware } from 'hono/factory';
+import { toHex } from '../hash';
 import type { HonoEnv, TraceContext } from '../types/context';
 import { validTracestate } from './tracestate';
 
@@ -44,19 +45,11 @@ export function readTrace(header: string | undefined, state: string | undefined)
   return trace;
 }
 
-/** Two hex digits per byte value, made once per isolate. */
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-
 /** Bytes `from` to `to` in hex; null when all are zero (an invalid id: 2^-64 and less). */
 function hexOf(bytes: Uint8Array, from: number, to: number): string | null {
-  let hex = '';
   let any = 0;
-  for (let i = from; i < to; i++) {
-    const b = bytes[i] ?? 0;
-    hex += HEX[b];
-    any |= b;
-  }
-  return any === 0 ? null : hex;
+  for (let i = from; i < to; i++) any |= bytes[i] ?? 0;
+  return any === 0 ? null : toHex(bytes, from, to);
 }
 
 function randomHex(bytes: number): string {
