@@ -36,9 +36,9 @@ const ABANDONED_AFTER_MS = 60_000;
 /** Errors that mean the platform surely did not act: the claim is released, not kept. */
 const NOT_ACTED = new Set(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_BACKING_OFF']);
 
+/** For writes only: proxy.ts gives GET routes no idempotency step. */
 export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
   return createMiddleware<HonoEnv>(async function idempotency(c, next) {
-    if (spec.method === 'GET') return next();
     const settings = c.get('settings');
     const key = c.req.header(IDEMPOTENCY_HEADER);
     // An upload's body streams through unkept: a repeat could not be told from another file.
