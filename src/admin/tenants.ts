@@ -148,7 +148,9 @@ export function tenantRoutes(): Hono<HonoEnv> {
         ...(patch.plan !== undefined ? { plan: patch.plan } : {}),
       },
     });
-    return c.json(ok<PublicTenant>(publicTenant(updated, await planBook(c.env).planOf(id))));
+    // A plan just joined is known: the PlanBook is asked only when the patch left it alone.
+    const plan = joining !== undefined ? joining : await planBook(c.env).planOf(id);
+    return c.json(ok<PublicTenant>(publicTenant(updated, plan)));
   });
 
   for (const [action, status] of [
@@ -160,9 +162,11 @@ export function tenantRoutes(): Hono<HonoEnv> {
       const stores = await adminStores(c);
       const updated = await stores.tenants.update(await existingTenant(stores, id), { status });
       // The TenantGuard makes the change take effect on the next request everywhere.
-      await changeGuard(c, id, (g) => g.setDisabled(status === 'disabled'));
+      const [, plan] = await Promise.all([
+        changeGuard(c, id, (g) => g.setDisabled(status === 'disabled')),
+        planBook(c.env).planOf(id),
+      ]);
       await audit(c, `tenant.${action}d`, { tenant_id: id });
-      const plan = await planBook(c.env).planOf(id);
       return c.json(ok<PublicTenant>(publicTenant(updated, plan)));
     });
   }
