@@ -653,13 +653,15 @@ export class BrokerCore {
       return this.bare(req, { meters: state.meters, tokenEnd: state.tokenEnd, refusal: ended });
     const known = this.lastWord.refusal(key, waiting.cost, now, early);
     if (!known) return null;
-    const answer = this.bare(req, {
-      meters: known.held.map((h) => h.grant.key),
-      tokenEnd: state?.tokenEnd ?? null,
-      refusal: known.refusal,
-    });
-    answer.meters = known.held.map((h) => onward(h, 0));
-    return answer;
+    return this.bare(
+      req,
+      {
+        meters: known.held.map((h) => h.grant.key),
+        tokenEnd: state?.tokenEnd ?? null,
+        refusal: known.refusal,
+      },
+      known.held.map((h) => onward(h, 0)),
+    );
   }
 
   /**
@@ -700,11 +702,13 @@ export class BrokerCore {
     if (answer) return answer;
     // The root answered but the pool cannot serve this request (forgotten meanwhile):
     // the waiting request's own decision stands, with nothing leased, and with its
-    // meters as the root counted them: an isolate takes its RateLimit fields from them.
-    const bare = this.bare(req, decided);
+    // meters as the root counted them.
     const own = new Set(decided?.meters);
-    bare.meters = counted.filter((g) => own.has(g.key)).map((g) => ({ ...g, leased: 0 }));
-    return bare;
+    return this.bare(
+      req,
+      decided,
+      counted.filter((g) => own.has(g.key)).map((g) => ({ ...g, leased: 0 })),
+    );
   }
 
   /**
@@ -889,8 +893,16 @@ export class BrokerCore {
     };
   }
 
-  /** An answer with nothing leased: the waiting request's decision and the tenant's state. */
-  private bare(req: LeaseRequest, decided: ScopeGrant | undefined): LeaseAnswer {
+  /**
+   * An answer with nothing leased: the waiting request's decision and the tenant's
+   * state. `meters`: the decided scope's, with nothing leased; an isolate takes an
+   * admitted request's RateLimit fields from them, and gives none without them.
+   */
+  private bare(
+    req: LeaseRequest,
+    decided: ScopeGrant | undefined,
+    meters: MeterGrant[] = [],
+  ): LeaseAnswer {
     const now = this.io.now();
     // Every scope but a decided one is answered with its meters as the broker knows them,
     // in order, up to the first it does not know: an isolate takes a grant's meters as
@@ -914,7 +926,7 @@ export class BrokerCore {
       start: now,
       expiresAt: now,
       scopes,
-      meters: [],
+      meters,
     };
   }
 
