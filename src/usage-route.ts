@@ -8,6 +8,7 @@
 import { Hono } from 'hono';
 import { ok } from './errors';
 import { guardFor } from './guard/tenant-guard';
+import { HOUR_MS, hourOf } from './metering/usage';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
 import { validated } from './middleware/validate';
@@ -33,7 +34,7 @@ export function usageRoutes(): Hono<HonoEnv> {
       const tenant = c.get('tenant');
       const now = Date.now();
       const today = Math.floor(now / 86_400_000) * 86_400_000;
-      const hour = Math.floor(now / 3_600_000) * 3_600_000;
+      const hour = hourOf(now);
       // One guard call: the meters now, 30 days by day, 48 hours by hour.
       const view = await guardFor(c.env, tenant.id).ownView(
         now,
@@ -47,7 +48,7 @@ export function usageRoutes(): Hono<HonoEnv> {
             groupBy: [],
           },
           {
-            from: hour - (OWN_USAGE_HOURS - 1) * 3_600_000,
+            from: hour - (OWN_USAGE_HOURS - 1) * HOUR_MS,
             to: now,
             granularity: 'hour',
             groupBy: [],

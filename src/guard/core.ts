@@ -32,7 +32,7 @@ import {
   metersFor,
   type TokenLimits,
 } from '../metering/policy';
-import { DEFAULT_USAGE_RETENTION_DAYS, type UsageBatch } from '../metering/usage';
+import { DEFAULT_USAGE_RETENTION_DAYS, HOUR_MS, hourOf, type UsageBatch } from '../metering/usage';
 import { ROUTE_GROUPS } from '../routes/types';
 import type { TokenEntry } from '../tenants/token-store';
 import type { AlertSettings, RecentAlert, TenantUsage, TokenListing } from '../types/wire';
@@ -95,7 +95,7 @@ import { migrateTokens, TokenRegistry } from './token-registry';
 export const LEASE_SHARE = 1 / 8;
 
 /** How often rows that no longer count are swept away (docs/STORAGE.md). */
-export const SWEEP_EVERY_MS = 3_600_000;
+export const SWEEP_EVERY_MS = HOUR_MS;
 const NO_OPTIONS: MeterOptions = { partitionShare: 1, largestCost: 1 };
 
 export class GuardCore {
@@ -262,7 +262,7 @@ export class GuardCore {
     // this, too, just past the hour), or for this hour when it had some (its requests
     // may just have reached the minimum); other batches cost no query.
     const now = Date.now();
-    const hour = Math.floor(now / 3_600_000) * 3_600_000;
+    const hour = hourOf(now);
     const hours = new Set<number>();
     for (const r of batch.keyRejections ?? []) hours.add(r.hour);
     for (const r of batch.rows) if (r.status === '5xx') hours.add(r.hour);

@@ -6,7 +6,7 @@
  * (fleet-board.ts) for the console's overview (docs/OBSERVABILITY.md, "Alerts").
  */
 
-import type { KeyRejectionRow } from '../metering/usage';
+import { HOUR_MS, hourOf, type KeyRejectionRow } from '../metering/usage';
 import { type AlertConfig, DEFAULT_SERVER_ERROR_PERCENT, firstTime, raiseAlert } from './alerts';
 import type { Sql } from './sql';
 
@@ -27,8 +27,6 @@ export interface FleetHour {
 
 /** An hour needs this many requests before its share of server errors counts. */
 export const SERVER_ERROR_MIN_REQUESTS = 20;
-
-const HOUR_MS = 3_600_000;
 
 export function migrateHealth(sql: Sql): void {
   sql.exec(`
@@ -108,7 +106,7 @@ export function noteHealthAlerts(
 ): boolean {
   let raised = false;
   for (const hour of hours) {
-    if (noteHour(sql, tenantId, config, Math.floor(hour / HOUR_MS) * HOUR_MS, now)) raised = true;
+    if (noteHour(sql, tenantId, config, hourOf(hour), now)) raised = true;
   }
   return raised && config !== null;
 }

@@ -21,7 +21,7 @@ import { auditLog } from '../audit/audit-log';
 import { log } from '../log';
 import type { BrokerPush, LeaseRequest, Returned } from '../metering/lease-protocol';
 import type { Limits, TokenLimits } from '../metering/policy';
-import type { UsageBatch } from '../metering/usage';
+import { HOUR_MS, hourOf, type UsageBatch } from '../metering/usage';
 import { isSealed, keyRing, open, seal, sealedKid } from '../tenants/crypto';
 import {
   eraseTokenRecord,
@@ -300,7 +300,7 @@ export class TenantGuard extends DurableObject {
     const next = this.fleetReportedAt + FLEET_REPORT_MS;
     this.fleetScheduled = true;
     if (now < next) return next;
-    const hours = this.core.fleetHours(Math.floor(now / 3_600_000) * 3_600_000 - 3_600_000);
+    const hours = this.core.fleetHours(hourOf(now) - HOUR_MS);
     // Taken before the call: usage coming in while it is on its way is due again, not lost.
     this.fleetDue = false;
     try {

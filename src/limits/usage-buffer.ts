@@ -6,6 +6,7 @@
  * history").
  */
 import {
+  hourOf,
   type KeyRejectionRow,
   LATENCY_BUCKETS_MS,
   type RefusalRow,
@@ -43,8 +44,6 @@ export interface UsageEntry {
  * its batch goes: the newest, so a flood is sampled, its counts kept in the rows.
  */
 export const REQUESTS_PER_BATCH = 100;
-
-const hourOf = (t: number) => Math.floor(t / 3_600_000) * 3_600_000;
 
 function latencyBucket(ms: number): number {
   const i = LATENCY_BUCKETS_MS.findIndex((bound) => ms <= bound);

@@ -8,6 +8,11 @@
 
 import type { RecentRequest } from '../types/wire';
 
+export const HOUR_MS = 3_600_000;
+
+/** The start of the hour `t` falls in: the key of the hourly rows. */
+export const hourOf = (t: number) => Math.floor(t / HOUR_MS) * HOUR_MS;
+
 /** How long usage history is kept unless USAGE_RETENTION_DAYS says otherwise. */
 export const DEFAULT_USAGE_RETENTION_DAYS = 90;
 
