@@ -45,7 +45,13 @@ import {
   windowOf,
 } from '../metering/lease-window';
 import type { LimiterMode, Limits, MeterOptions, Scope } from '../metering/policy';
-import type { RequestRow, UsageBatch } from '../metering/usage';
+import {
+  type KeyRejectionRow,
+  type RefusalRow,
+  RequestSample,
+  type UsageBatch,
+  type UsageRow,
+} from '../metering/usage';
 import { Demand } from './broker-demand';
 import { CallRate } from './broker-shards';
 import { RECENT_KEPT } from './recent-requests';
@@ -174,7 +180,7 @@ export class BrokerCore {
    */
   private readonly pools = new LeaseWindows();
   private readonly scopes = new Map<string, ScopeState>();
-  private usage: UsageBatch | null = null;
+  private readonly usage = new PendingUsage();
   private calls: BrokerCalls = { acquires: 0, renewals: 0 };
   /** Isolate calls a second: a hot broker advises its isolates to spread (broker-shards.ts). */
   private readonly rate = new CallRate();
@@ -998,16 +1004,14 @@ export class BrokerCore {
   }
 
   private addUsage(batch: UsageBatch): void {
-    this.usage = mergeUsage(this.usage ?? undefined, batch) ?? null;
-    if (this.usage && this.usage.rows.length > MAX_USAGE_ROWS && !this.inFlight) {
+    this.usage.add(batch);
+    if (this.usage.rowCount > MAX_USAGE_ROWS && !this.inFlight) {
       this.rootCall(null, this.io.now()).catch(() => {});
     }
   }
 
   private takeUsage(): UsageBatch | null {
-    const usage = this.usage;
-    this.usage = null;
-    return usage;
+    return this.usage.take();
   }
 
   private takeCalls(): BrokerCalls {
@@ -1037,24 +1041,42 @@ function onward(held: Held, leased: number): MeterGrant {
   };
 }
 
-function mergeUsage(a: UsageBatch | undefined, b: UsageBatch | null): UsageBatch | undefined {
-  if (!a) return b ?? undefined;
-  if (!b) return a;
-  const keyRejections = [...(a.keyRejections ?? []), ...(b.keyRejections ?? [])];
-  // The root keeps the newest RECENT_KEPT of each kind: so does a broker waiting to send.
-  const requests = newestOfEachKind([...(a.requests ?? []), ...(b.requests ?? [])]);
-  return {
-    rows: [...a.rows, ...b.rows],
-    refusals: [...a.refusals, ...b.refusals],
-    ...(keyRejections.length > 0 ? { keyRejections } : {}),
-    ...(requests.length > 0 ? { requests } : {}),
-  };
-}
+/**
+ * Isolates' usage waiting for the broker's next root call, appended as it comes (a
+ * hot broker takes hundreds of calls a second: nothing is copied or sorted per call).
+ * The root keeps the newest RECENT_KEPT requests of each kind: so does this.
+ */
+class PendingUsage {
+  private rows: UsageRow[] = [];
+  private refusals: RefusalRow[] = [];
+  private keyRejections: KeyRejectionRow[] = [];
+  private readonly requests = new RequestSample(RECENT_KEPT);
 
-function newestOfEachKind(requests: RequestRow[]): RequestRow[] {
-  if (requests.length <= RECENT_KEPT) return requests;
-  const byAge = [...requests].sort((x, y) => y.at - x.at);
-  const answered = byAge.filter((r) => r.status < 400).slice(0, RECENT_KEPT);
-  const failed = byAge.filter((r) => r.status >= 400).slice(0, RECENT_KEPT);
-  return [...answered, ...failed];
+  add(batch: UsageBatch): void {
+    for (const r of batch.rows) this.rows.push(r);
+    for (const r of batch.refusals) this.refusals.push(r);
+    for (const r of batch.keyRejections ?? []) this.keyRejections.push(r);
+    for (const r of batch.requests ?? []) this.requests.add(r);
+  }
+
+  get rowCount(): number {
+    return this.rows.length;
+  }
+
+  /** The whole backlog as one batch, emptied out; null when nothing waits. */
+  take(): UsageBatch | null {
+    const held =
+      this.rows.length + this.refusals.length + this.keyRejections.length + this.requests.size;
+    if (held === 0) return null;
+    const batch: UsageBatch = {
+      rows: this.rows,
+      refusals: this.refusals,
+      ...(this.keyRejections.length > 0 ? { keyRejections: this.keyRejections } : {}),
+      ...(this.requests.size > 0 ? { requests: this.requests.take() } : {}),
+    };
+    this.rows = [];
+    this.refusals = [];
+    this.keyRejections = [];
+    return batch;
+  }
 }

@@ -11,6 +11,7 @@ import {
   LATENCY_BUCKETS_MS,
   type RefusalRow,
   type RequestRow,
+  RequestSample,
   statusClass,
   type UsageBatch,
   type UsageRow,
@@ -57,8 +58,7 @@ export class UsageBuffer {
   private rows = new Map<string, UsageRow>();
   private refusals = new Map<string, RefusalRow>();
   private keyRejections = new Map<string, KeyRejectionRow>();
-  private answered: RequestRow[] = [];
-  private failed: RequestRow[] = [];
+  private readonly requests = new RequestSample(REQUESTS_PER_BATCH);
   /** When the oldest entry still waiting arrived (0: none waits). */
   oldestAt = 0;
 
@@ -102,11 +102,7 @@ export class UsageBuffer {
       r.count++;
       this.refusals.set(rkey, r);
     }
-    if (e.request) {
-      const kept = e.request.status >= 400 ? this.failed : this.answered;
-      kept.push(e.request);
-      if (kept.length > REQUESTS_PER_BATCH) kept.shift();
-    }
+    if (e.request) this.requests.add(e.request);
     if (e.keyRejected) {
       const kkey = `${hour}|${e.keyRejected}`;
       const k = this.keyRejections.get(kkey) ?? { hour, status: e.keyRejected, count: 0, at: 0 };
@@ -131,15 +127,11 @@ export class UsageBuffer {
       rows: [...this.rows.values()],
       refusals: [...this.refusals.values()],
       ...(this.keyRejections.size > 0 ? { keyRejections: [...this.keyRejections.values()] } : {}),
-      ...(this.answered.length + this.failed.length > 0
-        ? { requests: [...this.answered, ...this.failed] }
-        : {}),
+      ...(this.requests.size > 0 ? { requests: this.requests.take() } : {}),
     };
     this.rows = new Map();
     this.refusals = new Map();
     this.keyRejections = new Map();
-    this.answered = [];
-    this.failed = [];
     this.oldestAt = 0;
     return batch;
   }

@@ -78,3 +78,33 @@ export function statusClass(status: number): StatusClass {
   if (status >= 300) return '3xx';
   return '2xx';
 }
+
+/**
+ * The newest `kept` requests of each kind (answered below 400; refused or failed),
+ * in the order they came: a flood is sampled, its counts kept in the rows. Adding
+ * is O(1); nothing is sorted.
+ */
+export class RequestSample {
+  private answered: RequestRow[] = [];
+  private failed: RequestRow[] = [];
+
+  constructor(private readonly kept: number) {}
+
+  add(row: RequestRow): void {
+    const list = row.status >= 400 ? this.failed : this.answered;
+    list.push(row);
+    if (list.length > this.kept) list.shift();
+  }
+
+  get size(): number {
+    return this.answered.length + this.failed.length;
+  }
+
+  /** What it holds, emptied out. */
+  take(): RequestRow[] {
+    const out = [...this.answered, ...this.failed];
+    this.answered = [];
+    this.failed = [];
+    return out;
+  }
+}
