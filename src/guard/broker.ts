@@ -242,11 +242,7 @@ export class BrokerCore {
       waitingState.asked.add(waiting.cost, now);
       waitingState.lastSeen = now;
     }
-    if (this.passesThrough()) {
-      const answer = this.passedOnLocally(req, now);
-      const answered = this.noteRefused(answer ?? (await this.passThrough(req)));
-      return this.poolsAhead() ? this.untilNextPool(req, answered) : answered;
-    }
+    if (this.passesThrough()) return this.passOn(req, now);
     // Each round answers from the pool, or waits for one root call that tops it up
     // for every request waiting here, so a busy region makes one root call at a time.
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -268,9 +264,17 @@ export class BrokerCore {
         if (left > 0) this.queued.set(key, left);
         else this.queued.delete(key);
       }
-      if (this.passesThrough()) return this.passThrough(req);
+      // The first root call showed short slots or small limits: the same as any call passed on.
+      if (this.passesThrough()) return this.passOn(req, this.io.now());
     }
     return this.askRoot(req);
+  }
+
+  /** A call while passing through: answered here when it can be, else by the root. */
+  private async passOn(req: LeaseRequest, now: number): Promise<LeaseAnswer> {
+    const answer = this.passedOnLocally(req, now);
+    const answered = this.noteRefused(answer ?? (await this.passThrough(req)));
+    return this.poolsAhead() ? this.untilNextPool(req, answered) : answered;
   }
 
   /**
