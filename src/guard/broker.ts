@@ -131,8 +131,9 @@ const PLENTY = 10;
  */
 export const KEEP_SCOPES_MS = 60_000;
 /**
- * A broker passing calls through for short slots whose window the root has just
- * refused pools ahead (`poolsAhead`) for this long after its last refusal.
+ * A broker passing calls through for short slots whose window was just refused pools
+ * ahead (`poolsAhead`) for this long after the last refusal: the root's first, then
+ * its own, so it keeps on while its region is refused and stops once demand drops.
  */
 const AHEAD_FOR_MS = 1000;
 /** A pool asked ahead starts this long after the root's round trip, so it arrives first. */
@@ -517,8 +518,8 @@ export class BrokerCore {
   }
 
   /**
-   * Whether it pools ahead: its calls pass through for short slots, and the root
-   * refused one of its windows within AHEAD_FOR_MS. Every isolate of a saturated
+   * Whether it pools ahead: its calls pass through for short slots, and one of its
+   * windows was refused (by the root, or here while pooling ahead) within AHEAD_FOR_MS. Every isolate of a saturated
    * region would otherwise ask the root each time a unit frees, most of them to be
    * refused, nearer regions first: instead the broker asks the root for a pool of
    * the slot one round trip ahead, which the root shares among brokers in proportion
