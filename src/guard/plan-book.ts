@@ -71,7 +71,10 @@ interface MemberRow extends Record<string, SqlStorageValue> {
 
 export class PlanBook extends DurableObject<Cloudflare.Env> {
   private readonly sql: SqlStorage;
-  /** Members one rollout call pushes (tests make it smaller to cut a rollout short). */
+  /**
+   * Members one rollout call pushes. Test-only knob: tests set it through
+   * runInDurableObject to cut a rollout short; an evicted object starts at PLAN_WAVE.
+   */
   waveSize = PLAN_WAVE;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {

@@ -371,7 +371,8 @@ export class TenantGuard extends DurableObject {
    * Every token call waits for that one read of KV, so no token decision is made
    * without them; other calls (admissions, usage) go on meanwhile. Nothing else
    * writes a tenant's token records, so KV cannot change between the read and its
-   * adoption (one synchronous step).
+   * adoption (one synchronous step). Calls share that one promise: a Durable Object's
+   * requests share its I/O context, so workerd does not cancel it under another call.
    */
   private async tokensReady(tenantId: string): Promise<void> {
     if (this.core.tokensAdopted()) return;
