@@ -33,6 +33,7 @@ import { MIN_POOLED_LIMIT, scopeKey } from '../metering/lease-protocol';
 import {
   answeredScopes,
   type Held,
+  heldOf,
   LastWord,
   type LeaseWindow,
   LeaseWindows,
@@ -850,8 +851,8 @@ export class BrokerCore {
     for (const [i, ask] of req.scopes.entries()) {
       const state = this.scopes.get(scopeKey(ask));
       if (!state) return null;
-      const held = state.meters.map((k) => pool.meters.get(k));
-      if (!held.every((h) => h !== undefined)) return null;
+      const held = heldOf(pool, state.meters);
+      if (!held) return null;
       // Decide every request before touching the pool, so an 'ask' leaves it as it was.
       const refusal = i === 0 && decided ? decided.refusal : standingOf(this.disabled, state, now);
       const counted = i === 0 && decided !== undefined;

@@ -16,6 +16,7 @@ import { scopeKey } from '../metering/lease-protocol';
 import {
   answeredScopes,
   type Held,
+  heldOf,
   LastWord,
   type LeaseWindow,
   LeaseWindows,
@@ -276,17 +277,6 @@ function wantFor(s: ScopeState, now: number, leaseMaxMs: number): number {
   const elapsed = Math.max(now - s.since, 50);
   const expected = (s.admitted * leaseMaxMs) / elapsed;
   return expected < MIN_EXPECTED ? 0 : Math.ceil(expected * 2);
-}
-
-/** The window's holding of each of a scope's meters; null if it lacks one. */
-function heldOf(period: LeaseWindow, meters: string[]): Held[] | null {
-  const held: Held[] = [];
-  for (const key of meters) {
-    const h = period.meters.get(key);
-    if (!h) return null;
-    held.push(h);
-  }
-  return held;
 }
 
 /** This isolate's view of a meter: what nobody holds, plus what it holds itself. */

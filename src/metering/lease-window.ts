@@ -64,6 +64,17 @@ export function runsLow(w: LeaseWindow, share: number): boolean {
   return false;
 }
 
+/** The window's holding of each of a scope's meters; null if it lacks one. */
+export function heldOf(period: LeaseWindow, meters: string[]): Held[] | null {
+  const held: Held[] = [];
+  for (const key of meters) {
+    const h = period.meters.get(key);
+    if (!h) return null;
+    held.push(h);
+  }
+  return held;
+}
+
 /** A meter as this holder sees it: what nobody holds, plus what it holds itself. */
 export const remainingWith = (h: Held) => Math.min(h.grant.limit, h.grant.remaining + h.left);
 
