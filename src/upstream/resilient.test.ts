@@ -1,21 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors';
 import type { UpstreamRequest } from './request';
+import { DEFAULT_RESILIENCE as options } from './resilience-options.fixture';
 import { breakerStates, callResilient } from './resilient';
-import type { ResilienceOptions } from './upstream-health';
-
-const options: ResilienceOptions = {
-  breaker: {
-    consecutiveFailures: 5,
-    failureRatio: 0.8,
-    windowMs: 10_000,
-    minCalls: 20,
-    cooldownMs: 5000,
-    probeTimeoutMs: 30_000,
-  },
-  retry: { ratio: 0.1, minPerSecond: 2, windowMs: 10_000 },
-  maxPauseMs: 60_000,
-};
 
 /**
  * A write whose call ends before any byte leaves (its signal already aborted), so no

@@ -1,19 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { KeyHealth, KeyTable } from './key-health';
-import { type ResilienceOptions, type Ticket, UpstreamHealth } from './upstream-health';
-
-const options: ResilienceOptions = {
-  breaker: {
-    consecutiveFailures: 5,
-    failureRatio: 0.8,
-    windowMs: 10_000,
-    minCalls: 20,
-    cooldownMs: 5000,
-    probeTimeoutMs: 30_000,
-  },
-  retry: { ratio: 0.1, minPerSecond: 2, windowMs: 10_000 },
-  maxPauseMs: 60_000,
-};
+import { DEFAULT_RESILIENCE as options } from './resilience-options.fixture';
+import { type Ticket, UpstreamHealth } from './upstream-health';
 
 /** A call with this key at `now`: the ticket, or the refusal. */
 function call(h: UpstreamHealth, key: string, now: number) {
