@@ -93,6 +93,11 @@ import { migrateTokens, TokenRegistry } from './token-registry';
 
 /** An isolate's lease never takes more than this share of what is left of a meter. */
 export const LEASE_SHARE = 1 / 8;
+/**
+ * An isolate's want for a lease that expects one request in it (limits/lease.ts
+ * asks for twice what it expects).
+ */
+const BUSY_WANT = 2;
 
 /** How often rows that no longer count are swept away (docs/STORAGE.md). */
 export const SWEEP_EVERY_MS = HOUR_MS;
@@ -209,7 +214,12 @@ export class GuardCore {
         // meter too small to pool (MIN_POOLED_LIMIT) is leased to no broker at all,
         // nor is one only scopes with such a meter count against: the broker's
         // isolates could use none of it, and it would sit counted in the pool.
-        let units = Math.min(want, Math.floor(left * LEASE_SHARE));
+        // An isolate that expects a request or more within this lease gets its share
+        // rounded up, so a flood drains the last few units in a few calls, not one call
+        // a unit; one expecting less gets it rounded down: a last unit it would park
+        // unused is left for an isolate that asks with a request.
+        const busy = asked * granted >= BUSY_WANT;
+        let units = Math.min(want, (busy ? Math.ceil : Math.floor)(left * LEASE_SHARE));
         if (req.holder && unpooled.has(key)) units = 0;
         else if (req.holder) {
           const share = this.brokerWants.share(key, slot, req.holder, want, left, now);

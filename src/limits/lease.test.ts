@@ -268,4 +268,33 @@ describe('TenantLease: refusal leases', () => {
     const next = lease.request(NOW + 300, settings, { scope, cost: 1, queued: 0 });
     expect(next.returns).toEqual([{ meter: 'rate:burst', slot: NOW, units: 9 }]);
   });
+
+  it('does not renew ahead a lease whose windows are full past its end: the refusal lease follows it', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    // Full for 700 ms; the lease holds nothing and ends with its slot, 50 ms on.
+    lease.apply(req, full(req, { fitsIn: 700 }), NOW);
+    expect(lease.renewal(NOW + 40, settings)).toBeNull();
+    // Past the lease, still refused without a call; once the window can free, a request asks.
+    expect(lease.admit(scope, 1, NOW + 60).kind).toBe('refused');
+    expect(lease.admit(scope, 1, NOW + 700).kind).toBe('ask');
+  });
+
+  it('renews ahead a lease whose window frees before its end', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    lease.apply(req, full(req, { fitsIn: 30, slotEnds: 50 }), NOW);
+    expect(lease.renewal(NOW + 40, settings)).toBe('ahead');
+  });
+
+  it("counts requests refused while the window is full in the scope's next want", () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    lease.apply(req, full(req, { fitsIn: 500 }), NOW);
+    // 100 requests refused here over 500 ms (200 a second): unmet demand, not none.
+    for (let i = 0; i < 100; i++) expect(lease.admit(scope, 1, NOW + 5 * i).kind).toBe('refused');
+    const next = lease.request(NOW + 500, settings, { scope, cost: 1, queued: 0 });
+    // Twice the expected use over a lease of LEASE_MAX_MS (1 s): 2 × 200 (+ the refusal asked).
+    expect(next.scopes[0]?.want).toBeGreaterThanOrEqual(400);
+  });
 });

@@ -48,8 +48,12 @@ export type Decision =
 export type Admission = Decision | { kind: 'ask' };
 
 interface ScopeState extends ScopeTerms {
-  /** Units admitted since the last ask, and since when: this isolate's rate. */
-  admitted: number;
+  /**
+   * Units this isolate's requests of the scope asked for since the last call, and
+   * since when: admitted, or refused while a rate window was full (demand the
+   * window could not meet is demand all the same). Its rate is what the scope wants.
+   */
+  demand: number;
   since: number;
   lastSeen: number;
 }
@@ -95,10 +99,11 @@ export class TenantLease {
         const verdict = held && localVerdict(held, cost, now);
         if (held && verdict === null) {
           for (const h of held) h.left -= cost;
-          state.admitted += cost;
+          state.demand += cost;
           return { kind: 'admitted', meters: views(held, now), cacheVersion: this.cacheVersion };
         }
         if (held && verdict && verdict !== 'ask') {
+          state.demand += unmet(verdict, cost);
           return { kind: 'refused', refusal: verdict, meters: views(held, now) };
         }
       }
@@ -108,6 +113,7 @@ export class TenantLease {
     // next call gives them back, and the guard may admit from them.
     if (!known || this.windows.returning(known.held.map((h) => h.grant.key)))
       return { kind: 'ask' };
+    if (state) state.demand += unmet(known.refusal, cost);
     return { kind: 'refused', refusal: known.refusal, meters: views(known.held, now) };
   }
 
@@ -129,7 +135,7 @@ export class TenantLease {
         continue;
       }
       asks.set(key, { ...s.scope, cost: 0, want: wantFor(s, now, settings.leaseMaxMs) });
-      s.admitted = 0;
+      s.demand = 0;
       s.since = now;
     }
     if (waiting) {
@@ -208,7 +214,9 @@ export class TenantLease {
       const asked = ask.cost > 0;
       this.scopes.set(key, {
         ...terms,
-        admitted: (prior?.admitted ?? 0) + (asked && !grant.refusal ? ask.cost : 0),
+        demand:
+          (prior?.demand ?? 0) +
+          (asked ? (grant.refusal ? unmet(grant.refusal, ask.cost) : ask.cost) : 0),
         since: prior?.since ?? req.now,
         lastSeen: asked ? req.now : (prior?.lastSeen ?? req.now),
       });
@@ -238,10 +246,27 @@ export class TenantLease {
     const period = this.windows.inUse(now);
     if (!period || this.mode !== 'leased' || this.disabled || this.windows.next) return null;
     if (now >= renewAheadAt(period, RENEW_AHEAD_AT)) {
-      // Ahead only makes sense if the guard will grant a later start.
-      return period.expiresAt - now < settings.leaseMaxMs ? 'ahead' : null;
+      // Ahead only makes sense if the guard will grant a later start, and may grant
+      // something: a lease of windows full past its end, whose refusal lease lasts until
+      // they free, is followed by that refusal lease (admit); a request asks once they do.
+      if (period.expiresAt - now >= settings.leaseMaxMs) return null;
+      return this.fullUntilFree(period) ? null : 'ahead';
     }
     return runsLow(period, TOP_UP_BELOW) ? 'top-up' : null;
+  }
+
+  /**
+   * Whether a window holds nothing, each of its meters is known full past its end,
+   * and this isolate's refusal lease holds each one until it frees.
+   */
+  private fullUntilFree(period: LeaseWindow): boolean {
+    if (period.meters.size === 0) return false;
+    for (const { grant, left } of period.meters.values()) {
+      const at = grant.fitsAgainAt;
+      if (left >= 1 || grant.remaining >= 1 || at === null || at < period.expiresAt) return false;
+      if (at > this.lastWord.heardUntil(grant.key)) return false;
+    }
+    return true;
   }
 
   /**
@@ -273,11 +298,18 @@ export class TenantLease {
  * traffic is long after the lease ended.
  */
 function wantFor(s: ScopeState, now: number, leaseMaxMs: number): number {
-  if (s.admitted === 0) return 0;
+  if (s.demand === 0) return 0;
   const elapsed = Math.max(now - s.since, 50);
-  const expected = (s.admitted * leaseMaxMs) / elapsed;
+  const expected = (s.demand * leaseMaxMs) / elapsed;
   return expected < MIN_EXPECTED ? 0 : Math.ceil(expected * 2);
 }
+
+/**
+ * The units of a refused request that count as demand: a full rate window's refusal
+ * is demand the window will meet later; a quota, a token's end or a cost above the
+ * whole window will not be met by a lease, so it asks for none.
+ */
+const unmet = (refusal: Refusal, cost: number) => (refusal.reason === 'rate' ? cost : 0);
 
 /** This isolate's view of a meter: what nobody holds, plus what it holds itself. */
 function views(held: Held[], now: number): MeterState[] {

@@ -319,6 +319,11 @@ export class LastWord {
     return verdict && verdict !== 'ask' ? { refusal: verdict, held } : null;
   }
 
+  /** Until when what was last heard of a meter may be repeated (0: nothing heard). */
+  heardUntil(meterKey: string): number {
+    return this.meters.get(meterKey)?.until ?? 0;
+  }
+
   clear(): void {
     this.scopes.clear();
     this.meters.clear();

@@ -1,0 +1,49 @@
+/**
+ * How much of a meter's last units the root leases an isolate (GuardCore on
+ * node:sqlite, injected time): rounded up for an isolate that expects to use
+ * them within its lease, so a flood drains a window in a few calls; rounded
+ * down for one that does not, so a last unit is not parked where it sits unused.
+ */
+import { describe, expect, it } from 'vitest';
+import { memorySql } from '../../scripts/sim/sqlite';
+import type { LeaseRequest } from '../metering/lease-protocol';
+import type { Limits } from '../metering/policy';
+import { GuardCore } from './core';
+
+const START = Date.parse('2026-11-24T12:00:00Z');
+const limits: Limits = { policies: [{ name: 'burst', limit: 20, window_s: 1 }], quota: {} };
+
+function ask(now: number, cost: number, want: number): LeaseRequest {
+  return {
+    now,
+    start: now,
+    leaseMaxMs: 1000,
+    defaults: limits,
+    meterOptions: { partitionShare: 1, largestCost: 1 },
+    scopes: [{ group: 'teams', tokenId: 'tok_a', cost, want }],
+    returns: [],
+    renewal: cost === 0,
+  };
+}
+
+/** A root with 4 units of its 20 left, and a lease call at a slot's start (50 ms of 1 s). */
+function rootWithFourLeft(): GuardCore {
+  const root = new GuardCore(memorySql(), () => undefined);
+  root.setLimits(limits);
+  for (let i = 0; i < 16; i++) root.acquire(ask(START, 1, 0));
+  return root;
+}
+
+describe('GuardCore: an isolate share of the last units', () => {
+  it('rounds up for an isolate that expects requests within its lease', () => {
+    // Wants 60 over a 1 s lease: 3 over the 50 ms this one lasts.
+    const answer = rootWithFourLeft().acquire(ask(START, 0, 60));
+    expect(answer.meters[0]).toMatchObject({ leased: 1, remaining: 3 });
+  });
+
+  it('rounds down for one that expects less than a request within it', () => {
+    // Wants 20 over a 1 s lease: 1 over 50 ms, twice the half a request it expects.
+    const answer = rootWithFourLeft().acquire(ask(START, 0, 20));
+    expect(answer.meters[0]).toMatchObject({ leased: 0, remaining: 4 });
+  });
+});
