@@ -722,7 +722,9 @@ describe('BrokerCore: refusal leases', () => {
     const f = fleet({ policies: [{ name: 'per-4s', limit: 100, window_s: 4 }], quota: {} }, 2, 8);
     for (let t = 0; t < 3000; t += 2) {
       f.at(START + t);
-      await f.admit(t / 2);
+      // Once the window is full, a second token's requests start: its scope is new to
+      // every isolate, so they ask their broker, which refuses them.
+      await f.admit(t / 2, t >= 1500 && t % 4 === 0 ? tokenB : tokenA);
     }
     let checked = 0;
     for (const { at, answer } of f.answers) {
