@@ -287,6 +287,14 @@ describe('TenantLease: refusal leases', () => {
     expect(lease.renewal(NOW + 40, settings)).toBe('ahead');
   });
 
+  it('renews ahead a full lease whose refusal lease would end before the window frees', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    // Full for 3 s (a minute's window in 3 s slots); the refusal lease lasts 1 s.
+    lease.apply(req, full(req, { fitsIn: 3000, slotEnds: 500 }), NOW);
+    expect(lease.renewal(NOW + 400, settings)).toBe('ahead');
+  });
+
   it("counts requests refused while the window is full in the scope's next want", () => {
     const lease = new TenantLease();
     const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
