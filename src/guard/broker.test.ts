@@ -723,7 +723,8 @@ describe('BrokerCore: refusal leases', () => {
     for (let t = 0; t < 3000; t += 2) {
       f.at(START + t);
       // Once the window is full, a second token's requests start: its scope is new to
-      // every isolate, so they ask their broker, which refuses them.
+      // every isolate, so they ask their broker, which refuses them (the first token's
+      // isolates have heard the window is full from their own renewals).
       await f.admit(t / 2, t >= 1500 && t % 4 === 0 ? tokenB : tokenA);
     }
     let checked = 0;

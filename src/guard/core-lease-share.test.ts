@@ -26,13 +26,14 @@ function ask(now: number, cost: number, want: number): LeaseRequest {
   };
 }
 
-/** A root with 4 units of its 20 left, and a lease call at a slot's start (50 ms of 1 s). */
-function rootWithFourLeft(): GuardCore {
+/** A root with `left` units of its 20 left, and a lease call at a slot's start (50 ms of 1 s). */
+function rootWith(left: number): GuardCore {
   const root = new GuardCore(memorySql(), () => undefined);
   root.setLimits(limits);
-  for (let i = 0; i < 16; i++) root.acquire(ask(START, 1, 0));
+  for (let i = 0; i < 20 - left; i++) root.acquire(ask(START, 1, 0));
   return root;
 }
+const rootWithFourLeft = () => rootWith(4);
 
 describe('GuardCore: an isolate share of the last units', () => {
   it('rounds up for an isolate that expects requests within its lease', () => {
@@ -45,5 +46,16 @@ describe('GuardCore: an isolate share of the last units', () => {
     // Wants 20 over a 1 s lease: 1 over 50 ms, twice the half a request it expects.
     const answer = rootWithFourLeft().acquire(ask(START, 0, 20));
     expect(answer.meters[0]).toMatchObject({ leased: 0, remaining: 4 });
+  });
+
+  it('leases a busy isolate the very last unit, and nothing once none is left', () => {
+    expect(rootWith(1).acquire(ask(START, 0, 60)).meters[0]).toMatchObject({
+      leased: 1,
+      remaining: 0,
+    });
+    expect(rootWith(0).acquire(ask(START, 0, 60)).meters[0]).toMatchObject({
+      leased: 0,
+      remaining: 0,
+    });
   });
 });

@@ -15,6 +15,7 @@
 
 import {
   type BrokerPush,
+  BUSY_WANT,
   type LeaseAnswer,
   type LeaseRequest,
   type MeterGrant,
@@ -93,11 +94,6 @@ import { migrateTokens, TokenRegistry } from './token-registry';
 
 /** An isolate's lease never takes more than this share of what is left of a meter. */
 export const LEASE_SHARE = 1 / 8;
-/**
- * An isolate's want for a lease that expects one request in it (limits/lease.ts
- * asks for twice what it expects).
- */
-const BUSY_WANT = 2;
 
 /** How often rows that no longer count are swept away (docs/STORAGE.md). */
 export const SWEEP_EVERY_MS = HOUR_MS;

@@ -287,6 +287,20 @@ describe('TenantLease: refusal leases', () => {
     expect(lease.renewal(NOW + 40, settings)).toBe('ahead');
   });
 
+  it('renews ahead a full lease while units of its meter wait to go back', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    const first = full(req, { fitsIn: 700, slotEnds: 200, admitted: true });
+    for (const m of first.meters) m.leased = 10;
+    lease.apply(req, first, NOW);
+    expect(lease.admit(scope, 1, NOW + 10).kind).toBe('admitted');
+    // A renewal's answer (full, nothing leased) replaces that lease: its 9 units go back
+    // with the next call, and the guard counts them until then.
+    const renewal = lease.request(NOW + 100, settings, null);
+    lease.apply(renewal, full(renewal, { fitsIn: 600 }), NOW + 100);
+    expect(lease.renewal(NOW + 140, settings)).toBe('ahead');
+  });
+
   it('renews ahead a full lease whose refusal lease would end before the window frees', () => {
     const lease = new TenantLease();
     const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
@@ -295,14 +309,29 @@ describe('TenantLease: refusal leases', () => {
     expect(lease.renewal(NOW + 400, settings)).toBe('ahead');
   });
 
-  it("counts requests refused while the window is full in the scope's next want", () => {
+  it("counts requests refused while the window is full in the scope's next want, at most at its rate", () => {
     const lease = new TenantLease();
     const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
     lease.apply(req, full(req, { fitsIn: 500 }), NOW);
-    // 100 requests refused here over 500 ms (200 a second): unmet demand, not none.
+    // 100 requests refused here over 500 ms (200 a second): unmet demand, not none; but
+    // the refusing window (100 per 10 s) frees at most 10 a second, so 10 a second count.
     for (let i = 0; i < 100; i++) expect(lease.admit(scope, 1, NOW + 5 * i).kind).toBe('refused');
     const next = lease.request(NOW + 500, settings, { scope, cost: 1, queued: 0 });
-    // Twice the expected use over a lease of LEASE_MAX_MS (1 s): 2 × 200 (+ the refusal asked).
-    expect(next.scopes[0]?.want).toBeGreaterThanOrEqual(400);
+    // Twice the expected use over a lease of LEASE_MAX_MS (1 s): 2 × 10.
+    expect(next.scopes[0]?.want).toBe(20);
+  });
+
+  it('counts nothing for requests refused by a quota', () => {
+    const lease = new TenantLease();
+    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    const answer = full(req, { fitsIn: 500 });
+    for (const m of answer.meters) m.kind = 'quota';
+    for (const s of answer.scopes) {
+      if (s.refusal) s.refusal = { reason: 'quota', violated: 'burst', retryAfter: 1 };
+    }
+    lease.apply(req, answer, NOW);
+    for (let i = 0; i < 100; i++) expect(lease.admit(scope, 1, NOW + 5 * i).kind).toBe('refused');
+    const next = lease.request(NOW + 500, settings, { scope, cost: 1, queued: 0 });
+    expect(next.scopes[0]?.want).toBe(0);
   });
 });

@@ -48,13 +48,16 @@ export type Decision =
 export type Admission = Decision | { kind: 'ask' };
 
 interface ScopeState extends ScopeTerms {
-  /**
-   * Units this isolate's requests of the scope asked for since the last call, and
-   * since when: admitted, or refused while a rate window was full (demand the
-   * window could not meet is demand all the same). Its rate is what the scope wants.
-   */
-  demand: number;
+  /** Units this isolate admitted of the scope since the last call, and since when. */
+  admitted: number;
   since: number;
+  /**
+   * Units it refused meanwhile because a rate window was full: demand all the same,
+   * but the scope can get no more of it than that window's rate (`refusedRate`, units
+   * a second, the lowest of the refusals'), so only that much counts in its want.
+   */
+  refused: number;
+  refusedRate: number;
   lastSeen: number;
 }
 
@@ -99,11 +102,11 @@ export class TenantLease {
         const verdict = held && localVerdict(held, cost, now);
         if (held && verdict === null) {
           for (const h of held) h.left -= cost;
-          state.demand += cost;
+          state.admitted += cost;
           return { kind: 'admitted', meters: views(held, now), cacheVersion: this.cacheVersion };
         }
         if (held && verdict && verdict !== 'ask') {
-          state.demand += unmet(verdict, cost);
+          noteRefused(state, verdict, cost, held);
           return { kind: 'refused', refusal: verdict, meters: views(held, now) };
         }
       }
@@ -113,7 +116,7 @@ export class TenantLease {
     // next call gives them back, and the guard may admit from them.
     if (!known || this.windows.returning(known.held.map((h) => h.grant.key)))
       return { kind: 'ask' };
-    if (state) state.demand += unmet(known.refusal, cost);
+    if (state) noteRefused(state, known.refusal, cost, known.held);
     return { kind: 'refused', refusal: known.refusal, meters: views(known.held, now) };
   }
 
@@ -135,7 +138,9 @@ export class TenantLease {
         continue;
       }
       asks.set(key, { ...s.scope, cost: 0, want: wantFor(s, now, settings.leaseMaxMs) });
-      s.demand = 0;
+      s.admitted = 0;
+      s.refused = 0;
+      s.refusedRate = Number.POSITIVE_INFINITY;
       s.since = now;
     }
     if (waiting) {
@@ -212,14 +217,18 @@ export class TenantLease {
     for (const { key, ask, grant, terms } of answered) {
       const prior = this.scopes.get(key);
       const asked = ask.cost > 0;
-      this.scopes.set(key, {
+      const state: ScopeState = {
         ...terms,
-        demand:
-          (prior?.demand ?? 0) +
-          (asked ? (grant.refusal ? unmet(grant.refusal, ask.cost) : ask.cost) : 0),
+        admitted: (prior?.admitted ?? 0) + (asked && !grant.refusal ? ask.cost : 0),
         since: prior?.since ?? req.now,
+        refused: prior?.refused ?? 0,
+        refusedRate: prior?.refusedRate ?? Number.POSITIVE_INFINITY,
         lastSeen: asked ? req.now : (prior?.lastSeen ?? req.now),
-      });
+      };
+      if (asked && grant.refusal) {
+        noteRefused(state, grant.refusal, ask.cost, heldOf(period, grant.meters) ?? []);
+      }
+      this.scopes.set(key, state);
     }
     // The period it replaces is not used any more: its unused units go back next time.
     // A renewal ahead is the next period, even if its answer starts now (then the
@@ -257,10 +266,15 @@ export class TenantLease {
 
   /**
    * Whether a window holds nothing, each of its meters is known full past its end,
-   * and this isolate's refusal lease holds each one until it frees.
+   * this isolate's refusal lease holds each one until it frees, and none of their
+   * units wait to go back.
    */
   private fullUntilFree(period: LeaseWindow): boolean {
-    if (period.meters.size === 0) return false;
+    // Units of these meters waiting to go back are counted by the guard until a call
+    // returns them: a renewal does, and may find room in them.
+    if (period.meters.size === 0 || this.windows.returning([...period.meters.keys()])) {
+      return false;
+    }
     for (const { grant, left } of period.meters.values()) {
       const at = grant.fitsAgainAt;
       if (left >= 1 || grant.remaining >= 1 || at === null || at < period.expiresAt) return false;
@@ -298,18 +312,31 @@ export class TenantLease {
  * traffic is long after the lease ended.
  */
 function wantFor(s: ScopeState, now: number, leaseMaxMs: number): number {
-  if (s.demand === 0) return 0;
   const elapsed = Math.max(now - s.since, 50);
-  const expected = (s.demand * leaseMaxMs) / elapsed;
+  const demand = s.admitted + Math.min(s.refused, (s.refusedRate * elapsed) / 1000);
+  if (demand === 0) return 0;
+  const expected = (demand * leaseMaxMs) / elapsed;
   return expected < MIN_EXPECTED ? 0 : Math.ceil(expected * 2);
 }
 
 /**
- * The units of a refused request that count as demand: a full rate window's refusal
- * is demand the window will meet later; a quota, a token's end or a cost above the
- * whole window will not be met by a lease, so it asks for none.
+ * A refused request as demand: a full rate window's refusal is demand the window
+ * meets later, at most at its rate (the lowest rate of the scope's meters the
+ * refusal names); a quota, a token's end or a cost above a whole window is not met
+ * by a lease, so it counts for nothing.
  */
-const unmet = (refusal: Refusal, cost: number) => (refusal.reason === 'rate' ? cost : 0);
+function noteRefused(state: ScopeState, refusal: Refusal, cost: number, held: Held[]): void {
+  if (refusal.reason !== 'rate') return;
+  let rate = Number.POSITIVE_INFINITY;
+  for (const { grant } of held) {
+    if (grant.kind === 'rate' && grant.name === refusal.violated) {
+      rate = Math.min(rate, grant.limit / Math.max(1, grant.window_s));
+    }
+  }
+  if (rate === Number.POSITIVE_INFINITY) return;
+  state.refused += cost;
+  state.refusedRate = Math.min(state.refusedRate, rate);
+}
 
 /** This isolate's view of a meter: what nobody holds, plus what it holds itself. */
 function views(held: Held[], now: number): MeterState[] {

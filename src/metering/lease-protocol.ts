@@ -135,3 +135,10 @@ export type BrokerPush =
 export function scopeKey(scope: Scope): string {
   return `${scope.group}|${scope.tokenId}|${scope.partition ?? ''}`;
 }
+
+/**
+ * An isolate's want, over the lease granted, when it expects one request in that
+ * lease (limits/lease.ts asks for twice what it expects). The root rounds a busy
+ * isolate's share of what is left up, any other's down (guard/core.ts).
+ */
+export const BUSY_WANT = 2;
