@@ -1,0 +1,158 @@
+/**
+ * Tenant record changes that cannot be raced (docs/SECURITY.md, "Tenant record
+ * changes are made in one place"): operator changes of one tenant's fields, all
+ * in flight at once, several rounds, each end with every change in the record,
+ * its list row, its KV indexes and what the gateway does with the tenant's
+ * requests. A change racing a deletion never brings the tenant back, and a key
+ * rotation's re-sealing never puts back a platform key changed meanwhile.
+ */
+import { describe, expect, it } from 'vitest';
+import { ERRORS } from '../src/errors';
+import { sha256Hex } from '../src/hash';
+import { corsOriginKey, keyTenantKey, tenantKey } from '../src/tenants/kv-keys';
+import { shortFingerprint } from '../src/tenants/tenant-store';
+import {
+  admin,
+  asTenant,
+  createTenant,
+  envelope,
+  gatewayWith,
+  platformKeys,
+  testEnv,
+  upstreamSaw,
+} from './helpers';
+
+const ROUNDS = 8;
+
+const patch = (id: string, body: Record<string, unknown>) =>
+  admin(`/tenants/${id}`, { method: 'PATCH', body: JSON.stringify(body) });
+const post = (id: string, action: string) => admin(`/tenants/${id}/${action}`, { method: 'POST' });
+const originsOf = (round: number) => [`https://round-${round}.example`];
+
+/** Those of `origins` the CORS index holds for the tenant (what preflights are answered from). */
+async function indexed(tenantId: string, origins: string[]): Promise<string[]> {
+  const held = await Promise.all(
+    origins.map(async (o) => ((await testEnv.TENANTS.get(corsOriginKey(o, tenantId))) === null ? [] : [o])),
+  );
+  return held.flat();
+}
+
+async function expectNoSuchTenant(res: Response): Promise<void> {
+  expect(res.status).toBe(404);
+  expect((await envelope(res)).code).toBe(ERRORS.RESOURCE_NOT_FOUND.code);
+}
+
+describe('tenant record changes racing each other', () => {
+  it(`a rename, a status change, new origins and a new key at once: all kept, ${ROUNDS} rounds`, async () => {
+    const t = await createTenant(platformKeys.demo);
+    const keys = [platformKeys.demo, platformKeys.demoSecond];
+    const fingerprints = await Promise.all(keys.map((k) => sha256Hex(k)));
+    const everyOrigin = Array.from({ length: ROUNDS }, (_, r) => originsOf(r)).flat();
+    for (let round = 0; round < ROUNDS; round++) {
+      const status = round % 2 === 0 ? 'disabled' : 'active';
+      const name = `renamed ${round}`;
+      const key = (round + 1) % 2;
+      const answers = await Promise.all([
+        patch(t.id, { name }),
+        post(t.id, status === 'disabled' ? 'disable' : 'enable'),
+        patch(t.id, { cors_origins: originsOf(round) }),
+        patch(t.id, { platform_key: keys[key] }),
+      ]);
+      for (const res of answers) expect(res.status, `round ${round}`).toBe(200);
+
+      const wanted = {
+        id: t.id,
+        name,
+        status,
+        key_fingerprint: shortFingerprint(fingerprints[key]!),
+      };
+      const shown = (await envelope(await admin(`/tenants/${t.id}`))).data;
+      expect(shown, `round ${round}: the record`).toMatchObject({
+        ...wanted,
+        cors_origins: originsOf(round),
+      });
+      const listed = (await envelope(await admin(`/tenants?q=${t.id}`))).data.tenants;
+      expect(listed, `round ${round}: its list row`).toMatchObject([wanted]);
+      expect(await indexed(t.id, everyOrigin), `round ${round}: origin index`).toEqual(
+        originsOf(round),
+      );
+      const keyIndex = await Promise.all(
+        fingerprints.map(async (fp) => (await testEnv.TENANTS.get(keyTenantKey(fp, t.id))) !== null),
+      );
+      expect(keyIndex, `round ${round}: key index`).toEqual(keys.map((_, i) => i === key));
+
+      // The gateway does what the record says: refuses a disabled tenant, else sends its key.
+      const call = await asTenant(t, '/agent/lists');
+      if (status === 'disabled') {
+        expect(call.res.status, `round ${round}: refused`).toBe(403);
+        expect(call.body.code).toBe(ERRORS.TENANT_DISABLED.code);
+      } else {
+        expect(call.res.status, `round ${round}: served`).toBe(200);
+        expect((await upstreamSaw(call.id))[0]!.headers['x-api-key']).toBe(keys[key]);
+      }
+    }
+  });
+
+  it(`changes racing a deletion never bring the tenant back, ${ROUNDS} rounds`, async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const t = await createTenant();
+      expect((await patch(t.id, { cors_origins: originsOf(round) })).status).toBe(200);
+      const deletion = admin(`/tenants/${t.id}`, { method: 'DELETE' });
+      let deleted = false;
+      void deletion.then(() => {
+        deleted = true;
+      });
+      // Renames and enables keep coming, three at a time, until the deletion has answered
+      // (and once more): some read the record before it goes and write after.
+      const answers: Response[] = [];
+      for (let wave = 0; !deleted || wave === 0; wave++) {
+        answers.push(
+          ...(await Promise.all([
+            patch(t.id, { name: `renamed ${round}.${wave}` }),
+            post(t.id, 'enable'),
+            patch(t.id, { cors_origins: originsOf(round + 1) }),
+          ])),
+        );
+      }
+      expect((await deletion).status, `round ${round}`).toBe(200);
+      for (const res of answers) {
+        if (res.status !== 200) await expectNoSuchTenant(res);
+      }
+
+      await expectNoSuchTenant(await admin(`/tenants/${t.id}`));
+      expect(await testEnv.TENANTS.get(tenantKey(t.id)), `round ${round}: record`).toBeNull();
+      expect((await envelope(await admin(`/tenants?q=${t.id}`))).data.tenants).toEqual([]);
+      expect(await indexed(t.id, [...originsOf(round), ...originsOf(round + 1)])).toEqual([]);
+      const fp = await sha256Hex(platformKeys.demo);
+      expect(await testEnv.TENANTS.get(keyTenantKey(fp, t.id)), `round ${round}`).toBeNull();
+      expect((await asTenant(t, '/agent/lists')).res.status).toBe(401);
+    }
+  });
+
+  it(`re-sealing for a key rotation never puts back a platform key changed meanwhile, ${ROUNDS} rounds`, async () => {
+    const onlyOld = { KEY_ENCRYPTION_KEY: `k1:${'A'.repeat(43)}=` };
+    const newKeyFingerprint = shortFingerprint(await sha256Hex(platformKeys.demoSecond));
+    for (let round = 0; round < ROUNDS; round++) {
+      // Sealed under k1, which the gateway's ring (k2 first) re-seals under k2.
+      const created = await gatewayWith(onlyOld, '/admin/tenants', {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${testEnv.ADMIN_TOKEN}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ name: `old key ${round}`, platform_key: platformKeys.demo }),
+      });
+      const id = (await envelope(created)).data.tenant_id as string;
+      const [resealed, changed] = await Promise.all([
+        admin('/maintenance/reencrypt', { method: 'POST' }),
+        patch(id, { platform_key: platformKeys.demoSecond }),
+      ]);
+      expect(resealed.status).toBe(200);
+      expect(changed.status).toBe(200);
+      const shown = (await envelope(await admin(`/tenants/${id}`))).data;
+      expect(shown.key_fingerprint, `round ${round}: the new key`).toBe(newKeyFingerprint);
+      const stored = JSON.parse((await testEnv.TENANTS.get(tenantKey(id)))!);
+      expect(stored.platform_key_sealed, `round ${round}`).toMatch(/^v1\.k2\./);
+    }
+  });
+});
