@@ -3,8 +3,8 @@
  * changes are made in one place"): operator changes of one tenant's fields, all
  * in flight at once, several rounds, each end with every change in the record,
  * its list row, its KV indexes and what the gateway does with the tenant's
- * requests. A change racing a deletion never brings the tenant back, and a key
- * rotation's re-sealing never puts back a platform key changed meanwhile.
+ * requests. A change racing a deletion never brings the tenant back, and renames
+ * racing a key rotation's re-sealing neither undo it nor are undone by it.
  */
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
@@ -23,6 +23,11 @@ import {
 } from './helpers';
 
 const ROUNDS = 8;
+/** Rounds of the re-sealing test, and the tenants it changes in each (it walks them all). */
+const RESEAL_ROUNDS = 5;
+const TENANTS_RESEALED = 6;
+/** Most renames of one tenant while the re-sealing runs (it slows as they pile up). */
+const RENAMES_MAX = 5;
 
 const patch = (id: string, body: Record<string, unknown>) =>
   admin(`/tenants/${id}`, { method: 'PATCH', body: JSON.stringify(body) });
@@ -132,30 +137,51 @@ describe('tenant record changes racing each other', () => {
     }
   });
 
-  it(`re-sealing for a key rotation never puts back a platform key changed meanwhile, ${ROUNDS} rounds`, async () => {
+  it(`re-sealing for a key rotation and renames at once: both kept, ${RESEAL_ROUNDS} rounds`, async () => {
     const onlyOld = { KEY_ENCRYPTION_KEY: `k1:${'A'.repeat(43)}=` };
-    const newKeyFingerprint = shortFingerprint(await sha256Hex(platformKeys.demoSecond));
-    for (let round = 0; round < ROUNDS; round++) {
+    const keyFingerprint = shortFingerprint(await sha256Hex(platformKeys.demo));
+    for (let round = 0; round < RESEAL_ROUNDS; round++) {
       // Sealed under k1, which the gateway's ring (k2 first) re-seals under k2.
-      const created = await gatewayWith(onlyOld, '/admin/tenants', {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${testEnv.ADMIN_TOKEN}`,
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify({ name: `old key ${round}`, platform_key: platformKeys.demo }),
+      const ids: string[] = [];
+      for (let i = 0; i < TENANTS_RESEALED; i++) {
+        const created = await gatewayWith(onlyOld, '/admin/tenants', {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${testEnv.ADMIN_TOKEN}`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({ name: `old key ${round}.${i}`, platform_key: platformKeys.demo }),
+        });
+        ids.push((await envelope(created)).data.tenant_id as string);
+      }
+      // Each tenant is renamed again and again (a bounded number of times) while the
+      // re-sealing walks the tenants, so some rename reads the record before it is
+      // re-sealed and writes after, or the other way round.
+      let resealed = false;
+      const reencrypt = admin('/maintenance/reencrypt', { method: 'POST' }).then((res) => {
+        resealed = true;
+        return res;
       });
-      const id = (await envelope(created)).data.tenant_id as string;
-      const [resealed, changed] = await Promise.all([
-        admin('/maintenance/reencrypt', { method: 'POST' }),
-        patch(id, { platform_key: platformKeys.demoSecond }),
-      ]);
-      expect(resealed.status).toBe(200);
-      expect(changed.status).toBe(200);
-      const shown = (await envelope(await admin(`/tenants/${id}`))).data;
-      expect(shown.key_fingerprint, `round ${round}: the new key`).toBe(newKeyFingerprint);
-      const stored = JSON.parse((await testEnv.TENANTS.get(tenantKey(id)))!);
-      expect(stored.platform_key_sealed, `round ${round}`).toMatch(/^v1\.k2\./);
+      const lastNames = await Promise.all(
+        ids.map(async (id) => {
+          let name = '';
+          for (let n = 0; n === 0 || (n < RENAMES_MAX && !resealed); n++) {
+            name = `renamed ${round}.${n}`;
+            expect((await patch(id, { name })).status).toBe(200);
+          }
+          return name;
+        }),
+      );
+      expect((await reencrypt).status).toBe(200);
+      for (const [i, id] of ids.entries()) {
+        const shown = (await envelope(await admin(`/tenants/${id}`))).data;
+        expect(shown, `round ${round}: the last rename`).toMatchObject({
+          name: lastNames[i],
+          key_fingerprint: keyFingerprint,
+        });
+        const stored = JSON.parse((await testEnv.TENANTS.get(tenantKey(id)))!);
+        expect(stored.platform_key_sealed, `round ${round}: re-sealed`).toMatch(/^v1\.k2\./);
+      }
     }
   });
 });

@@ -215,7 +215,10 @@ export class TenantStore {
   async reseal(stored: StoredTenant): Promise<StoredTenant | null> {
     if (sealedKid(stored.platform_key_sealed) === this.ring.currentKid) return null;
     const platformKey = await open(this.ring, stored.platform_key_sealed, stored.id);
-    const resealed = { ...stored, platform_key_sealed: await seal(this.ring, platformKey, stored.id) };
+    const resealed = {
+      ...stored,
+      platform_key_sealed: await seal(this.ring, platformKey, stored.id),
+    };
     await this.put(resealed);
     return resealed;
   }
