@@ -29,3 +29,37 @@ export async function waitUntilDone(done: () => boolean, timeoutMs: number): Pro
   }
   return true;
 }
+
+/**
+ * Calls that must not overlap take turns, first come first served. A Durable
+ * Object's input gates let other calls in while one awaits KV or a fetch, so a
+ * call that reads, then writes, needs this to keep others out between the two.
+ * Waiters poll (above): no call awaits another's promise.
+ */
+export class Turns {
+  /** Calls waiting, in arrival order: the first one runs next. */
+  private readonly waiting: object[] = [];
+  private running = false;
+
+  /** Runs `work` once every call before it is done; throws after waiting `timeoutMs`. */
+  async run<T>(work: () => Promise<T>, timeoutMs: number): Promise<T> {
+    const ticket = {};
+    this.waiting.push(ticket);
+    // Taking the turn happens in the same synchronous step as seeing it is ours.
+    const ours = await waitUntilDone(() => {
+      if (this.running || this.waiting[0] !== ticket) return false;
+      this.waiting.shift();
+      this.running = true;
+      return true;
+    }, timeoutMs);
+    if (!ours) {
+      this.waiting.splice(this.waiting.indexOf(ticket), 1);
+      throw new Error(`no turn within ${timeoutMs} ms`);
+    }
+    try {
+      return await work();
+    } finally {
+      this.running = false;
+    }
+  }
+}

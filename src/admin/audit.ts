@@ -63,13 +63,15 @@ export function auditRoutes(): Hono<HonoEnv> {
     do {
       const page = await store.list(cursor, 100);
       for (const t of page.tenants) {
-        const stored = await store.getStored(t.id);
-        if (!stored) continue;
+        const guard = guardFor(c.env, t.id);
+        // The guard re-seals in its turn, so a key set meanwhile (PATCH) is never undone.
+        const sealed = await guard.resealTenantKey(t.id);
+        if (sealed === 'not_found') continue;
         report.tenants++;
-        if (await store.reseal(stored)) report.resealed++;
-        if (await guardFor(c.env, t.id).resealAlertSecret()) report.alert_secrets_resealed++;
+        if (sealed === 'resealed') report.resealed++;
+        if (await guard.resealAlertSecret()) report.alert_secrets_resealed++;
         const now = Date.now();
-        for (const token of await guardFor(c.env, t.id).listTokens(t.id, now)) {
+        for (const token of await guard.listTokens(t.id, now)) {
           // Tokens that ended need no rotation.
           if (token.revoked_at || (token.expires_at && Date.parse(token.expires_at) <= now)) {
             continue;

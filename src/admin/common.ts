@@ -3,6 +3,7 @@ import type { Context } from 'hono';
 import * as z from 'zod';
 import { auditLog, type NewAuditEntry } from '../audit/audit-log';
 import { GatewayError } from '../errors';
+import { versionForKey } from '../guard/cache-version';
 import { guardFor, type TenantGuard } from '../guard/tenant-guard';
 import type { TokenSpecOf } from '../guard/token-changes';
 import type { AuditContext } from '../guard/token-registry';
@@ -10,7 +11,6 @@ import { isolateAdmission } from '../limits/admission';
 import { log } from '../log';
 import type { TokenLimits } from '../metering/policy';
 import { directStores, type Stores } from '../tenants/stores';
-import { randomBase62 } from '../tenants/token';
 import type { Issued } from '../tenants/token-store';
 import type { HonoEnv } from '../types/context';
 import type { StoredTenant } from '../types/tenants';
@@ -34,9 +34,12 @@ export function adminStores(c: AdminContext): Promise<Stores> {
 
 export async function existingTenant(stores: Stores, id: string): Promise<StoredTenant> {
   const tenant = await stores.tenants.getStored(id);
-  if (!tenant) throw new GatewayError('RESOURCE_NOT_FOUND', { message: 'No such tenant' });
+  if (!tenant) throw noSuchTenant();
   return tenant;
 }
+
+export const noSuchTenant = () =>
+  new GatewayError('RESOURCE_NOT_FOUND', { message: 'No such tenant' });
 
 export { guardFor };
 
@@ -105,16 +108,11 @@ export async function audit(
   await auditLog(c.env).record(record);
 }
 
-/** A cache version no entry has yet: part of every cache key of the tenants that get it. */
-export function newCacheVersion(): string {
-  return `${Date.now().toString(36)}.${randomBase62(8)}`;
-}
+export { newCacheVersion } from '../guard/cache-version';
 
 /**
- * Cache versions belong to a platform key: a tenant that starts using a key
- * takes the version of the tenants already using it (so they share entries),
- * or a fresh one when none does, so an entry purged before it existed is never
- * served to it.
+ * A new tenant takes the cache version of its platform key (guard/cache-version.ts); a
+ * key changed later takes it in the TenantGuard's turn (updateTenant).
  */
 export async function adoptCacheVersion(
   c: AdminContext,
@@ -122,12 +120,8 @@ export async function adoptCacheVersion(
   tenantId: string,
   fingerprint: string,
 ): Promise<void> {
-  let version: string | null = null;
-  for (const other of await stores.keys.tenantsSharing(fingerprint)) {
-    if (other === tenantId) continue;
-    version = (await guardFor(c.env, other).cacheVersion()) ?? '0';
-    break;
-  }
-  const adopted = version ?? newCacheVersion();
-  await changeGuard(c, tenantId, (g) => g.setCacheVersion(adopted));
+  const version = await versionForKey(stores.keys, tenantId, fingerprint, (other) =>
+    guardFor(c.env, other).cacheVersion(),
+  );
+  await changeGuard(c, tenantId, (g) => g.setCacheVersion(version));
 }

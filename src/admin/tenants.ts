@@ -1,13 +1,15 @@
 /** Operator API: tenants. No endpoint ever returns a platform key. */
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import * as z from 'zod';
 import { GatewayError } from '../errors';
 import { planBook } from '../guard/plan-book';
 import { validated } from '../middleware/validate';
 import { catalogOf } from '../routes/catalog';
 import { intFieldOr, nameField, originField, textField } from '../routes/schemas';
-import { publicTenant } from '../tenants/tenant-store';
+import type { Stores } from '../tenants/stores';
+import { publicTenant, type TenantPatch } from '../tenants/tenant-store';
 import type { HonoEnv } from '../types/context';
+import type { StoredTenant } from '../types/tenants';
 import type { CreatedTenant, PublicTenant, TenantPage } from '../types/wire';
 import {
   adminStores,
@@ -17,6 +19,7 @@ import {
   existingTenant,
   guardFor,
   issueToken,
+  noSuchTenant,
   ok,
   tenantParams,
 } from './common';
@@ -129,18 +132,18 @@ export function tenantRoutes(): Hono<HonoEnv> {
     return c.json(ok<PublicTenant>(publicTenant(tenant, await planBook(c.env).planOf(id))));
   });
 
+  // Record changes are made by the tenant's TenantGuard, one at a time, each on the record
+  // the one before left (docs/SECURITY.md, "Tenant record changes are made in one place").
+  // The read here answers an unknown tenant before anything is joined or asked.
   app.patch('/:id', validated('param', tenantParams), validated('json', updateBody), async (c) => {
     const { id } = c.req.valid('param');
     const patch = c.req.valid('json');
     const stores = await adminStores(c);
-    const before = await existingTenant(stores, id);
+    await existingTenant(stores, id);
     // The PlanBook alone keeps the plan (and refuses an unknown one); KV keeps the rest.
     const { plan: joining, ...fields } = patch;
     if (joining !== undefined) await joinPlan(c, id, joining);
-    const updated = await stores.tenants.update(before, fields);
-    if (updated.key_fingerprint !== before.key_fingerprint) {
-      await adoptCacheVersion(c, stores, id, updated.key_fingerprint);
-    }
+    const updated = await changeRecord(c, stores, id, fields);
     await audit(c, 'tenant.updated', {
       tenant_id: id,
       detail: {
@@ -160,10 +163,11 @@ export function tenantRoutes(): Hono<HonoEnv> {
     app.post(`/:id/${action}`, validated('param', tenantParams), async (c) => {
       const { id } = c.req.valid('param');
       const stores = await adminStores(c);
-      const updated = await stores.tenants.update(await existingTenant(stores, id), { status });
-      // The TenantGuard makes the change take effect on the next request everywhere.
-      const [, plan] = await Promise.all([
-        changeGuard(c, id, (g) => g.setDisabled(status === 'disabled')),
+      await existingTenant(stores, id);
+      // The TenantGuard sets its flag with the record: the change holds on the next request
+      // everywhere, and the record says what the guard does.
+      const [updated, plan] = await Promise.all([
+        changeRecord(c, stores, id, { status }),
         planBook(c.env).planOf(id),
       ]);
       await audit(c, `tenant.${action}d`, { tenant_id: id });
@@ -175,14 +179,31 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const { id } = c.req.valid('param');
     const stores = await adminStores(c);
     const tenant = await existingTenant(stores, id);
-    // Refuse first (instant, everywhere), then remove the records.
+    // Refuse first (instant, everywhere), then remove the records; the tenant's own last.
     await changeGuard(c, id, (g) => g.setDisabled(true));
     stores.tokens.forget(await guardFor(c.env, id).removeTokens(id));
     await planBook(c.env).leave(id);
-    await stores.tenants.delete(tenant);
+    await changeGuard(c, id, (g) => g.removeTenant(id));
+    stores.tenants.forget(tenant, null);
     await audit(c, 'tenant.deleted', { tenant_id: id });
     return c.json(ok({ tenant_id: id, deleted: true }));
   });
 
   return app;
+}
+
+/**
+ * Has the tenant's TenantGuard make a change of its record (a 404 when the tenant went
+ * meanwhile); this isolate's memos drop what changed.
+ */
+async function changeRecord(
+  c: Context<HonoEnv>,
+  stores: Stores,
+  id: string,
+  patch: TenantPatch,
+): Promise<StoredTenant> {
+  const change = await changeGuard(c, id, (g) => g.updateTenant(id, patch));
+  if (!change) throw noSuchTenant();
+  stores.tenants.forget(change.before, change.after);
+  return change.after;
 }

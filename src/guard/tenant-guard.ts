@@ -2,9 +2,10 @@
  * src/guard/ is the code Durable Objects run:
  * - TenantGuard (this file): one SQLite-backed Durable Object per tenant, the
  *   single writer of its counters, leases, tokens, cache version and
- *   settings. The work is core.ts; this shell adds what needs the runtime:
- *   the alarm, alert deliveries (fetch, audit log), the key ring, and writing
- *   the tokens it decided to KV (token-changes.ts, token-registry.ts);
+ *   settings, and of the tenant's KV record (tenant-record.ts). The work is
+ *   core.ts; this shell adds what needs the runtime: the alarm, alert
+ *   deliveries (fetch, audit log), the key ring, and writing the tokens it
+ *   decided to KV (token-changes.ts, token-registry.ts);
  * - its storage: store.ts (settings, token states), ledger.ts and slots.ts
  *   (units counted per meter and window), history.ts (usage history),
  *   alerts.ts (quota alerts, sent from its alarm), idempotency.ts (the
@@ -23,6 +24,7 @@ import type { BrokerPush, LeaseRequest, Returned } from '../metering/lease-proto
 import type { Limits, TokenLimits } from '../metering/policy';
 import { HOUR_MS, hourOf, type UsageBatch } from '../metering/usage';
 import { isSealed, keyRing, open, seal, sealedKid } from '../tenants/crypto';
+import type { TenantPatch } from '../tenants/tenant-store';
 import {
   eraseTokenRecord,
   indexedTokens,
@@ -38,12 +40,14 @@ import {
   deliverDue,
   sendTestAlert,
 } from './alerts';
+import { versionForKey } from './cache-version';
 import { GuardCore, SWEEP_EVERY_MS } from './core';
 import { FLEET_REPORT_MS, FLEET_SETTLE_MS, fleetBoardOf } from './fleet-board';
 import type { HistoryQuery } from './history';
 import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
 import type { PlanPush } from './plan-protocol';
 import type { RecentQuery } from './recent-requests';
+import { type RecordChange, type ResealOutcome, TenantRecord } from './tenant-record';
 import type { RevokeOutcome, TokenSpecOf } from './token-changes';
 import type { AuditContext, MintedToken, RotateOutcome } from './token-registry';
 
@@ -70,6 +74,8 @@ export function guardFor(
 
 export class TenantGuard extends DurableObject {
   private readonly core: GuardCore;
+  /** The tenant's KV record, changed one call at a time (tenant-record.ts). */
+  private readonly tenantRecord: TenantRecord;
   /** When the alarm is set for, as far as this object knows (undefined: not known). */
   private alarmAt: number | null | undefined;
   /** The one read of KV's tokens in progress for adoption (tokensReady). */
@@ -89,6 +95,7 @@ export class TenantGuard extends DurableObject {
     super(ctx, env);
     // Its name is its tenant's id (guardFor): alerts and fleet reports name the tenant.
     this.core = new GuardCore(ctx.storage.sql, (at) => this.scheduleAlarm(at), ctx.id.name ?? null);
+    this.tenantRecord = new TenantRecord(env);
   }
 
   /** The one call lease holders make (core.ts). */
@@ -229,6 +236,39 @@ export class TenantGuard extends DurableObject {
 
   async setDisabled(disabled: boolean) {
     await this.tellBrokers(this.core.setDisabled(disabled));
+  }
+
+  /**
+   * A change of the tenant's KV record (tenant-record.ts), made after every change
+   * before it; what the guard holds beside the record follows in the same turn: a
+   * status sets the disabled flag, a new platform key takes that key's cache version.
+   * Null when there is no such tenant.
+   */
+  updateTenant(tenantId: string, patch: TenantPatch): Promise<RecordChange | null> {
+    return this.tenantRecord.update(tenantId, patch, async ({ before, after }) => {
+      if (patch.status) await this.setDisabled(patch.status === 'disabled');
+      if (after.key_fingerprint === before.key_fingerprint) return;
+      const version = await versionForKey(
+        this.tenantRecord.keys,
+        tenantId,
+        after.key_fingerprint,
+        (other) => guardFor(this.env, other).cacheVersion(),
+      );
+      await this.setCacheVersion(version);
+    });
+  }
+
+  /** Re-seals the tenant's platform key under the ring's current key (key rotation). */
+  resealTenantKey(tenantId: string): Promise<ResealOutcome> {
+    return this.tenantRecord.reseal(tenantId);
+  }
+
+  /**
+   * The tenant's record and index entries leave KV, refused first (again, in case an
+   * enable came in since DELETE began); false when it was gone already.
+   */
+  removeTenant(tenantId: string): Promise<boolean> {
+    return this.tenantRecord.remove(tenantId, () => this.setDisabled(true));
   }
 
   setAlerts(config: AlertConfig | null) {

@@ -64,7 +64,12 @@ export class OriginIndex {
     for (const origin of after.filter((o) => !before.includes(o))) {
       await this.kv.put(corsOriginKey(origin, tenantId), '');
     }
-    for (const origin of [...before, ...after]) originMemo.delete(origin);
+    this.forget([...before, ...after]);
+  }
+
+  /** Drops these origins from this isolate's memo: the next preflight asks KV. */
+  forget(origins: string[]): void {
+    for (const origin of origins) originMemo.delete(origin);
   }
 }
 

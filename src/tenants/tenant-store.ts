@@ -172,6 +172,11 @@ export class TenantStore {
     }
   }
 
+  /**
+   * Writes `stored` with `patch` merged, and moves its index entries. Only the tenant's
+   * TenantGuard calls this (and reseal, delete), one call at a time, with the record the
+   * call before wrote (guard/tenant-record.ts): KV has no compare-and-set.
+   */
   async update(stored: StoredTenant, patch: TenantPatch): Promise<StoredTenant> {
     const next: StoredTenant = {
       ...stored,
@@ -203,15 +208,28 @@ export class TenantStore {
     memo.delete(stored.id);
   }
 
-  /** Re-seals the platform key under the current encryption key if it was sealed under another. */
-  async reseal(stored: StoredTenant): Promise<boolean> {
-    if (sealedKid(stored.platform_key_sealed) === this.ring.currentKid) return false;
+  /**
+   * Re-seals the platform key under the current encryption key if it was sealed under
+   * another: the record written, or null when it was sealed under the current one.
+   */
+  async reseal(stored: StoredTenant): Promise<StoredTenant | null> {
+    if (sealedKid(stored.platform_key_sealed) === this.ring.currentKid) return null;
     const platformKey = await open(this.ring, stored.platform_key_sealed, stored.id);
-    await this.put({
+    const resealed = {
       ...stored,
       platform_key_sealed: await seal(this.ring, platformKey, stored.id),
-    });
-    return true;
+    };
+    await this.put(resealed);
+    return resealed;
+  }
+
+  /**
+   * Drops a tenant its TenantGuard just changed (or deleted) from this isolate's memos,
+   * as the guard's own writes do in its isolate: the next request here reads KV.
+   */
+  forget(before: StoredTenant, after: StoredTenant | null): void {
+    memo.delete(before.id);
+    this.origins.forget([...(before.cors_origins ?? []), ...(after?.cors_origins ?? [])]);
   }
 
   private async put(tenant: StoredTenant): Promise<void> {
