@@ -198,7 +198,10 @@ describe('plans', () => {
     // KV read in another location may show the record for up to 60 s after its deletion:
     // put back here, the PATCH's own read finds it; the TenantGuard knows it is gone.
     await testEnv.TENANTS.put(tenantKey(t.id), record!);
-    const res = await admin(`/tenants/${t.id}`, { method: 'PATCH', body: JSON.stringify({ plan }) });
+    const res = await admin(`/tenants/${t.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ plan }),
+    });
     expect(res.status).toBe(404);
     expect((await envelope(await admin(`/plans/${plan}`))).data.tenants).toBe(0);
     expect((await admin(`/plans/${plan}`, { method: 'DELETE' })).status).toBe(200);
