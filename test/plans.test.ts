@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type PlanBook, planBook } from '../src/guard/plan-book';
 import type { Limits } from '../src/metering/policy';
 import { loadSettings } from '../src/settings';
+import { tenantKey } from '../src/tenants/kv-keys';
 import {
   admin,
   asTenant,
@@ -186,6 +187,25 @@ describe('plans', () => {
     expect(await status(t)).toBe(200);
     const usage = await envelope(await admin(`/tenants/${t.id}/usage`));
     expect(usage.data.plan).toBeNull();
+  });
+
+  it('a plan joined by a change that finds the tenant deleted is left again: the plan can go', async () => {
+    const plan = uniquePlan('orphan');
+    await putPlan(plan, hourly(1000));
+    const t = await createTenant(undefined, 'deleted meanwhile');
+    const record = await testEnv.TENANTS.get(tenantKey(t.id));
+    expect((await admin(`/tenants/${t.id}`, { method: 'DELETE' })).status).toBe(200);
+    // KV read in another location may show the record for up to 60 s after its deletion:
+    // put back here, the PATCH's own read finds it; the TenantGuard knows it is gone.
+    await testEnv.TENANTS.put(tenantKey(t.id), record!);
+    const res = await admin(`/tenants/${t.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ plan }),
+    });
+    expect(res.status).toBe(404);
+    expect((await envelope(await admin(`/plans/${plan}`))).data.tenants).toBe(0);
+    expect((await admin(`/plans/${plan}`, { method: 'DELETE' })).status).toBe(200);
+    await testEnv.TENANTS.delete(tenantKey(t.id));
   });
 
   it('a tenant created on a plan starts with its limits, and leaves it when deleted', async () => {

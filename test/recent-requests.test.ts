@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RequestRow } from '../src/guard/recent-requests';
+import { loadSettings } from '../src/settings';
 import {
   admin,
   asTenant,
@@ -37,7 +38,7 @@ async function limited(t: TestTenant, limit: number) {
  * call; its row rides with the next one, made once the lease has ended: LEASE_MAX_MS on
  * the isolate's clock (injected time), or the usage timer's.
  */
-const LEASE_MAX_MS = 1000;
+const { LEASE_MAX_MS } = loadSettings(testEnv);
 const clockHeld = () => vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
 const pastRefusalLease = () => vi.setSystemTime(Date.now() + LEASE_MAX_MS);
 afterEach(() => vi.useRealTimers());

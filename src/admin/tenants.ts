@@ -144,6 +144,12 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const { plan: joining, ...fields } = patch;
     if (joining !== undefined) await joinPlan(c, id, joining);
     const updated = await changeRecord(c, stores, id, fields);
+    if (!updated) {
+      // Deleted since the read above (or KV showed it late): the plan just joined is left
+      // again, or the PlanBook would keep a member no deletion ever takes off.
+      if (joining) await planBook(c.env).leave(id);
+      throw noSuchTenant();
+    }
     await audit(c, 'tenant.updated', {
       tenant_id: id,
       detail: {
@@ -170,6 +176,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
         changeRecord(c, stores, id, { status }),
         planBook(c.env).planOf(id),
       ]);
+      if (!updated) throw noSuchTenant();
       await audit(c, `tenant.${action}d`, { tenant_id: id });
       return c.json(ok<PublicTenant>(publicTenant(updated, plan)));
     });
@@ -193,17 +200,17 @@ export function tenantRoutes(): Hono<HonoEnv> {
 }
 
 /**
- * Has the tenant's TenantGuard make a change of its record (a 404 when the tenant went
- * meanwhile); this isolate's memos drop what changed.
+ * Has the tenant's TenantGuard make a change of its record (null when the tenant went
+ * meanwhile: nothing written); this isolate's memos drop what changed.
  */
 async function changeRecord(
   c: Context<HonoEnv>,
   stores: Stores,
   id: string,
   patch: TenantPatch,
-): Promise<StoredTenant> {
+): Promise<StoredTenant | null> {
   const change = await changeGuard(c, id, (g) => g.updateTenant(id, patch));
-  if (!change) throw noSuchTenant();
+  if (!change) return null;
   stores.tenants.forget(change.before, change.after);
   return change.after;
 }
