@@ -18,14 +18,7 @@ export type Counter = (typeof COUNTERS)[number];
 export type Counts = Record<Counter, number>;
 
 export function zeroCounts(): Counts {
-  return {
-    requests: 0,
-    kv_reads: 0,
-    cache_api_calls: 0,
-    guard_calls: 0,
-    limit_refusals: 0,
-    limit_refusals_asked: 0,
-  };
+  return Object.fromEntries(COUNTERS.map((c) => [c, 0])) as Counts;
 }
 
 export function minus(a: Counts, b: Counts): Counts {
