@@ -6,6 +6,9 @@
  * 40400) gets a note instead, and the report prints n/a.
  */
 
+import type { CountedWork } from '../../src/stats';
+
+/** The gateway's counters (src/stats.ts) the bench reports per request; a renamed one fails typecheck. */
 export const COUNTERS = [
   'requests',
   'kv_reads',
@@ -13,7 +16,7 @@ export const COUNTERS = [
   'guard_calls',
   'limit_refusals',
   'limit_refusals_asked',
-] as const;
+] as const satisfies readonly CountedWork[];
 export type Counter = (typeof COUNTERS)[number];
 export type Counts = Record<Counter, number>;
 
