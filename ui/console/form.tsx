@@ -98,6 +98,23 @@ export function Field(p: FieldProps) {
 }
 
 /**
+ * A filter field's `name`, `value`, `onValue` and `error` (spread into a Field), from the
+ * form's draft, its setter and its errors: each field then names only its key.
+ */
+export function bindFields<F extends Record<keyof F, string>>(
+  draft: F,
+  setDraft: (next: F) => void,
+  errors: Errors,
+) {
+  return (name: keyof F & string) => ({
+    name,
+    value: draft[name],
+    onValue: (v: string) => setDraft({ ...draft, [name]: v }),
+    error: errors[name],
+  });
+}
+
+/**
  * A card of filter fields (the requests, the audit log): the form's own error above them,
  * then its two buttons, one that applies the fields and one that starts over.
  */
