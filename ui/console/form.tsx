@@ -1,7 +1,7 @@
 /**
  * Form pieces shared by the console's pages: a labelled field with its error
- * beside it, the API's refusal mapped onto fields, a one-time secret with a
- * copy button, and a confirmation dialog.
+ * beside it, the API's refusal mapped onto fields, a filter card and a cursor
+ * pager, a one-time secret with a copy button, and a confirmation dialog.
  */
 import type { Child } from 'hono/jsx';
 import { useRef, useState } from 'hono/jsx/dom';
