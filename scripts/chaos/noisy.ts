@@ -92,13 +92,15 @@ export async function noisyNeighbours(
   } finally {
     await Promise.all([threads.healthy.close(), threads.noisy.close()]);
   }
-  const p99s = (rs: Run[]) =>
+  // Each run's percentile of its healthy tenants' latencies.
+  const perRun = (rs: Run[], p: number) =>
     rs.map((r) =>
       percentile(
         r.healthy.map((a) => a.ms),
-        99,
+        p,
       ),
     );
+  const p99s = (rs: Run[]) => perRun(rs, 99);
   // The baseline: every quiet run, first and last of each round.
   const quietP99 = median(
     [...runs.entries()].filter(([name]) => name.startsWith(QUIET)).flatMap(([, rs]) => p99s(rs)),
@@ -120,14 +122,7 @@ export async function noisyNeighbours(
     const stale = healthy.filter((a) => a.xCache === 'STALE').length;
     const fromL1 = rs.reduce((n, r) => n + r.fromL1, 0);
     const cached = rs.reduce((n, r) => n + r.cachedHealthy, 0);
-    const p50 = median(
-      rs.map((r) =>
-        percentile(
-          r.healthy.map((a) => a.ms),
-          50,
-        ),
-      ),
-    );
+    const p50 = median(perRun(rs, 50));
     const load = rs.map((r) => r.load.toFixed(1)).join(', ');
     lines.push(
       `| ${name} | ${healthy.length} | ${pct(answered, healthy.length)} | ${codeCount(50301)} / ${codeCount(50302)} / ${stale} | ${fmt(p50)} | ${fmt(p99)}${spread(p99s(rs))} | ${(p99 / quietP99).toFixed(2)} | ${fromL1} of ${cached} | ${outcomes(rs.flatMap((r) => r.noisy))} | ${load} |`,

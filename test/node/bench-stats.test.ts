@@ -6,18 +6,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IsolateStats, readIsolateStats } from '../../scripts/bench/stats';
+import { IsolateStats, readIsolateStats, zeroCounts } from '../../scripts/bench/stats';
 
 const TOKEN = 'bench-stats-test-token';
-const zero = () => ({
-  requests: 0,
-  kv_reads: 0,
-  cache_api_calls: 0,
-  guard_calls: 0,
-  limit_refusals: 0,
-  limit_refusals_asked: 0,
-});
-let counters = zero();
+let counters = zeroCounts();
 let withStats = true;
 let server: http.Server;
 let url: string;
@@ -79,7 +71,7 @@ describe('bench stats', () => {
     withStats = true;
     const stats = new IsolateStats(url, TOKEN);
     await stats.start();
-    counters = zero();
+    counters = zeroCounts();
     expect(await stats.delta()).toMatch(/backwards/);
     expect(stats.note).toMatch(/backwards/);
   });

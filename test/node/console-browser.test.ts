@@ -762,7 +762,8 @@ describe('the console in Chromium', () => {
     await answered;
     const row = page.locator(`tr[data-request-id="${refusedId}"]`);
     await row.waitFor();
-    expect(await page.getByTestId('request-rows').locator('tbody tr').count()).toBe(1);
+    // The answer is in; its rendering may still be under way (as in portal-browser).
+    await expect.poll(() => page.getByTestId('request-rows').locator('tbody tr').count()).toBe(1);
     const text = await row.innerText();
     expect(text).toContain('GET agent.list');
     expect(text).toContain('429');

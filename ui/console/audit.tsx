@@ -2,7 +2,15 @@
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { AuditPage as Page } from '../../src/types/wire';
 import { api } from './api';
-import { type Errors, Field, FilterForm, fmtTime, focusFirstError, refusal } from './form';
+import {
+  bindFields,
+  type Errors,
+  Field,
+  FilterForm,
+  fmtTime,
+  focusFirstError,
+  refusal,
+} from './form';
 
 interface Filter {
   tenant_id: string;
@@ -60,7 +68,7 @@ export function AuditPage(props: { tenant?: string | undefined }) {
       });
   }, [filter, pageNum]);
 
-  const set = (k: keyof Filter) => (v: string) => setDraft({ ...draft, [k]: v });
+  const field = bindFields(draft, setDraft, errors);
   const submit = () => {
     const found = validate(draft);
     setErrors(found);
@@ -85,49 +93,16 @@ export function AuditPage(props: { tenant?: string | undefined }) {
           setPageNum(1);
         }}
       >
-        <Field
-          id="audit-tenant"
-          name="tenant_id"
-          label="Tenant id"
-          value={draft.tenant_id}
-          onValue={set('tenant_id')}
-          error={errors.tenant_id}
-        />
-        <Field
-          id="audit-actor"
-          name="actor"
-          label="Operator (email or admin-token)"
-          value={draft.actor}
-          onValue={set('actor')}
-          error={errors.actor}
-        />
+        <Field id="audit-tenant" label="Tenant id" {...field('tenant_id')} />
+        <Field id="audit-actor" label="Operator (email or admin-token)" {...field('actor')} />
         <Field
           id="audit-action"
-          name="action"
           label="Action or prefix"
           placeholder="token."
-          value={draft.action}
-          onValue={set('action')}
-          error={errors.action}
+          {...field('action')}
         />
-        <Field
-          id="audit-since"
-          name="since"
-          label="Since"
-          type="datetime-local"
-          value={draft.since}
-          onValue={set('since')}
-          error={errors.since}
-        />
-        <Field
-          id="audit-until"
-          name="until"
-          label="Until"
-          type="datetime-local"
-          value={draft.until}
-          onValue={set('until')}
-          error={errors.until}
-        />
+        <Field id="audit-since" label="Since" type="datetime-local" {...field('since')} />
+        <Field id="audit-until" label="Until" type="datetime-local" {...field('until')} />
       </FilterForm>
       {page ? (
         <>

@@ -1,7 +1,7 @@
 /**
  * Form pieces shared by the console's pages: a labelled field with its error
- * beside it, the API's refusal mapped onto fields, a one-time secret with a
- * copy button, and a confirmation dialog.
+ * beside it, the API's refusal mapped onto fields, a filter card and a cursor
+ * pager, a one-time secret with a copy button, and a confirmation dialog.
  */
 import type { Child } from 'hono/jsx';
 import { useRef, useState } from 'hono/jsx/dom';
@@ -95,6 +95,23 @@ export function Field(p: FieldProps) {
       ) : null}
     </div>
   );
+}
+
+/**
+ * A filter field's `name`, `value`, `onValue` and `error` (spread into a Field), from the
+ * form's draft, its setter and its errors: each field then names only its key.
+ */
+export function bindFields<F extends Record<keyof F, string>>(
+  draft: F,
+  setDraft: (next: F) => void,
+  errors: Errors,
+) {
+  return (name: keyof F & string) => ({
+    name,
+    value: draft[name],
+    onValue: (v: string) => setDraft({ ...draft, [name]: v }),
+    error: errors[name],
+  });
 }
 
 /**

@@ -9,7 +9,15 @@ import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { RecentRequestPage, TokenListing } from '../../src/types/wire';
 import { count } from '../lib/format';
 import { api } from './api';
-import { CursorPager, type Errors, Field, FilterForm, focusFirstError, refusal } from './form';
+import {
+  bindFields,
+  CursorPager,
+  type Errors,
+  Field,
+  FilterForm,
+  focusFirstError,
+  refusal,
+} from './form';
 
 interface Filter {
   request_id: string;
@@ -77,7 +85,7 @@ export function RequestsSection(props: { tenantId: string }) {
   }, [props.tenantId, filter, cursor, reload]);
 
   const names = new Map(tokens.map((t) => [t.id, `${t.name} …${t.last4}`]));
-  const set = (k: keyof Filter) => (v: string) => setDraft({ ...draft, [k]: v });
+  const field = bindFields(draft, setDraft, errors);
   const submit = () => {
     const found = check(draft);
     setErrors(found);
@@ -111,11 +119,8 @@ export function RequestsSection(props: { tenantId: string }) {
       >
         <Field
           id="rq-id"
-          name="request_id"
           label="Request id"
-          value={draft.request_id}
-          onValue={set('request_id')}
-          error={errors.request_id}
+          {...field('request_id')}
           placeholder="from X-Request-ID or an error's data.request_id"
         />
         <div class="field">
@@ -123,7 +128,9 @@ export function RequestsSection(props: { tenantId: string }) {
           <select
             id="rq-token"
             name="token_id"
-            onChange={(e: Event) => set('token_id')((e.target as HTMLSelectElement).value)}
+            onChange={(e: Event) =>
+              field('token_id').onValue((e.target as HTMLSelectElement).value)
+            }
           >
             <option value="" selected={draft.token_id === ''}>
               any token
@@ -137,21 +144,15 @@ export function RequestsSection(props: { tenantId: string }) {
         </div>
         <Field
           id="rq-status"
-          name="status"
           label="Status"
-          value={draft.status}
-          onValue={set('status')}
-          error={errors.status}
+          {...field('status')}
           placeholder="429, 4xx"
           hint={`e.g. ${STATUSES.join(', ')}`}
         />
         <Field
           id="rq-operation"
-          name="operation"
           label="Operation"
-          value={draft.operation}
-          onValue={set('operation')}
-          error={errors.operation}
+          {...field('operation')}
           placeholder="team.list"
         />
       </FilterForm>
