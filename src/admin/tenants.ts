@@ -186,12 +186,14 @@ export function tenantRoutes(): Hono<HonoEnv> {
     const { id } = c.req.valid('param');
     const stores = await adminStores(c);
     const tenant = await existingTenant(stores, id);
-    // Refuse first (instant, everywhere), then remove the records; the tenant's own last.
+    // Refuse first (instant, everywhere), then remove the records; the plan is left once the
+    // record is gone: a PATCH joining one before that is undone here, one after finds no
+    // tenant and leaves it itself.
     await changeGuard(c, id, (g) => g.setDisabled(true));
     stores.tokens.forget(await guardFor(c.env, id).removeTokens(id));
-    await planBook(c.env).leave(id);
     await changeGuard(c, id, (g) => g.removeTenant(id));
     stores.tenants.forget(tenant, null);
+    await planBook(c.env).leave(id);
     await audit(c, 'tenant.deleted', { tenant_id: id });
     return c.json(ok({ tenant_id: id, deleted: true }));
   });
