@@ -31,6 +31,7 @@ import type {
 } from '../metering/lease-protocol';
 import { MIN_POOLED_LIMIT, scopeKey } from '../metering/lease-protocol';
 import {
+  type AnsweredScope,
   answeredScopes,
   type Held,
   heldOf,
@@ -480,34 +481,35 @@ export class BrokerCore {
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
-    this.hear(req, answer);
-    this.noteScopes(req, answer);
+    const answered = answeredScopes(req, answer);
+    this.hear(answered, answer.meters);
+    this.noteScopes(answered, req.now);
     this.overlaySince(seq);
     // Slots long enough for a pool again: pool from the next call.
-    this.shortSlots = hasShortSlots(answer);
-    this.smallLimits = hasSmallMeter(answer);
     this.noteSlots(answer);
-    this.noteLeased(req, answer);
+    this.smallLimits = hasSmallMeter(answer);
+    this.noteLeased(answered, answer.meters);
     return answer;
   }
 
-  /** The short slots' grid, from an answer whose lease ends with its slot. */
+  /** Whether an answer's slots are short, and if so their grid (its lease ends with its slot). */
   private noteSlots(answer: LeaseAnswer): void {
-    if (!hasShortSlots(answer)) return;
+    this.shortSlots = hasShortSlots(answer);
+    if (!this.shortSlots) return;
     const origin = lastSlotStart(answer);
     const length = answer.expiresAt - origin;
     if (length > 0) this.slotGrid = { origin, length };
   }
 
   /** The scopes a root answer speaks of: their meters and token ends, kept with their demand. */
-  private noteScopes(req: LeaseRequest, answer: LeaseAnswer): void {
-    for (const { key, terms } of answeredScopes(req, answer)) {
+  private noteScopes(answered: AnsweredScope[], askedAt: number): void {
+    for (const { key, terms } of answered) {
       const prior = this.scopes.get(key);
       this.scopes.set(key, {
         ...terms,
-        demand: prior?.demand ?? new Demand(req.now),
-        asked: prior?.asked ?? new Demand(req.now),
-        lastSeen: prior?.lastSeen ?? req.now,
+        demand: prior?.demand ?? new Demand(askedAt),
+        asked: prior?.asked ?? new Demand(askedAt),
+        lastSeen: prior?.lastSeen ?? askedAt,
       });
     }
   }
@@ -633,14 +635,9 @@ export class BrokerCore {
   }
 
   /** Keeps what a root answer says of each scope's meters, for refusal leases. */
-  private hear(req: LeaseRequest, answer: LeaseAnswer): void {
+  private hear(answered: AnsweredScope[], meters: MeterGrant[]): void {
     const now = this.io.now();
-    this.lastWord.hear(
-      answeredScopes(req, answer),
-      answer.meters,
-      now + this.settings.leaseMs,
-      now,
-    );
+    this.lastWord.hear(answered, meters, now + this.settings.leaseMs, now);
   }
 
   /**
@@ -680,10 +677,10 @@ export class BrokerCore {
    * Units the root leased straight to an isolate (a call passed through) count in
    * its region's demand as pooled ones do: they come back through here too (unDemand).
    */
-  private noteLeased(req: LeaseRequest, answer: LeaseAnswer): void {
+  private noteLeased(answered: AnsweredScope[], meters: MeterGrant[]): void {
     const now = this.io.now();
-    const leased = new Map(answer.meters.map((m) => [m.key, m.leased]));
-    for (const { key, ask, grant } of answeredScopes(req, answer)) {
+    const leased = new Map(meters.map((m) => [m.key, m.leased]));
+    for (const { key, ask, grant } of answered) {
       const state = this.scopes.get(key);
       if (!state) continue;
       const units = Math.max(0, ...grant.meters.map((k) => leased.get(k) ?? 0));
@@ -813,15 +810,15 @@ export class BrokerCore {
 
   /** The root's answer becomes the pool and the tenant's state. */
   private keep(req: LeaseRequest, answer: LeaseAnswer): void {
-    this.hear(req, answer);
+    const answered = answeredScopes(req, answer);
+    this.hear(answered, answer.meters);
     this.noteSlots(answer);
     this.mode = answer.mode;
-    this.shortSlots = hasShortSlots(answer);
     this.smallLimits = hasSmallMeter(answer);
     this.plenty = hasPlenty(answer);
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
-    this.noteScopes(req, answer);
+    this.noteScopes(answered, req.now);
     const pool = windowOf(answer);
     // A pool asked to start later within the slots in use now (for an isolate renewing
     // ahead inside them) holds from now: its units count in those slots anyway. Kept as
