@@ -174,12 +174,18 @@ function full(
   };
 }
 
+/** A lease whose first request (one unit at NOW) the guard answered with `full(…)`, and what it decided. */
+function leaseAfterFull(options: Parameters<typeof full>[1]) {
+  const lease = new TenantLease();
+  const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+  const decision = lease.apply(req, full(req, options), NOW);
+  return { lease, decision };
+}
+
 describe('TenantLease: refusal leases', () => {
   it('refuses a full window here after its lease has ended, until the window frees, then asks', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
     // The guard refuses: full for another 700 ms, its lease cut to 50 ms by the slot's end.
-    const guard = lease.apply(req, full(req, { fitsIn: 700 }), NOW);
+    const { lease, decision: guard } = leaseAfterFull({ fitsIn: 700 });
     expect(guard).toMatchObject({ kind: 'refused', refusal: { reason: 'rate', retryAfter: 1 } });
     // Past the lease, before the window frees: the same refusal and fields, no call.
     expect(lease.admit(scope, 1, NOW + 400)).toEqual(guard);
@@ -201,10 +207,8 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('holds a refusal no longer than one lease time, however long the window stays full', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
     // Full for an hour (a quota): a raised limit must still be seen within LEASE_MAX_MS.
-    lease.apply(req, full(req, { fitsIn: 3_600_000 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 3_600_000 });
     expect(lease.admit(scope, 1, NOW + 999)).toMatchObject({
       kind: 'refused',
       refusal: { retryAfter: 3600 },
@@ -213,9 +217,7 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('ends at once when an operator change makes this isolate forget the tenant', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
-    lease.apply(req, full(req, { fitsIn: 700 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 700 });
     expect(lease.admit(scope, 1, NOW + 100).kind).toBe('refused');
     // New limits set through this isolate (admin/common.ts): the next request asks.
     lease.forget();
@@ -223,9 +225,7 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('exact mode: a known-full window is refused here; any other request asks', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
-    lease.apply(req, full(req, { fitsIn: 700, mode: 'exact' }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 700, mode: 'exact' });
     expect(lease.admit(scope, 1, NOW + 10)).toMatchObject({
       kind: 'refused',
       refusal: { reason: 'rate', violated: 'burst' },
@@ -246,10 +246,8 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it("refuses until the window frees by its own clock, though the broker's runs ahead", () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
     // The broker's clock is 500 ms ahead: full for 300 ms by its clock is until NOW + 300 here.
-    lease.apply(req, full(req, { fitsIn: 300, clockAhead: 500 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 300, clockAhead: 500 });
     expect(lease.admit(scope, 1, NOW + 299).kind).toBe('refused');
     expect(lease.admit(scope, 1, NOW + 300).kind).toBe('ask');
   });
@@ -270,10 +268,8 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('does not renew ahead a lease whose windows are full past its end: the refusal lease follows it', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
     // Full for 700 ms; the lease holds nothing and ends with its slot, 50 ms on.
-    lease.apply(req, full(req, { fitsIn: 700 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 700 });
     expect(lease.renewal(NOW + 40, settings)).toBeNull();
     // Past the lease, still refused without a call; once the window can free, a request asks.
     expect(lease.admit(scope, 1, NOW + 60).kind).toBe('refused');
@@ -281,9 +277,7 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('renews ahead a lease whose window frees before its end', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
-    lease.apply(req, full(req, { fitsIn: 30, slotEnds: 50 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 30, slotEnds: 50 });
     expect(lease.renewal(NOW + 40, settings)).toBe('ahead');
   });
 
@@ -302,17 +296,13 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('renews ahead a full lease whose refusal lease would end before the window frees', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
     // Full for 3 s (a minute's window in 3 s slots); the refusal lease lasts 1 s.
-    lease.apply(req, full(req, { fitsIn: 3000, slotEnds: 500 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 3000, slotEnds: 500 });
     expect(lease.renewal(NOW + 400, settings)).toBe('ahead');
   });
 
   it("counts requests refused while the window is full in the scope's next want, at most at its rate", () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
-    lease.apply(req, full(req, { fitsIn: 500 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 500 });
     // 100 requests refused here over 500 ms (200 a second): unmet demand, not none; but
     // the refusing window (100 per 10 s) frees at most 10 a second, so 10 a second count.
     for (let i = 0; i < 100; i++) expect(lease.admit(scope, 1, NOW + 5 * i).kind).toBe('refused');
