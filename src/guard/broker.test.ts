@@ -12,6 +12,7 @@ import { secondsUntil } from '../metering/meter-state';
 import type { Limits, Scope } from '../metering/policy';
 import { BrokerCore } from './broker';
 import { GuardCore } from './core';
+import { isolateAsk } from './lease-ask.fixture';
 
 const START = Date.parse('2026-11-24T12:00:00Z');
 const tokenA: Scope = { group: 'teams', tokenId: 'tok_a' };
@@ -28,18 +29,8 @@ function isolateSettings(limits: Limits): LeaseSettings {
 }
 
 /** An isolate's request of one unit for `scope` at `now`, as admission makes it. */
-function askFor(limits: Limits, now: number, scope: Scope = tokenA, want = 0): LeaseRequest {
-  return {
-    now,
-    start: now,
-    leaseMaxMs: 1000,
-    defaults: limits,
-    meterOptions: { partitionShare: 1, largestCost: 1 },
-    scopes: [{ ...scope, cost: 1, want }],
-    returns: [],
-    renewal: false,
-  };
-}
+const askFor = (limits: Limits, now: number, scope: Scope = tokenA, want = 0): LeaseRequest =>
+  isolateAsk(limits, now, scope, { want });
 
 /**
  * One broker over a root that counts each call at once; from `hold()` on, the root's
