@@ -260,13 +260,9 @@ export class BrokerCore {
         this.rootCall(null, this.poolStartFor(req), [], req).catch(() => {});
       }
       const key = waiting && scopeKey(waiting);
-      if (key) this.queued.set(key, (this.queued.get(key) ?? 0) + (waiting?.cost ?? 0));
+      if (key) addCount(this.queued, key, waiting?.cost ?? 0);
       await this.inFlight;
-      if (key) {
-        const left = (this.queued.get(key) ?? 0) - (waiting?.cost ?? 0);
-        if (left > 0) this.queued.set(key, left);
-        else this.queued.delete(key);
-      }
+      if (key) takeCount(this.queued, key, waiting?.cost ?? 0);
       // The first root call showed short slots or small limits: the same as any call passed on.
       if (this.passesThrough()) return this.passOn(req, this.io.now());
     }
@@ -460,7 +456,7 @@ export class BrokerCore {
     const seq = this.pushes;
     const generation = this.generation;
     const passingKey = req.renewal ? undefined : req.scopes[0] && scopeKey(req.scopes[0]);
-    if (passingKey) this.passing.set(passingKey, (this.passing.get(passingKey) ?? 0) + 1);
+    if (passingKey) addCount(this.passing, passingKey, 1);
     const sent = this.io.now();
     const answer = await this.io
       .acquire(forwarded)
@@ -469,10 +465,7 @@ export class BrokerCore {
         throw err;
       })
       .finally(() => {
-        if (!passingKey) return;
-        const left = (this.passing.get(passingKey) ?? 1) - 1;
-        if (left > 0) this.passing.set(passingKey, left);
-        else this.passing.delete(passingKey);
+        if (passingKey) takeCount(this.passing, passingKey, 1);
       });
     this.timed(sent);
     // Limits changed while it was out (forget): the answer decides its own request, but
@@ -1022,6 +1015,18 @@ export class BrokerCore {
     this.calls = { acquires: 0, renewals: 0 };
     return calls;
   }
+}
+
+/** Adds `by` to a count kept by key. */
+function addCount(counts: Map<string, number>, key: string, by: number): void {
+  counts.set(key, (counts.get(key) ?? 0) + by);
+}
+
+/** Takes `by` off a count kept by key; at zero the key goes, so idle scopes leave nothing behind. */
+function takeCount(counts: Map<string, number>, key: string, by: number): void {
+  const left = (counts.get(key) ?? 0) - by;
+  if (left > 0) counts.set(key, left);
+  else counts.delete(key);
 }
 
 /**
