@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LeaseAnswer, LeaseRequest } from '../metering/lease-protocol';
+import type { LeaseAnswer, LeaseRequest, MeterGrant } from '../metering/lease-protocol';
 import type { Scope } from '../metering/policy';
 import { type LeaseSettings, TenantLease } from './lease';
 
@@ -12,6 +12,22 @@ const settings: LeaseSettings = {
   usageRetentionDays: 90,
 };
 
+/** The settings' one meter (100 per 10 s) as a guard grants it, in the slot of `req`. */
+function burstGrant(
+  req: LeaseRequest,
+  fields: Pick<MeterGrant, 'leased' | 'remaining' | 'resetAt' | 'fitsAgainAt'>,
+): MeterGrant {
+  return {
+    key: 'rate:burst',
+    name: 'burst',
+    kind: 'rate',
+    limit: 100,
+    window_s: 10,
+    slot: req.now,
+    ...fields,
+  };
+}
+
 /** What a guard answers: `leased` units of one meter for a second, the waiting request admitted. */
 function answer(req: LeaseRequest, leased: number, disabled = false, clockAhead = 0): LeaseAnswer {
   return {
@@ -22,18 +38,12 @@ function answer(req: LeaseRequest, leased: number, disabled = false, clockAhead 
     expiresAt: req.now + clockAhead + 1000,
     scopes: req.scopes.map(() => ({ meters: ['rate:burst'], tokenEnd: null, refusal: null })),
     meters: [
-      {
-        key: 'rate:burst',
-        name: 'burst',
-        kind: 'rate',
-        limit: 100,
-        window_s: 10,
-        slot: req.now,
+      burstGrant(req, {
         leased,
         remaining: 100 - leased,
         resetAt: req.now + 10_000,
         fitsAgainAt: null,
-      },
+      }),
     ],
   };
 }
@@ -157,20 +167,7 @@ function full(
           ? { reason: 'rate' as const, violated: 'burst', retryAfter: Math.ceil(fitsIn / 1000) }
           : null,
     })),
-    meters: [
-      {
-        key: 'rate:burst',
-        name: 'burst',
-        kind: 'rate',
-        limit: 100,
-        window_s: 10,
-        slot: req.now,
-        leased: 0,
-        remaining: 0,
-        resetAt: now + 10_000,
-        fitsAgainAt,
-      },
-    ],
+    meters: [burstGrant(req, { leased: 0, remaining: 0, resetAt: now + 10_000, fitsAgainAt })],
   };
 }
 
