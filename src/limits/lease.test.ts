@@ -141,12 +141,15 @@ function full(
     slotEnds = 50,
     mode = 'leased',
     admitted = false,
+    leased = 0,
     clockAhead = 0,
   }: {
     fitsIn: number;
     slotEnds?: number;
     mode?: 'leased' | 'exact';
     admitted?: boolean;
+    /** Units of the full window leased with the answer (its last ones). */
+    leased?: number;
     /** The answering broker's clock runs this far ahead of the isolate's. */
     clockAhead?: number;
   },
@@ -167,7 +170,7 @@ function full(
           ? { reason: 'rate' as const, violated: 'burst', retryAfter: Math.ceil(fitsIn / 1000) }
           : null,
     })),
-    meters: [burstGrant(req, { leased: 0, remaining: 0, resetAt: now + 10_000, fitsAgainAt })],
+    meters: [burstGrant(req, { leased, remaining: 0, resetAt: now + 10_000, fitsAgainAt })],
   };
 }
 
@@ -253,9 +256,7 @@ describe('TenantLease: refusal leases', () => {
     const lease = new TenantLease();
     const req = lease.request(NOW, settings, { scope, cost: 1, queued: 10 });
     // Its lease (cut to 200 ms by the slot's end) holds the window's last 10 units.
-    const answer = full(req, { fitsIn: 5000, slotEnds: 200, admitted: true });
-    for (const m of answer.meters) m.leased = 10;
-    lease.apply(req, answer, NOW);
+    lease.apply(req, full(req, { fitsIn: 5000, slotEnds: 200, admitted: true, leased: 10 }), NOW);
     expect(lease.admit(scope, 1, NOW + 10).kind).toBe('admitted');
     // The lease has ended with 9 units unused: the guard counts them until they come back,
     // so its "full" is partly this isolate's own units. The next request takes them back.
@@ -279,11 +280,7 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('renews ahead a full lease while units of its meter wait to go back', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
-    const first = full(req, { fitsIn: 700, slotEnds: 200, admitted: true });
-    for (const m of first.meters) m.leased = 10;
-    lease.apply(req, first, NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 700, slotEnds: 200, admitted: true, leased: 10 });
     expect(lease.admit(scope, 1, NOW + 10).kind).toBe('admitted');
     // A renewal's answer (full, nothing leased) replaces that lease: its 9 units go back
     // with the next call, and the guard counts them until then.
