@@ -634,6 +634,37 @@ describe('BrokerCore: refusal leases', () => {
     expect((await selfCall).scopes[0]?.refusal).toBeNull();
   });
 
+  it('stops pooling ahead when new limits reset it: a raised limit is not refused as the old one was', async () => {
+    const limits: Limits = {
+      policies: [{ name: 'per-second', limit: 100, window_s: 1 }],
+      quota: {},
+    };
+    const root = new GuardCore(memorySql(), () => undefined);
+    root.setLimits(limits);
+    let now = START;
+    const broker = new BrokerCore(
+      { name: 't@enam', leaseMs: 5000 },
+      { acquire: async (req) => root.acquire(req), now: () => now, wakeAt: () => undefined },
+    );
+    const refusal = async () => (await broker.acquire(askFor(limits, now))).scopes[0]?.refusal;
+    // 5x the limit: the window fills, and the broker pools ahead (refusing its isolates).
+    let refused = 0;
+    for (let t = 0; t < 600; t += 2) {
+      now = START + t;
+      if (await refusal()) refused++;
+    }
+    expect(refused).toBeGreaterThan(0);
+    // The operator raises the limit tenfold: the root pushes a reset, and there is room.
+    root.setLimits({ ...limits, policies: [{ name: 'per-second', limit: 1000, window_s: 1 }] });
+    broker.apply({ kind: 'reset' });
+    const after: unknown[] = [];
+    for (let t = 600; t < 640; t += 2) {
+      now = START + t;
+      after.push(await refusal());
+    }
+    expect(after).toEqual(Array(after.length).fill(null));
+  });
+
   it('pooling ahead, a failed root call leaves no unhandled rejection', async () => {
     const unhandled: unknown[] = [];
     const note = (reason: unknown) => unhandled.push(reason);

@@ -367,6 +367,10 @@ export class BrokerCore {
     this.disabled = false;
     this.scopes.clear();
     this.pushed.length = 0;
+    // Pooling ahead is for a window the old limits filled: the new ones may have room.
+    this.aheadUntil = Number.NEGATIVE_INFINITY;
+    this.aheadFull.clear();
+    this.slotGrid = null;
   }
 
   /** A pushed change, applied to the tenant's state as the broker knows it. */
