@@ -3,7 +3,7 @@
  * tenants, with limits, demand over time and where it comes from, and the
  * operator actions taken during the run.
  */
-import type { Limits } from '../../src/metering/policy';
+import { DEFAULT_LIMITS, type Limits } from '../../src/metering/policy';
 import type { Region } from './world';
 
 export interface TenantSpec {
@@ -176,13 +176,7 @@ function retryStorm(seconds: number, honourRetryAfter: boolean): Scenario {
     tenants: [
       {
         id: 'storm',
-        limits: {
-          policies: [
-            { name: 'burst', limit: 20, window_s: 10 },
-            { name: 'sustained', limit: 600, window_s: 60 },
-          ],
-          quota: { daily: 10_000, monthly: 200_000 },
-        },
+        limits: DEFAULT_LIMITS,
         tokens: ['tok_a', 'tok_b'],
         demand: () => 0,
       },

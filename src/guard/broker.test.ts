@@ -12,6 +12,7 @@ import { secondsUntil } from '../metering/meter-state';
 import type { Limits, Scope } from '../metering/policy';
 import { BrokerCore } from './broker';
 import { GuardCore } from './core';
+import { isolateAsk } from './lease-ask.fixture';
 
 const START = Date.parse('2026-11-24T12:00:00Z');
 const tokenA: Scope = { group: 'teams', tokenId: 'tok_a' };
@@ -28,17 +29,42 @@ function isolateSettings(limits: Limits): LeaseSettings {
 }
 
 /** An isolate's request of one unit for `scope` at `now`, as admission makes it. */
-function askFor(limits: Limits, now: number, scope: Scope = tokenA, want = 0): LeaseRequest {
-  return {
-    now,
-    start: now,
-    leaseMaxMs: 1000,
-    defaults: limits,
-    meterOptions: { partitionShare: 1, largestCost: 1 },
-    scopes: [{ ...scope, cost: 1, want }],
-    returns: [],
-    renewal: false,
+const askFor = (limits: Limits, now: number, scope: Scope = tokenA, want = 0): LeaseRequest =>
+  isolateAsk(limits, now, scope, { want });
+
+/**
+ * One broker over a root that counts each call at once; from `hold()` on, the root's
+ * answers wait until the function it returns is called.
+ */
+function brokerOverHeldRoot(limits: Limits, now: () => number) {
+  const root = new GuardCore(memorySql(), () => undefined);
+  root.setLimits(limits);
+  let rootCalls = 0;
+  let held: Promise<void> | null = null;
+  const broker = new BrokerCore(
+    { name: 't@enam', leaseMs: 5000 },
+    {
+      acquire: async (req) => {
+        rootCalls++;
+        const answer = root.acquire(req);
+        if (held) await held;
+        return answer;
+      },
+      now,
+      wakeAt: () => undefined,
+    },
+  );
+  const hold = () => {
+    let release = () => {};
+    held = new Promise((resolve) => {
+      release = resolve;
+    });
+    return () => {
+      held = null;
+      release();
+    };
   };
+  return { root, broker, rootCalls: () => rootCalls, hold };
 }
 
 function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
@@ -519,77 +545,36 @@ describe('BrokerCore: refusal leases', () => {
       quota: {},
       limiter: 'exact',
     };
-    const root = new GuardCore(memorySql(), () => undefined);
-    root.setLimits(limits);
     let now = START;
-    let rootCalls = 0;
-    // The root counts at once; its answer waits for the test while `hold` is set.
-    let hold: Promise<void> | null = null;
-    const broker = new BrokerCore(
-      { name: 't@enam', leaseMs: 5000 },
-      {
-        acquire: async (req) => {
-          rootCalls++;
-          const answer = root.acquire(req);
-          if (hold) await hold;
-          return answer;
-        },
-        now: () => now,
-        wakeAt: () => undefined,
-      },
-    );
+    const { root, broker, rootCalls, hold } = brokerOverHeldRoot(limits, () => now);
     const request = () => askFor(limits, now);
     for (let i = 0; i < 2; i++) {
       expect((await broker.acquire(request())).scopes[0]?.refusal).toBeNull();
     }
     // The third call takes the last unit; the root's answer (the window is full) is held open.
-    let release = () => {};
-    hold = new Promise((resolve) => {
-      release = resolve;
-    });
+    const release = hold();
     const held = broker.acquire(request());
-    await vi.waitFor(() => expect(rootCalls).toBe(3));
+    await vi.waitFor(() => expect(rootCalls()).toBe(3));
     // Meanwhile the operator raises the limit; the root pushes a reset first.
     root.setLimits({ ...limits, policies: [{ name: 'burst', limit: 10, window_s: 60 }] });
     broker.apply({ kind: 'reset' });
-    hold = null;
     release();
     expect((await held).scopes[0]?.refusal).toBeNull();
     // The next request is the root's to decide, under the raised limit.
     now = START + 100;
     expect((await broker.acquire(request())).scopes[0]?.refusal).toBeNull();
-    expect(rootCalls).toBe(4);
+    expect(rootCalls()).toBe(4);
   });
 
   it('a request the root admitted while a reset dropped the pool still gets its meters (its RateLimit fields)', async () => {
     const limits: Limits = { policies: [{ name: 'burst', limit: 1000, window_s: 60 }], quota: {} };
-    const root = new GuardCore(memorySql(), () => undefined);
-    root.setLimits(limits);
-    let rootCalls = 0;
-    let hold: Promise<void> | null = null;
-    const broker = new BrokerCore(
-      { name: 't@enam', leaseMs: 5000 },
-      {
-        acquire: async (req) => {
-          rootCalls++;
-          const answer = root.acquire(req);
-          if (hold) await hold;
-          return answer;
-        },
-        now: () => START,
-        wakeAt: () => undefined,
-      },
-    );
-    let release = () => {};
-    hold = new Promise((resolve) => {
-      release = resolve;
-    });
+    const { broker, rootCalls, hold } = brokerOverHeldRoot(limits, () => START);
+    const release = hold();
     // The region's first request: the broker asks the root, whose answer is held open.
     const asked = broker.acquire(askFor(limits, START, tokenA, 10));
-    await vi.waitFor(() => expect(rootCalls).toBe(1));
+    await vi.waitFor(() => expect(rootCalls()).toBe(1));
     // Meanwhile an operator change: the broker forgets, so the root's pool is not kept.
     broker.apply({ kind: 'reset' });
-    hold = null;
     release();
     const answer = await asked;
     const grant = answer.scopes[0];
@@ -647,6 +632,37 @@ describe('BrokerCore: refusal leases', () => {
     expect((await broker.acquire(request(tokenA))).scopes[0]?.refusal).toBeNull();
     release();
     expect((await selfCall).scopes[0]?.refusal).toBeNull();
+  });
+
+  it('stops pooling ahead when new limits reset it: a raised limit is not refused as the old one was', async () => {
+    const limits: Limits = {
+      policies: [{ name: 'per-second', limit: 100, window_s: 1 }],
+      quota: {},
+    };
+    const root = new GuardCore(memorySql(), () => undefined);
+    root.setLimits(limits);
+    let now = START;
+    const broker = new BrokerCore(
+      { name: 't@enam', leaseMs: 5000 },
+      { acquire: async (req) => root.acquire(req), now: () => now, wakeAt: () => undefined },
+    );
+    const refusal = async () => (await broker.acquire(askFor(limits, now))).scopes[0]?.refusal;
+    // 5x the limit: the window fills, and the broker pools ahead (refusing its isolates).
+    let refused = 0;
+    for (let t = 0; t < 600; t += 2) {
+      now = START + t;
+      if (await refusal()) refused++;
+    }
+    expect(refused).toBeGreaterThan(0);
+    // The operator raises the limit tenfold: the root pushes a reset, and there is room.
+    root.setLimits({ ...limits, policies: [{ name: 'per-second', limit: 1000, window_s: 1 }] });
+    broker.apply({ kind: 'reset' });
+    const after: unknown[] = [];
+    for (let t = 600; t < 640; t += 2) {
+      now = START + t;
+      after.push(await refusal());
+    }
+    expect(after).toEqual(Array(after.length).fill(null));
   });
 
   it('pooling ahead, a failed root call leaves no unhandled rejection', async () => {

@@ -31,6 +31,7 @@ import type {
 } from '../metering/lease-protocol';
 import { MIN_POOLED_LIMIT, scopeKey } from '../metering/lease-protocol';
 import {
+  type AnsweredScope,
   answeredScopes,
   type Held,
   heldOf,
@@ -259,13 +260,9 @@ export class BrokerCore {
         this.rootCall(null, this.poolStartFor(req), [], req).catch(() => {});
       }
       const key = waiting && scopeKey(waiting);
-      if (key) this.queued.set(key, (this.queued.get(key) ?? 0) + (waiting?.cost ?? 0));
+      if (key) addCount(this.queued, key, waiting?.cost ?? 0);
       await this.inFlight;
-      if (key) {
-        const left = (this.queued.get(key) ?? 0) - (waiting?.cost ?? 0);
-        if (left > 0) this.queued.set(key, left);
-        else this.queued.delete(key);
-      }
+      if (key) takeCount(this.queued, key, waiting?.cost ?? 0);
       // The first root call showed short slots or small limits: the same as any call passed on.
       if (this.passesThrough()) return this.passOn(req, this.io.now());
     }
@@ -370,6 +367,10 @@ export class BrokerCore {
     this.disabled = false;
     this.scopes.clear();
     this.pushed.length = 0;
+    // Pooling ahead is for a window the old limits filled: the new ones may have room.
+    this.aheadUntil = Number.NEGATIVE_INFINITY;
+    this.aheadFull.clear();
+    this.slotGrid = null;
   }
 
   /** A pushed change, applied to the tenant's state as the broker knows it. */
@@ -459,7 +460,7 @@ export class BrokerCore {
     const seq = this.pushes;
     const generation = this.generation;
     const passingKey = req.renewal ? undefined : req.scopes[0] && scopeKey(req.scopes[0]);
-    if (passingKey) this.passing.set(passingKey, (this.passing.get(passingKey) ?? 0) + 1);
+    if (passingKey) addCount(this.passing, passingKey, 1);
     const sent = this.io.now();
     const answer = await this.io
       .acquire(forwarded)
@@ -468,10 +469,7 @@ export class BrokerCore {
         throw err;
       })
       .finally(() => {
-        if (!passingKey) return;
-        const left = (this.passing.get(passingKey) ?? 1) - 1;
-        if (left > 0) this.passing.set(passingKey, left);
-        else this.passing.delete(passingKey);
+        if (passingKey) takeCount(this.passing, passingKey, 1);
       });
     this.timed(sent);
     // Limits changed while it was out (forget): the answer decides its own request, but
@@ -480,34 +478,35 @@ export class BrokerCore {
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
-    this.hear(req, answer);
-    this.noteScopes(req, answer);
+    const answered = answeredScopes(req, answer);
+    this.hear(answered, answer.meters);
+    this.noteScopes(answered, req.now);
     this.overlaySince(seq);
     // Slots long enough for a pool again: pool from the next call.
-    this.shortSlots = hasShortSlots(answer);
-    this.smallLimits = hasSmallMeter(answer);
     this.noteSlots(answer);
-    this.noteLeased(req, answer);
+    this.smallLimits = hasSmallMeter(answer);
+    this.noteLeased(answered, answer.meters);
     return answer;
   }
 
-  /** The short slots' grid, from an answer whose lease ends with its slot. */
+  /** Whether an answer's slots are short, and if so their grid (its lease ends with its slot). */
   private noteSlots(answer: LeaseAnswer): void {
-    if (!hasShortSlots(answer)) return;
+    this.shortSlots = hasShortSlots(answer);
+    if (!this.shortSlots) return;
     const origin = lastSlotStart(answer);
     const length = answer.expiresAt - origin;
     if (length > 0) this.slotGrid = { origin, length };
   }
 
   /** The scopes a root answer speaks of: their meters and token ends, kept with their demand. */
-  private noteScopes(req: LeaseRequest, answer: LeaseAnswer): void {
-    for (const { key, terms } of answeredScopes(req, answer)) {
+  private noteScopes(answered: AnsweredScope[], askedAt: number): void {
+    for (const { key, terms } of answered) {
       const prior = this.scopes.get(key);
       this.scopes.set(key, {
         ...terms,
-        demand: prior?.demand ?? new Demand(req.now),
-        asked: prior?.asked ?? new Demand(req.now),
-        lastSeen: prior?.lastSeen ?? req.now,
+        demand: prior?.demand ?? new Demand(askedAt),
+        asked: prior?.asked ?? new Demand(askedAt),
+        lastSeen: prior?.lastSeen ?? askedAt,
       });
     }
   }
@@ -633,14 +632,9 @@ export class BrokerCore {
   }
 
   /** Keeps what a root answer says of each scope's meters, for refusal leases. */
-  private hear(req: LeaseRequest, answer: LeaseAnswer): void {
+  private hear(answered: AnsweredScope[], meters: MeterGrant[]): void {
     const now = this.io.now();
-    this.lastWord.hear(
-      answeredScopes(req, answer),
-      answer.meters,
-      now + this.settings.leaseMs,
-      now,
-    );
+    this.lastWord.hear(answered, meters, now + this.settings.leaseMs, now);
   }
 
   /**
@@ -680,10 +674,10 @@ export class BrokerCore {
    * Units the root leased straight to an isolate (a call passed through) count in
    * its region's demand as pooled ones do: they come back through here too (unDemand).
    */
-  private noteLeased(req: LeaseRequest, answer: LeaseAnswer): void {
+  private noteLeased(answered: AnsweredScope[], meters: MeterGrant[]): void {
     const now = this.io.now();
-    const leased = new Map(answer.meters.map((m) => [m.key, m.leased]));
-    for (const { key, ask, grant } of answeredScopes(req, answer)) {
+    const leased = new Map(meters.map((m) => [m.key, m.leased]));
+    for (const { key, ask, grant } of answered) {
       const state = this.scopes.get(key);
       if (!state) continue;
       const units = Math.max(0, ...grant.meters.map((k) => leased.get(k) ?? 0));
@@ -813,15 +807,15 @@ export class BrokerCore {
 
   /** The root's answer becomes the pool and the tenant's state. */
   private keep(req: LeaseRequest, answer: LeaseAnswer): void {
-    this.hear(req, answer);
+    const answered = answeredScopes(req, answer);
+    this.hear(answered, answer.meters);
     this.noteSlots(answer);
     this.mode = answer.mode;
-    this.shortSlots = hasShortSlots(answer);
     this.smallLimits = hasSmallMeter(answer);
     this.plenty = hasPlenty(answer);
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
-    this.noteScopes(req, answer);
+    this.noteScopes(answered, req.now);
     const pool = windowOf(answer);
     // A pool asked to start later within the slots in use now (for an isolate renewing
     // ahead inside them) holds from now: its units count in those slots anyway. Kept as
@@ -1025,6 +1019,18 @@ export class BrokerCore {
     this.calls = { acquires: 0, renewals: 0 };
     return calls;
   }
+}
+
+/** Adds `by` to a count kept by key. */
+function addCount(counts: Map<string, number>, key: string, by: number): void {
+  counts.set(key, (counts.get(key) ?? 0) + by);
+}
+
+/** Takes `by` off a count kept by key; at zero the key goes, so idle scopes leave nothing behind. */
+function takeCount(counts: Map<string, number>, key: string, by: number): void {
+  const left = (counts.get(key) ?? 0) - by;
+  if (left > 0) counts.set(key, left);
+  else counts.delete(key);
 }
 
 /**

@@ -9,22 +9,13 @@ import { memorySql } from '../../scripts/sim/sqlite';
 import type { LeaseRequest } from '../metering/lease-protocol';
 import type { Limits } from '../metering/policy';
 import { GuardCore } from './core';
+import { isolateAsk } from './lease-ask.fixture';
 
 const START = Date.parse('2026-11-24T12:00:00Z');
 const limits: Limits = { policies: [{ name: 'burst', limit: 20, window_s: 1 }], quota: {} };
 
-function ask(now: number, cost: number, want: number): LeaseRequest {
-  return {
-    now,
-    start: now,
-    leaseMaxMs: 1000,
-    defaults: limits,
-    meterOptions: { partitionShare: 1, largestCost: 1 },
-    scopes: [{ group: 'teams', tokenId: 'tok_a', cost, want }],
-    returns: [],
-    renewal: cost === 0,
-  };
-}
+const ask = (now: number, cost: number, want: number): LeaseRequest =>
+  isolateAsk(limits, now, { group: 'teams', tokenId: 'tok_a' }, { cost, want });
 
 /** A root with `left` units of its 20 left, and a lease call at a slot's start (50 ms of 1 s). */
 function rootWith(left: number): GuardCore {

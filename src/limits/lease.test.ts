@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LeaseAnswer, LeaseRequest } from '../metering/lease-protocol';
+import type { LeaseAnswer, LeaseRequest, MeterGrant } from '../metering/lease-protocol';
 import type { Scope } from '../metering/policy';
 import { type LeaseSettings, TenantLease } from './lease';
 
@@ -12,6 +12,22 @@ const settings: LeaseSettings = {
   usageRetentionDays: 90,
 };
 
+/** The settings' one meter (100 per 10 s) as a guard grants it, in the slot of `req`. */
+function burstGrant(
+  req: LeaseRequest,
+  fields: Pick<MeterGrant, 'leased' | 'remaining' | 'resetAt' | 'fitsAgainAt'>,
+): MeterGrant {
+  return {
+    key: 'rate:burst',
+    name: 'burst',
+    kind: 'rate',
+    limit: 100,
+    window_s: 10,
+    slot: req.now,
+    ...fields,
+  };
+}
+
 /** What a guard answers: `leased` units of one meter for a second, the waiting request admitted. */
 function answer(req: LeaseRequest, leased: number, disabled = false, clockAhead = 0): LeaseAnswer {
   return {
@@ -22,18 +38,12 @@ function answer(req: LeaseRequest, leased: number, disabled = false, clockAhead 
     expiresAt: req.now + clockAhead + 1000,
     scopes: req.scopes.map(() => ({ meters: ['rate:burst'], tokenEnd: null, refusal: null })),
     meters: [
-      {
-        key: 'rate:burst',
-        name: 'burst',
-        kind: 'rate',
-        limit: 100,
-        window_s: 10,
-        slot: req.now,
+      burstGrant(req, {
         leased,
         remaining: 100 - leased,
         resetAt: req.now + 10_000,
         fitsAgainAt: null,
-      },
+      }),
     ],
   };
 }
@@ -131,12 +141,15 @@ function full(
     slotEnds = 50,
     mode = 'leased',
     admitted = false,
+    leased = 0,
     clockAhead = 0,
   }: {
     fitsIn: number;
     slotEnds?: number;
     mode?: 'leased' | 'exact';
     admitted?: boolean;
+    /** Units of the full window leased with the answer (its last ones). */
+    leased?: number;
     /** The answering broker's clock runs this far ahead of the isolate's. */
     clockAhead?: number;
   },
@@ -157,29 +170,22 @@ function full(
           ? { reason: 'rate' as const, violated: 'burst', retryAfter: Math.ceil(fitsIn / 1000) }
           : null,
     })),
-    meters: [
-      {
-        key: 'rate:burst',
-        name: 'burst',
-        kind: 'rate',
-        limit: 100,
-        window_s: 10,
-        slot: req.now,
-        leased: 0,
-        remaining: 0,
-        resetAt: now + 10_000,
-        fitsAgainAt,
-      },
-    ],
+    meters: [burstGrant(req, { leased, remaining: 0, resetAt: now + 10_000, fitsAgainAt })],
   };
+}
+
+/** A lease whose first request (one unit at NOW) the guard answered with `full(…)`, and what it decided. */
+function leaseAfterFull(options: Parameters<typeof full>[1]) {
+  const lease = new TenantLease();
+  const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+  const decision = lease.apply(req, full(req, options), NOW);
+  return { lease, decision };
 }
 
 describe('TenantLease: refusal leases', () => {
   it('refuses a full window here after its lease has ended, until the window frees, then asks', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
     // The guard refuses: full for another 700 ms, its lease cut to 50 ms by the slot's end.
-    const guard = lease.apply(req, full(req, { fitsIn: 700 }), NOW);
+    const { lease, decision: guard } = leaseAfterFull({ fitsIn: 700 });
     expect(guard).toMatchObject({ kind: 'refused', refusal: { reason: 'rate', retryAfter: 1 } });
     // Past the lease, before the window frees: the same refusal and fields, no call.
     expect(lease.admit(scope, 1, NOW + 400)).toEqual(guard);
@@ -201,10 +207,8 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('holds a refusal no longer than one lease time, however long the window stays full', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
     // Full for an hour (a quota): a raised limit must still be seen within LEASE_MAX_MS.
-    lease.apply(req, full(req, { fitsIn: 3_600_000 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 3_600_000 });
     expect(lease.admit(scope, 1, NOW + 999)).toMatchObject({
       kind: 'refused',
       refusal: { retryAfter: 3600 },
@@ -213,9 +217,7 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('ends at once when an operator change makes this isolate forget the tenant', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
-    lease.apply(req, full(req, { fitsIn: 700 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 700 });
     expect(lease.admit(scope, 1, NOW + 100).kind).toBe('refused');
     // New limits set through this isolate (admin/common.ts): the next request asks.
     lease.forget();
@@ -223,9 +225,7 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('exact mode: a known-full window is refused here; any other request asks', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
-    lease.apply(req, full(req, { fitsIn: 700, mode: 'exact' }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 700, mode: 'exact' });
     expect(lease.admit(scope, 1, NOW + 10)).toMatchObject({
       kind: 'refused',
       refusal: { reason: 'rate', violated: 'burst' },
@@ -246,10 +246,8 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it("refuses until the window frees by its own clock, though the broker's runs ahead", () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
     // The broker's clock is 500 ms ahead: full for 300 ms by its clock is until NOW + 300 here.
-    lease.apply(req, full(req, { fitsIn: 300, clockAhead: 500 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 300, clockAhead: 500 });
     expect(lease.admit(scope, 1, NOW + 299).kind).toBe('refused');
     expect(lease.admit(scope, 1, NOW + 300).kind).toBe('ask');
   });
@@ -258,9 +256,7 @@ describe('TenantLease: refusal leases', () => {
     const lease = new TenantLease();
     const req = lease.request(NOW, settings, { scope, cost: 1, queued: 10 });
     // Its lease (cut to 200 ms by the slot's end) holds the window's last 10 units.
-    const answer = full(req, { fitsIn: 5000, slotEnds: 200, admitted: true });
-    for (const m of answer.meters) m.leased = 10;
-    lease.apply(req, answer, NOW);
+    lease.apply(req, full(req, { fitsIn: 5000, slotEnds: 200, admitted: true, leased: 10 }), NOW);
     expect(lease.admit(scope, 1, NOW + 10).kind).toBe('admitted');
     // The lease has ended with 9 units unused: the guard counts them until they come back,
     // so its "full" is partly this isolate's own units. The next request takes them back.
@@ -270,10 +266,8 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('does not renew ahead a lease whose windows are full past its end: the refusal lease follows it', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
     // Full for 700 ms; the lease holds nothing and ends with its slot, 50 ms on.
-    lease.apply(req, full(req, { fitsIn: 700 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 700 });
     expect(lease.renewal(NOW + 40, settings)).toBeNull();
     // Past the lease, still refused without a call; once the window can free, a request asks.
     expect(lease.admit(scope, 1, NOW + 60).kind).toBe('refused');
@@ -281,18 +275,12 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('renews ahead a lease whose window frees before its end', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
-    lease.apply(req, full(req, { fitsIn: 30, slotEnds: 50 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 30, slotEnds: 50 });
     expect(lease.renewal(NOW + 40, settings)).toBe('ahead');
   });
 
   it('renews ahead a full lease while units of its meter wait to go back', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
-    const first = full(req, { fitsIn: 700, slotEnds: 200, admitted: true });
-    for (const m of first.meters) m.leased = 10;
-    lease.apply(req, first, NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 700, slotEnds: 200, admitted: true, leased: 10 });
     expect(lease.admit(scope, 1, NOW + 10).kind).toBe('admitted');
     // A renewal's answer (full, nothing leased) replaces that lease: its 9 units go back
     // with the next call, and the guard counts them until then.
@@ -302,17 +290,13 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('renews ahead a full lease whose refusal lease would end before the window frees', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
     // Full for 3 s (a minute's window in 3 s slots); the refusal lease lasts 1 s.
-    lease.apply(req, full(req, { fitsIn: 3000, slotEnds: 500 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 3000, slotEnds: 500 });
     expect(lease.renewal(NOW + 400, settings)).toBe('ahead');
   });
 
   it("counts requests refused while the window is full in the scope's next want, at most at its rate", () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
-    lease.apply(req, full(req, { fitsIn: 500 }), NOW);
+    const { lease } = leaseAfterFull({ fitsIn: 500 });
     // 100 requests refused here over 500 ms (200 a second): unmet demand, not none; but
     // the refusing window (100 per 10 s) frees at most 10 a second, so 10 a second count.
     for (let i = 0; i < 100; i++) expect(lease.admit(scope, 1, NOW + 5 * i).kind).toBe('refused');
