@@ -1,0 +1,82 @@
+/**
+ * The tenant's record as its TenantGuard decided it outlives the object
+ * (docs/SECURITY.md, "Tenant record changes are made in one place"): after the
+ * guard restarts, while KV still shows an older copy (as another location's
+ * replica may for up to 60 s), a change keeps what came before it, a deleted
+ * tenant stays deleted, and a cache purge takes the platform key the guard
+ * decided, not the one KV shows.
+ */
+import { evictDurableObject } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { ERRORS } from '../src/errors';
+import { tenantKey } from '../src/tenants/kv-keys';
+import { admin, asTenant, createTenant, envelope, tenantWithOwnKey, testEnv } from './helpers';
+
+const patch = (id: string, body: Record<string, unknown>) =>
+  admin(`/tenants/${id}`, { method: 'PATCH', body: JSON.stringify(body) });
+
+/** The tenant's KV record as it is now: what a replica that has not caught up shows later. */
+async function recordNow(tenantId: string): Promise<{ value: string; metadata: unknown }> {
+  const { value, metadata } = await testEnv.TENANTS.getWithMetadata(tenantKey(tenantId));
+  if (value === null) throw new Error(`no record for ${tenantId}`);
+  return { value, metadata };
+}
+
+/** KV shows `older` again, and the tenant's TenantGuard starts afresh (evicted). */
+async function restartWithStaleKv(
+  tenantId: string,
+  older: { value: string; metadata: unknown },
+): Promise<void> {
+  await testEnv.TENANTS.put(tenantKey(tenantId), older.value, { metadata: older.metadata });
+  await evictDurableObject(testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenantId)));
+}
+
+describe("the guard's record after a restart, with KV behind", () => {
+  it('a rename after the restart keeps the disable before it', async () => {
+    const t = await createTenant();
+    const active = await recordNow(t.id);
+    expect((await admin(`/tenants/${t.id}/disable`, { method: 'POST' })).status).toBe(200);
+    await restartWithStaleKv(t.id, active);
+
+    const renamed = await patch(t.id, { name: 'renamed after restart' });
+    expect(renamed.status).toBe(200);
+    expect((await envelope(renamed)).data).toMatchObject({
+      name: 'renamed after restart',
+      status: 'disabled',
+    });
+    const shown = (await envelope(await admin(`/tenants/${t.id}`))).data;
+    expect(shown).toMatchObject({ name: 'renamed after restart', status: 'disabled' });
+    const call = await asTenant(t, '/agent/lists');
+    expect(call.res.status).toBe(403);
+    expect(call.body.code).toBe(ERRORS.TENANT_DISABLED.code);
+  });
+
+  it('a deleted tenant is not brought back by a change after the restart', async () => {
+    const t = await createTenant();
+    const before = await recordNow(t.id);
+    expect((await admin(`/tenants/${t.id}`, { method: 'DELETE' })).status).toBe(200);
+    await restartWithStaleKv(t.id, before);
+
+    const res = await patch(t.id, { name: 'back from the dead' });
+    expect(res.status).toBe(404);
+    expect((await envelope(res)).code).toBe(ERRORS.RESOURCE_NOT_FOUND.code);
+    // Nothing was written from the stale copy: KV still shows it unchanged.
+    expect(await testEnv.TENANTS.get(tenantKey(t.id))).toBe(before.value);
+  });
+
+  it("a purge after a key change reaches the new key's tenants while KV shows the old key", async () => {
+    const sharer = await tenantWithOwnKey('sharer');
+    const t = await tenantWithOwnKey('switching');
+    const onOldKey = await recordNow(t.id);
+    expect((await patch(t.id, { platform_key: sharer.platformKey })).status).toBe(200);
+    // The sharer fills the cache under the key both now use.
+    await asTenant(sharer, '/team/lists');
+    expect((await asTenant(sharer, '/team/lists')).res.headers.get('x-cache')).toBe('HIT');
+    await restartWithStaleKv(t.id, onOldKey);
+
+    const purge = await admin(`/tenants/${t.id}/cache/purge`, { method: 'POST' });
+    expect(purge.status).toBe(200);
+    expect((await envelope(purge)).data).toEqual({ tenants: 2 });
+    expect((await asTenant(sharer, '/team/lists')).res.headers.get('x-cache')).toBe('MISS');
+  });
+});
