@@ -6,11 +6,14 @@
  * tenant stays deleted, and a cache purge takes the platform key the guard
  * decided, not the one KV shows.
  */
-import { evictDurableObject } from 'cloudflare:test';
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
 import { tenantKey } from '../src/tenants/kv-keys';
 import { admin, asTenant, createTenant, envelope, tenantWithOwnKey, testEnv } from './helpers';
+
+const guardOf = (tenantId: string) =>
+  testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenantId));
 
 const patch = (id: string, body: Record<string, unknown>) =>
   admin(`/tenants/${id}`, { method: 'PATCH', body: JSON.stringify(body) });
@@ -28,7 +31,36 @@ async function restartWithStaleKv(
   older: { value: string; metadata: unknown },
 ): Promise<void> {
   await testEnv.TENANTS.put(tenantKey(tenantId), older.value, { metadata: older.metadata });
-  await evictDurableObject(testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenantId)));
+  await evictDurableObject(guardOf(tenantId));
+}
+
+/**
+ * The guard as it is when it decided a disable and went away before writing it to KV:
+ * the disabled record kept, KV still active, the alarm set to finish the writes.
+ */
+async function disableLeftHalfWritten(tenantId: string): Promise<void> {
+  const active = JSON.parse((await recordNow(tenantId)).value);
+  const disabled = { ...active, status: 'disabled', updated_at: new Date().toISOString() };
+  await runInDurableObject(guardOf(tenantId), async (_, state) => {
+    state.storage.sql.exec(
+      'INSERT OR REPLACE INTO tenant_record (id, record, kv_holds) VALUES (1, ?, ?)',
+      JSON.stringify(disabled),
+      JSON.stringify(active),
+    );
+    await state.storage.setAlarm(Date.now() + 5000);
+  });
+  await evictDurableObject(guardOf(tenantId));
+}
+
+/** The tenant is disabled everywhere: its record, its list row, its requests. */
+async function expectDisabled(t: { id: string; token: string }, name?: string): Promise<void> {
+  const shown = (await envelope(await admin(`/tenants/${t.id}`))).data;
+  expect(shown).toMatchObject({ status: 'disabled', ...(name ? { name } : {}) });
+  const listed = (await envelope(await admin(`/tenants?q=${t.id}`))).data.tenants;
+  expect(listed).toMatchObject([{ status: 'disabled' }]);
+  const call = await asTenant(t, '/agent/lists');
+  expect(call.res.status).toBe(403);
+  expect(call.body.code).toBe(ERRORS.TENANT_DISABLED.code);
 }
 
 describe("the guard's record after a restart, with KV behind", () => {
@@ -44,11 +76,7 @@ describe("the guard's record after a restart, with KV behind", () => {
       name: 'renamed after restart',
       status: 'disabled',
     });
-    const shown = (await envelope(await admin(`/tenants/${t.id}`))).data;
-    expect(shown).toMatchObject({ name: 'renamed after restart', status: 'disabled' });
-    const call = await asTenant(t, '/agent/lists');
-    expect(call.res.status).toBe(403);
-    expect(call.body.code).toBe(ERRORS.TENANT_DISABLED.code);
+    await expectDisabled(t, 'renamed after restart');
   });
 
   it('a deleted tenant is not brought back by a change after the restart', async () => {
@@ -78,5 +106,19 @@ describe("the guard's record after a restart, with KV behind", () => {
     expect(purge.status).toBe(200);
     expect((await asTenant(sharer, '/team/lists')).res.headers.get('x-cache')).toBe('MISS');
     expect((await envelope(purge)).data).toEqual({ tenants: 2 });
+  });
+
+  it('a change decided and not yet written to KV is finished by the alarm', async () => {
+    const t = await createTenant();
+    await disableLeftHalfWritten(t.id);
+    expect(await runDurableObjectAlarm(guardOf(t.id))).toBe(true);
+    await expectDisabled(t);
+  });
+
+  it('a change decided and not yet written to KV is finished by the next change', async () => {
+    const t = await createTenant();
+    await disableLeftHalfWritten(t.id);
+    expect((await patch(t.id, { name: 'next change' })).status).toBe(200);
+    await expectDisabled(t, 'next change');
   });
 });

@@ -31,7 +31,9 @@ export class KeptRecordRow {
       )
       .toArray()[0];
     if (!row) return undefined;
-    const kept: KeptRecord = { record: row.record ? (JSON.parse(row.record) as StoredTenant) : null };
+    const kept: KeptRecord = {
+      record: row.record ? (JSON.parse(row.record) as StoredTenant) : null,
+    };
     if (row.kv_holds) kept.kvHolds = JSON.parse(row.kv_holds) as StoredTenant;
     return kept;
   }

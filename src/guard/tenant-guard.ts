@@ -95,9 +95,10 @@ export class TenantGuard extends DurableObject {
     super(ctx, env);
     // Its name is its tenant's id (guardFor): alerts and fleet reports name the tenant.
     this.core = new GuardCore(ctx.storage.sql, (at) => this.scheduleAlarm(at), ctx.id.name ?? null);
-    this.tenantRecord = new TenantRecord(env, ctx.storage.sql, (change, asked) =>
-      this.followRecord(change, asked),
-    );
+    this.tenantRecord = new TenantRecord(env, ctx.storage.sql, {
+      follow: (change, asked) => this.followRecord(change, asked),
+      retryLater: () => this.scheduleAlarm(Date.now() + RESYNC_AFTER_MS),
+    });
   }
 
   /** The one call lease holders make (core.ts). */
@@ -348,6 +349,12 @@ export class TenantGuard extends DurableObject {
     this.alarmAt = null;
     this.core.sweep(now);
     if (this.core.tokens.hasPending()) await this.syncTokens();
+    await this.tenantRecord.finishHalfWritten().catch((err: unknown) => {
+      // Its writes set the alarm again; the tenant's next change tries too.
+      log.error('tenant_record.sync_failed', {
+        error: err instanceof Error ? err.name : typeof err,
+      });
+    });
     const { nextAt } = await this.deliverAlerts(now);
     const fleetAt = await this.reportToFleet(now);
     this.scheduleAlarm(Math.min(nextAt ?? Number.POSITIVE_INFINITY, fleetAt, now + SWEEP_EVERY_MS));

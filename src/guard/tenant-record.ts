@@ -19,8 +19,8 @@ import { KeyIndex, OriginIndex } from '../tenants/indexes';
 import { type TenantPatch, TenantStore } from '../tenants/tenant-store';
 import type { StoredTenant } from '../types/tenants';
 import { Turns } from '../waiters';
-import type { Sql } from './sql';
 import { type KeptRecord, KeptRecordRow } from './kept-record';
+import type { Sql } from './sql';
 
 /** Longest a change waits for the changes before it (each a few KV writes). */
 const TURN_WAIT_MS = 30_000;
@@ -38,6 +38,12 @@ export type ResealOutcome = 'resealed' | 'current' | 'not_found';
  */
 export type FollowChange = (change: RecordChange, asked: TenantPatch) => Promise<void>;
 
+export interface RecordHooks {
+  follow: FollowChange;
+  /** Called before KV is written: should the writes not all land, finishHalfWritten then. */
+  retryLater: () => void;
+}
+
 export class TenantRecord {
   /** Which tenants share a platform key (cache versions follow keys). */
   readonly keys: KeyIndex;
@@ -48,7 +54,7 @@ export class TenantRecord {
   constructor(
     private readonly env: { TENANTS: KVNamespace; KEY_ENCRYPTION_KEY?: string },
     sql: Sql,
-    private readonly follow: FollowChange,
+    private readonly hooks: RecordHooks,
   ) {
     this.keys = new KeyIndex(env.TENANTS);
     this.origins = new OriginIndex(env.TENANTS, 0);
@@ -89,11 +95,18 @@ export class TenantRecord {
     return this.turn(tenantId, async (before, store) => {
       if (!before) return false;
       await first();
-      this.kept.keep({ record: null, kvHolds: before });
-      await store.delete(before);
-      this.kept.keep({ record: null });
+      await this.erase(store, before);
       return true;
     });
+  }
+
+  /**
+   * Writes a change decided and left half written (the object failed or went away), in
+   * its turn; the alarm calls this, the tenant's next change would do it too.
+   */
+  async finishHalfWritten(): Promise<void> {
+    const halfWritten = this.kept.read()?.kvHolds;
+    if (halfWritten) await this.turn(halfWritten.id, async () => {});
   }
 
   /** Runs `work` with the current record (null: no such tenant) in turn with the changes. */
@@ -114,8 +127,9 @@ export class TenantRecord {
   /** Decided first (SQLite), then written to KV, then followed; a failure leaves it to finish. */
   private async write(store: TenantStore, change: RecordChange, asked: TenantPatch) {
     this.kept.keep({ record: change.after, kvHolds: change.before });
+    this.hooks.retryLater();
     await store.write(change.before, change.after);
-    await this.follow(change, asked);
+    await this.hooks.follow(change, asked);
     this.kept.keep({ record: change.after });
   }
 
@@ -135,10 +149,15 @@ export class TenantRecord {
   /** Writes a change decided but left half written (every step may be done again). */
   private async finish(store: TenantStore, kept: KeptRecord, kvHolds: StoredTenant) {
     if (kept.record) await this.write(store, { before: kvHolds, after: kept.record }, {});
-    else {
-      await store.delete(kvHolds);
-      this.kept.keep({ record: null });
-    }
+    else await this.erase(store, kvHolds);
+  }
+
+  /** The tombstone first, then the record and its index entries leave KV. */
+  private async erase(store: TenantStore, before: StoredTenant) {
+    this.kept.keep({ record: null, kvHolds: before });
+    this.hooks.retryLater();
+    await store.delete(before);
+    this.kept.keep({ record: null });
   }
 
   /** Reads KV directly (no memo); the ring (once per isolate) seals a new platform key. */
