@@ -9,7 +9,8 @@
  * - its storage: store.ts (settings, token states), ledger.ts and slots.ts
  *   (units counted per meter and window), history.ts (usage history),
  *   alerts.ts (quota alerts, sent from its alarm), idempotency.ts (the
- *   answers of writes sent with an Idempotency-Key), all over sql.ts;
+ *   answers of writes sent with an Idempotency-Key), kept-record.ts (the
+ *   tenant's record as decided here), all over sql.ts;
  * - the regional lease brokers between isolates and the guard: lease-broker.ts
  *   (the Durable Object), broker.ts (its pool) and broker-*.ts.
  * The terms isolates and the guard share (policies and meters, the lease
