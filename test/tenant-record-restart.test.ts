@@ -10,7 +10,15 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'c
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
 import { tenantKey } from '../src/tenants/kv-keys';
-import { admin, asTenant, createTenant, envelope, tenantWithOwnKey, testEnv } from './helpers';
+import {
+  admin,
+  asTenant,
+  createTenant,
+  envelope,
+  type TestTenant,
+  tenantWithOwnKey,
+  testEnv,
+} from './helpers';
 
 const guardOf = (tenantId: string) =>
   testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenantId));
@@ -53,7 +61,7 @@ async function disableLeftHalfWritten(tenantId: string): Promise<void> {
 }
 
 /** The tenant is disabled everywhere: its record, its list row, its requests. */
-async function expectDisabled(t: { id: string; token: string }, name?: string): Promise<void> {
+async function expectDisabled(t: TestTenant, name?: string): Promise<void> {
   const shown = (await envelope(await admin(`/tenants/${t.id}`))).data;
   expect(shown).toMatchObject({ status: 'disabled', ...(name ? { name } : {}) });
   const listed = (await envelope(await admin(`/tenants?q=${t.id}`))).data.tenants;

@@ -12,7 +12,7 @@
  * is written, so it outlives the object: KV, which may show another location's
  * older copy for up to 60 s, is read only to adopt a record the guard has none
  * of yet. A deletion leaves a tombstone. A change left half written (the object
- * failed or went away) is finished by the tenant's next change.
+ * failed or went away) is finished by the guard's alarm or the tenant's next change.
  */
 import { keyRing } from '../tenants/crypto';
 import { KeyIndex, OriginIndex } from '../tenants/indexes';
@@ -32,15 +32,13 @@ export interface RecordChange {
 
 export type ResealOutcome = 'resealed' | 'current' | 'not_found';
 
-/**
- * What the guard holds beside the record, brought in line with a change once KV has it
- * (`asked`: the patch that made it; empty when a change left half written is finished).
- */
-export type FollowChange = (change: RecordChange, asked: TenantPatch) => Promise<void>;
-
 export interface RecordHooks {
-  follow: FollowChange;
-  /** Called before KV is written: should the writes not all land, finishHalfWritten then. */
+  /**
+   * Brings what the guard holds beside the record in line with a change once KV has it
+   * (`asked`: the patch that made it; empty when a change left half written is finished).
+   */
+  follow: (change: RecordChange, asked: TenantPatch) => Promise<void>;
+  /** Called before KV is written: should the writes not all land, call finishHalfWritten. */
   retryLater: () => void;
 }
 
