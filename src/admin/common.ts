@@ -108,8 +108,6 @@ export async function audit(
   await auditLog(c.env).record(record);
 }
 
-export { newCacheVersion } from '../guard/cache-version';
-
 /**
  * A new tenant takes the cache version of its platform key (guard/cache-version.ts); a
  * key changed later takes it in the TenantGuard's turn (updateTenant).

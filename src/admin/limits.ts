@@ -1,6 +1,7 @@
 /** Operator API: a tenant's limits, usage and cache. */
 import { Hono } from 'hono';
 import * as z from 'zod';
+import { isolateAdmission } from '../limits/admission';
 import { limitsSchema } from '../metering/policy';
 import { validated } from '../middleware/validate';
 import type { HonoEnv } from '../types/context';
@@ -11,7 +12,7 @@ import {
   changeGuard,
   existingTenant,
   guardFor,
-  newCacheVersion,
+  noSuchTenant,
   ok,
   tenantParams,
   tokenIdField,
@@ -63,18 +64,16 @@ export function limitRoutes(): Hono<HonoEnv> {
   );
 
   // A new cache version for every tenant that shares this platform key: each of
-  // their entries is orphaned at once (the Cache API lets them expire).
+  // their entries is orphaned at once (the Cache API lets them expire). The
+  // tenant's TenantGuard takes the key from the record in its turn.
   app.post('/:id/cache/purge', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
-    const stores = await adminStores(c);
-    const tenant = await existingTenant(stores, id);
-    const sharing = new Set([id, ...(await stores.keys.tenantsSharing(tenant.key_fingerprint))]);
-    const version = newCacheVersion();
-    await Promise.all(
-      [...sharing].map((t) => changeGuard(c, t, (g) => g.setCacheVersion(version))),
-    );
-    await audit(c, 'cache.purged', { tenant_id: id, detail: { tenants: sharing.size } });
-    return c.json(ok({ tenants: sharing.size }));
+    await existingTenant(await adminStores(c), id);
+    const purged = await guardFor(c.env, id).purgeCache(id);
+    if (!purged) throw noSuchTenant();
+    for (const t of purged) isolateAdmission.forget(t);
+    await audit(c, 'cache.purged', { tenant_id: id, detail: { tenants: purged.length } });
+    return c.json(ok({ tenants: purged.length }));
   });
 
   return app;

@@ -9,7 +9,8 @@
  * - its storage: store.ts (settings, token states), ledger.ts and slots.ts
  *   (units counted per meter and window), history.ts (usage history),
  *   alerts.ts (quota alerts, sent from its alarm), idempotency.ts (the
- *   answers of writes sent with an Idempotency-Key), all over sql.ts;
+ *   answers of writes sent with an Idempotency-Key), kept-record.ts (the
+ *   tenant's record as decided here), all over sql.ts;
  * - the regional lease brokers between isolates and the guard: lease-broker.ts
  *   (the Durable Object), broker.ts (its pool) and broker-*.ts.
  * The terms isolates and the guard share (policies and meters, the lease
@@ -40,7 +41,7 @@ import {
   deliverDue,
   sendTestAlert,
 } from './alerts';
-import { versionForKey } from './cache-version';
+import { newCacheVersion, versionForKey } from './cache-version';
 import { GuardCore, SWEEP_EVERY_MS } from './core';
 import { FLEET_REPORT_MS, FLEET_SETTLE_MS, fleetBoardOf } from './fleet-board';
 import type { HistoryQuery } from './history';
@@ -95,7 +96,10 @@ export class TenantGuard extends DurableObject {
     super(ctx, env);
     // Its name is its tenant's id (guardFor): alerts and fleet reports name the tenant.
     this.core = new GuardCore(ctx.storage.sql, (at) => this.scheduleAlarm(at), ctx.id.name ?? null);
-    this.tenantRecord = new TenantRecord(env);
+    this.tenantRecord = new TenantRecord(env, ctx.storage.sql, {
+      follow: (change, asked) => this.followRecord(change, asked),
+      retryLater: () => this.scheduleAlarm(Date.now() + RESYNC_AFTER_MS),
+    });
   }
 
   /** The one call lease holders make (core.ts). */
@@ -239,22 +243,53 @@ export class TenantGuard extends DurableObject {
   }
 
   /**
-   * A change of the tenant's KV record (tenant-record.ts), made after every change
-   * before it; what the guard holds beside the record follows in the same turn: a
-   * status sets the disabled flag, a new platform key takes that key's cache version.
-   * Null when there is no such tenant.
+   * A change of the tenant's record (tenant-record.ts), made after every change before
+   * it. Null when there is no such tenant.
    */
   updateTenant(tenantId: string, patch: TenantPatch): Promise<RecordChange | null> {
-    return this.tenantRecord.update(tenantId, patch, async ({ before, after }) => {
-      if (patch.status) await this.setDisabled(patch.status === 'disabled');
-      if (after.key_fingerprint === before.key_fingerprint) return;
-      const version = await versionForKey(
-        this.tenantRecord.keys,
-        tenantId,
-        after.key_fingerprint,
-        (other) => guardFor(this.env, other).cacheVersion(),
+    return this.tenantRecord.update(tenantId, patch);
+  }
+
+  /**
+   * What the guard holds beside the record follows it, in the change's turn: a status
+   * sets the disabled flag (asked for again, it is set again), a new platform key takes
+   * that key's cache version.
+   */
+  private async followRecord({ before, after }: RecordChange, asked: TenantPatch) {
+    if (asked.status || after.status !== before.status) {
+      await this.setDisabled(after.status === 'disabled');
+    }
+    if (after.key_fingerprint === before.key_fingerprint) return;
+    const tenantId = after.id;
+    const version = await versionForKey(
+      this.tenantRecord.keys,
+      tenantId,
+      after.key_fingerprint,
+      (other) => guardFor(this.env, other).cacheVersion(),
+    );
+    await this.setCacheVersion(version);
+  }
+
+  /**
+   * Cache purge (docs/CACHE.md, "Cache versions and purging"): a new cache version for
+   * every tenant sharing this tenant's platform key, the key taken from the record in
+   * its turn, so a purge and a key change are ordered. The tenants given it (this one
+   * first), or null when there is no such tenant.
+   */
+  purgeCache(tenantId: string): Promise<string[] | null> {
+    return this.tenantRecord.withRecord(tenantId, async (record) => {
+      if (!record) return null;
+      const sharing = await this.tenantRecord.keys.tenantsSharing(record.key_fingerprint);
+      const tenants = [...new Set([tenantId, ...sharing])];
+      const version = newCacheVersion();
+      await Promise.all(
+        tenants.map((t) =>
+          t === tenantId
+            ? this.setCacheVersion(version)
+            : guardFor(this.env, t).setCacheVersion(version),
+        ),
       );
-      await this.setCacheVersion(version);
+      return tenants;
     });
   }
 
@@ -315,6 +350,12 @@ export class TenantGuard extends DurableObject {
     this.alarmAt = null;
     this.core.sweep(now);
     if (this.core.tokens.hasPending()) await this.syncTokens();
+    await this.tenantRecord.finishHalfWritten().catch((err: unknown) => {
+      // Its writes set the alarm again; the tenant's next change tries too.
+      log.error('tenant_record.sync_failed', {
+        error: err instanceof Error ? err.name : typeof err,
+      });
+    });
     const { nextAt } = await this.deliverAlerts(now);
     const fleetAt = await this.reportToFleet(now);
     this.scheduleAlarm(Math.min(nextAt ?? Number.POSITIVE_INFINITY, fleetAt, now + SWEEP_EVERY_MS));

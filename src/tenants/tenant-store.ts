@@ -172,12 +172,8 @@ export class TenantStore {
     }
   }
 
-  /**
-   * Writes `stored` with `patch` merged, and moves its index entries. Only the tenant's
-   * TenantGuard calls this (and reseal, delete), one call at a time, with the record the
-   * call before wrote (guard/tenant-record.ts): KV has no compare-and-set.
-   */
-  async update(stored: StoredTenant, patch: TenantPatch): Promise<StoredTenant> {
+  /** `stored` with `patch` merged (a new platform key sealed); nothing is written. */
+  async merged(stored: StoredTenant, patch: TenantPatch): Promise<StoredTenant> {
     const next: StoredTenant = {
       ...stored,
       name: patch.name ?? stored.name,
@@ -189,15 +185,24 @@ export class TenantStore {
       next.platform_key_sealed = await seal(this.ring, patch.platform_key, stored.id);
       next.key_fingerprint = await sha256Hex(patch.platform_key);
     }
-    await this.put(next);
-    if (next.key_fingerprint !== stored.key_fingerprint || next.name !== stored.name) {
-      await this.keys.add(next.key_fingerprint, stored.id, next.name);
-    }
-    if (next.key_fingerprint !== stored.key_fingerprint) {
-      await this.keys.remove(stored.key_fingerprint, stored.id);
-    }
-    await this.origins.update(stored.id, stored.cors_origins ?? [], next.cors_origins);
     return next;
+  }
+
+  /**
+   * Writes `next` over `prev` (the record KV holds) and moves its index entries; writing
+   * the same pair again changes nothing more. Only the tenant's TenantGuard calls this
+   * (and delete), one call at a time, with the record it decided (guard/tenant-record.ts):
+   * KV has no compare-and-set.
+   */
+  async write(prev: StoredTenant, next: StoredTenant): Promise<void> {
+    await this.put(next);
+    if (next.key_fingerprint !== prev.key_fingerprint || next.name !== prev.name) {
+      await this.keys.add(next.key_fingerprint, prev.id, next.name);
+    }
+    if (next.key_fingerprint !== prev.key_fingerprint) {
+      await this.keys.remove(prev.key_fingerprint, prev.id);
+    }
+    await this.origins.update(prev.id, prev.cors_origins ?? [], next.cors_origins);
   }
 
   /** Removes the tenant and its index entries (its tokens are the token store's). */
@@ -209,18 +214,13 @@ export class TenantStore {
   }
 
   /**
-   * Re-seals the platform key under the current encryption key if it was sealed under
-   * another: the record written, or null when it was sealed under the current one.
+   * `stored` with its platform key sealed under the current encryption key, or null when
+   * it is sealed under that one already; nothing is written.
    */
-  async reseal(stored: StoredTenant): Promise<StoredTenant | null> {
+  async resealed(stored: StoredTenant): Promise<StoredTenant | null> {
     if (sealedKid(stored.platform_key_sealed) === this.ring.currentKid) return null;
     const platformKey = await open(this.ring, stored.platform_key_sealed, stored.id);
-    const resealed = {
-      ...stored,
-      platform_key_sealed: await seal(this.ring, platformKey, stored.id),
-    };
-    await this.put(resealed);
-    return resealed;
+    return { ...stored, platform_key_sealed: await seal(this.ring, platformKey, stored.id) };
   }
 
   /**
