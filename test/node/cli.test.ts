@@ -153,6 +153,11 @@ describe('operator CLI', () => {
     expect(revokedCall.status).toBe(401);
     expect(((await revokedCall.json()) as { code: number }).code).toBe(40102); // TOKEN_REVOKED
     expect((await call(current)).status).toBe(200);
+    // The revoked token still lists for a while: its line says it is revoked.
+    const after = (await cli('token', 'list', tenantId)).stdout.split('\n');
+    expect(after.find((line) => line.startsWith(tokenId))).toMatch(/\] {2}revoked \d{4}-/);
+    const successorId = /New token (tok_[0-9A-Za-z]{16})/.exec(rotated.stdout)![1]!;
+    expect(after.find((line) => line.startsWith(successorId))).toContain(']  expires never');
 
     const usage = await cli('usage', tenantId);
     expect(usage.stdout).toMatch(/burst\s+\d+ used of 1000/);
