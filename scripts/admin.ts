@@ -389,11 +389,13 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         ...(o.until ? { until: o.until } : {}),
       });
       const { data } = await api.call('GET', `/audit?${qs}`);
-      // Who, and from where (IP, data center), then what.
+      // Who, and from where (IP, data center), then what; the action column as wide as
+      // the page's longest (portal_link.created), so the tenant ids line up.
+      const actionWidth = Math.max(16, ...data.data.map((e: any) => e.action.length));
       const rows = data.data.map(
         (e: any) =>
           `${e.at}  ${String(e.actor ?? '-').padEnd(24)} ${`${e.ip ?? '-'}/${e.colo ?? '-'}`.padEnd(20)} ` +
-          `${e.action.padEnd(16)} ${e.tenant_id ?? '-'} ${e.token_id ?? ''}`,
+          `${e.action.padEnd(actionWidth)} ${e.tenant_id ?? '-'} ${e.token_id ?? ''}`,
       );
       return {
         data,

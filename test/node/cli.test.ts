@@ -223,6 +223,14 @@ describe('operator CLI', () => {
     const linkToken = token(url);
     expect((await call(linkToken, '/usage')).status).toBe(200);
     expect((await call(linkToken, '/team/lists')).status).toBe(403);
+    // The audit's columns line up, the long portal_link.created included.
+    const audit = (await cli('audit', '--tenant', tenantId)).stdout.split('\n');
+    const entries = audit.filter((line) => line.includes(tenantId));
+    expect(entries.map((line) => line.split(/\s+/)[3])).toEqual([
+      'portal_link.created',
+      'tenant.created',
+    ]);
+    expect(new Set(entries.map((line) => line.indexOf(tenantId))).size).toBe(1);
     const long = await cli('portal', 'link', tenantId, '--expires-in', '7200');
     expect(long.code).toBe(1);
     expect(long.stderr).toMatch(/expires_in_s.*code 40001, HTTP 400/);
