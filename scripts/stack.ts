@@ -1,7 +1,7 @@
 /**
  * Starts the local stack: the platform emulator and the gateway under
  * `wrangler dev` (workerd), each in its own process, and stops both.
- * Used by `npm start` and `npm run bench`.
+ * Used by `npm start` and the Node tests.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

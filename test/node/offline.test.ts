@@ -1,5 +1,5 @@
 /**
- * The local stack (`npm start`, the Node tests, the bench) talks to nothing but
+ * The local stack (`npm start`, the Node tests) talks to nothing but
  * loopback (README). wrangler asks registry.npmjs.org for its latest version while it
  * prints its banner, through the proxy the environment names: with a proxy on loopback
  * that only records what it is asked for, the stack must start without asking it anything.
