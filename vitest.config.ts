@@ -1,7 +1,7 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
-import { buildAssets } from './scripts/assets';
-import { freePort } from './scripts/free-port';
+import { buildAssets } from './scripts/assets.ts';
+import { freePort } from './scripts/free-port.ts';
 
 /**
  * Projects: `workers` runs inside workerd against the emulator (almost

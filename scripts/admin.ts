@@ -9,6 +9,7 @@ import { adminToken, CliError, type Client, client } from './admin/client';
 import { historyTable } from './admin/history-table';
 import { importOperations } from './admin/openapi-import';
 import { printable } from './admin/printable';
+import { type TokenListItem, tokenRow } from './admin/token-row';
 
 const HELP = `Usage: npm run admin -- <command> [arguments] [options]
 
@@ -239,10 +240,8 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
     }
     case 'token list': {
       const { data } = await api.call('GET', `/tenants/${need(args[0], 'TENANT_ID')}/tokens`);
-      const rows = data.tokens.map(
-        (x: any) =>
-          `${x.id}  ${x.prefix}…${x.last4}  ${x.name}  [${x.scopes.join(' ')}]  expires ${x.expires_at ?? 'never'}${x.limits ? `  own limits ${JSON.stringify(x.limits)}` : ''}${x.ancestor_id ? `  replaces ${x.ancestor_id}` : ''}${x.successor_id ? `  rotated into ${x.successor_id} by ${x.rotated_by} at ${x.rotated_at}` : ''}`,
-      );
+      const now = Date.now();
+      const rows = data.tokens.map((x: TokenListItem) => tokenRow(x, now));
       return { data, say: rows.join('\n') || '(no tokens)' };
     }
     case 'token limits': {
@@ -390,11 +389,13 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         ...(o.until ? { until: o.until } : {}),
       });
       const { data } = await api.call('GET', `/audit?${qs}`);
-      // Who, and from where (IP, data center), then what.
+      // Who, and from where (IP, data center), then what; the action column as wide as
+      // the page's longest (portal_link.created), so the tenant ids line up.
+      const actionWidth = Math.max(16, ...data.data.map((e: any) => e.action.length));
       const rows = data.data.map(
         (e: any) =>
           `${e.at}  ${String(e.actor ?? '-').padEnd(24)} ${`${e.ip ?? '-'}/${e.colo ?? '-'}`.padEnd(20)} ` +
-          `${e.action.padEnd(16)} ${e.tenant_id ?? '-'} ${e.token_id ?? ''}`,
+          `${e.action.padEnd(actionWidth)} ${e.tenant_id ?? '-'} ${e.token_id ?? ''}`,
       );
       return {
         data,

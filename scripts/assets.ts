@@ -8,8 +8,8 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ASSETS_DIR, ensureDocsAssets } from './docs-assets';
-import { buildUiAssets } from './ui-assets';
+import { ASSETS_DIR, ensureDocsAssets } from './docs-assets.ts';
+import { buildUiAssets } from './ui-assets.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

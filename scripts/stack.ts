@@ -1,7 +1,7 @@
 /**
  * Starts the local stack: the platform emulator and the gateway under
  * `wrangler dev` (workerd), each in its own process, and stops both.
- * Used by `npm start` and `npm run bench`.
+ * Used by `npm start` and the Node tests.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -86,9 +86,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       opts.quiet ? 'error' : 'log',
       ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
     ],
-    // Offline: no metrics, and no fetch of Cloudflare's request.cf sample (a placeholder is used).
+    // Offline: no metrics, no fetch of Cloudflare's request.cf sample (a placeholder is used),
+    // and no banner, whose update check asks registry.npmjs.org for wrangler's latest version.
     {
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
+      env: {
+        ...process.env,
+        WRANGLER_SEND_METRICS: 'false',
+        CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+        WRANGLER_HIDE_BANNER: 'true',
+      },
       stdio: ['ignore', io, io],
       detached: true,
     },

@@ -153,6 +153,11 @@ describe('operator CLI', () => {
     expect(revokedCall.status).toBe(401);
     expect(((await revokedCall.json()) as { code: number }).code).toBe(40102); // TOKEN_REVOKED
     expect((await call(current)).status).toBe(200);
+    // The revoked token still lists for a while: its line says it is revoked.
+    const after = (await cli('token', 'list', tenantId)).stdout.split('\n');
+    expect(after.find((line) => line.startsWith(tokenId))).toMatch(/\] {2}revoked \d{4}-/);
+    const successorId = /New token (tok_[0-9A-Za-z]{16})/.exec(rotated.stdout)![1]!;
+    expect(after.find((line) => line.startsWith(successorId))).toContain(']  expires never');
 
     const usage = await cli('usage', tenantId);
     expect(usage.stdout).toMatch(/burst\s+\d+ used of 1000/);
@@ -218,6 +223,14 @@ describe('operator CLI', () => {
     const linkToken = token(url);
     expect((await call(linkToken, '/usage')).status).toBe(200);
     expect((await call(linkToken, '/team/lists')).status).toBe(403);
+    // The audit's columns line up, the long portal_link.created included.
+    const audit = (await cli('audit', '--tenant', tenantId)).stdout.split('\n');
+    const entries = audit.filter((line) => line.includes(tenantId));
+    expect(entries.map((line) => line.split(/\s+/)[3])).toEqual([
+      'portal_link.created',
+      'tenant.created',
+    ]);
+    expect(new Set(entries.map((line) => line.indexOf(tenantId))).size).toBe(1);
     const long = await cli('portal', 'link', tenantId, '--expires-in', '7200');
     expect(long.code).toBe(1);
     expect(long.stderr).toMatch(/expires_in_s.*code 40001, HTTP 400/);
