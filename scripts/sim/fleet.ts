@@ -104,24 +104,10 @@ const requestContext = new AsyncLocalStorage<RequestContext>();
 /**
  * When the root counted an isolate request that a broker had it decide (a call passed
  * through, or the request's own call when the pool could not answer it): the root
- * counts as of the `now` of the call, made as these methods start. Any other request a
- * broker admits is counted in its pool's slot, as of the broker's answer.
+ * counts as of the `now` of the call, which the broker reports (BrokerIo.onRootDecides).
+ * Any other request a broker admits is counted in its pool's slot, as of the broker's answer.
  */
 const decidedAt = new WeakMap<LeaseRequest, number>();
-type Deciding = (this: BrokerCore, req: LeaseRequest) => Promise<unknown>;
-const brokerMethods = BrokerCore.prototype as unknown as Record<
-  'askRoot' | 'passThrough',
-  Deciding
->;
-for (const name of ['askRoot', 'passThrough'] as const) {
-  const method = brokerMethods[name];
-  brokerMethods[name] = function (this: BrokerCore, req: LeaseRequest) {
-    if (!req.renewal) decidedAt.set(req, clockOf.get(this)?.now() ?? 0);
-    return method.call(this, req);
-  };
-}
-/** Each broker's clock, for decidedAt. */
-const clockOf = new WeakMap<BrokerCore, Clock>();
 
 /** Notes a waiting request's own call (renewals run in its context too, and are not it). */
 function noteCall(req: LeaseRequest): false {
@@ -222,9 +208,9 @@ export async function runScenario(
           root.call(rootRtt, (c) => c.acquire(req)).finally(() => made.rootAnswers++),
         now: () => clock.now(),
         wakeAt,
+        onRootDecides: (req, now) => decidedAt.set(req, now),
       },
     );
-    clockOf.set(core, clock);
     made.object = new SimObject(clock, core, `broker ${name}`);
     brokers.set(name, made);
     return made;

@@ -10,7 +10,7 @@ import type { LeaseSettings } from '../limits/lease';
 import type { LeaseAnswer, LeaseRequest } from '../metering/lease-protocol';
 import { secondsUntil } from '../metering/meter-state';
 import type { Limits, Scope } from '../metering/policy';
-import { BrokerCore } from './broker';
+import { BrokerCore, type BrokerIo } from './broker';
 import { GuardCore } from './core';
 import { isolateAsk } from './lease-ask.fixture';
 
@@ -36,7 +36,11 @@ const askFor = (limits: Limits, now: number, scope: Scope = tokenA, want = 0): L
  * One broker over a root that counts each call at once; from `hold()` on, the root's
  * answers wait until the function it returns is called.
  */
-function brokerOverHeldRoot(limits: Limits, now: () => number) {
+function brokerOverHeldRoot(
+  limits: Limits,
+  now: () => number,
+  onRootDecides?: BrokerIo['onRootDecides'],
+) {
   const root = new GuardCore(memorySql(), () => undefined);
   root.setLimits(limits);
   let rootCalls = 0;
@@ -52,6 +56,7 @@ function brokerOverHeldRoot(limits: Limits, now: () => number) {
       },
       now,
       wakeAt: () => undefined,
+      onRootDecides,
     },
   );
   const hold = () => {
@@ -354,6 +359,41 @@ describe('BrokerCore', () => {
     // refuses request 3, and broker 1 then refuses request 4 itself (a refusal lease).
     expect(f.rootCalls()).toBe(4);
     expect(f.root.usage(START, f.settings.defaults).guard_calls.exact_admits).toBe(4);
+  });
+
+  it('tells its io when the root is to decide a request: passed through, or its own call, never a renewal', async () => {
+    const pooled: Limits = { policies: [{ name: 'burst', limit: 1000, window_s: 60 }], quota: {} };
+    const exact: Limits = { ...pooled, limiter: 'exact' };
+    for (const limits of [pooled, exact]) {
+      let now = START;
+      const told: { req: LeaseRequest; now: number }[] = [];
+      const { broker, rootCalls } = brokerOverHeldRoot(
+        limits,
+        () => now,
+        (req, at) => told.push({ req, now: at }),
+      );
+      // The region's first request: nothing is known, its own root call decides it.
+      const first = askFor(limits, now);
+      expect((await broker.acquire(first)).scopes[0]?.refusal).toBeNull();
+      expect(told).toHaveLength(1);
+      expect(told[0]?.req).toBe(first);
+      expect(told[0]?.now).toBe(START);
+      // The next: from the pool (the broker may top it up: its own call, not told), or
+      // passed through in exact mode.
+      now = START + 10;
+      const second = askFor(limits, now);
+      expect((await broker.acquire(second)).scopes[0]?.refusal).toBeNull();
+      const passed = limits.limiter === 'exact';
+      const decided = passed ? [first, second] : [first];
+      expect(told.map((t) => t.req)).toEqual(decided);
+      expect(told.at(-1)?.now).toBe(passed ? now : START);
+      // A renewal of a scope the broker does not know goes to the root too: not told.
+      now = START + 20;
+      const calls = rootCalls();
+      await broker.acquire(isolateAsk(limits, now, tokenB, { cost: 0 }));
+      expect(rootCalls()).toBe(calls + 1);
+      expect(told).toHaveLength(passed ? 2 : 1);
+    }
   });
 
   it("counts its isolates' calls and reports them to the root with its own", async () => {

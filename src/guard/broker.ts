@@ -64,6 +64,8 @@ export interface BrokerIo {
   now(): number;
   /** Asks to be woken (`renew`) at `at`; the Durable Object sets its alarm. */
   wakeAt(at: number): void;
+  /** The root is to decide `req` (never a renewal): the simulation counts it as of `now`. */
+  onRootDecides?(req: LeaseRequest, now: number): void;
 }
 
 export interface BrokerSettings {
@@ -444,6 +446,7 @@ export class BrokerCore {
   }
 
   private async passThrough(req: LeaseRequest): Promise<LeaseAnswer> {
+    if (!req.renewal) this.io.onRootDecides?.(req, this.io.now());
     const usage = this.takeUsage();
     if (!this.poolsAhead()) this.pools.clear();
     const returns = this.pools.takeReturns();
@@ -692,6 +695,7 @@ export class BrokerCore {
     let exact: LeaseAnswer | undefined;
     let counted: MeterGrant[] = [];
     const now = this.io.now();
+    if (!req.renewal) this.io.onRootDecides?.(req, now);
     // An isolate renewing ahead asks for the time after its lease: so does the pool.
     const start = req.renewal && req.start > now ? req.start : now;
     // The root counts this request's cost against what nobody holds: give the pool's
