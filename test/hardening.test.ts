@@ -66,15 +66,21 @@ describe('platform keys stay with the platform', () => {
 
   it('no preset grants an API key scope; full and read-only stay clear of them', async () => {
     const t = await createTenant();
-    for (const scopes of [['full'], ['read-only']]) {
-      const res = await envelope(
-        await admin(`/tenants/${t.id}/tokens`, {
-          method: 'POST',
-          body: JSON.stringify({ name: 'p', scopes }),
-        }),
-      );
-      expect(res.data.scopes.filter((s: string) => s.startsWith('apikeys:'))).toEqual([]);
+    // A grant keeps a preset by name (its scopes are not listed): what it allows is what a
+    // request with it gets.
+    for (const preset of ['full', 'read-only']) {
+      const holder = await issue(t, { name: preset, scopes: [preset] });
+      const id = requestId('preset-keys');
+      const list = await asTenant(holder, '/user/apikey/lists', {
+        headers: { 'x-request-id': id },
+      });
+      expect(list.res.status, preset).toBe(403);
+      expect(list.body.data.scope, preset).toBe('apikeys:read');
+      expect(await upstreamSaw(id)).toEqual([]);
     }
+    // With the scope granted by name the same request is answered: the refusals were the presets'.
+    const named = await issue(t, { name: 'keys', scopes: ['full', 'apikeys:read'] });
+    expect((await asTenant(named, '/user/apikey/lists')).res.status).toBe(200);
   });
 
   it('an explicit apikeys:read grant sees keys masked; only apikeys:admin sees them whole', async () => {

@@ -85,6 +85,7 @@ describe('tenants', () => {
     expect((await upstreamSaw(after.id))[0]!.headers['x-api-key']).toBe(platformKeys.other);
     // Its cached team list was the old key's: the new key does not see it.
     const teams = await asTenant(t, '/team/lists');
+    expect(teams.body.data.data.length).toBeGreaterThan(0);
     expect(
       teams.body.data.data.every((team: { name: string }) => team.name.startsWith('Other:')),
     ).toBe(true);

@@ -8,6 +8,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type PlanBook, planBook } from '../src/guard/plan-book';
+import { guardFor, type TenantGuard } from '../src/guard/tenant-guard';
 import type { Limits } from '../src/metering/policy';
 import { loadSettings } from '../src/settings';
 import { tenantKey } from '../src/tenants/kv-keys';
@@ -206,6 +207,38 @@ describe('plans', () => {
     expect((await envelope(await admin(`/plans/${plan}`))).data.tenants).toBe(0);
     expect((await admin(`/plans/${plan}`, { method: 'DELETE' })).status).toBe(200);
     await testEnv.TENANTS.delete(tenantKey(t.id));
+  });
+
+  it('a plan joined while a DELETE removes the tenant is left by the DELETE: the plan can go', async () => {
+    const plan = uniquePlan('deleting');
+    await putPlan(plan, hourly(1000));
+    const t = await createTenant(undefined, 'joins while deleted');
+    // The DELETE is held as its TenantGuard is about to remove the record (watched, not
+    // changed: the removal runs as written once let go); the guard takes other calls meanwhile.
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let removing = false;
+    await runInDurableObject(guardFor(testEnv, t.id), (guard: TenantGuard) => {
+      const record = Reflect.get(guard, 'tenantRecord');
+      const remove = record.remove.bind(record);
+      record.remove = async (...args: Parameters<typeof remove>) => {
+        removing = true;
+        await held;
+        return remove(...args);
+      };
+    });
+    const deleting = admin(`/tenants/${t.id}`, { method: 'DELETE' });
+    await until(async () => removing, 'the DELETE at the removal');
+    // A PATCH joining the plan now: the record is still there, so it joins and answers 200.
+    expect((await join(t, plan)).plan).toBe(plan);
+    release();
+    expect((await deleting).status).toBe(200);
+    expect((await admin(`/tenants/${t.id}`)).status).toBe(404);
+    // No member is left behind: the plan shows none and can be removed.
+    expect((await envelope(await admin(`/plans/${plan}`))).data.tenants).toBe(0);
+    expect((await admin(`/plans/${plan}`, { method: 'DELETE' })).status).toBe(200);
   });
 
   it('a tenant created on a plan starts with its limits, and leaves it when deleted', async () => {

@@ -22,6 +22,7 @@ import {
   secondsHeader,
   type TestTenant,
   UPSTREAM,
+  until,
   upstreamSaw,
 } from './helpers';
 
@@ -259,7 +260,10 @@ describe("an upload's failure by its caller is not the platform's", () => {
       const refused = await expectRefusal(slow, 'UPLOAD_TIMEOUT');
       expect(refused.msg).toContain('400 ms');
       expect(refused.data.request_id).toBe(slow.id);
-      for (const seen of await upstreamSaw(slow.id)) expect(seen.complete).toBe(false);
+      // The platform got the start of it, then a cut-off body: once the emulator has recorded
+      // it (after the cut), it says so.
+      await until(async () => (await upstreamSaw(slow.id)).length > 0, 'the cut-off upload');
+      expect((await upstreamSaw(slow.id)).map((seen) => seen.complete)).toEqual([false]);
     }
     const whole = await upload(lane, settings, { filler: 2 });
     expect(whole.res.status).toBe(200);

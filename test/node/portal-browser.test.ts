@@ -125,8 +125,19 @@ async function exposedText(w: Watched): Promise<string> {
   return [inPage, ...cookies, w.page.url(), ...w.consoleLines].join('\n');
 }
 
-const offLoopback = (w: Watched) =>
-  w.requested.filter((url) => !url.startsWith(`${gateway.url}/`) && !/^(data|blob):/.test(url));
+/**
+ * What tried to leave loopback: requests made elsewhere, and attempts the page's CSP blocked.
+ * A blocked fetch is never a request event (a blocked image is); Chromium logs either as a
+ * console error naming the Content Security Policy, so those lines count too.
+ */
+const offLoopback = (w: Watched) => [
+  ...w.requested.filter((url) => !url.startsWith(`${gateway.url}/`) && !/^(data|blob):/.test(url)),
+  ...w.consoleLines.filter((line) => /Content Security Policy/i.test(line)),
+];
+
+/** The gateway's API calls the page made (its own files under /portal/ and the icon aside). */
+const apiCalls = (w: Watched) =>
+  w.requested.filter((url) => /^\/(token|usage)([/?]|$)/.test(url.slice(gateway.url.length)));
 
 async function seriousViolations(page: Page): Promise<string[]> {
   await page.addScriptTag({ path: AXE_PATH });
@@ -225,11 +236,13 @@ describe('/portal in Chromium', () => {
     await expect(w.page.locator('#token-error').innerText()).resolves.toContain('apgw_');
     expect(await field.getAttribute('aria-invalid')).toBe('true');
     // No call was made for a malformed token.
-    expect(w.requested.filter((u) => /\/(token|usage)$/.test(u))).toEqual([]);
+    expect(apiCalls(w)).toEqual([]);
     // A well-formed token the gateway does not know: its envelope code, by the field.
     await field.fill(`apgw_${'A'.repeat(52)}`);
     await w.page.getByRole('button', { name: 'Open' }).click();
     await w.page.locator('#token-error', { hasText: '40101' }).waitFor();
+    // This one was asked about: the same recorder saw the call.
+    expect(apiCalls(w)).toEqual([`${gateway.url}/token`]);
     expect(await w.page.evaluate(() => sessionStorage.length)).toBe(0);
     await w.context.close();
   });
@@ -382,6 +395,9 @@ describe('/portal in Chromium', () => {
     const after = await exposedText(w);
     expect(after).not.toContain(fresh);
     expect(after).not.toContain(own.token);
+    // The recorder saw each rotation that was sent (the one altered on the way and this one),
+    // so the checks above that none was sent could have failed.
+    expect(w.requested.filter((u) => u.endsWith('/token/rotate'))).toHaveLength(2);
     // The portal now runs on the new token; both work during the overlap.
     expect(await w.page.locator('main').innerText()).toContain('rotating');
     expect((await asToken(fresh, '/token')).body.data.token.name).toBe('rotating');
@@ -429,12 +445,17 @@ describe('/portal in Chromium', () => {
     const id = refused.body.data.request_id as string;
     // Its refusal reaches the guard with the next request's call (exact mode).
     await untilRecorded(gateway, made.tenant_id, id, () => asToken(made.token, '/agent/lists'));
+    // Another refusal, newer, that the lookup must hide: the list shows it before.
+    const other = (await asToken(made.token, '/agent/lists')).body.data.request_id as string;
+    await untilRecorded(gateway, made.tenant_id, other, () => asToken(made.token, '/agent/lists'));
 
     // axe runs on this view too: this context may bypass the CSP to inject it.
     const w = await newTab({ bypassCSP: true });
     await signIn(w.page, made.token);
     const section = w.page.locator('section', { hasText: 'Refused and failed requests' });
     await section.getByTestId('failure-rows').waitFor();
+    const otherRow = section.locator(`tr[data-request-id="${other}"]`);
+    await otherRow.waitFor();
     await section.getByLabel(/Request id/).fill(id);
     // The list before the lookup may show the row too: wait for the lookup's answer.
     const answered = w.page.waitForResponse((r) => r.url().includes('request_id='));
@@ -443,6 +464,7 @@ describe('/portal in Chromium', () => {
     const row = section.locator(`tr[data-request-id="${id}"]`);
     await row.waitFor();
     await expect.poll(() => section.locator('tbody tr').count()).toBe(1);
+    expect(await otherRow.count()).toBe(0);
     expect(await row.innerText()).toContain('Rate limit exceeded (policy hourly)');
     // Refusals by policy and by operation, for the 48 hours shown.
     await w.page
