@@ -49,6 +49,10 @@ const MISBEHAVIOURS: Misbehaviour[] = [
   { name: '429, Retry-After: 30', fault: { kind: 'status', status: 429, retry_after: 30 } },
   { name: 'huge bodies (9 MiB, over the limit)', fault: { kind: 'large_body' } },
   { name: 'huge bodies (7 MiB, passed on)', fault: { kind: 'large_body', bytes: 7 * 1024 * 1024 } },
+  {
+    name: 'huge bodies (7 MiB, declared length)',
+    fault: { kind: 'large_body', bytes: 7 * 1024 * 1024, content_length: true },
+  },
   { name: 'slow stream (1.5 s a body)', fault: { kind: 'slow_body', delay_ms: 1500 } },
   { name: 'floods distinct cache keys', flood: true },
   // The quiet run again, last: how much the machine alone moves the figures.
@@ -64,6 +68,10 @@ const MISBEHAVIOURS: Misbehaviour[] = [
 const CONTROL: Misbehaviour[] = [
   { name: 'quiet' },
   { name: 'huge bodies (7 MiB)', fault: { kind: 'large_body', bytes: 7 * 1024 * 1024 } },
+  {
+    name: 'huge bodies (7 MiB, declared length)',
+    fault: { kind: 'large_body', bytes: 7 * 1024 * 1024, content_length: true },
+  },
 ];
 
 interface Run {
