@@ -19,6 +19,7 @@
  *   CHAOS_VERBOSE=1 npm run chaos    # print up to 50 of workerd's warnings, not 5
  *   CHAOS_ONLY=outage,noisy npm run chaos   # only these (outage, storm, flaky, idempotency, noisy)
  *   CHAOS_ONLY=noisy CHAOS_ROUNDS=3 npm run chaos   # the noisy-neighbour list three times, medians
+ *   CHAOS_ONLY=noisy CHAOS_NOISY_ONLY=huge npm run chaos   # only the huge-answer runs (and quiet, and the control)
  */
 
 import { startEmulator } from '../emulator/server';

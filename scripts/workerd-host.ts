@@ -365,6 +365,43 @@ export default {
 };
 `;
 
+/**
+ * A bare Worker that forwards any GET to the platform with the caller's own key
+ * (`Authorization: Bearer <platform key>`, sent on as both headers the platform reads):
+ * the control for a scenario of many keys (`npm run chaos`, noisy neighbours). It
+ * streams the answer through and checks nothing.
+ */
+const KEY_PASSING_BARE_WORKER = `
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    const key = (request.headers.get('authorization') ?? '').replace(/^Bearer\\s+/i, '');
+    const upstream = await fetch(env.UPSTREAM + url.pathname + url.search, {
+      headers: { authorization: key, 'x-api-key': key },
+    });
+    return new Response(upstream.body, {
+      status: upstream.status,
+      headers: { 'content-type': upstream.headers.get('content-type') ?? 'application/json' },
+    });
+  },
+};
+`;
+
+export async function startKeyPassingBareWorker(
+  opts: Omit<BareWorkerOptions, 'platformKey' | 'route' | 'keyHeader'>,
+): Promise<WorkerHost> {
+  const { workerOptions } = configWorkerOptions(opts.configPath ?? DEFAULT_CONFIG);
+  const bare: V4WorkerOptions = {
+    name: 'bare',
+    modules: true,
+    script: KEY_PASSING_BARE_WORKER,
+    compatibilityDate: workerOptions.compatibilityDate,
+    compatibilityFlags: workerOptions.compatibilityFlags,
+    bindings: { UPSTREAM: opts.upstreamUrl.replace(/\/+$/, '') },
+  };
+  return serve([bare], opts, undefined, () => undefined);
+}
+
 /** The bare forwarding Worker on plain workerd, with wrangler.toml's compatibility date and flags. */
 export async function startBareWorker(opts: BareWorkerOptions): Promise<WorkerHost> {
   const { workerOptions } = configWorkerOptions(opts.configPath ?? DEFAULT_CONFIG);

@@ -11,7 +11,7 @@
  */
 import { loadavg } from 'node:os';
 import { median } from '../bench/load';
-import type { GatewayBundle } from '../workerd-host';
+import { type GatewayBundle, startKeyPassingBareWorker } from '../workerd-host';
 import { counter, type Gateway, gateway } from './gateway';
 import { type Answer, type Emulator, percentile } from './load';
 import { LoadThread, type Planned, type Replayed } from './load-thread';
@@ -49,10 +49,29 @@ const MISBEHAVIOURS: Misbehaviour[] = [
   { name: '429, Retry-After: 30', fault: { kind: 'status', status: 429, retry_after: 30 } },
   { name: 'huge bodies (9 MiB, over the limit)', fault: { kind: 'large_body' } },
   { name: 'huge bodies (7 MiB, passed on)', fault: { kind: 'large_body', bytes: 7 * 1024 * 1024 } },
+  {
+    name: 'huge bodies (7 MiB, declared length)',
+    fault: { kind: 'large_body', bytes: 7 * 1024 * 1024, content_length: true },
+  },
   { name: 'slow stream (1.5 s a body)', fault: { kind: 'slow_body', delay_ms: 1500 } },
   { name: 'floods distinct cache keys', flood: true },
   // The quiet run again, last: how much the machine alone moves the figures.
   { name: `${QUIET}, again` },
+];
+
+/**
+ * The control: the same load through a bare Worker that forwards each tenant's own key
+ * and checks nothing, quiet and with tenant 0's 7 MiB answers. How much the healthy
+ * tenants' p99 rises there is what moving those bytes costs this machine, whatever
+ * Worker is in front (docs/RESILIENCE.md, "What tenants share").
+ */
+const CONTROL: Misbehaviour[] = [
+  { name: 'quiet' },
+  { name: 'huge bodies (7 MiB)', fault: { kind: 'large_body', bytes: 7 * 1024 * 1024 } },
+  {
+    name: 'huge bodies (7 MiB, declared length)',
+    fault: { kind: 'large_body', bytes: 7 * 1024 * 1024, content_length: true },
+  },
 ];
 
 interface Run {
@@ -79,13 +98,24 @@ export async function noisyNeighbours(
   const rounds = noisyRounds();
   // Every misbehaviour's runs, one a round: the rounds interleave, so the machine's
   // drift touches each misbehaviour alike, and each figure is a median over rounds.
-  const runs = new Map<string, Run[]>(MISBEHAVIOURS.map((m) => [m.name, []]));
+  const misbehaviours = chosenMisbehaviours();
+  const runs = new Map<string, Run[]>(misbehaviours.map((m) => [m.name, []]));
+  const controlRuns = new Map<string, Run[]>(CONTROL.map((m) => [m.name, []]));
   const threads = { healthy: new LoadThread(), noisy: new LoadThread() };
   try {
     for (let round = 1; round <= rounds; round++) {
-      for (const m of MISBEHAVIOURS) {
+      for (const m of misbehaviours) {
         console.log(`   noisy neighbour, round ${round}/${rounds}: ${m.name}`);
-        runs.get(m.name)?.push(await run(bundle, emu, keys, m, threads));
+        runs
+          .get(m.name)
+          ?.push(await run(await gatewayTarget(bundle, emu, keys), emu, keys, m, threads));
+        await emu.clearFaults();
+      }
+      for (const m of CONTROL) {
+        console.log(`   noisy neighbour, round ${round}/${rounds}: bare Worker, ${m.name}`);
+        controlRuns
+          .get(m.name)
+          ?.push(await run(await bareTarget(emu, keys), emu, keys, m, threads));
         await emu.clearFaults();
       }
     }
@@ -128,7 +158,36 @@ export async function noisyNeighbours(
       `| ${name} | ${healthy.length} | ${pct(answered, healthy.length)} | ${codeCount(50301)} / ${codeCount(50302)} / ${stale} | ${fmt(p50)} | ${fmt(p99)}${spread(p99s(rs))} | ${(p99 / quietP99).toFixed(2)} | ${fromL1} of ${cached} | ${outcomes(rs.flatMap((r) => r.noisy))} | ${load} |`,
     );
   }
+  const bareQuietP99 = median(p99s(controlRuns.get('quiet') ?? []));
+  lines.push(
+    '',
+    `   The control: the same load through a bare Worker that forwards each tenant's own key and checks nothing (its cached reads go to the platform too), "p99 ÷ quiet" against its own quiet runs (${fmt(bareQuietP99)})`,
+    '',
+    '| tenant 0, bare Worker | healthy requests | answered by the platform | p50 | p99 | p99 ÷ quiet | tenant 0 got | tenant 0 p50 | load avg |',
+    '|---|---|---|---|---|---|---|---|---|',
+  );
+  for (const [name, rs] of controlRuns) {
+    const healthy = rs.flatMap((r) => r.healthy);
+    const noisy = rs.flatMap((r) => r.noisy);
+    const p99 = median(p99s(rs));
+    lines.push(
+      `| ${name} | ${healthy.length} | ${pct(healthy.filter(byPlatform).length, healthy.length)} | ${fmt(median(perRun(rs, 50)))} | ${fmt(p99)}${spread(p99s(rs))} | ${(p99 / bareQuietP99).toFixed(2)} | ${outcomes(noisy)} | ${fmt(
+        percentile(
+          noisy.map((a) => a.ms),
+          50,
+        ),
+      )} | ${rs.map((r) => r.load.toFixed(1)).join(', ')} |`,
+    );
+  }
   return lines;
+}
+
+/** CHAOS_NOISY_ONLY=huge: only the misbehaviours whose names hold it, and the quiet runs. */
+function chosenMisbehaviours(): Misbehaviour[] {
+  const only = process.env.CHAOS_NOISY_ONLY;
+  return only
+    ? MISBEHAVIOURS.filter((m) => m.name.startsWith(QUIET) || m.name.includes(only))
+    : MISBEHAVIOURS;
 }
 
 /** CHAOS_ROUNDS (default 1): how many times the whole list of misbehaviours runs. */
@@ -139,33 +198,72 @@ function noisyRounds(): number {
   return n;
 }
 
-async function run(
+/** What a run's load is sent to: the gateway, or the bare Worker of the control. */
+interface Target {
+  url: (path: string) => string;
+  /** What each tenant presents, in the order of the keys. */
+  tokens: string[];
+  /** How many of the healthy tenants' cached reads since log line `from` L1 answered. */
+  fromL1(from: number): number;
+  logCount(): number;
+  /** Said after a flood of distinct cache keys. */
+  afterFlood(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+async function gatewayTarget(
   bundle: GatewayBundle,
+  emu: Emulator,
+  keys: string[],
+): Promise<Target> {
+  const gw = await gateway(bundle, emu, VARS, keys);
+  const healthyIds = new Set(gw.tenantIds.slice(1));
+  return {
+    url: gw.url,
+    tokens: gw.tokens,
+    fromL1: (from) =>
+      requestLines(gw, from).filter(
+        (l) => l.route === 'team.list' && healthyIds.has(String(l.tenant_id)) && l.cache === 'L1',
+      ).length,
+    logCount: () => gw.host.logs().length,
+    afterFlood: async () => {
+      const stats = await gw.stats();
+      const l1 = stats.l1 as { bytes: number; entries: number } | undefined;
+      return `L1 after the flood: ${l1?.entries} entries, ${l1?.bytes} bytes of ${L1_BYTES}; cache API calls ${counter(stats, 'cache_api_calls')}`;
+    },
+    stop: () => gw.stop(),
+  };
+}
+
+/** The control's bare Worker: each tenant presents its platform key itself. */
+async function bareTarget(emu: Emulator, keys: string[]): Promise<Target> {
+  const bare = await startKeyPassingBareWorker({ upstreamUrl: emu.url });
+  return {
+    url: (path) => bare.url + path,
+    tokens: keys,
+    fromL1: () => 0,
+    logCount: () => 0,
+    afterFlood: async () => 'no cache in the bare Worker',
+    stop: () => bare.stop(),
+  };
+}
+
+async function run(
+  target: Target,
   emu: Emulator,
   keys: string[],
   m: Misbehaviour,
   threads: Threads,
 ): Promise<Run> {
-  const gw = await gateway(bundle, emu, VARS, keys);
   try {
     const n = keys.length;
     // Warm up with the same load: every tenant's lease and cached entry, connections, JIT.
-    await replay(threads, plan(gw, n, WARM_MS, false));
+    await replay(threads, plan(target, n, WARM_MS, false));
     if (m.fault) await emu.fault({ ...m.fault, platform_key: keys[0], for_ms: RUN_MS + 5000 });
-    const logsBefore = gw.host.logs().length;
-    const { healthy, noisy } = await replay(threads, plan(gw, n, RUN_MS, m.flood === true));
-    const healthyIds = new Set(gw.tenantIds.slice(1));
-    const cachedLines = requestLines(gw, logsBefore).filter(
-      (l) => l.route === 'team.list' && healthyIds.has(String(l.tenant_id)),
-    );
-    const fromL1 = cachedLines.filter((l) => l.cache === 'L1').length;
-    const stats = await gw.stats();
-    if (m.flood) {
-      const l1 = stats.l1 as { bytes: number; entries: number } | undefined;
-      console.log(
-        `   L1 after the flood: ${l1?.entries} entries, ${l1?.bytes} bytes of ${L1_BYTES}; cache API calls ${counter(stats, 'cache_api_calls')}`,
-      );
-    }
+    const logsBefore = target.logCount();
+    const { healthy, noisy } = await replay(threads, plan(target, n, RUN_MS, m.flood === true));
+    const fromL1 = target.fromL1(logsBefore);
+    if (m.flood) console.log(`   ${await target.afterFlood()}`);
     return {
       name: m.name,
       healthy,
@@ -175,7 +273,7 @@ async function run(
       load: loadavg()[0] ?? 0,
     };
   } finally {
-    await gw.stop();
+    await target.stop();
   }
 }
 
@@ -183,7 +281,7 @@ async function run(
  * Every tenant's steady load for `ms`, round robin: its uncached reads and its
  * cached one; with `flood`, tenant 0's distinct cached reads on top.
  */
-function plan(gw: Gateway, n: number, ms: number, flood: boolean): Planned[] {
+function plan(gw: Target, n: number, ms: number, flood: boolean): Planned[] {
   const out: Planned[] = [];
   const stream = (perSecond: number, make: (i: number) => Omit<Planned, 'at'>) => {
     for (let i = 0; (i * 1000) / perSecond < ms; i++)

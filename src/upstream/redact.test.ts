@@ -53,6 +53,23 @@ describe('masking platform secrets', () => {
     expect(maskSecrets(body, shapes)).toBe(body);
   });
 
+  it('masks fields the quick look could miss: punctuation after the word, escapes in the name or key', () => {
+    const text = JSON.stringify({
+      key_: 'hunter2-secret',
+      'token ': 'hunter2-secret',
+      note: 'a\nsk-emu-0123456789abcdefABCD',
+    }).replace('"note"', '"api_ke\\u0079":"hunter2-secret","note"');
+    expect(text).toContain('api_ke\\u0079');
+    const out = new TextDecoder().decode(maskSecrets(utf8(text), shapes));
+    expect(out).not.toContain('hunter2');
+    expect(out).not.toContain('0123456789abcdef');
+    // A key written with escapes is a key all the same.
+    const escaped = '{"a":"\\u0073k-emu-0123456789abcdefABCD"}';
+    expect(new TextDecoder().decode(maskSecrets(utf8(escaped), shapes))).not.toContain(
+      '0123456789',
+    );
+  });
+
   it('names secret fields by their last word', () => {
     for (const name of ['api_key', 'apiKey', 'APIKEY', 'secret', 'refresh_token', 'Password'])
       expect(isSecretField(name), name).toBe(true);
@@ -62,9 +79,10 @@ describe('masking platform secrets', () => {
 });
 
 describe('the secret-field scan', () => {
-  // The regex the lookbehind replaced, tried at every position (the specification).
+  // The regex the lookbehind replaced, tried at every position (the specification): a
+  // secret word, then anything but a letter or digit up to the name's end.
   const SPEC =
-    /(?:key|keys|secret|secrets|token|tokens|password|passwd|credentials?)"\s*:\s*"[^"]/i;
+    /(?:key|keys|secret|secrets|token|tokens|password|passwd|credentials?)[^A-Za-z0-9"\\]*"\s*:\s*"[^"]/i;
 
   it('finds what the regex finds, on field names, spacing, case and Unicode spaces', () => {
     const cases = [

@@ -45,26 +45,43 @@ export function isSecretField(name: string): boolean {
  * string followed by a colon is a field name, so its end is enough. The field's last
  * word is a lookbehind, so the regex tries only at quotes, not the alternation at
  * every position: 4 times cheaper on the bench's 23 KB answer, the same matches
- * (BENCHMARKS.md, "Where the CPU goes").
+ * (BENCHMARKS.md, "Where the CPU goes"). Anything but a letter or digit may follow the
+ * word (`key_`, `api-key-`), as isSecretField reads it.
  */
 const SECRET_FIELD_IN_TEXT =
-  /(?<=key|keys|secret|secrets|token|tokens|password|passwd|credentials?)"\s*:\s*"[^"]/i;
+  /(?<=(?:key|keys|secret|secrets|token|tokens|password|passwd|credentials?)[^A-Za-z0-9"\\]*)"\s*:\s*"[^"]/i;
+/** A field name with an escape in it (`"api_ke\u0079"`): only a parse can read it. */
+const ESCAPED_FIELD_IN_TEXT = /\\[\s\S](?:[^"\\]|\\[\s\S])*"\s*:/;
+/** JSON's escapes, for reading the text a key may hide in. */
+const ESCAPE = /\\(?:u([0-9a-fA-F]{4})|([\s\S]))/g;
+const ESCAPED: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
 /** Whether the text has a secret-named field with a non-empty string value. */
 export function hasSecretFieldInText(text: string): boolean {
-  return SECRET_FIELD_IN_TEXT.test(text);
+  return (
+    SECRET_FIELD_IN_TEXT.test(text) || (text.includes('\\') && ESCAPED_FIELD_IN_TEXT.test(text))
+  );
 }
 
 /**
  * A cheap look at the text first: most answers hold no secret at all and are
- * passed on untouched, without a parse and a re-serialisation.
+ * passed on untouched, without a parse and a re-serialisation. Keys are looked for in
+ * the text with its escapes read, as they are in the strings a parse gives.
  */
 export function mayHoldSecrets(text: string, shapes: SecretShapes): boolean {
+  const plain = text.includes('\\') ? unescaped(text) : text;
   shapes.pattern.lastIndex = 0;
   return (
-    (shapes.tenantKey !== '' && text.includes(shapes.tenantKey)) ||
-    shapes.pattern.test(text) ||
+    (shapes.tenantKey !== '' && plain.includes(shapes.tenantKey)) ||
+    shapes.pattern.test(plain) ||
     hasSecretFieldInText(text)
+  );
+}
+
+/** The text with JSON's escapes read (`\u0073` as `s`, `\n` as a newline). */
+function unescaped(text: string): string {
+  return text.replace(ESCAPE, (_, hex: string | undefined, ch: string) =>
+    hex ? String.fromCharCode(Number.parseInt(hex, 16)) : (ESCAPED[ch] ?? ch),
   );
 }
 
