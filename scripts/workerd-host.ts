@@ -387,36 +387,35 @@ export default {
 };
 `;
 
-export async function startKeyPassingBareWorker(
+export function startKeyPassingBareWorker(
   opts: Omit<BareWorkerOptions, 'platformKey' | 'route' | 'keyHeader'>,
+): Promise<WorkerHost> {
+  return serveBare(KEY_PASSING_BARE_WORKER, opts, {});
+}
+
+/** The bare forwarding Worker on plain workerd, with wrangler.toml's compatibility date and flags. */
+export function startBareWorker(opts: BareWorkerOptions): Promise<WorkerHost> {
+  return serveBare(BARE_WORKER, opts, {
+    ROUTE: opts.route ?? '/team/lists',
+    KEY_HEADER: opts.keyHeader ?? 'authorization',
+    PLATFORM_KEY: opts.platformKey,
+  });
+}
+
+/** A bare Worker's `script`, with `UPSTREAM` and `bindings`, as the gateway's compatibility settings run it. */
+function serveBare(
+  script: string,
+  opts: Pick<BareWorkerOptions, 'upstreamUrl' | 'configPath'> & CommonOptions,
+  bindings: Record<string, string>,
 ): Promise<WorkerHost> {
   const { workerOptions } = configWorkerOptions(opts.configPath ?? DEFAULT_CONFIG);
   const bare: V4WorkerOptions = {
     name: 'bare',
     modules: true,
-    script: KEY_PASSING_BARE_WORKER,
+    script,
     compatibilityDate: workerOptions.compatibilityDate,
     compatibilityFlags: workerOptions.compatibilityFlags,
-    bindings: { UPSTREAM: opts.upstreamUrl.replace(/\/+$/, '') },
-  };
-  return serve([bare], opts, undefined, () => undefined);
-}
-
-/** The bare forwarding Worker on plain workerd, with wrangler.toml's compatibility date and flags. */
-export async function startBareWorker(opts: BareWorkerOptions): Promise<WorkerHost> {
-  const { workerOptions } = configWorkerOptions(opts.configPath ?? DEFAULT_CONFIG);
-  const bare: V4WorkerOptions = {
-    name: 'bare',
-    modules: true,
-    script: BARE_WORKER,
-    compatibilityDate: workerOptions.compatibilityDate,
-    compatibilityFlags: workerOptions.compatibilityFlags,
-    bindings: {
-      UPSTREAM: opts.upstreamUrl.replace(/\/+$/, ''),
-      ROUTE: opts.route ?? '/team/lists',
-      KEY_HEADER: opts.keyHeader ?? 'authorization',
-      PLATFORM_KEY: opts.platformKey,
-    },
+    bindings: { UPSTREAM: opts.upstreamUrl.replace(/\/+$/, ''), ...bindings },
   };
   return serve([bare], opts, undefined, () => undefined);
 }

@@ -679,13 +679,8 @@ describe('BrokerCore: refusal leases', () => {
       policies: [{ name: 'per-second', limit: 100, window_s: 1 }],
       quota: {},
     };
-    const root = new GuardCore(memorySql(), () => undefined);
-    root.setLimits(limits);
     let now = START;
-    const broker = new BrokerCore(
-      { name: 't@enam', leaseMs: 5000 },
-      { acquire: async (req) => root.acquire(req), now: () => now, wakeAt: () => undefined },
-    );
+    const { root, broker } = brokerOverHeldRoot(limits, () => now);
     const refusal = async () => (await broker.acquire(askFor(limits, now))).scopes[0]?.refusal;
     // 5x the limit: the window fills, and the broker pools ahead (refusing its isolates).
     let refused = 0;

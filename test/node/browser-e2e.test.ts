@@ -5,13 +5,13 @@
  * from another origin and after expiry; no response the browser receives,
  * HTTP or WebSocket, carries the platform key or the tenant's token.
  */
-import { rmSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemo } from '../../demo/server';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
 import { freePort } from '../../scripts/free-port';
-import { createTenant, type Stack, startStack } from '../../scripts/stack';
+import { createTenant, type Stack } from '../../scripts/stack';
+import { freshStack } from './fresh-stack';
 
 const STATE = '.wrangler/e2e-test-state';
 let stack: Stack;
@@ -22,13 +22,7 @@ const demos: { url: string; close(): Promise<void> }[] = [];
 const received: string[] = [];
 
 beforeAll(async () => {
-  rmSync(STATE, { recursive: true, force: true });
-  stack = await startStack({
-    gatewayPort: await freePort(),
-    emulatorPort: await freePort(),
-    persistTo: STATE,
-    quiet: true,
-  });
+  stack = await freshStack(STATE);
   const tenant = await createTenant(stack, 'e2e', DEMO_PLATFORM_KEY);
   tenantToken = tenant.token;
   const allowed = await startDemo({

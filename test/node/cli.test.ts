@@ -4,12 +4,11 @@
  * request, revoke it; and clear errors for bad input.
  */
 import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
-import { freePort } from '../../scripts/free-port';
-import { type Stack, startStack } from '../../scripts/stack';
+import type { Stack } from '../../scripts/stack';
+import { freshStack } from './fresh-stack';
 
 const run = promisify(execFile);
 let stack: Stack;
@@ -17,13 +16,7 @@ let stack: Stack;
 const STATE = '.wrangler/cli-test-state';
 
 beforeAll(async () => {
-  rmSync(STATE, { recursive: true, force: true });
-  stack = await startStack({
-    gatewayPort: await freePort(),
-    emulatorPort: await freePort(),
-    persistTo: STATE,
-    quiet: true,
-  });
+  stack = await freshStack(STATE);
 });
 afterAll(async () => {
   await stack?.stop();

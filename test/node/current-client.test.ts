@@ -7,31 +7,24 @@
  * reaching the emulator with the platform key in its route's header and never the
  * gateway token.
  */
-import { rmSync } from 'node:fs';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { opaqueIdFrom } from '../../emulator/dashboard-seed';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
-import { freePort } from '../../scripts/free-port';
-import { createTenant, type Stack, startStack } from '../../scripts/stack';
+import { createTenant, type Stack } from '../../scripts/stack';
+import { freshStack } from './fresh-stack';
 
 const STATE = '.wrangler/current-client-test-state';
 let stack: Stack;
 let token: string;
 
 beforeAll(async () => {
-  rmSync(STATE, { recursive: true, force: true });
-  stack = await startStack({
-    gatewayPort: await freePort(),
-    emulatorPort: await freePort(),
-    persistTo: STATE,
-    quiet: true,
-    // The whole flow within one burst window (the default burst is 20 units in 10 s).
-    vars: {
-      DEFAULT_LIMITS: JSON.stringify({
-        policies: [{ name: 'burst', limit: 1000, window_s: 10 }],
-        quota: {},
-      }),
-    },
+  // The whole flow within one burst window (the default burst is 20 units in 10 s).
+  stack = await freshStack(STATE, {
+    DEFAULT_LIMITS: JSON.stringify({
+      policies: [{ name: 'burst', limit: 1000, window_s: 10 }],
+      quota: {},
+    }),
   });
   token = (await createTenant(stack, 'client 0.3.2', DEMO_PLATFORM_KEY)).token;
 }, 120_000);

@@ -9,8 +9,8 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../scripts/free-port';
-import { type Stack, startStack } from '../../scripts/stack';
+import type { Stack } from '../../scripts/stack';
+import { freshStack } from './fresh-stack';
 
 const STATE = '.wrangler/offline-test-state';
 const PROXY_VARS = [
@@ -48,13 +48,7 @@ beforeAll(async () => {
   // wrangler keeps the registry's answer for an hour in <tmpdir>/update-check: start without it.
   scratch = mkdtempSync(path.join(tmpdir(), 'offline-test-'));
   process.env.TMPDIR = scratch;
-  rmSync(STATE, { recursive: true, force: true });
-  stack = await startStack({
-    gatewayPort: await freePort(),
-    emulatorPort: await freePort(),
-    persistTo: STATE,
-    quiet: true,
-  });
+  stack = await freshStack(STATE);
 });
 
 afterAll(async () => {
