@@ -11,6 +11,8 @@
  * "Where the CPU goes".
  *
  *   npm run bench:profile -- --requests 3000 --interval 50
+ *   npm run bench:profile -- --callers 'header,(anonymous)'   who calls these, by call chain
+ *   npm run bench:profile -- --no-profile --rounds 11 --base /tmp/main/wrangler.toml
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -49,6 +51,8 @@ const { values } = parseArgs({
     base: { type: 'string' },
     /** Only the /proc figures, no profile. */
     'no-profile': { type: 'boolean', default: false },
+    /** Also print who calls these functions (comma-separated names), by caller chain. */
+    callers: { type: 'string' },
   },
 });
 const REQUESTS = Number(values.requests);
@@ -150,6 +154,14 @@ function summarize(profile: CpuProfile, ranges: ModuleRange[], requests: number)
     }
     return '(top)';
   };
+  const chainOf = (node: ProfileNode): string => {
+    const names: string[] = [];
+    for (let p = parent.get(node.id); p && names.length < 5; p = parent.get(p.id))
+      names.push(`${p.callFrame.functionName || '(anonymous)'}:${p.callFrame.lineNumber + 1}`);
+    return names.join(' < ');
+  };
+  const wanted = new Set((values.callers ?? '').split(',').filter(Boolean));
+  const byChain = new Map<string, number>();
   let busy = 0;
   for (const node of profile.nodes) {
     const us = self.get(node.id) ?? 0;
@@ -163,12 +175,17 @@ function summarize(profile: CpuProfile, ranges: ModuleRange[], requests: number)
       ? `${functionName || '(anonymous)'} ${module}:${lineNumber + 1}`
       : `${functionName || '(anonymous)'} [native] from ${caller(node)}`;
     byFunction.set(key, (byFunction.get(key) ?? 0) + us);
+    if (wanted.has(functionName || '(anonymous)')) {
+      const chain = `${functionName || '(anonymous)'} < ${chainOf(node)}`;
+      byChain.set(chain, (byChain.get(chain) ?? 0) + us);
+    }
   }
   const per = (us: number) => us / requests;
   return {
     busyUs: per(busy),
     steps: [...byStep].map(([k, v]) => [k, per(v)] as const).sort((a, b) => b[1] - a[1]),
     functions: [...byFunction].map(([k, v]) => [k, per(v)] as const).sort((a, b) => b[1] - a[1]),
+    chains: [...byChain].map(([k, v]) => [k, per(v)] as const).sort((a, b) => b[1] - a[1]),
   };
 }
 
@@ -215,6 +232,24 @@ async function startBenchGateway(
   return { host, token: gw.token };
 }
 
+/**
+ * This checkout against the base, round by round: the median of each round's ratio, and
+ * its range, so the machine's drift from round to round counts less. What it can resolve
+ * here: BENCHMARKS.md, "How small a change an A/B run can see" (an A/A run).
+ */
+function printPairedRatios(samples: Map<string, number[]>): void {
+  console.log('\nthis checkout ÷ base, per round (median, min–max):');
+  for (const name of PROFILED) {
+    const mine = samples.get(name) ?? [];
+    const theirs = samples.get(`${name} (base)`) ?? [];
+    const ratios = mine.map((v, i) => v / (theirs[i] ?? NaN)).filter(Number.isFinite);
+    if (ratios.length === 0) continue;
+    console.log(
+      `  ${name.padEnd(22)} ${fmt(median(ratios), 3)}  (${fmt(Math.min(...ratios), 3)}–${fmt(Math.max(...ratios), 3)})`,
+    );
+  }
+}
+
 /** Worker CPU per request from /proc, profiler off, interleaved rounds; medians. */
 async function measureCpu(
   emulatorUrl: string,
@@ -253,6 +288,7 @@ async function measureCpu(
           samples.get(name)!.push(((after - before) * 1000) / res.sent);
       }
     }
+    if (base) printPairedRatios(samples);
     return new Map(names.map((n) => [n, samples.get(n)!.length ? median(samples.get(n)!) : NaN]));
   } finally {
     await Promise.allSettled([bare.stop(), on.host.stop(), off?.host.stop(), base?.host.stop()]);
@@ -313,6 +349,9 @@ async function main(): Promise<void> {
         console.log('top functions (self µs per request):');
         for (const [fn, us] of s.functions.slice(0, TOP))
           console.log(`  ${fmt(us, 1).padStart(6)}  ${fn}`);
+        if (s.chains.length > 0) console.log('callers (self µs per request):');
+        for (const [chain, us] of s.chains.slice(0, TOP))
+          console.log(`  ${fmt(us, 1).padStart(6)}  ${chain}`);
       }
     } finally {
       inspector.close();
