@@ -54,7 +54,9 @@ export function newApp(): Hono<HonoEnv> {
   app.notFound(async (c) => {
     // Counted in the tenant's usage history when a valid token asked (middleware/auth.ts).
     await notePrincipal(c);
-    return errorAnswer(c, 'NOT_FOUND', { message: `No route for ${c.req.method} ${c.req.path}` });
+    return errorAnswer(c, 'NOT_FOUND', {
+      message: `No route for ${c.req.method} ${c.req.path}; the routes are at /docs and /openapi.json`,
+    });
   });
   app.onError((err, c) => errorResponse(c, asGatewayError(err, c.get('requestId'))));
   return app;

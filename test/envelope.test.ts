@@ -19,7 +19,9 @@ describe('unknown routes and methods', () => {
     const body = await envelope(res);
     expect(res.status).toBe(404);
     expect(body.code).toBe(ERRORS.NOT_FOUND.code);
-    expect(body.msg).toBe('No route for GET /no/such/route');
+    expect(body.msg).toBe(
+      'No route for GET /no/such/route; the routes are at /docs and /openapi.json',
+    );
     expect(body.data).toEqual({ request_id: res.headers.get('x-request-id') });
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('traceparent')).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
