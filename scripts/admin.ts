@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { adminToken, CliError, type Client, client } from './admin/client';
+import { describe } from './admin/describe';
 import { historyTable } from './admin/history-table';
 import { importOperations } from './admin/openapi-import';
 import { printable } from './admin/printable';
@@ -424,7 +425,7 @@ async function usageHistory(api: Client, tenantId: string, span: string) {
 }
 
 function show(envelope: { data: unknown }) {
-  return { data: envelope.data, say: JSON.stringify(envelope.data, null, 2) };
+  return { data: envelope.data, say: describe(envelope.data) };
 }
 
 if (o.help || !command) {

@@ -1,5 +1,6 @@
-/** The operator CLI prints operator-supplied text without obeying what is in it. */
+/** The operator CLI's output: operator-supplied text is shown, never obeyed; answers read as aligned fields. */
 import { describe, expect, it } from 'vitest';
+import { describe as describeData } from '../../scripts/admin/describe';
 import { printable } from '../../scripts/admin/printable';
 
 describe('printable', () => {
@@ -11,5 +12,39 @@ describe('printable', () => {
 
   it('keeps line breaks, tabs and ordinary text, accents and emoji included', () => {
     expect(printable('a\tb\nçé 🙂')).toBe('a\tb\nçé 🙂');
+  });
+});
+
+describe('describe: answers without a layout of their own', () => {
+  it('prints one aligned line per field, nested objects indented, lists on one line', () => {
+    const tenant = {
+      id: 'ten_abc',
+      name: 'Acme',
+      scopes: ['teams:read', 'sessions:write'],
+      cors_origins: [],
+      plan: null,
+      limits: { policies: [{ name: 'burst', limit: 20, window_s: 10 }], quota: { daily: 10000 } },
+    };
+    expect(describeData(tenant).split('\n')).toEqual([
+      'id            ten_abc',
+      'name          Acme',
+      'scopes        teams:read, sessions:write',
+      'cors_origins  (none)',
+      'plan          –',
+      'limits',
+      '  policies',
+      '    [1]',
+      '      name      burst',
+      '      limit     20',
+      '      window_s  10',
+      '  quota',
+      '    daily  10000',
+    ]);
+  });
+
+  it('says (empty) for an empty answer and prints a plain value as it is', () => {
+    expect(describeData({})).toBe('(empty)');
+    expect(describeData({ deleted: true })).toBe('deleted  true');
+    expect(describeData('done')).toBe('done');
   });
 });

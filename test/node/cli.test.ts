@@ -82,6 +82,19 @@ describe('operator CLI', () => {
     expect(issued.stderr).toMatch(/^warning: apikeys:admin lets this token manage .* unmasked/m);
   });
 
+  it('prints a tenant as aligned fields, and as its data with --json', async () => {
+    const created = await cli('tenant', 'create', '--name', 'Shown', '--scopes', 'teams:read');
+    const tenantId = /ten_[0-9A-Za-z]{16}/.exec(created.stdout)?.[0] ?? '';
+    const shown = await cli('tenant', 'get', tenantId);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`^id\\s+${tenantId}$`, 'm'));
+    expect(shown.stdout).toMatch(/^name\s+Shown$/m);
+    expect(shown.stdout).not.toContain('{');
+    const json = await cli('tenant', 'get', tenantId, '--json');
+    expect((JSON.parse(json.stdout) as { id: string; name: string }).name).toBe('Shown');
+    expect(json.stdout).not.toContain(DEMO_PLATFORM_KEY);
+  });
+
   it('onboards a read-only partner, rotates without a failed request, revokes', async () => {
     const created = await cli('tenant', 'create', '--name', 'Partner', '--scopes', 'read-only');
     expect(created.code, created.stderr).toBe(0);
