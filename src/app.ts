@@ -55,11 +55,18 @@ export function newApp(): Hono<HonoEnv> {
     // Counted in the tenant's usage history when a valid token asked (middleware/auth.ts).
     await notePrincipal(c);
     return errorAnswer(c, 'NOT_FOUND', {
-      message: `No route for ${c.req.method} ${c.req.path}; the routes are at /docs and /openapi.json`,
+      message: `No route for ${c.req.method} ${c.req.path}; ${whereRoutesAre(c.req.path)}`,
     });
   });
   app.onError((err, c) => errorResponse(c, asGatewayError(err, c.get('requestId'))));
   return app;
+}
+
+/** Where a caller who missed finds the routes: the partner docs, or the operator API's. */
+function whereRoutesAre(path: string): string {
+  return path === '/admin' || path.startsWith('/admin/')
+    ? 'the operator API is described in docs/OPERATING.md'
+    : 'the routes are at /docs and /openapi.json';
 }
 
 /** Anything that is not already a GatewayError is logged and hidden behind a generic 500. */

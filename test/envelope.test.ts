@@ -27,6 +27,19 @@ describe('unknown routes and methods', () => {
     expect(res.headers.get('traceparent')).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
   });
 
+  it("points an unknown operator API path to the operator API's docs, not the partner docs", async () => {
+    const res = await gateway('/admin/no/such/route', {
+      headers: { authorization: `Bearer ${testEnv.ADMIN_TOKEN}` },
+    });
+    const body = await envelope(res);
+    expect(res.status).toBe(404);
+    expect(body.code).toBe(ERRORS.NOT_FOUND.code);
+    expect(body.msg).toBe(
+      'No route for GET /admin/no/such/route; the operator API is described in docs/OPERATING.md',
+    );
+    expect(body.msg).not.toContain(testEnv.ADMIN_TOKEN);
+  });
+
   it('answers a known path with a wrong method with 405 and Allow', async () => {
     const tenant = await createTenant();
     const res = await gateway('/team/lists', {
