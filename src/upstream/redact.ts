@@ -50,8 +50,13 @@ export function isSecretField(name: string): boolean {
  */
 const SECRET_FIELD_IN_TEXT =
   /(?<=(?:key|keys|secret|secrets|token|tokens|password|passwd|credentials?)[^A-Za-z0-9"\\]*)"\s*:\s*"[^"]/i;
-/** A field name with an escape in it (`"api_ke\u0079"`): only a parse can read it. */
-const ESCAPED_FIELD_IN_TEXT = /\\[\s\S](?:[^"\\]|\\[\s\S])*"\s*:/;
+/**
+ * A field name with an escape in it (`"api_ke\u0079"`): only a parse can read it. Looked
+ * for back from a name's end, as the field regex is: tried forward from every escape, it
+ * read each long string once per escape in it (320 ms for 100 KB of text with a line
+ * break every 50 characters, where this takes 0.2 ms).
+ */
+const ESCAPED_FIELD_IN_TEXT = /(?<=\\[\s\S](?:[^"\\]|\\[\s\S])*)"\s*:/;
 /** JSON's escapes, for reading the text a key may hide in. */
 const ESCAPE = /\\(?:u([0-9a-fA-F]{4})|([\s\S]))/g;
 const ESCAPED: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
