@@ -70,6 +70,18 @@ describe('masking platform secrets', () => {
     );
   });
 
+  it("masks the tenant's own key however JSON writes it: with a quote or backslash escaped, or \\/", () => {
+    const key = 'tenant"own\\key/0123456789';
+    const own = { ...shapes, tenantKey: key };
+    const plain = JSON.stringify({ note: `was ${key}` });
+    const slashes = plain.replace('key/', 'key\\/');
+    expect(slashes).toContain('key\\/0123');
+    for (const text of [plain, slashes, `${plain.slice(0, -1)},"n":"line\\nbreak"}`]) {
+      const out = new TextDecoder().decode(maskSecrets(utf8(text), own));
+      expect(out, text).not.toContain('0123456789');
+    }
+  });
+
   it('names secret fields by their last word', () => {
     for (const name of ['api_key', 'apiKey', 'APIKEY', 'secret', 'refresh_token', 'Password'])
       expect(isSecretField(name), name).toBe(true);
