@@ -77,7 +77,8 @@ export function hasSecretFieldInText(text: string): boolean {
  * gives; line breaks and other escapes cost nothing.
  */
 export function mayHoldSecrets(text: string, shapes: SecretShapes): boolean {
-  const plain = KEY_CHARACTER_ESCAPE.test(text) ? withKeyEscapesRead(text) : text;
+  const escaped = text.includes('\\') && KEY_CHARACTER_ESCAPE.test(text);
+  const plain = escaped ? withKeyEscapesRead(text) : text;
   shapes.pattern.lastIndex = 0;
   return (
     holdsTenantKey(plain, shapes.tenantKey) ||
