@@ -402,22 +402,39 @@ export function startBareWorker(opts: BareWorkerOptions): Promise<WorkerHost> {
   });
 }
 
-/** A bare Worker's `script`, with `UPSTREAM` and `bindings`, as the gateway's compatibility settings run it. */
+/** A bare Worker's `script`, with `UPSTREAM` and `bindings`. */
 function serveBare(
   script: string,
   opts: Pick<BareWorkerOptions, 'upstreamUrl' | 'configPath'> & CommonOptions,
   bindings: Record<string, string>,
 ): Promise<WorkerHost> {
+  return startScriptWorker(
+    script,
+    { UPSTREAM: opts.upstreamUrl.replace(/\/+$/, ''), ...bindings },
+    opts,
+  );
+}
+
+/**
+ * A module Worker `script` with text `bindings` on plain workerd, as the gateway's
+ * compatibility date and flags run it, and nothing leaving the machine (bench:steps'
+ * probe Worker, the bare Workers).
+ */
+export function startScriptWorker(
+  script: string,
+  bindings: Record<string, string>,
+  opts: { configPath?: string } & CommonOptions = {},
+): Promise<WorkerHost> {
   const { workerOptions } = configWorkerOptions(opts.configPath ?? DEFAULT_CONFIG);
-  const bare: V4WorkerOptions = {
+  const worker: V4WorkerOptions = {
     name: 'bare',
     modules: true,
     script,
     compatibilityDate: workerOptions.compatibilityDate,
     compatibilityFlags: workerOptions.compatibilityFlags,
-    bindings: { UPSTREAM: opts.upstreamUrl.replace(/\/+$/, ''), ...bindings },
+    bindings,
   };
-  return serve([bare], opts, undefined, () => undefined);
+  return serve([worker], opts, undefined, () => undefined);
 }
 
 /** Starts one workerd process serving `workers` (the first gets the requests) on 127.0.0.1. */

@@ -42,7 +42,7 @@ const jsonSetting = <T extends z.ZodType>(schema: T) =>
   }, schema);
 
 /** What a platform key looks like, to mask it wherever it shows up (docs/SECURITY.md, "Platform secrets are masked"). */
-const DEFAULT_PLATFORM_KEY_PATTERN = 'sk-[A-Za-z0-9_-]{16,}';
+export const DEFAULT_PLATFORM_KEY_PATTERN = 'sk-[A-Za-z0-9_-]{16,}';
 
 /**
  * Tokens issued before keyed tags (tenants/token.ts) are accepted until this

@@ -8,6 +8,7 @@ import { rateLimitHeaders } from '../../src/limits/headers';
 import { log } from '../../src/log';
 import type { MeterState } from '../../src/metering/meter-state';
 import { readTrace } from '../../src/observability/trace';
+import { DEFAULT_PLATFORM_KEY_PATTERN } from '../../src/settings';
 import { hasSecretFieldInText, mayHoldSecrets } from '../../src/upstream/redact';
 
 interface Env {
@@ -29,6 +30,13 @@ const LOG_LINE = {
   cost: 1,
   duration_ms: 0,
 };
+/** Answers full of escapes: a chat transcript (a line break every 50 characters), and text written as \\u escapes. */
+const CHAT = JSON.stringify({
+  code: 0,
+  msg: 'Success',
+  data: { content: `${'x'.repeat(49)}\n`.repeat(4000) },
+});
+const ESCAPED_TEXT = `{"code":0,"msg":"Success","data":{"content":"${'\\u4e2d'.repeat(33_000)}"}}`;
 const METERS: MeterState[] = [
   { kind: 'rate', name: 'burst', limit: 20, window_s: 10, used: 1, remaining: 19, reset_s: 10 },
   {
@@ -45,13 +53,18 @@ const METERS: MeterState[] = [
 /** Each step, once; what it returns only keeps the work from being optimised away. */
 function steps(env: Env): Record<string, () => unknown> {
   const bytes = new TextEncoder().encode(env.ANSWER);
-  const shapes = { pattern: /sk-[A-Za-z0-9_-]{16,}/g, tenantKey: env.TENANT_KEY };
+  const shapes = {
+    pattern: new RegExp(DEFAULT_PLATFORM_KEY_PATTERN, 'g'),
+    tenantKey: env.TENANT_KEY,
+  };
   return {
     nothing: () => 0,
     'decode 23 KB': () => new TextDecoder().decode(bytes).length,
     'JSON.parse 23 KB': () => JSON.parse(env.ANSWER),
     'secret look (all)': () => mayHoldSecrets(env.ANSWER, shapes),
     'secret look: field names': () => hasSecretFieldInText(env.ANSWER),
+    'secret look, 200 KB of chat': () => mayHoldSecrets(CHAT, shapes),
+    'secret look, 200 KB \\u-escaped': () => mayHoldSecrets(ESCAPED_TEXT, shapes),
     'secret look: key pattern': () => {
       shapes.pattern.lastIndex = 0;
       return shapes.pattern.test(env.ANSWER);

@@ -7,11 +7,10 @@
  *
  *   npm run bench:steps -- --calls 20000 --rounds 5
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { buildSync } from 'esbuild';
-import { convertV4MiniflareOptions, Miniflare, type V4MiniflareOptions } from 'miniflare';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
+import { startScriptWorker } from '../workerd-host';
 import { cpuMs, pidListeningOn } from './cpu';
 import { median } from './load';
 import { fmt } from './util';
@@ -48,32 +47,15 @@ async function main(): Promise<void> {
     write: false,
     logLevel: 'warning',
   }).outputFiles[0]!.text;
-  const compatibilityDate = /compatibility_date\s*=\s*"([^"]+)"/.exec(
-    readFileSync(new URL('../../wrangler.toml', import.meta.url), 'utf8'),
-  )?.[1];
-  const options: V4MiniflareOptions = {
-    workers: [
-      {
-        name: 'steps',
-        modules: true,
-        script,
-        compatibilityDate,
-        bindings: { ANSWER: answer, TENANT_KEY: DEMO_PLATFORM_KEY },
-        unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }],
-      },
-    ],
-    // The log line step writes; its lines are dropped here, after workerd wrote them.
-    handleStructuredLogs: () => undefined,
-  };
-  const mf = new Miniflare(convertV4MiniflareOptions(options));
+  const host = await startScriptWorker(script, { ANSWER: answer, TENANT_KEY: DEMO_PLATFORM_KEY });
   try {
-    await mf.ready;
-    const url = await mf.unsafeGetDirectURL('steps');
-    const pid = pidListeningOn(Number(url.port));
+    const pid = pidListeningOn(Number(new URL(host.url).port));
     if (pid === null) throw new Error('no workerd process found for the probe Worker');
-    const names = (await (await fetch(url)).json()) as string[];
-    const run = (name: string, calls: number) =>
-      fetch(`${url.origin}/${encodeURIComponent(name)}?n=${calls}`).then((r) => r.text());
+    const names = (await (await fetch(host.url)).json()) as string[];
+    const run = async (name: string, calls: number) => {
+      const res = await fetch(`${host.url}/${encodeURIComponent(name)}?n=${calls}`);
+      if (!res.ok) throw new Error(`step "${name}": ${res.status} ${await res.text()}`);
+    };
     console.log(
       `Worker CPU µs per call inside workerd (median of ${ROUNDS} rounds of ${CALLS} calls in one request; the answer is ${answer.length} bytes):`,
     );
@@ -86,10 +68,10 @@ async function main(): Promise<void> {
         perCall.push(((cpuMs(pid)! - before) * 1000) / CALLS);
       }
       const range = `${fmt(Math.min(...perCall), 1)}–${fmt(Math.max(...perCall), 1)}`;
-      console.log(`  ${name.padEnd(26)} ${fmt(median(perCall), 1).padStart(6)}  (${range})`);
+      console.log(`  ${name.padEnd(30)} ${fmt(median(perCall), 1).padStart(6)}  (${range})`);
     }
   } finally {
-    await mf.dispose();
+    await host.stop();
   }
 }
 
