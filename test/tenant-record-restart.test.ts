@@ -9,6 +9,8 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
+import { KeptRecordRow } from '../src/guard/kept-record';
+import { guardFor } from '../src/guard/tenant-guard';
 import { tenantKey } from '../src/tenants/kv-keys';
 import {
   admin,
@@ -19,9 +21,6 @@ import {
   tenantWithOwnKey,
   testEnv,
 } from './helpers';
-
-const guardOf = (tenantId: string) =>
-  testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenantId));
 
 const patch = (id: string, body: Record<string, unknown>) =>
   admin(`/tenants/${id}`, { method: 'PATCH', body: JSON.stringify(body) });
@@ -39,7 +38,7 @@ async function restartWithStaleKv(
   older: { value: string; metadata: unknown },
 ): Promise<void> {
   await testEnv.TENANTS.put(tenantKey(tenantId), older.value, { metadata: older.metadata });
-  await evictDurableObject(guardOf(tenantId));
+  await evictDurableObject(guardFor(testEnv, tenantId));
 }
 
 /**
@@ -49,15 +48,11 @@ async function restartWithStaleKv(
 async function disableLeftHalfWritten(tenantId: string): Promise<void> {
   const active = JSON.parse((await recordNow(tenantId)).value);
   const disabled = { ...active, status: 'disabled', updated_at: new Date().toISOString() };
-  await runInDurableObject(guardOf(tenantId), async (_, state) => {
-    state.storage.sql.exec(
-      'INSERT OR REPLACE INTO tenant_record (id, record, kv_holds) VALUES (1, ?, ?)',
-      JSON.stringify(disabled),
-      JSON.stringify(active),
-    );
+  await runInDurableObject(guardFor(testEnv, tenantId), async (_, state) => {
+    new KeptRecordRow(state.storage.sql).keep({ record: disabled, kvHolds: active });
     await state.storage.setAlarm(Date.now() + 5000);
   });
-  await evictDurableObject(guardOf(tenantId));
+  await evictDurableObject(guardFor(testEnv, tenantId));
 }
 
 /** The tenant is disabled everywhere: its record, its list row, its requests. */
@@ -119,7 +114,7 @@ describe("the guard's record after a restart, with KV behind", () => {
   it('a change decided and not yet written to KV is finished by the alarm', async () => {
     const t = await createTenant();
     await disableLeftHalfWritten(t.id);
-    expect(await runDurableObjectAlarm(guardOf(t.id))).toBe(true);
+    expect(await runDurableObjectAlarm(guardFor(testEnv, t.id))).toBe(true);
     await expectDisabled(t);
   });
 
@@ -128,5 +123,20 @@ describe("the guard's record after a restart, with KV behind", () => {
     await disableLeftHalfWritten(t.id);
     expect((await patch(t.id, { name: 'next change' })).status).toBe(200);
     await expectDisabled(t, 'next change');
+  });
+});
+
+describe("a new tenant's guard", () => {
+  it('keeps the record from creation: a change finds the tenant while KV does not show it yet', async () => {
+    const t = await createTenant();
+    // The guard's location has not seen the creation's KV write yet (KV: up to 60 s).
+    const created = await recordNow(t.id);
+    await testEnv.TENANTS.delete(tenantKey(t.id));
+    const change = await guardFor(testEnv, t.id).updateTenant(t.id, { name: 'Renamed at once' });
+    expect(change?.after).toMatchObject({ id: t.id, name: 'Renamed at once', status: 'active' });
+    expect(JSON.parse((await recordNow(t.id)).value)).toMatchObject({
+      name: 'Renamed at once',
+      key_fingerprint: JSON.parse(created.value).key_fingerprint,
+    });
   });
 });

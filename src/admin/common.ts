@@ -109,17 +109,17 @@ export async function audit(
 }
 
 /**
- * A new tenant takes the cache version of its platform key (guard/cache-version.ts); a
- * key changed later takes it in the TenantGuard's turn (updateTenant).
+ * Hands a new tenant's TenantGuard its record, which the guard keeps from then on (its
+ * changes never wait for KV to show it), and the cache version of its platform key
+ * (guard/cache-version.ts); a key changed later takes it in the guard's turn (updateTenant).
  */
-export async function adoptCacheVersion(
+export async function welcomeTenant(
   c: AdminContext,
   stores: Stores,
-  tenantId: string,
-  fingerprint: string,
+  tenant: StoredTenant,
 ): Promise<void> {
-  const version = await versionForKey(stores.keys, tenantId, fingerprint, (other) =>
+  const version = await versionForKey(stores.keys, tenant.id, tenant.key_fingerprint, (other) =>
     guardFor(c.env, other).cacheVersion(),
   );
-  await changeGuard(c, tenantId, (g) => g.setCacheVersion(version));
+  await changeGuard(c, tenant.id, (g) => g.welcome(tenant, version));
 }

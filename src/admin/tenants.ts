@@ -13,7 +13,6 @@ import type { StoredTenant } from '../types/tenants';
 import type { CreatedTenant, PublicTenant, TenantPage } from '../types/wire';
 import {
   adminStores,
-  adoptCacheVersion,
   audit,
   changeGuard,
   existingTenant,
@@ -22,6 +21,7 @@ import {
   noSuchTenant,
   ok,
   tenantParams,
+  welcomeTenant,
 } from './common';
 import { joinPlan, noSuchPlan, planName } from './plans';
 import { newToken, tokenSpecSchema } from './token-spec';
@@ -86,7 +86,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     // Removed since the check above: the tenant is made without a plan, and says so.
     const joined = body.plan ? await planBook(c.env).join(tenant.id, body.plan) : null;
     const plan = joined?.kind === 'joined' ? joined.plan : null;
-    await adoptCacheVersion(c, stores, tenant.id, tenant.key_fingerprint);
+    await welcomeTenant(c, stores, tenant);
     const limits = body.token.limits ?? null;
     const issued = await issueToken(c, stores, tenant.id, firstToken, limits);
     await audit(c, 'tenant.created', {
@@ -145,8 +145,8 @@ export function tenantRoutes(): Hono<HonoEnv> {
     if (joining !== undefined) await joinPlan(c, id, joining);
     const updated = await changeRecord(c, stores, id, fields);
     if (!updated) {
-      // Deleted since the read above (or KV showed it late): the plan just joined is left
-      // again, or the PlanBook would keep a member no deletion ever takes off.
+      // Deleted since the read above: the plan just joined is left again, or the PlanBook
+      // would keep a member no deletion ever takes off.
       if (joining) await planBook(c.env).leave(id);
       throw noSuchTenant();
     }

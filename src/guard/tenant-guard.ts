@@ -32,6 +32,7 @@ import {
   type TokenEntry,
   writeTokenRecord,
 } from '../tenants/token-store';
+import type { StoredTenant } from '../types/tenants';
 import { waitUntilDone } from '../waiters';
 import {
   type AlertConfig,
@@ -228,6 +229,15 @@ export class TenantGuard extends DurableObject {
 
   tokenLimits(tokenId: string) {
     return this.core.tokenLimits(tokenId);
+  }
+
+  /**
+   * A tenant just created: its record kept here from the start (tenant-record.ts, adopt),
+   * and its platform key's cache version (admin/common.ts, welcomeTenant).
+   */
+  async welcome(created: StoredTenant, cacheVersion: string) {
+    this.tenantRecord.adopt(created);
+    await this.setCacheVersion(cacheVersion);
   }
 
   async setCacheVersion(version: string) {

@@ -9,9 +9,10 @@
  * record changes are made in one place").
  *
  * The decided record is kept in the guard's SQLite (kept-record.ts) before KV
- * is written, so it outlives the object: KV, which may show another location's
- * older copy for up to 60 s, is read only to adopt a record the guard has none
- * of yet. A deletion leaves a tombstone. A change left half written (the object
+ * is written, so it outlives the object. The guard is handed the record when the
+ * tenant is created; KV, which may show another location's older copy for up to
+ * 60 s, is read only to adopt a record the guard has none of (an older tenant).
+ * A deletion leaves a tombstone. A change left half written (the object
  * failed or went away) is finished by the guard's alarm or the tenant's next change.
  */
 import { keyRing } from '../tenants/crypto';
@@ -107,6 +108,14 @@ export class TenantRecord {
     if (halfWritten) await this.turn(halfWritten.id, async () => {});
   }
 
+  /**
+   * Keeps a record just created, unless the guard has decided one already: its changes
+   * then never wait for this location's KV to show it (up to 60 s).
+   */
+  adopt(created: StoredTenant): void {
+    if (!this.kept.read()) this.kept.keep({ record: created });
+  }
+
   /** Runs `work` with the current record (null: no such tenant) in turn with the changes. */
   withRecord<T>(tenantId: string, work: (record: StoredTenant | null) => Promise<T>): Promise<T> {
     return this.turn(tenantId, (record) => work(record));
@@ -131,7 +140,10 @@ export class TenantRecord {
     this.kept.keep({ record: change.after });
   }
 
-  /** The record as this guard decided it; KV's copy is adopted once, when it has none. */
+  /**
+   * The record as this guard decided it; KV's copy is adopted once, when it has none (a
+   * tenant created before guards were handed their record).
+   */
   private async current(tenantId: string, store: TenantStore): Promise<StoredTenant | null> {
     const kept = this.kept.read();
     if (kept) {
