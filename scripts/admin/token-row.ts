@@ -1,19 +1,22 @@
 /** The operator CLI's `token list`: one line per token, its standing first after its name. */
+import type { TokenListing } from '../../src/types/wire';
 
-export interface TokenListItem {
-  id: string;
-  prefix: string;
-  last4: string;
-  name: string;
-  scopes: string[];
-  expires_at: string | null;
-  revoked_at?: string | null;
-  limits: unknown;
-  ancestor_id: string | null;
-  successor_id: string | null;
-  rotated_by: string | null;
-  rotated_at: string | null;
-}
+/** What a line shows of a listed token (GET /admin/tenants/{id}/tokens). */
+export type TokenListItem = Pick<
+  TokenListing,
+  | 'id'
+  | 'prefix'
+  | 'last4'
+  | 'name'
+  | 'scopes'
+  | 'expires_at'
+  | 'revoked_at'
+  | 'limits'
+  | 'ancestor_id'
+  | 'successor_id'
+  | 'rotated_by'
+  | 'rotated_at'
+>;
 
 /**
  * A revoked or expired token still lists (its record is kept a while), so the line

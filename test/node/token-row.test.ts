@@ -44,7 +44,7 @@ describe('tokenRow', () => {
     const row = tokenRow(
       {
         ...base,
-        limits: { quota: { daily: 5 } },
+        limits: { policies: [], quota: { daily: 5 } },
         successor_id: 'tok_BBBBBBBBBBBBBBBB',
         rotated_by: 'admin-token',
         rotated_at: '2026-11-27T10:00:00.000Z',
@@ -54,7 +54,7 @@ describe('tokenRow', () => {
     );
     expect(row).toBe(
       'tok_AAAAAAAAAAAAAAAA  apgw_abcd…wxyz  backend  [read-only]  revoked 2026-11-27T11:00:00.000Z' +
-        '  own limits {"quota":{"daily":5}}  rotated into tok_BBBBBBBBBBBBBBBB by admin-token at 2026-11-27T10:00:00.000Z',
+        '  own limits {"policies":[],"quota":{"daily":5}}  rotated into tok_BBBBBBBBBBBBBBBB by admin-token at 2026-11-27T10:00:00.000Z',
     );
   });
 });
