@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { asFields } from './admin/as-fields';
 import { adminToken, CliError, type Client, client } from './admin/client';
-import { describe } from './admin/describe';
 import { historyTable } from './admin/history-table';
 import { importOperations } from './admin/openapi-import';
 import { printable } from './admin/printable';
@@ -425,7 +425,7 @@ async function usageHistory(api: Client, tenantId: string, span: string) {
 }
 
 function show(envelope: { data: unknown }) {
-  return { data: envelope.data, say: describe(envelope.data) };
+  return { data: envelope.data, say: asFields(envelope.data) };
 }
 
 if (o.help || !command) {

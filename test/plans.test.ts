@@ -6,7 +6,7 @@
  * still win; bad input is refused with its field named.
  */
 import { runInDurableObject } from 'cloudflare:test';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type PlanBook, planBook } from '../src/guard/plan-book';
 import { guardFor, type TenantGuard } from '../src/guard/tenant-guard';
 import type { Limits } from '../src/metering/policy';
@@ -199,6 +199,7 @@ describe('plans', () => {
     // KV read in another location may show the record for up to 60 s after its deletion:
     // put back here, the PATCH's own read finds it; the TenantGuard knows it is gone.
     await testEnv.TENANTS.put(tenantKey(t.id), record!);
+    onTestFinished(() => testEnv.TENANTS.delete(tenantKey(t.id)));
     const res = await admin(`/tenants/${t.id}`, {
       method: 'PATCH',
       body: JSON.stringify({ plan }),
@@ -206,7 +207,6 @@ describe('plans', () => {
     expect(res.status).toBe(404);
     expect((await envelope(await admin(`/plans/${plan}`))).data.tenants).toBe(0);
     expect((await admin(`/plans/${plan}`, { method: 'DELETE' })).status).toBe(200);
-    await testEnv.TENANTS.delete(tenantKey(t.id));
   });
 
   it('a plan joined while a DELETE removes the tenant is left by the DELETE: the plan can go', async () => {

@@ -1,6 +1,6 @@
 /** The operator CLI's output: operator-supplied text is shown, never obeyed; answers read as aligned fields. */
 import { describe, expect, it } from 'vitest';
-import { describe as describeData } from '../../scripts/admin/describe';
+import { asFields } from '../../scripts/admin/as-fields';
 import { printable } from '../../scripts/admin/printable';
 
 describe('printable', () => {
@@ -15,7 +15,7 @@ describe('printable', () => {
   });
 });
 
-describe('describe: answers without a layout of their own', () => {
+describe('asFields: answers without a layout of their own', () => {
   it('prints one aligned line per field, nested objects indented, lists on one line', () => {
     const tenant = {
       id: 'ten_abc',
@@ -25,7 +25,7 @@ describe('describe: answers without a layout of their own', () => {
       plan: null,
       limits: { policies: [{ name: 'burst', limit: 20, window_s: 10 }], quota: { daily: 10000 } },
     };
-    expect(describeData(tenant).split('\n')).toEqual([
+    expect(asFields(tenant).split('\n')).toEqual([
       'id            ten_abc',
       'name          Acme',
       'scopes        teams:read, sessions:write',
@@ -43,8 +43,8 @@ describe('describe: answers without a layout of their own', () => {
   });
 
   it('says (empty) for an empty answer and prints a plain value as it is', () => {
-    expect(describeData({})).toBe('(empty)');
-    expect(describeData({ deleted: true })).toBe('deleted  true');
-    expect(describeData('done')).toBe('done');
+    expect(asFields({})).toBe('(empty)');
+    expect(asFields({ deleted: true })).toBe('deleted  true');
+    expect(asFields('done')).toBe('done');
   });
 });

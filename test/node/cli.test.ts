@@ -90,6 +90,7 @@ describe('operator CLI', () => {
     expect(shown.stdout).toMatch(new RegExp(`^id\\s+${tenantId}$`, 'm'));
     expect(shown.stdout).toMatch(/^name\s+Shown$/m);
     expect(shown.stdout).not.toContain('{');
+    expect(shown.stdout).not.toContain(DEMO_PLATFORM_KEY);
     const json = await cli('tenant', 'get', tenantId, '--json');
     expect((JSON.parse(json.stdout) as { id: string; name: string }).name).toBe('Shown');
     expect(json.stdout).not.toContain(DEMO_PLATFORM_KEY);

@@ -10,7 +10,7 @@
  *   limits
  *     daily  10000
  */
-export function describe(value: unknown, indent = ''): string {
+export function asFields(value: unknown, indent = ''): string {
   if (!isRecord(value)) return `${indent}${plain(value)}`;
   const names = Object.keys(value);
   if (names.length === 0) return `${indent}(empty)`;
@@ -21,10 +21,10 @@ export function describe(value: unknown, indent = ''): string {
 function field(name: string, value: unknown, indent: string): string {
   const inner = `${indent}  `;
   if (isRecord(value) && Object.keys(value).length > 0) {
-    return `${indent}${name.trimEnd()}\n${describe(value, inner)}`;
+    return `${indent}${name.trimEnd()}\n${asFields(value, inner)}`;
   }
   if (Array.isArray(value) && value.some(isRecord)) {
-    const blocks = value.map((item, i) => `${inner}[${i + 1}]\n${describe(item, `${inner}  `)}`);
+    const blocks = value.map((item, i) => `${inner}[${i + 1}]\n${asFields(item, `${inner}  `)}`);
     return `${indent}${name.trimEnd()}\n${blocks.join('\n')}`;
   }
   return `${indent}${name}  ${plain(value)}`;
