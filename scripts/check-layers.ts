@@ -46,9 +46,19 @@ export const LAYERS: Layer[] = [
     what: 'the only code that calls the platform, and the read cache',
   },
   {
-    name: 'guard',
-    members: ['guard/', 'audit/'],
-    what: 'the Durable Objects: TenantGuard and what it hosts, LeaseBroker, AuditLog',
+    name: 'reports',
+    members: ['objects/audit/', 'objects/fleet/'],
+    what: "Durable Objects a tenant's guard reports to: AuditLog, FleetBoard",
+  },
+  {
+    name: 'tenant',
+    members: ['objects/tenant/'],
+    what: 'the TenantGuard Durable Object, one per tenant, and what it hosts',
+  },
+  {
+    name: 'brokers',
+    members: ['objects/broker/', 'objects/plans/'],
+    what: "Durable Objects that call tenants' guards: LeaseBroker, PlanBook",
   },
   {
     name: 'limits',

@@ -7,11 +7,11 @@
  */
 import { Hono } from 'hono';
 import { ok } from './errors';
-import { guardFor } from './guard/tenant-guard';
 import { HOUR_MS, hourOf } from './metering/usage';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
 import { validated } from './middleware/validate';
+import { guardFor } from './objects/tenant/tenant-guard';
 import { operationId } from './observability/operation-id';
 import { recentPage, recentQuery, recentQuerySchema } from './observability/recent-query';
 import { USAGE_SCOPE } from './tenants/scopes';

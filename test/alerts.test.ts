@@ -6,8 +6,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
-import { ALERT_BACKOFF_MS, ALERT_MAX_TRIES } from '../src/guard/alerts';
 import { hmacSha256Hex } from '../src/hash';
+import { ALERT_BACKOFF_MS, ALERT_MAX_TRIES } from '../src/objects/tenant/alerts';
 import {
   admin,
   asTenant,

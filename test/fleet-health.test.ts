@@ -9,9 +9,9 @@
  */
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FLEET_REPORT_MS, fleetBoardOf } from '../src/guard/fleet-board';
-import type { TenantGuard } from '../src/guard/tenant-guard';
 import { hmacSha256Hex } from '../src/hash';
+import { FLEET_REPORT_MS, fleetBoardOf } from '../src/objects/fleet/fleet-board';
+import type { TenantGuard } from '../src/objects/tenant/tenant-guard';
 import {
   admin,
   asTenant,

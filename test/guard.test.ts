@@ -5,9 +5,9 @@
  */
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { AUDIT_MAX_ENTRIES } from '../src/audit/audit-log';
 import type { LeaseRequest } from '../src/metering/lease-protocol';
 import type { Limits, Scope } from '../src/metering/policy';
+import { AUDIT_MAX_ENTRIES } from '../src/objects/audit/audit-log';
 import { testEnv } from './helpers';
 
 function guard() {

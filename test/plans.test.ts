@@ -7,9 +7,9 @@
  */
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { type PlanBook, planBook } from '../src/guard/plan-book';
-import { guardFor, type TenantGuard } from '../src/guard/tenant-guard';
 import type { Limits } from '../src/metering/policy';
+import { type PlanBook, planBook } from '../src/objects/plans/plan-book';
+import { guardFor, type TenantGuard } from '../src/objects/tenant/tenant-guard';
 import { loadSettings } from '../src/settings';
 import { tenantKey } from '../src/tenants/kv-keys';
 import {

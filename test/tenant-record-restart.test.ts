@@ -9,8 +9,8 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
-import { KeptRecordRow } from '../src/guard/kept-record';
-import { guardFor } from '../src/guard/tenant-guard';
+import { KeptRecordRow } from '../src/objects/tenant/kept-record';
+import { guardFor } from '../src/objects/tenant/tenant-guard';
 import { tenantKey } from '../src/tenants/kv-keys';
 import {
   admin,

@@ -9,7 +9,7 @@
  */
 import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import type { TenantGuard } from '../src/guard/tenant-guard';
+import type { TenantGuard } from '../src/objects/tenant/tenant-guard';
 import { hashToken } from '../src/tenants/token';
 import type { TokenRecord } from '../src/types/tenants';
 import {

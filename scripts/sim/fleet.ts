@@ -2,18 +2,18 @@
  * One scenario on one design, in simulated time: every isolate runs the
  * gateway's own admission (src/limits/admission.ts) and lease
  * (src/limits/lease.ts); every tenant's root TenantGuard runs GuardCore
- * (src/guard/core.ts) on node:sqlite; calls between them go through
+ * (src/objects/tenant/core.ts) on node:sqlite; calls between them go through
  * SimObject (round trips from the world table, one thread per object).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { BrokerCore } from '../../src/guard/broker';
-import { spreadAdvice } from '../../src/guard/broker-shards';
-import { GuardCore } from '../../src/guard/core';
 import { Admission, type AdmissionIo, type AdmissionResult } from '../../src/limits/admission';
 import type { LeaseSettings } from '../../src/limits/lease';
 import { DIRECT_FOR_MS, shardOf } from '../../src/limits/region';
 import type { LeaseRequest } from '../../src/metering/lease-protocol';
 import type { Scope } from '../../src/metering/policy';
+import { BrokerCore } from '../../src/objects/broker/broker';
+import { spreadAdvice } from '../../src/objects/broker/broker-shards';
+import { GuardCore } from '../../src/objects/tenant/core';
 import { Clock } from './clock';
 import { busiestWindow, Tally, type WaitedOn } from './metrics';
 import type { Scenario, TenantSpec } from './scenarios';

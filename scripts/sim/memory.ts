@@ -6,10 +6,10 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { GuardCore } from '../../src/guard/core';
 import { Admission, type AdmissionIo } from '../../src/limits/admission';
 import type { LeaseSettings } from '../../src/limits/lease';
 import type { Limits } from '../../src/metering/policy';
+import { GuardCore } from '../../src/objects/tenant/core';
 import { memorySql } from './sqlite';
 
 setFlagsFromString('--expose-gc');

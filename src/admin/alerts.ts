@@ -5,8 +5,8 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import { GatewayError, invalidField } from '../errors';
-import { DEFAULT_SERVER_ERROR_PERCENT, DEFAULT_THRESHOLDS } from '../guard/alerts';
 import { validated } from '../middleware/validate';
+import { DEFAULT_SERVER_ERROR_PERCENT, DEFAULT_THRESHOLDS } from '../objects/tenant/alerts';
 import { keyRing, seal } from '../tenants/crypto';
 import { randomBase62 } from '../tenants/token';
 import type { HonoEnv } from '../types/context';

@@ -1,9 +1,9 @@
 /** Operator API: the audit log (newest first, paged) and key maintenance. */
 import { Hono } from 'hono';
 import * as z from 'zod';
-import { auditLog } from '../audit/audit-log';
 import { ok } from '../errors';
 import { validated } from '../middleware/validate';
+import { auditLog } from '../objects/audit/audit-log';
 import { intFieldOr } from '../routes/schemas';
 import { keyRing } from '../tenants/crypto';
 import type { HonoEnv } from '../types/context';

@@ -1,15 +1,15 @@
 /** Shared pieces of the operator API: envelopes, params, store and audit access. */
 import type { Context } from 'hono';
 import * as z from 'zod';
-import { auditLog, type NewAuditEntry } from '../audit/audit-log';
 import { GatewayError } from '../errors';
-import { versionForKey } from '../guard/cache-version';
-import { guardFor, type TenantGuard } from '../guard/tenant-guard';
-import type { TokenSpecOf } from '../guard/token-changes';
-import type { AuditContext } from '../guard/token-registry';
 import { isolateAdmission } from '../limits/admission';
 import { log } from '../log';
 import type { TokenLimits } from '../metering/policy';
+import { auditLog, type NewAuditEntry } from '../objects/audit/audit-log';
+import { versionForKey } from '../objects/tenant/cache-version';
+import { guardFor, type TenantGuard } from '../objects/tenant/tenant-guard';
+import type { TokenSpecOf } from '../objects/tenant/token-changes';
+import type { AuditContext } from '../objects/tenant/token-registry';
 import { directStores, type Stores } from '../tenants/stores';
 import type { Issued } from '../tenants/token-store';
 import type { HonoEnv } from '../types/context';
@@ -111,7 +111,7 @@ export async function audit(
 /**
  * Hands a new tenant's TenantGuard its record, which the guard keeps from then on (its
  * changes never wait for KV to show it), and the cache version of its platform key
- * (guard/cache-version.ts); a key changed later takes it in the guard's turn (updateTenant).
+ * (objects/tenant/cache-version.ts); a key changed later takes it in the guard's turn (updateTenant).
  */
 export async function welcomeTenant(
   c: AdminContext,

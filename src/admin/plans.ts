@@ -9,11 +9,11 @@
 import { type Context, Hono } from 'hono';
 import * as z from 'zod';
 import { GatewayError, invalidField } from '../errors';
-import { planBook, type Rollout } from '../guard/plan-book';
-import { PLAN_NAME } from '../guard/plan-protocol';
 import { isolateAdmission } from '../limits/admission';
 import { limitsSchema } from '../metering/policy';
 import { validated } from '../middleware/validate';
+import { planBook, type Rollout } from '../objects/plans/plan-book';
+import { PLAN_NAME } from '../objects/tenant/plan-protocol';
 import type { HonoEnv } from '../types/context';
 import type { Plan } from '../types/wire';
 import { audit, auditContext, ok } from './common';

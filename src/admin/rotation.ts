@@ -7,8 +7,8 @@
 import type { Context } from 'hono';
 import * as z from 'zod';
 import { GatewayError, invalidField } from '../errors';
-import type { RotateOutcome } from '../guard/token-registry';
 import { isolateAdmission } from '../limits/admission';
+import type { RotateOutcome } from '../objects/tenant/token-registry';
 import type { Stores } from '../tenants/stores';
 import type { Issued } from '../tenants/token-store';
 import type { HonoEnv } from '../types/context';

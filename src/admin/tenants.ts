@@ -2,8 +2,8 @@
 import { type Context, Hono } from 'hono';
 import * as z from 'zod';
 import { GatewayError } from '../errors';
-import { planBook } from '../guard/plan-book';
 import { validated } from '../middleware/validate';
+import { planBook } from '../objects/plans/plan-book';
 import { catalogOf } from '../routes/catalog';
 import { intFieldOr, nameField, originField, textField } from '../routes/schemas';
 import type { Stores } from '../tenants/stores';

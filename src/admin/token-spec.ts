@@ -1,8 +1,8 @@
 /** The body that describes a token to issue: name, scopes or presets, expiry, own limits. */
 import * as z from 'zod';
 import { invalidField } from '../errors';
-import type { TokenSpecOf } from '../guard/token-changes';
 import { tokenLimitsSchema } from '../metering/policy';
+import type { TokenSpecOf } from '../objects/tenant/token-changes';
 import { nameField } from '../routes/schemas';
 import { grantScopes, PRESET_NAMES, scopesOf } from '../tenants/scopes';
 

@@ -6,8 +6,8 @@
  * use these; none of them builds the guard calls itself.
  */
 import type { Context } from 'hono';
-import { brokerFor } from '../guard/lease-broker';
-import { guardFor } from '../guard/tenant-guard';
+import { brokerFor } from '../objects/broker/lease-broker';
+import { guardFor } from '../objects/tenant/tenant-guard';
 import { catalogOf } from '../routes/catalog';
 import { count } from '../stats';
 import type { HonoEnv } from '../types/context';
@@ -18,8 +18,8 @@ import { DIRECT_FOR_MS, regionOf, shardOf } from './region';
 import type { UsageEntry } from './usage-buffer';
 
 /**
- * What each tenant's brokers last advised this isolate (guard/broker-shards.ts,
- * guard/lease-broker.ts): how many brokers its region is spread over, and until when
+ * What each tenant's brokers last advised this isolate (objects/broker/broker-shards.ts,
+ * objects/broker/lease-broker.ts): how many brokers its region is spread over, and until when
  * to ask the root directly (a tenant too small to pool). Per isolate, one entry a
  * tenant; past MAX_ADVICE_ENTRIES the oldest advice is forgotten, never everyone's.
  */

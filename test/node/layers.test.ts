@@ -45,10 +45,10 @@ describe('layers', () => {
       'types/context.ts': "import { x } from '../log';\nexport const y = x;\n",
       'log.ts': 'export const x = 1;\n',
       'stray.ts': 'export {};\n',
-      'guard/tenant-guard.ts': "import '../../emulator/store';\n",
+      'objects/tenant/tenant-guard.ts': "import '../../../emulator/store';\n",
     });
     expect(checkLayers(dir)).toEqual([
-      'guard/tenant-guard.ts: imports ../emulator/store, outside src/',
+      'objects/tenant/tenant-guard.ts: imports ../emulator/store, outside src/',
       'stray.ts: in no layer (add it to LAYERS in scripts/check-layers.ts)',
       'types/context.ts: imports log.ts, a higher layer (types imports leaves)',
       'types/context.ts:1: types/ holds type declarations and type imports only',

@@ -20,10 +20,10 @@
  *   LEASE_MAX_MS of the rollout reaching it.
  */
 import { DurableObject } from 'cloudflare:workers';
-import { type Limits, limitsSchema } from '../metering/policy';
-import type { Plan } from '../types/wire';
-import type { PlanPush } from './plan-protocol';
-import { guardFor } from './tenant-guard';
+import { type Limits, limitsSchema } from '../../metering/policy';
+import type { Plan } from '../../types/wire';
+import type { PlanPush } from '../tenant/plan-protocol';
+import { guardFor } from '../tenant/tenant-guard';
 
 /** Members pushed in one call (Workers allow 10,000 subrequests a call; docs/BOUNDS.md). */
 export const PLAN_WAVE = 1000;

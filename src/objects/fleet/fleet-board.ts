@@ -12,9 +12,23 @@
  * in parallel over at most 25 hours of rows per tenant.
  */
 import { DurableObject } from 'cloudflare:workers';
-import { fnv1a } from '../hash';
-import type { FleetTenant } from '../types/wire';
-import type { FleetHour } from './health';
+import { fnv1a } from '../../hash';
+import type { FleetTenant } from '../../types/wire';
+
+/** One hour of a tenant's figures, as it reports them to its fleet board. */
+export interface FleetHour {
+  /** The hour's start, ms. */
+  hour: number;
+  requests: number;
+  /** Refused by a rate policy or quota (429). */
+  refused: number;
+  /** Answered 5xx (the key's refusals included: the gateway answers them 502). */
+  errors_5xx: number;
+  /** The platform refused the tenant's platform key (401 or 403). */
+  key_rejected: number;
+  /** The platform's status of the hour's last such refusal. */
+  key_status: number | null;
+}
 
 /** Board objects the tenants are spread over. */
 export const FLEET_SHARDS = 16;

@@ -9,15 +9,15 @@
  * webhook or not.
  */
 
-import { hmacSha256Hex } from '../hash';
-import { isSealed, type KeyRing, open } from '../tenants/crypto';
+import { hmacSha256Hex } from '../../hash';
+import { isSealed, type KeyRing, open } from '../../tenants/crypto';
 import type {
   AlertPayload,
   KeyRejectedAlert,
   QuotaAlert,
   RecentAlert,
   ServerErrorsAlert,
-} from '../types/wire';
+} from '../../types/wire';
 import type { Sql } from './sql';
 
 export const DEFAULT_THRESHOLDS = [80, 100];

@@ -4,15 +4,15 @@
  * broker may hand out, what it must refuse, and what it passes through.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { memorySql } from '../../scripts/sim/sqlite';
-import { Admission, type AdmissionIo } from '../limits/admission';
-import type { LeaseSettings } from '../limits/lease';
-import type { LeaseAnswer, LeaseRequest } from '../metering/lease-protocol';
-import { secondsUntil } from '../metering/meter-state';
-import type { Limits, Scope } from '../metering/policy';
+import { memorySql } from '../../../scripts/sim/sqlite';
+import { Admission, type AdmissionIo } from '../../limits/admission';
+import type { LeaseSettings } from '../../limits/lease';
+import type { LeaseAnswer, LeaseRequest } from '../../metering/lease-protocol';
+import { secondsUntil } from '../../metering/meter-state';
+import type { Limits, Scope } from '../../metering/policy';
+import { GuardCore } from '../tenant/core';
+import { isolateAsk } from '../tenant/lease-ask.fixture';
 import { BrokerCore, type BrokerIo } from './broker';
-import { GuardCore } from './core';
-import { isolateAsk } from './lease-ask.fixture';
 
 const START = Date.parse('2026-11-24T12:00:00Z');
 const tokenA: Scope = { group: 'teams', tokenId: 'tok_a' };

@@ -4,8 +4,13 @@
  * place and is the only writer, so the mirrors cannot go stale, and SQLite
  * survives eviction. Counters themselves live in the ledger (ledger.ts).
  */
-import { type Limits, limitsSchema, type TokenLimits, tokenLimitsSchema } from '../metering/policy';
-import type { GuardCalls } from '../types/wire';
+import {
+  type Limits,
+  limitsSchema,
+  type TokenLimits,
+  tokenLimitsSchema,
+} from '../../metering/policy';
+import type { GuardCalls } from '../../types/wire';
 import type { LedgerStorage, SlotRow } from './ledger';
 import type { PlanPush } from './plan-protocol';
 import type { Sql } from './sql';

@@ -1,39 +1,38 @@
 /**
- * src/guard/ is the code Durable Objects run:
- * - TenantGuard (this file): one SQLite-backed Durable Object per tenant, the
- *   single writer of its counters, leases, tokens, cache version and
- *   settings, and of the tenant's KV record (tenant-record.ts). The work is
- *   core.ts; this shell adds what needs the runtime: the alarm, alert
+ * src/objects/tenant/ is the TenantGuard Durable Object, one per tenant:
+ * - TenantGuard (this file): the single writer of its counters, leases, tokens,
+ *   cache version and settings, and of the tenant's KV record (tenant-record.ts).
+ *   The work is core.ts; this shell adds what needs the runtime: the alarm, alert
  *   deliveries (fetch, audit log), the key ring, and writing the tokens it
  *   decided to KV (token-changes.ts, token-registry.ts);
  * - its storage: store.ts (settings, token states), ledger.ts and slots.ts
  *   (units counted per meter and window), history.ts (usage history),
  *   alerts.ts (quota alerts, sent from its alarm), idempotency.ts (the
  *   answers of writes sent with an Idempotency-Key), kept-record.ts (the
- *   tenant's record as decided here), all over sql.ts;
- * - the regional lease brokers between isolates and the guard: lease-broker.ts
- *   (the Durable Object), broker.ts (its pool) and broker-*.ts.
- * The terms isolates and the guard share (policies and meters, the lease
+ *   tenant's record as decided here), all over sql.ts.
+ * The regional lease brokers between isolates and the guard are src/objects/broker/;
+ * the terms isolates and the guard share (policies and meters, the lease
  * protocol, lease windows, usage rows) are src/metering/, below both; the
  * isolate's side, which calls the guard, is src/limits/; nothing here imports
  * it (docs/ARCHITECTURE.md).
  */
 import { DurableObject } from 'cloudflare:workers';
-import { auditLog } from '../audit/audit-log';
-import { log } from '../log';
-import type { BrokerPush, LeaseRequest, Returned } from '../metering/lease-protocol';
-import type { Limits, TokenLimits } from '../metering/policy';
-import { HOUR_MS, hourOf, type UsageBatch } from '../metering/usage';
-import { isSealed, keyRing, open, seal, sealedKid } from '../tenants/crypto';
-import type { TenantPatch } from '../tenants/tenant-store';
+import { log } from '../../log';
+import type { BrokerPush, LeaseRequest, Returned } from '../../metering/lease-protocol';
+import type { Limits, TokenLimits } from '../../metering/policy';
+import { HOUR_MS, hourOf, type UsageBatch } from '../../metering/usage';
+import { isSealed, keyRing, open, seal, sealedKid } from '../../tenants/crypto';
+import type { TenantPatch } from '../../tenants/tenant-store';
 import {
   eraseTokenRecord,
   indexedTokens,
   type TokenEntry,
   writeTokenRecord,
-} from '../tenants/token-store';
-import type { StoredTenant } from '../types/tenants';
-import { waitUntilDone } from '../waiters';
+} from '../../tenants/token-store';
+import type { StoredTenant } from '../../types/tenants';
+import { waitUntilDone } from '../../waiters';
+import { auditLog } from '../audit/audit-log';
+import { FLEET_REPORT_MS, FLEET_SETTLE_MS, fleetBoardOf } from '../fleet/fleet-board';
 import {
   type AlertConfig,
   alertSummary,
@@ -44,7 +43,6 @@ import {
 } from './alerts';
 import { newCacheVersion, versionForKey } from './cache-version';
 import { GuardCore, SWEEP_EVERY_MS } from './core';
-import { FLEET_REPORT_MS, FLEET_SETTLE_MS, fleetBoardOf } from './fleet-board';
 import type { HistoryQuery } from './history';
 import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
 import type { PlanPush } from './plan-protocol';

@@ -6,8 +6,8 @@
  * a flood of successes never pushes out the 429 a partner is asking about. Rows
  * hold ids, codes and timings only: no body, no query, no header, no secret.
  */
-import type { RequestRow } from '../metering/usage';
-import type { RecentRequest } from '../types/wire';
+import type { RequestRow } from '../../metering/usage';
+import type { RecentRequest } from '../../types/wire';
 import type { Sql, SqlValue } from './sql';
 
 /** Rows kept of each kind (below 400; 400 and above). */

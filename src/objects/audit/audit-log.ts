@@ -4,7 +4,7 @@
  * ids and non-secret fields only; callers never pass tokens or keys.
  */
 import { DurableObject } from 'cloudflare:workers';
-import type { AuditEntry, AuditPage } from '../types/wire';
+import type { AuditEntry, AuditPage } from '../../types/wire';
 
 /** Oldest entries beyond this many are dropped (docs/BOUNDS.md). */
 export const AUDIT_MAX_ENTRIES = 100_000;

@@ -5,9 +5,9 @@
  * down for one that does not, so a last unit is not parked where it sits unused.
  */
 import { describe, expect, it } from 'vitest';
-import { memorySql } from '../../scripts/sim/sqlite';
-import type { LeaseRequest } from '../metering/lease-protocol';
-import type { Limits } from '../metering/policy';
+import { memorySql } from '../../../scripts/sim/sqlite';
+import type { LeaseRequest } from '../../metering/lease-protocol';
+import type { Limits } from '../../metering/policy';
 import { GuardCore } from './core';
 import { isolateAsk } from './lease-ask.fixture';
 

@@ -6,24 +6,12 @@
  * (fleet-board.ts) for the console's overview (docs/OBSERVABILITY.md, "Alerts").
  */
 
-import { HOUR_MS, hourOf, type KeyRejectionRow } from '../metering/usage';
+import { HOUR_MS, hourOf, type KeyRejectionRow } from '../../metering/usage';
+import type { FleetHour } from '../fleet/fleet-board';
 import { type AlertConfig, DEFAULT_SERVER_ERROR_PERCENT, firstTime, raiseAlert } from './alerts';
 import type { Sql } from './sql';
 
-/** One hour of a tenant's figures, as it reports them to its fleet board. */
-export interface FleetHour {
-  /** The hour's start, ms. */
-  hour: number;
-  requests: number;
-  /** Refused by a rate policy or quota (429). */
-  refused: number;
-  /** Answered 5xx (the key's refusals included: the gateway answers them 502). */
-  errors_5xx: number;
-  /** The platform refused the tenant's platform key (401 or 403). */
-  key_rejected: number;
-  /** The platform's status of the hour's last such refusal. */
-  key_status: number | null;
-}
+export type { FleetHour };
 
 /** An hour needs this many requests before its share of server errors counts. */
 export const SERVER_ERROR_MIN_REQUESTS = 20;

@@ -23,8 +23,8 @@ import {
   type Refusal,
   type Returned,
   type ScopeGrant,
-} from '../metering/lease-protocol';
-import { meterState, secondsUntil } from '../metering/meter-state';
+} from '../../metering/lease-protocol';
+import { meterState, secondsUntil } from '../../metering/meter-state';
 import {
   type Limits,
   limitsSchema,
@@ -32,11 +32,16 @@ import {
   type MeterOptions,
   metersFor,
   type TokenLimits,
-} from '../metering/policy';
-import { DEFAULT_USAGE_RETENTION_DAYS, HOUR_MS, hourOf, type UsageBatch } from '../metering/usage';
-import { ROUTE_GROUPS } from '../routes/types';
-import type { TokenEntry } from '../tenants/token-store';
-import type { AlertSettings, RecentAlert, TenantUsage, TokenListing } from '../types/wire';
+} from '../../metering/policy';
+import {
+  DEFAULT_USAGE_RETENTION_DAYS,
+  HOUR_MS,
+  hourOf,
+  type UsageBatch,
+} from '../../metering/usage';
+import { ROUTE_GROUPS } from '../../routes/types';
+import type { TokenEntry } from '../../tenants/token-store';
+import type { AlertSettings, RecentAlert, TenantUsage, TokenListing } from '../../types/wire';
 import {
   type AlertConfig,
   migrateAlerts,

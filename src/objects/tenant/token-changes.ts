@@ -17,11 +17,11 @@
  * has them in the order they were decided.
  */
 
-import type { BrokerPush } from '../metering/lease-protocol';
-import type { TokenLimits } from '../metering/policy';
-import type { TokenEntry } from '../tenants/token-store';
-import type { TokenRecord } from '../types/tenants';
-import type { TokenListing } from '../types/wire';
+import type { BrokerPush } from '../../metering/lease-protocol';
+import type { TokenLimits } from '../../metering/policy';
+import type { TokenEntry } from '../../tenants/token-store';
+import type { TokenRecord } from '../../types/tenants';
+import type { TokenListing } from '../../types/wire';
 import type { GuardStore } from './store';
 import {
   type AuditContext,

@@ -4,8 +4,8 @@
  * Batches from isolates add up; rows older than the retention go.
  */
 
-import { LATENCY_BUCKETS_MS, type UsageBatch } from '../metering/usage';
-import type { History, RefusalPoint, SeriesPoint } from '../types/wire';
+import { LATENCY_BUCKETS_MS, type UsageBatch } from '../../metering/usage';
+import type { History, RefusalPoint, SeriesPoint } from '../../types/wire';
 import type { Sql, SqlValue } from './sql';
 
 const BUCKETS = LATENCY_BUCKETS_MS.length + 1;

@@ -4,7 +4,7 @@
  * (tenant-record.ts). KV is written from it; KV is read only to adopt a record
  * the guard has none of yet.
  */
-import type { StoredTenant } from '../types/tenants';
+import type { StoredTenant } from '../../types/tenants';
 import type { Sql } from './sql';
 
 export interface KeptRecord {

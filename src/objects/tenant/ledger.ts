@@ -1,9 +1,9 @@
 /**
- * The TenantGuard's counts: units used per meter per slot (guard/slots.ts),
+ * The TenantGuard's counts: units used per meter per slot (slots.ts),
  * kept in memory and written through to storage. Pure apart from the storage
  * it is given, so the counting rules are tested on their own.
  */
-import type { Meter } from '../metering/policy';
+import type { Meter } from '../../metering/policy';
 import { countedFrom, keptUntil, type Slot, slotAt } from './slots';
 
 export interface SlotRow {

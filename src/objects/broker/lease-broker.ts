@@ -6,10 +6,10 @@
  * its pool ahead on a timer while isolates keep using it.
  */
 import { DurableObject } from 'cloudflare:workers';
-import type { BrokerPush, LeaseAnswer, LeaseRequest } from '../metering/lease-protocol';
+import type { BrokerPush, LeaseAnswer, LeaseRequest } from '../../metering/lease-protocol';
+import { guardFor } from '../tenant/tenant-guard';
 import { BrokerCore } from './broker';
 import { spreadAdvice } from './broker-shards';
-import { guardFor } from './tenant-guard';
 
 /** Cloudflare's Durable Object location hints: the regions brokers live in. */
 export const BROKER_REGIONS = [

@@ -6,7 +6,7 @@
  * that arrive out of order (a retry, two rollouts at once) never undo a later
  * decision.
  */
-import type { Limits } from '../metering/policy';
+import type { Limits } from '../../metering/policy';
 
 export interface PlanPush {
   /** The tenant's plan now; null: it left its plan. */

@@ -28,8 +28,8 @@ import type {
   Returned,
   ScopeAsk,
   ScopeGrant,
-} from '../metering/lease-protocol';
-import { MIN_POOLED_LIMIT, scopeKey } from '../metering/lease-protocol';
+} from '../../metering/lease-protocol';
+import { MIN_POOLED_LIMIT, scopeKey } from '../../metering/lease-protocol';
 import {
   type AnsweredScope,
   answeredScopes,
@@ -45,18 +45,18 @@ import {
   type ScopeTerms,
   standingOf,
   windowOf,
-} from '../metering/lease-window';
-import type { LimiterMode, Limits, MeterOptions, Scope } from '../metering/policy';
+} from '../../metering/lease-window';
+import type { LimiterMode, Limits, MeterOptions, Scope } from '../../metering/policy';
 import {
   type KeyRejectionRow,
   type RefusalRow,
   RequestSample,
   type UsageBatch,
   type UsageRow,
-} from '../metering/usage';
+} from '../../metering/usage';
+import { RECENT_KEPT } from '../tenant/recent-requests';
 import { Demand } from './broker-demand';
 import { CallRate } from './broker-shards';
-import { RECENT_KEPT } from './recent-requests';
 
 export interface BrokerIo {
   /** Calls the tenant's root TenantGuard. */
