@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { buildAssets } from './scripts/assets.ts';
@@ -57,7 +58,15 @@ export default defineConfig(async () => {
           },
         },
         {
-          // Pure modules, tested next to their source: no runtime bindings needed.
+          // Pure modules, tested next to their source: no runtime bindings needed. The
+          // tenant guard's parts extend RpcTarget: on Node an empty class stands in for it.
+          resolve: {
+            alias: {
+              'cloudflare:workers': fileURLToPath(
+                new URL('./scripts/sim/cloudflare-workers.ts', import.meta.url),
+              ),
+            },
+          },
           test: { name: 'unit', environment: 'node', include: ['src/**/*.test.ts'] },
         },
         {

@@ -84,7 +84,7 @@ export function usageRoutes(): Hono<HonoEnv> {
     validated('query', recentQuerySchema),
     async (c) => {
       const query = recentQuery(c.req.valid('query'), true);
-      const page = await guardFor(c.env, c.get('tenant').id).recentRequests(query);
+      const page = await guardFor(c.env, c.get('tenant').id).recentRequests().query(query);
       return c.json(ok<RecentRequestPage>(recentPage(page)), 200, {
         'Cache-Control': 'private, no-store',
       });

@@ -19,7 +19,9 @@ export function requestRoutes(): Hono<HonoEnv> {
     async (c) => {
       const { id } = c.req.valid('param');
       await existingTenant(await adminStores(c), id);
-      const page = await guardFor(c.env, id).recentRequests(recentQuery(c.req.valid('query')));
+      const page = await guardFor(c.env, id)
+        .recentRequests()
+        .query(recentQuery(c.req.valid('query')));
       return c.json(ok<RecentRequestPage>(recentPage(page)));
     },
   );

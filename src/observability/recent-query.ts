@@ -7,7 +7,11 @@
  */
 import * as z from 'zod';
 import { ERRORS } from '../errors';
-import { RECENT_HOURS, RECENT_KEPT, type RecentQuery } from '../objects/tenant/recent-requests';
+import {
+  RECENT_HOURS,
+  RECENT_KEPT,
+  type RecentQuery,
+} from '../objects/tenant/recent/recent-requests';
 import { intFieldOr } from '../routes/schemas';
 import type { RecentRequest, RecentRequestPage } from '../types/wire';
 

@@ -84,13 +84,7 @@ import {
 } from './idempotency';
 import { Ledger } from './ledger';
 import type { PlanPush } from './plan-protocol';
-import {
-  migrateRecentRequests,
-  queryRecentRequests,
-  type RecentQuery,
-  recordRecentRequests,
-  sweepRecentRequests,
-} from './recent-requests';
+import { RecentRequestsPart } from './recent/recent-requests';
 import { slotAt, windowSeconds } from './slots';
 import type { Sql } from './sql';
 import { GuardStore, sqlLedgerStorage } from './store';
@@ -113,6 +107,8 @@ export class GuardCore {
   readonly tokens: TokenRegistry;
   /** Issue, rotation, revocation and own limits of the tenant's tokens (token-changes.ts). */
   readonly tokenChanges: TokenChanges;
+  /** The tenant's recent requests (recent/recent-requests.ts). */
+  readonly recent: RecentRequestsPart;
 
   /**
    * `wakeBy(at)`: the shell makes sure its alarm fires by `at` (real clock). `tenantId`:
@@ -128,7 +124,7 @@ export class GuardCore {
     migrateHistory(sql);
     migrateAlerts(sql);
     migrateHealth(sql);
-    migrateRecentRequests(sql);
+    this.recent = new RecentRequestsPart(sql, () => Date.now());
     migrateIdempotency(sql);
     migrateTokens(sql);
     this.tokens = new TokenRegistry(sql);
@@ -268,7 +264,7 @@ export class GuardCore {
     }
     recordHistory(this.sql, batch);
     if (batch.keyRejections) recordKeyRejections(this.sql, batch.keyRejections);
-    if (batch.requests) recordRecentRequests(this.sql, batch.requests);
+    if (batch.requests) this.recent.take(batch.requests);
     // A batch can raise a health alert for the hours it has failures in (the one before
     // this, too, just past the hour), or for this hour when it had some (its requests
     // may just have reached the minimum); other batches cost no query.
@@ -321,11 +317,6 @@ export class GuardCore {
   /** The tenant's figures by hour since `from`, for its fleet board (health.ts). */
   fleetHours(from: number): FleetHour[] {
     return hourFigures(this.sql, from);
-  }
-
-  /** The tenant's recent requests, newest first (recent-requests.ts). */
-  recentRequests(q: RecentQuery) {
-    return queryRecentRequests(this.sql, q, Date.now());
   }
 
   /** The alert log, newest first (alerts.ts). */
@@ -506,7 +497,7 @@ export class GuardCore {
     const days = Number(this.store.setting('retention_days') ?? DEFAULT_USAGE_RETENTION_DAYS);
     sweepHistory(this.sql, now - days * 86_400_000);
     sweepHealth(this.sql, now - days * 86_400_000);
-    sweepRecentRequests(this.sql, now);
+    this.recent.sweep(now);
     sweepAlertsSent(this.sql, now);
     sweepIdempotency(this.sql, now);
     this.tokens.sweep(now);

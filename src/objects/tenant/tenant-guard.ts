@@ -46,7 +46,7 @@ import { GuardCore, SWEEP_EVERY_MS } from './core';
 import type { HistoryQuery } from './history';
 import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
 import type { PlanPush } from './plan-protocol';
-import type { RecentQuery } from './recent-requests';
+import type { RecentRequestsHandle } from './recent/recent-requests';
 import { type RecordChange, type ResealOutcome, TenantRecord } from './tenant-record';
 import type { RevokeOutcome, TokenSpecOf } from './token-changes';
 import type { AuditContext, MintedToken, RotateOutcome } from './token-registry';
@@ -112,9 +112,9 @@ export class TenantGuard extends DurableObject {
     this.core.record(batch, retentionDays, returns);
   }
 
-  /** The tenant's recent requests, newest first (recent-requests.ts). */
-  recentRequests(q: RecentQuery) {
-    return this.core.recentRequests(q);
+  /** The tenant's recent requests (recent/recent-requests.ts). */
+  recentRequests(): RecentRequestsHandle {
+    return this.core.recent;
   }
 
   /** The alert log, newest first (alerts.ts). */

@@ -1,0 +1,23 @@
+/**
+ * What every part of a tenant's TenantGuard is (docs/ARCHITECTURE.md, "The tenant's
+ * guard, in parts"): a class that owns its tables and their invariants, extends
+ * RpcTarget, and is reached by callers through one method of the guard, e.g.
+ * `guardFor(env, id).recentRequests().query(q)`. Workers RPC pipelines that call on
+ * the part before the part's stub has come back, so it stays one round trip
+ * (test/guard-parts.test.ts; `npm run bench:rpc`). The guard's methods return each
+ * part as its Handle: callers see its small interface, not what the guard's other
+ * parts and its alarm use.
+ */
+import type { RpcTarget } from 'cloudflare:workers';
+
+/** The methods of part `P` that callers reach over RPC. */
+export type Handle<P, K extends keyof P> = Pick<P, K> & RpcTarget;
+
+/** The time now, ms since the epoch: the real clock in the guard, a simulated one in tests. */
+export type Clock = () => number;
+
+/** What the guard's alarm does for a part. */
+export interface Chores {
+  /** Deletes the part's rows that no longer count anywhere. */
+  sweep?(now: number): void;
+}
