@@ -10,7 +10,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { hmacSha256Hex } from '../src/hash';
-import { FLEET_REPORT_MS, fleetBoardOf } from '../src/objects/fleet/fleet-board';
+import { fleetBoardOf } from '../src/objects/fleet/fleet-board';
+import { FLEET_REPORT_MS } from '../src/objects/tenant/history/fleet-report';
 import type { TenantGuard } from '../src/objects/tenant/tenant-guard';
 import {
   admin,
@@ -205,11 +206,11 @@ describe('the fleet overview', () => {
     // Watched, not changed: when the guard has taken its figures for the report.
     let taken = false;
     await runInDurableObject(guardOf(t), (guard: TenantGuard) => {
-      const core = Reflect.get(guard, 'core');
-      const fleetHours = core.fleetHours.bind(core);
-      core.fleetHours = (since: number) => {
+      const history = Reflect.get(Reflect.get(guard, 'core'), 'history');
+      const figures = history.figures.bind(history);
+      history.figures = (since: number) => {
         taken = true;
-        return fleetHours(since);
+        return figures(since);
       };
     });
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + FLEET_REPORT_MS + 1000 });

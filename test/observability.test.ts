@@ -297,7 +297,7 @@ describe('usage history', () => {
     });
     await guard.record({ rows: [row(1), row(10), row(40)], refusals: [] }, 30);
     expect(await runDurableObjectAlarm(guard)).toBe(true);
-    const kept = await guard.history({
+    const kept = await guard.history().query({
       from: hour(60),
       to: Date.now(),
       granularity: 'day',

@@ -18,6 +18,7 @@ import { Clock } from './clock';
 import { busiestWindow, Tally, type WaitedOn } from './metrics';
 import type { Scenario, TenantSpec } from './scenarios';
 import { memorySql } from './sqlite';
+import { detachedIo } from './tenant-io';
 import { SimObject } from './transport';
 import { type DataCenter, dataCenters, isolatesFor, type Region, random, regions } from './world';
 
@@ -143,7 +144,7 @@ export async function runScenario(
   const roots = new Map<string, SimObject<GuardCore>>();
   const settings = new Map<string, LeaseSettings>();
   for (const t of scenario.tenants) {
-    const core = new GuardCore(memorySql(), () => undefined);
+    const core = new GuardCore(memorySql(), detachedIo());
     core.setLimits(t.limits);
     roots.set(t.id, new SimObject(clock, core, `root ${t.id}`));
     settings.set(t.id, {

@@ -11,6 +11,7 @@ import type { LeaseSettings } from '../../src/limits/lease';
 import type { Limits } from '../../src/metering/policy';
 import { GuardCore } from '../../src/objects/tenant/core';
 import { memorySql } from './sqlite';
+import { detachedIo } from './tenant-io';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -26,7 +27,7 @@ export async function leaseBytesPerTenant(tenants: number): Promise<number> {
     meterOptions: { partitionShare: 1, largestCost: 1 },
     usageRetentionDays: 90,
   };
-  const core = new GuardCore(memorySql(), () => undefined);
+  const core = new GuardCore(memorySql(), detachedIo());
   let now = Date.UTC(2026, 10, 24);
   const io: AdmissionIo = {
     acquire: async (req) => core.acquire(req),

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { invalidField } from '../errors';
-import type { History, HistoryGroup, HistoryQuery } from '../objects/tenant/history';
+import type { History, HistoryGroup, HistoryQuery } from '../objects/tenant/history/rollups';
 
 const GROUPS: readonly HistoryGroup[] = ['route', 'status', 'token'];
 

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { memorySql } from '../../../scripts/sim/sqlite';
+import { detachedIo } from '../../../scripts/sim/tenant-io';
 import { Admission, type AdmissionIo } from '../../limits/admission';
 import type { LeaseSettings } from '../../limits/lease';
 import type { LeaseAnswer, LeaseRequest } from '../../metering/lease-protocol';
@@ -41,7 +42,7 @@ function brokerOverHeldRoot(
   now: () => number,
   onRootDecides?: BrokerIo['onRootDecides'],
 ) {
-  const root = new GuardCore(memorySql(), () => undefined);
+  const root = new GuardCore(memorySql(), detachedIo());
   root.setLimits(limits);
   let rootCalls = 0;
   let held: Promise<void> | null = null;
@@ -74,7 +75,7 @@ function brokerOverHeldRoot(
 
 function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
   let now = START;
-  const root = new GuardCore(memorySql(), () => undefined);
+  const root = new GuardCore(memorySql(), detachedIo());
   root.setLimits(limits);
   let rootCalls = 0;
   let brokerCalls = 0;
@@ -211,7 +212,7 @@ describe('BrokerCore', () => {
 
   it('lets no answer to a call made before a push undo it', async () => {
     const limits: Limits = { policies: [{ name: 'burst', limit: 1000, window_s: 60 }], quota: {} };
-    const root = new GuardCore(memorySql(), () => undefined);
+    const root = new GuardCore(memorySql(), detachedIo());
     root.setLimits(limits);
     // The root decides at once, but its answer arrives only when the test says:
     // a call can be answered before the push and land after it.
@@ -415,7 +416,7 @@ describe('BrokerCore', () => {
       ],
       quota: {},
     };
-    const root = new GuardCore(memorySql(), () => undefined);
+    const root = new GuardCore(memorySql(), detachedIo());
     root.setLimits(limits);
     let rootCalls = 0;
     const broker = new BrokerCore(
@@ -444,7 +445,7 @@ describe('BrokerCore', () => {
 
   it('a failed root call is the isolate\'s "unavailable", and the broker tries again next time', async () => {
     let down = true;
-    const root = new GuardCore(memorySql(), () => undefined);
+    const root = new GuardCore(memorySql(), detachedIo());
     const limits: Limits = { policies: [{ name: 'burst', limit: 10, window_s: 60 }], quota: {} };
     const broker = new BrokerCore(
       { name: 't@enam', leaseMs: 5000 },
@@ -632,7 +633,7 @@ describe('BrokerCore: refusal leases', () => {
       quota: {},
       limiter: 'exact',
     };
-    const root = new GuardCore(memorySql(), () => undefined);
+    const root = new GuardCore(memorySql(), detachedIo());
     root.setLimits(limits);
     let now = START;
     const selfB: Scope = { group: 'self', tokenId: 'tok_b' };
@@ -736,7 +737,7 @@ describe('BrokerCore: refusal leases', () => {
       policies: [{ name: 'per-second', limit: 100, window_s: 1 }],
       quota: {},
     };
-    const root = new GuardCore(memorySql(), () => undefined);
+    const root = new GuardCore(memorySql(), detachedIo());
     root.setLimits(limits);
     let now = START;
     const brokerAsks: number[] = [];

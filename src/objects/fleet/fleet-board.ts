@@ -1,9 +1,9 @@
 /**
  * The fleet board: what the console's overview reads (docs/OBSERVABILITY.md,
  * "Fleet overview"). Each TenantGuard reports its tenant's hourly figures
- * (health.ts: requests, limiter refusals, 5xx, its platform key refused) to one of
- * FLEET_SHARDS board objects, chosen by the tenant id, at most once every
- * FLEET_REPORT_MS while it has traffic; a report replaces the hours it names, so a
+ * (requests, limiter refusals, 5xx, its platform key refused) to one of FLEET_SHARDS
+ * board objects, chosen by the tenant id, at most once a minute while it has traffic
+ * (objects/tenant/history/fleet-report.ts); a report replaces the hours it names, so a
  * repeated one changes nothing. The overview asks every shard for its top tenants
  * by each figure and merges them: the top of the union is in the union of the tops.
  *
@@ -32,10 +32,6 @@ export interface FleetHour {
 
 /** Board objects the tenants are spread over. */
 export const FLEET_SHARDS = 16;
-/** A guard reports at most this often (and only after traffic). */
-export const FLEET_REPORT_MS = 60_000;
-/** A guard reports this long after the traffic it reports at the soonest. */
-export const FLEET_SETTLE_MS = 5000;
 /** Hours a board keeps: the overview's 24, and the one running. */
 const KEPT_HOURS = 25;
 const HOUR_MS = 3_600_000;

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { memorySql } from '../../../scripts/sim/sqlite';
+import { detachedIo } from '../../../scripts/sim/tenant-io';
 import type { LeaseRequest } from '../../metering/lease-protocol';
 import type { Limits } from '../../metering/policy';
 import { GuardCore } from './core';
@@ -19,7 +20,7 @@ const ask = (now: number, cost: number, want: number): LeaseRequest =>
 
 /** A root with `left` units of its 20 left, and a lease call at a slot's start (50 ms of 1 s). */
 function rootWith(left: number): GuardCore {
-  const root = new GuardCore(memorySql(), () => undefined);
+  const root = new GuardCore(memorySql(), detachedIo());
   root.setLimits(limits);
   for (let i = 0; i < 20 - left; i++) root.acquire(ask(START, 1, 0));
   return root;

@@ -33,12 +33,7 @@ import {
   metersFor,
   type TokenLimits,
 } from '../../metering/policy';
-import {
-  DEFAULT_USAGE_RETENTION_DAYS,
-  HOUR_MS,
-  hourOf,
-  type UsageBatch,
-} from '../../metering/usage';
+import { HOUR_MS, hourOf, type UsageBatch } from '../../metering/usage';
 import { ROUTE_GROUPS } from '../../routes/types';
 import type { TokenEntry } from '../../tenants/token-store';
 import type { AlertSettings, RecentAlert, TenantUsage, TokenListing } from '../../types/wire';
@@ -52,24 +47,8 @@ import {
   writeAlertConfig,
 } from './alerts';
 import { BrokerWants } from './broker-wants';
-import {
-  type FleetHour,
-  hourFigures,
-  migrateHealth,
-  noteHealthAlerts,
-  recordKeyRejections,
-  sweepHealth,
-} from './health';
-import {
-  type History,
-  type HistoryQuery,
-  lastUsedHour,
-  migrateHistory,
-  queryHistory,
-  recordHistory,
-  refusalsByOperation,
-  sweepHistory,
-} from './history';
+import { noteHealthAlerts } from './health';
+import { HistoryPart } from './history/history-part';
 import {
   type Claim,
   type ClaimRequest,
@@ -82,9 +61,11 @@ import {
   settleIdempotency,
   sweepIdempotency,
 } from './idempotency';
+import type { TenantIo } from './io';
 import { Ledger } from './ledger';
 import type { PlanPush } from './plan-protocol';
 import { RecentRequestsPart } from './recent/recent-requests';
+import { Settings } from './settings';
 import { slotAt, windowSeconds } from './slots';
 import type { Sql } from './sql';
 import { GuardStore, sqlLedgerStorage } from './store';
@@ -109,22 +90,25 @@ export class GuardCore {
   readonly tokenChanges: TokenChanges;
   /** The tenant's recent requests (recent/recent-requests.ts). */
   readonly recent: RecentRequestsPart;
+  /** The tenant's usage history (history/history-part.ts). */
+  readonly history: HistoryPart;
 
-  /**
-   * `wakeBy(at)`: the shell makes sure its alarm fires by `at` (real clock). `tenantId`:
-   * the tenant this guard is of, when the shell knows it (its name), for the alerts it raises.
-   */
+  private readonly wakeBy: (at: number) => void;
+  private readonly tenantId: string | null;
+
+  /** `io`: what the guard reaches beyond its SQLite (io.ts). */
   constructor(
     private readonly sql: Sql,
-    private readonly wakeBy: (at: number) => void,
-    private readonly tenantId: string | null = null,
+    private readonly io: TenantIo,
   ) {
-    this.store = new GuardStore(sql);
+    this.wakeBy = (at) => io.wakeBy(at);
+    this.tenantId = io.tenantId;
+    const settings = new Settings(sql);
+    this.store = new GuardStore(sql, settings);
     this.ledger = new Ledger(sqlLedgerStorage(sql));
-    migrateHistory(sql);
+    this.history = new HistoryPart(sql, settings, io);
     migrateAlerts(sql);
-    migrateHealth(sql);
-    this.recent = new RecentRequestsPart(sql, () => Date.now());
+    this.recent = new RecentRequestsPart(sql, io.now);
     migrateIdempotency(sql);
     migrateTokens(sql);
     this.tokens = new TokenRegistry(sql);
@@ -241,7 +225,7 @@ export class GuardCore {
     this.noteQuotaAlerts([...meters.values()], now);
     this.ledger.flush();
     // Alarms run on the real clock, whatever time a caller passed in.
-    this.wakeBy(Date.now() + SWEEP_EVERY_MS);
+    this.wakeBy(this.io.now() + SWEEP_EVERY_MS);
     return {
       mode,
       disabled,
@@ -259,16 +243,15 @@ export class GuardCore {
    */
   record(batch: UsageBatch, retentionDays?: number, returns: Returned[] = []): void {
     if (returns.length > 0) {
-      for (const r of returns) this.ledger.refund(r.meter, r.slot, r.units, Date.now());
+      for (const r of returns) this.ledger.refund(r.meter, r.slot, r.units, this.io.now());
       this.ledger.flush();
     }
-    recordHistory(this.sql, batch);
-    if (batch.keyRejections) recordKeyRejections(this.sql, batch.keyRejections);
+    this.history.take(batch, retentionDays);
     if (batch.requests) this.recent.take(batch.requests);
     // A batch can raise a health alert for the hours it has failures in (the one before
     // this, too, just past the hour), or for this hour when it had some (its requests
     // may just have reached the minimum); other batches cost no query.
-    const now = Date.now();
+    const now = this.io.now();
     const hour = hourOf(now);
     const hours = new Set<number>();
     for (const r of batch.keyRejections ?? []) hours.add(r.hour);
@@ -280,13 +263,7 @@ export class GuardCore {
       hours.add(hour);
     }
     if (hours.size > 0) this.noteHealth(hours, now);
-    if (
-      retentionDays !== undefined &&
-      String(retentionDays) !== this.store.setting('retention_days')
-    ) {
-      this.store.putSetting('retention_days', String(retentionDays));
-    }
-    this.wakeBy(Date.now() + SWEEP_EVERY_MS);
+    this.wakeBy(this.io.now() + SWEEP_EVERY_MS);
   }
 
   /**
@@ -295,7 +272,7 @@ export class GuardCore {
    */
   listTokens(now: number): TokenListing[] {
     return this.tokenChanges.list(now).map((t) => {
-      const hour = lastUsedHour(this.sql, t.id);
+      const hour = this.history.lastUsedHour(t.id);
       return { ...t, last_used_at: hour === null ? null : new Date(hour).toISOString() };
     });
   }
@@ -311,27 +288,14 @@ export class GuardCore {
     const config = this.alertConfig();
     const tenantId = this.tenantId ?? config?.tenantId;
     if (!tenantId) return;
-    if (noteHealthAlerts(this.sql, tenantId, config, hours, now)) this.wakeBy(Date.now());
-  }
-
-  /** The tenant's figures by hour since `from`, for its fleet board (health.ts). */
-  fleetHours(from: number): FleetHour[] {
-    return hourFigures(this.sql, from);
+    if (noteHealthAlerts(this.sql, this.history, tenantId, config, hours, now)) {
+      this.wakeBy(this.io.now());
+    }
   }
 
   /** The alert log, newest first (alerts.ts). */
   recentAlerts(): RecentAlert[] {
     return recentAlerts(this.sql);
-  }
-
-  /** Refusals by the operation refused, between `from` and `to`. */
-  refusalsByOperation(from: number, to: number) {
-    return refusalsByOperation(this.sql, from, to);
-  }
-
-  /** Usage history series for the operator API and the tenant's own view. */
-  history(q: HistoryQuery): History {
-    return queryHistory(this.sql, q);
   }
 
   /** Checks `cost` against every meter of a scope and counts it; the refusal otherwise. */
@@ -494,9 +458,7 @@ export class GuardCore {
     this.brokerWants.sweep(now);
     this.store.sweepSlots(now);
     this.ledger.sweep(now);
-    const days = Number(this.store.setting('retention_days') ?? DEFAULT_USAGE_RETENTION_DAYS);
-    sweepHistory(this.sql, now - days * 86_400_000);
-    sweepHealth(this.sql, now - days * 86_400_000);
+    this.history.sweep(now);
     this.recent.sweep(now);
     sweepAlertsSent(this.sql, now);
     sweepIdempotency(this.sql, now);
@@ -524,7 +486,7 @@ export class GuardCore {
   /** Claims an idempotency key of its owner for a write, or says why not (idempotency.ts). */
   claimIdempotency(req: ClaimRequest): Claim {
     const claim = claimIdempotency(this.sql, { ...req, key: this.ownedKey(req.key, req) });
-    if (claim.kind === 'claimed') this.wakeBy(Date.now() + SWEEP_EVERY_MS);
+    if (claim.kind === 'claimed') this.wakeBy(this.io.now() + SWEEP_EVERY_MS);
     return claim;
   }
 
@@ -580,7 +542,7 @@ export class GuardCore {
         now,
       );
       // Alarms run on the real clock, whatever time a caller passed in.
-      if (due !== null) this.wakeBy(Date.now());
+      if (due !== null) this.wakeBy(this.io.now());
     }
   }
 

@@ -13,11 +13,13 @@ import type { RpcTarget } from 'cloudflare:workers';
 /** The methods of part `P` that callers reach over RPC. */
 export type Handle<P, K extends keyof P> = Pick<P, K> & RpcTarget;
 
-/** The time now, ms since the epoch: the real clock in the guard, a simulated one in tests. */
-export type Clock = () => number;
-
 /** What the guard's alarm does for a part. */
 export interface Chores {
   /** Deletes the part's rows that no longer count anywhere. */
   sweep?(now: number): void;
+  /**
+   * Finishes what calls left to the alarm (writes, deliveries, reports); when the part
+   * wants the alarm again (Infinity: not for itself).
+   */
+  catchUp?(now: number): Promise<number>;
 }

@@ -13,16 +13,8 @@ import {
 import type { GuardCalls } from '../../types/wire';
 import type { LedgerStorage, SlotRow } from './ledger';
 import type { PlanPush } from './plan-protocol';
+import type { SettingName, Settings } from './settings';
 import type { Sql } from './sql';
-
-/** Rows of the `settings` table. */
-export type SettingName =
-  | 'limits'
-  | 'cache_version'
-  | 'disabled'
-  | 'retention_days'
-  | 'tokens_adopted'
-  | 'plan';
 /** When a token stops being accepted, and why; null: it has no end recorded. */
 export type TokenState = { at: number; reason: 'revoked' | 'expired' } | null;
 
@@ -42,7 +34,6 @@ export const HOLDER_KEPT_MS = 120_000;
 const HOLDER_WRITE_EVERY_MS = 10_000;
 
 export class GuardStore {
-  private readonly settings = new Map<SettingName, string | null>();
   private readonly tokenStates = new Map<string, TokenState>();
   private readonly tokenLimitsCache = new Map<string, TokenLimits | null>();
   private readonly meterOwners = new Map<string, string>();
@@ -51,25 +42,19 @@ export class GuardStore {
   private calls: GuardCalls | undefined;
   private holderSeen: Map<string, number> | undefined;
 
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly settings: Settings,
+  ) {
     migrate(sql);
   }
 
-  /** Small settings are read once per object life and then kept in memory. */
   setting(name: SettingName): string | null {
-    if (!this.settings.has(name)) {
-      const row = this.sql
-        .exec<{ value: string }>('SELECT value FROM settings WHERE name = ?', name)
-        .toArray()[0];
-      this.settings.set(name, row?.value ?? null);
-    }
-    return this.settings.get(name) ?? null;
+    return this.settings.get(name);
   }
 
   putSetting(name: SettingName, value: string | null): void {
-    if (value === null) this.sql.exec('DELETE FROM settings WHERE name = ?', name);
-    else this.sql.exec('INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)', name, value);
-    this.settings.delete(name);
+    this.settings.put(name, value);
     if (name === 'limits') this.limits = undefined;
     if (name === 'plan') this.planState = undefined;
   }
@@ -257,7 +242,6 @@ function migrate(sql: Sql): void {
       token_id TEXT PRIMARY KEY, not_after INTEGER NOT NULL, reason TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS token_limits (token_id TEXT PRIMARY KEY, limits TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS token_meters (token_id TEXT PRIMARY KEY, meters_of TEXT NOT NULL);
-    CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS stats (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
     CREATE TABLE IF NOT EXISTS lease_holders (name TEXT PRIMARY KEY, seen INTEGER NOT NULL);
   `);

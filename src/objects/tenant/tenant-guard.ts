@@ -20,7 +20,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { log } from '../../log';
 import type { BrokerPush, LeaseRequest, Returned } from '../../metering/lease-protocol';
 import type { Limits, TokenLimits } from '../../metering/policy';
-import { HOUR_MS, hourOf, type UsageBatch } from '../../metering/usage';
+import type { UsageBatch } from '../../metering/usage';
 import { isSealed, keyRing, open, seal, sealedKid } from '../../tenants/crypto';
 import type { TenantPatch } from '../../tenants/tenant-store';
 import {
@@ -32,7 +32,7 @@ import {
 import type { StoredTenant } from '../../types/tenants';
 import { waitUntilDone } from '../../waiters';
 import { auditLog } from '../audit/audit-log';
-import { FLEET_REPORT_MS, FLEET_SETTLE_MS, fleetBoardOf } from '../fleet/fleet-board';
+import { fleetBoardOf } from '../fleet/fleet-board';
 import {
   type AlertConfig,
   alertSummary,
@@ -43,7 +43,8 @@ import {
 } from './alerts';
 import { newCacheVersion, versionForKey } from './cache-version';
 import { GuardCore, SWEEP_EVERY_MS } from './core';
-import type { HistoryQuery } from './history';
+import type { HistoryHandle } from './history/history-part';
+import type { HistoryQuery } from './history/rollups';
 import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
 import type { PlanPush } from './plan-protocol';
 import type { RecentRequestsHandle } from './recent/recent-requests';
@@ -82,19 +83,17 @@ export class TenantGuard extends DurableObject {
   private adopting: Promise<void> | null = null;
   /** A call is writing decided token records to KV (syncTokens). */
   private syncing = false;
-  /**
-   * Usage came in since the last fleet report. True at first: usage recorded before
-   * this object last went away may not have been reported.
-   */
-  private fleetDue = true;
-  /** The alarm is set for the next report. */
-  private fleetScheduled = false;
-  private fleetReportedAt = 0;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     // Its name is its tenant's id (guardFor): alerts and fleet reports name the tenant.
-    this.core = new GuardCore(ctx.storage.sql, (at) => this.scheduleAlarm(at), ctx.id.name ?? null);
+    this.core = new GuardCore(ctx.storage.sql, {
+      tenantId: ctx.id.name ?? null,
+      now: () => Date.now(),
+      wakeBy: (at) => this.scheduleAlarm(at),
+      reportToFleet: (tenantId, hours, now) =>
+        fleetBoardOf(this.env, tenantId).report(tenantId, hours, now),
+    });
     this.tenantRecord = new TenantRecord(env, ctx.storage.sql, {
       follow: (change, asked) => this.followRecord(change, asked),
       retryLater: () => this.scheduleAlarm(Date.now() + RESYNC_AFTER_MS),
@@ -103,12 +102,10 @@ export class TenantGuard extends DurableObject {
 
   /** The one call lease holders make (core.ts). */
   acquire(req: LeaseRequest) {
-    if (req.usage) this.noteFleetUsage();
     return this.core.acquire(req);
   }
 
   record(batch: UsageBatch, retentionDays?: number, returns?: Returned[]) {
-    this.noteFleetUsage();
     this.core.record(batch, retentionDays, returns);
   }
 
@@ -122,8 +119,9 @@ export class TenantGuard extends DurableObject {
     return this.core.recentAlerts();
   }
 
-  history(q: HistoryQuery) {
-    return this.core.history(q);
+  /** The tenant's usage history (history/history-part.ts). */
+  history(): HistoryHandle {
+    return this.core.history;
   }
 
   /**
@@ -134,8 +132,8 @@ export class TenantGuard extends DurableObject {
     return {
       usage: this.core.usage(now, defaults, tokenId),
       history: queries.map((q) => ({
-        ...this.core.history(q),
-        byOperation: this.core.refusalsByOperation(q.from, q.to),
+        ...this.core.history.query(q),
+        byOperation: this.core.history.refusalsByOperation(q.from, q.to),
       })),
     };
   }
@@ -365,45 +363,8 @@ export class TenantGuard extends DurableObject {
       });
     });
     const { nextAt } = await this.deliverAlerts(now);
-    const fleetAt = await this.reportToFleet(now);
+    const fleetAt = await this.core.history.catchUp(now);
     this.scheduleAlarm(Math.min(nextAt ?? Number.POSITIVE_INFINITY, fleetAt, now + SWEEP_EVERY_MS));
-  }
-
-  /** Usage came in: the fleet board hears of it within FLEET_REPORT_MS (from the alarm). */
-  private noteFleetUsage(): void {
-    this.fleetDue = true;
-    if (this.fleetScheduled) return;
-    this.fleetScheduled = true;
-    // A few seconds' wait lets the batches of a burst go in one report.
-    const at = Math.max(Date.now() + FLEET_SETTLE_MS, this.fleetReportedAt + FLEET_REPORT_MS);
-    this.scheduleAlarm(at);
-  }
-
-  /**
-   * Reports the tenant's last two hours to its fleet board when usage came in and the
-   * last report is FLEET_REPORT_MS old; when the next report may go (else infinity).
-   */
-  private async reportToFleet(now: number): Promise<number> {
-    const tenantId = this.ctx.id.name;
-    if (!this.fleetDue || !tenantId) return Number.POSITIVE_INFINITY;
-    const next = this.fleetReportedAt + FLEET_REPORT_MS;
-    this.fleetScheduled = true;
-    if (now < next) return next;
-    const hours = this.core.fleetHours(hourOf(now) - HOUR_MS);
-    // Taken before the call: usage coming in while it is on its way is due again, not lost.
-    this.fleetDue = false;
-    try {
-      if (hours.length > 0) await fleetBoardOf(this.env, tenantId).report(tenantId, hours, now);
-      this.fleetReportedAt = now;
-      // Usage came in meanwhile: the alarm stays set for its report (fleetScheduled too).
-      if (this.fleetDue) return now + FLEET_REPORT_MS;
-      this.fleetScheduled = false;
-      return Number.POSITIVE_INFINITY;
-    } catch {
-      // Given back, and tried again with the next alarm.
-      this.fleetDue = true;
-      return now + FLEET_REPORT_MS;
-    }
   }
 
   /**

@@ -10,7 +10,8 @@
 import { RpcTarget } from 'cloudflare:workers';
 import type { RequestRow } from '../../../metering/usage';
 import type { RecentRequest } from '../../../types/wire';
-import type { Chores, Clock, Handle } from '../part';
+import type { Clock } from '../io';
+import type { Chores, Handle } from '../part';
 import type { Sql, SqlValue } from '../sql';
 
 /** Rows kept of each kind (below 400; 400 and above). */

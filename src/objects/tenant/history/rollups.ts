@@ -1,12 +1,13 @@
 /**
- * A tenant's usage history in its TenantGuard's SQLite: hourly rollups per
- * token, route and status class, and refusals per policy (docs/STORAGE.md).
- * Batches from isolates add up; rows older than the retention go.
+ * The history part's rollups (history-part.ts): hourly usage per token, route and
+ * status class, and refusals per policy and operation (docs/STORAGE.md), in the
+ * tables `usage_hourly` and `refusals_hourly`. Batches from isolates add up; rows
+ * older than the retention go.
  */
 
-import { LATENCY_BUCKETS_MS, type UsageBatch } from '../../metering/usage';
-import type { History, RefusalPoint, SeriesPoint } from '../../types/wire';
-import type { Sql, SqlValue } from './sql';
+import { LATENCY_BUCKETS_MS, type UsageBatch } from '../../../metering/usage';
+import type { History, RefusalPoint, SeriesPoint } from '../../../types/wire';
+import type { Sql, SqlValue } from '../sql';
 
 const BUCKETS = LATENCY_BUCKETS_MS.length + 1;
 const LAT_COLUMNS = Array.from({ length: BUCKETS }, (_, i) => `lat${i}`);
@@ -28,7 +29,7 @@ const COLUMN: Record<HistoryGroup, string> = {
   token: 'token_id',
 };
 
-export function migrateHistory(sql: Sql): void {
+export function migrateRollups(sql: Sql): void {
   sql.exec(`
     CREATE TABLE IF NOT EXISTS usage_hourly (
       hour INTEGER NOT NULL, token_id TEXT NOT NULL, route TEXT NOT NULL, status TEXT NOT NULL,
@@ -68,7 +69,7 @@ export function migrateHistory(sql: Sql): void {
 }
 
 /** Adds a batch to the rollups (one upsert per row). */
-export function recordHistory(sql: Sql, batch: UsageBatch): void {
+export function recordRollups(sql: Sql, batch: UsageBatch): void {
   const lats = LAT_COLUMNS.join(', ');
   const addLats = LAT_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ');
   for (const r of batch.rows) {
@@ -192,7 +193,7 @@ export function refusalsByOperation(
 }
 
 /** Deletes rollups older than `before` (ms). */
-export function sweepHistory(sql: Sql, before: number): void {
+export function sweepRollups(sql: Sql, before: number): void {
   sql.exec('DELETE FROM usage_hourly WHERE hour < ?', before);
   sql.exec('DELETE FROM refusals_hourly WHERE hour < ?', before);
 }

@@ -1,0 +1,20 @@
+/**
+ * What a tenant's TenantGuard reaches beyond its own SQLite, handed to the parts
+ * that need it: in the Durable Object the runtime's (tenant-guard.ts), on Node
+ * stand-ins (scripts/sim/tenant-io.ts), so a part runs alone with injected time.
+ */
+import type { FleetHour } from '../fleet/fleet-board';
+
+/** The time now, ms since the epoch: the real clock in the guard, a simulated one in tests. */
+export type Clock = () => number;
+
+export interface TenantIo {
+  /** The tenant this guard is of (the object's name), when known: alerts and reports name it. */
+  tenantId: string | null;
+  /** The real clock: alarms, sweeps, the hour a usage batch came in. */
+  now: Clock;
+  /** Makes sure the alarm fires by `at` (real clock). */
+  wakeBy(at: number): void;
+  /** The tenant's figures by hour, to its fleet board (objects/fleet/). */
+  reportToFleet(tenantId: string, hours: FleetHour[], now: number): Promise<void>;
+}
