@@ -9,7 +9,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { Limits } from '../src/metering/policy';
 import { type PlanBook, planBook } from '../src/objects/plans/plan-book';
-import { guardFor, type TenantGuard } from '../src/objects/tenant/tenant-guard';
+import { guardStub, type TenantGuard } from '../src/objects/tenant/tenant-guard';
 import { loadSettings } from '../src/settings';
 import { tenantKey } from '../src/tenants/kv-keys';
 import {
@@ -220,7 +220,7 @@ describe('plans', () => {
       release = r;
     });
     let removing = false;
-    await runInDurableObject(guardFor(testEnv, t.id), (guard: TenantGuard) => {
+    await runInDurableObject(guardStub(testEnv, t.id), (guard: TenantGuard) => {
       const record = Reflect.get(guard, 'tenantRecord');
       const remove = record.remove.bind(record);
       record.remove = async (...args: Parameters<typeof remove>) => {

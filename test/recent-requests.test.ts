@@ -6,7 +6,7 @@
  * secret and no query value; a flood of successes never pushes out the failures.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { RequestRow } from '../src/objects/tenant/recent/recent-requests';
+import type { RequestRow } from '../src/objects/tenant/recent/recent-requests-part';
 import { loadSettings } from '../src/settings';
 import {
   admin,

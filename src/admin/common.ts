@@ -7,7 +7,7 @@ import { log } from '../log';
 import type { TokenLimits } from '../metering/policy';
 import { auditLog, type NewAuditEntry } from '../objects/audit/audit-log';
 import { versionForKey } from '../objects/tenant/cache-version';
-import { guardFor, type TenantGuard } from '../objects/tenant/tenant-guard';
+import { type GuardParts, guardFor } from '../objects/tenant/tenant-guard';
 import type { TokenSpecOf } from '../objects/tenant/token-changes';
 import type { AuditContext } from '../objects/tenant/token-registry';
 import { directStores, type Stores } from '../tenants/stores';
@@ -51,7 +51,7 @@ export { guardFor };
 export async function changeGuard<T>(
   c: AdminContext,
   tenantId: string,
-  change: (guard: DurableObjectStub<TenantGuard>) => Promise<T>,
+  change: (guard: GuardParts) => Promise<T>,
 ): Promise<T> {
   const result = await change(guardFor(c.env, tenantId));
   isolateAdmission.forget(tenantId);

@@ -16,7 +16,7 @@ import { decodeUtf8 } from '../bytes';
 import { ERRORS, GatewayError } from '../errors';
 import { sha256Hex } from '../hash';
 import { log } from '../log';
-import type { StoredAnswer } from '../objects/tenant/idempotency';
+import type { StoredAnswer } from '../objects/tenant/idempotency/idempotency-part';
 import { guardFor } from '../objects/tenant/tenant-guard';
 import { takesIdempotencyKey } from '../routes/table';
 import type { RouteSpec } from '../routes/types';
@@ -58,12 +58,12 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
     const fingerprint = await sha256Hex(
       `${spec.method}\n${c.req.path}\n${JSON.stringify(c.get('input').body ?? null)}`,
     );
-    const guard = guardFor(c.env, c.get('tenant').id);
+    const keys = guardFor(c.env, c.get('tenant').id).idempotency();
     // Keys are the sending token's (its line's), a browser token's its own: never shared.
     const partition = c.get('partition');
     const owner = { tokenId: c.get('token').id, ...(partition ? { partition } : {}) };
-    const claim = await guard
-      .claimIdempotency({
+    const claim = await keys
+      .claim({
         key,
         ...owner,
         fingerprint,
@@ -90,8 +90,8 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
       c.get('platformCalled') === true &&
       !(error instanceof GatewayError && NOT_ACTED.has(error.kind));
     try {
-      if (acted) await guard.settleIdempotency(key, owner, fingerprint, await kept(c), Date.now());
-      else await guard.releaseIdempotency(key, owner, fingerprint);
+      if (acted) await keys.settle(key, owner, fingerprint, await kept(c), Date.now());
+      else await keys.release(key, owner, fingerprint);
     } catch (err) {
       // The claim then lapses after the write's deadline and a minute (ABANDONED_AFTER_MS).
       log.error('idempotency.settle_failed', {

@@ -11,7 +11,7 @@ import {
   RECENT_HOURS,
   RECENT_KEPT,
   type RecentQuery,
-} from '../objects/tenant/recent/recent-requests';
+} from '../objects/tenant/recent/recent-requests-part';
 import { intFieldOr } from '../routes/schemas';
 import type { RecentRequest, RecentRequestPage } from '../types/wire';
 

@@ -54,7 +54,7 @@ import {
   type UsageBatch,
   type UsageRow,
 } from '../../metering/usage';
-import { RECENT_KEPT } from '../tenant/recent/recent-requests';
+import { RECENT_KEPT } from '../tenant/recent/recent-requests-part';
 import { Demand } from './broker-demand';
 import { CallRate } from './broker-shards';
 

@@ -33,7 +33,7 @@ import {
   metersFor,
   type TokenLimits,
 } from '../../metering/policy';
-import { HOUR_MS, hourOf, type UsageBatch } from '../../metering/usage';
+import { hourOf, type UsageBatch } from '../../metering/usage';
 import { ROUTE_GROUPS } from '../../routes/types';
 import type { TokenEntry } from '../../tenants/token-store';
 import type { AlertSettings, RecentAlert, TenantUsage, TokenListing } from '../../types/wire';
@@ -49,22 +49,12 @@ import {
 import { BrokerWants } from './broker-wants';
 import { noteHealthAlerts } from './health';
 import { HistoryPart } from './history/history-part';
-import {
-  type Claim,
-  type ClaimRequest,
-  claimIdempotency,
-  type KeyOwner,
-  migrateIdempotency,
-  releaseIdempotency,
-  type StoredAnswer,
-  scopedKey,
-  settleIdempotency,
-  sweepIdempotency,
-} from './idempotency';
+import { IdempotencyPart } from './idempotency/idempotency-part';
 import type { TenantIo } from './io';
 import { Ledger } from './ledger';
+import { SWEEP_EVERY_MS } from './part';
 import type { PlanPush } from './plan-protocol';
-import { RecentRequestsPart } from './recent/recent-requests';
+import { RecentRequestsPart } from './recent/recent-requests-part';
 import { Settings } from './settings';
 import { slotAt, windowSeconds } from './slots';
 import type { Sql } from './sql';
@@ -75,8 +65,6 @@ import { migrateTokens, TokenRegistry } from './token-registry';
 /** An isolate's lease never takes more than this share of what is left of a meter. */
 export const LEASE_SHARE = 1 / 8;
 
-/** How often rows that no longer count are swept away (docs/STORAGE.md). */
-export const SWEEP_EVERY_MS = HOUR_MS;
 const NO_OPTIONS: MeterOptions = { partitionShare: 1, largestCost: 1 };
 
 export class GuardCore {
@@ -92,6 +80,8 @@ export class GuardCore {
   readonly recent: RecentRequestsPart;
   /** The tenant's usage history (history/history-part.ts). */
   readonly history: HistoryPart;
+  /** The idempotency keys of the tenant's writes (idempotency/idempotency-part.ts). */
+  readonly idempotency: IdempotencyPart;
 
   private readonly wakeBy: (at: number) => void;
   private readonly tenantId: string | null;
@@ -109,7 +99,7 @@ export class GuardCore {
     this.history = new HistoryPart(sql, settings, io);
     migrateAlerts(sql);
     this.recent = new RecentRequestsPart(sql, io.now);
-    migrateIdempotency(sql);
+    this.idempotency = new IdempotencyPart(sql, (id) => this.store.meterOwner(id), io);
     migrateTokens(sql);
     this.tokens = new TokenRegistry(sql);
     this.tokenChanges = new TokenChanges(this.tokens, this.store);
@@ -461,7 +451,7 @@ export class GuardCore {
     this.history.sweep(now);
     this.recent.sweep(now);
     sweepAlertsSent(this.sql, now);
-    sweepIdempotency(this.sql, now);
+    this.idempotency.sweep(now);
     this.tokens.sweep(now);
   }
 
@@ -481,31 +471,6 @@ export class GuardCore {
   /** Whether the tokens KV held before have been taken in. */
   tokensAdopted(): boolean {
     return this.store.setting('tokens_adopted') === 'true';
-  }
-
-  /** Claims an idempotency key of its owner for a write, or says why not (idempotency.ts). */
-  claimIdempotency(req: ClaimRequest): Claim {
-    const claim = claimIdempotency(this.sql, { ...req, key: this.ownedKey(req.key, req) });
-    if (claim.kind === 'claimed') this.wakeBy(this.io.now() + SWEEP_EVERY_MS);
-    return claim;
-  }
-
-  settleIdempotency(
-    key: string,
-    owner: KeyOwner,
-    fingerprint: string,
-    answer: StoredAnswer,
-    now: number,
-  ): void {
-    settleIdempotency(this.sql, this.ownedKey(key, owner), fingerprint, answer, now);
-  }
-
-  releaseIdempotency(key: string, owner: KeyOwner, fingerprint: string): void {
-    releaseIdempotency(this.sql, this.ownedKey(key, owner), fingerprint);
-  }
-
-  private ownedKey(key: string, owner: KeyOwner): string {
-    return scopedKey(key, owner, this.store.meterOwner(owner.tokenId));
   }
 
   /** Sets the quota alert webhook (thresholds in percent); null removes it. */

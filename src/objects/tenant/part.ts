@@ -23,3 +23,6 @@ export interface Chores {
    */
   catchUp?(now: number): Promise<number>;
 }
+
+/** How often the alarm sweeps: a part that writes rows to be swept sets it this far ahead. */
+export const SWEEP_EVERY_MS = 3_600_000;

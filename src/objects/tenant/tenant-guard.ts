@@ -42,12 +42,13 @@ import {
   sendTestAlert,
 } from './alerts';
 import { newCacheVersion, versionForKey } from './cache-version';
-import { GuardCore, SWEEP_EVERY_MS } from './core';
+import { GuardCore } from './core';
 import type { HistoryHandle } from './history/history-part';
 import type { HistoryQuery } from './history/rollups';
-import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
+import type { IdempotencyHandle } from './idempotency/idempotency-part';
+import { SWEEP_EVERY_MS } from './part';
 import type { PlanPush } from './plan-protocol';
-import type { RecentRequestsHandle } from './recent/recent-requests';
+import type { RecentRequestsHandle } from './recent/recent-requests-part';
 import { type RecordChange, type ResealOutcome, TenantRecord } from './tenant-record';
 import type { RevokeOutcome, TokenSpecOf } from './token-changes';
 import type { AuditContext, MintedToken, RotateOutcome } from './token-registry';
@@ -65,12 +66,75 @@ const KV_RETRY_MS = 1100;
  */
 const SYNC_ROUNDS = 10;
 
-/** The TenantGuard of one tenant. */
+/** The TenantGuard of one tenant, as a stub (tests, and what needs the object itself). */
+export function guardStub(
+  env: { TENANT_GUARD: DurableObjectNamespace<TenantGuard> },
+  tenantId: string,
+): DurableObjectStub<TenantGuard> {
+  return env.TENANT_GUARD.get(env.TENANT_GUARD.idFromName(tenantId));
+}
+
+/** The guard's methods that hand out a part (part.ts). */
+const PARTS = ['recentRequests', 'history', 'idempotency'] as const;
+/** The calls the guard still answers itself, until their part takes them. */
+const CALLS = [
+  'acquire',
+  'record',
+  'recentAlerts',
+  'ownView',
+  'usage',
+  'setLimits',
+  'applyPlan',
+  'issueToken',
+  'rotateToken',
+  'revokeToken',
+  'setTokenLimits',
+  'listTokens',
+  'removeTokens',
+  'tokenLimits',
+  'welcome',
+  'setCacheVersion',
+  'cacheVersion',
+  'setDisabled',
+  'updateTenant',
+  'purgeCache',
+  'resealTenantKey',
+  'removeTenant',
+  'setAlerts',
+  'alertSettings',
+  'testAlert',
+  'resealAlertSecret',
+  'deliverAlerts',
+] as const;
+
+/** One tenant's TenantGuard as callers reach it: its parts, each in one round trip. */
+export type GuardParts = Pick<
+  DurableObjectStub<TenantGuard>,
+  (typeof PARTS)[number] | (typeof CALLS)[number]
+>;
+
+/**
+ * The TenantGuard of one tenant, by its parts: `guardFor(env, id).history().query(q)` is
+ * one round trip, the call pipelined on the part's stub before it has come back. A
+ * guard that cannot be reached fails that call, where the caller handles it; the part's
+ * own promise fails alike and is marked handled here, so no failure goes unhandled.
+ */
 export function guardFor(
   env: { TENANT_GUARD: DurableObjectNamespace<TenantGuard> },
   tenantId: string,
-) {
-  return env.TENANT_GUARD.get(env.TENANT_GUARD.idFromName(tenantId));
+): GuardParts {
+  const stub = guardStub(env, tenantId);
+  const methods = stub as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const parts: Record<string, (...args: unknown[]) => unknown> = {};
+  for (const name of PARTS) {
+    parts[name] = () => {
+      const part = methods[name]?.();
+      part?.catch(() => undefined);
+      return part;
+    };
+  }
+  for (const name of CALLS) parts[name] = (...args) => methods[name]?.(...args);
+  return parts as unknown as GuardParts;
 }
 
 export class TenantGuard extends DurableObject {
@@ -328,23 +392,9 @@ export class TenantGuard extends DurableObject {
     return sendTestAlert(config, ring, Date.now());
   }
 
-  /** Idempotency keys of the tenant's writes (idempotency.ts). */
-  claimIdempotency(req: ClaimRequest) {
-    return this.core.claimIdempotency(req);
-  }
-
-  settleIdempotency(
-    key: string,
-    owner: KeyOwner,
-    fingerprint: string,
-    answer: StoredAnswer,
-    now: number,
-  ) {
-    this.core.settleIdempotency(key, owner, fingerprint, answer, now);
-  }
-
-  releaseIdempotency(key: string, owner: KeyOwner, fingerprint: string) {
-    this.core.releaseIdempotency(key, owner, fingerprint);
+  /** Idempotency keys of the tenant's writes (idempotency/idempotency-part.ts). */
+  idempotency(): IdempotencyHandle {
+    return this.core.idempotency;
   }
 
   /**

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { memorySql } from '../../../../scripts/sim/sqlite';
 import type { RequestRow } from '../../../metering/usage';
-import { RECENT_HOURS, RECENT_KEPT, RecentRequestsPart } from './recent-requests';
+import { RECENT_HOURS, RECENT_KEPT, RecentRequestsPart } from './recent-requests-part';
 
 const T0 = Date.parse('2026-11-24T12:00:00Z');
 
