@@ -11,6 +11,8 @@ export function detachedIo(now: Clock = () => Date.now(), io: Partial<TenantIo> 
     now,
     wakeBy: () => undefined,
     reportToFleet: async () => undefined,
+    keyRing: () => Promise.reject(new Error('no key ring here')),
+    audit: async () => undefined,
     ...io,
   };
 }

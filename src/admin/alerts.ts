@@ -6,7 +6,7 @@ import { Hono } from 'hono';
 import * as z from 'zod';
 import { GatewayError, invalidField } from '../errors';
 import { validated } from '../middleware/validate';
-import { DEFAULT_SERVER_ERROR_PERCENT, DEFAULT_THRESHOLDS } from '../objects/tenant/alerts';
+import { DEFAULT_SERVER_ERROR_PERCENT, DEFAULT_THRESHOLDS } from '../objects/tenant/alerts/alerts';
 import { keyRing, seal } from '../tenants/crypto';
 import { randomBase62 } from '../tenants/token';
 import type { HonoEnv } from '../types/context';
@@ -64,7 +64,7 @@ export function alertRoutes(): Hono<HonoEnv> {
       const thresholds = [...new Set(body.thresholds)].sort((a, b) => a - b);
       const serverErrorPercent = body.server_error_percent;
       await changeGuard(c, id, (g) =>
-        g.setAlerts({
+        g.alerts().set({
           tenantId: id,
           url: body.url,
           thresholds,
@@ -95,7 +95,7 @@ export function alertRoutes(): Hono<HonoEnv> {
   app.get('/:id/alerts', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    const settings = await guardFor(c.env, id).alertSettings();
+    const settings = await guardFor(c.env, id).alerts().settings();
     // A webhook URL may carry the receiver's credentials: a viewer sees its origin only.
     if (settings && c.get('operator')?.role === 'viewer') {
       return c.json(ok<AlertSettings>({ ...settings, url: `${new URL(settings.url).origin}/…` }));
@@ -108,7 +108,7 @@ export function alertRoutes(): Hono<HonoEnv> {
   app.post('/:id/alerts/test', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    const delivery = await guardFor(c.env, id).testAlert();
+    const delivery = await guardFor(c.env, id).alerts().test();
     if (!delivery) {
       throw new GatewayError('RESOURCE_NOT_FOUND', { message: 'No alert webhook is set' });
     }
@@ -122,14 +122,14 @@ export function alertRoutes(): Hono<HonoEnv> {
   app.get('/:id/alerts/recent', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    const alerts: RecentAlert[] = await guardFor(c.env, id).recentAlerts();
+    const alerts: RecentAlert[] = await guardFor(c.env, id).alerts().recent();
     return c.json(ok({ alerts }));
   });
 
   app.delete('/:id/alerts', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    await changeGuard(c, id, (g) => g.setAlerts(null));
+    await changeGuard(c, id, (g) => g.alerts().set(null));
     await audit(c, 'alerts.removed', { tenant_id: id });
     return c.json(ok(null));
   });

@@ -69,7 +69,7 @@ export function auditRoutes(): Hono<HonoEnv> {
         if (sealed === 'not_found') continue;
         report.tenants++;
         if (sealed === 'resealed') report.resealed++;
-        if (await guard.resealAlertSecret()) report.alert_secrets_resealed++;
+        if (await guard.alerts().resealSecret()) report.alert_secrets_resealed++;
         const now = Date.now();
         for (const token of await guard.listTokens(t.id, now)) {
           // Tokens that ended need no rotation.

@@ -33,21 +33,12 @@ import {
   metersFor,
   type TokenLimits,
 } from '../../metering/policy';
-import { hourOf, type UsageBatch } from '../../metering/usage';
+import type { UsageBatch } from '../../metering/usage';
 import { ROUTE_GROUPS } from '../../routes/types';
 import type { TokenEntry } from '../../tenants/token-store';
-import type { AlertSettings, RecentAlert, TenantUsage, TokenListing } from '../../types/wire';
-import {
-  type AlertConfig,
-  migrateAlerts,
-  noteQuotaUse,
-  readAlertConfig,
-  recentAlerts,
-  sweepAlertsSent,
-  writeAlertConfig,
-} from './alerts';
+import type { TenantUsage, TokenListing } from '../../types/wire';
+import { AlertsPart } from './alerts/alerts-part';
 import { BrokerWants } from './broker-wants';
-import { noteHealthAlerts } from './health';
 import { HistoryPart } from './history/history-part';
 import { IdempotencyPart } from './idempotency/idempotency-part';
 import type { TenantIo } from './io';
@@ -70,7 +61,6 @@ const NO_OPTIONS: MeterOptions = { partitionShare: 1, largestCost: 1 };
 export class GuardCore {
   private readonly store: GuardStore;
   private readonly ledger: Ledger;
-  private alerts: AlertConfig | null | undefined;
   private readonly brokerWants = new BrokerWants();
   /** The tenant's tokens as decided here (token-registry.ts), and what KV and the audit log lack. */
   readonly tokens: TokenRegistry;
@@ -82,22 +72,22 @@ export class GuardCore {
   readonly history: HistoryPart;
   /** The idempotency keys of the tenant's writes (idempotency/idempotency-part.ts). */
   readonly idempotency: IdempotencyPart;
+  /** The tenant's alerts (alerts/alerts-part.ts). */
+  readonly alerts: AlertsPart;
 
   private readonly wakeBy: (at: number) => void;
-  private readonly tenantId: string | null;
 
   /** `io`: what the guard reaches beyond its SQLite (io.ts). */
   constructor(
-    private readonly sql: Sql,
+    sql: Sql,
     private readonly io: TenantIo,
   ) {
     this.wakeBy = (at) => io.wakeBy(at);
-    this.tenantId = io.tenantId;
     const settings = new Settings(sql);
     this.store = new GuardStore(sql, settings);
     this.ledger = new Ledger(sqlLedgerStorage(sql));
     this.history = new HistoryPart(sql, settings, io);
-    migrateAlerts(sql);
+    this.alerts = new AlertsPart(sql, this.history, io);
     this.recent = new RecentRequestsPart(sql, io.now);
     this.idempotency = new IdempotencyPart(sql, (id) => this.store.meterOwner(id), io);
     migrateTokens(sql);
@@ -238,21 +228,7 @@ export class GuardCore {
     }
     this.history.take(batch, retentionDays);
     if (batch.requests) this.recent.take(batch.requests);
-    // A batch can raise a health alert for the hours it has failures in (the one before
-    // this, too, just past the hour), or for this hour when it had some (its requests
-    // may just have reached the minimum); other batches cost no query.
-    const now = this.io.now();
-    const hour = hourOf(now);
-    const hours = new Set<number>();
-    for (const r of batch.keyRejections ?? []) hours.add(r.hour);
-    for (const r of batch.rows) if (r.status === '5xx') hours.add(r.hour);
-    if (hours.size > 0) this.failingHour = hour;
-    // Unknown after a restart: looked at once.
-    if (this.failingHour === undefined || this.failingHour === hour) {
-      this.failingHour ??= null;
-      hours.add(hour);
-    }
-    if (hours.size > 0) this.noteHealth(hours, now);
+    this.alerts.noteBatch(batch);
     this.wakeBy(this.io.now() + SWEEP_EVERY_MS);
   }
 
@@ -265,27 +241,6 @@ export class GuardCore {
       const hour = this.history.lastUsedHour(t.id);
       return { ...t, last_used_at: hour === null ? null : new Date(hour).toISOString() };
     });
-  }
-
-  /** The hour (its start, ms) of the last batch with failures; undefined until one came in. */
-  private failingHour: number | null | undefined = undefined;
-
-  /**
-   * Raises the alerts beyond quotas of these hours (health.ts), now that a batch came in;
-   * the alarm delivers them.
-   */
-  private noteHealth(hours: Iterable<number>, now: number): void {
-    const config = this.alertConfig();
-    const tenantId = this.tenantId ?? config?.tenantId;
-    if (!tenantId) return;
-    if (noteHealthAlerts(this.sql, this.history, tenantId, config, hours, now)) {
-      this.wakeBy(this.io.now());
-    }
-  }
-
-  /** The alert log, newest first (alerts.ts). */
-  recentAlerts(): RecentAlert[] {
-    return recentAlerts(this.sql);
   }
 
   /** Checks `cost` against every meter of a scope and counts it; the refusal otherwise. */
@@ -450,7 +405,7 @@ export class GuardCore {
     this.ledger.sweep(now);
     this.history.sweep(now);
     this.recent.sweep(now);
-    sweepAlertsSent(this.sql, now);
+    this.alerts.sweep(now);
     this.idempotency.sweep(now);
     this.tokens.sweep(now);
   }
@@ -473,48 +428,24 @@ export class GuardCore {
     return this.store.setting('tokens_adopted') === 'true';
   }
 
-  /** Sets the quota alert webhook (thresholds in percent); null removes it. */
-  setAlerts(config: AlertConfig | null): void {
-    writeAlertConfig(this.sql, config);
-    this.alerts = undefined;
-  }
-
-  /** The webhook and thresholds, without the signing secret. */
-  alertSettings(): AlertSettings | null {
-    const config = this.alertConfig();
-    return (
-      config && {
-        url: config.url,
-        thresholds: config.thresholds,
-        server_error_percent: config.serverErrorPercent,
-      }
-    );
-  }
-
-  /** Queues alerts for the quotas whose use has crossed a threshold (alerts.ts). */
+  /** Tells the alerts part the use of each quota counted, when it watches them. */
   private noteQuotaAlerts(meters: Meter[], now: number): void {
-    const config = this.alertConfig();
-    if (!config) return;
-    for (const m of meters) {
-      if (m.kind !== 'quota') continue;
-      const slot = slotAt(m, now);
-      const used = this.ledger.counted(m, slot, now);
-      const quota = { meter: m.key, policy: m.name, used, limit: m.limit };
-      const due = noteQuotaUse(
-        this.sql,
-        config,
-        { ...quota, periodStart: slot.start, periodEnd: slot.end },
-        now,
-      );
-      // Alarms run on the real clock, whatever time a caller passed in.
-      if (due !== null) this.wakeBy(this.io.now());
-    }
-  }
-
-  /** The webhook, its thresholds and its sealed secret, or null. */
-  alertConfig(): AlertConfig | null {
-    if (this.alerts === undefined) this.alerts = readAlertConfig(this.sql);
-    return this.alerts;
+    if (!this.alerts.watchesQuotas()) return;
+    const uses = meters
+      .filter((m) => m.kind === 'quota')
+      .map((m) => {
+        const slot = slotAt(m, now);
+        const used = this.ledger.counted(m, slot, now);
+        return {
+          meter: m.key,
+          policy: m.name,
+          used,
+          limit: m.limit,
+          periodStart: slot.start,
+          periodEnd: slot.end,
+        };
+      });
+    this.alerts.noteQuotas(uses, now);
   }
 }
 

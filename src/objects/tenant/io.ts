@@ -3,6 +3,8 @@
  * that need it: in the Durable Object the runtime's (tenant-guard.ts), on Node
  * stand-ins (scripts/sim/tenant-io.ts), so a part runs alone with injected time.
  */
+import type { KeyRing } from '../../tenants/crypto';
+import type { NewAuditEntry } from '../audit/audit-log';
 import type { FleetHour } from '../fleet/fleet-board';
 
 /** The time now, ms since the epoch: the real clock in the guard, a simulated one in tests. */
@@ -17,4 +19,8 @@ export interface TenantIo {
   wakeBy(at: number): void;
   /** The tenant's figures by hour, to its fleet board (objects/fleet/). */
   reportToFleet(tenantId: string, hours: FleetHour[], now: number): Promise<void>;
+  /** The `KEY_ENCRYPTION_KEY` ring: sealing webhook secrets, platform keys. */
+  keyRing(): Promise<KeyRing>;
+  /** One entry into the AuditLog (objects/audit/). */
+  audit(entry: NewAuditEntry): Promise<void>;
 }

@@ -21,7 +21,7 @@ import { log } from '../../log';
 import type { BrokerPush, LeaseRequest, Returned } from '../../metering/lease-protocol';
 import type { Limits, TokenLimits } from '../../metering/policy';
 import type { UsageBatch } from '../../metering/usage';
-import { isSealed, keyRing, open, seal, sealedKid } from '../../tenants/crypto';
+import { keyRing } from '../../tenants/crypto';
 import type { TenantPatch } from '../../tenants/tenant-store';
 import {
   eraseTokenRecord,
@@ -33,14 +33,7 @@ import type { StoredTenant } from '../../types/tenants';
 import { waitUntilDone } from '../../waiters';
 import { auditLog } from '../audit/audit-log';
 import { fleetBoardOf } from '../fleet/fleet-board';
-import {
-  type AlertConfig,
-  alertSummary,
-  type Delivery,
-  type DeliveryResult,
-  deliverDue,
-  sendTestAlert,
-} from './alerts';
+import type { AlertsHandle } from './alerts/alerts-part';
 import { newCacheVersion, versionForKey } from './cache-version';
 import { GuardCore } from './core';
 import type { HistoryHandle } from './history/history-part';
@@ -75,12 +68,11 @@ export function guardStub(
 }
 
 /** The guard's methods that hand out a part (part.ts). */
-const PARTS = ['recentRequests', 'history', 'idempotency'] as const;
+const PARTS = ['recentRequests', 'history', 'idempotency', 'alerts'] as const;
 /** The calls the guard still answers itself, until their part takes them. */
 const CALLS = [
   'acquire',
   'record',
-  'recentAlerts',
   'ownView',
   'usage',
   'setLimits',
@@ -100,11 +92,6 @@ const CALLS = [
   'purgeCache',
   'resealTenantKey',
   'removeTenant',
-  'setAlerts',
-  'alertSettings',
-  'testAlert',
-  'resealAlertSecret',
-  'deliverAlerts',
 ] as const;
 
 /** One tenant's TenantGuard as callers reach it: its parts, each in one round trip. */
@@ -157,6 +144,8 @@ export class TenantGuard extends DurableObject {
       wakeBy: (at) => this.scheduleAlarm(at),
       reportToFleet: (tenantId, hours, now) =>
         fleetBoardOf(this.env, tenantId).report(tenantId, hours, now),
+      keyRing: () => keyRing(this.env.KEY_ENCRYPTION_KEY ?? ''),
+      audit: (entry) => auditLog(this.env).record(entry),
     });
     this.tenantRecord = new TenantRecord(env, ctx.storage.sql, {
       follow: (change, asked) => this.followRecord(change, asked),
@@ -178,9 +167,9 @@ export class TenantGuard extends DurableObject {
     return this.core.recent;
   }
 
-  /** The alert log, newest first (alerts.ts). */
-  recentAlerts() {
-    return this.core.recentAlerts();
+  /** The tenant's alerts (alerts/alerts-part.ts). */
+  alerts(): AlertsHandle {
+    return this.core.alerts;
   }
 
   /** The tenant's usage history (history/history-part.ts). */
@@ -376,22 +365,6 @@ export class TenantGuard extends DurableObject {
     return this.tenantRecord.remove(tenantId, () => this.setDisabled(true));
   }
 
-  setAlerts(config: AlertConfig | null) {
-    this.core.setAlerts(config);
-  }
-
-  alertSettings() {
-    return this.core.alertSettings();
-  }
-
-  /** One signed test delivery to the webhook, now; null when none is set. */
-  async testAlert(): Promise<Delivery | null> {
-    const config = this.core.alertConfig();
-    if (!config) return null;
-    const ring = await keyRing(this.env.KEY_ENCRYPTION_KEY ?? '');
-    return sendTestAlert(config, ring, Date.now());
-  }
-
   /** Idempotency keys of the tenant's writes (idempotency/idempotency-part.ts). */
   idempotency(): IdempotencyHandle {
     return this.core.idempotency;
@@ -412,42 +385,9 @@ export class TenantGuard extends DurableObject {
         error: err instanceof Error ? err.name : typeof err,
       });
     });
-    const { nextAt } = await this.deliverAlerts(now);
+    const nextAt = await this.core.alerts.catchUp(now);
     const fleetAt = await this.core.history.catchUp(now);
-    this.scheduleAlarm(Math.min(nextAt ?? Number.POSITIVE_INFINITY, fleetAt, now + SWEEP_EVERY_MS));
-  }
-
-  /**
-   * Re-seals the webhook's signing secret under the ring's current key (key
-   * rotation, POST /admin/maintenance/reencrypt); true when it did.
-   */
-  async resealAlertSecret(): Promise<boolean> {
-    const config = this.core.alertConfig();
-    const ring = await keyRing(this.env.KEY_ENCRYPTION_KEY ?? '');
-    if (!config || (isSealed(config.secret) && sealedKid(config.secret) === ring.currentKid)) {
-      return false;
-    }
-    const secret = isSealed(config.secret)
-      ? await open(ring, config.secret, config.tenantId)
-      : config.secret;
-    this.core.setAlerts({ ...config, secret: await seal(ring, secret, config.tenantId) });
-    return true;
-  }
-
-  /** Sends the quota alerts due at `now` (the alarm calls this; tests pass their own time). */
-  async deliverAlerts(now: number): Promise<{ results: DeliveryResult[]; nextAt: number | null }> {
-    const ring = await keyRing(this.env.KEY_ENCRYPTION_KEY ?? '');
-    const delivered = await deliverDue(this.ctx.storage.sql, this.core.alertConfig(), ring, now);
-    for (const r of delivered.results) {
-      await auditLog(this.env).record({
-        action: `alert.${r.outcome}`,
-        tenant_id: r.payload.tenant_id,
-        token_id: null,
-        request_id: `alert-${r.id}`,
-        detail: { ...alertSummary(r.payload), attempts: r.attempts, status: r.status },
-      });
-    }
-    return delivered;
+    this.scheduleAlarm(Math.min(nextAt, fleetAt, now + SWEEP_EVERY_MS));
   }
 
   /**

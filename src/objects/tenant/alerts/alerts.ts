@@ -1,24 +1,24 @@
 /**
- * Alerts, kept by a tenant's TenantGuard (docs/OBSERVABILITY.md, "Alerts"): a
+ * The alerts part's tables and deliveries (alerts-part.ts; docs/OBSERVABILITY.md, "Alerts"): a
  * quota's use crossing a threshold (default 80 % and 100 %, once per crossing per
  * period), the platform refusing the tenant's key (401 or 403, once per hour and
  * status) and a share of server errors above a threshold (once per hour;
- * health.ts finds the last two). Each goes to the tenant's webhook as one signed
+ * health-alerts.ts finds the last two). Each goes to the tenant's webhook as one signed
  * POST, retried with backoff (at most ALERT_MAX_TRIES tries) from the guard's
  * alarm, and into the alert log the console shows (the last ALERT_LOG_KEPT),
  * webhook or not.
  */
 
-import { hmacSha256Hex } from '../../hash';
-import { isSealed, type KeyRing, open } from '../../tenants/crypto';
+import { hmacSha256Hex } from '../../../hash';
+import { isSealed, type KeyRing, open } from '../../../tenants/crypto';
 import type {
   AlertPayload,
   KeyRejectedAlert,
   QuotaAlert,
   RecentAlert,
   ServerErrorsAlert,
-} from '../../types/wire';
-import type { Sql } from './sql';
+} from '../../../types/wire';
+import type { Sql } from '../sql';
 
 export const DEFAULT_THRESHOLDS = [80, 100];
 /** An hour whose server errors reach this share of its requests raises an alert (percent). */
@@ -44,6 +44,17 @@ export interface AlertConfig {
 }
 
 export type { AlertPayload, KeyRejectedAlert, QuotaAlert, ServerErrorsAlert };
+
+/** A quota's use in its current period, as the limits part counts it. */
+export interface QuotaUse {
+  /** The meter's key (`quota:daily`, `token:<id>:quota:monthly`, …). */
+  meter: string;
+  policy: string;
+  used: number;
+  limit: number;
+  periodStart: number;
+  periodEnd: number;
+}
 
 export interface DeliveryResult {
   id: number;
@@ -132,14 +143,7 @@ export function writeAlertConfig(sql: Sql, config: AlertConfig | null): void {
 export function noteQuotaUse(
   sql: Sql,
   config: AlertConfig,
-  q: {
-    meter: string;
-    policy: string;
-    used: number;
-    limit: number;
-    periodStart: number;
-    periodEnd: number;
-  },
+  q: QuotaUse,
   now: number,
 ): number | null {
   let due: number | null = null;

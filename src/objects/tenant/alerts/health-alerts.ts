@@ -4,10 +4,10 @@
  * platform refusing its key (401 or 403), and a share of server errors (alerts.ts).
  */
 
-import { HOUR_MS, hourOf } from '../../metering/usage';
+import { HOUR_MS, hourOf } from '../../../metering/usage';
+import type { HistoryPart } from '../history/history-part';
+import type { Sql } from '../sql';
 import { type AlertConfig, DEFAULT_SERVER_ERROR_PERCENT, firstTime, raiseAlert } from './alerts';
-import type { HistoryPart } from './history/history-part';
-import type { Sql } from './sql';
 
 /** What the alerts read of the usage history: an hour's figures, and the key's refusals in it. */
 export type HourFigures = Pick<HistoryPart, 'figures' | 'keyRejectionsIn'>;
