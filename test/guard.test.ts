@@ -124,9 +124,9 @@ describe('TenantGuard', () => {
       tag_kid: 'k2',
     };
     const spec = { name: 'a', scopes: ['teams:read'], expires_at: null };
-    await g.issueToken('ten_guardtest', minted, spec, null, 0);
+    await g.tokens().issue('ten_guardtest', minted, spec, null, 0);
     const ctx = { request_id: 'test', actor: 'test', ip: null, colo: null };
-    await g.revokeToken('ten_guardtest', 'tok_a', false, 0, ctx);
+    await g.tokens().revoke('ten_guardtest', 'tok_a', false, 0, ctx);
     expect(await refusal(g, req(1, l))).toEqual({ reason: 'revoked' });
     expect(await refusal(g, req(1, l, { tokenId: 'tok_b' }))).toBeNull();
   });

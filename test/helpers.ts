@@ -242,7 +242,7 @@ export async function revokeWhileKvLags(tenantId: string, token: string, tokenId
   const before = await testEnv.TENANTS.get(key);
   const guard = testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenantId));
   const ctx = { request_id: 'test', actor: 'test', ip: null, colo: null };
-  const outcome = await guard.revokeToken(tenantId, tokenId, false, Date.now(), ctx);
+  const outcome = await guard.tokens().revoke(tenantId, tokenId, false, Date.now(), ctx);
   if (outcome.kind !== 'revoked') throw new Error(`not revoked: ${outcome.kind}`);
   if (before) await testEnv.TENANTS.put(key, before);
 }

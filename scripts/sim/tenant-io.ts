@@ -13,6 +13,12 @@ export function detachedIo(now: Clock = () => Date.now(), io: Partial<TenantIo> 
     reportToFleet: async () => undefined,
     keyRing: () => Promise.reject(new Error('no key ring here')),
     audit: async () => undefined,
+    tokenRecords: {
+      stored: async () => [],
+      write: async () => undefined,
+      erase: async () => undefined,
+    },
+    sendToBroker: async () => undefined,
     ...io,
   };
 }

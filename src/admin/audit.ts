@@ -71,7 +71,7 @@ export function auditRoutes(): Hono<HonoEnv> {
         if (sealed === 'resealed') report.resealed++;
         if (await guard.alerts().resealSecret()) report.alert_secrets_resealed++;
         const now = Date.now();
-        for (const token of await guard.listTokens(t.id, now)) {
+        for (const token of await guard.tokens().list(t.id, now)) {
           // Tokens that ended need no rotation.
           if (token.revoked_at || (token.expires_at && Date.parse(token.expires_at) <= now)) {
             continue;

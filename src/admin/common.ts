@@ -8,8 +8,8 @@ import type { TokenLimits } from '../metering/policy';
 import { auditLog, type NewAuditEntry } from '../objects/audit/audit-log';
 import { versionForKey } from '../objects/tenant/cache-version';
 import { type GuardParts, guardFor } from '../objects/tenant/tenant-guard';
-import type { TokenSpecOf } from '../objects/tenant/token-changes';
-import type { AuditContext } from '../objects/tenant/token-registry';
+import type { TokenSpecOf } from '../objects/tenant/tokens/token-changes';
+import type { AuditContext } from '../objects/tenant/tokens/token-registry';
 import { directStores, type Stores } from '../tenants/stores';
 import type { Issued } from '../tenants/token-store';
 import type { HonoEnv } from '../types/context';
@@ -71,7 +71,7 @@ export async function issueToken(
 ): Promise<Issued> {
   const { token, ...minted } = await stores.tokens.mint();
   const guard = guardFor(c.env, tenantId);
-  const { record } = await guard.issueToken(tenantId, minted, spec, limits, Date.now());
+  const { record } = await guard.tokens().issue(tenantId, minted, spec, limits, Date.now());
   if (limits) isolateAdmission.forget(tenantId);
   return { token, record };
 }

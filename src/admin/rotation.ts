@@ -8,7 +8,7 @@ import type { Context } from 'hono';
 import * as z from 'zod';
 import { GatewayError, invalidField } from '../errors';
 import { isolateAdmission } from '../limits/admission';
-import type { RotateOutcome } from '../objects/tenant/token-registry';
+import type { RotateOutcome } from '../objects/tenant/tokens/token-registry';
 import type { Stores } from '../tenants/stores';
 import type { Issued } from '../tenants/token-store';
 import type { HonoEnv } from '../types/context';
@@ -66,14 +66,9 @@ export async function rotateToken(
     );
   }
   const { token, ...minted } = await stores.tokens.mint();
-  const outcome = await guardFor(c.env, tenantId).rotateToken(
-    tenantId,
-    tokenId,
-    minted,
-    until,
-    now,
-    auditContext(c, actor),
-  );
+  const outcome = await guardFor(c.env, tenantId)
+    .tokens()
+    .rotate(tenantId, tokenId, minted, until, now, auditContext(c, actor));
   isolateAdmission.forget(tenantId);
   if (outcome.kind !== 'rotated') throw rotationRefused(outcome, actor !== undefined);
   stores.tokens.forget([outcome.old, outcome.successor]);

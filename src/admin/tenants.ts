@@ -190,7 +190,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     // record is gone: a PATCH joining one before that is undone here, one after finds no
     // tenant and leaves it itself.
     await changeGuard(c, id, (g) => g.setDisabled(true));
-    stores.tokens.forget(await guardFor(c.env, id).removeTokens(id));
+    stores.tokens.forget(await guardFor(c.env, id).tokens().removeAll(id));
     await changeGuard(c, id, (g) => g.removeTenant(id));
     stores.tenants.forget(tenant, null);
     await planBook(c.env).leave(id);

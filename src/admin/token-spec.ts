@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { invalidField } from '../errors';
 import { tokenLimitsSchema } from '../metering/policy';
-import type { TokenSpecOf } from '../objects/tenant/token-changes';
+import type { TokenSpecOf } from '../objects/tenant/tokens/token-changes';
 import { nameField } from '../routes/schemas';
 import { grantScopes, PRESET_NAMES, scopesOf } from '../tenants/scopes';
 

@@ -44,7 +44,7 @@ async function setTokenLimits(
   limits: TokenLimits | null,
 ): Promise<void> {
   await existingTenant(await adminStores(c), tenantId);
-  if (!(await guardFor(c.env, tenantId).setTokenLimits(tenantId, tokenId, limits))) {
+  if (!(await guardFor(c.env, tenantId).tokens().setLimits(tenantId, tokenId, limits))) {
     throw noSuchToken();
   }
   isolateAdmission.forget(tenantId);
@@ -83,7 +83,7 @@ export function tokenRoutes(): Hono<HonoEnv> {
   app.get('/:id/tokens', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    const tokens: TokenListing[] = await guardFor(c.env, id).listTokens(id, Date.now());
+    const tokens: TokenListing[] = await guardFor(c.env, id).tokens().list(id, Date.now());
     return c.json(ok({ tokens }));
   });
 
@@ -143,13 +143,9 @@ export function tokenRoutes(): Hono<HonoEnv> {
       const { with_successors } = c.req.valid('query');
       const stores = await adminStores(c);
       await existingTenant(stores, id);
-      const outcome = await guardFor(c.env, id).revokeToken(
-        id,
-        token_id,
-        with_successors,
-        Date.now(),
-        auditContext(c),
-      );
+      const outcome = await guardFor(c.env, id)
+        .tokens()
+        .revoke(id, token_id, with_successors, Date.now(), auditContext(c));
       isolateAdmission.forget(id);
       if (outcome.kind === 'not_found') throw noSuchToken();
       stores.tokens.forget(outcome.revoked);

@@ -31,12 +31,10 @@ import {
   type Meter,
   type MeterOptions,
   metersFor,
-  type TokenLimits,
 } from '../../metering/policy';
 import type { UsageBatch } from '../../metering/usage';
 import { ROUTE_GROUPS } from '../../routes/types';
-import type { TokenEntry } from '../../tenants/token-store';
-import type { TenantUsage, TokenListing } from '../../types/wire';
+import type { TenantUsage } from '../../types/wire';
 import { AlertsPart } from './alerts/alerts-part';
 import { BrokerWants } from './broker-wants';
 import { HistoryPart } from './history/history-part';
@@ -50,8 +48,8 @@ import { Settings } from './settings';
 import { slotAt, windowSeconds } from './slots';
 import type { Sql } from './sql';
 import { GuardStore, sqlLedgerStorage } from './store';
-import { TokenChanges } from './token-changes';
-import { migrateTokens, TokenRegistry } from './token-registry';
+import { TokenStanding } from './tokens/token-standing';
+import { TokensPart } from './tokens/tokens-part';
 
 /** An isolate's lease never takes more than this share of what is left of a meter. */
 export const LEASE_SHARE = 1 / 8;
@@ -62,10 +60,10 @@ export class GuardCore {
   private readonly store: GuardStore;
   private readonly ledger: Ledger;
   private readonly brokerWants = new BrokerWants();
-  /** The tenant's tokens as decided here (token-registry.ts), and what KV and the audit log lack. */
-  readonly tokens: TokenRegistry;
-  /** Issue, rotation, revocation and own limits of the tenant's tokens (token-changes.ts). */
-  readonly tokenChanges: TokenChanges;
+  /** What admission reads of the tenant's tokens (tokens/token-standing.ts). */
+  readonly standing: TokenStanding;
+  /** The tenant's tokens (tokens/tokens-part.ts). */
+  readonly tokens: TokensPart;
   /** The tenant's recent requests (recent/recent-requests.ts). */
   readonly recent: RecentRequestsPart;
   /** The tenant's usage history (history/history-part.ts). */
@@ -89,10 +87,15 @@ export class GuardCore {
     this.history = new HistoryPart(sql, settings, io);
     this.alerts = new AlertsPart(sql, this.history, io);
     this.recent = new RecentRequestsPart(sql, io.now);
-    this.idempotency = new IdempotencyPart(sql, (id) => this.store.meterOwner(id), io);
-    migrateTokens(sql);
-    this.tokens = new TokenRegistry(sql);
-    this.tokenChanges = new TokenChanges(this.tokens, this.store);
+    this.standing = new TokenStanding(sql);
+    this.idempotency = new IdempotencyPart(sql, (id) => this.standing.lineOf(id), io);
+    this.tokens = new TokensPart(sql, {
+      settings,
+      standing: this.standing,
+      io,
+      tellBrokers: (push) => this.tellBrokers(push),
+      lastUsedHour: (id) => this.history.lastUsedHour(id),
+    });
   }
 
   /**
@@ -120,11 +123,11 @@ export class GuardCore {
       // A rotated token's own meters are its line's: old and new share one budget.
       meters: metersFor(
         limits,
-        this.store.tokenLimits(ask.tokenId),
-        { ...ask, tokenId: this.store.meterOwner(ask.tokenId) },
+        this.standing.limitsOf(ask.tokenId),
+        { ...ask, tokenId: this.standing.lineOf(ask.tokenId) },
         req.meterOptions,
       ),
-      tokenEnd: this.store.tokenEnd(ask.tokenId),
+      tokenEnd: this.standing.endOf(ask.tokenId),
     }));
     const meters = new Map<string, Meter>();
     for (const s of perScope) for (const m of s.meters) meters.set(m.key, m);
@@ -232,17 +235,6 @@ export class GuardCore {
     this.wakeBy(this.io.now() + SWEEP_EVERY_MS);
   }
 
-  /**
-   * The tenant's tokens for the operator, oldest first, each with its own limits and
-   * its last use (the hour, from the usage history).
-   */
-  listTokens(now: number): TokenListing[] {
-    return this.tokenChanges.list(now).map((t) => {
-      const hour = this.history.lastUsedHour(t.id);
-      return { ...t, last_used_at: hour === null ? null : new Date(hour).toISOString() };
-    });
-  }
-
   /** Checks `cost` against every meter of a scope and counts it; the refusal otherwise. */
   private admitCost(meters: Meter[], cost: number, now: number): Refusal | null {
     // A request dearer than a whole window would wait forever: say so instead.
@@ -311,9 +303,9 @@ export class GuardCore {
         meters.set(m.key, m);
       }
     }
-    const tokenLimits = tokenId ? this.store.tokenLimits(tokenId) : null;
+    const tokenLimits = tokenId ? this.standing.limitsOf(tokenId) : null;
     if (tokenId && tokenLimits) {
-      const owner = this.store.meterOwner(tokenId);
+      const owner = this.standing.lineOf(tokenId);
       const scope = { group: 'teams' as const, tokenId: owner };
       for (const m of metersFor(limits, tokenLimits, scope, NO_OPTIONS)) {
         if (m.key.startsWith(`token:${owner}:`)) meters.set(m.key, m);
@@ -352,11 +344,6 @@ export class GuardCore {
     return this.store.ownLimits() === null;
   }
 
-  /** A token's own limits, or null. */
-  tokenLimits(tokenId: string): TokenLimits | null {
-    return this.store.tokenLimits(tokenId);
-  }
-
   /** Part of every cache key of this tenant; a new value orphans every old entry. */
   setCacheVersion(version: string): BrokerPush {
     this.store.putSetting('cache_version', version);
@@ -377,13 +364,7 @@ export class GuardCore {
    * Like every operator change here, it returns what to push to the brokers.
    */
   revoke(tokenId: string, now: number): BrokerPush {
-    this.store.revoke(tokenId, now);
-    return this.tokenPush(tokenId);
-  }
-
-  /** The token is refused from `at` on (rotation's overlap end); revocation wins. */
-  expireAt(tokenId: string, at: number): BrokerPush {
-    this.store.expireAt(tokenId, at);
+    this.standing.revoke(tokenId, now);
     return this.tokenPush(tokenId);
   }
 
@@ -394,7 +375,7 @@ export class GuardCore {
   }
 
   private tokenPush(tokenId: string): BrokerPush {
-    const end = this.store.tokenEnd(tokenId);
+    const end = this.standing.endOf(tokenId);
     return end ? { kind: 'token', tokenId, end } : { kind: 'reset' };
   }
 
@@ -411,21 +392,16 @@ export class GuardCore {
   }
 
   /**
-   * Takes in the tokens KV held before this guard decided its tenant's tokens (once per
-   * tenant): a rotated token's family is the line whose meters it shares.
+   * Pushes an operator change to every regional broker holding a lease
+   * (objects/broker/broker.ts), before the change is answered: each applies it (or, for new
+   * limits, drops what it knew), so the change holds everywhere once isolates'
+   * own leases (LEASE_MAX_MS) end.
+   * A broker that cannot be reached holds its pool no longer than
+   * BROKER_LEASE_MS (docs/LIMITS.md, "Hierarchical leases").
    */
-  adoptTokens(entries: TokenEntry[]): void {
-    this.tokens.adopt(
-      entries,
-      (id) => this.store.meterOwner(id),
-      (id) => this.store.tokenEnd(id),
-    );
-    this.store.putSetting('tokens_adopted', 'true');
-  }
-
-  /** Whether the tokens KV held before have been taken in. */
-  tokensAdopted(): boolean {
-    return this.store.setting('tokens_adopted') === 'true';
+  async tellBrokers(change: BrokerPush): Promise<void> {
+    const holders = this.leaseHolders(this.io.now());
+    await Promise.allSettled(holders.map((name) => this.io.sendToBroker(name, change)));
   }
 
   /** Tells the alerts part the use of each quota counted, when it watches them. */

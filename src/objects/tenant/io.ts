@@ -3,7 +3,9 @@
  * that need it: in the Durable Object the runtime's (tenant-guard.ts), on Node
  * stand-ins (scripts/sim/tenant-io.ts), so a part runs alone with injected time.
  */
+import type { BrokerPush } from '../../metering/lease-protocol';
 import type { KeyRing } from '../../tenants/crypto';
+import type { TokenEntry } from '../../tenants/token-store';
 import type { NewAuditEntry } from '../audit/audit-log';
 import type { FleetHour } from '../fleet/fleet-board';
 
@@ -23,4 +25,13 @@ export interface TenantIo {
   keyRing(): Promise<KeyRing>;
   /** One entry into the AuditLog (objects/audit/). */
   audit(entry: NewAuditEntry): Promise<void>;
+  /** The tenant's token records in KV, which only its guard writes (tenants/token-store.ts). */
+  tokenRecords: {
+    /** Those KV held before this guard decided them (read once, to adopt them). */
+    stored(tenantId: string): Promise<TokenEntry[]>;
+    write(entry: TokenEntry): Promise<void>;
+    erase(entry: TokenEntry): Promise<void>;
+  };
+  /** An operator change to one regional broker, by its name (objects/broker/). */
+  sendToBroker(name: string, push: BrokerPush): Promise<void>;
 }

@@ -4,19 +4,12 @@
  * place and is the only writer, so the mirrors cannot go stale, and SQLite
  * survives eviction. Counters themselves live in the ledger (ledger.ts).
  */
-import {
-  type Limits,
-  limitsSchema,
-  type TokenLimits,
-  tokenLimitsSchema,
-} from '../../metering/policy';
+import { type Limits, limitsSchema } from '../../metering/policy';
 import type { GuardCalls } from '../../types/wire';
 import type { LedgerStorage, SlotRow } from './ledger';
 import type { PlanPush } from './plan-protocol';
 import type { SettingName, Settings } from './settings';
 import type { Sql } from './sql';
-/** When a token stops being accepted, and why; null: it has no end recorded. */
-export type TokenState = { at: number; reason: 'revoked' | 'expired' } | null;
 
 export type { GuardCalls };
 
@@ -34,9 +27,6 @@ export const HOLDER_KEPT_MS = 120_000;
 const HOLDER_WRITE_EVERY_MS = 10_000;
 
 export class GuardStore {
-  private readonly tokenStates = new Map<string, TokenState>();
-  private readonly tokenLimitsCache = new Map<string, TokenLimits | null>();
-  private readonly meterOwners = new Map<string, string>();
   private limits: Limits | null | undefined;
   private planState: PlanPush | null | undefined;
   private calls: GuardCalls | undefined;
@@ -79,97 +69,6 @@ export class GuardStore {
       this.limits = value ? limitsSchema.parse(JSON.parse(value)) : null;
     }
     return this.limits;
-  }
-
-  tokenEnd(tokenId: string): TokenState {
-    let state = this.tokenStates.get(tokenId);
-    if (state === undefined) {
-      const row = this.sql
-        .exec<{ not_after: number; reason: string }>(
-          'SELECT not_after, reason FROM token_states WHERE token_id = ?',
-          tokenId,
-        )
-        .toArray()[0];
-      state = row
-        ? { at: row.not_after, reason: row.reason === 'revoked' ? 'revoked' : 'expired' }
-        : null;
-      this.tokenStates.set(tokenId, state);
-    }
-    return state;
-  }
-
-  revoke(tokenId: string, now: number): void {
-    this.sql.exec(
-      "INSERT OR REPLACE INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'revoked')",
-      tokenId,
-      now,
-    );
-    this.tokenStates.delete(tokenId);
-  }
-
-  /** Revocation wins over a later expiry: the earlier end stays. */
-  expireAt(tokenId: string, at: number): void {
-    this.sql.exec(
-      `INSERT INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'expired')
-       ON CONFLICT(token_id) DO UPDATE SET not_after = MIN(not_after, excluded.not_after)`,
-      tokenId,
-      at,
-    );
-    this.tokenStates.delete(tokenId);
-  }
-
-  tokenLimits(tokenId: string): TokenLimits | null {
-    let limits = this.tokenLimitsCache.get(tokenId);
-    if (limits === undefined) {
-      const row = this.sql
-        .exec<{ limits: string }>('SELECT limits FROM token_limits WHERE token_id = ?', tokenId)
-        .toArray()[0];
-      limits = row ? tokenLimitsSchema.parse(JSON.parse(row.limits)) : null;
-      this.tokenLimitsCache.set(tokenId, limits);
-    }
-    return limits;
-  }
-
-  putTokenLimits(tokenId: string, limits: TokenLimits | null): void {
-    if (limits === null) {
-      this.sql.exec('DELETE FROM token_limits WHERE token_id = ?', tokenId);
-    } else {
-      this.sql.exec(
-        'INSERT OR REPLACE INTO token_limits (token_id, limits) VALUES (?, ?)',
-        tokenId,
-        JSON.stringify(tokenLimitsSchema.parse(limits)),
-      );
-    }
-    this.tokenLimitsCache.delete(tokenId);
-  }
-
-  /**
-   * The token whose own meters a token counts against: itself, or, after a
-   * rotation, the first token of its line, so old and new share one budget.
-   */
-  meterOwner(tokenId: string): string {
-    let owner = this.meterOwners.get(tokenId);
-    if (owner === undefined) {
-      const row = this.sql
-        .exec<{ meters_of: string }>(
-          'SELECT meters_of FROM token_meters WHERE token_id = ?',
-          tokenId,
-        )
-        .toArray()[0];
-      owner = row?.meters_of ?? tokenId;
-      this.meterOwners.set(tokenId, owner);
-    }
-    return owner;
-  }
-
-  /** From now on `successor` counts against the same meters as `tokenId`. */
-  shareMeters(successor: string, tokenId: string): void {
-    this.sql.exec(
-      'INSERT OR REPLACE INTO token_meters (token_id, meters_of) VALUES (?, ?)',
-      successor,
-      this.meterOwner(tokenId),
-    );
-    this.meterOwners.delete(successor);
   }
 
   guardCalls(): GuardCalls {
@@ -238,10 +137,6 @@ function migrate(sql: Sql): void {
     CREATE TABLE IF NOT EXISTS slots (
       meter TEXT NOT NULL, slot_start INTEGER NOT NULL, used INTEGER NOT NULL,
       keep_until INTEGER NOT NULL, PRIMARY KEY (meter, slot_start));
-    CREATE TABLE IF NOT EXISTS token_states (
-      token_id TEXT PRIMARY KEY, not_after INTEGER NOT NULL, reason TEXT NOT NULL);
-    CREATE TABLE IF NOT EXISTS token_limits (token_id TEXT PRIMARY KEY, limits TEXT NOT NULL);
-    CREATE TABLE IF NOT EXISTS token_meters (token_id TEXT PRIMARY KEY, meters_of TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS stats (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
     CREATE TABLE IF NOT EXISTS lease_holders (name TEXT PRIMARY KEY, seen INTEGER NOT NULL);
   `);

@@ -18,19 +18,13 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 import { log } from '../../log';
-import type { BrokerPush, LeaseRequest, Returned } from '../../metering/lease-protocol';
-import type { Limits, TokenLimits } from '../../metering/policy';
+import type { LeaseRequest, Returned } from '../../metering/lease-protocol';
+import type { Limits } from '../../metering/policy';
 import type { UsageBatch } from '../../metering/usage';
 import { keyRing } from '../../tenants/crypto';
 import type { TenantPatch } from '../../tenants/tenant-store';
-import {
-  eraseTokenRecord,
-  indexedTokens,
-  type TokenEntry,
-  writeTokenRecord,
-} from '../../tenants/token-store';
+import { eraseTokenRecord, indexedTokens, writeTokenRecord } from '../../tenants/token-store';
 import type { StoredTenant } from '../../types/tenants';
-import { waitUntilDone } from '../../waiters';
 import { auditLog } from '../audit/audit-log';
 import { fleetBoardOf } from '../fleet/fleet-board';
 import type { AlertsHandle } from './alerts/alerts-part';
@@ -43,21 +37,10 @@ import { SWEEP_EVERY_MS } from './part';
 import type { PlanPush } from './plan-protocol';
 import type { RecentRequestsHandle } from './recent/recent-requests-part';
 import { type RecordChange, type ResealOutcome, TenantRecord } from './tenant-record';
-import type { RevokeOutcome, TokenSpecOf } from './token-changes';
-import type { AuditContext, MintedToken, RotateOutcome } from './token-registry';
+import type { TokensHandle } from './tokens/tokens-part';
 
-/** A decision KV has not taken yet is tried again by the alarm this soon. */
+/** A record change KV has not taken yet is tried again by the alarm this soon. */
 const RESYNC_AFTER_MS = 5000;
-/** A write to KV that failed is tried once more, after this pause (KV takes one write a second per key). */
-const KV_RETRY_MS = 1100;
-/**
- * Rounds of writing one call makes at most before it answers; the alarm writes the rest.
- * A change is decided (and answered) first: should KV refuse twice, or other calls keep
- * deciding for 10 rounds, KV holds it only once the alarm has written it (logged as
- * `tokens.sync_failed` or `tokens.sync_deferred`; docs/SECURITY.md, "Token changes are
- * decided in one place").
- */
-const SYNC_ROUNDS = 10;
 
 /** The TenantGuard of one tenant, as a stub (tests, and what needs the object itself). */
 export function guardStub(
@@ -68,7 +51,7 @@ export function guardStub(
 }
 
 /** The guard's methods that hand out a part (part.ts). */
-const PARTS = ['recentRequests', 'history', 'idempotency', 'alerts'] as const;
+const PARTS = ['recentRequests', 'history', 'idempotency', 'alerts', 'tokens'] as const;
 /** The calls the guard still answers itself, until their part takes them. */
 const CALLS = [
   'acquire',
@@ -77,13 +60,6 @@ const CALLS = [
   'usage',
   'setLimits',
   'applyPlan',
-  'issueToken',
-  'rotateToken',
-  'revokeToken',
-  'setTokenLimits',
-  'listTokens',
-  'removeTokens',
-  'tokenLimits',
   'welcome',
   'setCacheVersion',
   'cacheVersion',
@@ -130,10 +106,6 @@ export class TenantGuard extends DurableObject {
   private readonly tenantRecord: TenantRecord;
   /** When the alarm is set for, as far as this object knows (undefined: not known). */
   private alarmAt: number | null | undefined;
-  /** The one read of KV's tokens in progress for adoption (tokensReady). */
-  private adopting: Promise<void> | null = null;
-  /** A call is writing decided token records to KV (syncTokens). */
-  private syncing = false;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -146,6 +118,13 @@ export class TenantGuard extends DurableObject {
         fleetBoardOf(this.env, tenantId).report(tenantId, hours, now),
       keyRing: () => keyRing(this.env.KEY_ENCRYPTION_KEY ?? ''),
       audit: (entry) => auditLog(this.env).record(entry),
+      tokenRecords: {
+        stored: (tenantId) => indexedTokens(this.env.TENANTS, tenantId),
+        write: (entry) => writeTokenRecord(this.env.TENANTS, entry),
+        erase: (entry) => eraseTokenRecord(this.env.TENANTS, entry),
+      },
+      sendToBroker: (name, push) =>
+        this.env.LEASE_BROKER.get(this.env.LEASE_BROKER.idFromName(name)).apply(push),
     });
     this.tenantRecord = new TenantRecord(env, ctx.storage.sql, {
       follow: (change, asked) => this.followRecord(change, asked),
@@ -198,86 +177,18 @@ export class TenantGuard extends DurableObject {
   /** The tenant's own limits (null: its plan's, or the defaults); the limits now in force. */
   async setLimits(limits: Limits | null, defaults: Limits): Promise<Limits> {
     this.core.setLimits(limits);
-    await this.tellBrokers({ kind: 'reset' });
+    await this.core.tellBrokers({ kind: 'reset' });
     return this.core.limitsInForce(defaults);
   }
 
   /** The PlanBook's decision about this tenant's plan (plan-protocol.ts). */
   async applyPlan(push: PlanPush): Promise<void> {
-    if (this.core.applyPlan(push)) await this.tellBrokers({ kind: 'reset' });
+    if (this.core.applyPlan(push)) await this.core.tellBrokers({ kind: 'reset' });
   }
 
-  /**
-   * Token changes (token-changes.ts): each is decided here, one call at a time, then
-   * written to KV and the audit log in decision order before the call answers.
-   */
-  async issueToken(
-    tenantId: string,
-    minted: MintedToken,
-    spec: TokenSpecOf,
-    limits: TokenLimits | null,
-    now: number,
-  ): Promise<TokenEntry> {
-    await this.tokensReady(tenantId);
-    const issued = this.core.tokenChanges.issue(tenantId, minted, spec, limits, now);
-    await this.syncTokens();
-    if (limits) await this.tellBrokers({ kind: 'reset' });
-    return issued;
-  }
-
-  async rotateToken(
-    tenantId: string,
-    oldId: string,
-    minted: MintedToken,
-    until: number,
-    now: number,
-    ctx: AuditContext,
-  ): Promise<RotateOutcome> {
-    await this.tokensReady(tenantId);
-    const { outcome, pushes } = this.core.tokenChanges.rotate(oldId, minted, until, now, ctx);
-    await this.syncTokens();
-    for (const push of pushes) await this.tellBrokers(push);
-    return outcome;
-  }
-
-  async revokeToken(
-    tenantId: string,
-    tokenId: string,
-    withSuccessors: boolean,
-    now: number,
-    ctx: AuditContext,
-  ): Promise<RevokeOutcome> {
-    await this.tokensReady(tenantId);
-    const { outcome, pushes } = this.core.tokenChanges.revoke(tokenId, withSuccessors, now, ctx);
-    await this.syncTokens();
-    for (const push of pushes) await this.tellBrokers(push);
-    return outcome;
-  }
-
-  /** A token's own limits; false when the tenant has no such (unrevoked) token. */
-  async setTokenLimits(tenantId: string, tokenId: string, limits: TokenLimits | null) {
-    await this.tokensReady(tenantId);
-    if (!this.core.tokenChanges.setLimits(tokenId, limits)) return false;
-    await this.tellBrokers({ kind: 'reset' });
-    return true;
-  }
-
-  async listTokens(tenantId: string, now: number) {
-    await this.tokensReady(tenantId);
-    return this.core.listTokens(now);
-  }
-
-  /** The tenant is deleted: every record of its tokens leaves KV. */
-  async removeTokens(tenantId: string): Promise<TokenEntry[]> {
-    await this.tokensReady(tenantId);
-    const removed = this.core.tokens.all();
-    this.core.tokens.removeAll();
-    await this.syncTokens();
-    return removed;
-  }
-
-  tokenLimits(tokenId: string) {
-    return this.core.tokenLimits(tokenId);
+  /** The tenant's tokens (tokens/tokens-part.ts). */
+  tokens(): TokensHandle {
+    return this.core.tokens;
   }
 
   /**
@@ -290,7 +201,7 @@ export class TenantGuard extends DurableObject {
   }
 
   async setCacheVersion(version: string) {
-    await this.tellBrokers(this.core.setCacheVersion(version));
+    await this.core.tellBrokers(this.core.setCacheVersion(version));
   }
 
   cacheVersion() {
@@ -298,7 +209,7 @@ export class TenantGuard extends DurableObject {
   }
 
   async setDisabled(disabled: boolean) {
-    await this.tellBrokers(this.core.setDisabled(disabled));
+    await this.core.tellBrokers(this.core.setDisabled(disabled));
   }
 
   /**
@@ -378,7 +289,7 @@ export class TenantGuard extends DurableObject {
     const now = Date.now();
     this.alarmAt = null;
     this.core.sweep(now);
-    if (this.core.tokens.hasPending()) await this.syncTokens();
+    await this.core.tokens.catchUp();
     await this.tenantRecord.finishHalfWritten().catch((err: unknown) => {
       // Its writes set the alarm again; the tenant's next change tries too.
       log.error('tenant_record.sync_failed', {
@@ -388,91 +299,6 @@ export class TenantGuard extends DurableObject {
     const nextAt = await this.core.alerts.catchUp(now);
     const fleetAt = await this.core.history.catchUp(now);
     this.scheduleAlarm(Math.min(nextAt, fleetAt, now + SWEEP_EVERY_MS));
-  }
-
-  /**
-   * Pushes an operator change to every regional broker holding a lease
-   * (broker.ts), before the change is answered: each applies it (or, for new
-   * limits, drops what it knew), so the change holds everywhere once isolates'
-   * own leases (LEASE_MAX_MS) end.
-   * A broker that cannot be reached holds its pool no longer than
-   * BROKER_LEASE_MS (docs/LIMITS.md, "Hierarchical leases").
-   */
-  private async tellBrokers(change: BrokerPush): Promise<void> {
-    const holders = this.core.leaseHolders(Date.now());
-    const brokers = this.env.LEASE_BROKER;
-    await Promise.allSettled(
-      holders.map((name) => brokers.get(brokers.idFromName(name)).apply(change)),
-    );
-  }
-
-  /**
-   * Once per tenant: the tokens KV held before this guard decided them are taken in.
-   * Every token call waits for that one read of KV, so no token decision is made
-   * without them; other calls (admissions, usage) go on meanwhile. Nothing else
-   * writes a tenant's token records, so KV cannot change between the read and its
-   * adoption (one synchronous step). Calls share that one promise: a Durable Object's
-   * requests share its I/O context, so workerd does not cancel it under another call.
-   */
-  private async tokensReady(tenantId: string): Promise<void> {
-    if (this.core.tokensAdopted()) return;
-    this.adopting ??= indexedTokens(this.env.TENANTS, tenantId)
-      .then((entries) => {
-        if (!this.core.tokensAdopted()) this.core.adoptTokens(entries);
-      })
-      .finally(() => {
-        this.adopting = null;
-      });
-    await this.adopting;
-    // What the guard knew better (a revocation KV had lost) goes back to KV.
-    await this.syncTokens();
-  }
-
-  /**
-   * Writes what was decided and KV lacks, and the audit entries not yet sent, one
-   * writer at a time: each write is the token's latest decided record, so whatever
-   * the order calls finish in, KV ends with the last decision. A call waits for a
-   * write in progress (polling: it never awaits another call's I/O), then writes
-   * what is still missing. What cannot be written now is left to the alarm.
-   */
-  private async syncTokens(): Promise<void> {
-    // Each round writes what was pending when it began; decisions made meanwhile (by
-    // other calls, which wait here) are written by the next round.
-    for (let round = 0; round < SYNC_ROUNDS; round++) {
-      if (this.syncing) {
-        await waitUntilDone(() => !this.syncing, 30_000);
-        continue;
-      }
-      if (!this.core.tokens.hasPending()) return;
-      // Should this object end before the writes do, its alarm finishes them.
-      this.scheduleAlarm(Date.now() + RESYNC_AFTER_MS);
-      this.syncing = true;
-      try {
-        for (const write of this.core.tokens.pendingWrites()) {
-          await retriedOnce(() =>
-            write.removed
-              ? eraseTokenRecord(this.env.TENANTS, write)
-              : writeTokenRecord(this.env.TENANTS, write),
-          );
-          this.core.tokens.written(write.record.id, write.version);
-        }
-        for (const { seq, entry } of this.core.tokens.pendingAudits()) {
-          log.info(`audit.${entry.action}`, entry);
-          await retriedOnce(() => auditLog(this.env).record(entry));
-          this.core.tokens.audited(seq);
-        }
-      } catch (err) {
-        // The alarm set above tries again.
-        log.error('tokens.sync_failed', { error: err instanceof Error ? err.name : typeof err });
-        return;
-      } finally {
-        this.syncing = false;
-      }
-    }
-    // Decided, answered, not yet in KV: the alarm set above writes the rest.
-    if (this.core.tokens.hasPending()) {
-      log.warn('tokens.sync_deferred', { rounds: SYNC_ROUNDS, retry_in_ms: RESYNC_AFTER_MS });
-    }
   }
 
   /** Makes sure the alarm fires by `at` (real clock). */
@@ -488,14 +314,5 @@ export class TenantGuard extends DurableObject {
       .catch(() => {
         this.alarmAt = undefined;
       });
-  }
-}
-
-async function retriedOnce(write: () => Promise<void>): Promise<void> {
-  try {
-    await write();
-  } catch {
-    await new Promise((resolve) => setTimeout(resolve, KV_RETRY_MS));
-    await write();
   }
 }

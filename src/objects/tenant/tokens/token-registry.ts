@@ -13,12 +13,12 @@
  * family rotates one step at a time (docs/OPERATING.md, "Rotation").
  */
 
-import { DEFAULT_USAGE_RETENTION_DAYS } from '../../metering/usage';
-import type { TokenEntry } from '../../tenants/token-store';
-import type { TokenRecord } from '../../types/tenants';
-import type { ListedToken } from '../../types/wire';
-import type { NewAuditEntry } from '../audit/audit-log';
-import type { Sql } from './sql';
+import { DEFAULT_USAGE_RETENTION_DAYS } from '../../../metering/usage';
+import type { TokenEntry } from '../../../tenants/token-store';
+import type { TokenRecord } from '../../../types/tenants';
+import type { ListedToken } from '../../../types/wire';
+import type { NewAuditEntry } from '../../audit/audit-log';
+import type { Sql } from '../sql';
 
 /** What a new token needs from the isolate that made its secret: ids and display parts only. */
 export interface MintedToken {

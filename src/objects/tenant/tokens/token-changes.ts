@@ -1,6 +1,6 @@
 /**
  * The rules of a tenant's token changes, decided in its TenantGuard over the
- * registry (token-registry.ts) and the guard's own enforcement rows (store.ts:
+ * registry (token-registry.ts) and what admission reads (token-standing.ts:
  * token states, own limits, shared meters), in one synchronous step each:
  *
  * - Issue: the token and its own limits exist together, or not at all.
@@ -17,12 +17,11 @@
  * has them in the order they were decided.
  */
 
-import type { BrokerPush } from '../../metering/lease-protocol';
-import type { TokenLimits } from '../../metering/policy';
-import type { TokenEntry } from '../../tenants/token-store';
-import type { TokenRecord } from '../../types/tenants';
-import type { TokenListing } from '../../types/wire';
-import type { GuardStore } from './store';
+import type { BrokerPush } from '../../../metering/lease-protocol';
+import type { TokenLimits } from '../../../metering/policy';
+import type { TokenEntry } from '../../../tenants/token-store';
+import type { TokenRecord } from '../../../types/tenants';
+import type { TokenListing } from '../../../types/wire';
 import {
   type AuditContext,
   listed,
@@ -32,6 +31,7 @@ import {
   type TokenRow,
   works,
 } from './token-registry';
+import type { TokenStanding } from './token-standing';
 
 /** The name, scopes and expiry of a token to issue (admin/token-spec.ts checks them). */
 export interface TokenSpecOf {
@@ -55,7 +55,7 @@ export interface Decided<T> {
 export class TokenChanges {
   constructor(
     private readonly tokens: TokenRegistry,
-    private readonly store: GuardStore,
+    private readonly standing: TokenStanding,
   ) {}
 
   issue(
@@ -76,7 +76,7 @@ export class TokenChanges {
       expires_at: spec.expires_at,
       tag_kid: minted.tag_kid,
     };
-    if (limits) this.store.putTokenLimits(minted.id, limits);
+    if (limits) this.standing.putLimits(minted.id, limits);
     this.tokens.insert({
       hash: minted.hash,
       record,
@@ -132,11 +132,11 @@ export class TokenChanges {
     // The successor keeps the old token's own limits and counts against the same meters,
     // so the two together never exceed them during the overlap, and rotating never resets
     // a quota.
-    this.store.putTokenLimits(minted.id, this.store.tokenLimits(oldId));
-    this.store.shareMeters(minted.id, oldId);
+    this.standing.putLimits(minted.id, this.standing.limitsOf(oldId));
+    this.standing.shareLine(minted.id, oldId);
     this.tokens.insert(successor);
     this.tokens.update(rotated);
-    this.store.expireAt(oldId, Date.parse(oldUntil));
+    this.standing.expireAt(oldId, Date.parse(oldUntil));
     const self = ctx.actor === `token:${oldId}`;
     this.tokens.queueAudit({
       ...ctx,
@@ -176,7 +176,7 @@ export class TokenChanges {
       if (row.record.revoked_at) continue;
       const record = { ...row.record, revoked_at: at };
       this.tokens.update({ ...row, record });
-      this.store.revoke(row.record.id, now);
+      this.standing.revoke(row.record.id, now);
       revoked.push({ hash: row.hash, record });
       pushes.push(this.endPush(row.record.id));
       this.tokens.queueAudit({
@@ -194,7 +194,7 @@ export class TokenChanges {
   setLimits(tokenId: string, limits: TokenLimits | null): boolean {
     const token = this.tokens.get(tokenId);
     if (!token || token.record.revoked_at) return false;
-    this.store.putTokenLimits(tokenId, limits);
+    this.standing.putLimits(tokenId, limits);
     return true;
   }
 
@@ -202,7 +202,7 @@ export class TokenChanges {
   list(now: number): Omit<TokenListing, 'last_used_at'>[] {
     return this.tokens
       .list(now)
-      .map((row) => ({ ...listed(row), limits: this.store.tokenLimits(row.record.id) }));
+      .map((row) => ({ ...listed(row), limits: this.standing.limitsOf(row.record.id) }));
   }
 
   /** Why this token may not rotate now, or null when it may. */
@@ -225,7 +225,7 @@ export class TokenChanges {
   }
 
   private endPush(tokenId: string): BrokerPush {
-    const end = this.store.tokenEnd(tokenId);
+    const end = this.standing.endOf(tokenId);
     return end ? { kind: 'token', tokenId, end } : { kind: 'reset' };
   }
 }
