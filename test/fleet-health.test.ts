@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { hmacSha256Hex } from '../src/hash';
 import { fleetBoardOf } from '../src/objects/fleet/fleet-board';
 import { FLEET_REPORT_MS } from '../src/objects/tenant/history/fleet-report';
-import type { TenantGuard } from '../src/objects/tenant/tenant-guard';
+import { guardFor, type TenantGuard } from '../src/objects/tenant/tenant-guard';
 import {
   admin,
   asTenant,
@@ -65,7 +65,7 @@ describe('alerts beyond quotas', () => {
       const { res, body } = await asTenant(t, '/agent/lists');
       expect([res.status, body.code]).toEqual([502, 50205]);
     }
-    await guardOf(t).alerts().deliver(Date.now());
+    await guardFor(testEnv, t.id).alerts().deliver(Date.now());
     const got = await deliveries(name);
     expect(got).toHaveLength(1);
     const payload = JSON.parse(got[0]?.body ?? '{}');
@@ -81,7 +81,7 @@ describe('alerts beyond quotas', () => {
     );
     // Not again within the hour.
     for (let i = 0; i < 3; i++) await asTenant(t, '/agent/lists');
-    await guardOf(t).alerts().deliver(Date.now());
+    await guardFor(testEnv, t.id).alerts().deliver(Date.now());
     expect(await deliveries(name)).toHaveLength(1);
     const log = await recent(t);
     expect(log.map((a: any) => [a.alert.kind, a.delivery])).toEqual([

@@ -1,12 +1,13 @@
 /**
  * The TenantGuard reached through its parts' handles, in this workerd: a call on a
  * part made without awaiting the part's stub (promise pipelining, one round trip)
- * answers what the same call on the awaited stub answers (two round trips), and a
- * guard that cannot hand out a part fails the call made on it, nothing left
- * unhandled (vitest fails a run with an unhandled rejection). `npm run bench:rpc`
- * measures the trips.
+ * answers what the same call on the awaited stub answers (two round trips); the
+ * part's stub is let go once the call is answered (one kept holds the guard's request
+ * open: eviction would wait for it); and a guard that cannot hand out a part fails
+ * the call made on it, nothing left unhandled (vitest fails a run with an unhandled
+ * rejection). `npm run bench:rpc` measures the trips.
  */
-import { runInDurableObject } from 'cloudflare:test';
+import { evictDurableObject, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
 import type { RequestRow } from '../src/metering/usage';
@@ -59,11 +60,34 @@ describe("the TenantGuard's parts, through handles", () => {
     const g = guard();
     const now = Date.now();
     await g.record({ rows: [], refusals: [], requests: [request(now, 200), request(now, 503)] });
-    const pipelined = await g.recentRequests().query({ limit: 10 });
+    // One round trip: the call is made on the promise of the part's stub.
+    const part = g.recentRequests();
+    const pipelined = await part.query({ limit: 10 });
+    (part as unknown as Disposable)[Symbol.dispose]();
+    // Two: the stub first, then the call.
     const handle = await g.recentRequests();
     const awaited = await handle.query({ limit: 10 });
+    handle[Symbol.dispose]();
     expect(pipelined.requests.map((r) => r.status)).toEqual([503, 200]);
     expect(awaited).toEqual(pipelined);
+  });
+
+  it("lets a part's stub go once its call is answered: the guard is not held open", async () => {
+    const name = `parts-test-${crypto.randomUUID()}`;
+    await guardFor(testEnv, name).tenantRecord().setDisabled(true);
+    // Eviction waits for the object's requests; a stub kept would hold one open for good.
+    await evictDurableObject(guardStub(testEnv, name));
+    const answer = await guardStub(testEnv, name).acquire({
+      now: Date.now(),
+      start: Date.now(),
+      leaseMaxMs: 0,
+      defaults: { policies: [], quota: {} },
+      meterOptions: { partitionShare: 1, largestCost: 1 },
+      scopes: [{ group: 'teams', tokenId: 'tok_a', cost: 1, want: 0 }],
+      returns: [],
+      renewal: false,
+    });
+    expect(answer.disabled).toBe(true);
   });
 
   it('fails the call on a part the guard cannot hand out, and leaves nothing unhandled', async () => {

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { LeaseRequest } from '../src/metering/lease-protocol';
 import type { Limits, Scope } from '../src/metering/policy';
 import { AUDIT_MAX_ENTRIES } from '../src/objects/audit/audit-log';
+import { guardFor, guardStub } from '../src/objects/tenant/tenant-guard';
 import { testEnv } from './helpers';
 
 function guard() {
@@ -114,7 +115,8 @@ describe('TenantGuard', () => {
   });
 
   it('refuses a revoked token and only that one', async () => {
-    const g = guard();
+    const name = `guard-test-${crypto.randomUUID()}`;
+    const g = guardStub(testEnv, name);
     const l = limits({});
     const minted = {
       id: 'tok_a',
@@ -124,9 +126,9 @@ describe('TenantGuard', () => {
       tag_kid: 'k2',
     };
     const spec = { name: 'a', scopes: ['teams:read'], expires_at: null };
-    await g.tokens().issue('ten_guardtest', minted, spec, null, 0);
+    await guardFor(testEnv, name).tokens().issue('ten_guardtest', minted, spec, null, 0);
     const ctx = { request_id: 'test', actor: 'test', ip: null, colo: null };
-    await g.tokens().revoke('ten_guardtest', 'tok_a', false, 0, ctx);
+    await guardFor(testEnv, name).tokens().revoke('ten_guardtest', 'tok_a', false, 0, ctx);
     expect(await refusal(g, req(1, l))).toEqual({ reason: 'revoked' });
     expect(await refusal(g, req(1, l, { tokenId: 'tok_b' }))).toBeNull();
   });

@@ -13,6 +13,7 @@ import { env, exports } from 'cloudflare:workers';
 import { expect, inject } from 'vitest';
 import { ERRORS, type ErrorKind } from '../src/errors';
 import worker from '../src/index';
+import { guardFor } from '../src/objects/tenant/tenant-guard';
 import { keyRing } from '../src/tenants/crypto';
 import { generateToken, hashToken, randomBase62, withChecksum } from '../src/tenants/token';
 import type { Bindings } from '../src/types/context';
@@ -240,9 +241,10 @@ export async function countExactly(tenant: TestTenant, limit = 1000): Promise<vo
 export async function revokeWhileKvLags(tenantId: string, token: string, tokenId: string) {
   const key = `token:${await hashToken(token)}`;
   const before = await testEnv.TENANTS.get(key);
-  const guard = testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenantId));
   const ctx = { request_id: 'test', actor: 'test', ip: null, colo: null };
-  const outcome = await guard.tokens().revoke(tenantId, tokenId, false, Date.now(), ctx);
+  const outcome = await guardFor(testEnv, tenantId)
+    .tokens()
+    .revoke(tenantId, tokenId, false, Date.now(), ctx);
   if (outcome.kind !== 'revoked') throw new Error(`not revoked: ${outcome.kind}`);
   if (before) await testEnv.TENANTS.put(key, before);
 }

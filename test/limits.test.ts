@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ERRORS, type ErrorKind } from '../src/errors';
 import type { Limits } from '../src/metering/policy';
+import { guardFor } from '../src/objects/tenant/tenant-guard';
 import {
   admin,
   asTenant,
@@ -399,7 +400,7 @@ describe('a route that costs 0 units (ROUTE_OVERRIDES)', () => {
       const other = await createTenant();
       await setLimits(other, { policies: [] });
       expect((await call(other.token, mode)).status).toBe(200);
-      await testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(other.id)).setDisabled(true);
+      await guardFor(testEnv, other.id).tenantRecord().setDisabled(true);
       const disabled = await call(other.token, mode);
       expect(disabled.status, mode).toBe(403);
       expect((await envelope(disabled)).code).toBe(ERRORS.TENANT_DISABLED.code);

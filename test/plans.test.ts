@@ -221,7 +221,7 @@ describe('plans', () => {
     });
     let removing = false;
     await runInDurableObject(guardStub(testEnv, t.id), (guard: TenantGuard) => {
-      const record = Reflect.get(guard, 'tenantRecord');
+      const record = Reflect.get(Reflect.get(Reflect.get(guard, 'core'), 'tenantRecord'), 'record');
       const remove = record.remove.bind(record);
       record.remove = async (...args: Parameters<typeof remove>) => {
         removing = true;

@@ -9,7 +9,7 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
-import { KeptRecordRow } from '../src/objects/tenant/kept-record';
+import { KeptRecordRow } from '../src/objects/tenant/record/kept-record';
 import { guardFor, guardStub } from '../src/objects/tenant/tenant-guard';
 import { tenantKey } from '../src/tenants/kv-keys';
 import {
@@ -132,7 +132,9 @@ describe("a new tenant's guard", () => {
     // The guard's location has not seen the creation's KV write yet (KV: up to 60 s).
     const created = await recordNow(t.id);
     await testEnv.TENANTS.delete(tenantKey(t.id));
-    const change = await guardFor(testEnv, t.id).updateTenant(t.id, { name: 'Renamed at once' });
+    const change = await guardFor(testEnv, t.id)
+      .tenantRecord()
+      .update(t.id, { name: 'Renamed at once' });
     expect(change?.after).toMatchObject({ id: t.id, name: 'Renamed at once', status: 'active' });
     expect(JSON.parse((await recordNow(t.id)).value)).toMatchObject({
       name: 'Renamed at once',

@@ -19,6 +19,12 @@ export function detachedIo(now: Clock = () => Date.now(), io: Partial<TenantIo> 
       erase: async () => undefined,
     },
     sendToBroker: async () => undefined,
+    // No KV on Node: a call to it fails.
+    kv: { TENANTS: {} as KVNamespace },
+    otherGuard: () => ({
+      cacheVersion: async () => null,
+      setCacheVersion: async () => undefined,
+    }),
     ...io,
   };
 }

@@ -65,7 +65,7 @@ export function auditRoutes(): Hono<HonoEnv> {
       for (const t of page.tenants) {
         const guard = guardFor(c.env, t.id);
         // The guard re-seals in its turn, so a key set meanwhile (PATCH) is never undone.
-        const sealed = await guard.resealTenantKey(t.id);
+        const sealed = await guard.tenantRecord().reseal(t.id);
         if (sealed === 'not_found') continue;
         report.tenants++;
         if (sealed === 'resealed') report.resealed++;

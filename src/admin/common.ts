@@ -6,7 +6,7 @@ import { isolateAdmission } from '../limits/admission';
 import { log } from '../log';
 import type { TokenLimits } from '../metering/policy';
 import { auditLog, type NewAuditEntry } from '../objects/audit/audit-log';
-import { versionForKey } from '../objects/tenant/cache-version';
+import { versionForKey } from '../objects/tenant/record/cache-version';
 import { type GuardParts, guardFor } from '../objects/tenant/tenant-guard';
 import type { TokenSpecOf } from '../objects/tenant/tokens/token-changes';
 import type { AuditContext } from '../objects/tenant/tokens/token-registry';
@@ -119,7 +119,7 @@ export async function welcomeTenant(
   tenant: StoredTenant,
 ): Promise<void> {
   const version = await versionForKey(stores.keys, tenant.id, tenant.key_fingerprint, (other) =>
-    guardFor(c.env, other).cacheVersion(),
+    guardFor(c.env, other).tenantRecord().cacheVersion(),
   );
-  await changeGuard(c, tenant.id, (g) => g.welcome(tenant, version));
+  await changeGuard(c, tenant.id, (g) => g.tenantRecord().welcome(tenant, version));
 }

@@ -69,7 +69,7 @@ export function limitRoutes(): Hono<HonoEnv> {
   app.post('/:id/cache/purge', validated('param', tenantParams), async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    const purged = await guardFor(c.env, id).purgeCache(id);
+    const purged = await guardFor(c.env, id).tenantRecord().purgeCache(id);
     if (!purged) throw noSuchTenant();
     for (const t of purged) isolateAdmission.forget(t);
     await audit(c, 'cache.purged', { tenant_id: id, detail: { tenants: purged.length } });

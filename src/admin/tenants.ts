@@ -189,9 +189,9 @@ export function tenantRoutes(): Hono<HonoEnv> {
     // Refuse first (instant, everywhere), then remove the records; the plan is left once the
     // record is gone: a PATCH joining one before that is undone here, one after finds no
     // tenant and leaves it itself.
-    await changeGuard(c, id, (g) => g.setDisabled(true));
+    await changeGuard(c, id, (g) => g.tenantRecord().setDisabled(true));
     stores.tokens.forget(await guardFor(c.env, id).tokens().removeAll(id));
-    await changeGuard(c, id, (g) => g.removeTenant(id));
+    await changeGuard(c, id, (g) => g.tenantRecord().remove(id));
     stores.tenants.forget(tenant, null);
     await planBook(c.env).leave(id);
     await audit(c, 'tenant.deleted', { tenant_id: id });
@@ -211,7 +211,7 @@ async function changeRecord(
   id: string,
   patch: TenantPatch,
 ): Promise<StoredTenant | null> {
-  const change = await changeGuard(c, id, (g) => g.updateTenant(id, patch));
+  const change = await changeGuard(c, id, (g) => g.tenantRecord().update(id, patch));
   if (!change) return null;
   stores.tenants.forget(change.before, change.after);
   return change.after;

@@ -44,6 +44,8 @@ import { Ledger } from './ledger';
 import { SWEEP_EVERY_MS } from './part';
 import type { PlanPush } from './plan-protocol';
 import { RecentRequestsPart } from './recent/recent-requests-part';
+import { TenantRecordPart } from './record/tenant-record-part';
+import { TenantStanding } from './record/tenant-standing';
 import { Settings } from './settings';
 import { slotAt, windowSeconds } from './slots';
 import type { Sql } from './sql';
@@ -64,6 +66,10 @@ export class GuardCore {
   readonly standing: TokenStanding;
   /** The tenant's tokens (tokens/tokens-part.ts). */
   readonly tokens: TokensPart;
+  /** The disabled flag and cache version (record/tenant-standing.ts). */
+  readonly tenantStanding: TenantStanding;
+  /** The tenant's KV record and what follows it (record/tenant-record-part.ts). */
+  readonly tenantRecord: TenantRecordPart;
   /** The tenant's recent requests (recent/recent-requests.ts). */
   readonly recent: RecentRequestsPart;
   /** The tenant's usage history (history/history-part.ts). */
@@ -96,6 +102,12 @@ export class GuardCore {
       tellBrokers: (push) => this.tellBrokers(push),
       lastUsedHour: (id) => this.history.lastUsedHour(id),
     });
+    this.tenantStanding = new TenantStanding(settings);
+    this.tenantRecord = new TenantRecordPart(sql, {
+      standing: this.tenantStanding,
+      io,
+      tellBrokers: (push) => this.tellBrokers(push),
+    });
   }
 
   /**
@@ -115,7 +127,7 @@ export class GuardCore {
       this.store.countCall('broker_renewals', req.brokerCalls.renewals);
     }
     if (req.holder) this.store.noteHolder(req.holder, now);
-    const disabled = this.store.setting('disabled') === 'true';
+    const disabled = this.tenantStanding.disabled();
     const start = Math.min(Math.max(req.start, now), now + req.leaseMaxMs);
 
     const perScope = req.scopes.map((ask) => ({
@@ -212,7 +224,7 @@ export class GuardCore {
     return {
       mode,
       disabled,
-      cacheVersion: this.store.setting('cache_version') ?? '0',
+      cacheVersion: this.tenantStanding.cacheVersion() ?? '0',
       start,
       expiresAt: Math.max(expiresAt, start),
       scopes,
@@ -344,16 +356,6 @@ export class GuardCore {
     return this.store.ownLimits() === null;
   }
 
-  /** Part of every cache key of this tenant; a new value orphans every old entry. */
-  setCacheVersion(version: string): BrokerPush {
-    this.store.putSetting('cache_version', version);
-    return { kind: 'cache', version };
-  }
-
-  cacheVersion(): string | null {
-    return this.store.setting('cache_version');
-  }
-
   /** Brokers that may hold a lease now: the shell tells them of operator changes. */
   leaseHolders(now: number): string[] {
     return this.store.activeHolders(now);
@@ -365,18 +367,12 @@ export class GuardCore {
    */
   revoke(tokenId: string, now: number): BrokerPush {
     this.standing.revoke(tokenId, now);
-    return this.tokenPush(tokenId);
+    return this.standing.pushOf(tokenId);
   }
 
   /** A disabled (or deleted) tenant is refused at once, whatever KV still says. */
   setDisabled(disabled: boolean): BrokerPush {
-    this.store.putSetting('disabled', String(disabled));
-    return disabled ? { kind: 'disabled' } : { kind: 'reset' };
-  }
-
-  private tokenPush(tokenId: string): BrokerPush {
-    const end = this.standing.endOf(tokenId);
-    return end ? { kind: 'token', tokenId, end } : { kind: 'reset' };
+    return this.tenantStanding.setDisabled(disabled);
   }
 
   /** The alarm's storage work: rows that no longer count and history past its retention. */

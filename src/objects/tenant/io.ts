@@ -34,4 +34,11 @@ export interface TenantIo {
   };
   /** An operator change to one regional broker, by its name (objects/broker/). */
   sendToBroker(name: string, push: BrokerPush): Promise<void>;
+  /** KV and the key ring's setting, where the tenant's record and its indexes live. */
+  kv: { TENANTS: KVNamespace; KEY_ENCRYPTION_KEY?: string };
+  /** Another tenant's guard, for the cache version of a platform key they share. */
+  otherGuard(tenantId: string): {
+    cacheVersion(): Promise<string | null>;
+    setCacheVersion(version: string): Promise<void>;
+  };
 }

@@ -10,8 +10,8 @@
  */
 import type { RpcTarget } from 'cloudflare:workers';
 
-/** The methods of part `P` that callers reach over RPC. */
-export type Handle<P, K extends keyof P> = Pick<P, K> & RpcTarget;
+/** The methods of part `P` that callers reach over RPC (`K`: their names, a const list). */
+export type Handle<P, K extends readonly (keyof P)[]> = Pick<P, K[number]> & RpcTarget;
 
 /** What the guard's alarm does for a part. */
 export interface Chores {

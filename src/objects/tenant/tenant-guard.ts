@@ -17,30 +17,23 @@
  * it (docs/ARCHITECTURE.md).
  */
 import { DurableObject } from 'cloudflare:workers';
-import { log } from '../../log';
 import type { LeaseRequest, Returned } from '../../metering/lease-protocol';
 import type { Limits } from '../../metering/policy';
 import type { UsageBatch } from '../../metering/usage';
 import { keyRing } from '../../tenants/crypto';
-import type { TenantPatch } from '../../tenants/tenant-store';
 import { eraseTokenRecord, indexedTokens, writeTokenRecord } from '../../tenants/token-store';
-import type { StoredTenant } from '../../types/tenants';
 import { auditLog } from '../audit/audit-log';
 import { fleetBoardOf } from '../fleet/fleet-board';
-import type { AlertsHandle } from './alerts/alerts-part';
-import { newCacheVersion, versionForKey } from './cache-version';
+import { ALERTS_CALLS, type AlertsHandle } from './alerts/alerts-part';
 import { GuardCore } from './core';
-import type { HistoryHandle } from './history/history-part';
+import { HISTORY_CALLS, type HistoryHandle } from './history/history-part';
 import type { HistoryQuery } from './history/rollups';
-import type { IdempotencyHandle } from './idempotency/idempotency-part';
+import { IDEMPOTENCY_CALLS, type IdempotencyHandle } from './idempotency/idempotency-part';
 import { SWEEP_EVERY_MS } from './part';
 import type { PlanPush } from './plan-protocol';
-import type { RecentRequestsHandle } from './recent/recent-requests-part';
-import { type RecordChange, type ResealOutcome, TenantRecord } from './tenant-record';
-import type { TokensHandle } from './tokens/tokens-part';
-
-/** A record change KV has not taken yet is tried again by the alarm this soon. */
-const RESYNC_AFTER_MS = 5000;
+import { RECENT_REQUESTS_CALLS, type RecentRequestsHandle } from './recent/recent-requests-part';
+import { TENANT_RECORD_CALLS, type TenantRecordHandle } from './record/tenant-record-part';
+import { TOKENS_CALLS, type TokensHandle } from './tokens/tokens-part';
 
 /** The TenantGuard of one tenant, as a stub (tests, and what needs the object itself). */
 export function guardStub(
@@ -50,60 +43,78 @@ export function guardStub(
   return env.TENANT_GUARD.get(env.TENANT_GUARD.idFromName(tenantId));
 }
 
-/** The guard's methods that hand out a part (part.ts). */
-const PARTS = ['recentRequests', 'history', 'idempotency', 'alerts', 'tokens'] as const;
+/** What callers reach of each part: the guard's method that hands it out, and its calls. */
+const PARTS = {
+  recentRequests: RECENT_REQUESTS_CALLS,
+  history: HISTORY_CALLS,
+  idempotency: IDEMPOTENCY_CALLS,
+  alerts: ALERTS_CALLS,
+  tokens: TOKENS_CALLS,
+  tenantRecord: TENANT_RECORD_CALLS,
+} as const;
 /** The calls the guard still answers itself, until their part takes them. */
-const CALLS = [
-  'acquire',
-  'record',
-  'ownView',
-  'usage',
-  'setLimits',
-  'applyPlan',
-  'welcome',
-  'setCacheVersion',
-  'cacheVersion',
-  'setDisabled',
-  'updateTenant',
-  'purgeCache',
-  'resealTenantKey',
-  'removeTenant',
-] as const;
+const CALLS = ['acquire', 'record', 'ownView', 'usage', 'setLimits', 'applyPlan'] as const;
 
-/** One tenant's TenantGuard as callers reach it: its parts, each in one round trip. */
-export type GuardParts = Pick<
+type PartName = keyof typeof PARTS;
+/** A part's calls as a caller makes them: each answers a promise (over RPC). */
+type Calls<H> = {
+  [K in Exclude<keyof H, symbol>]: H[K] extends (...args: infer A) => infer R
+    ? (...args: A) => Promise<Awaited<R>>
+    : never;
+};
+
+/** One tenant's TenantGuard as callers reach it: its parts' calls, each one round trip. */
+export type GuardParts = { [P in PartName]: () => Calls<ReturnType<TenantGuard[P]>> } & Pick<
   DurableObjectStub<TenantGuard>,
-  (typeof PARTS)[number] | (typeof CALLS)[number]
+  (typeof CALLS)[number]
 >;
 
 /**
- * The TenantGuard of one tenant, by its parts: `guardFor(env, id).history().query(q)` is
- * one round trip, the call pipelined on the part's stub before it has come back. A
- * guard that cannot be reached fails that call, where the caller handles it; the part's
- * own promise fails alike and is marked handled here, so no failure goes unhandled.
+ * The TenantGuard of one tenant, by its parts: `guardFor(env, id).history().query(q)`.
+ * Each call goes in one round trip, pipelined on a stub of the part before that stub has
+ * come back, and the stub is let go once the call is answered: a stub kept would keep
+ * the guard's request open, and the object in memory, until the caller's own request
+ * ends (for a Durable Object calling, until it is evicted). A guard that cannot be
+ * reached fails the call, where the caller handles it; the part's stub fails alike and
+ * is marked handled, so no failure goes unhandled.
  */
 export function guardFor(
   env: { TENANT_GUARD: DurableObjectNamespace<TenantGuard> },
   tenantId: string,
 ): GuardParts {
-  const stub = guardStub(env, tenantId);
-  const methods = stub as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-  const parts: Record<string, (...args: unknown[]) => unknown> = {};
-  for (const name of PARTS) {
-    parts[name] = () => {
-      const part = methods[name]?.();
-      part?.catch(() => undefined);
-      return part;
-    };
+  const stub = guardStub(env, tenantId) as unknown as Record<
+    string,
+    (...args: unknown[]) => unknown
+  >;
+  const guard: Record<string, unknown> = {};
+  for (const [name, calls] of Object.entries(PARTS)) {
+    const open = () => stub[name]?.() as PartStub;
+    guard[name] = () =>
+      Object.fromEntries(
+        calls.map((call) => [call, (...args: unknown[]) => oneCall(open, call, args)]),
+      );
   }
-  for (const name of CALLS) parts[name] = (...args) => methods[name]?.(...args);
-  return parts as unknown as GuardParts;
+  for (const name of CALLS) guard[name] = (...args: unknown[]) => stub[name]?.(...args);
+  return guard as unknown as GuardParts;
+}
+
+/** A part's stub as a call on it is made: pipelined calls, a failure, a disposer. */
+type PartStub = Record<string, (...args: unknown[]) => Promise<unknown>> &
+  Promise<unknown> &
+  Disposable;
+
+async function oneCall(open: () => PartStub, call: string, args: unknown[]): Promise<unknown> {
+  const part = open();
+  part.catch(() => undefined);
+  try {
+    return await part[call]?.(...args);
+  } finally {
+    part[Symbol.dispose]();
+  }
 }
 
 export class TenantGuard extends DurableObject {
   private readonly core: GuardCore;
-  /** The tenant's KV record, changed one call at a time (tenant-record.ts). */
-  private readonly tenantRecord: TenantRecord;
   /** When the alarm is set for, as far as this object knows (undefined: not known). */
   private alarmAt: number | null | undefined;
 
@@ -125,10 +136,8 @@ export class TenantGuard extends DurableObject {
       },
       sendToBroker: (name, push) =>
         this.env.LEASE_BROKER.get(this.env.LEASE_BROKER.idFromName(name)).apply(push),
-    });
-    this.tenantRecord = new TenantRecord(env, ctx.storage.sql, {
-      follow: (change, asked) => this.followRecord(change, asked),
-      retryLater: () => this.scheduleAlarm(Date.now() + RESYNC_AFTER_MS),
+      kv: env,
+      otherGuard: (tenantId) => guardFor(this.env, tenantId).tenantRecord(),
     });
   }
 
@@ -191,89 +200,9 @@ export class TenantGuard extends DurableObject {
     return this.core.tokens;
   }
 
-  /**
-   * A tenant just created: its record kept here from the start (tenant-record.ts, adopt),
-   * and its platform key's cache version (admin/common.ts, welcomeTenant).
-   */
-  async welcome(created: StoredTenant, cacheVersion: string) {
-    this.tenantRecord.adopt(created);
-    await this.setCacheVersion(cacheVersion);
-  }
-
-  async setCacheVersion(version: string) {
-    await this.core.tellBrokers(this.core.setCacheVersion(version));
-  }
-
-  cacheVersion() {
-    return this.core.cacheVersion();
-  }
-
-  async setDisabled(disabled: boolean) {
-    await this.core.tellBrokers(this.core.setDisabled(disabled));
-  }
-
-  /**
-   * A change of the tenant's record (tenant-record.ts), made after every change before
-   * it. Null when there is no such tenant.
-   */
-  updateTenant(tenantId: string, patch: TenantPatch): Promise<RecordChange | null> {
-    return this.tenantRecord.update(tenantId, patch);
-  }
-
-  /**
-   * What the guard holds beside the record follows it, in the change's turn: a status
-   * sets the disabled flag (asked for again, it is set again), a new platform key takes
-   * that key's cache version.
-   */
-  private async followRecord({ before, after }: RecordChange, asked: TenantPatch) {
-    if (asked.status || after.status !== before.status) {
-      await this.setDisabled(after.status === 'disabled');
-    }
-    if (after.key_fingerprint === before.key_fingerprint) return;
-    const tenantId = after.id;
-    const version = await versionForKey(
-      this.tenantRecord.keys,
-      tenantId,
-      after.key_fingerprint,
-      (other) => guardFor(this.env, other).cacheVersion(),
-    );
-    await this.setCacheVersion(version);
-  }
-
-  /**
-   * Cache purge (docs/CACHE.md, "Cache versions and purging"): a new cache version for
-   * every tenant sharing this tenant's platform key, the key taken from the record in
-   * its turn, so a purge and a key change are ordered. The tenants given it (this one
-   * first), or null when there is no such tenant.
-   */
-  purgeCache(tenantId: string): Promise<string[] | null> {
-    return this.tenantRecord.withRecord(tenantId, async (record) => {
-      if (!record) return null;
-      const sharing = await this.tenantRecord.keys.tenantsSharing(record.key_fingerprint);
-      const tenants = [...new Set([tenantId, ...sharing])];
-      const version = newCacheVersion();
-      await Promise.all(
-        tenants.map((t) =>
-          t === tenantId
-            ? this.setCacheVersion(version)
-            : guardFor(this.env, t).setCacheVersion(version),
-        ),
-      );
-      return tenants;
-    });
-  }
-
-  /** Re-seals the tenant's platform key under the ring's current key (key rotation). */
-  resealTenantKey(tenantId: string): Promise<ResealOutcome> {
-    return this.tenantRecord.reseal(tenantId);
-  }
-
-  /**
-   * The tenant's record and index entries leave KV, refused first (again, in case an
-   * enable came in since DELETE began); false when it was gone already.
-   */
-  removeTenant(tenantId: string): Promise<boolean> {
-    return this.tenantRecord.remove(tenantId, () => this.setDisabled(true));
+  /** The tenant's KV record, its disabled flag and cache version (record/tenant-record-part.ts). */
+  tenantRecord(): TenantRecordHandle {
+    return this.core.tenantRecord;
   }
 
   /** Idempotency keys of the tenant's writes (idempotency/idempotency-part.ts). */
@@ -290,12 +219,7 @@ export class TenantGuard extends DurableObject {
     this.alarmAt = null;
     this.core.sweep(now);
     await this.core.tokens.catchUp();
-    await this.tenantRecord.finishHalfWritten().catch((err: unknown) => {
-      // Its writes set the alarm again; the tenant's next change tries too.
-      log.error('tenant_record.sync_failed', {
-        error: err instanceof Error ? err.name : typeof err,
-      });
-    });
+    await this.core.tenantRecord.catchUp();
     const nextAt = await this.core.alerts.catchUp(now);
     const fleetAt = await this.core.history.catchUp(now);
     this.scheduleAlarm(Math.min(nextAt, fleetAt, now + SWEEP_EVERY_MS));

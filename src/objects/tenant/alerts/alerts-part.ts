@@ -32,10 +32,15 @@ import {
 import { type HourFigures, noteHealthAlerts } from './health-alerts';
 
 /** What callers reach: the operator API's alert settings, log and test, the key rotation's re-seal. */
-export type AlertsHandle = Handle<
-  AlertsPart,
-  'set' | 'settings' | 'recent' | 'test' | 'resealSecret' | 'deliver'
->;
+export const ALERTS_CALLS = [
+  'set',
+  'settings',
+  'recent',
+  'test',
+  'resealSecret',
+  'deliver',
+] as const;
+export type AlertsHandle = Handle<AlertsPart, typeof ALERTS_CALLS>;
 
 export class AlertsPart extends RpcTarget implements Chores {
   /** The webhook as stored (undefined: not read yet). */

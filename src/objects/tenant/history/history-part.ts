@@ -33,7 +33,8 @@ import {
 } from './rollups';
 
 /** What callers reach: the usage series (the operator API). */
-export type HistoryHandle = Handle<HistoryPart, 'query'>;
+export const HISTORY_CALLS = ['query'] as const;
+export type HistoryHandle = Handle<HistoryPart, typeof HISTORY_CALLS>;
 
 export class HistoryPart extends RpcTarget implements Chores {
   private readonly fleet: FleetReport;

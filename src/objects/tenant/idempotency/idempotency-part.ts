@@ -69,7 +69,8 @@ export function scopedKey(key: string, owner: KeyOwner, line: string): string {
 }
 
 /** What callers reach: the idempotency middleware's three calls. */
-export type IdempotencyHandle = Handle<IdempotencyPart, 'claim' | 'settle' | 'release'>;
+export const IDEMPOTENCY_CALLS = ['claim', 'settle', 'release'] as const;
+export type IdempotencyHandle = Handle<IdempotencyPart, typeof IDEMPOTENCY_CALLS>;
 
 export class IdempotencyPart extends RpcTarget implements Chores {
   /** `lineOf`: the first token of a token's rotation line (the tokens part). */

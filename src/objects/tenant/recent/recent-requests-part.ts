@@ -37,7 +37,8 @@ export interface RecentQuery {
 type Row = Record<string, SqlValue> & RequestRow & { seq: number; failed: number };
 
 /** What callers reach: the query (the operator API, a tenant's own view). */
-export type RecentRequestsHandle = Handle<RecentRequestsPart, 'query'>;
+export const RECENT_REQUESTS_CALLS = ['query'] as const;
+export type RecentRequestsHandle = Handle<RecentRequestsPart, typeof RECENT_REQUESTS_CALLS>;
 
 export class RecentRequestsPart extends RpcTarget implements Chores {
   constructor(

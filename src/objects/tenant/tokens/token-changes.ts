@@ -156,7 +156,7 @@ export class TokenChanges {
         old: { hash: old.hash, record: rotated.record },
         successor: { hash: successor.hash, record: successor.record },
       },
-      pushes: [this.endPush(oldId)],
+      pushes: [this.standing.pushOf(oldId)],
     };
   }
 
@@ -178,7 +178,7 @@ export class TokenChanges {
       this.tokens.update({ ...row, record });
       this.standing.revoke(row.record.id, now);
       revoked.push({ hash: row.hash, record });
-      pushes.push(this.endPush(row.record.id));
+      pushes.push(this.standing.pushOf(row.record.id));
       this.tokens.queueAudit({
         ...ctx,
         action: 'token.revoked',
@@ -222,10 +222,5 @@ export class TokenChanges {
       };
     }
     return null;
-  }
-
-  private endPush(tokenId: string): BrokerPush {
-    const end = this.standing.endOf(tokenId);
-    return end ? { kind: 'token', tokenId, end } : { kind: 'reset' };
   }
 }

@@ -6,6 +6,7 @@
  * against (`token_meters`). Read once per object life and then kept in memory: the
  * object is the only writer, so the copies cannot go stale.
  */
+import type { BrokerPush } from '../../../metering/lease-protocol';
 import { type TokenLimits, tokenLimitsSchema } from '../../../metering/policy';
 import type { Sql } from '../sql';
 
@@ -45,6 +46,12 @@ export class TokenStanding {
       this.ends.set(tokenId, state);
     }
     return state;
+  }
+
+  /** What the regional brokers are told of the token's end (a reset when it has none). */
+  pushOf(tokenId: string): BrokerPush {
+    const end = this.endOf(tokenId);
+    return end ? { kind: 'token', tokenId, end } : { kind: 'reset' };
   }
 
   /** From `now` on the token is refused, whatever else it had. */

@@ -42,10 +42,16 @@ const KV_RETRY_MS = 1100;
 const SYNC_ROUNDS = 10;
 
 /** What callers reach: the operator API's token calls (and a partner's own rotation). */
-export type TokensHandle = Handle<
-  TokensPart,
-  'issue' | 'rotate' | 'revoke' | 'setLimits' | 'list' | 'removeAll' | 'limitsOf'
->;
+export const TOKENS_CALLS = [
+  'issue',
+  'rotate',
+  'revoke',
+  'setLimits',
+  'list',
+  'removeAll',
+  'limitsOf',
+] as const;
+export type TokensHandle = Handle<TokensPart, typeof TOKENS_CALLS>;
 
 /** What the tokens part needs beside its tables. */
 export interface TokensDeps {

@@ -4,8 +4,8 @@
  * (tenant-record.ts). KV is written from it; KV is read only to adopt a record
  * the guard has none of yet.
  */
-import type { StoredTenant } from '../../types/tenants';
-import type { Sql } from './sql';
+import type { StoredTenant } from '../../../types/tenants';
+import type { Sql } from '../sql';
 
 export interface KeptRecord {
   /** The record as decided; null: the tenant was deleted (a tombstone, kept for good). */

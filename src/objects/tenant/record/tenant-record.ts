@@ -15,13 +15,13 @@
  * A deletion leaves a tombstone. A change left half written (the object
  * failed or went away) is finished by the guard's alarm or the tenant's next change.
  */
-import { keyRing } from '../../tenants/crypto';
-import { KeyIndex, OriginIndex } from '../../tenants/indexes';
-import { type TenantPatch, TenantStore } from '../../tenants/tenant-store';
-import type { StoredTenant } from '../../types/tenants';
-import { Turns } from '../../waiters';
+import { keyRing } from '../../../tenants/crypto';
+import { KeyIndex, OriginIndex } from '../../../tenants/indexes';
+import { type TenantPatch, TenantStore } from '../../../tenants/tenant-store';
+import type { StoredTenant } from '../../../types/tenants';
+import { Turns } from '../../../waiters';
+import type { Sql } from '../sql';
 import { type KeptRecord, KeptRecordRow } from './kept-record';
-import type { Sql } from './sql';
 
 /** Longest a change waits for the changes before it (each a few KV writes). */
 const TURN_WAIT_MS = 30_000;

@@ -2,8 +2,8 @@
  * Cache versions (docs/CACHE.md, "Cache versions and purging"): part of every
  * cache key of the tenants that hold one, kept by each tenant's TenantGuard.
  */
-import type { KeyIndex } from '../../tenants/indexes';
-import { randomBase62 } from '../../tenants/token';
+import type { KeyIndex } from '../../../tenants/indexes';
+import { randomBase62 } from '../../../tenants/token';
 
 /** A cache version no entry has yet. */
 export function newCacheVersion(): string {
