@@ -36,11 +36,9 @@ export function usageRoutes(): Hono<HonoEnv> {
       const today = Math.floor(now / 86_400_000) * 86_400_000;
       const hour = hourOf(now);
       // One guard call: the meters now, 30 days by day, 48 hours by hour.
-      const view = await guardFor(c.env, tenant.id).ownView(
-        now,
-        c.get('settings').DEFAULT_LIMITS,
-        c.get('token').id,
-        [
+      const view = await guardFor(c.env, tenant.id)
+        .limits()
+        .ownView(now, c.get('settings').DEFAULT_LIMITS, c.get('token').id, [
           {
             from: today - (OWN_USAGE_DAYS - 1) * 86_400_000,
             to: now,
@@ -53,8 +51,7 @@ export function usageRoutes(): Hono<HonoEnv> {
             granularity: 'hour',
             groupBy: [],
           },
-        ],
-      );
+        ]);
       const [days, hours] = view.history;
       return c.json(
         ok<OwnUsage>({

@@ -206,7 +206,7 @@ describe('the fleet overview', () => {
     // Watched, not changed: when the guard has taken its figures for the report.
     let taken = false;
     await runInDurableObject(guardOf(t), (guard: TenantGuard) => {
-      const history = Reflect.get(Reflect.get(guard, 'core'), 'history');
+      const history = Reflect.get(Reflect.get(guard, 'parts'), 'history');
       const figures = history.figures.bind(history);
       history.figures = (since: number) => {
         taken = true;

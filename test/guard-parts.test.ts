@@ -22,12 +22,10 @@ import {
   upstreamSaw,
 } from './helpers';
 
-const guard = () => guardStub(testEnv, `parts-test-${crypto.randomUUID()}`);
-
 /** The guard of `tenantId` as it is when a part cannot be had (it throws for every call). */
 async function withoutPart(tenantId: string, part: string) {
   await runInDurableObject(guardStub(testEnv, tenantId), (g: TenantGuard) => {
-    Object.defineProperty(Reflect.get(g, 'core'), part, {
+    Object.defineProperty(Reflect.get(g, 'parts'), part, {
       get() {
         throw new Error(`no ${part} now`);
       },
@@ -57,9 +55,11 @@ function request(at: number, status: number): RequestRow {
 
 describe("the TenantGuard's parts, through handles", () => {
   it('answers a pipelined call as it answers one on the awaited stub', async () => {
-    const g = guard();
+    const name = `parts-test-${crypto.randomUUID()}`;
+    const g = guardStub(testEnv, name);
     const now = Date.now();
-    await g.record({ rows: [], refusals: [], requests: [request(now, 200), request(now, 503)] });
+    const batch = { rows: [], refusals: [], requests: [request(now, 200), request(now, 503)] };
+    await guardFor(testEnv, name).limits().record(batch);
     // One round trip: the call is made on the promise of the part's stub.
     const part = g.recentRequests();
     const pipelined = await part.query({ limit: 10 });
@@ -77,16 +77,18 @@ describe("the TenantGuard's parts, through handles", () => {
     await guardFor(testEnv, name).tenantRecord().setDisabled(true);
     // Eviction waits for the object's requests; a stub kept would hold one open for good.
     await evictDurableObject(guardStub(testEnv, name));
-    const answer = await guardStub(testEnv, name).acquire({
-      now: Date.now(),
-      start: Date.now(),
-      leaseMaxMs: 0,
-      defaults: { policies: [], quota: {} },
-      meterOptions: { partitionShare: 1, largestCost: 1 },
-      scopes: [{ group: 'teams', tokenId: 'tok_a', cost: 1, want: 0 }],
-      returns: [],
-      renewal: false,
-    });
+    const answer = await guardFor(testEnv, name)
+      .limits()
+      .acquire({
+        now: Date.now(),
+        start: Date.now(),
+        leaseMaxMs: 0,
+        defaults: { policies: [], quota: {} },
+        meterOptions: { partitionShare: 1, largestCost: 1 },
+        scopes: [{ group: 'teams', tokenId: 'tok_a', cost: 1, want: 0 }],
+        returns: [],
+        renewal: false,
+      });
     expect(answer.disabled).toBe(true);
   });
 

@@ -48,6 +48,21 @@ export async function gatewayWith(
   return res;
 }
 
+/**
+ * A Durable Object namespace whose objects cannot be reached, as during an outage:
+ * a broker's lease call fails with `message`, and so does a TenantGuard's limits part
+ * and each call made on it (tenant-guard.ts, guardFor).
+ */
+export function unreachableObjects(message: string): unknown {
+  const lost = () => Promise.reject(new Error(message));
+  const lostPart = () =>
+    Object.assign(lost(), { acquire: lost, record: lost, [Symbol.dispose]: () => undefined });
+  return {
+    idFromName: (name: string) => testEnv.TENANT_GUARD.idFromName(name),
+    get: () => ({ acquire: lost, limits: lostPart }),
+  };
+}
+
 /** A token tagged by the gateway's key but never issued: what a leaked, deleted token looks like. */
 export async function unissuedToken(): Promise<string> {
   return (await generateToken(await keyRing(testEnv.KEY_ENCRYPTION_KEY ?? ''))).token;

@@ -23,6 +23,7 @@ import {
   secondsHeader,
   type TestTenant,
   testEnv,
+  unreachableObjects,
   upstreamSaw,
 } from './helpers';
 
@@ -247,10 +248,7 @@ describe('leased limits', () => {
 });
 
 describe('leased limits when the TenantGuard cannot be reached', () => {
-  const unreachable = {
-    idFromName: (name: string) => testEnv.TENANT_GUARD.idFromName(name),
-    get: () => ({ acquire: () => Promise.reject(new Error('Network connection lost.')) }),
-  } as unknown as typeof testEnv.TENANT_GUARD;
+  const unreachable = unreachableObjects('Network connection lost.') as typeof testEnv.TENANT_GUARD;
   // Its regional broker is out of reach too (limits-fleet tests the broker riding it out).
   const unreachableBroker = unreachable as unknown as typeof testEnv.LEASE_BROKER;
   // What an isolate holds ends within two lease times: the lease in use, and one

@@ -19,6 +19,7 @@ import {
   secondsHeader,
   type TestTenant,
   testEnv,
+  unreachableObjects,
   upstreamSaw,
 } from './helpers';
 
@@ -266,13 +267,9 @@ describe('revocation', () => {
 
 describe('when the limiter cannot be reached', () => {
   // A namespace whose objects cannot be reached, as during an outage.
-  const unreachable = {
-    idFromName: (name: string) => testEnv.TENANT_GUARD.idFromName(name),
-    get: () => ({
-      acquire: () =>
-        Promise.reject(new Error('Durable Object reset because its code was updated.')),
-    }),
-  } as unknown as typeof testEnv.TENANT_GUARD;
+  const unreachable = unreachableObjects(
+    'Durable Object reset because its code was updated.',
+  ) as typeof testEnv.TENANT_GUARD;
   // The regional brokers are down with it (the broker path is tested in limits-fleet).
   const unreachableBroker = unreachable as unknown as typeof testEnv.LEASE_BROKER;
 

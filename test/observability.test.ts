@@ -295,7 +295,9 @@ describe('usage history', () => {
       units: 1,
       latency: [1],
     });
-    await guard.record({ rows: [row(1), row(10), row(40)], refusals: [] }, 30);
+    await guardFor(testEnv, name)
+      .limits()
+      .record({ rows: [row(1), row(10), row(40)], refusals: [] }, 30);
     expect(await runDurableObjectAlarm(guard)).toBe(true);
     const kept = await guardFor(testEnv, name)
       .history()

@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RequestRow } from '../src/objects/tenant/recent/recent-requests-part';
+import { guardFor } from '../src/objects/tenant/tenant-guard';
 import { loadSettings } from '../src/settings';
 import {
   admin,
@@ -18,8 +19,6 @@ import {
   type TestTenant,
   testEnv,
 } from './helpers';
-
-const guardOf = (t: TestTenant) => testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(t.id));
 
 /** Exact mode with a tight hourly policy: each request's guard call carries the ones before it. */
 async function limited(t: TestTenant, limit: number) {
@@ -193,16 +192,16 @@ describe('recent requests', () => {
       upstream_ms: null,
       trace_id: null,
     });
-    const guard = guardOf(t);
+    const limits = () => guardFor(testEnv, t.id).limits();
     // 50 failures, then a flood of 1,500 successes in three batches.
-    await guard.record({
+    await limits().record({
       rows: [],
       refusals: [],
       requests: Array.from({ length: 50 }, (_, i) => row(i, 429)),
     });
     for (let b = 0; b < 3; b++) {
       const batch = Array.from({ length: 500 }, (_, i) => row(b * 500 + i, 200));
-      await guard.record({ rows: [], refusals: [], requests: batch });
+      await limits().record({ rows: [], refusals: [], requests: batch });
     }
     const failed = await requestsOf(t, '?status=4xx&page_size=200');
     expect(failed.data.requests).toHaveLength(50);

@@ -32,7 +32,7 @@ export function limitRoutes(): Hono<HonoEnv> {
       await existingTenant(await adminStores(c), id);
       const limits = c.req.valid('json');
       const defaults = c.get('settings').DEFAULT_LIMITS;
-      await changeGuard(c, id, (g) => g.setLimits(limits, defaults));
+      await changeGuard(c, id, (g) => g.limits().setLimits(limits, defaults));
       await audit(c, 'limits.set', { tenant_id: id, detail: { limits } });
       return c.json(ok({ limits }));
     },
@@ -43,7 +43,7 @@ export function limitRoutes(): Hono<HonoEnv> {
     await existingTenant(await adminStores(c), id);
     // Back to its plan's limits, or the defaults: the answer says which hold now.
     const defaults = c.get('settings').DEFAULT_LIMITS;
-    const limits = await changeGuard(c, id, (g) => g.setLimits(null, defaults));
+    const limits = await changeGuard(c, id, (g) => g.limits().setLimits(null, defaults));
     await audit(c, 'limits.reset', { tenant_id: id });
     return c.json(ok({ limits }));
   });
@@ -58,7 +58,9 @@ export function limitRoutes(): Hono<HonoEnv> {
       const { token_id } = c.req.valid('query');
       await existingTenant(await adminStores(c), id);
       const defaults = c.get('settings').DEFAULT_LIMITS;
-      const usage: TenantUsage = await guardFor(c.env, id).usage(Date.now(), defaults, token_id);
+      const usage: TenantUsage = await guardFor(c.env, id)
+        .limits()
+        .usage(Date.now(), defaults, token_id);
       return c.json(ok(usage));
     },
   );

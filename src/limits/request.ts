@@ -58,7 +58,7 @@ export function admissionIo(
       const region = settings.LEASE_BROKERS && !opts.direct ? regionOf(c.req.raw.cf) : null;
       const advice = brokerAdvice.get(tenantId);
       if (!region || (advice && advice.directUntil > req.now)) {
-        return guardFor(c.env, tenantId).acquire(req);
+        return guardFor(c.env, tenantId).limits().acquire(req);
       }
       const shards = advice?.shards ?? 1;
       const colo = c.req.raw.cf?.colo;
@@ -78,7 +78,7 @@ export function admissionIo(
     },
     record: (batch, retentionDays, returns) => {
       count('guard_calls');
-      return guardFor(c.env, tenantId).record(batch, retentionDays, returns);
+      return guardFor(c.env, tenantId).limits().record(batch, retentionDays, returns);
     },
     ...(settings.USAGE_FLUSH_TIMER
       ? { later: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) }

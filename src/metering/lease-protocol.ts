@@ -139,6 +139,6 @@ export function scopeKey(scope: Scope): string {
 /**
  * An isolate's want, over the lease granted, when it expects one request in that
  * lease (limits/lease.ts asks for twice what it expects). The root rounds a busy
- * isolate's share of what is left up, any other's down (objects/tenant/core.ts).
+ * isolate's share of what is left up, any other's down (objects/tenant/limits/limits-part.ts).
  */
 export const BUSY_WANT = 2;

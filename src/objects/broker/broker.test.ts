@@ -1,18 +1,16 @@
 /**
  * BrokerCore between isolates' leases (Admission, TenantLease) and a root
- * GuardCore on node:sqlite, with injected time and no network: what a
+ * the tenant's guard on node:sqlite, with injected time and no network: what a
  * broker may hand out, what it must refuse, and what it passes through.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { memorySql } from '../../../scripts/sim/sqlite';
-import { detachedIo } from '../../../scripts/sim/tenant-io';
+import { detachedGuard, revokeAt } from '../../../scripts/sim/tenant-io';
 import { Admission, type AdmissionIo } from '../../limits/admission';
 import type { LeaseSettings } from '../../limits/lease';
 import type { LeaseAnswer, LeaseRequest } from '../../metering/lease-protocol';
 import { secondsUntil } from '../../metering/meter-state';
 import type { Limits, Scope } from '../../metering/policy';
-import { GuardCore } from '../tenant/core';
-import { isolateAsk } from '../tenant/lease-ask.fixture';
+import { isolateAsk } from '../tenant/limits/lease-ask.fixture';
 import { BrokerCore, type BrokerIo } from './broker';
 
 const START = Date.parse('2026-11-24T12:00:00Z');
@@ -42,8 +40,8 @@ function brokerOverHeldRoot(
   now: () => number,
   onRootDecides?: BrokerIo['onRootDecides'],
 ) {
-  const root = new GuardCore(memorySql(), detachedIo());
-  root.setLimits(limits);
+  const guard = detachedGuard(limits);
+  const root = guard.limits;
   let rootCalls = 0;
   let held: Promise<void> | null = null;
   const broker = new BrokerCore(
@@ -75,8 +73,8 @@ function brokerOverHeldRoot(
 
 function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
   let now = START;
-  const root = new GuardCore(memorySql(), detachedIo());
-  root.setLimits(limits);
+  const guard = detachedGuard(limits);
+  const root = guard.limits;
   let rootCalls = 0;
   let brokerCalls = 0;
   let rootDown = false;
@@ -114,6 +112,7 @@ function fleet(limits: Limits, brokers = 2, isolatesPerBroker = 3) {
   });
   const isolates = made.flatMap((m) => m.isolates);
   return {
+    guard,
     root,
     brokers: made.map((m) => m.broker),
     isolates,
@@ -178,7 +177,8 @@ describe('BrokerCore', () => {
       f.at(START + i * 10);
       await f.admit(i);
     }
-    f.root.setLimits({ policies: [{ name: 'small', limit: 5, window_s: 60 }], quota: {} });
+    const changed: Limits = { policies: [{ name: 'small', limit: 5, window_s: 60 }], quota: {} };
+    await f.root.setLimits(changed, changed);
     for (const b of f.brokers) b.apply({ kind: 'reset' });
     // Once isolates' leases have ended: one request on isolate 0, then 50 at once on the
     // other five. A unit parked with isolate 0 or in a pool would leave them short.
@@ -194,7 +194,7 @@ describe('BrokerCore', () => {
     expect(await f.admit(0, tokenA)).toBe('admitted');
     expect(await f.admit(0, tokenB)).toBe('admitted');
     // The operator revokes tok_b at the root, which pushes to its lease holders.
-    const push = f.root.revoke('tok_b', START + 100);
+    const push = revokeAt(f.guard, 'tok_b', START + 100);
     expect(f.root.leaseHolders(START + 100)).toEqual(['t@region0']);
     for (const b of f.brokers) b.apply(push);
     // Isolate 1 (same broker, no lease yet) is answered from the pool: no root call.
@@ -212,8 +212,8 @@ describe('BrokerCore', () => {
 
   it('lets no answer to a call made before a push undo it', async () => {
     const limits: Limits = { policies: [{ name: 'burst', limit: 1000, window_s: 60 }], quota: {} };
-    const root = new GuardCore(memorySql(), detachedIo());
-    root.setLimits(limits);
+    const guard = detachedGuard(limits);
+    const root = guard.limits;
     // The root decides at once, but its answer arrives only when the test says:
     // a call can be answered before the push and land after it.
     const held: (() => void)[] = [];
@@ -248,7 +248,7 @@ describe('BrokerCore', () => {
     expect(held).toHaveLength(1);
     const answerBefore = held.shift();
     if (!answerBefore) throw new Error('no root call in flight');
-    const push = root.revoke('tok_b', START);
+    const push = revokeAt(guard, 'tok_b', START);
     broker.apply(push);
     holding = false;
     answerBefore();
@@ -416,8 +416,8 @@ describe('BrokerCore', () => {
       ],
       quota: {},
     };
-    const root = new GuardCore(memorySql(), detachedIo());
-    root.setLimits(limits);
+    const guard = detachedGuard(limits);
+    const root = guard.limits;
     let rootCalls = 0;
     const broker = new BrokerCore(
       { name: 't@enam', leaseMs: 5000 },
@@ -445,7 +445,7 @@ describe('BrokerCore', () => {
 
   it('a failed root call is the isolate\'s "unavailable", and the broker tries again next time', async () => {
     let down = true;
-    const root = new GuardCore(memorySql(), detachedIo());
+    const root = detachedGuard().limits;
     const limits: Limits = { policies: [{ name: 'burst', limit: 10, window_s: 60 }], quota: {} };
     const broker = new BrokerCore(
       { name: 't@enam', leaseMs: 5000 },
@@ -488,7 +488,8 @@ describe('BrokerCore: refusal leases', () => {
     expect(await f.admit(3)).toBe('refused');
     expect(f.rootCalls()).toBe(3);
     // The operator raises the limit; the root pushes to the broker before answering.
-    f.root.setLimits({ policies: [{ name: 'burst', limit: 10, window_s: 60 }], quota: {} });
+    const changed: Limits = { policies: [{ name: 'burst', limit: 10, window_s: 60 }], quota: {} };
+    await f.root.setLimits(changed, changed);
     for (const b of f.brokers) b.apply({ kind: 'reset' });
     expect(await f.admit(4)).toBe('admitted');
     expect(f.rootCalls()).toBe(4);
@@ -597,7 +598,8 @@ describe('BrokerCore: refusal leases', () => {
     const held = broker.acquire(request());
     await vi.waitFor(() => expect(rootCalls()).toBe(3));
     // Meanwhile the operator raises the limit; the root pushes a reset first.
-    root.setLimits({ ...limits, policies: [{ name: 'burst', limit: 10, window_s: 60 }] });
+    const changed: Limits = { ...limits, policies: [{ name: 'burst', limit: 10, window_s: 60 }] };
+    await root.setLimits(changed, changed);
     broker.apply({ kind: 'reset' });
     release();
     expect((await held).scopes[0]?.refusal).toBeNull();
@@ -633,8 +635,8 @@ describe('BrokerCore: refusal leases', () => {
       quota: {},
       limiter: 'exact',
     };
-    const root = new GuardCore(memorySql(), detachedIo());
-    root.setLimits(limits);
+    const guard = detachedGuard(limits);
+    const root = guard.limits;
     let now = START;
     const selfB: Scope = { group: 'self', tokenId: 'tok_b' };
     // Answers for tok_b's self-service scope (meters of its own) wait for the test.
@@ -691,7 +693,11 @@ describe('BrokerCore: refusal leases', () => {
     }
     expect(refused).toBeGreaterThan(0);
     // The operator raises the limit tenfold: the root pushes a reset, and there is room.
-    root.setLimits({ ...limits, policies: [{ name: 'per-second', limit: 1000, window_s: 1 }] });
+    const changed: Limits = {
+      ...limits,
+      policies: [{ name: 'per-second', limit: 1000, window_s: 1 }],
+    };
+    await root.setLimits(changed, changed);
     broker.apply({ kind: 'reset' });
     const after: unknown[] = [];
     for (let t = 600; t < 640; t += 2) {
@@ -737,8 +743,8 @@ describe('BrokerCore: refusal leases', () => {
       policies: [{ name: 'per-second', limit: 100, window_s: 1 }],
       quota: {},
     };
-    const root = new GuardCore(memorySql(), detachedIo());
-    root.setLimits(limits);
+    const guard = detachedGuard(limits);
+    const root = guard.limits;
     let now = START;
     const brokerAsks: number[] = [];
     const broker = new BrokerCore(

@@ -105,7 +105,7 @@ export class LeaseBroker extends DurableObject<Cloudflare.Env> {
       this.core = new BrokerCore(
         { name, leaseMs },
         {
-          acquire: (req) => guardFor(this.env, tenantId).acquire(req),
+          acquire: (req) => guardFor(this.env, tenantId).limits().acquire(req),
           now: () => Date.now(),
           wakeAt: (at) => this.wakeAt(at),
         },

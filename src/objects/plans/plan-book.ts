@@ -244,7 +244,7 @@ export class PlanBook extends DurableObject<Cloudflare.Env> {
     for (let i = 0; i < members.length; i += PUSH_CONCURRENCY) {
       const batch = members.slice(i, i + PUSH_CONCURRENCY);
       const results = await Promise.allSettled(
-        batch.map((m) => guardFor(this.env, m.tenant_id).applyPlan(pushOf(m))),
+        batch.map((m) => guardFor(this.env, m.tenant_id).limits().applyPlan(pushOf(m))),
       );
       results.forEach((r, j) => {
         const m = batch[j];

@@ -1,113 +1,92 @@
 /**
- * What a TenantGuard does, without its Durable Object shell (tenant-guard.ts):
- * counting, leasing and refusing over the SQL storage it is given, token
- * states, limits and settings. Pure apart from that storage and `wakeBy` (the
- * shell's alarm), so the fleet simulation (scripts/sim/) runs this very code
- * on node:sqlite, with simulated time.
- *
- * `acquire` (metering/lease-protocol.ts) refuses or admits the waiting request's cost
- * and leases units the caller may admit on its own until the lease ends,
- * counting them as used at once. A Durable Object runs one call at a time and
- * SQLite calls are synchronous, so check-and-count is atomic: N concurrent
- * requests against a limit L let exactly L through, whatever the number of
- * isolates.
+ * The part of a tenant's TenantGuard that counts, leases and refuses (docs/LIMITS.md):
+ * `acquire` (metering/lease-protocol.ts) refuses or admits the waiting requests' costs
+ * and leases units the caller may admit on its own until the lease ends, counting them
+ * as used at once; it keeps the tenant's own limits and its plan's, the calls answered,
+ * and the regional brokers holding a lease, which it tells of every operator change.
+ * A Durable Object runs one call at a time and SQLite calls are synchronous, so
+ * check-and-count is atomic: N concurrent requests against a limit L let exactly L
+ * through, whatever the number of isolates. Pure apart from its storage and TenantIo,
+ * so the fleet simulation (scripts/sim/) runs this very code on node:sqlite, with
+ * simulated time. Its tables: `slots`, `stats`, `lease_holders`; its settings:
+ * `limits`, `plan`.
  */
-
+import { RpcTarget } from 'cloudflare:workers';
 import {
   type BrokerPush,
   BUSY_WANT,
   type LeaseAnswer,
   type LeaseRequest,
   type MeterGrant,
-  MIN_POOLED_LIMIT,
   type Refusal,
   type Returned,
   type ScopeGrant,
-} from '../../metering/lease-protocol';
-import { meterState, secondsUntil } from '../../metering/meter-state';
-import {
-  type Limits,
-  limitsSchema,
-  type Meter,
-  type MeterOptions,
-  metersFor,
-} from '../../metering/policy';
-import type { UsageBatch } from '../../metering/usage';
-import { ROUTE_GROUPS } from '../../routes/types';
-import type { TenantUsage } from '../../types/wire';
-import { AlertsPart } from './alerts/alerts-part';
+} from '../../../metering/lease-protocol';
+import { meterState, secondsUntil } from '../../../metering/meter-state';
+import { type Limits, type Meter, type MeterOptions, metersFor } from '../../../metering/policy';
+import type { UsageBatch } from '../../../metering/usage';
+import { ROUTE_GROUPS } from '../../../routes/types';
+import type { TenantUsage } from '../../../types/wire';
+import type { AlertsPart } from '../alerts/alerts-part';
+import type { HistoryPart } from '../history/history-part';
+import type { HistoryQuery } from '../history/rollups';
+import type { TenantIo } from '../io';
+import { type Chores, type Handle, SWEEP_EVERY_MS } from '../part';
+import type { PlanPush } from '../plan-protocol';
+import type { TenantStandingReader } from '../record/tenant-standing';
+import type { SettingsView } from '../settings';
+import type { Sql } from '../sql';
+import type { TokenStandingReader } from '../tokens/token-standing';
 import { BrokerWants } from './broker-wants';
-import { HistoryPart } from './history/history-part';
-import { IdempotencyPart } from './idempotency/idempotency-part';
-import type { TenantIo } from './io';
+import { alignToScopes, unpoolable } from './lease-shares';
 import { Ledger } from './ledger';
-import { SWEEP_EVERY_MS } from './part';
-import type { PlanPush } from './plan-protocol';
-import { RecentRequestsPart } from './recent/recent-requests-part';
-import { TenantRecordPart } from './record/tenant-record-part';
-import { TenantStanding } from './record/tenant-standing';
-import { Settings } from './settings';
+import { LimitStore, sqlLedgerStorage } from './limit-store';
 import { slotAt, windowSeconds } from './slots';
-import type { Sql } from './sql';
-import { GuardStore, sqlLedgerStorage } from './store';
-import { TokenStanding } from './tokens/token-standing';
-import { TokensPart } from './tokens/tokens-part';
 
 /** An isolate's lease never takes more than this share of what is left of a meter. */
 export const LEASE_SHARE = 1 / 8;
 
 const NO_OPTIONS: MeterOptions = { partitionShare: 1, largestCost: 1 };
 
-export class GuardCore {
-  private readonly store: GuardStore;
+/** What callers reach: isolates' and brokers' lease calls, usage views, operator limits, plans. */
+export const LIMITS_CALLS = [
+  'acquire',
+  'record',
+  'usage',
+  'ownView',
+  'setLimits',
+  'applyPlan',
+] as const;
+export type LimitsHandle = Handle<LimitsPart, typeof LIMITS_CALLS>;
+
+/** What the limits part needs beside its tables. */
+export interface LimitsDeps {
+  settings: SettingsView<'limits' | 'plan'>;
+  /** Token ends, own limits and lines (the tokens part). */
+  tokens: TokenStandingReader;
+  /** The disabled flag and cache version (the tenant-record part). */
+  tenant: TenantStandingReader;
+  /** Quota crossings (the alerts part). */
+  alerts: Pick<AlertsPart, 'watchesQuotas' | 'noteQuotas'>;
+  /** A token's own view reads its history (the history part). */
+  history: Pick<HistoryPart, 'query' | 'refusalsByOperation'>;
+  /** A usage batch an isolate gathered, for the parts that keep it. */
+  takeUsage(batch: UsageBatch, retentionDays?: number): void;
+  io: Pick<TenantIo, 'now' | 'wakeBy' | 'sendToBroker'>;
+}
+
+export class LimitsPart extends RpcTarget implements Chores {
+  private readonly store: LimitStore;
   private readonly ledger: Ledger;
   private readonly brokerWants = new BrokerWants();
-  /** What admission reads of the tenant's tokens (tokens/token-standing.ts). */
-  readonly standing: TokenStanding;
-  /** The tenant's tokens (tokens/tokens-part.ts). */
-  readonly tokens: TokensPart;
-  /** The disabled flag and cache version (record/tenant-standing.ts). */
-  readonly tenantStanding: TenantStanding;
-  /** The tenant's KV record and what follows it (record/tenant-record-part.ts). */
-  readonly tenantRecord: TenantRecordPart;
-  /** The tenant's recent requests (recent/recent-requests.ts). */
-  readonly recent: RecentRequestsPart;
-  /** The tenant's usage history (history/history-part.ts). */
-  readonly history: HistoryPart;
-  /** The idempotency keys of the tenant's writes (idempotency/idempotency-part.ts). */
-  readonly idempotency: IdempotencyPart;
-  /** The tenant's alerts (alerts/alerts-part.ts). */
-  readonly alerts: AlertsPart;
 
-  private readonly wakeBy: (at: number) => void;
-
-  /** `io`: what the guard reaches beyond its SQLite (io.ts). */
   constructor(
     sql: Sql,
-    private readonly io: TenantIo,
+    private readonly deps: LimitsDeps,
   ) {
-    this.wakeBy = (at) => io.wakeBy(at);
-    const settings = new Settings(sql);
-    this.store = new GuardStore(sql, settings);
+    super();
+    this.store = new LimitStore(sql, deps.settings);
     this.ledger = new Ledger(sqlLedgerStorage(sql));
-    this.history = new HistoryPart(sql, settings, io);
-    this.alerts = new AlertsPart(sql, this.history, io);
-    this.recent = new RecentRequestsPart(sql, io.now);
-    this.standing = new TokenStanding(sql);
-    this.idempotency = new IdempotencyPart(sql, (id) => this.standing.lineOf(id), io);
-    this.tokens = new TokensPart(sql, {
-      settings,
-      standing: this.standing,
-      io,
-      tellBrokers: (push) => this.tellBrokers(push),
-      lastUsedHour: (id) => this.history.lastUsedHour(id),
-    });
-    this.tenantStanding = new TenantStanding(settings);
-    this.tenantRecord = new TenantRecordPart(sql, {
-      standing: this.tenantStanding,
-      io,
-      tellBrokers: (push) => this.tellBrokers(push),
-    });
   }
 
   /**
@@ -119,7 +98,7 @@ export class GuardCore {
     const now = req.now;
     if (req.usage) this.record(req.usage, req.usageRetentionDays);
     for (const r of req.returns) this.ledger.refund(r.meter, r.slot, r.units, now);
-    const limits = this.limitsInForce(req.defaults);
+    const limits = this.#limitsInForce(req.defaults);
     const mode = limits.limiter ?? 'leased';
     this.store.countCall(mode === 'exact' ? 'exact_admits' : req.renewal ? 'renewals' : 'acquires');
     if (req.brokerCalls) {
@@ -127,7 +106,8 @@ export class GuardCore {
       this.store.countCall('broker_renewals', req.brokerCalls.renewals);
     }
     if (req.holder) this.store.noteHolder(req.holder, now);
-    const disabled = this.tenantStanding.disabled();
+    const { tokens, tenant, io } = this.deps;
+    const disabled = tenant.disabled();
     const start = Math.min(Math.max(req.start, now), now + req.leaseMaxMs);
 
     const perScope = req.scopes.map((ask) => ({
@@ -135,11 +115,11 @@ export class GuardCore {
       // A rotated token's own meters are its line's: old and new share one budget.
       meters: metersFor(
         limits,
-        this.standing.limitsOf(ask.tokenId),
-        { ...ask, tokenId: this.standing.lineOf(ask.tokenId) },
+        tokens.limitsOf(ask.tokenId),
+        { ...ask, tokenId: tokens.lineOf(ask.tokenId) },
         req.meterOptions,
       ),
-      tokenEnd: this.standing.endOf(ask.tokenId),
+      tokenEnd: tokens.endOf(ask.tokenId),
     }));
     const meters = new Map<string, Meter>();
     for (const s of perScope) for (const m of s.meters) meters.set(m.key, m);
@@ -152,7 +132,7 @@ export class GuardCore {
       let refusal: Refusal | null = null;
       if (disabled) refusal = { reason: 'disabled' };
       else if (ended) refusal = { reason: ended };
-      else if (ask.cost > 0) refusal = this.admitCost(scopeMeters, ask.cost, now);
+      else if (ask.cost > 0) refusal = this.#admitCost(scopeMeters, ask.cost, now);
       return { meters: scopeMeters.map((m) => m.key), tokenEnd, refusal };
     });
 
@@ -215,16 +195,16 @@ export class GuardCore {
       }
     }
     const grants = [...meters.values()].map((m) =>
-      this.grant(m, start, now, leased.get(m.key) ?? 0, spent.get(m.key)),
+      this.#grant(m, start, now, leased.get(m.key) ?? 0, spent.get(m.key)),
     );
-    this.noteQuotaAlerts([...meters.values()], now);
+    this.#noteQuotas([...meters.values()], now);
     this.ledger.flush();
     // Alarms run on the real clock, whatever time a caller passed in.
-    this.wakeBy(this.io.now() + SWEEP_EVERY_MS);
+    io.wakeBy(io.now() + SWEEP_EVERY_MS);
     return {
       mode,
       disabled,
-      cacheVersion: this.tenantStanding.cacheVersion() ?? '0',
+      cacheVersion: tenant.cacheVersion() ?? '0',
       start,
       expiresAt: Math.max(expiresAt, start),
       scopes,
@@ -233,22 +213,21 @@ export class GuardCore {
   }
 
   /**
-   * Usage an isolate gathered (limits/usage-buffer.ts): added to the hourly rollups; with the
-   * unused units of its ended leases, when it sends them without a lease call.
+   * Usage an isolate gathered (limits/usage-buffer.ts), for the parts that keep it; with
+   * the unused units of its ended leases, when it sends them without a lease call.
    */
   record(batch: UsageBatch, retentionDays?: number, returns: Returned[] = []): void {
+    const { io } = this.deps;
     if (returns.length > 0) {
-      for (const r of returns) this.ledger.refund(r.meter, r.slot, r.units, this.io.now());
+      for (const r of returns) this.ledger.refund(r.meter, r.slot, r.units, io.now());
       this.ledger.flush();
     }
-    this.history.take(batch, retentionDays);
-    if (batch.requests) this.recent.take(batch.requests);
-    this.alerts.noteBatch(batch);
-    this.wakeBy(this.io.now() + SWEEP_EVERY_MS);
+    this.deps.takeUsage(batch, retentionDays);
+    io.wakeBy(io.now() + SWEEP_EVERY_MS);
   }
 
   /** Checks `cost` against every meter of a scope and counts it; the refusal otherwise. */
-  private admitCost(meters: Meter[], cost: number, now: number): Refusal | null {
+  #admitCost(meters: Meter[], cost: number, now: number): Refusal | null {
     // A request dearer than a whole window would wait forever: say so instead.
     const never = meters.find((m) => cost > m.limit);
     if (never) return { reason: 'too_costly', violated: never.name, limit: never.limit };
@@ -269,18 +248,12 @@ export class GuardCore {
   }
 
   /** `spentUntil`: a broker has had its share until then, so nothing remains for it. */
-  private grant(
-    m: Meter,
-    start: number,
-    now: number,
-    leased: number,
-    spentUntil?: number,
-  ): MeterGrant {
+  #grant(m: Meter, start: number, now: number, leased: number, spentUntil?: number): MeterGrant {
     const slot = slotAt(m, start);
     const remaining = Math.max(0, m.limit - this.ledger.counted(m, slot, now));
     if (spentUntil !== undefined) {
       return {
-        ...this.grant(m, start, now, leased),
+        ...this.#grant(m, start, now, leased),
         remaining: 0,
         fitsAgainAt: spentUntil,
       };
@@ -307,7 +280,7 @@ export class GuardCore {
    */
   usage(now: number, defaults: Limits, tokenId?: string): TenantUsage {
     const own = this.store.ownLimits();
-    const limits = this.limitsInForce(defaults);
+    const limits = this.#limitsInForce(defaults);
     const groups = ROUTE_GROUPS.filter((g) => limits.quota.groups?.[g]);
     const meters = new Map<string, Meter>();
     for (const group of ['teams' as const, ...groups]) {
@@ -315,9 +288,10 @@ export class GuardCore {
         meters.set(m.key, m);
       }
     }
-    const tokenLimits = tokenId ? this.standing.limitsOf(tokenId) : null;
+    const { tokens } = this.deps;
+    const tokenLimits = tokenId ? tokens.limitsOf(tokenId) : null;
     if (tokenId && tokenLimits) {
-      const owner = this.standing.lineOf(tokenId);
+      const owner = tokens.lineOf(tokenId);
       const scope = { group: 'teams' as const, tokenId: owner };
       for (const m of metersFor(limits, tokenLimits, scope, NO_OPTIONS)) {
         if (m.key.startsWith(`token:${owner}:`)) meters.set(m.key, m);
@@ -327,64 +301,56 @@ export class GuardCore {
       limits,
       custom: own !== null,
       plan: this.store.plan()?.name ?? null,
-      meters: [...meters.values()].map((m) => meterState(this.grant(m, now, now, 0), now)),
+      meters: [...meters.values()].map((m) => meterState(this.#grant(m, now, now, 0), now)),
       guard_calls: { ...this.store.guardCalls() },
       ...(tokenId ? { token_limits: tokenLimits } : {}),
     };
   }
 
-  /** Replaces the tenant's own limits; `null` returns it to its plan's, or the defaults. */
-  setLimits(limits: Limits | null): void {
-    this.store.putSetting('limits', limits && JSON.stringify(limitsSchema.parse(limits)));
+  /**
+   * A token's own view in one call: the meters now (the token's own too), and for each
+   * range its history and its refusals by operation.
+   */
+  ownView(now: number, defaults: Limits, tokenId: string, queries: HistoryQuery[]) {
+    const { history } = this.deps;
+    return {
+      usage: this.usage(now, defaults, tokenId),
+      history: queries.map((q) => ({
+        ...history.query(q),
+        byOperation: history.refusalsByOperation(q.from, q.to),
+      })),
+    };
   }
 
-  /** The limits that count: the tenant's own, else its plan's, else the defaults. */
-  limitsInForce(defaults: Limits): Limits {
-    return this.store.ownLimits() ?? this.store.plan()?.limits ?? defaults;
+  /** The tenant's own limits (null: its plan's, or the defaults); the limits now in force. */
+  async setLimits(limits: Limits | null, defaults: Limits): Promise<Limits> {
+    this.store.putOwnLimits(limits);
+    await this.tellBrokers({ kind: 'reset' });
+    return this.#limitsInForce(defaults);
   }
 
   /**
    * A plan decision of the PlanBook (plan-protocol.ts), kept when it is newer than the
-   * last one kept. True when it may change the limits in force (the tenant has no own
-   * limits), so the shell tells the brokers.
+   * last one kept; the brokers hear of it when it may change the limits in force (the
+   * tenant has no own limits).
    */
-  applyPlan(push: PlanPush): boolean {
+  async applyPlan(push: PlanPush): Promise<void> {
     const kept = this.store.plan();
-    if (kept && push.version <= kept.version) return false;
-    const limits = push.limits && limitsSchema.parse(push.limits);
-    this.store.putSetting('plan', JSON.stringify({ ...push, limits }));
-    return this.store.ownLimits() === null;
+    if (kept && push.version <= kept.version) return;
+    this.store.putPlan(push);
+    if (this.store.ownLimits() === null) await this.tellBrokers({ kind: 'reset' });
   }
 
-  /** Brokers that may hold a lease now: the shell tells them of operator changes. */
+  /** Brokers that may hold a lease now: they are told of operator changes. */
   leaseHolders(now: number): string[] {
     return this.store.activeHolders(now);
   }
 
-  /**
-   * From now on, every request with this token is refused, on every isolate.
-   * Like every operator change here, it returns what to push to the brokers.
-   */
-  revoke(tokenId: string, now: number): BrokerPush {
-    this.standing.revoke(tokenId, now);
-    return this.standing.pushOf(tokenId);
-  }
-
-  /** A disabled (or deleted) tenant is refused at once, whatever KV still says. */
-  setDisabled(disabled: boolean): BrokerPush {
-    return this.tenantStanding.setDisabled(disabled);
-  }
-
-  /** The alarm's storage work: rows that no longer count and history past its retention. */
+  /** Slot rows that no longer count, brokers gone quiet. */
   sweep(now: number): void {
     this.brokerWants.sweep(now);
     this.store.sweepSlots(now);
     this.ledger.sweep(now);
-    this.history.sweep(now);
-    this.recent.sweep(now);
-    this.alerts.sweep(now);
-    this.idempotency.sweep(now);
-    this.tokens.sweep(now);
   }
 
   /**
@@ -396,13 +362,20 @@ export class GuardCore {
    * BROKER_LEASE_MS (docs/LIMITS.md, "Hierarchical leases").
    */
   async tellBrokers(change: BrokerPush): Promise<void> {
-    const holders = this.leaseHolders(this.io.now());
-    await Promise.allSettled(holders.map((name) => this.io.sendToBroker(name, change)));
+    const { io } = this.deps;
+    const holders = this.leaseHolders(io.now());
+    await Promise.allSettled(holders.map((name) => io.sendToBroker(name, change)));
+  }
+
+  /** The limits that count: the tenant's own, else its plan's, else the defaults. */
+  #limitsInForce(defaults: Limits): Limits {
+    return this.store.ownLimits() ?? this.store.plan()?.limits ?? defaults;
   }
 
   /** Tells the alerts part the use of each quota counted, when it watches them. */
-  private noteQuotaAlerts(meters: Meter[], now: number): void {
-    if (!this.alerts.watchesQuotas()) return;
+  #noteQuotas(meters: Meter[], now: number): void {
+    const { alerts } = this.deps;
+    if (!alerts.watchesQuotas()) return;
     const uses = meters
       .filter((m) => m.kind === 'quota')
       .map((m) => {
@@ -417,43 +390,6 @@ export class GuardCore {
           periodEnd: slot.end,
         };
       });
-    this.alerts.noteQuotas(uses, now);
+    alerts.noteQuotas(uses, now);
   }
-}
-
-/**
- * Lowers each meter's lease to what the scopes that count against it can use: a
- * scope can use as many units as the least leased of its meters.
- */
-function alignToScopes(
-  leased: Map<string, number>,
-  perScope: { meters: Meter[] }[],
-  scopes: ScopeGrant[],
-): void {
-  const usable = new Map<string, number>();
-  perScope.forEach(({ meters }, i) => {
-    if (scopes[i]?.refusal) return;
-    const least = Math.min(...meters.map((m) => leased.get(m.key) ?? 0));
-    for (const m of meters) usable.set(m.key, Math.max(usable.get(m.key) ?? 0, least));
-  });
-  for (const [key, units] of leased) {
-    const kept = Math.min(units, usable.get(key) ?? 0);
-    if (kept > 0) leased.set(key, kept);
-    else leased.delete(key);
-  }
-}
-
-/**
- * Meters a broker gets nothing of: those too small to pool, and those that only
- * scopes holding such a meter count against.
- */
-function unpoolable(perScope: { meters: Meter[] }[], scopes: ScopeGrant[]): Set<string> {
-  const pooled = new Set<string>();
-  const all = new Set<string>();
-  perScope.forEach(({ meters }, i) => {
-    for (const m of meters) all.add(m.key);
-    if (scopes[i]?.refusal || meters.some((m) => m.limit < MIN_POOLED_LIMIT)) return;
-    for (const m of meters) pooled.add(m.key);
-  });
-  return new Set([...all].filter((key) => !pooled.has(key)));
 }

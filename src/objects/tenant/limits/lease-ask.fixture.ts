@@ -1,6 +1,6 @@
 /** An isolate's lease request of one scope, as admission makes it, for the guard's unit tests. */
-import type { LeaseRequest } from '../../metering/lease-protocol';
-import type { Limits, Scope } from '../../metering/policy';
+import type { LeaseRequest } from '../../../metering/lease-protocol';
+import type { Limits, Scope } from '../../../metering/policy';
 
 /** `cost` units of `scope` at `now` under `limits`, wanting `want` over a 1 s lease; cost 0 renews. */
 export function isolateAsk(

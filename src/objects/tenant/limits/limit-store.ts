@@ -1,15 +1,17 @@
 /**
- * A TenantGuard's SQLite rows (docs/STORAGE.md) behind typed reads and
- * writes, with memory mirrors filled on first use: an object lives in one
- * place and is the only writer, so the mirrors cannot go stale, and SQLite
- * survives eviction. Counters themselves live in the ledger (ledger.ts).
+ * The limits part's rows (docs/STORAGE.md) behind typed reads and writes, with
+ * memory mirrors filled on first use: an object lives in one place and is the only
+ * writer, so the mirrors cannot go stale, and SQLite survives eviction. The tenant's
+ * own limits and its plan's (settings `limits`, `plan`), the calls answered (`stats`),
+ * the brokers holding a lease (`lease_holders`), and the `slots` table the counts live
+ * in (the ledger, ledger.ts).
  */
-import { type Limits, limitsSchema } from '../../metering/policy';
-import type { GuardCalls } from '../../types/wire';
+import { type Limits, limitsSchema } from '../../../metering/policy';
+import type { GuardCalls } from '../../../types/wire';
+import type { PlanPush } from '../plan-protocol';
+import type { SettingsView } from '../settings';
+import type { Sql } from '../sql';
 import type { LedgerStorage, SlotRow } from './ledger';
-import type { PlanPush } from './plan-protocol';
-import type { SettingName, Settings } from './settings';
-import type { Sql } from './sql';
 
 export type { GuardCalls };
 
@@ -26,7 +28,7 @@ export const HOLDER_KEPT_MS = 120_000;
 /** A holder's last-seen time is written at most this often. */
 const HOLDER_WRITE_EVERY_MS = 10_000;
 
-export class GuardStore {
+export class LimitStore {
   private limits: Limits | null | undefined;
   private planState: PlanPush | null | undefined;
   private calls: GuardCalls | undefined;
@@ -34,25 +36,28 @@ export class GuardStore {
 
   constructor(
     private readonly sql: Sql,
-    private readonly settings: Settings,
+    private readonly settings: SettingsView<'limits' | 'plan'>,
   ) {
     migrate(sql);
   }
 
-  setting(name: SettingName): string | null {
-    return this.settings.get(name);
+  /** Replaces the tenant's own limits; null returns it to its plan's, or the defaults. */
+  putOwnLimits(limits: Limits | null): void {
+    this.settings.put('limits', limits && JSON.stringify(limitsSchema.parse(limits)));
+    this.limits = undefined;
   }
 
-  putSetting(name: SettingName, value: string | null): void {
-    this.settings.put(name, value);
-    if (name === 'limits') this.limits = undefined;
-    if (name === 'plan') this.planState = undefined;
+  /** Keeps a plan push (plan-protocol.ts). */
+  putPlan(push: PlanPush): void {
+    const limits = push.limits && limitsSchema.parse(push.limits);
+    this.settings.put('plan', JSON.stringify({ ...push, limits }));
+    this.planState = undefined;
   }
 
   /** The last plan push this guard kept (plan-protocol.ts), or null: never on a plan. */
   plan(): PlanPush | null {
     if (this.planState === undefined) {
-      const value = this.setting('plan');
+      const value = this.settings.get('plan');
       const kept = value ? (JSON.parse(value) as PlanPush) : null;
       this.planState = kept && {
         ...kept,
@@ -65,7 +70,7 @@ export class GuardStore {
   /** The tenant's own limits, or null for the defaults. */
   ownLimits(): Limits | null {
     if (this.limits === undefined) {
-      const value = this.setting('limits');
+      const value = this.settings.get('limits');
       this.limits = value ? limitsSchema.parse(JSON.parse(value)) : null;
     }
     return this.limits;

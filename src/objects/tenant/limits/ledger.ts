@@ -3,7 +3,7 @@
  * kept in memory and written through to storage. Pure apart from the storage
  * it is given, so the counting rules are tested on their own.
  */
-import type { Meter } from '../../metering/policy';
+import type { Meter } from '../../../metering/policy';
 import { countedFrom, keptUntil, type Slot, slotAt } from './slots';
 
 export interface SlotRow {

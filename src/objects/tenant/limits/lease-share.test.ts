@@ -1,16 +1,15 @@
 /**
- * How much of a meter's last units the root leases an isolate (GuardCore on
+ * How much of a meter's last units the root leases an isolate (the limits part on
  * node:sqlite, injected time): rounded up for an isolate that expects to use
  * them within its lease, so a flood drains a window in a few calls; rounded
  * down for one that does not, so a last unit is not parked where it sits unused.
  */
 import { describe, expect, it } from 'vitest';
-import { memorySql } from '../../../scripts/sim/sqlite';
-import { detachedIo } from '../../../scripts/sim/tenant-io';
-import type { LeaseRequest } from '../../metering/lease-protocol';
-import type { Limits } from '../../metering/policy';
-import { GuardCore } from './core';
+import { detachedGuard } from '../../../../scripts/sim/tenant-io';
+import type { LeaseRequest } from '../../../metering/lease-protocol';
+import type { Limits } from '../../../metering/policy';
 import { isolateAsk } from './lease-ask.fixture';
+import type { LimitsPart } from './limits-part';
 
 const START = Date.parse('2026-11-24T12:00:00Z');
 const limits: Limits = { policies: [{ name: 'burst', limit: 20, window_s: 1 }], quota: {} };
@@ -19,15 +18,14 @@ const ask = (now: number, cost: number, want: number): LeaseRequest =>
   isolateAsk(limits, now, { group: 'teams', tokenId: 'tok_a' }, { cost, want });
 
 /** A root with `left` units of its 20 left, and a lease call at a slot's start (50 ms of 1 s). */
-function rootWith(left: number): GuardCore {
-  const root = new GuardCore(memorySql(), detachedIo());
-  root.setLimits(limits);
+function rootWith(left: number): LimitsPart {
+  const root = detachedGuard(limits).limits;
   for (let i = 0; i < 20 - left; i++) root.acquire(ask(START, 1, 0));
   return root;
 }
 const rootWithFourLeft = () => rootWith(4);
 
-describe('GuardCore: an isolate share of the last units', () => {
+describe('the limits part: an isolate share of the last units', () => {
   it('rounds up for an isolate that expects requests within its lease', () => {
     // Wants 60 over a 1 s lease: 3 over the 50 ms this one lasts.
     const answer = rootWithFourLeft().acquire(ask(START, 0, 60));

@@ -7,7 +7,7 @@
  * The price is that a slot leaves the count up to one slot late (docs/LIMITS.md,
  * "Counting").
  */
-import type { Meter } from '../../metering/policy';
+import type { Meter } from '../../../metering/policy';
 
 /** Slots per sliding window. */
 export const SLIDING_SLOTS = 20;

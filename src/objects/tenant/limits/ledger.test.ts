@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Meter } from '../../metering/policy';
+import type { Meter } from '../../../metering/policy';
 import { Ledger, type LedgerStorage, type SlotRow } from './ledger';
 import { slotAt } from './slots';
 
