@@ -1,6 +1,6 @@
 /**
  * Quota alerts: one signed POST per threshold crossing per period, retried with
- * backoff from the TenantGuard's alarm (time injected through deliverAlerts),
+ * backoff from the TenantGuard's alarm (time injected through its alerts part's deliver),
  * given up after 5 tries, and recorded in the audit log. The emulator receives them.
  */
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';

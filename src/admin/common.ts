@@ -111,7 +111,8 @@ export async function audit(
 /**
  * Hands a new tenant's TenantGuard its record, which the guard keeps from then on (its
  * changes never wait for KV to show it), and the cache version of its platform key
- * (objects/tenant/cache-version.ts); a key changed later takes it in the guard's turn (updateTenant).
+ * (objects/tenant/record/cache-version.ts); a key changed later takes it in the guard's
+ * turn (its record part).
  */
 export async function welcomeTenant(
   c: AdminContext,

@@ -58,7 +58,7 @@ export interface KeyRejectionRow {
 
 /**
  * One request as an isolate hands it over, for the tenant's recent requests
- * (objects/tenant/recent/recent-requests.ts): what the API shows of it, with its time in ms and
+ * (objects/tenant/recent/recent-requests-part.ts): what the API shows of it, with its time in ms and
  * without the reason (said when it is read).
  */
 export type RequestRow = Omit<RecentRequest, 'at' | 'reason'> & { at: number };

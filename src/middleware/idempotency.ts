@@ -2,7 +2,7 @@
  * Idempotency-Key on the platform's writes (docs/RESILIENCE.md): optional, or
  * required for the operations IDEMPOTENCY_REQUIRED names. The key is the
  * sending token's (a gateway token's line, or one browser token): claimed in
- * the tenant's TenantGuard (objects/tenant/idempotency.ts) before the write goes
+ * the tenant's TenantGuard (objects/tenant/idempotency/idempotency-part.ts) before the write goes
  * upstream; the answer is kept, secrets masked, for 24 h. A repeat gets it
  * back with `Idempotent-Replayed: true` and no platform call; the same key
  * in flight is a 409 (40901), with another request a 422 (42200). Reads are

@@ -191,7 +191,7 @@ export class TenantStore {
   /**
    * Writes `next` over `prev` (the record KV holds) and moves its index entries; writing
    * the same pair again changes nothing more. Only the tenant's TenantGuard calls this
-   * (and delete), one call at a time, with the record it decided (objects/tenant/tenant-record.ts):
+   * (and delete), one call at a time, with the record it decided (objects/tenant/record/tenant-record.ts):
    * KV has no compare-and-set.
    */
   async write(prev: StoredTenant, next: StoredTenant): Promise<void> {
