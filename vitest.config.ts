@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { buildAssets } from './scripts/assets.ts';
@@ -58,15 +57,7 @@ export default defineConfig(async () => {
           },
         },
         {
-          // Pure modules, tested next to their source: no runtime bindings needed. The
-          // tenant guard's parts extend RpcTarget: on Node an empty class stands in for it.
-          resolve: {
-            alias: {
-              'cloudflare:workers': fileURLToPath(
-                new URL('./scripts/sim/cloudflare-workers.ts', import.meta.url),
-              ),
-            },
-          },
+          // Pure modules, tested next to their source: no runtime bindings needed.
           test: { name: 'unit', environment: 'node', include: ['src/**/*.test.ts'] },
         },
         {

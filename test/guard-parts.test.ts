@@ -1,11 +1,12 @@
 /**
- * The TenantGuard reached through its parts' handles, in this workerd: a call on a
- * part made without awaiting the part's stub (promise pipelining, one round trip)
- * answers what the same call on the awaited stub answers (two round trips); the
- * part's stub is let go once the call is answered (one kept holds the guard's request
- * open: eviction would wait for it); and a guard that cannot hand out a part fails
- * the call made on it, nothing left unhandled (vitest fails a run with an unhandled
- * rejection). `npm run bench:rpc` measures the trips.
+ * The TenantGuard reached by its parts (tenant-guard.ts, guardFor), in this workerd:
+ * a call of a part is one call of the guard, which routes it to the part by name and
+ * answers what the part answers; only the calls a part lists are made (its other
+ * methods, which the guard's own parts and alarm use, are refused); the guard holds no
+ * request open once a call is answered (eviction would wait for one); and a guard
+ * that fails a call fails it where the caller handles it, nothing left unhandled
+ * (vitest fails a run with an unhandled rejection). `npm run bench:rpc` measures a
+ * call against an RpcTarget per part.
  */
 import { evictDurableObject, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
@@ -53,29 +54,45 @@ function request(at: number, status: number): RequestRow {
   };
 }
 
-describe("the TenantGuard's parts, through handles", () => {
-  it('answers a pipelined call as it answers one on the awaited stub', async () => {
+describe("the TenantGuard's parts, through guardFor", () => {
+  it('routes a call to its part, and answers what the part answers', async () => {
     const name = `parts-test-${crypto.randomUUID()}`;
-    const g = guardStub(testEnv, name);
     const now = Date.now();
     const batch = { rows: [], refusals: [], requests: [request(now, 200), request(now, 503)] };
     await guardFor(testEnv, name).limits().record(batch);
-    // One round trip: the call is made on the promise of the part's stub.
-    const part = g.recentRequests();
-    const pipelined = await part.query({ limit: 10 });
-    (part as unknown as Disposable)[Symbol.dispose]();
-    // Two: the stub first, then the call.
-    const handle = await g.recentRequests();
-    const awaited = await handle.query({ limit: 10 });
-    handle[Symbol.dispose]();
-    expect(pipelined.requests.map((r) => r.status)).toEqual([503, 200]);
-    expect(awaited).toEqual(pipelined);
+    const page = await guardFor(testEnv, name).recentRequests().query({ limit: 10 });
+    expect(page.requests.map((r) => r.status)).toEqual([503, 200]);
+    // The same, as the wire carries it: one call of the guard.
+    const routed = await guardStub(testEnv, name).call('recentRequests', 'query', [{ limit: 10 }]);
+    expect(routed).toEqual(page);
   });
 
-  it("lets a part's stub go once its call is answered: the guard is not held open", async () => {
+  it('refuses a call its part does not list, and one of no part at all', async () => {
+    const stub = guardStub(testEnv, `parts-test-${crypto.randomUUID()}`);
+    // The wire's view: any names at all (the guard's own type allows only its parts').
+    const call = stub.call as unknown as (
+      part: string,
+      call: string,
+      args: unknown[],
+    ) => Promise<unknown>;
+    const refused = (part: string, name: string) =>
+      call(part, name, []).then(
+        () => 'answered',
+        (err: Error) => err.message,
+      );
+    // A part's own business with the other parts (a usage batch, a sweep) is not a call.
+    expect(await refused('history', 'take')).toBe('TenantGuard has no call history.take');
+    expect(await refused('history', 'sweep')).toBe('TenantGuard has no call history.sweep');
+    expect(await refused('settings', 'put')).toBe('TenantGuard has no call settings.put');
+    expect(await refused('__proto__', 'toString')).toBe(
+      'TenantGuard has no call __proto__.toString',
+    );
+  });
+
+  it('holds nothing open once a call is answered: the guard can be evicted', async () => {
     const name = `parts-test-${crypto.randomUUID()}`;
     await guardFor(testEnv, name).tenantRecord().setDisabled(true);
-    // Eviction waits for the object's requests; a stub kept would hold one open for good.
+    // Eviction waits for the object's requests (a stub of a part kept would hold one open).
     await evictDurableObject(guardStub(testEnv, name));
     const answer = await guardFor(testEnv, name)
       .limits()
@@ -92,7 +109,7 @@ describe("the TenantGuard's parts, through handles", () => {
     expect(answer.disabled).toBe(true);
   });
 
-  it('fails the call on a part the guard cannot hand out, and leaves nothing unhandled', async () => {
+  it('fails a call the guard cannot make where the caller handles it, nothing unhandled', async () => {
     const t = await createTenant(undefined, 'parts: no keys');
     const teams = await asTenant(t, '/team/lists?team_type=user');
     await withoutPart(t.id, 'idempotency');

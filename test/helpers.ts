@@ -50,16 +50,13 @@ export async function gatewayWith(
 
 /**
  * A Durable Object namespace whose objects cannot be reached, as during an outage:
- * a broker's lease call fails with `message`, and so does a TenantGuard's limits part
- * and each call made on it (tenant-guard.ts, guardFor).
+ * every call fails with `message` (a broker's lease call, a TenantGuard's `call`).
  */
 export function unreachableObjects(message: string): unknown {
   const lost = () => Promise.reject(new Error(message));
-  const lostPart = () =>
-    Object.assign(lost(), { acquire: lost, record: lost, [Symbol.dispose]: () => undefined });
   return {
     idFromName: (name: string) => testEnv.TENANT_GUARD.idFromName(name),
-    get: () => ({ acquire: lost, limits: lostPart }),
+    get: () => ({ acquire: lost, call: lost }),
   };
 }
 

@@ -1,17 +1,11 @@
 /**
  * What every part of a tenant's TenantGuard is (docs/ARCHITECTURE.md, "The tenant's
- * guard, in parts"): a class that owns its tables and their invariants, extends
- * RpcTarget, and is reached by callers through one method of the guard, e.g.
- * `guardFor(env, id).recentRequests().query(q)`. Workers RPC pipelines that call on
- * the part before the part's stub has come back, so it stays one round trip
- * (test/guard-parts.test.ts; `npm run bench:rpc`). The guard's methods return each
- * part as its Handle: callers see its small interface, not what the guard's other
- * parts and its alarm use.
+ * guard, in parts"): a class that owns its tables and their invariants, with a small
+ * interface: the calls callers may make of it, a const list beside it. Callers reach
+ * it through `guardFor(env, id)`, e.g. `guardFor(env, id).recentRequests().query(q)`:
+ * one call of the guard, which routes it to the part by name, so it is one round trip
+ * (test/guard-parts.test.ts; `npm run bench:rpc` compares it with an RpcTarget per part).
  */
-import type { RpcTarget } from 'cloudflare:workers';
-
-/** The methods of part `P` that callers reach over RPC (`K`: their names, a const list). */
-export type Handle<P, K extends readonly (keyof P)[]> = Pick<P, K[number]> & RpcTarget;
 
 /** What the guard's alarm does for a part. */
 export interface Chores {

@@ -3,12 +3,12 @@
  * each part owns its tables (docs/STORAGE.md, "Who may touch which table"), and is
  * handed what it reads of the others (the tokens' and the tenant's standing, the
  * history's figures) and the calls it makes on them (brokers told, usage taken). The
- * Durable Object (tenant-guard.ts) routes callers to a part, and its alarm here; the
+ * Durable Object (tenant-guard.ts) routes callers' calls to a part, and its alarm here; the
  * fleet simulation and the unit tests use this very class on node:sqlite.
  *
- * A new part: a folder with its class (a Chores, extending RpcTarget, its calls a
- * const list beside it), a field here, a method of the guard handing it out, its
- * tables in scripts/check-layers.ts (TENANT_PARTS) and docs/STORAGE.md.
+ * A new part: a folder with its class (a Chores, its calls a const list beside it), a
+ * field here, a line in PARTS (tenant-guard.ts), its tables in
+ * scripts/check-layers.ts (TABLE_OWNERS) and docs/STORAGE.md.
  */
 import type { UsageBatch } from '../../metering/usage';
 import { AlertsPart } from './alerts/alerts-part';
@@ -68,7 +68,7 @@ export class TenantParts {
       tenant: this.tenantStanding,
       alerts: this.alerts,
       history: this.history,
-      takeUsage: (batch, retentionDays) => this.#takeUsage(batch, retentionDays),
+      takeUsage: (batch, retentionDays) => this.takeUsage(batch, retentionDays),
       io,
     });
     this.chores = [
@@ -96,7 +96,7 @@ export class TenantParts {
   }
 
   /** A usage batch an isolate gathered: history, recent requests, the alerts it may raise. */
-  #takeUsage(batch: UsageBatch, retentionDays?: number): void {
+  private takeUsage(batch: UsageBatch, retentionDays?: number): void {
     this.history.take(batch, retentionDays);
     if (batch.requests) this.recentRequests.take(batch.requests);
     this.alerts.noteBatch(batch);

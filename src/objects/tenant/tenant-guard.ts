@@ -1,8 +1,8 @@
 /**
  * The TenantGuard Durable Object, one per tenant (docs/ARCHITECTURE.md, "The tenant's
  * guard, in parts"): its parts (parts.ts) each own their tables and invariants, and
- * this shell only routes. Each of its methods hands a caller one part, which
- * `guardFor` reaches in one round trip; its alarm runs the parts' chores; and
+ * this shell only routes. Its one method, `call`, makes a call of one part, by name,
+ * as `guardFor` asks (one round trip); its alarm runs the parts' chores; and
  * `runtimeIo` is what the parts reach beyond their SQLite in the runtime: KV, the
  * audit log, the fleet board, the brokers, other tenants' guards, the key ring.
  * One object per tenant runs one call at a time, and each part decides in one
@@ -17,15 +17,15 @@ import { eraseTokenRecord, indexedTokens, writeTokenRecord } from '../../tenants
 import { auditLog } from '../audit/audit-log';
 import { fleetBoardOf } from '../fleet/fleet-board';
 import { AlarmClock } from './alarm-clock';
-import { ALERTS_CALLS, type AlertsHandle } from './alerts/alerts-part';
-import { HISTORY_CALLS, type HistoryHandle } from './history/history-part';
-import { IDEMPOTENCY_CALLS, type IdempotencyHandle } from './idempotency/idempotency-part';
+import { ALERTS_CALLS } from './alerts/alerts-part';
+import { HISTORY_CALLS } from './history/history-part';
+import { IDEMPOTENCY_CALLS } from './idempotency/idempotency-part';
 import type { TenantIo } from './io';
-import { LIMITS_CALLS, type LimitsHandle } from './limits/limits-part';
+import { LIMITS_CALLS } from './limits/limits-part';
 import { TenantParts } from './parts';
-import { RECENT_REQUESTS_CALLS, type RecentRequestsHandle } from './recent/recent-requests-part';
-import { TENANT_RECORD_CALLS, type TenantRecordHandle } from './record/tenant-record-part';
-import { TOKENS_CALLS, type TokensHandle } from './tokens/tokens-part';
+import { RECENT_REQUESTS_CALLS } from './recent/recent-requests-part';
+import { TENANT_RECORD_CALLS } from './record/tenant-record-part';
+import { TOKENS_CALLS } from './tokens/tokens-part';
 
 /** The TenantGuard of one tenant, as a stub (tests, and what needs the object itself). */
 export function guardStub(
@@ -35,69 +35,49 @@ export function guardStub(
   return env.TENANT_GUARD.get(env.TENANT_GUARD.idFromName(tenantId));
 }
 
-/** What callers reach of each part: the guard's method that hands it out, and its calls. */
+/** What callers reach of each part: its name in the guard (parts.ts), and its calls. */
 const PARTS = {
   limits: LIMITS_CALLS,
-  recentRequests: RECENT_REQUESTS_CALLS,
-  history: HISTORY_CALLS,
-  idempotency: IDEMPOTENCY_CALLS,
-  alerts: ALERTS_CALLS,
   tokens: TOKENS_CALLS,
   tenantRecord: TENANT_RECORD_CALLS,
-} as const;
+  idempotency: IDEMPOTENCY_CALLS,
+  recentRequests: RECENT_REQUESTS_CALLS,
+  history: HISTORY_CALLS,
+  alerts: ALERTS_CALLS,
+} as const satisfies { [P in keyof TenantParts]?: readonly (keyof TenantParts[P])[] };
 
 type PartName = keyof typeof PARTS;
 /** A part's calls as a caller makes them: each answers a promise (over RPC). */
-type Calls<H> = {
-  [K in Exclude<keyof H, symbol>]: H[K] extends (...args: infer A) => infer R
+type Calls<P> = {
+  [K in keyof P]: P[K] extends (...args: infer A) => infer R
     ? (...args: A) => Promise<Awaited<R>>
     : never;
 };
 
 /** One tenant's TenantGuard as callers reach it: its parts' calls, each one round trip. */
-export type GuardParts = { [P in PartName]: () => Calls<ReturnType<TenantGuard[P]>> };
+export type GuardParts = {
+  [P in PartName]: () => Calls<
+    Pick<TenantParts[P], (typeof PARTS)[P][number] & keyof TenantParts[P]>
+  >;
+};
 
 /**
- * The TenantGuard of one tenant, by its parts: `guardFor(env, id).history().query(q)`.
- * Each call goes in one round trip, pipelined on a stub of the part before that stub has
- * come back, and the stub is let go once the call is answered: a stub kept would keep
- * the guard's request open, and the object in memory, until the caller's own request
- * ends (for a Durable Object calling, until it is evicted). A guard that cannot be
- * reached fails the call, where the caller handles it; the part's stub fails alike and
- * is marked handled, so no failure goes unhandled.
+ * The TenantGuard of one tenant, by its parts: `guardFor(env, id).history().query(q)`
+ * is one call of the guard (`call`), which routes it to the part: one round trip.
  */
 export function guardFor(
   env: { TENANT_GUARD: DurableObjectNamespace<TenantGuard> },
   tenantId: string,
 ): GuardParts {
-  const stub = guardStub(env, tenantId) as unknown as Record<
-    string,
-    (...args: unknown[]) => unknown
-  >;
+  const stub = guardStub(env, tenantId);
   const guard: Record<string, unknown> = {};
-  for (const [name, calls] of Object.entries(PARTS)) {
-    const open = () => stub[name]?.() as PartStub;
-    guard[name] = () =>
+  for (const [part, calls] of Object.entries(PARTS) as [PartName, readonly string[]][]) {
+    guard[part] = () =>
       Object.fromEntries(
-        calls.map((call) => [call, (...args: unknown[]) => oneCall(open, call, args)]),
+        calls.map((call) => [call, (...args: unknown[]) => stub.call(part, call, args)]),
       );
   }
-  return guard as unknown as GuardParts;
-}
-
-/** A part's stub as a call on it is made: pipelined calls, a failure, a disposer. */
-type PartStub = Record<string, (...args: unknown[]) => Promise<unknown>> &
-  Promise<unknown> &
-  Disposable;
-
-async function oneCall(open: () => PartStub, call: string, args: unknown[]): Promise<unknown> {
-  const part = open();
-  part.catch(() => undefined);
-  try {
-    return await part[call]?.(...args);
-  } finally {
-    part[Symbol.dispose]();
-  }
+  return guard as GuardParts;
 }
 
 export class TenantGuard extends DurableObject {
@@ -110,39 +90,17 @@ export class TenantGuard extends DurableObject {
     this.parts = new TenantParts(ctx.storage.sql, runtimeIo(ctx, env, this.clock));
   }
 
-  /** Counting, leases and the tenant's limits (limits/limits-part.ts). */
-  limits(): LimitsHandle {
-    return this.parts.limits;
-  }
-
-  /** The tenant's tokens (tokens/tokens-part.ts). */
-  tokens(): TokensHandle {
-    return this.parts.tokens;
-  }
-
-  /** The tenant's KV record, its disabled flag and cache version (record/tenant-record-part.ts). */
-  tenantRecord(): TenantRecordHandle {
-    return this.parts.tenantRecord;
-  }
-
-  /** Idempotency keys of the tenant's writes (idempotency/idempotency-part.ts). */
-  idempotency(): IdempotencyHandle {
-    return this.parts.idempotency;
-  }
-
-  /** The tenant's recent requests (recent/recent-requests-part.ts). */
-  recentRequests(): RecentRequestsHandle {
-    return this.parts.recentRequests;
-  }
-
-  /** The tenant's usage history (history/history-part.ts). */
-  history(): HistoryHandle {
-    return this.parts.history;
-  }
-
-  /** The tenant's alerts (alerts/alerts-part.ts). */
-  alerts(): AlertsHandle {
-    return this.parts.alerts;
+  /**
+   * The one way in: a call of one of the tenant's parts, by name, as `guardFor` makes it.
+   * Only the calls a part lists are made; anything else is refused.
+   */
+  call(part: PartName, call: string, args: unknown[]): unknown {
+    const calls: readonly string[] | undefined = Object.hasOwn(PARTS, part)
+      ? PARTS[part]
+      : undefined;
+    if (!calls?.includes(call)) throw new TypeError(`TenantGuard has no call ${part}.${call}`);
+    const target = this.parts[part] as unknown as Record<string, (...a: unknown[]) => unknown>;
+    return target[call]?.(...args);
   }
 
   override async alarm(): Promise<void> {

@@ -7,12 +7,11 @@
  * its alarm delivers from, signed, audited (alerts.ts). Its tables: `alert_config`,
  * `alerts_sent`, `alert_outbox`, `alert_log`.
  */
-import { RpcTarget } from 'cloudflare:workers';
 import { hourOf, type UsageBatch } from '../../../metering/usage';
 import { isSealed, open, seal, sealedKid } from '../../../tenants/crypto';
 import type { AlertSettings, RecentAlert } from '../../../types/wire';
 import type { TenantIo } from '../io';
-import type { Chores, Handle } from '../part';
+import type { Chores } from '../part';
 import type { Sql } from '../sql';
 import {
   type AlertConfig,
@@ -40,32 +39,30 @@ export const ALERTS_CALLS = [
   'resealSecret',
   'deliver',
 ] as const;
-export type AlertsHandle = Handle<AlertsPart, typeof ALERTS_CALLS>;
 
-export class AlertsPart extends RpcTarget implements Chores {
+export class AlertsPart implements Chores {
   /** The webhook as stored (undefined: not read yet). */
-  #config: AlertConfig | null | undefined;
+  private config: AlertConfig | null | undefined;
   /** The hour (its start, ms) of the last batch with failures; undefined until one came in. */
-  #failingHour: number | null | undefined;
+  private failingHour: number | null | undefined;
 
   constructor(
     private readonly sql: Sql,
     private readonly history: HourFigures,
     private readonly io: Pick<TenantIo, 'tenantId' | 'now' | 'wakeBy' | 'keyRing' | 'audit'>,
   ) {
-    super();
     migrateAlerts(sql);
   }
 
   /** Sets the webhook (thresholds in percent, the secret sealed); null removes it. */
   set(config: AlertConfig | null): void {
     writeAlertConfig(this.sql, config);
-    this.#config = undefined;
+    this.config = undefined;
   }
 
   /** The webhook and thresholds, without the signing secret. */
   settings(): AlertSettings | null {
-    const config = this.#current();
+    const config = this.current();
     return (
       config && {
         url: config.url,
@@ -82,7 +79,7 @@ export class AlertsPart extends RpcTarget implements Chores {
 
   /** One signed test delivery to the webhook, now; null when none is set. */
   async test(): Promise<Delivery | null> {
-    const config = this.#current();
+    const config = this.current();
     if (!config) return null;
     return sendTestAlert(config, await this.io.keyRing(), this.io.now());
   }
@@ -92,7 +89,7 @@ export class AlertsPart extends RpcTarget implements Chores {
    * POST /admin/maintenance/reencrypt); true when it did.
    */
   async resealSecret(): Promise<boolean> {
-    const config = this.#current();
+    const config = this.current();
     const ring = await this.io.keyRing();
     if (!config || (isSealed(config.secret) && sealedKid(config.secret) === ring.currentKid)) {
       return false;
@@ -107,7 +104,7 @@ export class AlertsPart extends RpcTarget implements Chores {
   /** Sends the alerts due at `now`, each outcome audited (the alarm; tests pass their own time). */
   async deliver(now: number): Promise<{ results: DeliveryResult[]; nextAt: number | null }> {
     const ring = await this.io.keyRing();
-    const delivered = await deliverDue(this.sql, this.#current(), ring, now);
+    const delivered = await deliverDue(this.sql, this.current(), ring, now);
     for (const r of delivered.results) {
       await this.io.audit({
         action: `alert.${r.outcome}`,
@@ -122,12 +119,12 @@ export class AlertsPart extends RpcTarget implements Chores {
 
   /** Whether quota alerts are wanted (a webhook is set): the limits part reports quotas then. */
   watchesQuotas(): boolean {
-    return this.#current() !== null;
+    return this.current() !== null;
   }
 
   /** Queues an alert for each quota whose use has crossed a threshold; the alarm delivers. */
   noteQuotas(uses: QuotaUse[], now: number): void {
-    const config = this.#current();
+    const config = this.current();
     if (!config) return;
     for (const use of uses) {
       // Alarms run on the real clock, whatever time a caller passed in.
@@ -146,14 +143,14 @@ export class AlertsPart extends RpcTarget implements Chores {
     const hours = new Set<number>();
     for (const r of batch.keyRejections ?? []) hours.add(r.hour);
     for (const r of batch.rows) if (r.status === '5xx') hours.add(r.hour);
-    if (hours.size > 0) this.#failingHour = hour;
+    if (hours.size > 0) this.failingHour = hour;
     // Unknown after a restart: looked at once.
-    if (this.#failingHour === undefined || this.#failingHour === hour) {
-      this.#failingHour ??= null;
+    if (this.failingHour === undefined || this.failingHour === hour) {
+      this.failingHour ??= null;
       hours.add(hour);
     }
     if (hours.size === 0) return;
-    const config = this.#current();
+    const config = this.current();
     const tenantId = this.io.tenantId ?? config?.tenantId;
     if (!tenantId) return;
     if (noteHealthAlerts(this.sql, this.history, tenantId, config, hours, now)) {
@@ -173,8 +170,8 @@ export class AlertsPart extends RpcTarget implements Chores {
   }
 
   /** The webhook, its thresholds and its sealed secret, or null (read once). */
-  #current(): AlertConfig | null {
-    if (this.#config === undefined) this.#config = readAlertConfig(this.sql);
-    return this.#config;
+  private current(): AlertConfig | null {
+    if (this.config === undefined) this.config = readAlertConfig(this.sql);
+    return this.config;
   }
 }

@@ -6,11 +6,10 @@
  * fleet board (fleet-report.ts). Its tables: `usage_hourly`, `refusals_hourly`,
  * `key_rejections_hourly`; its setting: `retention_days`.
  */
-import { RpcTarget } from 'cloudflare:workers';
 import { DEFAULT_USAGE_RETENTION_DAYS, type UsageBatch } from '../../../metering/usage';
 import type { FleetHour } from '../../fleet/fleet-board';
 import type { TenantIo } from '../io';
-import type { Chores, Handle } from '../part';
+import type { Chores } from '../part';
 import type { SettingsView } from '../settings';
 import type { Sql } from '../sql';
 import { FleetReport } from './fleet-report';
@@ -34,9 +33,8 @@ import {
 
 /** What callers reach: the usage series (the operator API). */
 export const HISTORY_CALLS = ['query'] as const;
-export type HistoryHandle = Handle<HistoryPart, typeof HISTORY_CALLS>;
 
-export class HistoryPart extends RpcTarget implements Chores {
+export class HistoryPart implements Chores {
   private readonly fleet: FleetReport;
 
   constructor(
@@ -44,7 +42,6 @@ export class HistoryPart extends RpcTarget implements Chores {
     private readonly settings: SettingsView<'retention_days'>,
     io: Pick<TenantIo, 'tenantId' | 'now' | 'wakeBy' | 'reportToFleet'>,
   ) {
-    super();
     migrateRollups(sql);
     migrateKeyRejections(sql);
     this.fleet = new FleetReport(io, (from) => this.figures(from));

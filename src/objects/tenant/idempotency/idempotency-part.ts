@@ -8,9 +8,8 @@
  * cannot both claim a key. Keys are stored under their owner (`scopedKey`): the
  * same key sent by another token, or by a browser token, is another key.
  */
-import { RpcTarget } from 'cloudflare:workers';
 import type { TenantIo } from '../io';
-import { type Chores, type Handle, SWEEP_EVERY_MS } from '../part';
+import { type Chores, SWEEP_EVERY_MS } from '../part';
 import type { Sql } from '../sql';
 
 /** How long a settled answer is kept. */
@@ -70,16 +69,14 @@ export function scopedKey(key: string, owner: KeyOwner, line: string): string {
 
 /** What callers reach: the idempotency middleware's three calls. */
 export const IDEMPOTENCY_CALLS = ['claim', 'settle', 'release'] as const;
-export type IdempotencyHandle = Handle<IdempotencyPart, typeof IDEMPOTENCY_CALLS>;
 
-export class IdempotencyPart extends RpcTarget implements Chores {
+export class IdempotencyPart implements Chores {
   /** `lineOf`: the first token of a token's rotation line (the tokens part). */
   constructor(
     private readonly sql: Sql,
     private readonly lineOf: (tokenId: string) => string,
     private readonly io: Pick<TenantIo, 'now' | 'wakeBy'>,
   ) {
-    super();
     sql.exec(`
       CREATE TABLE IF NOT EXISTS idempotency (
         key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, state TEXT NOT NULL,

@@ -11,7 +11,6 @@
  * simulated time. Its tables: `slots`, `stats`, `lease_holders`; its settings:
  * `limits`, `plan`.
  */
-import { RpcTarget } from 'cloudflare:workers';
 import {
   type BrokerPush,
   BUSY_WANT,
@@ -31,7 +30,7 @@ import type { AlertsPart } from '../alerts/alerts-part';
 import type { HistoryPart } from '../history/history-part';
 import type { HistoryQuery } from '../history/rollups';
 import type { TenantIo } from '../io';
-import { type Chores, type Handle, SWEEP_EVERY_MS } from '../part';
+import { type Chores, SWEEP_EVERY_MS } from '../part';
 import type { PlanPush } from '../plan-protocol';
 import type { TenantStandingReader } from '../record/tenant-standing';
 import type { SettingsView } from '../settings';
@@ -57,7 +56,6 @@ export const LIMITS_CALLS = [
   'setLimits',
   'applyPlan',
 ] as const;
-export type LimitsHandle = Handle<LimitsPart, typeof LIMITS_CALLS>;
 
 /** What the limits part needs beside its tables. */
 export interface LimitsDeps {
@@ -75,7 +73,7 @@ export interface LimitsDeps {
   io: Pick<TenantIo, 'now' | 'wakeBy' | 'sendToBroker'>;
 }
 
-export class LimitsPart extends RpcTarget implements Chores {
+export class LimitsPart implements Chores {
   private readonly store: LimitStore;
   private readonly ledger: Ledger;
   private readonly brokerWants = new BrokerWants();
@@ -84,7 +82,6 @@ export class LimitsPart extends RpcTarget implements Chores {
     sql: Sql,
     private readonly deps: LimitsDeps,
   ) {
-    super();
     this.store = new LimitStore(sql, deps.settings);
     this.ledger = new Ledger(sqlLedgerStorage(sql));
   }
@@ -98,7 +95,7 @@ export class LimitsPart extends RpcTarget implements Chores {
     const now = req.now;
     if (req.usage) this.record(req.usage, req.usageRetentionDays);
     for (const r of req.returns) this.ledger.refund(r.meter, r.slot, r.units, now);
-    const limits = this.#limitsInForce(req.defaults);
+    const limits = this.limitsInForce(req.defaults);
     const mode = limits.limiter ?? 'leased';
     this.store.countCall(mode === 'exact' ? 'exact_admits' : req.renewal ? 'renewals' : 'acquires');
     if (req.brokerCalls) {
@@ -132,7 +129,7 @@ export class LimitsPart extends RpcTarget implements Chores {
       let refusal: Refusal | null = null;
       if (disabled) refusal = { reason: 'disabled' };
       else if (ended) refusal = { reason: ended };
-      else if (ask.cost > 0) refusal = this.#admitCost(scopeMeters, ask.cost, now);
+      else if (ask.cost > 0) refusal = this.admitCost(scopeMeters, ask.cost, now);
       return { meters: scopeMeters.map((m) => m.key), tokenEnd, refusal };
     });
 
@@ -195,9 +192,9 @@ export class LimitsPart extends RpcTarget implements Chores {
       }
     }
     const grants = [...meters.values()].map((m) =>
-      this.#grant(m, start, now, leased.get(m.key) ?? 0, spent.get(m.key)),
+      this.grant(m, start, now, leased.get(m.key) ?? 0, spent.get(m.key)),
     );
-    this.#noteQuotas([...meters.values()], now);
+    this.noteQuotas([...meters.values()], now);
     this.ledger.flush();
     // Alarms run on the real clock, whatever time a caller passed in.
     io.wakeBy(io.now() + SWEEP_EVERY_MS);
@@ -227,7 +224,7 @@ export class LimitsPart extends RpcTarget implements Chores {
   }
 
   /** Checks `cost` against every meter of a scope and counts it; the refusal otherwise. */
-  #admitCost(meters: Meter[], cost: number, now: number): Refusal | null {
+  private admitCost(meters: Meter[], cost: number, now: number): Refusal | null {
     // A request dearer than a whole window would wait forever: say so instead.
     const never = meters.find((m) => cost > m.limit);
     if (never) return { reason: 'too_costly', violated: never.name, limit: never.limit };
@@ -248,12 +245,18 @@ export class LimitsPart extends RpcTarget implements Chores {
   }
 
   /** `spentUntil`: a broker has had its share until then, so nothing remains for it. */
-  #grant(m: Meter, start: number, now: number, leased: number, spentUntil?: number): MeterGrant {
+  private grant(
+    m: Meter,
+    start: number,
+    now: number,
+    leased: number,
+    spentUntil?: number,
+  ): MeterGrant {
     const slot = slotAt(m, start);
     const remaining = Math.max(0, m.limit - this.ledger.counted(m, slot, now));
     if (spentUntil !== undefined) {
       return {
-        ...this.#grant(m, start, now, leased),
+        ...this.grant(m, start, now, leased),
         remaining: 0,
         fitsAgainAt: spentUntil,
       };
@@ -280,7 +283,7 @@ export class LimitsPart extends RpcTarget implements Chores {
    */
   usage(now: number, defaults: Limits, tokenId?: string): TenantUsage {
     const own = this.store.ownLimits();
-    const limits = this.#limitsInForce(defaults);
+    const limits = this.limitsInForce(defaults);
     const groups = ROUTE_GROUPS.filter((g) => limits.quota.groups?.[g]);
     const meters = new Map<string, Meter>();
     for (const group of ['teams' as const, ...groups]) {
@@ -301,7 +304,7 @@ export class LimitsPart extends RpcTarget implements Chores {
       limits,
       custom: own !== null,
       plan: this.store.plan()?.name ?? null,
-      meters: [...meters.values()].map((m) => meterState(this.#grant(m, now, now, 0), now)),
+      meters: [...meters.values()].map((m) => meterState(this.grant(m, now, now, 0), now)),
       guard_calls: { ...this.store.guardCalls() },
       ...(tokenId ? { token_limits: tokenLimits } : {}),
     };
@@ -326,7 +329,7 @@ export class LimitsPart extends RpcTarget implements Chores {
   async setLimits(limits: Limits | null, defaults: Limits): Promise<Limits> {
     this.store.putOwnLimits(limits);
     await this.tellBrokers({ kind: 'reset' });
-    return this.#limitsInForce(defaults);
+    return this.limitsInForce(defaults);
   }
 
   /**
@@ -368,12 +371,12 @@ export class LimitsPart extends RpcTarget implements Chores {
   }
 
   /** The limits that count: the tenant's own, else its plan's, else the defaults. */
-  #limitsInForce(defaults: Limits): Limits {
+  private limitsInForce(defaults: Limits): Limits {
     return this.store.ownLimits() ?? this.store.plan()?.limits ?? defaults;
   }
 
   /** Tells the alerts part the use of each quota counted, when it watches them. */
-  #noteQuotas(meters: Meter[], now: number): void {
+  private noteQuotas(meters: Meter[], now: number): void {
     const { alerts } = this.deps;
     if (!alerts.watchesQuotas()) return;
     const uses = meters

@@ -7,11 +7,10 @@
  * about. Rows hold ids, codes and timings only: no body, no query, no header, no secret.
  * Its table: `recent_requests`.
  */
-import { RpcTarget } from 'cloudflare:workers';
 import type { RequestRow } from '../../../metering/usage';
 import type { RecentRequest } from '../../../types/wire';
 import type { Clock } from '../io';
-import type { Chores, Handle } from '../part';
+import type { Chores } from '../part';
 import type { Sql, SqlValue } from '../sql';
 
 /** Rows kept of each kind (below 400; 400 and above). */
@@ -38,14 +37,12 @@ type Row = Record<string, SqlValue> & RequestRow & { seq: number; failed: number
 
 /** What callers reach: the query (the operator API, a tenant's own view). */
 export const RECENT_REQUESTS_CALLS = ['query'] as const;
-export type RecentRequestsHandle = Handle<RecentRequestsPart, typeof RECENT_REQUESTS_CALLS>;
 
-export class RecentRequestsPart extends RpcTarget implements Chores {
+export class RecentRequestsPart implements Chores {
   constructor(
     private readonly sql: Sql,
     private readonly now: Clock,
   ) {
-    super();
     sql.exec(`
       CREATE TABLE IF NOT EXISTS recent_requests (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, request_id TEXT NOT NULL,

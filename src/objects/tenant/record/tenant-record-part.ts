@@ -6,13 +6,12 @@
  * version, which follows the platform key and a purge (cache-version.ts). Its table:
  * `tenant_record`; its settings: `disabled`, `cache_version`.
  */
-import { RpcTarget } from 'cloudflare:workers';
 import { log } from '../../../log';
 import type { BrokerPush } from '../../../metering/lease-protocol';
 import type { TenantPatch } from '../../../tenants/tenant-store';
 import type { StoredTenant } from '../../../types/tenants';
 import type { TenantIo } from '../io';
-import type { Chores, Handle } from '../part';
+import type { Chores } from '../part';
 import type { Sql } from '../sql';
 import { newCacheVersion, versionForKey } from './cache-version';
 import { type RecordChange, type ResealOutcome, TenantRecord } from './tenant-record';
@@ -32,7 +31,6 @@ export const TENANT_RECORD_CALLS = [
   'setCacheVersion',
   'cacheVersion',
 ] as const;
-export type TenantRecordHandle = Handle<TenantRecordPart, typeof TENANT_RECORD_CALLS>;
 
 /** What the tenant-record part needs beside its table. */
 export interface TenantRecordDeps {
@@ -42,17 +40,16 @@ export interface TenantRecordDeps {
   tellBrokers(push: BrokerPush): Promise<void>;
 }
 
-export class TenantRecordPart extends RpcTarget implements Chores {
+export class TenantRecordPart implements Chores {
   private readonly record: TenantRecord;
 
   constructor(
     sql: Sql,
     private readonly deps: TenantRecordDeps,
   ) {
-    super();
     const { io } = deps;
     this.record = new TenantRecord(io.kv, sql, {
-      follow: (change, asked) => this.#follow(change, asked),
+      follow: (change, asked) => this.follow(change, asked),
       retryLater: () => io.wakeBy(io.now() + RESYNC_AFTER_MS),
     });
   }
@@ -136,7 +133,7 @@ export class TenantRecordPart extends RpcTarget implements Chores {
    * sets the disabled flag (asked for again, it is set again), a new platform key takes
    * that key's cache version.
    */
-  async #follow({ before, after }: RecordChange, asked: TenantPatch): Promise<void> {
+  private async follow({ before, after }: RecordChange, asked: TenantPatch): Promise<void> {
     if (asked.status || after.status !== before.status) {
       await this.setDisabled(after.status === 'disabled');
     }

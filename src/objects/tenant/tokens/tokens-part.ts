@@ -7,7 +7,6 @@
  * tables: `tokens`, `token_audit_outbox`, `token_states`, `token_limits`,
  * `token_meters`; its setting: `tokens_adopted`.
  */
-import { RpcTarget } from 'cloudflare:workers';
 import { log } from '../../../log';
 import type { BrokerPush } from '../../../metering/lease-protocol';
 import type { TokenLimits } from '../../../metering/policy';
@@ -15,7 +14,7 @@ import type { TokenEntry } from '../../../tenants/token-store';
 import type { TokenListing } from '../../../types/wire';
 import { waitUntilDone } from '../../../waiters';
 import type { TenantIo } from '../io';
-import type { Chores, Handle } from '../part';
+import type { Chores } from '../part';
 import type { SettingsView } from '../settings';
 import type { Sql } from '../sql';
 import { type RevokeOutcome, TokenChanges, type TokenSpecOf } from './token-changes';
@@ -51,7 +50,6 @@ export const TOKENS_CALLS = [
   'removeAll',
   'limitsOf',
 ] as const;
-export type TokensHandle = Handle<TokensPart, typeof TOKENS_CALLS>;
 
 /** What the tokens part needs beside its tables. */
 export interface TokensDeps {
@@ -65,19 +63,18 @@ export interface TokensDeps {
   lastUsedHour(tokenId: string): number | null;
 }
 
-export class TokensPart extends RpcTarget implements Chores {
+export class TokensPart implements Chores {
   private readonly registry: TokenRegistry;
   private readonly changes: TokenChanges;
-  /** The one read of KV's tokens in progress for adoption (#ready). */
-  #adopting: Promise<void> | null = null;
-  /** A call is writing decided token records to KV (#sync). */
-  #syncing = false;
+  /** The one read of KV's tokens in progress for adoption (ready). */
+  private adopting: Promise<void> | null = null;
+  /** A call is writing decided token records to KV (sync). */
+  private syncing = false;
 
   constructor(
     sql: Sql,
     private readonly deps: TokensDeps,
   ) {
-    super();
     migrateTokens(sql);
     this.registry = new TokenRegistry(sql);
     this.changes = new TokenChanges(this.registry, deps.standing);
@@ -90,9 +87,9 @@ export class TokensPart extends RpcTarget implements Chores {
     limits: TokenLimits | null,
     now: number,
   ): Promise<TokenEntry> {
-    await this.#ready(tenantId);
+    await this.ready(tenantId);
     const issued = this.changes.issue(tenantId, minted, spec, limits, now);
-    await this.#sync();
+    await this.sync();
     if (limits) await this.deps.tellBrokers({ kind: 'reset' });
     return issued;
   }
@@ -105,9 +102,9 @@ export class TokensPart extends RpcTarget implements Chores {
     now: number,
     ctx: AuditContext,
   ): Promise<RotateOutcome> {
-    await this.#ready(tenantId);
+    await this.ready(tenantId);
     const { outcome, pushes } = this.changes.rotate(oldId, minted, until, now, ctx);
-    await this.#sync();
+    await this.sync();
     for (const push of pushes) await this.deps.tellBrokers(push);
     return outcome;
   }
@@ -119,16 +116,16 @@ export class TokensPart extends RpcTarget implements Chores {
     now: number,
     ctx: AuditContext,
   ): Promise<RevokeOutcome> {
-    await this.#ready(tenantId);
+    await this.ready(tenantId);
     const { outcome, pushes } = this.changes.revoke(tokenId, withSuccessors, now, ctx);
-    await this.#sync();
+    await this.sync();
     for (const push of pushes) await this.deps.tellBrokers(push);
     return outcome;
   }
 
   /** A token's own limits; false when the tenant has no such (unrevoked) token. */
   async setLimits(tenantId: string, tokenId: string, limits: TokenLimits | null) {
-    await this.#ready(tenantId);
+    await this.ready(tenantId);
     if (!this.changes.setLimits(tokenId, limits)) return false;
     await this.deps.tellBrokers({ kind: 'reset' });
     return true;
@@ -139,7 +136,7 @@ export class TokensPart extends RpcTarget implements Chores {
    * its last use (the hour, from the usage history).
    */
   async list(tenantId: string, now: number): Promise<TokenListing[]> {
-    await this.#ready(tenantId);
+    await this.ready(tenantId);
     return this.changes.list(now).map((t) => {
       const hour = this.deps.lastUsedHour(t.id);
       return { ...t, last_used_at: hour === null ? null : new Date(hour).toISOString() };
@@ -148,10 +145,10 @@ export class TokensPart extends RpcTarget implements Chores {
 
   /** The tenant is deleted: every record of its tokens leaves KV. */
   async removeAll(tenantId: string): Promise<TokenEntry[]> {
-    await this.#ready(tenantId);
+    await this.ready(tenantId);
     const removed = this.registry.all();
     this.registry.removeAll();
-    await this.#sync();
+    await this.sync();
     return removed;
   }
 
@@ -167,7 +164,7 @@ export class TokensPart extends RpcTarget implements Chores {
 
   /** What a call decided and could not write (the alarm). */
   async catchUp(): Promise<number> {
-    if (this.registry.hasPending()) await this.#sync();
+    if (this.registry.hasPending()) await this.sync();
     return Number.POSITIVE_INFINITY;
   }
 
@@ -179,12 +176,12 @@ export class TokensPart extends RpcTarget implements Chores {
    * adoption (one synchronous step). Calls share that one promise: a Durable Object's
    * requests share its I/O context, so workerd does not cancel it under another call.
    */
-  async #ready(tenantId: string): Promise<void> {
-    if (this.#adopted()) return;
-    this.#adopting ??= this.deps.io.tokenRecords
+  private async ready(tenantId: string): Promise<void> {
+    if (this.adopted()) return;
+    this.adopting ??= this.deps.io.tokenRecords
       .stored(tenantId)
       .then((entries) => {
-        if (this.#adopted()) return;
+        if (this.adopted()) return;
         // A rotated token's family is the line whose meters it shares.
         const { standing } = this.deps;
         this.registry.adopt(
@@ -195,14 +192,14 @@ export class TokensPart extends RpcTarget implements Chores {
         this.deps.settings.put('tokens_adopted', 'true');
       })
       .finally(() => {
-        this.#adopting = null;
+        this.adopting = null;
       });
-    await this.#adopting;
+    await this.adopting;
     // What the guard knew better (a revocation KV had lost) goes back to KV.
-    await this.#sync();
+    await this.sync();
   }
 
-  #adopted(): boolean {
+  private adopted(): boolean {
     return this.deps.settings.get('tokens_adopted') === 'true';
   }
 
@@ -213,19 +210,19 @@ export class TokensPart extends RpcTarget implements Chores {
    * write in progress (polling: it never awaits another call's I/O), then writes
    * what is still missing. What cannot be written now is left to the alarm.
    */
-  async #sync(): Promise<void> {
+  private async sync(): Promise<void> {
     const { io } = this.deps;
     // Each round writes what was pending when it began; decisions made meanwhile (by
     // other calls, which wait here) are written by the next round.
     for (let round = 0; round < SYNC_ROUNDS; round++) {
-      if (this.#syncing) {
-        await waitUntilDone(() => !this.#syncing, 30_000);
+      if (this.syncing) {
+        await waitUntilDone(() => !this.syncing, 30_000);
         continue;
       }
       if (!this.registry.hasPending()) return;
       // Should this object end before the writes do, its alarm finishes them.
       io.wakeBy(io.now() + RESYNC_AFTER_MS);
-      this.#syncing = true;
+      this.syncing = true;
       try {
         for (const write of this.registry.pendingWrites()) {
           await retriedOnce(() =>
@@ -243,7 +240,7 @@ export class TokensPart extends RpcTarget implements Chores {
         log.error('tokens.sync_failed', { error: err instanceof Error ? err.name : typeof err });
         return;
       } finally {
-        this.#syncing = false;
+        this.syncing = false;
       }
     }
     // Decided, answered, not yet in KV: the alarm set above writes the rest.
