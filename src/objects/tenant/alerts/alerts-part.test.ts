@@ -10,6 +10,7 @@ import { memorySql } from '../../../../scripts/sim/sqlite';
 import { detachedIo } from '../../../../scripts/sim/tenant-io';
 import type { UsageRow } from '../../../metering/usage';
 import { HistoryPart } from '../history/history-part';
+import { usageRow } from '../history/usage-row.fixture';
 import { Settings } from '../settings';
 import type { AlertConfig, QuotaUse } from './alerts';
 import { AlertsPart } from './alerts-part';
@@ -44,15 +45,7 @@ const daily = (used: number, periodStart = HOUR0 - 12 * HOUR): QuotaUse => ({
   periodEnd: periodStart + 24 * HOUR,
 });
 
-const rows = (status: UsageRow['status'], requests: number): UsageRow => ({
-  hour: HOUR0,
-  tokenId: 'tok_a',
-  route: 'team.list',
-  status,
-  requests,
-  units: requests,
-  latency: [requests],
-});
+const rows = (status: UsageRow['status'], requests: number) => usageRow(HOUR0, status, requests);
 
 describe('the alerts part', () => {
   it('keeps the webhook, and shows it without its secret', () => {

@@ -7,27 +7,20 @@
 import { describe, expect, it } from 'vitest';
 import { memorySql } from '../../../../scripts/sim/sqlite';
 import { detachedIo } from '../../../../scripts/sim/tenant-io';
-import type { UsageBatch, UsageRow } from '../../../metering/usage';
+import type { UsageBatch } from '../../../metering/usage';
 import type { FleetHour } from '../../fleet/fleet-board';
 import type { TenantIo } from '../io';
 import { Settings } from '../settings';
 import { FLEET_REPORT_MS, FLEET_SETTLE_MS } from './fleet-report';
 import { HistoryPart } from './history-part';
 import type { HistoryQuery } from './rollups';
+import { usageRow } from './usage-row.fixture';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const T0 = Date.parse('2026-11-24T12:00:00Z');
 
-const usage = (hour: number, status: UsageRow['status'], requests: number): UsageRow => ({
-  hour,
-  tokenId: 'tok_a',
-  route: 'team.list',
-  status,
-  requests,
-  units: requests,
-  latency: [requests],
-});
+const usage = usageRow;
 
 function part(io: Partial<TenantIo> = {}) {
   const clock = { now: T0 };
