@@ -313,7 +313,7 @@ function unlistedTables(files: string[], read: (file: string) => string): string
   return problems;
 }
 
-/** The part (its folder, relative to src/) of a TenantGuard file, or null for the guard's own files. */
+/** The part (its folder, relative to src/) of a TenantGuard file; null: the guard's own files. */
 function partOf(file: string): string | null {
   if (!file.startsWith(PARTS_DIR)) return null;
   const rest = file.slice(PARTS_DIR.length).split('/');

@@ -1,7 +1,8 @@
 /**
  * Operator API: a tenant's tokens. Secrets appear only in the answer that creates them.
- * Every change is decided by the tenant's TenantGuard (objects/tenant/tokens/token-changes.ts), which
- * writes KV from what it decided; this side makes secrets and maps the outcomes.
+ * Every change is decided by the tenant's TenantGuard
+ * (objects/tenant/tokens/token-changes.ts), which writes KV from what it decided; this
+ * side makes secrets and maps the outcomes.
  */
 import { type Context, Hono } from 'hono';
 import * as z from 'zod';

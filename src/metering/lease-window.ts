@@ -242,7 +242,7 @@ export class LeaseWindows {
 /**
  * Whether `cost` fits what a holder holds of every meter of a scope: null (it
  * does), 'ask' (the grantor may have more), or the refusal the root would give
- * (objects/tenant/limits/limits-part.ts): a cost above a meter's whole window, or a meter known to be
+ * (objects/tenant/limits/): a cost above a meter's whole window, or a meter known to be
  * full until a known time (one is enough: the root would refuse too), named by
  * the meter of the outranking kind (a quota over a rate) that fits again last,
  * with a Retry-After until every full meter fits.

@@ -30,7 +30,7 @@ import {
 } from './alerts';
 import { type HourFigures, noteHealthAlerts } from './health-alerts';
 
-/** What callers reach: the operator API's alert settings, log and test, the key rotation's re-seal. */
+/** What callers reach: the alert settings, log and test, and the key rotation's re-seal. */
 export const ALERTS_CALLS = [
   'set',
   'settings',

@@ -64,7 +64,7 @@ export class TokenStanding {
     this.ends.delete(tokenId);
   }
 
-  /** The token is refused from `at` on (a rotation's overlap end); revocation wins: the earlier end stays. */
+  /** Refused from `at` on (a rotation's overlap end); revocation wins: the earlier end stays. */
   expireAt(tokenId: string, at: number): void {
     this.sql.exec(
       `INSERT INTO token_states (token_id, not_after, reason) VALUES (?, ?, 'expired')
