@@ -234,9 +234,14 @@ describe('pauses the platform asks of one key', () => {
     });
     const first = await read(lane, b, '/agent/lists', settings);
     await expectRefusal(first, 'UPSTREAM_BACKING_OFF');
-    // The platform's Retry-After reaches B unchanged.
-    expect(first.res.headers.get('retry-after')).toBe('300');
-    expect(first.body.data).toMatchObject({ upstream_status: 503, retry_after_s: 300 });
+    // B is told the gateway's hold; the platform's own Retry-After travels beside it.
+    expect(first.res.headers.get('retry-after')).toBe('2');
+    expect(first.res.headers.get('x-platform-retry-after')).toBe('300');
+    expect(first.body.data).toMatchObject({
+      upstream_status: 503,
+      retry_after_s: 2,
+      platform_retry_after_s: 300,
+    });
 
     // A is not held (before, every key was, for five minutes), nor answered stale.
     await expectAnsweredByPlatform(await read(lane, a, '/agent/lists', settings));
@@ -298,6 +303,35 @@ describe('pauses the platform asks of one key', () => {
     // D's latest call was answered: it is not held, and its answer ends the upstream's hold.
     await expectAnsweredByPlatform(await read(lane, d, '/agent/lists'));
     await expectAnsweredByPlatform(await read(lane, e, '/agent/lists'));
+  });
+
+  it("every 50302 of a pause says the gateway's remaining hold: 60, then 55 … 5, then the platform is asked again", async () => {
+    const lane = newLane();
+    const b = await tenantOnOwnKey('b');
+    await injectFault({
+      lane: lane.name,
+      kind: 'status',
+      status: 503,
+      retry_after: 300,
+      platform_key: b.platformKey,
+    });
+    const first = await read(lane, b, '/agent/lists');
+    await expectRefusal(first, 'UPSTREAM_BACKING_OFF');
+    const said = [secondsHeader(first.res, 'retry-after')];
+    for (let i = 0; i < 11; i++) {
+      later(5000);
+      const held = await read(lane, b, '/agent/lists');
+      expect((await expectRefusal(held, 'UPSTREAM_BACKING_OFF')).data).toMatchObject({
+        held: true,
+        retry_after_s: secondsHeader(held.res, 'retry-after'),
+      });
+      expect(held.res.headers.get('x-platform-retry-after')).toBeNull();
+      said.push(secondsHeader(held.res, 'retry-after'));
+    }
+    expect(said).toEqual([60, 55, 50, 45, 40, 35, 30, 25, 20, 15, 10, 5]);
+    // A client that obeyed the first answer asks again just as the gateway does.
+    later(5000);
+    await expectAnsweredByPlatform(await read(lane, b, '/agent/lists'));
   });
 
   it('holds for at most 60 s by default, whatever the platform asks', async () => {
