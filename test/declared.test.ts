@@ -223,6 +223,54 @@ describe('a declared operation', () => {
   });
 });
 
+describe('a declared path parameter typed only as a string', () => {
+  const loose = {
+    PLATFORM_OPERATIONS: JSON.stringify({
+      'product.rename': {
+        ...DECLARED['product.rename'],
+        params: { type: 'object', properties: { product_id: { type: 'string', maxLength: 200 } } },
+      },
+    }),
+  };
+  const rename = (id: string) =>
+    call(loose, `/dashboard/product/rename/${id}`, {
+      method: 'POST',
+      json: { product_name: 'x' },
+    });
+
+  it.each([
+    '..%2F',
+    '..%2Fadmin',
+    '%2e%2e%2fadmin',
+    'x%2F..%2Fy',
+    '..%5C',
+    '%252e%252e',
+    '%25252e%25252e%25252f',
+    '..%3Bx',
+  ])('never carries a dot segment upstream: %s is refused, naming the parameter', async (id) => {
+    const answer = await rename(id);
+    const body = await expectRefusal(answer, 'VALIDATION_FAILED');
+    expect(body.msg).toContain('product_id must not be . or ..');
+    expect(await upstreamSaw(answer.id)).toEqual([]);
+  });
+
+  it.each(['%2e%2e', '%2E%2E', '.%2e', '%2e'])(
+    '%s alone is a dot segment of the request path itself: resolved before routing, never sent',
+    async (id) => {
+      const answer = await rename(id);
+      await expectRefusal(answer, 'NOT_FOUND');
+      expect(await upstreamSaw(answer.id)).toEqual([]);
+    },
+  );
+
+  it('passes dots that are no segment of their own', async () => {
+    const answer = await rename('v1.2..3');
+    // The emulator knows no such product: what matters is the path it was asked for.
+    const [seen] = await upstreamSaw(answer.id);
+    expect(seen?.path).toBe('/dashboard/product/rename/v1.2..3');
+  });
+});
+
 describe('presets follow groups that appear later', () => {
   it('a full token issued before a group was declared reaches it; a narrow one does not', async () => {
     // Issued under settings that know no `catalogue` group.

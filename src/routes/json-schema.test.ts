@@ -3,6 +3,7 @@ import { overlaps } from './declared';
 import {
   bodyFromJsonSchema,
   describeIssue,
+  hasDotSegment,
   paramsFromJsonSchema,
   queryFromJsonSchema,
   SchemaProblem,
@@ -175,5 +176,43 @@ describe('overlaps', () => {
     ['/session/info/:id', '/session/info/:session_id', true],
   ])('%s and %s: %s', (a, b, expected) => {
     expect(overlaps(a, b)).toBe(expected);
+  });
+});
+
+describe('path values and dot segments', () => {
+  it.each([
+    '..',
+    '.',
+    '%2e%2e',
+    '.%2E',
+    '..%2F',
+    'a%2F..%2Fb',
+    '..%5c',
+    'a/../b',
+    '..;x',
+    '%252e%252e',
+    '%25252e%25252e',
+    '%2525252525252e',
+  ])('%s is or decodes to one', (value) => {
+    expect(hasDotSegment(value)).toBe(true);
+  });
+
+  it.each(['...', 'v1.2..3', 'a.b', '..x', 'x..', '%2e%2ex', 'a%20b', '%zz'])(
+    '%s is not',
+    (value) => {
+      expect(hasDotSegment(value)).toBe(false);
+    },
+  );
+
+  it('a declared path parameter typed only as a string refuses them, naming it', () => {
+    const params = paramsFromJsonSchema(
+      { type: 'object', properties: { id: { type: 'string' } } },
+      ['id'],
+    );
+    const refused = parse(params, { id: '../admin' });
+    expect(refused.error?.issues[0]?.message).toBe(
+      'id must not be . or .. nor carry one, encoded or not: it would change the platform path',
+    );
+    expect(parse(params, { id: 'a.b' }).data).toEqual({ id: 'a.b' });
   });
 });

@@ -71,7 +71,26 @@ export function paramsFromJsonSchema(json: unknown, placeholders: string[]): Inp
       `must name exactly the path's placeholders (${placeholders.join(', ') || 'none'})`,
     );
   }
-  return textFields(top, new Set(placeholders));
+  return textFields(top, new Set(placeholders), { pathValues: true });
+}
+
+/**
+ * Whether a path value is, or decodes to, a `.` or `..` segment: `..`, `%2e%2e`, `..%2F`,
+ * `.%252e`, `..;x` (a server that drops `;` parameters reads `..`). Sent on, it would move
+ * the call to another platform path, whichever server decodes it, however often.
+ */
+export function hasDotSegment(value: string): boolean {
+  let text = value;
+  for (let round = 0; round < 4; round++) {
+    if (text.split(/[/\\]/).some((segment) => /^\.\.?(;.*)?$/.test(segment))) return true;
+    const decoded = text.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) =>
+      String.fromCharCode(Number.parseInt(hex, 16)),
+    );
+    if (decoded === text) return false;
+    text = decoded;
+  }
+  // Still decoding after four rounds: no honest id is encoded that deep.
+  return true;
 }
 
 /** The top of every schema: an object, with `properties` that are schemas. */
@@ -203,8 +222,11 @@ const READ: Record<
   boolean: { pattern: /^(true|false)$/, says: 'true or false', read: (t) => t === 'true' },
 };
 
-/** An object of scalar fields sent as text: read each, then check it with its own schema. */
-function textFields(top: Json, required: Set<string>): InputSchema {
+/**
+ * An object of scalar fields sent as text: read each, then check it with its own schema.
+ * Path values (`pathValues`) must also not be or carry a `.` or `..` segment.
+ */
+function textFields(top: Json, required: Set<string>, { pathValues = false } = {}): InputSchema {
   const properties = isObject(top.properties) ? top.properties : {};
   const shape: Record<string, z.ZodType> = {};
   for (const [name, schema] of Object.entries(properties)) {
@@ -216,7 +238,10 @@ function textFields(top: Json, required: Set<string>): InputSchema {
     const how = READ[scalar];
     const error = (issue: { input?: unknown }) =>
       issue.input === undefined ? `${name} is required` : `${name} must be ${how.says}`;
-    const read = z.string({ error }).regex(how.pattern, { error }).transform(how.read);
+    const text = z.string({ error }).regex(how.pattern, { error });
+    const segment = `${name} must not be . or .. nor carry one, encoded or not: it would change the platform path`;
+    const safe = pathValues ? text.refine((t) => !hasDotSegment(t), { error: segment }) : text;
+    const read = safe.transform(how.read);
     let field: z.ZodType = (how.holds ? read.refine(how.holds, { error }) : read).pipe(typed);
     if (fallback !== undefined) {
       if (!typed.safeParse(fallback).success) {
