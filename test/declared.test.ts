@@ -271,6 +271,45 @@ describe('a declared path parameter typed only as a string', () => {
   });
 });
 
+describe('a declared pattern', () => {
+  const patterned = (pattern: string) => ({
+    MAX_BODY_BYTES: String(2 * 1024 * 1024),
+    PLATFORM_OPERATIONS: JSON.stringify({
+      'product.rename': {
+        ...DECLARED['product.rename'],
+        body: {
+          type: 'object',
+          properties: { product_name: { type: 'string', minLength: 1, maxLength: 64, pattern } },
+          required: ['product_name'],
+        },
+      },
+    }),
+  });
+  const rename = (settings: Record<string, string>, product_name: string) =>
+    call(settings, `/dashboard/product/rename/${dashboard.productId}`, {
+      method: 'POST',
+      json: { product_name },
+    });
+
+  it('checks a value before anything goes upstream, naming the pattern as written', async () => {
+    const words = patterned('^[A-Za-z][A-Za-z0-9]*( [A-Za-z0-9]+)*$');
+    const ok = await rename(words, 'Renamed widget 2');
+    expect([ok.res.status, ok.body.data.product_name]).toEqual([200, 'Renamed widget 2']);
+    const refused = await rename(words, 'two  spaces');
+    const body = await expectRefusal(refused, 'VALIDATION_FAILED');
+    expect(body.msg).toContain('must match /^[A-Za-z][A-Za-z0-9]*( [A-Za-z0-9]+)*$/');
+    expect(await upstreamSaw(refused.id)).toEqual([]);
+  });
+
+  it('never runs on a text longer than its maxLength: a million letters are refused for their length', async () => {
+    // Unanchored, this pattern tries every start: run on a million letters it takes half an hour.
+    const refused = await rename(patterned('[a-z]*[0-9]'), 'a'.repeat(1_000_000));
+    const body = await expectRefusal(refused, 'VALIDATION_FAILED');
+    expect(body.msg).toContain('must be at most 64 characters');
+    expect(await upstreamSaw(refused.id)).toEqual([]);
+  });
+});
+
 describe('presets follow groups that appear later', () => {
   it('a full token issued before a group was declared reaches it; a narrow one does not', async () => {
     // Issued under settings that know no `catalogue` group.
@@ -363,6 +402,29 @@ describe('a bad PLATFORM_OPERATIONS', () => {
         },
       },
       "PLATFORM_OPERATIONS.product.x.params.properties: must name exactly the path's placeholders (a)",
+    ],
+    [
+      'a pattern that can backtrack catastrophically',
+      {
+        'product.x': {
+          ...entry,
+          query: {
+            type: 'object',
+            properties: { q: { type: 'string', maxLength: 30, pattern: '(a+)+$' } },
+          },
+        },
+      },
+      'PLATFORM_OPERATIONS.product.x.query.properties.q.pattern: can backtrack catastrophically',
+    ],
+    [
+      'a pattern on a string without maxLength',
+      {
+        'product.x': {
+          ...entry,
+          query: { type: 'object', properties: { q: { type: 'string', pattern: '^[a-z]+$' } } },
+        },
+      },
+      'PLATFORM_OPERATIONS.product.x.query.properties.q.maxLength: must be given, at most 1024, with a pattern',
     ],
     ['not an object', [], 'PLATFORM_OPERATIONS: must be a JSON object keyed by operation id'],
   ])('names %s', async (_what, value, says) => {
