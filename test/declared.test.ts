@@ -426,6 +426,21 @@ describe('a bad PLATFORM_OPERATIONS', () => {
       },
       'PLATFORM_OPERATIONS.product.x.query.properties.q.maxLength: must be given, at most 1024, with a pattern',
     ],
+    [
+      'the id __proto__ (which a parsed object would not keep)',
+      JSON.parse(`{"__proto__": ${JSON.stringify(entry)}}`),
+      'PLATFORM_OPERATIONS.__proto__: operation id must not be or contain __proto__',
+    ],
+    [
+      'the id constructor',
+      { constructor: entry },
+      'PLATFORM_OPERATIONS.constructor: operation id must not be or contain constructor',
+    ],
+    [
+      'an id with a prototype name as a word',
+      { 'product.prototype': entry },
+      'PLATFORM_OPERATIONS.product.prototype: operation id must not be or contain prototype',
+    ],
     ['not an object', [], 'PLATFORM_OPERATIONS: must be a JSON object keyed by operation id'],
   ])('names %s', async (_what, value, says) => {
     expect(await refusedWith(value)).toContain(says);
@@ -468,6 +483,20 @@ describe('ROUTE_OVERRIDES amends a built-in schema', () => {
     });
     await expectRefusal(old, 'UNKNOWN_PARAMETER');
     expect(await upstreamSaw(refused.id)).toEqual([]);
+  });
+
+  it('refuses the id __proto__, which a parsed object would not keep, and names the field of an entry', async () => {
+    const proto = await gatewayWith({ ROUTE_OVERRIDES: '{"__proto__": {"cost": 5}}' }, '/healthz');
+    expect((await expectRefusal(proto, 'MISCONFIGURED')).msg).toContain(
+      'ROUTE_OVERRIDES.__proto__: operation id must not be or contain __proto__',
+    );
+    const field = await gatewayWith(
+      { ROUTE_OVERRIDES: JSON.stringify({ 'team.info': { cost: 'lots' } }) },
+      '/healthz',
+    );
+    expect((await expectRefusal(field, 'MISCONFIGURED')).msg).toContain(
+      'ROUTE_OVERRIDES.team.info.cost',
+    );
   });
 
   it('names the field of a schema it cannot use', async () => {
