@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { startDemo } from '../demo/server';
 import { DEMO_PLATFORM_KEY, OTHER_PLATFORM_KEY } from '../emulator/seed';
-import { portsInUse } from './free-port';
+import { portsInsideEphemeral, portsInUse } from './free-port';
 import { LOCAL_ADMIN_EMAIL, LOCAL_VIEWER_EMAIL, startLocalAccess } from './local-access';
 import { createTenant, type Stack, startStack } from './stack';
 
@@ -18,17 +18,15 @@ const DEMO_PAGE_PORT = Number(process.env.DEMO_PORT ?? 8791);
 const ACCESS_PORT = Number(process.env.ACCESS_PORT ?? 8792);
 const DEMO_FILE = '.dev/demo-tenant.json';
 
+const PORTS = { PORT: GATEWAY_PORT, EMULATOR_PORT, DEMO_PORT: DEMO_PAGE_PORT, ACCESS_PORT };
 // Every port first, so a taken one is named with its setting instead of a stack trace later.
-const taken = await portsInUse({
-  PORT: GATEWAY_PORT,
-  EMULATOR_PORT,
-  DEMO_PORT: DEMO_PAGE_PORT,
-  ACCESS_PORT,
-});
+const taken = await portsInUse(PORTS);
 if (taken) {
   console.error(`error: ${taken}`);
   process.exit(1);
 }
+// The defaults lie below the kernel's ephemeral range; a port set inside it may be taken.
+for (const warning of portsInsideEphemeral(PORTS)) console.warn(`warning: ${warning}`);
 
 // The same verification code as in production; only the team domain is this loopback server.
 const access = await startLocalAccess({ port: ACCESS_PORT });

@@ -18,7 +18,7 @@ export const PREFLIGHT_MAX_AGE_S = 600;
 const ALLOW_HEADERS =
   'authorization, x-api-key, content-type, x-request-id, cache-control, idempotency-key, traceparent, tracestate';
 const EXPOSE_HEADERS =
-  'X-Request-ID, RateLimit, RateLimit-Policy, Retry-After, X-Cache, Age, X-Stale-Reason, Warning, Idempotent-Replayed, traceparent';
+  'X-Request-ID, RateLimit, RateLimit-Policy, Retry-After, X-Platform-Retry-After, X-Cache, Age, X-Stale-Reason, Warning, Idempotent-Replayed, traceparent';
 
 export function browserCors() {
   return createMiddleware<HonoEnv>(async function browserCors(c, next) {

@@ -16,6 +16,7 @@ import {
   queryFromJsonSchema,
   SchemaProblem,
 } from './json-schema';
+import { keyedByOperationId, prototypeNameProblem } from './operation-ids';
 import { cachePolicySchema, costSchema, timeoutSchema } from './overrides';
 import { ROUTE_SPECS } from './table';
 import type { HttpMethod, InputSchema, RouteSpec } from './types';
@@ -95,18 +96,16 @@ const entrySchema = z.strictObject({
 
 type Entry = z.output<typeof entrySchema>;
 
-export const platformOperationsSchema = z
-  .record(z.string(), z.unknown(), { error: 'must be a JSON object keyed by operation id' })
-  .transform((value, ctx) => {
-    const specs: RouteSpec[] = [];
-    for (const [id, raw] of Object.entries(value)) {
-      const { problems, spec } = declare(id, raw, specs);
-      for (const { path, message } of problems)
-        ctx.addIssue({ code: 'custom', path: [id, ...path], message });
-      if (spec) specs.push(spec);
-    }
-    return specs;
-  });
+export const platformOperationsSchema = keyedByOperationId.transform((value, ctx) => {
+  const specs: RouteSpec[] = [];
+  for (const [id, raw] of Object.entries(value)) {
+    const { problems, spec } = declare(id, raw, specs);
+    for (const { path, message } of problems)
+      ctx.addIssue({ code: 'custom', path: [id, ...path], message });
+    if (spec) specs.push(spec);
+  }
+  return specs;
+});
 
 interface Problem {
   path: PropertyKey[];
@@ -121,6 +120,8 @@ const refused = (problems: Problem[]): Declared => ({ problems, spec: null });
  * problem with the field it is in.
  */
 function declare(id: string, raw: unknown, earlier: RouteSpec[]): Declared {
+  const inherited = prototypeNameProblem(id);
+  if (inherited) return refused([{ path: [], message: inherited }]);
   const idOk = operationId.safeParse(id);
   if (!idOk.success)
     return refused([{ path: [], message: `operation id ${idOk.error.issues[0]?.message}` }]);

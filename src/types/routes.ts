@@ -48,6 +48,8 @@ export interface UploadBody {
   awaitingCaller(): boolean;
   /** Aborted with the refusal: the platform call ends there, its request never completed. */
   signal: AbortSignal;
+  /** The request is over: stop watching the caller's credentials. */
+  end(): void;
 }
 
 /** A request's validated path, query and body (defaults applied, unknown fields refused). */
