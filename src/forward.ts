@@ -1,15 +1,24 @@
 /**
  * forward(): one platform call for a validated request, with the tenant's
  * platform key in the route's header; cacheable reads go through the read
- * cache. The only caller of the upstream client.
+ * cache. The only caller of the upstream client. It never throws: what it did,
+ * answer or failure, is its outcome, which the handler answers from and the
+ * steps around it read (whether the platform acted, attempts, cache state).
  */
 import type { Context } from 'hono';
 import { cacheKey } from './cache/key';
 import { type CacheOutcome, readThrough } from './cache/read-through';
-import { GatewayError } from './errors';
+import { type ErrorKind, GatewayError } from './errors';
 import type { ResolvedRoute } from './routes/types';
-import type { HonoEnv, ValidatedInput } from './types/context';
+import type {
+  CacheStatus,
+  CacheTier,
+  ForwardOutcome,
+  HonoEnv,
+  ValidatedInput,
+} from './types/context';
 import type { Settings } from './types/settings';
+import { rejectedKeyStatus, type UpstreamResult } from './upstream/normalize';
 import { maskSecrets, type SecretShapes } from './upstream/redact';
 import { buildUpstreamRequest } from './upstream/request';
 import { callResilient, platformFailed, type ResilienceOptions } from './upstream/resilient';
@@ -47,6 +56,39 @@ export interface ForwardOptions {
    * counted request never makes two upstream calls.
    */
   callerCacheControl: boolean;
+}
+
+const AS_THE_CALLER_ASKS: ForwardOptions = { callerCacheControl: true };
+
+/** Failures that mean the platform surely did not act: it asked for a pause. */
+const NOT_ACTED = new Set<ErrorKind>(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_BACKING_OFF']);
+
+/** One forward's outcome, filled in as the call goes (one object a call, a fixed shape). */
+class Forwarded implements ForwardOutcome {
+  answer: UpstreamResult | null = null;
+  error: unknown = undefined;
+  acted = false;
+  attempts = 0;
+  upstreamStatus: number | undefined = undefined;
+  upstreamMs: number | undefined = undefined;
+  cache: CacheStatus | undefined = undefined;
+  tier: CacheTier | undefined = undefined;
+  age = 0;
+  staleReason: string | undefined = undefined;
+  keyRejected: number | undefined = undefined;
+
+  answered(got: CacheOutcome): void {
+    this.answer = got.result;
+    this.cache = got.status;
+    this.tier = got.tier;
+    this.age = got.age;
+    this.staleReason = got.staleReason;
+  }
+
+  failed(err: unknown): void {
+    this.error = err;
+    this.keyRejected = rejectedKeyStatus(err);
+  }
 }
 
 /** What a platform secret looks like for this request's tenant. */
@@ -98,10 +140,31 @@ export async function forward(
   c: Context<HonoEnv>,
   route: ResolvedRoute,
   input: ValidatedInput,
-  options: ForwardOptions = { callerCacheControl: true },
+  options: ForwardOptions = AS_THE_CALLER_ASKS,
+): Promise<Forwarded> {
+  const outcome = new Forwarded();
+  try {
+    outcome.answered(await lookOrCall(c, route, input, options, outcome));
+  } catch (err) {
+    outcome.failed(err);
+  }
+  // A read changes nothing; a write the platform refused with a pause was not done.
+  outcome.acted =
+    route.method !== 'GET' &&
+    outcome.attempts > 0 &&
+    !(outcome.error instanceof GatewayError && NOT_ACTED.has(outcome.error.kind));
+  return outcome;
+}
+
+/** The answer from the read cache or the platform; the call's figures go into `outcome`. */
+async function lookOrCall(
+  c: Context<HonoEnv>,
+  route: ResolvedRoute,
+  input: ValidatedInput,
+  options: ForwardOptions,
+  outcome: Forwarded,
 ): Promise<CacheOutcome> {
   const settings = c.get('settings');
-  const obs = c.get('obs');
   const deadlineMs = deadlineOf(route, settings);
   const fetchFresh = async () => {
     const started = Date.now();
@@ -119,14 +182,14 @@ export async function forward(
       idempotent: route.method === 'GET',
       deadlineMs,
       options: resilienceOptions(settings),
+      // A stale answer's refresh counts too: it runs on after the answer (read-through.ts).
       onAttempt: (attempt) => {
-        c.set('platformCalled', true);
-        obs.attempts = attempt;
+        outcome.attempts = attempt;
       },
     }).finally(() => {
-      obs.upstreamMs = Date.now() - started;
+      outcome.upstreamMs = Date.now() - started;
     });
-    obs.upstreamStatus = result.status;
+    outcome.upstreamStatus = result.status;
     // Routes that return platform secrets are masked per token (proxy.ts); any other
     // answer that holds something like a key is masked for everyone, before the cache.
     if (route.secrets) return result;
@@ -137,7 +200,6 @@ export async function forward(
       : { status: result.status, envelope: result.envelope, body: masked };
   };
   if (!route.cache) return { result: await fetchFresh(), status: 'BYPASS', age: 0 };
-
   const cacheControl = options.callerCacheControl ? (c.req.header('cache-control') ?? '') : '';
   // Without the TenantGuard's cache version a purge could not reach us: bypass.
   const version = c.get('cacheVersion');

@@ -12,7 +12,6 @@ import { every } from 'hono/combine';
 import { createMiddleware } from 'hono/factory';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Bytes } from './bytes';
-import type { CacheOutcome } from './cache/read-through';
 import { GatewayError } from './errors';
 import { forward, secretShapes } from './forward';
 import { requireScope, tenantAuth } from './middleware/auth';
@@ -23,7 +22,7 @@ import { type Catalog, catalogOf } from './routes/catalog';
 import { ROUTE_SPECS } from './routes/table';
 import type { PlatformReader, ResolvedRoute, RouteSpec } from './routes/types';
 import { hasScope } from './tenants/scopes';
-import type { HonoEnv } from './types/context';
+import type { ForwardOutcome, HonoEnv } from './types/context';
 import { parseEnvelope } from './upstream/normalize';
 import { maskSecrets } from './upstream/redact';
 
@@ -61,8 +60,11 @@ function operationChain(spec: RouteSpec): MiddlewareHandler<HonoEnv>[] {
       const route = routeOf(c);
       await route.check?.(c.get('input'), platformReader(c, catalogOf(c.get('settings'))));
       const outcome = await forward(c, route, c.get('input'));
-      const body = visibleBody(c, route, outcome.result.body);
-      const status = contentfulStatus(outcome.result.status);
+      // For the steps around this one: idempotency (did the platform act?), the request log.
+      c.set('forwarded', outcome);
+      if (!outcome.answer) throw outcome.error;
+      const body = visibleBody(c, route, outcome.answer.body);
+      const status = contentfulStatus(outcome.answer.status);
       noteAnswer(c, outcome, body);
       return c.body(body, status, answerHeaders(route, outcome));
     },
@@ -116,10 +118,10 @@ function visibleBody(c: Context<HonoEnv>, route: ResolvedRoute, body: Bytes): By
 }
 
 /** The answer's headers: JSON, and for cacheable reads where the answer came from and its age. */
-function answerHeaders(route: ResolvedRoute, outcome: CacheOutcome): Record<string, string> {
+function answerHeaders(route: ResolvedRoute, outcome: ForwardOutcome): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
-  if (route.cache) {
-    headers['X-Cache'] = outcome.status;
+  if (route.cache && outcome.cache) {
+    headers['X-Cache'] = outcome.cache;
     headers.Age = String(outcome.age);
   }
   if (outcome.staleReason) {
@@ -146,11 +148,11 @@ function contentfulStatus(status: number): ContentfulStatusCode {
 }
 
 /** What the request log line says about the answer. */
-function noteAnswer(c: Context<HonoEnv>, outcome: CacheOutcome, body: Bytes): void {
+function noteAnswer(c: Context<HonoEnv>, outcome: ForwardOutcome, body: Bytes): void {
   const obs = c.get('obs');
   // A fresh hit from memory is told apart; a stale answer says STALE from either tier.
-  obs.cache = outcome.tier === 'L1' && outcome.status === 'HIT' ? 'L1' : outcome.status;
-  obs.code = outcome.result.envelope?.code ?? 0;
+  obs.cache = outcome.tier === 'L1' && outcome.cache === 'HIT' ? 'L1' : outcome.cache;
+  obs.code = outcome.answer?.envelope?.code ?? 0;
   obs.bytes = body.byteLength;
   if (outcome.staleReason) obs.staleReason = outcome.staleReason;
 }
@@ -163,12 +165,16 @@ function platformReader(c: Context<HonoEnv>, catalog: Catalog): PlatformReader {
     async data(routeId) {
       const route = catalog.byId.get(routeId);
       if (!route) throw new GatewayError('INTERNAL', { message: `No operation ${routeId}` });
-      const { result } = await forward(
+      const outcome = await forward(
         c,
         route,
         { params: {}, query: {} },
         { callerCacheControl: false },
       );
+      // The request's platform call so far: the operation's own, if the check lets it go, follows.
+      c.set('forwarded', outcome);
+      if (!outcome.answer) throw outcome.error;
+      const result = outcome.answer;
       const envelope = result.envelope ?? parseEnvelope(result.body);
       if (envelope?.code !== 0) {
         throw new GatewayError('UPSTREAM_HTTP_ERROR', {

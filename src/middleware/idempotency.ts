@@ -33,9 +33,6 @@ const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 /** A claim left by an isolate that died is free again this long after the write's deadline. */
 const ABANDONED_AFTER_MS = 60_000;
 
-/** Errors that mean the platform surely did not act: the claim is released, not kept. */
-const NOT_ACTED = new Set(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_BACKING_OFF']);
-
 /** For writes only: proxy.ts gives GET routes no idempotency step. */
 export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
   return createMiddleware<HonoEnv>(async function idempotency(c, next) {
@@ -85,10 +82,8 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
     if (claim.kind === 'replay') return replay(c, claim.answer);
 
     await next();
-    const error = c.error;
-    const acted =
-      c.get('platformCalled') === true &&
-      !(error instanceof GatewayError && NOT_ACTED.has(error.kind));
+    // What the write's platform call did (forward.ts): a claim is released unless it may have acted.
+    const acted = c.get('forwarded')?.acted === true;
     try {
       if (acted) await guard.settleIdempotency(key, owner, fingerprint, await kept(c), Date.now());
       else await guard.releaseIdempotency(key, owner, fingerprint);

@@ -72,6 +72,7 @@ function logLine(c: Context<HonoEnv>, obs: Observation, duration: number) {
   const status = c.res.status;
   const error = c.error;
   const code = error instanceof GatewayError ? error.code : (obs.code ?? (status < 400 ? 0 : null));
+  const forwarded = c.get('forwarded');
   const cf = c.req.raw.cf;
   return {
     request_id: c.get('requestId'),
@@ -84,16 +85,16 @@ function logLine(c: Context<HonoEnv>, obs: Observation, duration: number) {
     method: c.req.method,
     status,
     code,
-    upstream_status: obs.upstreamStatus ?? upstreamStatusOf(error),
+    upstream_status: forwarded?.upstreamStatus ?? upstreamStatusOf(error),
     cache: obs.cache ?? null,
     // Why a stale entry answered: the platform failed (stale-if-error).
     stale_reason: obs.staleReason ?? null,
-    upstream_attempts: obs.attempts ?? null,
+    upstream_attempts: forwarded?.attempts || null,
     idempotency: obs.idempotency ?? null,
     limiter: obs.limiter ? (obs.refusedBy ? `${obs.limiter}:${obs.refusedBy}` : obs.limiter) : null,
     cost: obs.cost ?? null,
     duration_ms: duration,
-    upstream_ms: obs.upstreamMs ?? null,
+    upstream_ms: forwarded?.upstreamMs ?? null,
     colo: typeof cf?.colo === 'string' ? cf.colo : null,
   };
 }

@@ -97,10 +97,10 @@ export interface Variables extends RequestIdVariables {
   /** W3C trace context: the caller's trace or a new one (observability/trace.ts). */
   trace?: TraceContext;
   /**
-   * Set by forward.ts as a platform call is sent: the platform may have acted on
-   * the request (middleware/idempotency.ts keeps a write's claim then).
+   * What the request's platform call did (forward.ts): the handler puts it here for the
+   * steps around it (middleware/idempotency.ts keeps a write's claim when the platform acted).
    */
-  platformCalled?: true;
+  forwarded?: ForwardOutcome;
 }
 
 /** What the gateway sends on: the trace id, its own traceparent, the caller's tracestate. */
@@ -111,6 +111,43 @@ export interface TraceContext {
 }
 
 export type HonoEnv = { Bindings: Bindings; Variables: Variables };
+
+export type CacheStatus = 'HIT' | 'MISS' | 'STALE' | 'BYPASS';
+/** Where a hit came from: this isolate's memory or the Cache API. */
+export type CacheTier = 'L1' | 'L2';
+
+/** A platform answer as the gateway passes it on (upstream/normalize.ts reads it). */
+export interface PlatformAnswer {
+  status: number;
+  body: Uint8Array<ArrayBuffer>;
+  /** Parsed envelope; null when served from the cache (only successes are cached). */
+  envelope: { code: number } | null;
+  /** The body decoded, where it already was, so nothing decodes it twice. */
+  text?: string;
+}
+
+/** What forward() did with one platform call (src/forward.ts), for whatever reads it after. */
+export interface ForwardOutcome {
+  /** The answer as this caller may see it; null when the call failed. */
+  answer: PlatformAnswer | null;
+  /** Why there is no answer: what the caller is told instead. */
+  error: unknown;
+  /** The platform may have acted: a write went out and was not refused as a pause. */
+  acted: boolean;
+  /** Platform attempts made (2 when a read was retried; a stale answer's refresh counts). */
+  attempts: number;
+  upstreamStatus: number | undefined;
+  upstreamMs: number | undefined;
+  /** Where the answer came from; undefined when the call failed. */
+  cache: CacheStatus | undefined;
+  tier: CacheTier | undefined;
+  /** Seconds since the answer was fetched from the platform. */
+  age: number;
+  /** Why a stale entry answered because the platform failed (`breaker_open`, …). */
+  staleReason: string | undefined;
+  /** The key's health: the status (401 or 403) with which the platform refused the tenant's key. */
+  keyRejected: number | undefined;
+}
 
 /** What the pipeline did with a request, noted as it goes (observability/request-log.ts). */
 export interface Observation {
@@ -124,16 +161,12 @@ export interface Observation {
   /** The policy that refused the request. */
   refusedBy?: string;
   cost?: number;
-  upstreamStatus?: number;
-  upstreamMs?: number;
   /** Body bytes of the answer, where known. */
   bytes?: number;
   /**
    * The envelope code of the answer, where the handler knows it (a platform code passes through).
    */
   code?: number;
-  /** Platform attempts made (2 when a read was retried). */
-  attempts?: number;
   /** Why a cached answer was served past its grace (stale-if-error), e.g. `breaker_open`. */
   staleReason?: string;
   /** What an Idempotency-Key did: claimed, replayed, in_flight or mismatch. */
