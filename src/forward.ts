@@ -4,17 +4,22 @@
  * cache. The only caller of the upstream client. It never throws: what it did,
  * answer or failure, is its outcome, which the handler answers from and the
  * steps around it read (whether the platform acted, attempts, cache state).
+ * The one place platform secrets are masked: an answer is what its caller may
+ * see, and what may be kept of it is masked for everyone.
  */
 import type { Context } from 'hono';
+import { decodeUtf8 } from './bytes';
 import { cacheKey } from './cache/key';
 import { type CacheOutcome, readThrough } from './cache/read-through';
 import { type ErrorKind, GatewayError } from './errors';
 import type { ResolvedRoute } from './routes/types';
+import { hasScope } from './tenants/scopes';
 import type {
   CacheStatus,
   CacheTier,
   ForwardOutcome,
   HonoEnv,
+  KeptAnswer,
   ValidatedInput,
 } from './types/context';
 import type { Settings } from './types/settings';
@@ -76,6 +81,8 @@ class Forwarded implements ForwardOutcome {
   age = 0;
   staleReason: string | undefined = undefined;
   keyRejected: number | undefined = undefined;
+  /** Set when the answer holds secrets shown whole to a caller who may see them. */
+  private shownWhole: SecretShapes | null = null;
 
   answered(got: CacheOutcome): void {
     this.answer = got.result;
@@ -85,18 +92,50 @@ class Forwarded implements ForwardOutcome {
     this.staleReason = got.staleReason;
   }
 
+  /** A secret route's answer (a platform key's own call): masked unless this caller may see it. */
+  showSecretsTo(c: Context<HonoEnv>): void {
+    if (!this.answer) return;
+    const shapes = secretShapes(c);
+    if (seesSecrets(c)) this.shownWhole = shapes;
+    else this.answer = masked(this.answer, shapes);
+  }
+
   failed(err: unknown): void {
     this.error = err;
     this.keyRejected = rejectedKeyStatus(err);
   }
+
+  keptAnswer(): KeptAnswer | null {
+    if (!this.answer) return null;
+    // Masked only when asked (a write with an Idempotency-Key), not for every caller shown it whole.
+    const answer = this.shownWhole ? masked(this.answer, this.shownWhole) : this.answer;
+    return {
+      status: answer.status,
+      body: answer.text ?? decodeUtf8(answer.body),
+      // Only successes are cached, without their envelope.
+      code: answer.envelope?.code ?? 0,
+    };
+  }
 }
 
 /** What a platform secret looks like for this request's tenant. */
-export function secretShapes(c: Context<HonoEnv>): SecretShapes {
+function secretShapes(c: Context<HonoEnv>): SecretShapes {
   return {
     pattern: c.get('settings').PLATFORM_KEY_PATTERN,
     tenantKey: c.get('tenant').platform_key,
   };
+}
+
+/** A secret route's secrets are shown whole only with apikeys:admin, never to a browser token. */
+function seesSecrets(c: Context<HonoEnv>): boolean {
+  return hasScope(c.get('token').scopes, 'apikeys:admin') && !c.get('partition');
+}
+
+/** The answer with every platform secret masked: the same object when it holds none. */
+function masked(result: UpstreamResult, shapes: SecretShapes): UpstreamResult {
+  const body = maskSecrets(result.body, shapes, result.text);
+  // A masked body's text is no longer the decoded original: drop it.
+  return body === result.body ? result : { status: result.status, envelope: result.envelope, body };
 }
 
 /** The operation's deadline: its own, never past the UPSTREAM_TIMEOUT_MS ceiling. */
@@ -145,6 +184,7 @@ export async function forward(
   const outcome = new Forwarded();
   try {
     outcome.answered(await lookOrCall(c, route, input, options, outcome));
+    if (route.secrets) outcome.showSecretsTo(c);
   } catch (err) {
     outcome.failed(err);
   }
@@ -190,14 +230,9 @@ async function lookOrCall(
       outcome.upstreamMs = Date.now() - started;
     });
     outcome.upstreamStatus = result.status;
-    // Routes that return platform secrets are masked per token (proxy.ts); any other
-    // answer that holds something like a key is masked for everyone, before the cache.
-    if (route.secrets) return result;
-    const masked = maskSecrets(result.body, secretShapes(c), result.text);
-    // A masked body's text is no longer the decoded original: drop it.
-    return masked === result.body
-      ? result
-      : { status: result.status, envelope: result.envelope, body: masked };
+    // An answer that holds something like a key is masked for everyone, before the cache;
+    // a secret route's is cached whole and masked per caller (showSecretsTo).
+    return route.secrets ? result : masked(result, secretShapes(c));
   };
   if (!route.cache) return { result: await fetchFresh(), status: 'BYPASS', age: 0 };
   const cacheControl = options.callerCacheControl ? (c.req.header('cache-control') ?? '') : '';

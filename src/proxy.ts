@@ -3,9 +3,9 @@
  * the operations an operator declared (PLATFORM_OPERATIONS) behind one matcher,
  * each through the same chain: name the operation, resolve its configured route,
  * authenticate, check scope, validate, limit, claim an Idempotency-Key (writes
- * that send one), then forward (through the cache for cacheable reads), and mask
- * platform secrets for tokens that may not see them. A path an operation takes
- * with a method it does not gets a 405 envelope.
+ * that send one), then forward (through the cache for cacheable reads) and
+ * answer as forward.ts says: platform secrets masked for tokens that may not see
+ * them. A path an operation takes with a method it does not gets a 405 envelope.
  */
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { every } from 'hono/combine';
@@ -13,7 +13,7 @@ import { createMiddleware } from 'hono/factory';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Bytes } from './bytes';
 import { GatewayError } from './errors';
-import { forward, secretShapes } from './forward';
+import { forward } from './forward';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { idempotency } from './middleware/idempotency';
 import { tenantLimits } from './middleware/limits';
@@ -21,10 +21,8 @@ import { validateInput } from './middleware/validate';
 import { type Catalog, catalogOf } from './routes/catalog';
 import { ROUTE_SPECS } from './routes/table';
 import type { PlatformReader, ResolvedRoute, RouteSpec } from './routes/types';
-import { hasScope } from './tenants/scopes';
 import type { ForwardOutcome, HonoEnv } from './types/context';
 import { parseEnvelope } from './upstream/normalize';
-import { maskSecrets } from './upstream/redact';
 
 /** The configured route resolveRoute() put in the context. */
 function routeOf(c: Context<HonoEnv>): ResolvedRoute {
@@ -63,7 +61,7 @@ function operationChain(spec: RouteSpec): MiddlewareHandler<HonoEnv>[] {
       // For the steps around this one: idempotency (did the platform act?), the request log.
       c.set('forwarded', outcome);
       if (!outcome.answer) throw outcome.error;
-      const body = visibleBody(c, route, outcome.answer.body);
+      const { body } = outcome.answer;
       const status = contentfulStatus(outcome.answer.status);
       noteAnswer(c, outcome, body);
       return c.body(body, status, answerHeaders(route, outcome));
@@ -108,13 +106,6 @@ function resolveRoute(spec: RouteSpec) {
     c.set('route', route);
     await next();
   });
-}
-
-/** Platform secrets masked unless the token may see them (apikeys:admin, not a browser token). */
-function visibleBody(c: Context<HonoEnv>, route: ResolvedRoute, body: Bytes): Bytes {
-  if (!route.secrets) return body;
-  const seesSecrets = hasScope(c.get('token').scopes, 'apikeys:admin') && !c.get('partition');
-  return seesSecrets ? body : maskSecrets(body, secretShapes(c));
 }
 
 /** The answer's headers: JSON, and for cacheable reads where the answer came from and its age. */

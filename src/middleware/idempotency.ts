@@ -22,7 +22,6 @@ import { takesIdempotencyKey } from '../routes/table';
 import type { RouteSpec } from '../routes/types';
 import type { HonoEnv } from '../types/context';
 import { parseEnvelope } from '../upstream/normalize';
-import { maskSecrets } from '../upstream/redact';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -97,17 +96,16 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
   });
 }
 
-/** The answer as kept: status, body with every secret masked, envelope code. */
+/** The answer as kept: status, body with every platform secret masked, envelope code. */
 async function kept(c: Context<HonoEnv>): Promise<StoredAnswer> {
+  const answer = c.error ? null : c.get('forwarded')?.keptAnswer();
+  if (answer) return answer;
+  // An error answer is the gateway's own envelope, with no platform text in it: kept as sent.
   const bytes = new Uint8Array(await c.res.clone().arrayBuffer());
-  const masked = maskSecrets(bytes, {
-    pattern: c.get('settings').PLATFORM_KEY_PATTERN,
-    tenantKey: c.get('tenant').platform_key,
-  });
   return {
     status: c.res.status,
-    body: decodeUtf8(masked),
-    code: parseEnvelope(masked)?.code ?? null,
+    body: decodeUtf8(bytes),
+    code: parseEnvelope(bytes)?.code ?? null,
   };
 }
 

@@ -147,6 +147,15 @@ export interface ForwardOutcome {
   staleReason: string | undefined;
   /** The key's health: the status (401 or 403) with which the platform refused the tenant's key. */
   keyRejected: number | undefined;
+  /** What may be kept of the answer (an Idempotency-Key's replay): every secret masked. */
+  keptAnswer(): KeptAnswer | null;
+}
+
+/** An answer as kept: its status, its body with every platform secret masked, its code. */
+export interface KeptAnswer {
+  status: number;
+  body: string;
+  code: number;
 }
 
 /** What the pipeline did with a request, noted as it goes (observability/request-log.ts). */
