@@ -14,14 +14,8 @@ import { type CacheOutcome, readThrough } from './cache/read-through';
 import { type ErrorKind, GatewayError } from './errors';
 import type { ResolvedRoute } from './routes/types';
 import { hasScope } from './tenants/scopes';
-import type {
-  CacheStatus,
-  CacheTier,
-  ForwardOutcome,
-  HonoEnv,
-  KeptAnswer,
-  ValidatedInput,
-} from './types/context';
+import type { HonoEnv, ValidatedInput } from './types/context';
+import type { CacheStatus, CacheTier, ForwardOutcome, KeptAnswer } from './types/outcomes';
 import type { Settings } from './types/settings';
 import { rejectedKeyStatus, type UpstreamResult } from './upstream/normalize';
 import { maskSecrets, type SecretShapes } from './upstream/redact';

@@ -11,7 +11,6 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { every } from 'hono/combine';
 import { createMiddleware } from 'hono/factory';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { Bytes } from './bytes';
 import { GatewayError } from './errors';
 import { forward } from './forward';
 import { requireScope, tenantAuth } from './middleware/auth';
@@ -21,7 +20,8 @@ import { validateInput } from './middleware/validate';
 import { type Catalog, catalogOf } from './routes/catalog';
 import { ROUTE_SPECS } from './routes/table';
 import type { PlatformReader, ResolvedRoute, RouteSpec } from './routes/types';
-import type { ForwardOutcome, HonoEnv } from './types/context';
+import type { HonoEnv } from './types/context';
+import type { ForwardOutcome } from './types/outcomes';
 import { parseEnvelope } from './upstream/normalize';
 
 /** The configured route resolveRoute() put in the context. */
@@ -61,10 +61,8 @@ function operationChain(spec: RouteSpec): MiddlewareHandler<HonoEnv>[] {
       // For the steps around this one: idempotency (did the platform act?), the request log.
       c.set('forwarded', outcome);
       if (!outcome.answer) throw outcome.error;
-      const { body } = outcome.answer;
       const status = contentfulStatus(outcome.answer.status);
-      noteAnswer(c, outcome, body);
-      return c.body(body, status, answerHeaders(route, outcome));
+      return c.body(outcome.answer.body, status, answerHeaders(route, outcome));
     },
   ];
 }
@@ -100,7 +98,7 @@ function methodNotAllowed(path: string, methods: readonly string[]): GatewayErro
  */
 function resolveRoute(spec: RouteSpec) {
   return createMiddleware<HonoEnv>(async function resolveRoute(c, next) {
-    c.get('obs').operation = spec.id;
+    c.set('operation', spec.id);
     const route = catalogOf(c.get('settings')).byId.get(spec.id);
     if (!route) throw new GatewayError('INTERNAL', { message: `No operation ${spec.id}` });
     c.set('route', route);
@@ -136,16 +134,6 @@ const STALE_TEXT: Record<string, string> = {
 function contentfulStatus(status: number): ContentfulStatusCode {
   if (!isContentful(status)) throw new GatewayError('UPSTREAM_HTTP_ERROR');
   return status;
-}
-
-/** What the request log line says about the answer. */
-function noteAnswer(c: Context<HonoEnv>, outcome: ForwardOutcome, body: Bytes): void {
-  const obs = c.get('obs');
-  // A fresh hit from memory is told apart; a stale answer says STALE from either tier.
-  obs.cache = outcome.tier === 'L1' && outcome.cache === 'HIT' ? 'L1' : outcome.cache;
-  obs.code = outcome.answer?.envelope?.code ?? 0;
-  obs.bytes = body.byteLength;
-  if (outcome.staleReason) obs.staleReason = outcome.staleReason;
 }
 
 /**

@@ -9,7 +9,7 @@
  * successful envelopes (HTTP 200, code 0) are stored, in both tiers.
  */
 import { count } from '../stats';
-import type { CacheStatus, CacheTier } from '../types/context';
+import type { CacheStatus, CacheTier } from '../types/outcomes';
 import type { CachePolicy } from '../types/settings';
 import type { UpstreamResult } from '../upstream/normalize';
 import { Coalescer } from './coalesce';

@@ -50,7 +50,6 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
     }
     if (!VALID_KEY.test(key)) throw new GatewayError('IDEMPOTENCY_KEY_INVALID');
 
-    const obs = c.get('obs');
     const fingerprint = await sha256Hex(
       `${spec.method}\n${c.req.path}\n${JSON.stringify(c.get('input').body ?? null)}`,
     );
@@ -73,12 +72,12 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
         });
         throw new GatewayError('IDEMPOTENCY_UNAVAILABLE', { headers: { 'Retry-After': '1' } });
       });
-    obs.idempotency = claim.kind;
+    c.set('idempotency', claim);
     if (claim.kind === 'in_flight') {
       throw new GatewayError('IDEMPOTENCY_IN_FLIGHT', { headers: { 'Retry-After': '1' } });
     }
     if (claim.kind === 'mismatch') throw new GatewayError('IDEMPOTENCY_KEY_REUSED');
-    if (claim.kind === 'replay') return replay(c, claim.answer);
+    if (claim.kind === 'replay') return replay(claim.answer);
 
     await next();
     // What the write's platform call did (forward.ts): a claim is released unless it may have acted.
@@ -110,8 +109,7 @@ async function kept(c: Context<HonoEnv>): Promise<StoredAnswer> {
 }
 
 /** The kept answer again, without a platform call. */
-function replay(c: Context<HonoEnv>, answer: StoredAnswer): Response {
-  c.get('obs').code = answer.code ?? undefined;
+function replay(answer: StoredAnswer): Response {
   const body =
     answer.body ??
     JSON.stringify({
