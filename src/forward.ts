@@ -86,7 +86,7 @@ class Forwarded implements ForwardOutcome {
     this.staleReason = got.staleReason;
   }
 
-  /** A secret route's answer (a platform key's own call): masked unless this caller may see it. */
+  /** A secret route's answer (apikey.list's keys): masked unless this caller may see them. */
   showSecretsTo(c: Context<HonoEnv>): void {
     if (!this.answer) return;
     const shapes = secretShapes(c);

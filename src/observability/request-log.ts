@@ -74,7 +74,7 @@ type LogLine = ReturnType<typeof logLine>;
 function logLine(c: Context<HonoEnv>, duration: number) {
   const status = c.res.status;
   const forwarded = c.get('forwarded');
-  const answered = answeredBy(c);
+  const answered = answeredBy(c, forwarded);
   const limiter = c.get('limiter');
   const cf = c.req.raw.cf;
   return {
@@ -99,7 +99,9 @@ function logLine(c: Context<HonoEnv>, duration: number) {
     stale_reason: answered?.staleReason ?? null,
     upstream_attempts: forwarded?.attempts || null,
     idempotency: c.get('idempotency')?.kind ?? null,
-    limiter: limiter ? limiter.result + (limiter.refusedBy ? `:${limiter.refusedBy}` : '') : null,
+    limiter: limiter?.refusedBy
+      ? `${limiter.result}:${limiter.refusedBy}`
+      : (limiter?.result ?? null),
     cost: limiter?.cost ?? null,
     duration_ms: duration,
     upstream_ms: forwarded?.upstreamMs ?? null,
@@ -107,9 +109,8 @@ function logLine(c: Context<HonoEnv>, duration: number) {
   };
 }
 
-/** The platform call's outcome when its answer is what the caller got (not a check's, not an error). */
-function answeredBy(c: Context<HonoEnv>): ForwardOutcome | null {
-  const forwarded = c.get('forwarded');
+/** The platform call's outcome, when its answer is what the caller got (no error). */
+function answeredBy(c: Context<HonoEnv>, forwarded = c.get('forwarded')): ForwardOutcome | null {
   return !c.error && forwarded?.answer ? forwarded : null;
 }
 

@@ -7,7 +7,7 @@ export type CacheStatus = 'HIT' | 'MISS' | 'STALE' | 'BYPASS';
 /** Where a hit came from: this isolate's memory or the Cache API. */
 export type CacheTier = 'L1' | 'L2';
 
-/** A platform answer as the gateway passes it on (upstream/normalize.ts reads it). */
+/** A platform answer as the gateway passes it on (upstream/normalize.ts's UpstreamResult). */
 export interface PlatformAnswer {
   status: number;
   body: Uint8Array<ArrayBuffer>;
