@@ -145,3 +145,10 @@ function isEnvelope(value: unknown): value is Envelope {
     'data' in value
   );
 }
+
+/** The status (401 or 403) with which the platform refused the tenant's key, for the key's health. */
+export function rejectedKeyStatus(err: unknown): number | undefined {
+  if (!(err instanceof GatewayError) || err.kind !== 'UPSTREAM_AUTH_REJECTED') return undefined;
+  const status = err.details.upstream_status;
+  return typeof status === 'number' ? status : undefined;
+}
