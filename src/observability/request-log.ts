@@ -13,15 +13,23 @@ import { recordRequestUsage } from '../limits/request';
 import { log } from '../log';
 import { statusClass } from '../metering/usage';
 import type { HonoEnv, Observation } from '../types/context';
+import { toolCallOf, wasHandedOn } from './via';
 
 export function requestLog() {
   return createMiddleware<HonoEnv>(async function requestLog(c, next) {
     const started = Date.now();
     const obs: Observation = {};
     c.set('obs', obs);
+    const tool = toolCallOf(c.req.raw);
     await next();
+    // An MCP tool call's own request wrote the line (observability/via.ts).
+    if (wasHandedOn(c)) return;
     const duration = Date.now() - started;
-    const line = logLine(c, obs, duration);
+    const line = {
+      ...logLine(c, obs, duration),
+      via: tool ? ('mcp' as const) : null,
+      tool: tool ?? null,
+    };
     const settings = c.get('settings');
     if (line.status >= 400 || Math.random() < settings.LOG_SAMPLE_RATE) {
       if (line.status >= 500) log.error('request', line);
@@ -60,6 +68,7 @@ export function requestLog() {
           latency_ms: duration,
           upstream_ms: line.upstream_ms,
           trace_id: line.trace_id,
+          via: line.via,
         },
       });
     }

@@ -1,0 +1,244 @@
+/**
+ * A `tools/call` is an ordinary gateway request of the operation it stands for, never a
+ * second pipeline (docs/MCP.md, "A call is a request"): its arguments become that
+ * operation's method, path, query and JSON body; the caller's credentials, Origin and
+ * client address go with it; it is sent through the same app with the same env and
+ * execution context, under the `/mcp` request's id, marked as a tool call for its log line.
+ * So token, scopes, validation, limits, cache, breakers, masking, idempotency, usage and
+ * the request log are those of the HTTP call. Its envelope answer becomes the tool result.
+ */
+import type { Context } from 'hono';
+import { type GatewayError, invalidField, GatewayError as Refusal } from '../errors';
+import { handOn, markToolCall } from '../observability/via';
+import type { HonoEnv } from '../types/context';
+import { GATEWAY_META, isObject, META, SERVER_INFO } from './protocol';
+import { IDEMPOTENCY_ARGUMENT, type ToolEntry } from './tools';
+
+/** How a tool call's request reaches the app: `app.fetch` with the `/mcp` request's env and context. */
+export type Dispatch = (request: Request, c: Context<HonoEnv>) => Promise<Response>;
+
+/** What a call came to: a tool result, or an answer that is not one (a bad token, a tool it may not use). */
+export type CallOutcome =
+  | { kind: 'result'; result: Record<string, unknown>; headers: Record<string, string> }
+  | {
+      kind: 'refused';
+      refusal: { code: number; message: string; status: number; details: Record<string, unknown> };
+    }
+  | { kind: 'unknown_tool' };
+
+/** Headers of the caller's request that its tool call carries: who calls, and from where. */
+const CARRIED = ['authorization', 'x-api-key', 'origin', 'cf-connecting-ip'] as const;
+
+/** Headers of the call's answer that the `/mcp` answer carries too. */
+const ANSWERED = ['RateLimit', 'RateLimit-Policy'] as const;
+
+/** Codes that refuse the caller, not the call: answered as such, never as a tool result. */
+const CALLER_REFUSALS = new Set([40301, 40302]);
+const SCOPE_REQUIRED = 40300;
+
+export async function callTool(
+  c: Context<HonoEnv>,
+  dispatch: Dispatch,
+  entry: ToolEntry,
+  args: Record<string, unknown>,
+  meta: Record<string, unknown>,
+  modern: boolean,
+): Promise<CallOutcome> {
+  const requestId = c.get('requestId');
+  const request = toolRequest(c, entry, args, meta);
+  if (request instanceof Refusal) {
+    return {
+      kind: 'result',
+      result: failure(refusalEnvelope(request, requestId), requestId, modern, null),
+      headers: {},
+    };
+  }
+  markToolCall(request, entry.modern.name);
+  // The call's own request writes the log line and the usage row (observability/via.ts).
+  handOn(c);
+  const res = await dispatch(request, c);
+  const text = await res.text();
+  const envelope = envelopeOf(text);
+  const code = envelope?.code;
+  if (
+    res.status === 401 ||
+    (res.status === 403 && typeof code === 'number' && CALLER_REFUSALS.has(code))
+  ) {
+    return {
+      kind: 'refused',
+      refusal: {
+        code: typeof code === 'number' ? code : res.status * 100,
+        message: typeof envelope?.msg === 'string' ? envelope.msg : `HTTP ${res.status}`,
+        status: res.status,
+        details: isObject(envelope?.data) ? envelope.data : {},
+      },
+    };
+  }
+  // A tool the token may not use answers exactly as one that does not exist.
+  if (res.status === 403 && code === SCOPE_REQUIRED) return { kind: 'unknown_tool' };
+  const headers: Record<string, string> = {};
+  for (const name of ANSWERED) {
+    const value = res.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  const resultMeta: Record<string, unknown> = {};
+  const cache = res.headers.get('x-cache');
+  if (cache) resultMeta[GATEWAY_META.cache] = cache;
+  if (res.headers.get('idempotent-replayed') === 'true') resultMeta[GATEWAY_META.replayed] = true;
+  const succeeded = res.status < 400 && envelope !== null && code === 0;
+  const result = succeeded
+    ? success(envelope.data, requestId, modern, resultMeta)
+    : failure(
+        envelope ?? { code: null, msg: `HTTP ${res.status}`, data: text.slice(0, 500) },
+        requestId,
+        modern,
+        res.headers.get('retry-after'),
+        resultMeta,
+      );
+  return { kind: 'result', result, headers };
+}
+
+/** The operation's request for these arguments, or the refusal of arguments no URL can carry. */
+function toolRequest(
+  c: Context<HonoEnv>,
+  entry: ToolEntry,
+  args: Record<string, unknown>,
+  meta: Record<string, unknown>,
+): Request | GatewayError {
+  const { route, plan } = entry;
+  const rest = { ...args };
+  let key: unknown = meta[GATEWAY_META.idempotencyKey];
+  if (plan.keyArgument && rest[IDEMPOTENCY_ARGUMENT] !== undefined) {
+    key = rest[IDEMPOTENCY_ARGUMENT];
+    delete rest[IDEMPOTENCY_ARGUMENT];
+  }
+  let path = route.path;
+  for (const name of plan.path) {
+    const value = rest[name];
+    delete rest[name];
+    const segment = value === undefined || value === null ? '' : textOf(value);
+    if (segment === '') return invalidField('path', name, `${name} is required`);
+    // `.` and `..` are no path segment: a URL would resolve them away.
+    if (segment === '.' || segment === '..')
+      return invalidField('path', name, `${name} must not be . or ..`);
+    path = path.replace(`:${name}`, encodeURIComponent(segment));
+  }
+  const query = new URLSearchParams();
+  const body: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(rest)) {
+    if (plan.query.has(name) || !plan.hasBody) {
+      if (value === undefined || value === null) continue;
+      for (const item of Array.isArray(value) ? value : [value]) query.append(name, textOf(item));
+    } else {
+      body[name] = value;
+    }
+  }
+  const url = new URL(path, c.req.url);
+  url.search = query.toString();
+  const headers = new Headers();
+  for (const name of CARRIED) {
+    const value = c.req.header(name);
+    if (value !== undefined) headers.set(name, value);
+  }
+  headers.set('x-request-id', c.get('requestId'));
+  for (const [name, value] of Object.entries(traceOf(c, meta))) headers.set(name, value);
+  if (key !== undefined && key !== null) {
+    const text = textOf(key);
+    // The key travels as a header: text a header cannot hold is refused as Idempotency-Key is.
+    if (!/^[\x20-\x7e]*$/.test(text)) return new Refusal('IDEMPOTENCY_KEY_INVALID');
+    headers.set('idempotency-key', text);
+  }
+  let payload: string | undefined;
+  if (plan.hasBody) {
+    headers.set('content-type', 'application/json');
+    payload = JSON.stringify(body);
+  }
+  return new Request(url, { method: route.method, headers, body: payload, cf: c.req.raw.cf });
+}
+
+const textOf = (value: unknown): string =>
+  typeof value === 'string' ? value : JSON.stringify(value);
+
+/**
+ * The trace the call continues: the `/mcp` request's own span, or the caller's
+ * `_meta.traceparent` when it sent no traceparent header (the MCP way of carrying one).
+ */
+function traceOf(c: Context<HonoEnv>, meta: Record<string, unknown>): Record<string, string> {
+  if (!c.req.header('traceparent') && typeof meta.traceparent === 'string') {
+    return {
+      traceparent: meta.traceparent,
+      ...(typeof meta.tracestate === 'string' ? { tracestate: meta.tracestate } : {}),
+    };
+  }
+  const trace = c.get('trace');
+  if (!trace) return {};
+  return {
+    traceparent: trace.traceparent,
+    ...(trace.tracestate ? { tracestate: trace.tracestate } : {}),
+  };
+}
+
+interface Envelope {
+  code: unknown;
+  msg: unknown;
+  data: unknown;
+}
+
+function envelopeOf(text: string): Envelope | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isObject(value) && 'code' in value ? (value as unknown as Envelope) : null;
+  } catch {
+    return null;
+  }
+}
+
+function refusalEnvelope(err: GatewayError, requestId: string): Envelope {
+  return { code: err.code, msg: err.message, data: { request_id: requestId, ...err.details } };
+}
+
+/** The platform's `data` as structured content, and as JSON text for clients that read only text. */
+function success(
+  data: unknown,
+  requestId: string,
+  modern: boolean,
+  extra: Record<string, unknown>,
+): Record<string, unknown> {
+  // 2025-era structured content is an object; a list or a scalar is there as text only.
+  const structured = data !== undefined && (modern || isObject(data));
+  return {
+    ...(modern ? { resultType: 'complete' } : {}),
+    content: [{ type: 'text', text: JSON.stringify(data ?? null) }],
+    ...(structured ? { structuredContent: data } : {}),
+    _meta: resultMeta(requestId, modern, extra),
+  };
+}
+
+/**
+ * A failure an agent can act on: the envelope's code, message and request id, in words
+ * and as the envelope itself; a 429 or 503 also says when to retry.
+ */
+function failure(
+  envelope: Envelope,
+  requestId: string,
+  modern: boolean,
+  retryAfter: string | null,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const retry = retryAfter && /^\d+$/.test(retryAfter) ? ` Retry after ${retryAfter} s.` : '';
+  const said = `Error ${String(envelope.code)}: ${String(envelope.msg)} (request_id ${requestId}).${retry}`;
+  return {
+    ...(modern ? { resultType: 'complete' } : {}),
+    content: [{ type: 'text', text: `${said}\n${JSON.stringify(envelope)}` }],
+    isError: true,
+    _meta: resultMeta(requestId, modern, extra),
+  };
+}
+
+function resultMeta(requestId: string, modern: boolean, extra: Record<string, unknown>) {
+  return {
+    [GATEWAY_META.requestId]: requestId,
+    ...extra,
+    ...(modern ? { [META.serverInfo]: SERVER_INFO } : {}),
+  };
+}
