@@ -66,6 +66,8 @@ const FIELDS = [
   'duration_ms',
   'upstream_ms',
   'colo',
+  'via',
+  'tool',
 ];
 
 describe('request log', () => {
