@@ -8,10 +8,11 @@
  * the request log are those of the HTTP call. Its envelope answer becomes the tool result.
  */
 import type { Context } from 'hono';
-import { type GatewayError, invalidField, GatewayError as Refusal } from '../errors';
+import { GatewayError, invalidField } from '../errors';
 import { handOn, markToolCall } from '../observability/via';
 import type { HonoEnv } from '../types/context';
-import { GATEWAY_META, isObject, META, SERVER_INFO } from './protocol';
+import { GATEWAY_META, isObject } from './protocol';
+import { dataTextOf, envelopeOf, failure, refusalEnvelope, success } from './result';
 import { IDEMPOTENCY_ARGUMENT, type ToolEntry } from './tools';
 
 /** How a tool call's request reaches the app: `app.fetch` with the `/mcp` request's env and context. */
@@ -19,7 +20,8 @@ export type Dispatch = (request: Request, c: Context<HonoEnv>) => Promise<Respon
 
 /** What a call came to: a tool result, or an answer that is not one (a bad token, a tool it may not use). */
 export type CallOutcome =
-  | { kind: 'result'; result: Record<string, unknown>; headers: Record<string, string> }
+  /** The result as JSON text: the platform's data is spliced in as it came, never re-serialized. */
+  | { kind: 'result'; json: string; headers: Record<string, string> }
   | {
       kind: 'refused';
       refusal: { code: number; message: string; status: number; details: Record<string, unknown> };
@@ -46,12 +48,10 @@ export async function callTool(
 ): Promise<CallOutcome> {
   const requestId = c.get('requestId');
   const request = toolRequest(c, entry, args, meta);
-  if (request instanceof Refusal) {
-    return {
-      kind: 'result',
-      result: failure(refusalEnvelope(request, requestId), requestId, modern, null),
-      headers: {},
-    };
+  if (request instanceof GatewayError) {
+    c.get('obs').code = request.code;
+    const json = failure(refusalEnvelope(request, requestId), requestId, modern, null, {});
+    return { kind: 'result', json, headers: {} };
   }
   markToolCall(request, entry.modern.name);
   // The call's own request writes the log line and the usage row (observability/via.ts).
@@ -86,8 +86,8 @@ export async function callTool(
   if (cache) resultMeta[GATEWAY_META.cache] = cache;
   if (res.headers.get('idempotent-replayed') === 'true') resultMeta[GATEWAY_META.replayed] = true;
   const succeeded = res.status < 400 && envelope !== null && code === 0;
-  const result = succeeded
-    ? success(envelope.data, requestId, modern, resultMeta)
+  const json = succeeded
+    ? success(dataTextOf(text, envelope), requestId, modern, resultMeta)
     : failure(
         envelope ?? { code: null, msg: `HTTP ${res.status}`, data: text.slice(0, 500) },
         requestId,
@@ -95,7 +95,7 @@ export async function callTool(
         res.headers.get('retry-after'),
         resultMeta,
       );
-  return { kind: 'result', result, headers };
+  return { kind: 'result', json, headers };
 }
 
 /** The operation's request for these arguments, or the refusal of arguments no URL can carry. */
@@ -145,7 +145,7 @@ function toolRequest(
   if (key !== undefined && key !== null) {
     const text = textOf(key);
     // The key travels as a header: text a header cannot hold is refused as Idempotency-Key is.
-    if (!/^[\x20-\x7e]*$/.test(text)) return new Refusal('IDEMPOTENCY_KEY_INVALID');
+    if (!/^[\x20-\x7e]*$/.test(text)) return new GatewayError('IDEMPOTENCY_KEY_INVALID');
     headers.set('idempotency-key', text);
   }
   let payload: string | undefined;
@@ -175,70 +175,5 @@ function traceOf(c: Context<HonoEnv>, meta: Record<string, unknown>): Record<str
   return {
     traceparent: trace.traceparent,
     ...(trace.tracestate ? { tracestate: trace.tracestate } : {}),
-  };
-}
-
-interface Envelope {
-  code: unknown;
-  msg: unknown;
-  data: unknown;
-}
-
-function envelopeOf(text: string): Envelope | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return isObject(value) && 'code' in value ? (value as unknown as Envelope) : null;
-  } catch {
-    return null;
-  }
-}
-
-function refusalEnvelope(err: GatewayError, requestId: string): Envelope {
-  return { code: err.code, msg: err.message, data: { request_id: requestId, ...err.details } };
-}
-
-/** The platform's `data` as structured content, and as JSON text for clients that read only text. */
-function success(
-  data: unknown,
-  requestId: string,
-  modern: boolean,
-  extra: Record<string, unknown>,
-): Record<string, unknown> {
-  // 2025-era structured content is an object; a list or a scalar is there as text only.
-  const structured = data !== undefined && (modern || isObject(data));
-  return {
-    ...(modern ? { resultType: 'complete' } : {}),
-    content: [{ type: 'text', text: JSON.stringify(data ?? null) }],
-    ...(structured ? { structuredContent: data } : {}),
-    _meta: resultMeta(requestId, modern, extra),
-  };
-}
-
-/**
- * A failure an agent can act on: the envelope's code, message and request id, in words
- * and as the envelope itself; a 429 or 503 also says when to retry.
- */
-function failure(
-  envelope: Envelope,
-  requestId: string,
-  modern: boolean,
-  retryAfter: string | null,
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  const retry = retryAfter && /^\d+$/.test(retryAfter) ? ` Retry after ${retryAfter} s.` : '';
-  const said = `Error ${String(envelope.code)}: ${String(envelope.msg)} (request_id ${requestId}).${retry}`;
-  return {
-    ...(modern ? { resultType: 'complete' } : {}),
-    content: [{ type: 'text', text: `${said}\n${JSON.stringify(envelope)}` }],
-    isError: true,
-    _meta: resultMeta(requestId, modern, extra),
-  };
-}
-
-function resultMeta(requestId: string, modern: boolean, extra: Record<string, unknown>) {
-  return {
-    [GATEWAY_META.requestId]: requestId,
-    ...extra,
-    ...(modern ? { [META.serverInfo]: SERVER_INFO } : {}),
   };
 }

@@ -134,9 +134,9 @@ export function parseMessage(text: string): Message | Fault {
 const isRpcId = (id: unknown): boolean =>
   typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
 
-/** The body of a JSON-RPC answer; `jsonrpc` first, so a reader can tell it at a glance. */
-export function resultBody(id: RpcId, result: unknown): string {
-  return JSON.stringify({ jsonrpc: '2.0', id, result });
+/** The body of a JSON-RPC answer, its result given as JSON text; `jsonrpc` first, as a reader expects. */
+export function resultBody(id: RpcId, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
 }
 
 export function errorBody(f: Pick<Fault, 'code' | 'message' | 'id' | 'data'>): string {

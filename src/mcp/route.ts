@@ -95,8 +95,13 @@ async function serve(c: Context<HonoEnv>, dispatch: Dispatch): Promise<Response>
       new GatewayError('PAYLOAD_TOO_LARGE', {
         message: `A JSON-RPC message is at most ${maxBytes} bytes (MAX_BODY_BYTES)`,
       });
-    if (Number(c.req.header('content-length')) > maxBytes) throw tooLarge();
-    text = decodeUtf8(await readCapped(c.req.raw.body, maxBytes, tooLarge));
+    const declared = c.req.header('content-length');
+    if (declared !== undefined && Number(declared) > maxBytes) throw tooLarge();
+    // A declared length is the most the runtime reads; without one, the stream is counted.
+    text =
+      declared !== undefined
+        ? await c.req.raw.text()
+        : decodeUtf8(await readCapped(c.req.raw.body, maxBytes, tooLarge));
   } catch (err) {
     if (err instanceof GatewayError) return refusal(c, err, null);
     throw err;
@@ -223,7 +228,7 @@ async function toolCall(
     : { kind: 'unknown_tool' };
   switch (outcome.kind) {
     case 'result':
-      return answer(c, id, outcome.result, outcome.headers);
+      return c.body(resultBody(id, outcome.json), 200, { ...JSON_TYPE, ...outcome.headers });
     case 'unknown_tool':
       return answerFault(
         c,
@@ -237,13 +242,8 @@ async function toolCall(
   }
 }
 
-function answer(
-  c: Context<HonoEnv>,
-  id: RpcId,
-  result: unknown,
-  headers: Record<string, string> = {},
-): Response {
-  return c.body(resultBody(id, result), 200, { ...JSON_TYPE, ...headers });
+function answer(c: Context<HonoEnv>, id: RpcId, result: unknown): Response {
+  return c.body(resultBody(id, JSON.stringify(result)), 200, JSON_TYPE);
 }
 
 interface RefusalParts {
