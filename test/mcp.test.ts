@@ -116,6 +116,18 @@ function failure(answer: Answer) {
   return { said: said as string, envelope: JSON.parse(json) };
 }
 
+/** The request log lines among captured console lines. */
+function requestLines(lines: string[]): Record<string, unknown>[] {
+  return lines.flatMap((l) => {
+    try {
+      const parsed = JSON.parse(l);
+      return parsed.event === 'request' ? [parsed] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
 let tenant: TestTenant;
 let readOnly: TestTenant;
 beforeAll(async () => {
@@ -616,15 +628,7 @@ describe('a call is the operation’s own gateway request', () => {
     }
     const answer = await call(logged, 'agent.list', { page_size: 3 });
     vi.restoreAllMocks();
-    const written = lines
-      .map((l) => {
-        try {
-          return JSON.parse(l);
-        } catch {
-          return null;
-        }
-      })
-      .filter((l) => l?.event === 'request' && l.request_id === answer.id);
+    const written = requestLines(lines).filter((l) => l.request_id === answer.id);
     expect(written).toHaveLength(1);
     expect(written[0]).toMatchObject({
       route: 'agent.list',
@@ -646,6 +650,39 @@ describe('a call is the operation’s own gateway request', () => {
         status: 200,
       }),
     ]);
+  });
+
+  it('continues the trace in _meta, and keeps path values inside their segment', async () => {
+    const traceId = 'ab'.repeat(16);
+    const lines: string[] = [];
+    vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => {
+      lines.push(args.map(String).join(' '));
+    });
+    vi.spyOn(console, 'info').mockImplementation((...args: unknown[]) => {
+      lines.push(args.map(String).join(' '));
+    });
+    const traced = await rpc(
+      'tools/call',
+      {
+        name: 'agent.list',
+        arguments: {},
+        _meta: { traceparent: `00-${traceId}-${'cd'.repeat(8)}-01`, tracestate: 'x=\n' },
+      },
+      tenant,
+    );
+    vi.restoreAllMocks();
+    expect(traced.body.result.isError).toBeUndefined();
+    const line = requestLines(lines).find((l) => l.request_id === traced.id);
+    expect(line?.trace_id).toBe(traceId);
+    const [seen] = await upstreamSaw(traced.id);
+    expect(seen?.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-`));
+
+    const escaping = failure(
+      await call(tenant, 'team.info', { team_id: '../../user/apikey/lists' }),
+    );
+    expect(escaping.envelope.data.errors[0]).toMatchObject({ field: 'team_id' });
+    const dots = failure(await call(tenant, 'team.info', { team_id: '..' }));
+    expect(dots.envelope.data.errors[0].message).toBe('team_id must not be . or ..');
   });
 
   it('deduplicates a write that carries an idempotency key, as an argument or in _meta', async () => {

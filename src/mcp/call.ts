@@ -8,7 +8,7 @@
  * the request log are those of the HTTP call. Its envelope answer becomes the tool result.
  */
 import type { Context } from 'hono';
-import { GatewayError, invalidField } from '../errors';
+import { ERRORS, GatewayError, invalidField } from '../errors';
 import { handOn, markToolCall } from '../observability/via';
 import type { HonoEnv } from '../types/context';
 import { GATEWAY_META, isObject } from './protocol';
@@ -34,9 +34,11 @@ const CARRIED = ['authorization', 'x-api-key', 'origin', 'cf-connecting-ip'] as 
 /** Headers of the call's answer that the `/mcp` answer carries too. */
 const ANSWERED = ['RateLimit', 'RateLimit-Policy'] as const;
 
-/** Codes that refuse the caller, not the call: answered as such, never as a tool result. */
-const CALLER_REFUSALS = new Set([40301, 40302]);
-const SCOPE_REQUIRED = 40300;
+/** 403s that refuse the caller, not the call: answered as such, never as a tool result. */
+const CALLER_REFUSALS = new Set<unknown>([
+  ERRORS.ORIGIN_NOT_ALLOWED.code,
+  ERRORS.TENANT_DISABLED.code,
+]);
 
 export async function callTool(
   c: Context<HonoEnv>,
@@ -60,10 +62,7 @@ export async function callTool(
   const text = await res.text();
   const envelope = envelopeOf(text);
   const code = envelope?.code;
-  if (
-    res.status === 401 ||
-    (res.status === 403 && typeof code === 'number' && CALLER_REFUSALS.has(code))
-  ) {
+  if (res.status === 401 || (res.status === 403 && CALLER_REFUSALS.has(code))) {
     return {
       kind: 'refused',
       refusal: {
@@ -75,7 +74,7 @@ export async function callTool(
     };
   }
   // A tool the token may not use answers exactly as one that does not exist.
-  if (res.status === 403 && code === SCOPE_REQUIRED) return { kind: 'unknown_tool' };
+  if (res.status === 403 && code === ERRORS.SCOPE_REQUIRED.code) return { kind: 'unknown_tool' };
   const headers: Record<string, string> = {};
   for (const name of ANSWERED) {
     const value = res.headers.get(name);
@@ -112,7 +111,7 @@ function toolRequest(
     key = rest[IDEMPOTENCY_ARGUMENT];
     delete rest[IDEMPOTENCY_ARGUMENT];
   }
-  let path = route.path;
+  const filled: Record<string, string> = {};
   for (const name of plan.path) {
     const value = rest[name];
     delete rest[name];
@@ -121,8 +120,12 @@ function toolRequest(
     // `.` and `..` are no path segment: a URL would resolve them away.
     if (segment === '.' || segment === '..')
       return invalidField('path', name, `${name} must not be . or ..`);
-    path = path.replace(`:${name}`, encodeURIComponent(segment));
+    filled[name] = encodeURIComponent(segment);
   }
+  const path = route.path
+    .split('/')
+    .map((part) => (part.startsWith(':') ? (filled[part.slice(1)] ?? part) : part))
+    .join('/');
   const query = new URLSearchParams();
   const body: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(rest)) {
@@ -164,10 +167,13 @@ const textOf = (value: unknown): string =>
  * `_meta.traceparent` when it sent no traceparent header (the MCP way of carrying one).
  */
 function traceOf(c: Context<HonoEnv>, meta: Record<string, unknown>): Record<string, string> {
-  if (!c.req.header('traceparent') && typeof meta.traceparent === 'string') {
+  // Only text a header can hold; the call's trace step then checks it as it checks any.
+  const headerText = (v: unknown): v is string =>
+    typeof v === 'string' && /^[\x20-\x7e]{1,512}$/.test(v);
+  if (!c.req.header('traceparent') && headerText(meta.traceparent)) {
     return {
       traceparent: meta.traceparent,
-      ...(typeof meta.tracestate === 'string' ? { tracestate: meta.tracestate } : {}),
+      ...(headerText(meta.tracestate) ? { tracestate: meta.tracestate } : {}),
     };
   }
   const trace = c.get('trace');
