@@ -184,7 +184,9 @@ function describe(route: ResolvedRoute, keyArgument: boolean): string {
   ];
   if (route.declared) parts.push("Declared by this gateway's operator.");
   if (route.cache) {
-    parts.push(`Answers may come from the gateway's read cache, up to ${route.cache.ttl_s} s old.`);
+    parts.push(
+      `Answers may come from the gateway's read cache (fresh for ${route.cache.ttl_s} s).`,
+    );
   }
   if (route.secrets) parts.push('API key values are masked unless the token holds apikeys:admin.');
   if (route.cost > 1) parts.push(`Counts ${route.cost} units against the rate limit.`);
