@@ -56,9 +56,9 @@ export async function callTool(
     return { kind: 'result', json, headers: {} };
   }
   markToolCall(request, entry.modern.name);
-  // The call's own request writes the log line and the usage row (observability/via.ts).
-  handOn(c);
   const res = await dispatch(request, c);
+  // The call's own request wrote the log line and the usage row (observability/via.ts).
+  handOn(c);
   const text = await res.text();
   const envelope = envelopeOf(text);
   const code = envelope?.code;
