@@ -70,6 +70,7 @@ export const LAYERS: Layer[] = [
       'admin/',
       'browser/',
       'openapi/',
+      'mcp/',
     ],
     what: 'routes and their handlers',
   },

@@ -1,6 +1,7 @@
 /**
  * `npm start`: the gateway on http://127.0.0.1:8787 in front of the local
- * platform emulator, with a demo tenant whose token is printed, the browser
+ * platform emulator (with two declared operations, scripts/mcp-config.ts), with a demo
+ * tenant whose token is printed with a one-line MCP client configuration, the browser
  * demo page on http://127.0.0.1:8791, and a local stand-in for Cloudflare
  * Access on http://127.0.0.1:8792 that signs operators in to /console
  * (docs/CONSOLE.md, "Access").
@@ -10,6 +11,7 @@ import { startDemo } from '../demo/server';
 import { DEMO_PLATFORM_KEY, OTHER_PLATFORM_KEY } from '../emulator/seed';
 import { portsInsideEphemeral, portsInUse } from './free-port';
 import { LOCAL_ADMIN_EMAIL, LOCAL_VIEWER_EMAIL, startLocalAccess } from './local-access';
+import { DEMO_OPERATIONS, mcpClientConfig } from './mcp-config';
 import { createTenant, type Stack, startStack } from './stack';
 
 const GATEWAY_PORT = Number(process.env.PORT ?? 8787);
@@ -35,6 +37,8 @@ const stack = await startStack({
   emulatorPort: EMULATOR_PORT,
   vars: {
     ...access.vars,
+    // Declared operations are tools too (MCP): the emulator answers these.
+    PLATFORM_OPERATIONS: JSON.stringify(DEMO_OPERATIONS),
   },
 });
 const shutdown = async () => {
@@ -62,6 +66,8 @@ console.log(`
     admin:  ${access.loginUrl('admin', `${stack.gatewayUrl}/console/`)}   (${LOCAL_ADMIN_EMAIL})
     viewer: ${access.loginUrl('viewer', `${stack.gatewayUrl}/console/`)}   (${LOCAL_VIEWER_EMAIL})
   Partner portal: ${stack.gatewayUrl}/portal/   (sign in with the token above)
+  MCP (agents): ${stack.gatewayUrl}/mcp   one-line client configuration (docs/MCP.md):
+    ${mcpClientConfig(stack.gatewayUrl, demo.token)}
   Operator CLI: npm run admin -- --help   (operator token ADMIN_TOKEN is in .dev.vars)
   Emulator platform keys, for more tenants: ${DEMO_PLATFORM_KEY} (account Demo),
     ${OTHER_PLATFORM_KEY} (account Other)

@@ -67,6 +67,8 @@ const FIELDS = [
   'duration_ms',
   'upstream_ms',
   'colo',
+  'via',
+  'tool',
 ];
 
 describe('request log', () => {

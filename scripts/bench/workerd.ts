@@ -30,6 +30,7 @@ import { cpuMs, pidListeningOn } from './cpu';
 import { median, percentile, type RoundResult } from './load';
 import { LoadThread, type ThreadTarget } from './load-thread';
 import {
+  cpuTargets,
   refusalTargets,
   type Scenario,
   scenarios,
@@ -288,13 +289,14 @@ async function runUpstream(
 
     const runs: Run[] = selected.map((scenario) => {
       const gw = gateways.get(scenario.worker);
-      const { path: p, headers } = scenario.request(gw?.token ?? '');
+      const { path: p, headers, body } = scenario.request(gw?.token ?? '');
       return {
         scenario,
         target: {
           key: scenario.name,
           url: new URL(p, hosts.get(scenario.worker)!.url).href,
           headers,
+          ...(body !== undefined ? { body } : {}),
           expect: scenario.expect ?? { status: 200, code: 0 },
           ...(scenario.refused ? { refused: scenario.refused } : {}),
           ...(scenario.perSecond ? { perSecond: scenario.perSecond } : {}),
@@ -321,9 +323,15 @@ async function runUpstream(
       for (const run of runs) await round(run.target, config.warmupRequests);
       // What the gateway did with the request (HIT, BYPASS, …), checked once, for the report.
       for (const run of runs) {
-        const res = await fetch(run.target.url, { headers: run.target.headers });
-        await res.arrayBuffer();
-        run.xCache = res.headers.get('x-cache') ?? '–';
+        const { body } = run.target;
+        const res = await fetch(run.target.url, {
+          method: body === undefined ? 'GET' : 'POST',
+          headers: run.target.headers,
+          body,
+        });
+        // An MCP result says it in its _meta.
+        const text = await res.text();
+        run.xCache = res.headers.get('x-cache') ?? /"apgw\/cache":"(\w+)"/.exec(text)?.[1] ?? '–';
       }
       for (const gw of gateways.values()) await gw.stats.start();
 
@@ -518,6 +526,16 @@ function evaluateTargets(
     const value = a && b ? a.rps / b.rps : NaN;
     return { label: t.label, pass: value >= t.min, value };
   });
+  for (const t of cpuTargets) {
+    const a = byName.get(t.scenario)?.cpuUs.worker;
+    const b = byName.get(t.vs)?.cpuUs.worker;
+    if (a === undefined || b === undefined) continue;
+    results.push(
+      a === null || b === null
+        ? { label: t.label, pass: false, detail: 'no CPU readings (needs Linux /proc)' }
+        : { label: t.label, pass: a / b <= t.max, value: a / b },
+    );
+  }
   for (const t of refusalTargets) {
     const value = byName.get(t.scenario)?.refusals?.[
       t.count === 'guard_calls' ? 'guardCallsPerRefused' : 'askedPerRefused'

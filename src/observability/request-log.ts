@@ -17,13 +17,17 @@ import { statusClass } from '../metering/usage';
 import type { HonoEnv } from '../types/context';
 import type { ForwardOutcome } from '../types/outcomes';
 import { rejectedKeyStatus } from '../upstream/normalize';
+import { toolCallOf, wasHandedOn } from './via';
 
 export function requestLog() {
   return createMiddleware<HonoEnv>(async function requestLog(c, next) {
     const started = Date.now();
+    const tool = toolCallOf(c.req.raw) ?? null;
     await next();
+    // An MCP tool call's own request wrote the line (observability/via.ts).
+    if (wasHandedOn(c)) return;
     const duration = Date.now() - started;
-    const line = logLine(c, duration);
+    const line = logLine(c, duration, tool);
     const settings = c.get('settings');
     if (line.status >= 400 || Math.random() < settings.LOG_SAMPLE_RATE) {
       if (line.status >= 500) log.error('request', line);
@@ -63,6 +67,7 @@ export function requestLog() {
           latency_ms: duration,
           upstream_ms: line.upstream_ms,
           trace_id: line.trace_id,
+          via: line.via,
         },
       });
     }
@@ -71,7 +76,7 @@ export function requestLog() {
 
 type LogLine = ReturnType<typeof logLine>;
 
-function logLine(c: Context<HonoEnv>, duration: number) {
+function logLine(c: Context<HonoEnv>, duration: number, tool: string | null) {
   const status = c.res.status;
   const forwarded = c.get('forwarded');
   const answered = answeredBy(c, forwarded);
@@ -106,6 +111,9 @@ function logLine(c: Context<HonoEnv>, duration: number) {
     duration_ms: duration,
     upstream_ms: forwarded?.upstreamMs ?? null,
     colo: typeof cf?.colo === 'string' ? cf.colo : null,
+    // A tool call of the MCP front door (observability/via.ts): how it came, and which tool.
+    via: tool ? ('mcp' as const) : null,
+    tool,
   };
 }
 

@@ -33,6 +33,7 @@ const GATEWAY_PATHS = [
   '/session/ws/*',
   '/console/*',
   '/portal/*',
+  '/mcp',
 ] as const;
 
 /**
@@ -45,6 +46,7 @@ const GATEWAY_OPERATION_IDS = [
   'auth.browser_token',
   'docs',
   'healthz',
+  'mcp',
   'openapi',
   'session.events',
   'token.own',
@@ -89,6 +91,17 @@ const entrySchema = z.strictObject({
   cache: cachePolicySchema.optional(),
   timeout_ms: timeoutSchema.optional(),
   secrets: z.boolean({ error: 'must be true or false' }).optional(),
+  // What an agent reads to choose the operation as an MCP tool (docs/MCP.md).
+  title: z
+    .string({ error: 'must be a string' })
+    .min(1, 'must not be empty')
+    .max(100, 'must be at most 100 characters')
+    .optional(),
+  description: z
+    .string({ error: 'must be a string' })
+    .min(1, 'must not be empty')
+    .max(2000, 'must be at most 2000 characters')
+    .optional(),
   query: z.unknown().optional(),
   params: z.unknown().optional(),
   body: z.unknown().optional(),
@@ -199,6 +212,8 @@ function toSpec(
     ...(entry.cache ? { cache: entry.cache } : {}),
     ...(entry.timeout_ms !== undefined ? { timeoutMs: entry.timeout_ms } : {}),
     ...(entry.secrets ? { secrets: true } : {}),
+    ...(entry.title !== undefined ? { title: entry.title } : {}),
+    ...(entry.description !== undefined ? { description: entry.description } : {}),
     params: schemas.params,
     query: schemas.query,
     body: schemas.body,
