@@ -17,10 +17,15 @@ export interface Envelope {
 export function envelopeOf(text: string): Envelope | null {
   try {
     const value: unknown = JSON.parse(text);
-    return isObject(value) && 'code' in value ? (value as unknown as Envelope) : null;
+    return isEnvelope(value) ? value : null;
   } catch {
     return null;
   }
+}
+
+/** An object with a `code`: its other members are read as unknowns, where they are. */
+function isEnvelope(value: unknown): value is Envelope {
+  return isObject(value) && 'code' in value;
 }
 
 export function refusalEnvelope(err: GatewayError, requestId: string): Envelope {
