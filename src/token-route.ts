@@ -10,7 +10,8 @@
 import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { guardFor } from './admin/common';
-import { rotateBody, rotateToken } from './admin/rotation';
+import { rotateToken } from './admin/rotation';
+import { rotateBody } from './admin/tokens.contract';
 import { GatewayError, ok } from './errors';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';

@@ -7,7 +7,7 @@
  * from the platform's models (openapi/models.ts); errors from the ERRORS
  * catalogue.
  */
-import { rotateBody } from '../admin/rotation';
+import { rotateBody } from '../admin/tokens.contract';
 import { mintBody, STREAM_SCOPE, streamParams } from '../browser/schemas';
 import { ERRORS } from '../errors';
 import { recentQuerySchema } from '../observability/recent-query';
@@ -459,7 +459,7 @@ function streamOperation() {
 const errorRefs = (statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [String(s), ref('responses', `E${s}`)]));
 
-function envelopeOf(data: JsonSchema): JsonSchema {
+export function envelopeOf(data: JsonSchema): JsonSchema {
   return {
     type: 'object',
     properties: { code: { const: 0 }, msg: { type: 'string' }, data },
@@ -476,7 +476,7 @@ function platformEnvelope(): JsonSchema {
   };
 }
 
-function errorEnvelope(): JsonSchema {
+export function errorEnvelope(): JsonSchema {
   return {
     type: 'object',
     description: "The gateway's own error: a documented code (docs/ERRORS.md), and the request id.",
