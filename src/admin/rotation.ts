@@ -9,15 +9,15 @@ import type * as z from 'zod';
 import { GatewayError, invalidField } from '../errors';
 import type { RotateOutcome } from '../guard/token-registry';
 import { isolateAdmission } from '../limits/admission';
-import type { Stores } from '../tenants/stores';
-import type { Issued } from '../tenants/token-store';
-import type { HonoEnv } from '../types/context';
-import { auditContext, guardFor } from './common';
 import {
   DEFAULT_ROTATION_OVERLAP_S,
   MAX_ROTATION_OVERLAP_S,
   type rotateBody,
-} from './tokens.contract';
+} from '../tenants/rotate-body';
+import type { Stores } from '../tenants/stores';
+import type { Issued } from '../tenants/token-store';
+import type { HonoEnv } from '../types/context';
+import { auditContext, guardFor } from './common';
 
 export interface Rotated {
   issued: Issued;

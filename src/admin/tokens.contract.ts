@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import { tokenLimitsSchema } from '../metering/policy';
 import { nameField } from '../routes/schemas';
+import { rotateBody } from '../tenants/rotate-body';
 import type { TokenRecord } from '../types/tenants';
 import type { IssuedToken, RevokedToken, RotatedToken, TokenListing } from '../types/wire';
 import { instant, tenantParams, tokenParams } from './fields';
@@ -26,26 +27,6 @@ export const tokenSpecSchema = z.strictObject({
 });
 
 export type TokenSpec = z.infer<typeof tokenSpecSchema>;
-
-/** How long a rotated-out token keeps working by default (docs/OPERATING.md, "Rotation"). */
-export const DEFAULT_ROTATION_OVERLAP_S = 3600;
-export const MAX_ROTATION_OVERLAP_S = 30 * 86_400;
-
-/** A rotation's body, the operator's and a partner's own (POST /token/rotate) alike. */
-export const rotateBody = z
-  .strictObject({
-    overlap_s: z.number().int().min(0).max(MAX_ROTATION_OVERLAP_S).optional(),
-    old_valid_until: z.iso
-      .datetime({
-        offset: true,
-        error: 'old_valid_until must be an ISO 8601 date-time with a zone',
-      })
-      .optional(),
-  })
-  .refine(
-    (b) => !(b.overlap_s !== undefined && b.old_valid_until),
-    'give overlap_s or old_valid_until, not both',
-  );
 
 /** `?with_successors=true` revokes every token rotated from this one too. */
 export const revokeQuery = z.strictObject({

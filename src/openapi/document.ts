@@ -7,13 +7,14 @@
  * from the platform's models (openapi/models.ts); errors from the ERRORS
  * catalogue.
  */
-import { rotateBody } from '../admin/tokens.contract';
+
 import { mintBody, STREAM_SCOPE, streamParams } from '../browser/schemas';
 import { ERRORS } from '../errors';
 import { recentQuerySchema } from '../observability/recent-query';
 import type { Catalog } from '../routes/catalog';
 import { takesIdempotencyKey } from '../routes/table';
 import type { RouteSpec, UploadSpec } from '../routes/types';
+import { rotateBody } from '../tenants/rotate-body';
 import { hasScope, ROTATE_SCOPE, requiredScope, USAGE_SCOPE } from '../tenants/scopes';
 import { GATEWAY_VERSION } from '../version';
 import { anyValue, MODELS, SUCCESS_DATA } from './models';
