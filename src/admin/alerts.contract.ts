@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import { DEFAULT_SERVER_ERROR_PERCENT, DEFAULT_THRESHOLDS } from '../guard/alert-defaults';
 import type { AlertSet, AlertSettings, AlertTest, RecentAlert } from '../types/wire';
-import { instant, tenantParams } from './fields';
+import { instant, int, tenantParams } from './fields';
 import { adminOperation, answerOf } from './operation';
 
 export const alertsBody = z.strictObject({
@@ -29,8 +29,6 @@ export const alertsBody = z.strictObject({
     .max(100, 'server_error_percent is a percent from 1 to 100')
     .default(DEFAULT_SERVER_ERROR_PERCENT),
 });
-
-const int = () => z.number().int();
 
 const alertSettings = () =>
   answerOf<AlertSettings>()(

@@ -1,7 +1,7 @@
 /** The operator API's usage history of a tenant, as JSON series or a CSV export. */
 import * as z from 'zod';
 import type { Analytics } from '../types/wire';
-import { instant, tenantParams } from './fields';
+import { instant, int, tenantParams } from './fields';
 import { adminOperation, answerOf } from './operation';
 
 const moment = (name: string) =>
@@ -18,7 +18,6 @@ export const historyQuerySchema = z.strictObject({
   group_by: z.string().max(40).optional(),
 });
 
-const count = () => z.number().int();
 /** Upper bound of a latency bucket (ms); null above 10 s. */
 const bucketMs = () => z.number().nullable();
 
@@ -43,12 +42,12 @@ export const getAnalytics = adminOperation({
             route: z.string().optional(),
             status: z.string().optional(),
             token: z.string().optional(),
-            requests: count(),
-            units: count(),
+            requests: int(),
+            units: int(),
             p50_ms: bucketMs(),
             p95_ms: bucketMs(),
-            cache_hits: count(),
-            cache_lookups: count(),
+            cache_hits: int(),
+            cache_lookups: int(),
           }),
         ),
         refusals: z.array(
@@ -56,7 +55,7 @@ export const getAnalytics = adminOperation({
             t: instant(),
             policy: z.string(),
             token: z.string().optional(),
-            count: count(),
+            count: int(),
           }),
         ),
       }),

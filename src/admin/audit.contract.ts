@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { intFieldOr } from '../routes/schemas';
 import type { AuditPage } from '../types/wire';
-import { instant, tenantIdField } from './fields';
+import { instant, int, tenantIdField } from './fields';
 import { adminOperation, answerOf } from './operation';
 
 export const auditQuery = z.strictObject({
@@ -21,8 +21,6 @@ export const auditQuery = z.strictObject({
   since: z.iso.datetime({ offset: true, error: 'since must be an ISO date-time' }).optional(),
   until: z.iso.datetime({ offset: true, error: 'until must be an ISO date-time' }).optional(),
 });
-
-const int = () => z.number().int();
 
 const auditEntry = () =>
   z.object({

@@ -15,3 +15,6 @@ export const tokenParams = z.object({ id: tenantIdField('id'), token_id: tokenId
 
 /** An ISO 8601 date-time in an answer (the gateway writes UTC, `…Z`). */
 export const instant = () => z.string().meta({ format: 'date-time' });
+
+/** A whole number in an answer (a count, a status, milliseconds). */
+export const int = () => z.number().int();

@@ -2,21 +2,19 @@
 import * as z from 'zod';
 import { limitsSchema, tokenLimitsSchema } from '../metering/policy';
 import type { TenantUsage } from '../types/wire';
-import { tenantParams, tokenIdField } from './fields';
+import { int, tenantParams, tokenIdField } from './fields';
 import { adminOperation, answerOf } from './operation';
 
 export const usageQuery = z.strictObject({ token_id: tokenIdField.optional() });
-
-const count = () => z.number().int();
 
 const meter = () =>
   z.object({
     name: z.string(),
     kind: z.enum(['rate', 'quota']),
-    limit: count(),
-    window_s: count(),
-    used: count(),
-    remaining: count(),
+    limit: int(),
+    window_s: int(),
+    used: int(),
+    remaining: int(),
     /** Seconds until the current count has drained. */
     reset_s: z.number(),
   });
@@ -63,11 +61,11 @@ export const getUsage = adminOperation({
         plan: z.string().nullable(),
         meters: z.array(meter()),
         guard_calls: z.object({
-          acquires: count(),
-          renewals: count(),
-          exact_admits: count(),
-          broker_acquires: count(),
-          broker_renewals: count(),
+          acquires: int(),
+          renewals: int(),
+          exact_admits: int(),
+          broker_acquires: int(),
+          broker_renewals: int(),
         }),
         token_limits: tokenLimitsSchema.nullable().optional(),
       }),
@@ -81,5 +79,5 @@ export const purgeCache = adminOperation({
   audit: 'cache.purged',
   summary: 'Purge the read cache of every tenant sharing the platform key',
   params: tenantParams,
-  answer: () => z.object({ tenants: count() }),
+  answer: () => z.object({ tenants: int() }),
 });

@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { intFieldOr } from '../routes/schemas';
 import type { Overview } from '../types/wire';
-import { instant } from './fields';
+import { instant, int } from './fields';
 import { adminOperation, answerOf } from './operation';
 
 export const overviewQuery = z.strictObject({
@@ -11,8 +11,6 @@ export const overviewQuery = z.strictObject({
   /** Tenants in each top list. */
   limit: intFieldOr('limit', 1, 50, 10),
 });
-
-const int = () => z.number().int();
 
 const fleetTenant = () =>
   z.object({

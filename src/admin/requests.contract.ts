@@ -2,10 +2,8 @@
 import * as z from 'zod';
 import { recentQuerySchema } from '../observability/recent-query';
 import type { RecentRequestPage } from '../types/wire';
-import { instant, tenantParams } from './fields';
+import { instant, int, tenantParams } from './fields';
 import { adminOperation, answerOf } from './operation';
-
-const int = () => z.number().int();
 
 const recentRequest = () =>
   z.object({

@@ -1,9 +1,8 @@
 /** The operator API about itself: who calls, this isolate's counters, its own contract. */
 import * as z from 'zod';
 import type { Whoami } from '../types/wire';
+import { int } from './fields';
 import { adminOperation, answerOf } from './operation';
-
-const int = () => z.number().int();
 
 export const whoami = adminOperation({
   method: 'get',
