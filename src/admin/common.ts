@@ -1,4 +1,4 @@
-/** Shared pieces of the operator API: envelopes, params, store and audit access. */
+/** Shared pieces of the operator API's handlers: store, TenantGuard and audit access. */
 import type { Context } from 'hono';
 import { auditLog, type NewAuditEntry } from '../audit/audit-log';
 import { GatewayError } from '../errors';
@@ -15,8 +15,6 @@ import type { HonoEnv } from '../types/context';
 import type { StoredTenant } from '../types/tenants';
 
 type AdminContext = Context<HonoEnv>;
-
-export { ok } from '../errors';
 
 /** The operator API reads KV directly (no memo): it must see its own writes. */
 export function adminStores(c: AdminContext): Promise<Stores> {
