@@ -49,7 +49,7 @@ export type AdminOperations = OperationsIn<typeof tenants> &
   OperationsIn<typeof operations> &
   OperationsIn<typeof system>;
 
-/** The operator API as `hono/client` types it (admin/client.ts). */
+/** The operator API as `hono/client` types it (ui/lib/admin-client.ts). */
 export type AdminApi = ApiOf<AdminOperations>;
 
 /** Each definition by its name (the document's operationId). */

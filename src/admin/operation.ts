@@ -3,7 +3,7 @@
  * schemas of its path, query, body and answer, the role it needs, the audit action
  * it records, and its words for the document. The handler registers with it
  * (admin/handle.ts), GET /admin/openapi.json is made from it (admin/document.ts),
- * and the console's and the CLI's client are typed from it (admin/client.ts).
+ * and the console's and the CLI's client are typed from it (ui/lib/admin-client.ts).
  *
  * The definitions live in `*.contract.ts` files beside their handlers. Those files
  * and what they import must hold no Worker code (no bindings, no errors.ts): the
@@ -101,7 +101,7 @@ export type AnswerOf<O> = O extends { answer: () => infer S extends z.ZodType }
 // ---- What a client sends and gets ------------------------------------------------------
 
 /**
- * A path parameter as a client puts it in a URL: encoded (admin/client.ts `segments`),
+ * A path parameter as a client puts it in a URL: encoded (ui/lib/admin-client.ts `segments`),
  * so an id holding `/` or `..` can never reach another route.
  */
 export type PathSegment = string & { readonly encodedForAPath: unique symbol };

@@ -1,6 +1,6 @@
 /**
  * The console (ui/) and the scripts (the CLI, the local stack, the bench) call the
- * operator API only through the client typed from its definitions (src/admin/client.ts):
+ * operator API only through the client typed from its definitions (ui/lib/admin-client.ts):
  * no string in their code is a path of it. Comments and messages may name a route; a
  * string or template part that starts with `/admin/` is a call written by hand.
  */

@@ -1,6 +1,6 @@
 /**
  * The operator API as the console calls it (docs/OPERATING.md): through the client typed
- * from the operations' definitions (src/admin/client.ts), so tsc checks every path,
+ * from the operations' definitions (ui/lib/admin-client.ts), so tsc checks every path,
  * parameter, body and answer here against the server. No path or body shape is written
  * here by hand: a route is named as properties, bodies and answers are the definitions'.
  */

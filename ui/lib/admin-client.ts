@@ -1,10 +1,11 @@
 /**
- * The operator API's client, typed from its definitions (contract.ts): `hono/client`'s
- * `hc` over `AdminApi`, so a call names its route as properties
+ * The operator API's client, typed from its definitions (src/admin/contract.ts):
+ * `hono/client`'s `hc` over `AdminApi`, so a call names its route as properties
  * (`admin.tenants[':id'].tokens.$post(...)`) and tsc checks the path, the method, the
  * parameters, the body and the answer against the server. The console (ui/console/api.ts)
- * and the CLI (scripts/admin/client.ts) use it; the Worker does not import it, and it
- * imports the definitions for their types only (nothing of the server is bundled).
+ * and the scripts (the CLI's scripts/admin/client.ts, the local stack, the bench) use it.
+ * It imports the server's definitions for their types only: nothing of src/ is bundled
+ * into a page, and a page builds from ui/ and node_modules alone.
  */
 import { type ClientRequestOptions, hc } from 'hono/client';
 import type * as z from 'zod';
