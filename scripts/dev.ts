@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { startDemo } from '../demo/server';
 import { DEMO_PLATFORM_KEY, OTHER_PLATFORM_KEY } from '../emulator/seed';
+import { adminClient, segments } from '../ui/lib/admin-client';
 import { portsInsideEphemeral, portsInUse } from './free-port';
 import { LOCAL_ADMIN_EMAIL, LOCAL_VIEWER_EMAIL, startLocalAccess } from './local-access';
 import { DEMO_OPERATIONS, mcpClientConfig } from './mcp-config';
@@ -80,13 +81,11 @@ console.log(`
  */
 async function demoPage(s: Stack, tenant: { tenant_id: string; token: string }): Promise<string> {
   const origin = `http://127.0.0.1:${DEMO_PAGE_PORT}`;
-  const res = await fetch(`${s.gatewayUrl}/admin/tenants/${tenant.tenant_id}`, {
-    method: 'PATCH',
-    headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json' },
+  const admin = adminClient(s.gatewayUrl, { headers: { authorization: `Bearer ${s.adminToken}` } });
+  const res = await admin.tenants[':id'].$patch({
+    param: segments({ id: tenant.tenant_id }),
     // The docs page's own origin, under either name a browser may use for it.
-    body: JSON.stringify({
-      cors_origins: [origin, s.gatewayUrl, s.gatewayUrl.replace('127.0.0.1', 'localhost')],
-    }),
+    json: { cors_origins: [origin, s.gatewayUrl, s.gatewayUrl.replace('127.0.0.1', 'localhost')] },
   });
   if (!res.ok) throw new Error(`could not allow the demo origin: HTTP ${res.status}`);
   return (

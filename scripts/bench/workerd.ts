@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
+import { adminClient, segments } from '../../ui/lib/admin-client';
 import {
   buildGatewayBundle,
   type GatewayBundle,
@@ -378,18 +379,16 @@ async function runUpstream(
   }
 }
 
+/** The operator API of a gateway the bench runs. */
+const adminOf = (url: string, adminToken: string) =>
+  adminClient(url, { headers: { authorization: `Bearer ${adminToken}` } });
+
 /** Creates the bench tenant. */
 export async function setUpGateway(host: GatewayHost): Promise<Gateway> {
-  const res = await fetch(`${host.url}/admin/tenants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${host.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench', platform_key: DEMO_PLATFORM_KEY }),
+  const res = await adminOf(host.url, host.adminToken).tenants.$post({
+    json: { name: 'bench', platform_key: DEMO_PLATFORM_KEY },
   });
-  const body = (await res.json()) as {
-    code: number;
-    msg: string;
-    data: { tenant_id: string; token: string };
-  };
+  const body = await res.json();
   if (res.status !== 201) throw new Error(`creating tenant failed: HTTP ${res.status} ${body.msg}`);
   return {
     host,
@@ -409,9 +408,10 @@ async function attributeCounts(gw: Gateway, run: Run): Promise<void> {
 /** The tenant's `guard_calls` counters from its usage, if the gateway reports them. */
 async function readGuardUsage(gw: Gateway): Promise<unknown> {
   try {
-    const res = await fetch(`${gw.host.url}/admin/tenants/${gw.tenantId}/usage`, {
-      headers: { authorization: `Bearer ${gw.host.adminToken}` },
+    const res = await adminOf(gw.host.url, gw.host.adminToken).tenants[':id'].usage.$get({
+      param: segments({ id: gw.tenantId }),
     });
+    // Read as unknown: the gateway measured may be an older one (bench:profile --base).
     const body = (await res.json()) as { code?: number; data?: { guard_calls?: unknown } };
     const calls = body.data?.guard_calls;
     return body.code === 0 && calls !== null && typeof calls === 'object' ? calls : null;

@@ -18,11 +18,10 @@ import type {
   RecentAlert,
   ServerErrorsAlert,
 } from '../types/wire';
+import { DEFAULT_SERVER_ERROR_PERCENT, DEFAULT_THRESHOLDS } from './alert-defaults';
 import type { Sql } from './sql';
 
-export const DEFAULT_THRESHOLDS = [80, 100];
-/** An hour whose server errors reach this share of its requests raises an alert (percent). */
-export const DEFAULT_SERVER_ERROR_PERCENT = 10;
+export { DEFAULT_SERVER_ERROR_PERCENT, DEFAULT_THRESHOLDS };
 export const ALERT_MAX_TRIES = 5;
 /** First retry after this long, then doubling. */
 export const ALERT_BACKOFF_MS = 10_000;
