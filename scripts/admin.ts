@@ -5,12 +5,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import type { RatePolicy } from '../src/types/wire';
+import { segments } from '../ui/lib/admin-client';
 import { asFields } from './admin/as-fields';
 import { adminToken, CliError, type Client, client } from './admin/client';
 import { historyTable } from './admin/history-table';
 import { importOperations } from './admin/openapi-import';
 import { printable } from './admin/printable';
-import { type TokenListItem, tokenRow } from './admin/token-row';
+import { tokenRow } from './admin/token-row';
 
 const HELP = `Usage: npm run admin -- <command> [arguments] [options]
 
@@ -134,15 +136,15 @@ const tokenSpec = () => {
 };
 
 /** `--policy burst=20/10` (sliding) or `--policy hourly=1000/3600:fixed`. */
-function policies() {
+function policies(): RatePolicy[] {
   return (o.policy ?? []).map((p) => {
     const m = /^([a-z][a-z0-9_-]*)=(\d+)\/(\d+)(:fixed|:sliding)?$/.exec(p);
     if (!m)
       throw new CliError(
         `--policy must look like burst=20/10 or burst=20/10:fixed (name=limit/window seconds), got "${p}"`,
       );
-    const algorithm = m[4] ? { algorithm: m[4].slice(1) } : {};
-    return { name: m[1], limit: Number(m[2]), window_s: Number(m[3]), ...algorithm };
+    const algorithm = m[4] ? { algorithm: m[4].slice(1) as 'fixed' | 'sliding' } : {};
+    return { name: m[1]!, limit: Number(m[2]), window_s: Number(m[3]), ...algorithm };
   });
 }
 
@@ -162,7 +164,8 @@ function limitsBody() {
   if (o.limiter && o.limiter !== 'leased' && o.limiter !== 'exact') {
     throw new CliError(`--limiter must be leased or exact, got "${o.limiter}"`);
   }
-  return { policies: policies(), quota, ...(o.limiter ? { limiter: o.limiter } : {}) };
+  const limiter = o.limiter as 'leased' | 'exact' | undefined;
+  return { policies: policies(), quota, ...(limiter ? { limiter } : {}) };
 }
 
 /** A token's own limits from --policy, --daily and --monthly; none given means none. */
@@ -176,6 +179,15 @@ function tokenLimits() {
 }
 
 async function run(api: Client): Promise<{ data: unknown; say: string }> {
+  // The routes the commands name: a tenant, a token of it, a plan (path values encoded).
+  const tenant = api.admin.tenants[':id'];
+  const token = tenant.tokens[':token_id'];
+  const plan = api.admin.plans[':name'];
+  const at = (id: string | undefined) => ({ param: segments({ id: need(id, 'TENANT_ID') }) });
+  const atToken = (id: string | undefined, tokenId: string | undefined) => ({
+    param: segments({ id: need(id, 'TENANT_ID'), token_id: need(tokenId, 'TOKEN_ID') }),
+  });
+  const named = (name: string | undefined) => ({ param: segments({ name: need(name, 'PLAN') }) });
   switch (`${command} ${sub}`.trim()) {
     case 'tenant create': {
       const body = {
@@ -188,20 +200,17 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         token: { ...tokenSpec(), name: o['token-name'] ?? 'default' },
         ...(o.plan ? { plan: o.plan } : {}),
       };
-      const { data } = await api.call('POST', '/tenants', body);
+      const data = await api.data(api.admin.tenants.$post({ json: body }));
       return {
         data,
         say: `Tenant ${data.tenant_id} created.\nToken ${data.token_id} (${data.scopes.join(' ')}), shown only now:\n\n  ${data.token}\n`,
       };
     }
     case 'tenant list': {
-      const qs = new URLSearchParams({
-        page_size: o['page-size'] ?? '20',
-        ...(o.cursor ? { cursor: o.cursor } : {}),
-      });
-      const { data } = await api.call('GET', `/tenants?${qs}`);
+      const query = { page_size: o['page-size'] ?? '20', cursor: o.cursor };
+      const data = await api.data(api.admin.tenants.$get({ query }));
       const rows = data.tenants
-        .map((x: any) => `${x.id}  ${x.status.padEnd(8)}  ${(x.plan ?? '-').padEnd(12)}  ${x.name}`)
+        .map((x) => `${x.id}  ${x.status.padEnd(8)}  ${(x.plan ?? '-').padEnd(12)}  ${x.name}`)
         .join('\n');
       return {
         data,
@@ -209,7 +218,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       };
     }
     case 'tenant get':
-      return show(await api.call('GET', `/tenants/${need(args[0], 'TENANT_ID')}`));
+      return show(await api.data(tenant.$get(at(args[0]))));
     case 'tenant update': {
       const origins = o['no-cors-origins'] ? [] : o['cors-origin'];
       const key = o['new-platform-key']
@@ -221,48 +230,40 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         ...(origins ? { cors_origins: origins } : {}),
         ...(o['no-plan'] ? { plan: null } : o.plan ? { plan: o.plan } : {}),
       };
-      return show(await api.call('PATCH', `/tenants/${need(args[0], 'TENANT_ID')}`, body));
+      return show(await api.data(tenant.$patch({ ...at(args[0]), json: body })));
     }
     case 'tenant disable':
     case 'tenant enable':
-      return show(await api.call('POST', `/tenants/${need(args[0], 'TENANT_ID')}/${sub}`));
+      return show(await api.data(tenant[sub as 'disable' | 'enable'].$post(at(args[0]))));
     case 'tenant delete':
-      return show(await api.call('DELETE', `/tenants/${need(args[0], 'TENANT_ID')}`));
+      return show(await api.data(tenant.$delete(at(args[0]))));
     case 'token issue': {
-      const { data } = await api.call(
-        'POST',
-        `/tenants/${need(args[0], 'TENANT_ID')}/tokens`,
-        tokenSpec(),
-      );
+      const data = await api.data(tenant.tokens.$post({ ...at(args[0]), json: tokenSpec() }));
       return {
         data,
         say: `Token ${data.id} (${data.scopes.join(' ')})${data.expires_at ? `, expires ${data.expires_at}` : ''}, shown only now:\n\n  ${data.token}\n`,
       };
     }
     case 'token list': {
-      const { data } = await api.call('GET', `/tenants/${need(args[0], 'TENANT_ID')}/tokens`);
+      const data = await api.data(tenant.tokens.$get(at(args[0])));
       const now = Date.now();
-      const rows = data.tokens.map((x: TokenListItem) => tokenRow(x, now));
+      const rows = data.tokens.map((x) => tokenRow(x, now));
       return { data, say: rows.join('\n') || '(no tokens)' };
     }
     case 'token limits': {
-      const path = `/tenants/${need(args[0], 'TENANT_ID')}/tokens/${need(args[1], 'TOKEN_ID')}/limits`;
-      if (o.reset) return show(await api.call('DELETE', path));
+      const which = atToken(args[0], args[1]);
+      if (o.reset) return show(await api.data(token.limits.$delete(which)));
       const limits = tokenLimits();
       if (!limits)
         throw new CliError('Give --policy, --daily or --monthly (or --reset to remove them).');
-      return show(await api.call('PUT', path, limits));
+      return show(await api.data(token.limits.$put({ ...which, json: limits })));
     }
     case 'token rotate': {
       const body = {
         ...(o.overlap ? { overlap_s: num('overlap', o.overlap) } : {}),
         ...(o['old-valid-until'] ? { old_valid_until: o['old-valid-until'] } : {}),
       };
-      const { data } = await api.call(
-        'POST',
-        `/tenants/${need(args[0], 'TENANT_ID')}/tokens/${need(args[1], 'TOKEN_ID')}/rotate`,
-        body,
-      );
+      const data = await api.data(token.rotate.$post({ ...atToken(args[0], args[1]), json: body }));
       return {
         data,
         say: `New token ${data.id}, shown only now:\n\n  ${data.token}\n\nOld token ${data.old_token.id} works until ${data.old_token.expires_at}.`,
@@ -270,31 +271,24 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
     }
     case 'token revoke': {
       // With --with-successors, every token rotated from it goes too (docs/OPERATING.md).
-      const all = o['with-successors'] ? '?with_successors=true' : '';
-      return show(
-        await api.call(
-          'DELETE',
-          `/tenants/${need(args[0], 'TENANT_ID')}/tokens/${need(args[1], 'TOKEN_ID')}${all}`,
-        ),
-      );
+      const query = { with_successors: o['with-successors'] ? ('true' as const) : undefined };
+      return show(await api.data(token.$delete({ ...atToken(args[0], args[1]), query })));
     }
     case 'limits set':
-      return show(
-        await api.call('PUT', `/tenants/${need(args[0], 'TENANT_ID')}/limits`, limitsBody()),
-      );
+      return show(await api.data(tenant.limits.$put({ ...at(args[0]), json: limitsBody() })));
     case 'plan list': {
-      const { data } = await api.call('GET', '/plans');
+      const data = await api.data(api.admin.plans.$get());
       const rows = data.plans.map(
-        (x: any) =>
+        (x) =>
           `${x.name.padEnd(24)} ${String(x.tenants).padStart(6)} tenant(s)${x.pending ? ` (${x.pending} pending)` : ''}  ` +
           `updated ${x.updated_at} by ${x.updated_by}`,
       );
       return { data, say: rows.join('\n') || '(no plans)' };
     }
     case 'plan get':
-      return show(await api.call('GET', `/plans/${need(args[0], 'PLAN')}`));
+      return show(await api.data(plan.$get(named(args[0]))));
     case 'plan set': {
-      const { data } = await api.call('PUT', `/plans/${need(args[0], 'PLAN')}`, limitsBody());
+      const data = await api.data(plan.$put({ ...named(args[0]), json: limitsBody() }));
       const pending = data.pending ? `; ${data.pending} not reached yet, retried` : '';
       return {
         data,
@@ -302,15 +296,15 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       };
     }
     case 'plan remove':
-      return show(await api.call('DELETE', `/plans/${need(args[0], 'PLAN')}`));
+      return show(await api.data(plan.$delete(named(args[0]))));
     case 'limits reset':
-      return show(await api.call('DELETE', `/tenants/${need(args[0], 'TENANT_ID')}/limits`));
+      return show(await api.data(tenant.limits.$delete(at(args[0]))));
     case 'cache purge':
-      return show(await api.call('POST', `/tenants/${need(args[0], 'TENANT_ID')}/cache/purge`));
+      return show(await api.data(tenant.cache.purge.$post(at(args[0]))));
     case 'operations list': {
-      const { data } = await api.call('GET', '/operations');
+      const data = await api.data(api.admin.operations.$get());
       const rows = data.operations.map(
-        (x: any) =>
+        (x) =>
           `${x.id.padEnd(28)} ${`${x.method} ${x.path}`.padEnd(60)} ${x.scope.padEnd(18)} cost ${x.cost}` +
           `${x.cache ? `  cached ${x.cache.ttl_s} s` : ''}${x.declared ? '  (declared)' : ''}`,
       );
@@ -325,7 +319,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         throw new CliError(`Cannot read ${file} as JSON: ${(err as Error).message}`);
       }
       // What the gateway serves now, built-in and declared, is left out.
-      const { data } = await api.call('GET', '/operations');
+      const data = await api.data(api.admin.operations.$get());
       let imported: ReturnType<typeof importOperations>;
       try {
         imported = importOperations(doc, data.operations);
@@ -333,9 +327,11 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         throw new CliError(`${file}: ${(err as Error).message}`);
       }
       // The gateway's own parser: what it would refuse is left out, with its reason.
-      const { data: checked } = await api.call('POST', '/operations/check', imported.operations);
+      const checked = await api.data(
+        api.admin.operations.check.$post({ json: imported.operations }),
+      );
       for (const problem of checked.problems) {
-        const id = problem.operation as string | null;
+        const id = problem.operation;
         if (id && id in imported.operations) {
           const { method, path } = imported.operations[id] as { method: string; path: string };
           imported.skipped.push(`${method} ${path}: ${problem.field}: ${problem.message}`);
@@ -355,11 +351,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
     }
     case 'portal link': {
       const expires = o['expires-in'] ? { expires_in_s: num('expires-in', o['expires-in']) } : {};
-      const { data } = await api.call(
-        'POST',
-        `/tenants/${need(args[0], 'TENANT_ID')}/portal-links`,
-        expires,
-      );
+      const data = await api.data(tenant['portal-links'].$post({ ...at(args[0]), json: expires }));
       return {
         data,
         say: `Portal link (read-only, until ${data.expires_at}; revoke early with token revoke ... ${data.token_id}), shown only now:\n\n  ${data.url}\n`,
@@ -372,29 +364,29 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
     case 'usage': {
       // `usage TENANT_ID`: the tenant id stands where other commands have a sub-command.
       if (o.history) return usageHistory(api, need(sub, 'TENANT_ID'), o.history);
-      const { data } = await api.call('GET', `/tenants/${need(sub, 'TENANT_ID')}/usage`);
+      const data = await api.data(tenant.usage.$get(at(sub)));
       const rows = data.meters.map(
-        (m: any) =>
+        (m) =>
           `${m.name.padEnd(16)} ${String(m.used).padStart(8)} used of ${m.limit}, ${m.remaining} left, resets in ${m.reset_s} s`,
       );
       return { data, say: rows.join('\n') };
     }
     case 'audit': {
-      const qs = new URLSearchParams({
+      const query = {
         page_num: o.page ?? '1',
         page_size: o['page-size'] ?? '20',
-        ...(o.tenant ? { tenant_id: o.tenant } : {}),
-        ...(o.actor ? { actor: o.actor } : {}),
-        ...(o.action ? { action: o.action } : {}),
-        ...(o.since ? { since: o.since } : {}),
-        ...(o.until ? { until: o.until } : {}),
-      });
-      const { data } = await api.call('GET', `/audit?${qs}`);
+        tenant_id: o.tenant,
+        actor: o.actor,
+        action: o.action,
+        since: o.since,
+        until: o.until,
+      };
+      const data = await api.data(api.admin.audit.$get({ query }));
       // Who, and from where (IP, data center), then what; the action column as wide as
       // the page's longest (portal_link.created), so the tenant ids line up.
-      const actionWidth = Math.max(16, ...data.data.map((e: any) => e.action.length));
+      const actionWidth = Math.max(16, ...data.data.map((e) => e.action.length));
       const rows = data.data.map(
-        (e: any) =>
+        (e) =>
           `${e.at}  ${String(e.actor ?? '-').padEnd(24)} ${`${e.ip ?? '-'}/${e.colo ?? '-'}`.padEnd(20)} ` +
           `${e.action.padEnd(actionWidth)} ${e.tenant_id ?? '-'} ${e.token_id ?? ''}`,
       );
@@ -404,7 +396,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       };
     }
     case 'reencrypt':
-      return show(await api.call('POST', '/maintenance/reencrypt'));
+      return show(await api.data(api.admin.maintenance.reencrypt.$post()));
     default:
       throw new CliError(
         `Unknown command "${[command, sub].join(' ').trim()}". Run "npm run admin -- --help".`,
@@ -419,13 +411,15 @@ async function usageHistory(api: Client, tenantId: string, span: string) {
   if (!(days >= 1)) throw new CliError(`--history must look like 7d (days), got "${span}"`);
   const today = Math.floor(Date.now() / 86_400_000) * 86_400_000;
   const from = new Date(today - (days - 1) * 86_400_000).toISOString();
-  const qs = new URLSearchParams({ from, granularity: 'day' });
-  const { data } = await api.call('GET', `/tenants/${tenantId}/analytics?${qs}`);
+  const query = { from, granularity: 'day' } as const;
+  const data = await api.data(
+    api.admin.tenants[':id'].analytics.$get({ param: segments({ id: tenantId }), query }),
+  );
   return { data, say: historyTable(data.series, today, days) };
 }
 
-function show(envelope: { data: unknown }) {
-  return { data: envelope.data, say: asFields(envelope.data) };
+function show(data: unknown) {
+  return { data, say: asFields(data) };
 }
 
 if (o.help || !command) {

@@ -85,6 +85,7 @@ export const LAYERS: Layer[] = [
       'admin/',
       'browser/',
       'openapi/',
+      'mcp/',
     ],
     what: 'routes and their handlers',
   },

@@ -1,6 +1,7 @@
 /**
  * `npm start`: the gateway on http://127.0.0.1:8787 in front of the local
- * platform emulator, with a demo tenant whose token is printed, the browser
+ * platform emulator (with two declared operations, scripts/mcp-config.ts), with a demo
+ * tenant whose token is printed with a one-line MCP client configuration, the browser
  * demo page on http://127.0.0.1:8791, and a local stand-in for Cloudflare
  * Access on http://127.0.0.1:8792 that signs operators in to /console
  * (docs/CONSOLE.md, "Access").
@@ -8,8 +9,10 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { startDemo } from '../demo/server';
 import { DEMO_PLATFORM_KEY, OTHER_PLATFORM_KEY } from '../emulator/seed';
-import { portsInUse } from './free-port';
+import { adminClient, segments } from '../ui/lib/admin-client';
+import { portsInsideEphemeral, portsInUse } from './free-port';
 import { LOCAL_ADMIN_EMAIL, LOCAL_VIEWER_EMAIL, startLocalAccess } from './local-access';
+import { DEMO_OPERATIONS, mcpClientConfig } from './mcp-config';
 import { createTenant, type Stack, startStack } from './stack';
 
 const GATEWAY_PORT = Number(process.env.PORT ?? 8787);
@@ -18,17 +21,15 @@ const DEMO_PAGE_PORT = Number(process.env.DEMO_PORT ?? 8791);
 const ACCESS_PORT = Number(process.env.ACCESS_PORT ?? 8792);
 const DEMO_FILE = '.dev/demo-tenant.json';
 
+const PORTS = { PORT: GATEWAY_PORT, EMULATOR_PORT, DEMO_PORT: DEMO_PAGE_PORT, ACCESS_PORT };
 // Every port first, so a taken one is named with its setting instead of a stack trace later.
-const taken = await portsInUse({
-  PORT: GATEWAY_PORT,
-  EMULATOR_PORT,
-  DEMO_PORT: DEMO_PAGE_PORT,
-  ACCESS_PORT,
-});
+const taken = await portsInUse(PORTS);
 if (taken) {
   console.error(`error: ${taken}`);
   process.exit(1);
 }
+// The defaults lie below the kernel's ephemeral range; a port set inside it may be taken.
+for (const warning of portsInsideEphemeral(PORTS)) console.warn(`warning: ${warning}`);
 
 // The same verification code as in production; only the team domain is this loopback server.
 const access = await startLocalAccess({ port: ACCESS_PORT });
@@ -37,6 +38,8 @@ const stack = await startStack({
   emulatorPort: EMULATOR_PORT,
   vars: {
     ...access.vars,
+    // Declared operations are tools too (MCP): the emulator answers these.
+    PLATFORM_OPERATIONS: JSON.stringify(DEMO_OPERATIONS),
   },
 });
 const shutdown = async () => {
@@ -64,6 +67,8 @@ console.log(`
     admin:  ${access.loginUrl('admin', `${stack.gatewayUrl}/console/`)}   (${LOCAL_ADMIN_EMAIL})
     viewer: ${access.loginUrl('viewer', `${stack.gatewayUrl}/console/`)}   (${LOCAL_VIEWER_EMAIL})
   Partner portal: ${stack.gatewayUrl}/portal/   (sign in with the token above)
+  MCP (agents): ${stack.gatewayUrl}/mcp   one-line client configuration (docs/MCP.md):
+    ${mcpClientConfig(stack.gatewayUrl, demo.token)}
   Operator CLI: npm run admin -- --help   (operator token ADMIN_TOKEN is in .dev.vars)
   Emulator platform keys, for more tenants: ${DEMO_PLATFORM_KEY} (account Demo),
     ${OTHER_PLATFORM_KEY} (account Other)
@@ -76,13 +81,11 @@ console.log(`
  */
 async function demoPage(s: Stack, tenant: { tenant_id: string; token: string }): Promise<string> {
   const origin = `http://127.0.0.1:${DEMO_PAGE_PORT}`;
-  const res = await fetch(`${s.gatewayUrl}/admin/tenants/${tenant.tenant_id}`, {
-    method: 'PATCH',
-    headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json' },
+  const admin = adminClient(s.gatewayUrl, { headers: { authorization: `Bearer ${s.adminToken}` } });
+  const res = await admin.tenants[':id'].$patch({
+    param: segments({ id: tenant.tenant_id }),
     // The docs page's own origin, under either name a browser may use for it.
-    body: JSON.stringify({
-      cors_origins: [origin, s.gatewayUrl, s.gatewayUrl.replace('127.0.0.1', 'localhost')],
-    }),
+    json: { cors_origins: [origin, s.gatewayUrl, s.gatewayUrl.replace('127.0.0.1', 'localhost')] },
   });
   if (!res.ok) throw new Error(`could not allow the demo origin: HTTP ${res.status}`);
   return (

@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { adminClient } from '../ui/lib/admin-client';
 
 export interface StackOptions {
   gatewayPort: number;
@@ -157,16 +158,11 @@ function terminate(child: ChildProcess): Promise<void> {
 
 /** Creates a tenant through the operator API; returns its id and token. */
 export async function createTenant(stack: Stack, name: string, platformKey: string) {
-  const res = await fetch(`${stack.gatewayUrl}/admin/tenants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name, platform_key: platformKey }),
+  const admin = adminClient(stack.gatewayUrl, {
+    headers: { authorization: `Bearer ${stack.adminToken}` },
   });
-  const body = (await res.json()) as {
-    code: number;
-    msg: string;
-    data: { tenant_id: string; token: string };
-  };
+  const res = await admin.tenants.$post({ json: { name, platform_key: platformKey } });
+  const body = await res.json();
   if (res.status !== 201) throw new Error(`creating tenant failed: HTTP ${res.status} ${body.msg}`);
   return body.data;
 }

@@ -1,7 +1,7 @@
 /**
  * newApp(): the gateway's middleware chain, error handling and route mounting.
  * Request order: request id → settings → request log → trace context → (health, OpenAPI and
- * docs) → CORS → (operator API | browser tokens | session event stream |
+ * docs) → CORS → (MCP | operator API | browser tokens | session event stream |
  * usage | the token's own view | platform routes).
  */
 import { Hono } from 'hono';
@@ -12,6 +12,7 @@ import { browserTokenRoutes } from './browser/mint';
 import { sessionEventRoutes } from './browser/ws-proxy';
 import { errorAnswer, errorResponse, GatewayError, ok } from './errors';
 import { log } from './log';
+import { mcpRoutes } from './mcp/route';
 import { notePrincipal } from './middleware/auth';
 import { browserCors } from './middleware/cors';
 import { operationId } from './observability/operation-id';
@@ -44,6 +45,11 @@ export function newApp(): Hono<HonoEnv> {
   // The partner contract and its docs page: no CORS lookups, a token only for its own view.
   app.route('/', openApiRoutes());
   app.use(browserCors());
+  // MCP: each tool call is sent through this same app as the operation's own request.
+  app.route(
+    '/',
+    mcpRoutes((request, c) => Promise.resolve(app.fetch(request, c.env, c.executionCtx))),
+  );
   app.route('/admin', adminRoutes());
   app.route('/', browserTokenRoutes());
   app.route('/', sessionEventRoutes());

@@ -5,7 +5,7 @@
  */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { HonoEnv, Observation } from './types/context';
+import type { HonoEnv } from './types/context';
 import type { Envelope, ErrorData, FieldError, InputLocation } from './types/wire';
 
 export const ERRORS = {
@@ -208,9 +208,8 @@ export const ok = <T>(data: T): Envelope<T> => ({ code: 0, msg: 'Success', data 
 type ErrorParts = Pick<GatewayError, 'code' | 'status' | 'message' | 'details' | 'headers'>;
 
 export function errorResponse(c: Context<HonoEnv>, err: ErrorParts): Response {
-  // The request's log line says which code it answered (absent before settings parse).
-  const obs: Observation | undefined = c.get('obs');
-  if (obs) obs.code = err.code;
+  // The request's log line says which code it answered.
+  c.set('errorCode', err.code);
   for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
   const body: Envelope<ErrorData> = {
     code: err.code,

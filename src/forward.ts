@@ -1,15 +1,23 @@
 /**
  * forward(): one platform call for a validated request, with the tenant's
  * platform key in the route's header; cacheable reads go through the read
- * cache. The only caller of the upstream client.
+ * cache. The only caller of the upstream client. It never throws: what it did,
+ * answer or failure, is its outcome, which the handler answers from and the
+ * steps around it read (whether the platform acted, attempts, cache state).
+ * The one place platform secrets are masked: an answer is what its caller may
+ * see, and what may be kept of it is masked for everyone.
  */
 import type { Context } from 'hono';
+import { decodeUtf8 } from './bytes';
 import { cacheKey } from './cache/key';
 import { type CacheOutcome, readThrough } from './cache/read-through';
-import { GatewayError } from './errors';
+import { type ErrorKind, GatewayError } from './errors';
 import type { ResolvedRoute } from './routes/types';
+import { hasScope } from './tenants/scopes';
 import type { HonoEnv, ValidatedInput } from './types/context';
+import type { CacheStatus, CacheTier, ForwardOutcome, KeptAnswer } from './types/outcomes';
 import type { Settings } from './types/settings';
+import { rejectedKeyStatus, type UpstreamResult } from './upstream/normalize';
 import { maskSecrets, type SecretShapes } from './upstream/redact';
 import { buildUpstreamRequest } from './upstream/request';
 import { callResilient, platformFailed, type ResilienceOptions } from './upstream/resilient';
@@ -49,12 +57,79 @@ export interface ForwardOptions {
   callerCacheControl: boolean;
 }
 
+const AS_THE_CALLER_ASKS: ForwardOptions = { callerCacheControl: true };
+
+/** Failures that mean the platform surely did not act: it asked for a pause. */
+const NOT_ACTED = new Set<ErrorKind>(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_BACKING_OFF']);
+
+/** One forward's outcome, filled in as the call goes (one object a call, a fixed shape). */
+class Forwarded implements ForwardOutcome {
+  answer: UpstreamResult | null = null;
+  error: unknown = undefined;
+  acted = false;
+  attempts = 0;
+  upstreamStatus: number | undefined = undefined;
+  upstreamMs: number | undefined = undefined;
+  cache: CacheStatus | undefined = undefined;
+  tier: CacheTier | undefined = undefined;
+  age = 0;
+  staleReason: string | undefined = undefined;
+  keyRejected: number | undefined = undefined;
+  /** Set when the answer holds secrets shown whole to a caller who may see them. */
+  private shownWhole: SecretShapes | null = null;
+
+  answered(got: CacheOutcome): void {
+    this.answer = got.result;
+    this.cache = got.status;
+    this.tier = got.tier;
+    this.age = got.age;
+    this.staleReason = got.staleReason;
+  }
+
+  /** A secret route's answer (apikey.list's keys): masked unless this caller may see them. */
+  showSecretsTo(c: Context<HonoEnv>): void {
+    if (!this.answer) return;
+    const shapes = secretShapes(c);
+    if (seesSecrets(c)) this.shownWhole = shapes;
+    else this.answer = masked(this.answer, shapes);
+  }
+
+  failed(err: unknown): void {
+    this.error = err;
+    this.keyRejected = rejectedKeyStatus(err);
+  }
+
+  keptAnswer(): KeptAnswer | null {
+    if (!this.answer) return null;
+    // Masked only when asked (a write with an Idempotency-Key), not for every caller shown it whole.
+    const answer = this.shownWhole ? masked(this.answer, this.shownWhole) : this.answer;
+    return {
+      status: answer.status,
+      body: answer.text ?? decodeUtf8(answer.body),
+      // Only successes are cached, without their envelope.
+      code: answer.envelope?.code ?? 0,
+    };
+  }
+}
+
 /** What a platform secret looks like for this request's tenant. */
-export function secretShapes(c: Context<HonoEnv>): SecretShapes {
+function secretShapes(c: Context<HonoEnv>): SecretShapes {
   return {
     pattern: c.get('settings').PLATFORM_KEY_PATTERN,
     tenantKey: c.get('tenant').platform_key,
   };
+}
+
+/** A secret route's secrets are shown whole only with apikeys:admin, never to a browser token. */
+function seesSecrets(c: Context<HonoEnv>): boolean {
+  return hasScope(c.get('token').scopes, 'apikeys:admin') && !c.get('partition');
+}
+
+/** The answer with every platform secret masked: the same object when it holds none. */
+function masked(result: UpstreamResult, shapes: SecretShapes): UpstreamResult {
+  const body = maskSecrets(result.body, shapes, result.text);
+  // A masked body's text is no longer the decoded original: drop it.
+  return body === result.body ? result : { status: result.status, envelope: result.envelope, body };
 }
 
 /** The operation's deadline: its own, never past the UPSTREAM_TIMEOUT_MS ceiling. */
@@ -98,10 +173,32 @@ export async function forward(
   c: Context<HonoEnv>,
   route: ResolvedRoute,
   input: ValidatedInput,
-  options: ForwardOptions = { callerCacheControl: true },
+  options: ForwardOptions = AS_THE_CALLER_ASKS,
+): Promise<Forwarded> {
+  const outcome = new Forwarded();
+  try {
+    outcome.answered(await lookOrCall(c, route, input, options, outcome));
+    if (route.secrets) outcome.showSecretsTo(c);
+  } catch (err) {
+    outcome.failed(err);
+  }
+  // A read changes nothing; a write the platform refused with a pause was not done.
+  outcome.acted =
+    route.method !== 'GET' &&
+    outcome.attempts > 0 &&
+    !(outcome.error instanceof GatewayError && NOT_ACTED.has(outcome.error.kind));
+  return outcome;
+}
+
+/** The answer from the read cache or the platform; the call's figures go into `outcome`. */
+async function lookOrCall(
+  c: Context<HonoEnv>,
+  route: ResolvedRoute,
+  input: ValidatedInput,
+  options: ForwardOptions,
+  outcome: Forwarded,
 ): Promise<CacheOutcome> {
   const settings = c.get('settings');
-  const obs = c.get('obs');
   const deadlineMs = deadlineOf(route, settings);
   const fetchFresh = async () => {
     const started = Date.now();
@@ -119,25 +216,19 @@ export async function forward(
       idempotent: route.method === 'GET',
       deadlineMs,
       options: resilienceOptions(settings),
+      // A stale answer's refresh counts too: it runs on after the answer (read-through.ts).
       onAttempt: (attempt) => {
-        c.set('platformCalled', true);
-        obs.attempts = attempt;
+        outcome.attempts = attempt;
       },
     }).finally(() => {
-      obs.upstreamMs = Date.now() - started;
+      outcome.upstreamMs = Date.now() - started;
     });
-    obs.upstreamStatus = result.status;
-    // Routes that return platform secrets are masked per token (proxy.ts); any other
-    // answer that holds something like a key is masked for everyone, before the cache.
-    if (route.secrets) return result;
-    const masked = maskSecrets(result.body, secretShapes(c), result.text);
-    // A masked body's text is no longer the decoded original: drop it.
-    return masked === result.body
-      ? result
-      : { status: result.status, envelope: result.envelope, body: masked };
+    outcome.upstreamStatus = result.status;
+    // An answer that holds something like a key is masked for everyone, before the cache;
+    // a secret route's is cached whole and masked per caller (showSecretsTo).
+    return route.secrets ? result : masked(result, secretShapes(c));
   };
   if (!route.cache) return { result: await fetchFresh(), status: 'BYPASS', age: 0 };
-
   const cacheControl = options.callerCacheControl ? (c.req.header('cache-control') ?? '') : '';
   // Without the TenantGuard's cache version a purge could not reach us: bypass.
   const version = c.get('cacheVersion');

@@ -3,18 +3,16 @@
  * the operations an operator declared (PLATFORM_OPERATIONS) behind one matcher,
  * each through the same chain: name the operation, resolve its configured route,
  * authenticate, check scope, validate, limit, claim an Idempotency-Key (writes
- * that send one), then forward (through the cache for cacheable reads), and mask
- * platform secrets for tokens that may not see them. A path an operation takes
- * with a method it does not gets a 405 envelope.
+ * that send one), then forward (through the cache for cacheable reads) and
+ * answer as forward.ts says: platform secrets masked for tokens that may not see
+ * them. A path an operation takes with a method it does not gets a 405 envelope.
  */
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { every } from 'hono/combine';
 import { createMiddleware } from 'hono/factory';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { Bytes } from './bytes';
-import type { CacheOutcome } from './cache/read-through';
 import { GatewayError } from './errors';
-import { forward, secretShapes } from './forward';
+import { forward } from './forward';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { idempotency } from './middleware/idempotency';
 import { tenantLimits } from './middleware/limits';
@@ -22,10 +20,9 @@ import { validateInput } from './middleware/validate';
 import { type Catalog, catalogOf } from './routes/catalog';
 import { ROUTE_SPECS } from './routes/table';
 import type { PlatformReader, ResolvedRoute, RouteSpec } from './routes/types';
-import { hasScope } from './tenants/scopes';
 import type { HonoEnv } from './types/context';
+import type { ForwardOutcome } from './types/outcomes';
 import { parseEnvelope } from './upstream/normalize';
-import { maskSecrets } from './upstream/redact';
 
 /** The configured route resolveRoute() put in the context. */
 function routeOf(c: Context<HonoEnv>): ResolvedRoute {
@@ -61,10 +58,11 @@ function operationChain(spec: RouteSpec): MiddlewareHandler<HonoEnv>[] {
       const route = routeOf(c);
       await route.check?.(c.get('input'), platformReader(c, catalogOf(c.get('settings'))));
       const outcome = await forward(c, route, c.get('input'));
-      const body = visibleBody(c, route, outcome.result.body);
-      const status = contentfulStatus(outcome.result.status);
-      noteAnswer(c, outcome, body);
-      return c.body(body, status, answerHeaders(route, outcome));
+      // For the steps around this one: idempotency (did the platform act?), the request log.
+      c.set('forwarded', outcome);
+      if (!outcome.answer) throw outcome.error;
+      const status = contentfulStatus(outcome.answer.status);
+      return c.body(outcome.answer.body, status, answerHeaders(route, outcome));
     },
   ];
 }
@@ -100,7 +98,7 @@ function methodNotAllowed(path: string, methods: readonly string[]): GatewayErro
  */
 function resolveRoute(spec: RouteSpec) {
   return createMiddleware<HonoEnv>(async function resolveRoute(c, next) {
-    c.get('obs').operation = spec.id;
+    c.set('operation', spec.id);
     const route = catalogOf(c.get('settings')).byId.get(spec.id);
     if (!route) throw new GatewayError('INTERNAL', { message: `No operation ${spec.id}` });
     c.set('route', route);
@@ -108,18 +106,11 @@ function resolveRoute(spec: RouteSpec) {
   });
 }
 
-/** Platform secrets masked unless the token may see them (apikeys:admin, not a browser token). */
-function visibleBody(c: Context<HonoEnv>, route: ResolvedRoute, body: Bytes): Bytes {
-  if (!route.secrets) return body;
-  const seesSecrets = hasScope(c.get('token').scopes, 'apikeys:admin') && !c.get('partition');
-  return seesSecrets ? body : maskSecrets(body, secretShapes(c));
-}
-
 /** The answer's headers: JSON, and for cacheable reads where the answer came from and its age. */
-function answerHeaders(route: ResolvedRoute, outcome: CacheOutcome): Record<string, string> {
+function answerHeaders(route: ResolvedRoute, outcome: ForwardOutcome): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
-  if (route.cache) {
-    headers['X-Cache'] = outcome.status;
+  if (route.cache && outcome.cache) {
+    headers['X-Cache'] = outcome.cache;
     headers.Age = String(outcome.age);
   }
   if (outcome.staleReason) {
@@ -145,16 +136,6 @@ function contentfulStatus(status: number): ContentfulStatusCode {
   return status;
 }
 
-/** What the request log line says about the answer. */
-function noteAnswer(c: Context<HonoEnv>, outcome: CacheOutcome, body: Bytes): void {
-  const obs = c.get('obs');
-  // A fresh hit from memory is told apart; a stale answer says STALE from either tier.
-  obs.cache = outcome.tier === 'L1' && outcome.status === 'HIT' ? 'L1' : outcome.status;
-  obs.code = outcome.result.envelope?.code ?? 0;
-  obs.bytes = body.byteLength;
-  if (outcome.staleReason) obs.staleReason = outcome.staleReason;
-}
-
 /**
  * Lets a route's check read another operation's data with this request's tenant, through the cache.
  */
@@ -163,12 +144,16 @@ function platformReader(c: Context<HonoEnv>, catalog: Catalog): PlatformReader {
     async data(routeId) {
       const route = catalog.byId.get(routeId);
       if (!route) throw new GatewayError('INTERNAL', { message: `No operation ${routeId}` });
-      const { result } = await forward(
+      const outcome = await forward(
         c,
         route,
         { params: {}, query: {} },
         { callerCacheControl: false },
       );
+      // The request's platform call so far: the operation's own, if the check lets it go, follows.
+      c.set('forwarded', outcome);
+      if (!outcome.answer) throw outcome.error;
+      const result = outcome.answer;
       const envelope = result.envelope ?? parseEnvelope(result.body);
       if (envelope?.code !== 0) {
         throw new GatewayError('UPSTREAM_HTTP_ERROR', {

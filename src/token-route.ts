@@ -10,13 +10,14 @@
 import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { guardFor } from './admin/common';
-import { rotateBody, rotateToken } from './admin/rotation';
+import { rotateToken } from './admin/rotation';
 import { GatewayError, ok } from './errors';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
 import { validated } from './middleware/validate';
 import { operationId } from './observability/operation-id';
 import { BROWSER_TOKEN_PREFIX } from './tenants/browser-token';
+import { rotateBody } from './tenants/rotate-body';
 import { hasScope, ROTATE_SCOPE } from './tenants/scopes';
 import { memoizedStores } from './tenants/stores';
 import type { HonoEnv } from './types/context';

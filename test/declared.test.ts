@@ -223,6 +223,93 @@ describe('a declared operation', () => {
   });
 });
 
+describe('a declared path parameter typed only as a string', () => {
+  const loose = {
+    PLATFORM_OPERATIONS: JSON.stringify({
+      'product.rename': {
+        ...DECLARED['product.rename'],
+        params: { type: 'object', properties: { product_id: { type: 'string', maxLength: 200 } } },
+      },
+    }),
+  };
+  const rename = (id: string) =>
+    call(loose, `/dashboard/product/rename/${id}`, {
+      method: 'POST',
+      json: { product_name: 'x' },
+    });
+
+  it.each([
+    '..%2F',
+    '..%2Fadmin',
+    '%2e%2e%2fadmin',
+    'x%2F..%2Fy',
+    '..%5C',
+    '%252e%252e',
+    '%25252e%25252e%25252f',
+    '..%3Bx',
+  ])('never carries a dot segment upstream: %s is refused, naming the parameter', async (id) => {
+    const answer = await rename(id);
+    const body = await expectRefusal(answer, 'VALIDATION_FAILED');
+    expect(body.msg).toContain('product_id must not be . or ..');
+    expect(await upstreamSaw(answer.id)).toEqual([]);
+  });
+
+  it.each(['%2e%2e', '%2E%2E', '.%2e', '%2e'])(
+    '%s alone is a dot segment of the request path itself: resolved before routing, never sent',
+    async (id) => {
+      const answer = await rename(id);
+      await expectRefusal(answer, 'NOT_FOUND');
+      expect(await upstreamSaw(answer.id)).toEqual([]);
+    },
+  );
+
+  it('passes dots that are no segment of their own', async () => {
+    const answer = await rename('v1.2..3');
+    // The emulator knows no such product: what matters is the path it was asked for.
+    const [seen] = await upstreamSaw(answer.id);
+    expect(seen?.path).toBe('/dashboard/product/rename/v1.2..3');
+  });
+});
+
+describe('a declared pattern', () => {
+  const patterned = (pattern: string) => ({
+    MAX_BODY_BYTES: String(2 * 1024 * 1024),
+    PLATFORM_OPERATIONS: JSON.stringify({
+      'product.rename': {
+        ...DECLARED['product.rename'],
+        body: {
+          type: 'object',
+          properties: { product_name: { type: 'string', minLength: 1, maxLength: 64, pattern } },
+          required: ['product_name'],
+        },
+      },
+    }),
+  });
+  const rename = (settings: Record<string, string>, product_name: string) =>
+    call(settings, `/dashboard/product/rename/${dashboard.productId}`, {
+      method: 'POST',
+      json: { product_name },
+    });
+
+  it('checks a value before anything goes upstream, naming the pattern as written', async () => {
+    const words = patterned('^[A-Za-z][A-Za-z0-9]*( [A-Za-z0-9]+)*$');
+    const ok = await rename(words, 'Renamed widget 2');
+    expect([ok.res.status, ok.body.data.product_name]).toEqual([200, 'Renamed widget 2']);
+    const refused = await rename(words, 'two  spaces');
+    const body = await expectRefusal(refused, 'VALIDATION_FAILED');
+    expect(body.msg).toContain('must match /^[A-Za-z][A-Za-z0-9]*( [A-Za-z0-9]+)*$/');
+    expect(await upstreamSaw(refused.id)).toEqual([]);
+  });
+
+  it('never runs on a text longer than its maxLength: a million letters are refused for their length', async () => {
+    // Unanchored, this pattern tries every start: run on a million letters it takes half an hour.
+    const refused = await rename(patterned('[a-z]*[0-9]'), 'a'.repeat(1_000_000));
+    const body = await expectRefusal(refused, 'VALIDATION_FAILED');
+    expect(body.msg).toContain('must be at most 64 characters');
+    expect(await upstreamSaw(refused.id)).toEqual([]);
+  });
+});
+
 describe('presets follow groups that appear later', () => {
   it('a full token issued before a group was declared reaches it; a narrow one does not', async () => {
     // Issued under settings that know no `catalogue` group.
@@ -316,6 +403,44 @@ describe('a bad PLATFORM_OPERATIONS', () => {
       },
       "PLATFORM_OPERATIONS.product.x.params.properties: must name exactly the path's placeholders (a)",
     ],
+    [
+      'a pattern that can backtrack catastrophically',
+      {
+        'product.x': {
+          ...entry,
+          query: {
+            type: 'object',
+            properties: { q: { type: 'string', maxLength: 30, pattern: '(a+)+$' } },
+          },
+        },
+      },
+      'PLATFORM_OPERATIONS.product.x.query.properties.q.pattern: can backtrack catastrophically',
+    ],
+    [
+      'a pattern on a string without maxLength',
+      {
+        'product.x': {
+          ...entry,
+          query: { type: 'object', properties: { q: { type: 'string', pattern: '^[a-z]+$' } } },
+        },
+      },
+      'PLATFORM_OPERATIONS.product.x.query.properties.q.maxLength: must be given, at most 1024, with a pattern',
+    ],
+    [
+      'the id __proto__ (which a parsed object would not keep)',
+      JSON.parse(`{"__proto__": ${JSON.stringify(entry)}}`),
+      'PLATFORM_OPERATIONS.__proto__: operation id must not be or contain __proto__',
+    ],
+    [
+      'the id constructor',
+      { constructor: entry },
+      'PLATFORM_OPERATIONS.constructor: operation id must not be or contain constructor',
+    ],
+    [
+      'an id with a prototype name as a word',
+      { 'product.prototype': entry },
+      'PLATFORM_OPERATIONS.product.prototype: operation id must not be or contain prototype',
+    ],
     ['not an object', [], 'PLATFORM_OPERATIONS: must be a JSON object keyed by operation id'],
   ])('names %s', async (_what, value, says) => {
     expect(await refusedWith(value)).toContain(says);
@@ -358,6 +483,20 @@ describe('ROUTE_OVERRIDES amends a built-in schema', () => {
     });
     await expectRefusal(old, 'UNKNOWN_PARAMETER');
     expect(await upstreamSaw(refused.id)).toEqual([]);
+  });
+
+  it('refuses the id __proto__, which a parsed object would not keep, and names the field of an entry', async () => {
+    const proto = await gatewayWith({ ROUTE_OVERRIDES: '{"__proto__": {"cost": 5}}' }, '/healthz');
+    expect((await expectRefusal(proto, 'MISCONFIGURED')).msg).toContain(
+      'ROUTE_OVERRIDES.__proto__: operation id must not be or contain __proto__',
+    );
+    const field = await gatewayWith(
+      { ROUTE_OVERRIDES: JSON.stringify({ 'team.info': { cost: 'lots' } }) },
+      '/healthz',
+    );
+    expect((await expectRefusal(field, 'MISCONFIGURED')).msg).toContain(
+      'ROUTE_OVERRIDES.team.info.cost',
+    );
   });
 
   it('names the field of a schema it cannot use', async () => {

@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
+import { sha256Hex } from '../src/hash';
 import {
   admin,
   asTenant,
@@ -208,6 +209,25 @@ describe('Idempotency-Key', () => {
     expect(JSON.stringify(again.body)).not.toContain(secret);
     expect(JSON.stringify(again.body)).not.toContain(platformKeys.other);
     await asTenant(keeper, `/user/apikey/delete/${first.body.data.id}`, { method: 'DELETE' });
+  });
+
+  it('a replay is the answer the caller got, its secrets masked once, not masked again', async () => {
+    // The emulator's seeded report of this tenant's account (emulator/dashboard-seed.ts).
+    const reportId = `rep_${(await sha256Hex('other:report:1')).slice(0, 20)}`;
+    const key = freshKey();
+    // A report's lists are any JSON, and come back in the answer: a secret-named field in them is masked.
+    const call = () =>
+      asTenant(tenant, `/dashboard/report/update/${reportId}`, {
+        method: 'POST',
+        headers: { 'idempotency-key': key },
+        json: { user_personas: [{ name: 'buyer', client_secret: 'cs-0123456789abcdef' }] },
+      });
+    const first = await call();
+    expect(first.body.code).toBe(0);
+    expect(first.body.data.user_personas).toEqual([{ name: 'buyer', client_secret: 'cs-…cdef' }]);
+    const again = await call();
+    expect(again.res.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
   });
 });
 

@@ -141,29 +141,76 @@ describe("one key's failures", () => {
     expect((await expectRefusal(refused, 'UPSTREAM_UNAVAILABLE')).data.scope).toBe('key');
   });
 
-  it("three keys failing together open the upstream's breaker, for a key that never failed too", async () => {
+  it('three of six keys failing (500s, connection resets) while three succeed: the three get every answer', async () => {
     const lane = newLane();
-    const [a, b, c, d] = [
-      await tenantOnOwnKey('a'),
-      await tenantOnOwnKey('b'),
-      await tenantOnOwnKey('c'),
-      await tenantOnOwnKey('d'),
+    const tenants: Tenant[] = [];
+    for (const label of ['h1', 'h2', 'h3', 'f1', 'f2', 'f3'])
+      tenants.push(await tenantOnOwnKey(label));
+    const healthy = tenants.slice(0, 3);
+    const failing = tenants.slice(3);
+    // All six were working before three tenants' own calls began to fail.
+    for (const t of tenants) await expectAnsweredByPlatform(await read(lane, t, '/agent/lists'));
+    const faults = [
+      { kind: 'status', status: 500 },
+      { kind: 'status', status: 500 },
+      { kind: 'reset' },
     ];
-    await expectAnsweredByPlatform(await read(lane, d, '/agent/lists'));
+    for (const [i, fault] of faults.entries()) {
+      const platform_key = failing[i]?.platformKey;
+      await injectFault({ lane: lane.name, ...fault, platform_key, for_ms: 60_000 });
+    }
+    const failingCodes = new Set<number>();
+    for (let round = 0; round < 6; round++) {
+      // Each round's reads overlap: three from each failing tenant, one from each healthy one.
+      const fromFailing = failing.flatMap((t) =>
+        [1, 2, 3].map(() => read(lane, t, '/agent/lists')),
+      );
+      const fromHealthy = healthy.map((t) => read(lane, t, '/agent/lists'));
+      const [bad, good] = await Promise.all([Promise.all(fromFailing), Promise.all(fromHealthy)]);
+      for (const r of good) await expectAnsweredByPlatform(r);
+      for (const r of bad) {
+        failingCodes.add(r.body.code);
+        if (r.body.code === ERRORS.UPSTREAM_UNAVAILABLE.code) expect(r.body.data.scope).toBe('key');
+      }
+    }
+    // The failing tenants' own breakers did open: they were refused at once, for their key only.
+    expect(failingCodes).toContain(ERRORS.UPSTREAM_UNAVAILABLE.code);
+    const stats = await gatewayWith({}, '/admin/stats', {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect((await envelope(stats)).data.isolate.breakers[lane.base]).toMatchObject({
+      state: 'closed',
+      keys: 6,
+      keys_open: 3,
+    });
+  });
+
+  it("every key failing opens the upstream's breaker within the window: a key is then held after its own first failure", async () => {
+    const lane = newLane();
+    const tenants: Tenant[] = [];
+    for (const label of ['a', 'b', 'c', 'd', 'e', 'f']) tenants.push(await tenantOnOwnKey(label));
+    const [a, b, c, d] = tenants as [Tenant, Tenant, Tenant, Tenant];
+    for (const t of tenants) await expectAnsweredByPlatform(await read(lane, t, '/agent/lists'));
     await injectFault({ lane: lane.name, kind: 'status', status: 500, for_ms: 60_000 });
-    for (const failing of [a, b]) {
+    // The gateway's clock stands still: all of this happens within one window.
+    // Five failures each open A's, B's and C's own breakers (a 500 is not retried).
+    for (const failing of [a, b, c]) {
       for (let i = 0; i < 5; i++) {
         await expectRefusal(await read(lane, failing, '/agent/lists'), 'UPSTREAM_HTTP_ERROR');
       }
     }
-    // Two keys are not enough: C and D still reach the platform.
-    const stillCalls = await read(lane, d, '/agent/lists');
-    await expectRefusal(stillCalls, 'UPSTREAM_HTTP_ERROR');
-    expect(await upstreamSaw(stillCalls.id)).toHaveLength(1);
-    for (let i = 0; i < 5; i++) {
-      await expectRefusal(await read(lane, c, '/agent/lists'), 'UPSTREAM_HTTP_ERROR');
-    }
-    // The third key's breaker opened: the upstream's opens, and D is answered without a call.
+    const stats = await gatewayWith({}, '/admin/stats', {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect((await envelope(stats)).data.isolate.breakers[lane.base]).toMatchObject({
+      state: 'open',
+      keys_open: 3,
+    });
+    // D's latest call had succeeded: it reaches the platform once, and learns of the outage.
+    const learns = await read(lane, d, '/agent/lists');
+    await expectRefusal(learns, 'UPSTREAM_HTTP_ERROR');
+    expect((await upstreamSaw(learns.id)).length).toBeGreaterThan(0);
+    // Then D is answered at once, by the upstream's breaker (its own has not opened).
     const refused = await read(lane, d, '/agent/lists');
     const body = await expectRefusal(refused, 'UPSTREAM_UNAVAILABLE');
     expect(body.data.scope).toBe('upstream');
@@ -187,9 +234,14 @@ describe('pauses the platform asks of one key', () => {
     });
     const first = await read(lane, b, '/agent/lists', settings);
     await expectRefusal(first, 'UPSTREAM_BACKING_OFF');
-    // The platform's Retry-After reaches B unchanged.
-    expect(first.res.headers.get('retry-after')).toBe('300');
-    expect(first.body.data).toMatchObject({ upstream_status: 503, retry_after_s: 300 });
+    // B is told the gateway's hold; the platform's own Retry-After travels beside it.
+    expect(first.res.headers.get('retry-after')).toBe('2');
+    expect(first.res.headers.get('x-platform-retry-after')).toBe('300');
+    expect(first.body.data).toMatchObject({
+      upstream_status: 503,
+      retry_after_s: 2,
+      platform_retry_after_s: 300,
+    });
 
     // A is not held (before, every key was, for five minutes), nor answered stale.
     await expectAnsweredByPlatform(await read(lane, a, '/agent/lists', settings));
@@ -210,15 +262,11 @@ describe('pauses the platform asks of one key', () => {
     expect(await upstreamSaw(after.id)).toHaveLength(1);
   });
 
-  it('503s with Retry-After from three keys hold every call to the platform, a fourth key too', async () => {
+  it('503s with Retry-After from three keys, none answered between, hold a key whose own call failed, not one the platform answers', async () => {
     const lane = newLane();
-    const keys = [
-      await tenantOnOwnKey('a'),
-      await tenantOnOwnKey('b'),
-      await tenantOnOwnKey('c'),
-      await tenantOnOwnKey('d'),
-    ];
-    const [a, b, c, d] = keys as [Tenant, Tenant, Tenant, Tenant];
+    const keys: Tenant[] = [];
+    for (const label of ['a', 'b', 'c', 'd', 'e']) keys.push(await tenantOnOwnKey(label));
+    const [a, b, c, d, e] = keys as [Tenant, Tenant, Tenant, Tenant, Tenant];
     for (const t of keys) await expectAnsweredByPlatform(await read(lane, t, '/agent/lists'));
     for (const t of [a, b, c]) {
       await injectFault({
@@ -229,19 +277,61 @@ describe('pauses the platform asks of one key', () => {
         platform_key: t.platformKey,
       });
     }
+    // E's own calls fail twice (a 500 is not retried).
+    await injectFault({
+      lane: lane.name,
+      kind: 'status',
+      status: 500,
+      times: 2,
+      platform_key: e.platformKey,
+    });
+    await expectRefusal(await read(lane, e, '/agent/lists'), 'UPSTREAM_HTTP_ERROR');
     for (const t of [a, b])
       await expectRefusal(await read(lane, t, '/agent/lists'), 'UPSTREAM_BACKING_OFF');
-    // Two keys are not enough: D still reaches the platform.
-    const notYet = await read(lane, d, '/agent/lists');
-    await expectAnsweredByPlatform(notYet);
+    // Two keys are not enough: E still reaches the platform.
+    const notYet = await read(lane, e, '/agent/lists');
+    await expectRefusal(notYet, 'UPSTREAM_HTTP_ERROR');
+    expect(await upstreamSaw(notYet.id)).toHaveLength(1);
     await expectRefusal(await read(lane, c, '/agent/lists'), 'UPSTREAM_BACKING_OFF');
-    const held = await read(lane, d, '/agent/lists');
+    const held = await read(lane, e, '/agent/lists');
     expect((await expectRefusal(held, 'UPSTREAM_BACKING_OFF')).data).toMatchObject({
       held: true,
       scope: 'upstream',
     });
     expect(secondsHeader(held.res, 'retry-after')).toBeLessThanOrEqual(30);
     expect(await upstreamSaw(held.id)).toHaveLength(0);
+    // D's latest call was answered: it is not held, and its answer ends the upstream's hold.
+    await expectAnsweredByPlatform(await read(lane, d, '/agent/lists'));
+    await expectAnsweredByPlatform(await read(lane, e, '/agent/lists'));
+  });
+
+  it("every 50302 of a pause says the gateway's remaining hold: 60, then 55 … 5, then the platform is asked again", async () => {
+    const lane = newLane();
+    const b = await tenantOnOwnKey('b');
+    await injectFault({
+      lane: lane.name,
+      kind: 'status',
+      status: 503,
+      retry_after: 300,
+      platform_key: b.platformKey,
+    });
+    const first = await read(lane, b, '/agent/lists');
+    await expectRefusal(first, 'UPSTREAM_BACKING_OFF');
+    const said = [secondsHeader(first.res, 'retry-after')];
+    for (let i = 0; i < 11; i++) {
+      later(5000);
+      const held = await read(lane, b, '/agent/lists');
+      expect((await expectRefusal(held, 'UPSTREAM_BACKING_OFF')).data).toMatchObject({
+        held: true,
+        retry_after_s: secondsHeader(held.res, 'retry-after'),
+      });
+      expect(held.res.headers.get('x-platform-retry-after')).toBeNull();
+      said.push(secondsHeader(held.res, 'retry-after'));
+    }
+    expect(said).toEqual([60, 55, 50, 45, 40, 35, 30, 25, 20, 15, 10, 5]);
+    // A client that obeyed the first answer asks again just as the gateway does.
+    later(5000);
+    await expectAnsweredByPlatform(await read(lane, b, '/agent/lists'));
   });
 
   it('holds for at most 60 s by default, whatever the platform asks', async () => {

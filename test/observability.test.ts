@@ -20,6 +20,7 @@ import {
   platformKeys,
   requestId,
   type TestTenant,
+  tenantWithOwnKey,
   testEnv,
 } from './helpers';
 
@@ -67,6 +68,8 @@ const FIELDS = [
   'duration_ms',
   'upstream_ms',
   'colo',
+  'via',
+  'tool',
 ];
 
 describe('request log', () => {
@@ -154,6 +157,31 @@ describe('request log', () => {
       });
     });
     expect(lines.map((l) => l.status)).toEqual([400]);
+  });
+
+  it("tells the operation's own platform call, not the read its check made before it", async () => {
+    // A key of its own: calls.list's status check reads calls.filter_values from the platform.
+    const t = await tenantWithOwnKey('checked');
+    const id = requestId('checked');
+    // Only the operation's own call fails (twice: a read is retried once).
+    await injectFault({
+      request_id: id,
+      path: '/user/call/lists',
+      kind: 'status',
+      status: 503,
+      times: 2,
+    });
+    const lines = await requestLines(async () => {
+      await asTenant(t, '/user/call/lists?status=success', { headers: { 'x-request-id': id } });
+    });
+    expect(lines.find((l) => l.request_id === id)).toMatchObject({
+      route: 'calls.list',
+      status: 502,
+      code: ERRORS.UPSTREAM_HTTP_ERROR.code,
+      upstream_status: 503,
+      upstream_attempts: 2,
+      cache: null,
+    });
   });
 });
 

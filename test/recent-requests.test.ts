@@ -5,9 +5,10 @@
  * only its own tenant's refused and failed ones, with the reason); the rows hold no
  * secret and no query value; a flood of successes never pushes out the failures.
  */
+import { evictDurableObject, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RequestRow } from '../src/objects/tenant/recent/recent-requests-part';
-import { guardFor } from '../src/objects/tenant/tenant-guard';
+import { guardFor, guardStub } from '../src/objects/tenant/tenant-guard';
 import { loadSettings } from '../src/settings';
 import {
   admin,
@@ -220,6 +221,33 @@ describe('recent requests', () => {
     expect(answered).toBe(1000);
     expect((await requestsOf(t, '?request_id=bulk-200-499')).data.requests).toEqual([]);
     expect((await requestsOf(t, '?request_id=bulk-200-1499')).data.requests).toHaveLength(1);
+  });
+});
+
+describe('a table from before MCP tool calls', () => {
+  it('gains the via column and keeps its rows', async () => {
+    const t = await createTenant();
+    await limited(t, 100);
+    const { id: before } = await asTenant(t, '/agent/lists');
+    const guard = guardStub(testEnv, t.id);
+    // The table as it was made before issue 44: no via column.
+    await runInDurableObject(guard, (_, state) => {
+      const sql = state.storage.sql;
+      sql.exec('ALTER TABLE recent_requests DROP COLUMN via');
+      expect(
+        sql
+          .exec('PRAGMA table_info(recent_requests)')
+          .toArray()
+          .map((c) => c.name),
+      ).not.toContain('via');
+    });
+    await evictDurableObject(guard);
+    await asTenant(t, '/agent/lists');
+    await asTenant(t, '/agent/lists');
+    const rows = (await requestsOf(t)).data.requests as { request_id: string; via: unknown }[];
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+    expect(rows.map((r) => r.via)).toEqual(rows.map(() => null));
+    expect(rows.map((r) => r.request_id)).toContain(before);
   });
 });
 

@@ -85,13 +85,14 @@ const newSession = (lane: Lane, settings?: Record<string, string>) =>
   });
 
 describe('backpressure from the platform', () => {
-  it('a 503 with Retry-After is passed on as a 503 with the same Retry-After, and every call with that platform key waits it out without reaching the platform', async () => {
+  it('a 503 with Retry-After is passed on as a 503 with its Retry-After (under MAX_PLATFORM_PAUSE_S), and every call with that platform key waits it out without reaching the platform', async () => {
     const lane = newLane();
     await injectFault({ lane: lane.name, kind: 'status', status: 503, retry_after: 3 });
     const first = await call(lane, '/agent/lists');
     expect(first.res.status).toBe(503);
     expect(first.body.code).toBe(ERRORS.UPSTREAM_BACKING_OFF.code);
     expect(first.res.headers.get('retry-after')).toBe('3');
+    expect(first.res.headers.get('x-platform-retry-after')).toBe('3');
     expect(first.body.data).toMatchObject({ upstream_status: 503, retry_after_s: 3 });
 
     const held = await call(lane, '/agent/lists');

@@ -5,6 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  admin,
   asTenant,
   createTenant,
   envelope,
@@ -294,6 +295,55 @@ describe('POST /session/upload', () => {
       for (const seen of await upstreamSaw(answer.id)) expect(seen.complete).toBe(false);
     },
   );
+
+  it('a token revoked while its upload streams cuts the upload off (40102), as it closes an event stream', async () => {
+    const owner = await createTenant(platformKeys.demo, 'upload revoked');
+    const id = requestId('upload-revoked');
+    const head = encoder.encode(
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="slow.txt"\r\n\r\n${'a'.repeat(16 * 1024)}`,
+    );
+    // After the revocation the caller goes on sending 1 KiB every 25 ms: 400 pieces, 10 s at least.
+    const PIECES = 400;
+    let revoke!: () => void;
+    const revoked = new Promise<void>((r) => {
+      revoke = r;
+    });
+    let afterRevoke = 0;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(head);
+      },
+      async pull(controller) {
+        await revoked;
+        if (afterRevoke >= PIECES) {
+          controller.enqueue(encoder.encode(`\r\n--${BOUNDARY}--\r\n`));
+          return controller.close();
+        }
+        afterRevoke++;
+        await new Promise((r) => setTimeout(r, 25));
+        controller.enqueue(new Uint8Array(1024).fill(98));
+      },
+    });
+    // A deadline longer than the whole upload: only the revocation can cut it.
+    const answer = gatewayWith({ UPSTREAM_TIMEOUT_MS: '60000' }, '/session/upload', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${owner.token}`, 'content-type': FORM, 'x-request-id': id },
+      body,
+      // @ts-expect-error: workerd's RequestInit takes `duplex` for a streamed body
+      duplex: 'half',
+    });
+    await until(async () => (await receiving(id)).bytes >= 16 * 1024, 'the first bytes upstream');
+    const res = await admin(`/tenants/${owner.id}/tokens/${owner.tokenId}`, { method: 'DELETE' });
+    expect(res.status).toBe(200);
+    revoke();
+    const refused = await expectRefusal(await answer, 'TOKEN_REVOKED');
+    expect(refused.msg).toContain('cut off');
+    // Cut off while the caller was still sending: within the check's second, plus a loaded machine's slack.
+    expect(afterRevoke).toBeLessThan(PIECES / 4);
+    await until(async () => (await upstreamSaw(id)).length > 0, 'the cut-off request recorded');
+    const [seen] = await upstreamSaw(id);
+    expect(seen?.complete).toBe(false);
+  });
 
   it('takes no Idempotency-Key, and needs sessions:write', async () => {
     const body = multipart([{ name: 'files', filename: 'a.txt', content: 'x' }]);

@@ -1,17 +1,24 @@
-/** The operator API over HTTP, for the CLI: one call, one envelope, clear errors. */
+/**
+ * The operator API over HTTP, for the CLI: the client typed from the operations'
+ * definitions (src/admin/client.ts), one envelope a call, clear errors.
+ */
 import { existsSync, readFileSync } from 'node:fs';
+import type { ErrorData } from '../../src/types/wire';
+import {
+  type AdminClient,
+  type Answered,
+  adminClient,
+  type Envelope,
+} from '../../ui/lib/admin-client';
 
 export class CliError extends Error {}
 
-export interface Envelope {
-  code: number;
-  msg: string;
-  data: any;
-}
-
 export interface Client {
   url: string;
-  call(method: string, path: string, body?: unknown): Promise<Envelope>;
+  /** The operator API's routes, typed: `api.admin.tenants[':id'].$get(...)`. */
+  admin: AdminClient;
+  /** The data of a call's success envelope; a CliError for anything else. */
+  data<T>(call: Promise<Answered<Envelope<T>>>): Promise<T>;
 }
 
 /**
@@ -55,38 +62,37 @@ export function assertSafeTransport(url: string): void {
 export function client(url: string, token: string): Client {
   assertSafeTransport(url);
   const base = url.replace(/\/+$/, '');
-  return {
-    url: base,
-    async call(method, path, body) {
-      let res: Response;
+  const admin = adminClient(base, {
+    headers: { authorization: `Bearer ${token}` },
+    fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
       try {
-        res = await fetch(`${base}/admin${path}`, {
-          method,
-          headers: {
-            authorization: `Bearer ${token}`,
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          },
-          body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(30_000),
-        });
+        return await fetch(input, { ...init, signal: AbortSignal.timeout(30_000) });
       } catch {
         throw new CliError(
           `Cannot reach the gateway at ${base}: is it running (npm start) and is --url right?`,
         );
       }
-      let envelope: Envelope;
+    },
+  });
+  return {
+    url: base,
+    admin,
+    async data<T>(call: Promise<Answered<Envelope<T>>>): Promise<T> {
+      const res = await call;
+      let envelope: Envelope<T>;
       try {
-        envelope = (await res.json()) as Envelope;
+        envelope = await res.json();
       } catch {
         throw new CliError(
           `The gateway at ${base} answered HTTP ${res.status} without a JSON envelope: is --url a gateway?`,
         );
       }
       if (envelope.code !== 0) {
-        const rid = envelope.data?.request_id ? ` (request id ${envelope.data.request_id})` : '';
+        const { request_id } = (envelope.data ?? {}) as Partial<ErrorData>;
+        const rid = request_id ? ` (request id ${request_id})` : '';
         throw new CliError(`${envelope.msg} [code ${envelope.code}, HTTP ${res.status}]${rid}`);
       }
-      return envelope;
+      return envelope.data;
     },
   };
 }

@@ -10,10 +10,15 @@ import http from 'node:http';
 export interface Target {
   url: URL;
   headers: Record<string, string>;
+  /** A POST with this body (an MCP call); default a GET. */
+  body?: string;
   /** Keep-alive connections, reused across rounds so only the warm-up pays for connecting. */
   agent: http.Agent;
-  /** A request succeeds on this HTTP status with this envelope code. */
-  expect: { status: number; code: number };
+  /**
+   * A request succeeds on this HTTP status with this envelope code, or, for answers that are
+   * not envelopes (MCP's JSON-RPC), a body whose start matches `head` (a RegExp source).
+   */
+  expect: { status: number; code: number; head?: string };
   /** A refusal this scenario expects too (a flood): counted apart, with its own latencies. */
   refused?: { status: number; code: number };
   /** Requests started at this rate a second (an open loop), instead of as fast as answered. */
@@ -56,7 +61,12 @@ export async function runRound(target: Target, opts: RoundOptions): Promise<Roun
   let sent = 0;
   let errors = 0;
   const deadline = performance.now() + opts.capMs;
-  const success = { ...target.expect, head: envelopeWithCode(target.expect.code) };
+  const success = {
+    ...target.expect,
+    head: target.expect.head
+      ? new RegExp(target.expect.head)
+      : envelopeWithCode(target.expect.code),
+  };
   const refusal = target.refused && {
     ...target.refused,
     head: envelopeWithCode(target.refused.code),
@@ -71,7 +81,7 @@ export async function runRound(target: Target, opts: RoundOptions): Promise<Roun
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       }
       const t0 = performance.now();
-      const failure = await getOnce(target, success, refusal, opts.requestTimeoutMs);
+      const failure = await sendOnce(target, success, refusal, opts.requestTimeoutMs);
       if (failure === null) latencies.push(performance.now() - t0);
       else if (failure === REFUSED) refusedLatencies.push(performance.now() - t0);
       else {
@@ -103,7 +113,7 @@ export async function runRound(target: Target, opts: RoundOptions): Promise<Roun
 
 const HEAD_BYTES = 120;
 
-/** What getOnce resolves to on the target's expected refusal. */
+/** What sendOnce resolves to on the target's expected refusal. */
 const REFUSED = 'refused';
 
 type Outcome = { status: number; code: number; head: RegExp };
@@ -112,33 +122,39 @@ type Outcome = { status: number; code: number; head: RegExp };
  * Resolves to null on the expected status and envelope code, REFUSED on the expected
  * refusal, else to a short description of what went wrong.
  */
-function getOnce(
+function sendOnce(
   target: Target,
   success: Outcome,
   refusal: Outcome | undefined,
   timeoutMs: number,
 ): Promise<string | null> {
   return new Promise((resolve) => {
-    const req = http.get(target.url, { agent: target.agent, headers: target.headers }, (res) => {
-      // Only the start of the body is checked (and shown on errors): keep 120 bytes, drop the rest.
-      let head = Buffer.alloc(0);
-      res.on('data', (c: Buffer) => {
-        if (head.length < HEAD_BYTES) head = Buffer.concat([head, c]).subarray(0, HEAD_BYTES);
-      });
-      res.on('error', (e) => resolve(`response error: ${e.message}`));
-      res.on('end', () => {
-        const body = head.toString('utf8');
-        if (refusal && res.statusCode === refusal.status && refusal.head.test(body))
-          resolve(REFUSED);
-        else if (res.statusCode !== success.status)
-          resolve(`HTTP ${res.statusCode}: ${body.slice(0, 120)}`);
-        else if (!success.head.test(body))
-          resolve(`HTTP ${res.statusCode} but not code ${success.code}: ${body.slice(0, 120)}`);
-        else resolve(null);
-      });
-    });
+    const method = target.body === undefined ? 'GET' : 'POST';
+    const req = http.request(
+      target.url,
+      { method, agent: target.agent, headers: target.headers },
+      (res) => {
+        // Only the start of the body is checked (and shown on errors): keep 120 bytes, drop the rest.
+        let head = Buffer.alloc(0);
+        res.on('data', (c: Buffer) => {
+          if (head.length < HEAD_BYTES) head = Buffer.concat([head, c]).subarray(0, HEAD_BYTES);
+        });
+        res.on('error', (e) => resolve(`response error: ${e.message}`));
+        res.on('end', () => {
+          const body = head.toString('utf8');
+          if (refusal && res.statusCode === refusal.status && refusal.head.test(body))
+            resolve(REFUSED);
+          else if (res.statusCode !== success.status)
+            resolve(`HTTP ${res.statusCode}: ${body.slice(0, 120)}`);
+          else if (!success.head.test(body))
+            resolve(`HTTP ${res.statusCode} but not ${success.head.source}: ${body.slice(0, 120)}`);
+          else resolve(null);
+        });
+      },
+    );
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', (e) => resolve(`request error: ${e.message}`));
+    req.end(target.body);
   });
 }
 

@@ -67,6 +67,8 @@ const STEPS: [prefix: string, step: string][] = [
   ['src/errors.ts', 'envelope and errors'],
   ['src/stats.ts', 'app middleware (settings, count)'],
   ['src/waiters.ts', 'waitUntil bookkeeping'],
+  ['src/mcp/', 'MCP: JSON-RPC, tools, the call and its result'],
+  ['src/observability/via.ts', 'MCP: JSON-RPC, tools, the call and its result'],
 ];
 
 /** The step a profile node's self time counts for, and its module (for the function list). */

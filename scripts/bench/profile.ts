@@ -13,6 +13,7 @@
  *   npm run bench:profile -- --requests 3000 --interval 50
  *   npm run bench:profile -- --callers 'header,(anonymous)'   who calls these, by call chain
  *   npm run bench:profile -- --no-profile --rounds 11 --base /tmp/main/wrangler.toml
+ *   npm run bench:profile -- --only gateway-hit,mcp-hit       an MCP tool call beside its HTTP call
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -53,6 +54,8 @@ const { values } = parseArgs({
     'no-profile': { type: 'boolean', default: false },
     /** Also print who calls these functions (comma-separated names), by caller chain. */
     callers: { type: 'string' },
+    /** Only these scenarios (comma-separated), e.g. gateway-hit,mcp-hit. */
+    only: { type: 'string' },
   },
 });
 const REQUESTS = Number(values.requests);
@@ -65,7 +68,17 @@ const offVars = values.off
   ? Object.fromEntries(values.off.split(',').map((kv) => kv.split('=') as [string, string]))
   : null;
 
-const PROFILED = ['gateway-miss', 'gateway-hit', 'gateway-404'] as const;
+const ALL_PROFILED = [
+  'gateway-miss',
+  'gateway-hit',
+  'gateway-404',
+  'mcp-hit',
+  'gateway-hit-small',
+  'mcp-hit-small',
+] as const;
+const PROFILED = values.only
+  ? ALL_PROFILED.filter((name) => values.only?.split(',').includes(name))
+  : ALL_PROFILED;
 
 interface ProfileNode {
   id: number;
@@ -200,10 +213,11 @@ function targetOf(
 ): Named {
   const scenario = scenarios.find((s) => s.name === scenarioName);
   if (!scenario) throw new Error(`no scenario ${scenarioName}`);
-  const { path: p, headers } = scenario.request(token);
+  const { path: p, headers, body } = scenario.request(token);
   return {
     url: new URL(p, baseUrl),
     headers,
+    ...(body !== undefined ? { body } : {}),
     agent,
     expect: scenario.expect ?? { status: 200, code: 0 },
     pid: pidListeningOn(Number(new URL(baseUrl).port)),

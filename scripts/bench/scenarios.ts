@@ -73,10 +73,16 @@ export const WORKERS: Record<WorkerId, WorkerSpec> = {
 export interface Scenario {
   name: string;
   worker: WorkerId;
-  /** Path and headers; `token` is the gateway token of the bench tenant on that Worker ('' on the bare Worker). */
-  request(token: string): { path: string; headers: Record<string, string> };
-  /** What counts as success: this HTTP status and envelope code (default 200 and 0). */
-  expect?: { status: number; code: number };
+  /**
+   * Path and headers, and a body for a POST; `token` is the gateway token of the bench tenant
+   * on that Worker ('' on the bare Worker).
+   */
+  request(token: string): { path: string; headers: Record<string, string>; body?: string };
+  /**
+   * What counts as success: this HTTP status and envelope code (default 200 and 0), or a body
+   * whose start matches `head` (a RegExp source) where the answer is no envelope.
+   */
+  expect?: { status: number; code: number; head?: string };
   /** A refusal the scenario expects too, counted apart from successes and errors. */
   refused?: { status: number; code: number };
   /** Requests started at this rate a second instead of as fast as they are answered. */
@@ -94,6 +100,41 @@ const teamLists =
       ...(cacheControl ? { 'cache-control': cacheControl } : {}),
     },
   });
+
+/**
+ * An MCP 2026-07-28 `tools/call` of team.list: the same cached read as gateway-hit, or as
+ * gateway-hit-small with `page_size` 1.
+ */
+const mcpTeamList =
+  (args: Record<string, unknown> = {}) =>
+  (token: string) => ({
+    path: '/mcp',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'team.list',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'team.list',
+        arguments: args,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  });
+
+/** A result whose text is the data (a failure's text starts "Error"). */
+const MCP_RESULT =
+  '^\\{"jsonrpc":"2\\.0","id":1,"result":\\{"resultType":"complete","content":\\[\\{"type":"text","text":"\\{';
 
 export const scenarios: Scenario[] = [
   {
@@ -113,6 +154,26 @@ export const scenarios: Scenario[] = [
     worker: 'limits-on',
     request: teamLists(),
     what: 'GET /team/lists, cacheable: served from the read cache after the warm-up',
+  },
+  {
+    name: 'mcp-hit',
+    worker: 'limits-on',
+    request: mcpTeamList(),
+    expect: { status: 200, code: 0, head: MCP_RESULT },
+    what: 'POST /mcp, tools/call team.list (MCP 2026-07-28): gateway-hit as an MCP tool call',
+  },
+  {
+    name: 'gateway-hit-small',
+    worker: 'limits-on',
+    request: (token) => ({ ...teamLists()(token), path: '/team/lists?page_size=1' }),
+    what: 'as gateway-hit with page_size=1: a 2.5 KB answer where gateway-hit has 23 KB',
+  },
+  {
+    name: 'mcp-hit-small',
+    worker: 'limits-on',
+    request: mcpTeamList({ page_size: 1 }),
+    expect: { status: 200, code: 0, head: MCP_RESULT },
+    what: 'as mcp-hit with page_size 1: what an MCP call adds whatever its answer',
   },
   {
     name: 'gateway-404',
@@ -173,6 +234,29 @@ export interface RefusalTarget {
   count: 'guard_calls' | 'limit_refusals_asked';
   max: number;
 }
+
+/** Worker CPU per request of `scenario` / that of `vs` at most `max` (from /proc). */
+export interface CpuTarget {
+  label: string;
+  scenario: string;
+  vs: string;
+  max: number;
+}
+
+export const cpuTargets: CpuTarget[] = [
+  {
+    label: 'MCP tool call ≤ 1.3 × the same HTTP call, Worker CPU (cached read)',
+    scenario: 'mcp-hit',
+    vs: 'gateway-hit',
+    max: 1.3,
+  },
+  {
+    label: 'the same with a 2.5 KB answer (informational)',
+    scenario: 'mcp-hit-small',
+    vs: 'gateway-hit-small',
+    max: 1.3,
+  },
+];
 
 export const refusalTargets: RefusalTarget[] = [
   {

@@ -7,6 +7,7 @@
  */
 
 import type { CountedWork } from '../../src/stats';
+import { adminClient } from '../../ui/lib/admin-client';
 
 /** The gateway's counters (src/stats.ts) the bench reports per request; a renamed one fails typecheck. */
 export const COUNTERS = [
@@ -37,9 +38,8 @@ export async function readIsolateStats(
 ): Promise<Counts | string> {
   let res: Response;
   try {
-    res = await fetch(`${baseUrl}/admin/stats`, {
-      headers: { authorization: `Bearer ${adminToken}` },
-    });
+    const admin = adminClient(baseUrl, { headers: { authorization: `Bearer ${adminToken}` } });
+    res = await admin.stats.$get();
   } catch (err) {
     return `GET /admin/stats failed: ${(err as Error).message}`;
   }

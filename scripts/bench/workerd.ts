@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
+import { adminClient, segments } from '../../ui/lib/admin-client';
 import {
   buildGatewayBundle,
   type GatewayBundle,
@@ -30,6 +31,7 @@ import { cpuMs, pidListeningOn } from './cpu';
 import { median, percentile, type RoundResult } from './load';
 import { LoadThread, type ThreadTarget } from './load-thread';
 import {
+  cpuTargets,
   refusalTargets,
   type Scenario,
   scenarios,
@@ -288,13 +290,14 @@ async function runUpstream(
 
     const runs: Run[] = selected.map((scenario) => {
       const gw = gateways.get(scenario.worker);
-      const { path: p, headers } = scenario.request(gw?.token ?? '');
+      const { path: p, headers, body } = scenario.request(gw?.token ?? '');
       return {
         scenario,
         target: {
           key: scenario.name,
           url: new URL(p, hosts.get(scenario.worker)!.url).href,
           headers,
+          ...(body !== undefined ? { body } : {}),
           expect: scenario.expect ?? { status: 200, code: 0 },
           ...(scenario.refused ? { refused: scenario.refused } : {}),
           ...(scenario.perSecond ? { perSecond: scenario.perSecond } : {}),
@@ -321,9 +324,15 @@ async function runUpstream(
       for (const run of runs) await round(run.target, config.warmupRequests);
       // What the gateway did with the request (HIT, BYPASS, …), checked once, for the report.
       for (const run of runs) {
-        const res = await fetch(run.target.url, { headers: run.target.headers });
-        await res.arrayBuffer();
-        run.xCache = res.headers.get('x-cache') ?? '–';
+        const { body } = run.target;
+        const res = await fetch(run.target.url, {
+          method: body === undefined ? 'GET' : 'POST',
+          headers: run.target.headers,
+          body,
+        });
+        // An MCP result says it in its _meta.
+        const text = await res.text();
+        run.xCache = res.headers.get('x-cache') ?? /"apgw\/cache":"(\w+)"/.exec(text)?.[1] ?? '–';
       }
       for (const gw of gateways.values()) await gw.stats.start();
 
@@ -370,18 +379,16 @@ async function runUpstream(
   }
 }
 
+/** The operator API of a gateway the bench runs. */
+const adminOf = (url: string, adminToken: string) =>
+  adminClient(url, { headers: { authorization: `Bearer ${adminToken}` } });
+
 /** Creates the bench tenant. */
 export async function setUpGateway(host: GatewayHost): Promise<Gateway> {
-  const res = await fetch(`${host.url}/admin/tenants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${host.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench', platform_key: DEMO_PLATFORM_KEY }),
+  const res = await adminOf(host.url, host.adminToken).tenants.$post({
+    json: { name: 'bench', platform_key: DEMO_PLATFORM_KEY },
   });
-  const body = (await res.json()) as {
-    code: number;
-    msg: string;
-    data: { tenant_id: string; token: string };
-  };
+  const body = await res.json();
   if (res.status !== 201) throw new Error(`creating tenant failed: HTTP ${res.status} ${body.msg}`);
   return {
     host,
@@ -401,9 +408,10 @@ async function attributeCounts(gw: Gateway, run: Run): Promise<void> {
 /** The tenant's `guard_calls` counters from its usage, if the gateway reports them. */
 async function readGuardUsage(gw: Gateway): Promise<unknown> {
   try {
-    const res = await fetch(`${gw.host.url}/admin/tenants/${gw.tenantId}/usage`, {
-      headers: { authorization: `Bearer ${gw.host.adminToken}` },
+    const res = await adminOf(gw.host.url, gw.host.adminToken).tenants[':id'].usage.$get({
+      param: segments({ id: gw.tenantId }),
     });
+    // Read as unknown: the gateway measured may be an older one (bench:profile --base).
     const body = (await res.json()) as { code?: number; data?: { guard_calls?: unknown } };
     const calls = body.data?.guard_calls;
     return body.code === 0 && calls !== null && typeof calls === 'object' ? calls : null;
@@ -518,6 +526,16 @@ function evaluateTargets(
     const value = a && b ? a.rps / b.rps : NaN;
     return { label: t.label, pass: value >= t.min, value };
   });
+  for (const t of cpuTargets) {
+    const a = byName.get(t.scenario)?.cpuUs.worker;
+    const b = byName.get(t.vs)?.cpuUs.worker;
+    if (a === undefined || b === undefined) continue;
+    results.push(
+      a === null || b === null
+        ? { label: t.label, pass: false, detail: 'no CPU readings (needs Linux /proc)' }
+        : { label: t.label, pass: a / b <= t.max, value: a / b },
+    );
+  }
   for (const t of refusalTargets) {
     const value = byName.get(t.scenario)?.refusals?.[
       t.count === 'guard_calls' ? 'guardCallsPerRefused' : 'askedPerRefused'

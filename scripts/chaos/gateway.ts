@@ -6,6 +6,7 @@
  * demo account, so each tenant has failure state of its own.
  */
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
+import { adminClient } from '../../ui/lib/admin-client';
 import { type GatewayBundle, type GatewayHost, startGateway } from '../workerd-host';
 import type { Emulator } from './load';
 
@@ -45,16 +46,12 @@ export async function gateway(
     vars: { DEFAULT_LIMITS: NEVER_REFUSED, LOG_SAMPLE_RATE: '0', ...vars },
   });
   hosts.push(host);
-  const admin = { authorization: `Bearer ${host.adminToken}`, 'content-type': 'application/json' };
+  const admin = adminClient(host.url, { headers: { authorization: `Bearer ${host.adminToken}` } });
   const tokens: string[] = [];
   const tenantIds: string[] = [];
   for (const [i, key] of keys.entries()) {
-    const res = await fetch(`${host.url}/admin/tenants`, {
-      method: 'POST',
-      headers: admin,
-      body: JSON.stringify({ name: `chaos ${i}`, platform_key: key }),
-    });
-    const body = (await res.json()) as { data: { token: string; tenant_id: string } };
+    const res = await admin.tenants.$post({ json: { name: `chaos ${i}`, platform_key: key } });
+    const body = await res.json();
     if (res.status !== 201) throw new Error(`creating tenant ${i} failed: HTTP ${res.status}`);
     tokens.push(body.data.token);
     tenantIds.push(body.data.tenant_id);
@@ -66,8 +63,8 @@ export async function gateway(
     token: tokens[0] ?? '',
     url: (path) => `${host.url}${path}`,
     stats: async () => {
-      const r = await fetch(`${host.url}/admin/stats`, { headers: admin });
-      return ((await r.json()) as { data: { isolate: Record<string, unknown> } }).data.isolate;
+      const r = await admin.stats.$get();
+      return (await r.json()).data.isolate;
     },
     stop: () => host.stop(),
   };

@@ -37,7 +37,8 @@ export function bytesPerKey(): number {
     for (let i = 0; i < 5; i++) key.failure(now + i);
     key.permit(now + 6000);
     key.pause('backoff', now + 60_000);
-    key.calledIn = key.failingIn = key.pausedIn = 1;
+    key.failingIn = key.stoppedIn = key.pausedIn = 1;
+    key.lastFailed = key.answeredOnce = true;
   }
   gc();
   const bytes = (process.memoryUsage().heapUsed - before) / KEYS;

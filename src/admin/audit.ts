@@ -1,36 +1,13 @@
-/** Operator API: the audit log (newest first, paged) and key maintenance. */
-import { Hono } from 'hono';
-import * as z from 'zod';
-import { ok } from '../errors';
-import { validated } from '../middleware/validate';
+/** Operator API: the audit log (newest first, paged) and key maintenance (audit.contract.ts). */
 import { auditLog } from '../objects/audit/audit-log';
-import { intFieldOr } from '../routes/schemas';
 import { keyRing } from '../tenants/crypto';
-import type { HonoEnv } from '../types/context';
 import type { AuditPage } from '../types/wire';
-import { adminStores, audit, guardFor, tenantIdField } from './common';
+import * as contract from './audit.contract';
+import { adminStores, audit, guardFor } from './common';
+import { type AdminApp, handle } from './handle';
 
-export const auditQuery = z.strictObject({
-  page_num: intFieldOr('page_num', 1, 1_000_000, 1),
-  page_size: intFieldOr('page_size', 1, 100, 20),
-  tenant_id: tenantIdField('tenant_id').optional(),
-  actor: z.string().min(1).max(320).optional(),
-  action: z
-    .string()
-    .regex(
-      /^[a-z_]+(\.[a-z_]+)*\.?$/,
-      'action must be an action name (tokens.revoked) or a prefix (tokens.)',
-    )
-    .max(64)
-    .optional(),
-  since: z.iso.datetime({ offset: true, error: 'since must be an ISO date-time' }).optional(),
-  until: z.iso.datetime({ offset: true, error: 'until must be an ISO date-time' }).optional(),
-});
-
-export function auditRoutes(): Hono<HonoEnv> {
-  const app = new Hono<HonoEnv>();
-
-  app.get('/audit', validated('query', auditQuery), async (c) => {
+export function auditRoutes(app: AdminApp): void {
+  handle(app, contract.listAudit, async (c) => {
     const q = c.req.valid('query');
     const filter = {
       tenantId: q.tenant_id,
@@ -42,14 +19,14 @@ export function auditRoutes(): Hono<HonoEnv> {
       until: q.until && new Date(q.until).toISOString(),
     };
     const page: AuditPage = await auditLog(c.env).list(q.page_num, q.page_size, filter);
-    return c.json(ok(page));
+    return page;
   });
 
   // After putting a new key first in KEY_ENCRYPTION_KEY: re-seal every stored
   // platform key and webhook secret under it, and count the tokens that still
   // depend on an older key (their tag) or on none (legacy): rotate those
   // before the old key is removed (docs/SECURITY.md, "Gateway tokens").
-  app.post('/maintenance/reencrypt', async (c) => {
+  handle(app, contract.reencryptKeys, async (c, op) => {
     const { tenants: store } = await adminStores(c);
     const ring = await keyRing(c.get('settings').KEY_ENCRYPTION_KEY);
     const report = {
@@ -82,9 +59,7 @@ export function auditRoutes(): Hono<HonoEnv> {
       }
       cursor = page.cursor ?? undefined;
     } while (cursor);
-    await audit(c, 'keys.resealed', { detail: report });
-    return c.json(ok(report));
+    await audit(c, op.audit, { detail: report });
+    return report;
   });
-
-  return app;
 }

@@ -1,6 +1,5 @@
-/** Shared pieces of the operator API: envelopes, params, store and audit access. */
+/** Shared pieces of the operator API's handlers: store, TenantGuard and audit access. */
 import type { Context } from 'hono';
-import * as z from 'zod';
 import { GatewayError } from '../errors';
 import { isolateAdmission } from '../limits/admission';
 import { log } from '../log';
@@ -16,16 +15,6 @@ import type { HonoEnv } from '../types/context';
 import type { StoredTenant } from '../types/tenants';
 
 type AdminContext = Context<HonoEnv>;
-
-export { ok } from '../errors';
-
-export const tenantIdField = (name: string) =>
-  z.string().regex(/^ten_[0-9A-Za-z]{16}$/, `${name} must be a tenant id (ten_...)`);
-export const tokenIdField = z
-  .string()
-  .regex(/^tok_[0-9A-Za-z]{16}$/, 'token_id must be a token id (tok_...)');
-export const tenantParams = z.object({ id: tenantIdField('id') });
-export const tokenParams = z.object({ id: tenantIdField('id'), token_id: tokenIdField });
 
 /** The operator API reads KV directly (no memo): it must see its own writes. */
 export function adminStores(c: AdminContext): Promise<Stores> {

@@ -7,45 +7,41 @@
  *   parse here, with each problem's entry and field, before it is deployed
  *   (`npm run admin -- operations import` checks what it prints).
  */
-import { Hono } from 'hono';
-import { ok } from '../errors';
-import { readJsonBody } from '../middleware/validate';
 import { openApiPath } from '../openapi/document';
 import { catalogOf } from '../routes/catalog';
 import { platformOperationsSchema } from '../routes/declared';
 import { ROUTE_GROUPS } from '../routes/types';
 import { PRESET_NAMES, requiredScope, scopesOf } from '../tenants/scopes';
-import type { HonoEnv } from '../types/context';
-import type { Operations } from '../types/wire';
+import { type AdminApp, handle } from './handle';
+import * as contract from './operations.contract';
 
-export function operationRoutes(): Hono<HonoEnv> {
-  const app = new Hono<HonoEnv>();
-  app.get('/', (c) => {
+export function operationRoutes(app: AdminApp): void {
+  handle(app, contract.listOperations, async (c) => {
     const catalog = catalogOf(c.get('settings'));
-    return c.json(
-      ok<Operations>({
-        operations: catalog.routes.map((r) => ({
-          id: r.id,
-          method: r.method,
-          path: openApiPath(r.path),
-          upstream_path: openApiPath(r.upstreamPath),
-          credential: r.credential,
-          group: r.group,
-          scope: requiredScope(r),
-          cost: r.cost,
-          cache: r.cache ?? null,
-          timeout_ms: r.timeoutMs,
-          declared: r.declared === true,
-        })),
-        groups: catalog.groups,
-        quota_groups: ROUTE_GROUPS,
-        scopes: scopesOf(catalog.groups),
-        presets: PRESET_NAMES,
-      }),
-    );
+    return {
+      operations: catalog.routes.map((r) => ({
+        id: r.id,
+        method: r.method,
+        path: openApiPath(r.path),
+        upstream_path: openApiPath(r.upstreamPath),
+        credential: r.credential,
+        group: r.group,
+        scope: requiredScope(r),
+        cost: r.cost,
+        cache: r.cache ?? null,
+        timeout_ms: r.timeoutMs,
+        declared: r.declared === true,
+      })),
+      groups: catalog.groups,
+      quota_groups: ROUTE_GROUPS,
+      scopes: scopesOf(catalog.groups),
+      presets: PRESET_NAMES,
+    };
   });
-  app.post('/check', async (c) => {
-    const parsed = platformOperationsSchema.safeParse(await readJsonBody(c));
+  // Any JSON is taken (the definition's body schema refuses none): what would not parse
+  // is the answer, not an error.
+  handle(app, contract.checkOperations, async (c) => {
+    const parsed = platformOperationsSchema.safeParse(c.req.valid('json'));
     const problems = parsed.success
       ? []
       : parsed.error.issues.map((i) => ({
@@ -53,13 +49,10 @@ export function operationRoutes(): Hono<HonoEnv> {
           field: ['PLATFORM_OPERATIONS', ...i.path].join('.'),
           message: i.message,
         }));
-    return c.json(
-      ok({
-        valid: parsed.success,
-        operations: parsed.success ? parsed.data.map((s) => s.id) : [],
-        problems,
-      }),
-    );
+    return {
+      valid: parsed.success,
+      operations: parsed.success ? parsed.data.map((s) => s.id) : [],
+      problems,
+    };
   });
-  return app;
 }

@@ -5,22 +5,11 @@
  * the tenants whose platform key the platform refused, most refusals first: each list
  * at most `limit` long (docs/OBSERVABILITY.md, "Fleet overview").
  */
-import { Hono } from 'hono';
-import * as z from 'zod';
-import { ok } from '../errors';
-import { validated } from '../middleware/validate';
 import { type BoardTops, FLEET_SHARDS, fleetBoard } from '../objects/fleet/fleet-board';
-import { intFieldOr } from '../routes/schemas';
-import type { HonoEnv } from '../types/context';
-import type { FleetTenant, Overview } from '../types/wire';
+import type { FleetTenant } from '../types/wire';
 import { adminStores } from './common';
-
-export const overviewQuery = z.strictObject({
-  /** The last this many hours, the running one included (the boards keep 25). */
-  hours: intFieldOr('hours', 1, 24, 24),
-  /** Tenants in each top list. */
-  limit: intFieldOr('limit', 1, 50, 10),
-});
+import { type AdminApp, handle } from './handle';
+import * as contract from './overview.contract';
 
 const HOUR_MS = 3_600_000;
 
@@ -34,9 +23,8 @@ function merged(lists: FleetTenant[][], by: Figure, limit: number): FleetTenant[
     .slice(0, limit);
 }
 
-export function overviewRoutes(): Hono<HonoEnv> {
-  const app = new Hono<HonoEnv>();
-  app.get('/', validated('query', overviewQuery), async (c) => {
+export function overviewRoutes(app: AdminApp): void {
+  handle(app, contract.getOverview, async (c) => {
     const started = Date.now();
     const { hours, limit } = c.req.valid('query');
     const since = Math.floor(started / HOUR_MS) * HOUR_MS - (hours - 1) * HOUR_MS;
@@ -61,25 +49,22 @@ export function overviewRoutes(): Hono<HonoEnv> {
     );
     const named = (l: FleetTenant[]) =>
       l.map((t) => ({ ...t, name: names.get(t.tenant_id) ?? null }));
-    return c.json(
-      ok<Overview>({
-        since: new Date(since).toISOString(),
-        hours,
-        tenants: shards.reduce((n, s) => n + s.tenants, 0),
-        totals: {
-          requests: shards.reduce((n, s) => n + s.totals.requests, 0),
-          refused: shards.reduce((n, s) => n + s.totals.refused, 0),
-          errors_5xx: shards.reduce((n, s) => n + s.totals.errors_5xx, 0),
-          key_rejected: shards.reduce((n, s) => n + s.totals.key_rejected, 0),
-        },
-        top_requests: named(answer.top_requests),
-        top_refused: named(answer.top_refused),
-        top_errors: named(answer.top_errors),
-        key_rejected: named(answer.key_rejected),
-        shards: FLEET_SHARDS,
-        ms: Date.now() - started,
-      }),
-    );
+    return {
+      since: new Date(since).toISOString(),
+      hours,
+      tenants: shards.reduce((n, s) => n + s.tenants, 0),
+      totals: {
+        requests: shards.reduce((n, s) => n + s.totals.requests, 0),
+        refused: shards.reduce((n, s) => n + s.totals.refused, 0),
+        errors_5xx: shards.reduce((n, s) => n + s.totals.errors_5xx, 0),
+        key_rejected: shards.reduce((n, s) => n + s.totals.key_rejected, 0),
+      },
+      top_requests: named(answer.top_requests),
+      top_refused: named(answer.top_refused),
+      top_errors: named(answer.top_errors),
+      key_rejected: named(answer.key_rejected),
+      shards: FLEET_SHARDS,
+      ms: Date.now() - started,
+    };
   });
-  return app;
 }

@@ -1,28 +1,20 @@
 /**
- * Operator API: plans, named limits that tenants are on (docs/LIMITS.md, "Plans").
+ * Operator API: plans, named limits that tenants are on (docs/LIMITS.md, "Plans"; their
+ * definitions: plans.contract.ts).
  * `PUT /admin/plans/{name}` takes the same body as a tenant's limits; the PlanBook takes
  * it to every tenant's TenantGuard on the plan on its own (its alarm), and this request
  * helps it for up to MAX_ROUNDS waves, so a plan of up to 20,000 tenants usually answers
  * with all of them reached; `pending` counts those not reached yet. A tenant joins with
  * `PATCH /admin/tenants/{id}` `{"plan": "<name>"}`.
  */
-import { type Context, Hono } from 'hono';
-import * as z from 'zod';
+import type { Context } from 'hono';
 import { GatewayError, invalidField } from '../errors';
 import { isolateAdmission } from '../limits/admission';
-import { limitsSchema } from '../metering/policy';
-import { validated } from '../middleware/validate';
 import { planBook, type Rollout } from '../objects/plans/plan-book';
-import { PLAN_NAME } from '../objects/tenant/plan-protocol';
 import type { HonoEnv } from '../types/context';
-import type { Plan } from '../types/wire';
-import { audit, auditContext, ok } from './common';
-
-export const planName = (field: string) =>
-  z
-    .string()
-    .regex(PLAN_NAME, `${field} must be 1 to 32 lower-case letters, digits, _ or -, from a letter`);
-export const planParams = z.object({ name: planName('name') });
+import { audit, auditContext } from './common';
+import { type AdminApp, handle } from './handle';
+import * as contract from './plans.contract';
 
 /** Most rollout calls one change makes before it answers (the PlanBook's alarm does the rest). */
 const MAX_ROUNDS = 20;
@@ -47,21 +39,19 @@ export async function joinPlan(
 export const noSuchPlan = (plan: string, field = 'plan') =>
   invalidField('body', field, `${field}: there is no plan named ${plan} (GET /admin/plans)`);
 
-export function planRoutes(): Hono<HonoEnv> {
-  const app = new Hono<HonoEnv>();
+export function planRoutes(app: AdminApp): void {
+  handle(app, contract.listPlans, async (c) => ({ plans: await planBook(c.env).list() }));
 
-  app.get('/', async (c) => c.json(ok<{ plans: Plan[] }>({ plans: await planBook(c.env).list() })));
-
-  app.get('/:name', validated('param', planParams), async (c) => {
+  handle(app, contract.getPlan, async (c) => {
     const plan = await planBook(c.env).get(c.req.valid('param').name);
     if (!plan) throw new GatewayError('RESOURCE_NOT_FOUND', { message: 'No such plan' });
-    return c.json(ok<Plan>(plan));
+    return plan;
   });
 
   // The PlanBook finishes the rollout on its own (its alarm); calling it here, 1,000 guards
   // a call, only makes it sooner, so the answer usually finds every tenant reached. A
   // request cut short (the operator gone) leaves nothing behind.
-  app.put('/:name', validated('param', planParams), validated('json', limitsSchema), async (c) => {
+  handle(app, contract.setPlan, async (c, op) => {
     const { name } = c.req.valid('param');
     const limits = c.req.valid('json');
     const book = planBook(c.env);
@@ -76,13 +66,13 @@ export function planRoutes(): Hono<HonoEnv> {
       reached += rollout.applied.length;
     }
     const plan = (await book.get(name)) ?? first.plan;
-    await audit(c, 'plan.set', {
+    await audit(c, op.audit, {
       detail: { name, version: plan.version, limits, tenants: plan.tenants, reached },
     });
-    return c.json(ok<Plan>(plan));
+    return plan;
   });
 
-  app.delete('/:name', validated('param', planParams), async (c) => {
+  handle(app, contract.removePlan, async (c, op) => {
     const { name } = c.req.valid('param');
     const outcome = await planBook(c.env).remove(name);
     if (outcome.kind === 'not_found') {
@@ -94,9 +84,7 @@ export function planRoutes(): Hono<HonoEnv> {
         details: { tenants: outcome.tenants },
       });
     }
-    await audit(c, 'plan.removed', { detail: { name } });
-    return c.json(ok({ name, removed: true }));
+    await audit(c, op.audit, { detail: { name } });
+    return { name, removed: true as const };
   });
-
-  return app;
 }

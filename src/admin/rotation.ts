@@ -5,33 +5,19 @@
  * (docs/OPERATING.md, "Rotation").
  */
 import type { Context } from 'hono';
-import * as z from 'zod';
+import type * as z from 'zod';
 import { GatewayError, invalidField } from '../errors';
 import { isolateAdmission } from '../limits/admission';
 import type { RotateOutcome } from '../objects/tenant/tokens/token-registry';
+import {
+  DEFAULT_ROTATION_OVERLAP_S,
+  MAX_ROTATION_OVERLAP_S,
+  type rotateBody,
+} from '../tenants/rotate-body';
 import type { Stores } from '../tenants/stores';
 import type { Issued } from '../tenants/token-store';
 import type { HonoEnv } from '../types/context';
 import { auditContext, guardFor } from './common';
-
-/** How long a rotated-out token keeps working by default (docs/OPERATING.md, "Rotation"). */
-export const DEFAULT_ROTATION_OVERLAP_S = 3600;
-const MAX_ROTATION_OVERLAP_S = 30 * 86_400;
-
-export const rotateBody = z
-  .strictObject({
-    overlap_s: z.number().int().min(0).max(MAX_ROTATION_OVERLAP_S).optional(),
-    old_valid_until: z.iso
-      .datetime({
-        offset: true,
-        error: 'old_valid_until must be an ISO 8601 date-time with a zone',
-      })
-      .optional(),
-  })
-  .refine(
-    (b) => !(b.overlap_s !== undefined && b.old_valid_until),
-    'give overlap_s or old_valid_until, not both',
-  );
 
 export interface Rotated {
   issued: Issued;

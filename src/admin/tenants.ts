@@ -1,16 +1,12 @@
-/** Operator API: tenants. No endpoint ever returns a platform key. */
-import { type Context, Hono } from 'hono';
-import * as z from 'zod';
+/** Operator API: tenants (their definitions: tenants.contract.ts). Never a platform key. */
+import type { Context } from 'hono';
 import { GatewayError } from '../errors';
-import { validated } from '../middleware/validate';
 import { planBook } from '../objects/plans/plan-book';
 import { catalogOf } from '../routes/catalog';
-import { intFieldOr, nameField, originField, textField } from '../routes/schemas';
 import type { Stores } from '../tenants/stores';
 import { publicTenant, type TenantPatch } from '../tenants/tenant-store';
 import type { HonoEnv } from '../types/context';
 import type { StoredTenant } from '../types/tenants';
-import type { CreatedTenant, PublicTenant, TenantPage } from '../types/wire';
 import {
   adminStores,
   audit,
@@ -19,54 +15,15 @@ import {
   guardFor,
   issueToken,
   noSuchTenant,
-  ok,
-  tenantParams,
   welcomeTenant,
 } from './common';
-import { joinPlan, noSuchPlan, planName } from './plans';
-import { newToken, tokenSpecSchema } from './token-spec';
+import { type AdminApp, handle } from './handle';
+import { joinPlan, noSuchPlan } from './plans';
+import * as contract from './tenants.contract';
+import { newToken } from './token-spec';
 
-// Printable ASCII only: the key goes into an HTTP header, and workerd warns (quoting the value) on
-// anything else.
-export const platformKey = textField('platform_key', 512, 8).regex(
-  /^[\x21-\x7E]+$/,
-  'platform_key must be printable ASCII without spaces',
-);
-/** Most browser origins one tenant may allow (docs/BOUNDS.md). */
-const MAX_CORS_ORIGINS = 20;
-const corsOrigins = z.array(originField('each origin')).max(MAX_CORS_ORIGINS);
-export const createBody = z.strictObject({
-  name: nameField('name', 100),
-  platform_key: platformKey,
-  cors_origins: corsOrigins.default([]),
-  token: tokenSpecSchema.default({ name: 'default', scopes: ['full'] }),
-  /** A plan the tenant starts on (PUT /admin/plans/{name} makes one). */
-  plan: planName('plan').optional(),
-});
-export const updateBody = z
-  .strictObject({
-    name: nameField('name', 100).optional(),
-    platform_key: platformKey.optional(),
-    cors_origins: corsOrigins.optional(),
-    /** Joins a plan; null leaves it (the tenant's own limits, if any, still win). */
-    plan: planName('plan').nullable().optional(),
-  })
-  .refine(
-    (b) => Object.keys(b).length > 0,
-    'give at least one of name, platform_key, cors_origins, plan (status: POST .../disable or ' +
-      '.../enable)',
-  );
-export const listQuery = z.strictObject({
-  page_size: intFieldOr('page_size', 1, 100, 20),
-  cursor: z.string().max(1024).optional(),
-  /** Name or id holds this (any case); docs/OPERATING.md, "Tenants". */
-  q: z.string().trim().min(1, 'q must not be empty').max(100).optional(),
-});
-
-export function tenantRoutes(): Hono<HonoEnv> {
-  const app = new Hono<HonoEnv>();
-
-  app.post('/', validated('json', createBody), async (c) => {
+export function tenantRoutes(app: AdminApp): void {
+  handle(app, contract.createTenant, async (c, op) => {
     const body = c.req.valid('json');
     const firstToken = newToken(body.token, catalogOf(c.get('settings')).groups);
     if (body.plan && !(await planBook(c.env).get(body.plan))) throw noSuchPlan(body.plan);
@@ -89,7 +46,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
     await welcomeTenant(c, stores, tenant);
     const limits = body.token.limits ?? null;
     const issued = await issueToken(c, stores, tenant.id, firstToken, limits);
-    await audit(c, 'tenant.created', {
+    await audit(c, op.audit, {
       tenant_id: tenant.id,
       token_id: issued.record.id,
       detail: {
@@ -100,21 +57,18 @@ export function tenantRoutes(): Hono<HonoEnv> {
       },
     });
     // The token appears only here, once.
-    return c.json(
-      ok<CreatedTenant>({
-        tenant_id: tenant.id,
-        token_id: issued.record.id,
-        token: issued.token,
-        scopes: issued.record.scopes,
-        expires_at: issued.record.expires_at,
-        limits,
-        plan,
-      }),
-      201,
-    );
+    return {
+      tenant_id: tenant.id,
+      token_id: issued.record.id,
+      token: issued.token,
+      scopes: issued.record.scopes,
+      expires_at: issued.record.expires_at,
+      limits,
+      plan,
+    };
   });
 
-  app.get('/', validated('query', listQuery), async (c) => {
+  handle(app, contract.listTenants, async (c) => {
     const { page_size, cursor, q } = c.req.valid('query');
     const { tenants } = await adminStores(c);
     const page = q
@@ -123,19 +77,19 @@ export function tenantRoutes(): Hono<HonoEnv> {
     // One PlanBook call a page: it alone says which plan each is on.
     const plans = await planBook(c.env).plansOf(page.tenants.map((t) => t.id));
     const rows = page.tenants.map((t) => ({ ...t, plan: plans[t.id] ?? null }));
-    return c.json(ok<TenantPage>({ tenants: rows, cursor: page.cursor }));
+    return { tenants: rows, cursor: page.cursor };
   });
 
-  app.get('/:id', validated('param', tenantParams), async (c) => {
+  handle(app, contract.getTenant, async (c) => {
     const { id } = c.req.valid('param');
     const tenant = await existingTenant(await adminStores(c), id);
-    return c.json(ok<PublicTenant>(publicTenant(tenant, await planBook(c.env).planOf(id))));
+    return publicTenant(tenant, await planBook(c.env).planOf(id));
   });
 
   // Record changes are made by the tenant's TenantGuard, one at a time, each on the record
   // the one before left (docs/SECURITY.md, "Tenant record changes are made in one place").
   // The read here answers an unknown tenant before anything is joined or asked.
-  app.patch('/:id', validated('param', tenantParams), validated('json', updateBody), async (c) => {
+  handle(app, contract.updateTenant, async (c, op) => {
     const { id } = c.req.valid('param');
     const patch = c.req.valid('json');
     const stores = await adminStores(c);
@@ -150,7 +104,7 @@ export function tenantRoutes(): Hono<HonoEnv> {
       if (joining) await planBook(c.env).leave(id);
       throw noSuchTenant();
     }
-    await audit(c, 'tenant.updated', {
+    await audit(c, op.audit, {
       tenant_id: id,
       detail: {
         fields: Object.keys(patch).sort(),
@@ -159,14 +113,14 @@ export function tenantRoutes(): Hono<HonoEnv> {
     });
     // A plan just joined is known: the PlanBook is asked only when the patch left it alone.
     const plan = joining !== undefined ? joining : await planBook(c.env).planOf(id);
-    return c.json(ok<PublicTenant>(publicTenant(updated, plan)));
+    return publicTenant(updated, plan);
   });
 
-  for (const [action, status] of [
-    ['disable', 'disabled'],
-    ['enable', 'active'],
+  for (const [operation, status] of [
+    [contract.disableTenant, 'disabled'],
+    [contract.enableTenant, 'active'],
   ] as const) {
-    app.post(`/:id/${action}`, validated('param', tenantParams), async (c) => {
+    handle(app, operation, async (c, op) => {
       const { id } = c.req.valid('param');
       const stores = await adminStores(c);
       await existingTenant(stores, id);
@@ -177,12 +131,12 @@ export function tenantRoutes(): Hono<HonoEnv> {
         planBook(c.env).planOf(id),
       ]);
       if (!updated) throw noSuchTenant();
-      await audit(c, `tenant.${action}d`, { tenant_id: id });
-      return c.json(ok<PublicTenant>(publicTenant(updated, plan)));
+      await audit(c, op.audit, { tenant_id: id });
+      return publicTenant(updated, plan);
     });
   }
 
-  app.delete('/:id', validated('param', tenantParams), async (c) => {
+  handle(app, contract.deleteTenant, async (c, op) => {
     const { id } = c.req.valid('param');
     const stores = await adminStores(c);
     const tenant = await existingTenant(stores, id);
@@ -194,11 +148,9 @@ export function tenantRoutes(): Hono<HonoEnv> {
     await changeGuard(c, id, (g) => g.tenantRecord().remove(id));
     stores.tenants.forget(tenant, null);
     await planBook(c.env).leave(id);
-    await audit(c, 'tenant.deleted', { tenant_id: id });
-    return c.json(ok({ tenant_id: id, deleted: true }));
+    await audit(c, op.audit, { tenant_id: id });
+    return { tenant_id: id, deleted: true as const };
   });
-
-  return app;
 }
 
 /**

@@ -1,26 +1,8 @@
-/** The body that describes a token to issue: name, scopes or presets, expiry, own limits. */
-import * as z from 'zod';
+/** A token to issue from its body (tokens.contract.ts `tokenSpecSchema`): scopes and expiry checked. */
 import { invalidField } from '../errors';
-import { tokenLimitsSchema } from '../metering/policy';
 import type { TokenSpecOf } from '../objects/tenant/tokens/token-changes';
-import { nameField } from '../routes/schemas';
 import { grantScopes, PRESET_NAMES, scopesOf } from '../tenants/scopes';
-
-/** Longest lifetime an operator may give a token (docs/BOUNDS.md). */
-export const MAX_TOKEN_LIFETIME_S = 5 * 365 * 86_400;
-
-export const tokenSpecSchema = z.strictObject({
-  name: nameField('name', 64).default('default'),
-  scopes: z.array(z.string().max(64)).min(1).max(32).default(['full']),
-  expires_at: z.iso
-    .datetime({ offset: true, error: 'expires_at must be an ISO 8601 date-time with a zone' })
-    .optional(),
-  expires_in_s: z.number().int().min(60).max(MAX_TOKEN_LIFETIME_S).optional(),
-  /** The token's own rate policies and quotas, counted besides its tenant's. */
-  limits: tokenLimitsSchema.optional(),
-});
-
-export type TokenSpec = z.infer<typeof tokenSpecSchema>;
+import { MAX_TOKEN_LIFETIME_S, type TokenSpec } from './tokens.contract';
 
 /**
  * A token to issue. `groups` are the route groups the gateway serves now

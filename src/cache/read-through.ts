@@ -9,15 +9,12 @@
  * successful envelopes (HTTP 200, code 0) are stored, in both tiers.
  */
 import { count } from '../stats';
+import type { CacheStatus, CacheTier } from '../types/outcomes';
 import type { CachePolicy } from '../types/settings';
 import type { UpstreamResult } from '../upstream/normalize';
 import { Coalescer } from './coalesce';
 import { cacheUrl } from './key';
 import { ByteLru, type L1Entry } from './l1';
-
-export type CacheStatus = 'HIT' | 'MISS' | 'STALE' | 'BYPASS';
-/** Where a hit came from: this isolate's memory or the Cache API. */
-export type CacheTier = 'L1' | 'L2';
 
 export interface CacheOutcome {
   result: UpstreamResult;

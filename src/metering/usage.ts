@@ -61,7 +61,10 @@ export interface KeyRejectionRow {
  * (objects/tenant/recent/recent-requests-part.ts): what the API shows of it, with its time in ms and
  * without the reason (said when it is read).
  */
-export type RequestRow = Omit<RecentRequest, 'at' | 'reason'> & { at: number };
+export type RequestRow = Omit<RecentRequest, 'at' | 'reason' | 'via'> & {
+  at: number;
+  via?: RecentRequest['via'];
+};
 
 export interface UsageBatch {
   rows: UsageRow[];

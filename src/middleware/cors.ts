@@ -16,9 +16,9 @@ import { assertNotThrottled, countAgainstClient } from './preauth';
 /** How long a browser may reuse a preflight answer (docs/BOUNDS.md). */
 export const PREFLIGHT_MAX_AGE_S = 600;
 const ALLOW_HEADERS =
-  'authorization, x-api-key, content-type, x-request-id, cache-control, idempotency-key, traceparent, tracestate';
+  'authorization, x-api-key, content-type, x-request-id, cache-control, idempotency-key, traceparent, tracestate, mcp-protocol-version, mcp-method, mcp-name';
 const EXPOSE_HEADERS =
-  'X-Request-ID, RateLimit, RateLimit-Policy, Retry-After, X-Cache, Age, X-Stale-Reason, Warning, Idempotent-Replayed, traceparent';
+  'X-Request-ID, RateLimit, RateLimit-Policy, Retry-After, X-Platform-Retry-After, X-Cache, Age, X-Stale-Reason, Warning, Idempotent-Replayed, traceparent';
 
 export function browserCors() {
   return createMiddleware<HonoEnv>(async function browserCors(c, next) {

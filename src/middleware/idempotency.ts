@@ -22,7 +22,6 @@ import { takesIdempotencyKey } from '../routes/table';
 import type { RouteSpec } from '../routes/types';
 import type { HonoEnv } from '../types/context';
 import { parseEnvelope } from '../upstream/normalize';
-import { maskSecrets } from '../upstream/redact';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -32,9 +31,6 @@ const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 
 /** A claim left by an isolate that died is free again this long after the write's deadline. */
 const ABANDONED_AFTER_MS = 60_000;
-
-/** Errors that mean the platform surely did not act: the claim is released, not kept. */
-const NOT_ACTED = new Set(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_BACKING_OFF']);
 
 /** For writes only: proxy.ts gives GET routes no idempotency step. */
 export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
@@ -54,7 +50,6 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
     }
     if (!VALID_KEY.test(key)) throw new GatewayError('IDEMPOTENCY_KEY_INVALID');
 
-    const obs = c.get('obs');
     const fingerprint = await sha256Hex(
       `${spec.method}\n${c.req.path}\n${JSON.stringify(c.get('input').body ?? null)}`,
     );
@@ -77,18 +72,16 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
         });
         throw new GatewayError('IDEMPOTENCY_UNAVAILABLE', { headers: { 'Retry-After': '1' } });
       });
-    obs.idempotency = claim.kind;
+    c.set('idempotency', claim);
     if (claim.kind === 'in_flight') {
       throw new GatewayError('IDEMPOTENCY_IN_FLIGHT', { headers: { 'Retry-After': '1' } });
     }
     if (claim.kind === 'mismatch') throw new GatewayError('IDEMPOTENCY_KEY_REUSED');
-    if (claim.kind === 'replay') return replay(c, claim.answer);
+    if (claim.kind === 'replay') return replay(claim.answer);
 
     await next();
-    const error = c.error;
-    const acted =
-      c.get('platformCalled') === true &&
-      !(error instanceof GatewayError && NOT_ACTED.has(error.kind));
+    // What the write's platform call did (forward.ts): a claim is released unless it may have acted.
+    const acted = c.get('forwarded')?.acted === true;
     try {
       if (acted) await keys.settle(key, owner, fingerprint, await kept(c), Date.now());
       else await keys.release(key, owner, fingerprint);
@@ -102,23 +95,21 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
   });
 }
 
-/** The answer as kept: status, body with every secret masked, envelope code. */
+/** The answer as kept: status, body with every platform secret masked, envelope code. */
 async function kept(c: Context<HonoEnv>): Promise<StoredAnswer> {
+  const answer = c.error ? null : c.get('forwarded')?.keptAnswer();
+  if (answer) return answer;
+  // An error answer is the gateway's own envelope, with no platform text in it: kept as sent.
   const bytes = new Uint8Array(await c.res.clone().arrayBuffer());
-  const masked = maskSecrets(bytes, {
-    pattern: c.get('settings').PLATFORM_KEY_PATTERN,
-    tenantKey: c.get('tenant').platform_key,
-  });
   return {
     status: c.res.status,
-    body: decodeUtf8(masked),
-    code: parseEnvelope(masked)?.code ?? null,
+    body: decodeUtf8(bytes),
+    code: parseEnvelope(bytes)?.code ?? null,
   };
 }
 
 /** The kept answer again, without a platform call. */
-function replay(c: Context<HonoEnv>, answer: StoredAnswer): Response {
-  c.get('obs').code = answer.code ?? undefined;
+function replay(answer: StoredAnswer): Response {
   const body =
     answer.body ??
     JSON.stringify({

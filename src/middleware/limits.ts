@@ -35,12 +35,14 @@ export function tenantLimits(group: LimitGroup, cost: (c: Context<HonoEnv>) => n
       leaseSettings(settings),
       admissionIo(c, { direct: self }),
     );
-    const obs = c.get('obs');
-    obs.cost = units;
-    obs.limiter = result.kind;
-    if (result.kind === 'refused' && 'violated' in result.refusal) {
-      obs.refusedBy = result.refusal.violated;
-    }
+    c.set('limiter', {
+      result: result.kind,
+      cost: units,
+      refusedBy:
+        result.kind === 'refused' && 'violated' in result.refusal
+          ? result.refusal.violated
+          : undefined,
+    });
 
     if (result.kind === 'unavailable') {
       log.error('limiter.unavailable', {

@@ -9,12 +9,15 @@
  * - a refusal errors the stream, so the platform's request is cut off before its
  *   closing boundary and never completes; the caller gets the refusal;
  * - a deadline that passes while the gateway waits for the caller's next bytes is
- *   the caller's (408, upstream/fetch.ts), not the platform's.
+ *   the caller's (408, upstream/fetch.ts), not the platform's;
+ * - its token revoked or expired, or its tenant disabled, while it streams cuts
+ *   it off too, as it closes an event stream (limits/credentials-watch.ts).
  *
  * @example const upload = uploadBody(c, spec.upload); fetch(url, { body: upload.stream })
  */
 import type { Context } from 'hono';
-import { GatewayError, invalidField } from '../errors';
+import { type ErrorKind, GatewayError, invalidField } from '../errors';
+import { type CredentialsEnd, watchCredentials } from '../limits/credentials-watch';
 import type { HonoEnv } from '../types/context';
 import type { UploadBody, UploadSpec } from '../types/routes';
 import { boundaryOf, MalformedMultipart, MultipartScanner, type PartHead } from './multipart';
@@ -52,21 +55,35 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
   let awaitingCaller = false;
   let cancelled = false;
   let total = 0;
+  let stopWatching: (() => void) | null = null;
+  const end = () => stopWatching?.();
+  /** Refuses the rest: the platform's request is cut off before its end. */
+  const refuse = (err: Error) => {
+    if (failure) return;
+    end();
+    failure = err;
+    reader.cancel().catch(() => undefined);
+    // Aborting the call cancels this stream, never closed: the platform's request ends cut off.
+    cut.abort();
+  };
   const stream = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         // Refused already: nothing more goes on; the aborted call cancels the stream.
         if (failure) return new Promise<void>(() => undefined);
+        // Watched from the first byte the platform asks for until the last is sent.
+        stopWatching ??= watchCredentials(c, (why) => refuse(credentialsEnded(why)));
         try {
           awaitingCaller = true;
           const { done, value } = await readOrBroken(reader);
-          // The call was cut off while this read waited: keep saying so, and stop here.
-          if (cancelled) return;
+          // The call was cut off, or refused, while this read waited: stop here.
+          if (cancelled || failure) return;
           awaitingCaller = false;
           if (done) {
             const rest = scanner.finish();
             if (rest.byteLength > 0) controller.enqueue(rest);
             controller.close();
+            end();
             return;
           }
           total += value.byteLength;
@@ -74,14 +91,12 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
           const ready = scanner.push(value);
           if (ready.byteLength > 0) controller.enqueue(ready);
         } catch (err) {
-          failure = refusal(err);
-          reader.cancel().catch(() => undefined);
-          // Aborting the call cancels this stream, never closed: the platform's request ends cut off.
-          cut.abort();
+          refuse(refusal(err));
         }
       },
       cancel(reason) {
         cancelled = true;
+        end();
         return reader.cancel(reason);
       },
     },
@@ -95,7 +110,22 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
     failure: () => failure,
     awaitingCaller: () => awaitingCaller,
     signal: cut.signal,
+    end,
   };
+}
+
+const ENDED_BY: Record<CredentialsEnd, { kind: ErrorKind; what: string }> = {
+  revoked: { kind: 'TOKEN_REVOKED', what: 'The token was revoked' },
+  expired: { kind: 'TOKEN_EXPIRED', what: 'The token expired' },
+  disabled: { kind: 'TENANT_DISABLED', what: 'The tenant was disabled' },
+};
+
+/** The refusal of an upload whose credentials ended while it streamed. */
+function credentialsEnded(why: CredentialsEnd): GatewayError {
+  const { kind, what } = ENDED_BY[why];
+  return new GatewayError(kind, {
+    message: `${what} while the upload was streaming; the platform's request was cut off`,
+  });
 }
 
 /** The caller's body stream failing (the client went away) is its fault, not the platform's. */

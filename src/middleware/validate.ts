@@ -47,7 +47,11 @@ export function validateInput(spec: InputSpec) {
     }
     const upload = route.upload ? uploadBody(c, route.upload) : undefined;
     c.set('input', { params, query, body, ...(upload ? { upload } : {}) });
-    await next();
+    try {
+      await next();
+    } finally {
+      upload?.end();
+    }
   });
 }
 

@@ -10,7 +10,7 @@ import type { HonoEnv } from '../types/context';
 
 export function operationId(id: string) {
   return createMiddleware<HonoEnv>(async function operationId(c, next) {
-    c.get('obs').operation = id;
+    c.set('operation', id);
     await next();
   });
 }

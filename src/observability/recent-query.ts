@@ -2,18 +2,13 @@
  * The query of a tenant's recent requests, shared by the operator API
  * (`GET /admin/tenants/{id}/requests`) and a tenant's own view (`GET /usage/requests`):
  * the filters `request_id`, `token_id`, `status` (a status, or a class such as
- * `4xx`) and `operation`, a page size and a cursor; and the reason each refused or
- * failed request is given, in words (docs/OBSERVABILITY.md, "Recent requests").
+ * `4xx`) and `operation`, a page size and a cursor (docs/OBSERVABILITY.md, "Recent
+ * requests"). No Worker code: the operator API's definitions use the schema, and the
+ * console type-checks against them; the answer is made in recent-page.ts.
  */
 import * as z from 'zod';
-import { ERRORS } from '../errors';
-import {
-  RECENT_HOURS,
-  RECENT_KEPT,
-  type RecentQuery,
-} from '../objects/tenant/recent/recent-requests-part';
+import type { RecentQuery } from '../objects/tenant/recent/recent-requests-part';
 import { intFieldOr } from '../routes/schemas';
-import type { RecentRequest, RecentRequestPage } from '../types/wire';
 
 const tokenId = z.string().regex(/^tok_[0-9A-Za-z]{16}$/, 'token_id must be a token id (tok_...)');
 
@@ -57,32 +52,5 @@ export function recentQuery(
     ...(q.cursor !== undefined ? { before: Number(q.cursor) } : {}),
     failedOnly,
     limit: q.page_size,
-  };
-}
-
-const byCode = new Map<number, string>(Object.values(ERRORS).map((e) => [e.code, e.msg]));
-
-/** Why a request was refused or failed, in words; null for a success. */
-export function reasonOf(r: Omit<RecentRequest, 'reason'>): string | null {
-  if (r.status < 400) return null;
-  const said = r.code === null ? undefined : byCode.get(r.code);
-  if (said) {
-    const policy = r.policy ? ` (policy ${r.policy})` : '';
-    const platform = r.upstream_status ? `; the platform answered HTTP ${r.upstream_status}` : '';
-    return `${said}${policy}${platform}`;
-  }
-  if (r.code !== null) return `The platform answered code ${r.code} (HTTP ${r.status})`;
-  return `HTTP ${r.status}`;
-}
-
-/** A page as the API answers it: each request with its reason, the cursor as text. */
-export function recentPage(page: {
-  requests: Omit<RecentRequest, 'reason'>[];
-  cursor: number | null;
-}): RecentRequestPage {
-  return {
-    requests: page.requests.map((r) => ({ ...r, reason: reasonOf(r) })),
-    cursor: page.cursor === null ? null : String(page.cursor),
-    kept: { per_kind: RECENT_KEPT, hours: RECENT_HOURS },
   };
 }

@@ -19,7 +19,6 @@ export function traceContext() {
   return createMiddleware<HonoEnv>(async function traceContext(c, next) {
     const trace = readTrace(c.req.header('traceparent'), c.req.header('tracestate'));
     c.set('trace', trace);
-    c.get('obs').traceId = trace.traceId;
     await next();
     c.res.headers.set('traceparent', trace.traceparent);
   });

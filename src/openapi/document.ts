@@ -7,13 +7,14 @@
  * from the platform's models (openapi/models.ts); errors from the ERRORS
  * catalogue.
  */
-import { rotateBody } from '../admin/rotation';
+
 import { mintBody, STREAM_SCOPE, streamParams } from '../browser/schemas';
 import { ERRORS } from '../errors';
 import { recentQuerySchema } from '../observability/recent-query';
 import type { Catalog } from '../routes/catalog';
 import { takesIdempotencyKey } from '../routes/table';
 import type { RouteSpec, UploadSpec } from '../routes/types';
+import { rotateBody } from '../tenants/rotate-body';
 import { hasScope, ROTATE_SCOPE, requiredScope, USAGE_SCOPE } from '../tenants/scopes';
 import { GATEWAY_VERSION } from '../version';
 import { anyValue, MODELS, SUCCESS_DATA } from './models';
@@ -459,7 +460,7 @@ function streamOperation() {
 const errorRefs = (statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [String(s), ref('responses', `E${s}`)]));
 
-function envelopeOf(data: JsonSchema): JsonSchema {
+export function envelopeOf(data: JsonSchema): JsonSchema {
   return {
     type: 'object',
     properties: { code: { const: 0 }, msg: { type: 'string' }, data },
@@ -476,7 +477,7 @@ function platformEnvelope(): JsonSchema {
   };
 }
 
-function errorEnvelope(): JsonSchema {
+export function errorEnvelope(): JsonSchema {
   return {
     type: 'object',
     description: "The gateway's own error: a documented code (docs/ERRORS.md), and the request id.",

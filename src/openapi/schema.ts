@@ -1,7 +1,8 @@
 /**
  * zod to JSON Schema for the OpenAPI documents: what a caller sends (the
  * schemas' input side), with the wire form a field declares for itself
- * (routes/schemas.ts `WIRE`: an integer that travels as query text, say).
+ * (routes/schemas.ts `WIRE`: an integer that travels as query text, say), and
+ * what the gateway answers (the output side).
  */
 import * as z from 'zod';
 import { WIRE } from '../routes/schemas';
@@ -20,6 +21,19 @@ export function inputSchema(schema: z.ZodType): JsonSchema {
     },
   });
   const { $schema: _dialect, ...rest } = json;
+  return rest;
+}
+
+/** What a schema makes: the JSON an answer holds (an integer without zod's safe-integer bounds). */
+export function outputSchema(schema: z.ZodType): JsonSchema {
+  const { $schema: _dialect, ...rest }: JsonSchema = z.toJSONSchema(schema, {
+    io: 'output',
+    unrepresentable: 'any',
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+    },
+  });
   return rest;
 }
 

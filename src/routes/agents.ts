@@ -6,6 +6,9 @@ import type { RouteSpec } from './types';
 export const agentRoutes: RouteSpec[] = [
   {
     id: 'agent.list',
+    title: 'List agents',
+    description:
+      'Lists the agents the account can use, a page at a time (`page_num`, `page_size`); `agent_type` (all, system or user) narrows it.',
     method: 'GET',
     path: '/agent/lists',
     credential: 'x-api-key',
@@ -18,6 +21,9 @@ export const agentRoutes: RouteSpec[] = [
   },
   {
     id: 'agent.info',
+    title: 'Get an agent',
+    description:
+      'One agent by its `agent_id` (a UUID from agent.list or a team): its name, description and system message.',
     method: 'GET',
     path: '/agent/info/:agent_id',
     credential: 'x-api-key',

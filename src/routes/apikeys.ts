@@ -6,6 +6,9 @@ import type { RouteSpec } from './types';
 export const apiKeyRoutes: RouteSpec[] = [
   {
     id: 'apikey.create',
+    title: 'Create a platform API key',
+    description:
+      "Creates an API key on the platform account behind this gateway and answers it once as `api_key`. `name` labels it in apikey.list and in calls.list's `api_key_name` filter.",
     method: 'POST',
     path: '/user/apikey/new',
     credential: 'authorization',
@@ -16,6 +19,9 @@ export const apiKeyRoutes: RouteSpec[] = [
   },
   {
     id: 'apikey.delete',
+    title: 'Delete a platform API key',
+    description:
+      'Deletes the platform API key whose numeric `id` apikey.list gives. Calls made with that key fail from then on; it cannot be undone.',
     method: 'DELETE',
     path: '/user/apikey/delete/:id',
     credential: 'authorization',
@@ -24,6 +30,9 @@ export const apiKeyRoutes: RouteSpec[] = [
   },
   {
     id: 'apikey.list',
+    title: 'List the platform API keys',
+    description:
+      "Lists the platform account's API keys a page at a time (`page_num`, `page_size`), each with its id, name, creation time and key. Its `id`s are what apikey.delete takes.",
     method: 'GET',
     path: '/user/apikey/lists',
     credential: 'authorization',

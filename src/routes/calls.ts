@@ -8,6 +8,9 @@ import type { PlatformReader, RouteSpec } from './types';
 export const callRoutes: RouteSpec[] = [
   {
     id: 'calls.filter_values',
+    title: 'Call-history filter values',
+    description:
+      "The values calls.list's filters accept for this account: `api_key_names`, `platforms` and `states` (the `status` values). Read it before filtering calls.list by status.",
     method: 'GET',
     path: '/user/call/filter_values',
     credential: 'authorization',
@@ -16,6 +19,9 @@ export const callRoutes: RouteSpec[] = [
   },
   {
     id: 'calls.list',
+    title: 'Credit consumption history',
+    description:
+      "The account's call records (the credits each call spent), newest first unless `order_field` (created_at or total_cost) and `order` (desc or asc) say otherwise. Narrow it by `platform` (all, engine, extension or api), `api_key_name`, `status` (one of calls.filter_values' states) and the days `start_date` to `end_date` (YYYY-MM-DD, start not after end); a page at a time (`page_num`, `page_size`).",
     method: 'GET',
     path: '/user/call/lists',
     credential: 'x-api-key',

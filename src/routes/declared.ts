@@ -16,6 +16,7 @@ import {
   queryFromJsonSchema,
   SchemaProblem,
 } from './json-schema';
+import { keyedByOperationId, prototypeNameProblem } from './operation-ids';
 import { cachePolicySchema, costSchema, timeoutSchema } from './overrides';
 import { ROUTE_SPECS } from './table';
 import type { HttpMethod, InputSchema, RouteSpec } from './types';
@@ -32,6 +33,7 @@ const GATEWAY_PATHS = [
   '/session/ws/*',
   '/console/*',
   '/portal/*',
+  '/mcp',
 ] as const;
 
 /**
@@ -44,6 +46,7 @@ const GATEWAY_OPERATION_IDS = [
   'auth.browser_token',
   'docs',
   'healthz',
+  'mcp',
   'openapi',
   'session.events',
   'token.own',
@@ -88,6 +91,17 @@ const entrySchema = z.strictObject({
   cache: cachePolicySchema.optional(),
   timeout_ms: timeoutSchema.optional(),
   secrets: z.boolean({ error: 'must be true or false' }).optional(),
+  // What an agent reads to choose the operation as an MCP tool (docs/MCP.md).
+  title: z
+    .string({ error: 'must be a string' })
+    .min(1, 'must not be empty')
+    .max(100, 'must be at most 100 characters')
+    .optional(),
+  description: z
+    .string({ error: 'must be a string' })
+    .min(1, 'must not be empty')
+    .max(2000, 'must be at most 2000 characters')
+    .optional(),
   query: z.unknown().optional(),
   params: z.unknown().optional(),
   body: z.unknown().optional(),
@@ -95,18 +109,16 @@ const entrySchema = z.strictObject({
 
 type Entry = z.output<typeof entrySchema>;
 
-export const platformOperationsSchema = z
-  .record(z.string(), z.unknown(), { error: 'must be a JSON object keyed by operation id' })
-  .transform((value, ctx) => {
-    const specs: RouteSpec[] = [];
-    for (const [id, raw] of Object.entries(value)) {
-      const { problems, spec } = declare(id, raw, specs);
-      for (const { path, message } of problems)
-        ctx.addIssue({ code: 'custom', path: [id, ...path], message });
-      if (spec) specs.push(spec);
-    }
-    return specs;
-  });
+export const platformOperationsSchema = keyedByOperationId.transform((value, ctx) => {
+  const specs: RouteSpec[] = [];
+  for (const [id, raw] of Object.entries(value)) {
+    const { problems, spec } = declare(id, raw, specs);
+    for (const { path, message } of problems)
+      ctx.addIssue({ code: 'custom', path: [id, ...path], message });
+    if (spec) specs.push(spec);
+  }
+  return specs;
+});
 
 interface Problem {
   path: PropertyKey[];
@@ -121,6 +133,8 @@ const refused = (problems: Problem[]): Declared => ({ problems, spec: null });
  * problem with the field it is in.
  */
 function declare(id: string, raw: unknown, earlier: RouteSpec[]): Declared {
+  const inherited = prototypeNameProblem(id);
+  if (inherited) return refused([{ path: [], message: inherited }]);
   const idOk = operationId.safeParse(id);
   if (!idOk.success)
     return refused([{ path: [], message: `operation id ${idOk.error.issues[0]?.message}` }]);
@@ -198,6 +212,8 @@ function toSpec(
     ...(entry.cache ? { cache: entry.cache } : {}),
     ...(entry.timeout_ms !== undefined ? { timeoutMs: entry.timeout_ms } : {}),
     ...(entry.secrets ? { secrets: true } : {}),
+    ...(entry.title !== undefined ? { title: entry.title } : {}),
+    ...(entry.description !== undefined ? { description: entry.description } : {}),
     params: schemas.params,
     query: schemas.query,
     body: schemas.body,

@@ -3,6 +3,8 @@ import { overlaps } from './declared';
 import {
   bodyFromJsonSchema,
   describeIssue,
+  hasDotSegment,
+  MAX_PATTERN_TEXT,
   paramsFromJsonSchema,
   queryFromJsonSchema,
   SchemaProblem,
@@ -175,5 +177,112 @@ describe('overlaps', () => {
     ['/session/info/:id', '/session/info/:session_id', true],
   ])('%s and %s: %s', (a, b, expected) => {
     expect(overlaps(a, b)).toBe(expected);
+  });
+});
+
+describe('path values and dot segments', () => {
+  it.each([
+    '..',
+    '.',
+    '%2e%2e',
+    '.%2E',
+    '..%2F',
+    'a%2F..%2Fb',
+    '..%5c',
+    'a/../b',
+    '..;x',
+    '%252e%252e',
+    '%25252e%25252e',
+    '%2525252525252e',
+  ])('%s is or decodes to one', (value) => {
+    expect(hasDotSegment(value)).toBe(true);
+  });
+
+  it.each(['...', 'v1.2..3', 'a.b', '..x', 'x..', '%2e%2ex', 'a%20b', '%zz'])(
+    '%s is not',
+    (value) => {
+      expect(hasDotSegment(value)).toBe(false);
+    },
+  );
+
+  it('a declared path parameter typed only as a string refuses them, naming it', () => {
+    const params = paramsFromJsonSchema(
+      { type: 'object', properties: { id: { type: 'string' } } },
+      ['id'],
+    );
+    const refused = parse(params, { id: '../admin' });
+    expect(refused.error?.issues[0]?.message).toBe(
+      'id must not be . or .. nor carry one, encoded or not: it would change the platform path',
+    );
+    expect(parse(params, { id: 'a.b' }).data).toEqual({ id: 'a.b' });
+  });
+});
+
+describe('declared patterns', () => {
+  const problemOf = (build: () => unknown): SchemaProblem => {
+    try {
+      build();
+    } catch (err) {
+      if (err instanceof SchemaProblem) return err;
+      throw err;
+    }
+    throw new Error('no problem found');
+  };
+  const nameWith = (name: Record<string, unknown>) => () =>
+    bodyFromJsonSchema({ type: 'object', properties: { name } });
+
+  it('refuses one that can backtrack catastrophically, saying why and where', () => {
+    const problem = problemOf(nameWith({ type: 'string', maxLength: 30, pattern: '(a+)+$' }));
+    expect(problem.path).toEqual(['properties', 'name', 'pattern']);
+    expect(problem.message).toMatch(/^can backtrack catastrophically/);
+    // Anywhere in the schema: in a list's items, in an anyOf, in $defs.
+    const nested = problemOf(() =>
+      bodyFromJsonSchema({
+        type: 'object',
+        properties: {
+          tags: {
+            type: 'array',
+            items: { anyOf: [{ type: 'string', maxLength: 9, pattern: '^(a|a)*$' }] },
+          },
+        },
+      }),
+    );
+    expect(nested.path).toEqual(['properties', 'tags', 'items', 'anyOf', 0, 'pattern']);
+  });
+
+  it('needs a maxLength of at most MAX_PATTERN_TEXT with a pattern, and refuses patternProperties', () => {
+    for (const maxLength of [undefined, MAX_PATTERN_TEXT + 1]) {
+      const problem = problemOf(nameWith({ type: 'string', maxLength, pattern: '^[a-z]+$' }));
+      expect(problem.path).toEqual(['properties', 'name', 'maxLength']);
+      expect(problem.message).toContain(`at most ${MAX_PATTERN_TEXT}, with a pattern`);
+    }
+    const keyed = problemOf(() =>
+      bodyFromJsonSchema({ type: 'object', patternProperties: { '^x': { type: 'string' } } }),
+    );
+    expect(keyed.path).toEqual(['patternProperties']);
+  });
+
+  it('runs one it takes, and names it as written when a value does not match', () => {
+    const query = queryFromJsonSchema({
+      type: 'object',
+      properties: { slug: { type: 'string', maxLength: 64, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' } },
+    });
+    expect(parse(query, { slug: 'red-widget-2' }).data).toEqual({ slug: 'red-widget-2' });
+    const refused = parse(query, { slug: 'red--widget' });
+    expect(refused.error?.issues[0]?.message).toBe('must match /^[a-z0-9]+(-[a-z0-9]+)*$/');
+  });
+
+  it('bounds the text before the pattern runs: a million characters are refused for their length', () => {
+    // Unanchored, `[a-z]*[0-9]` tries every start: a million letters would take half an hour.
+    const body = bodyFromJsonSchema({
+      type: 'object',
+      properties: { code: { type: 'string', maxLength: 64, pattern: '[a-z]*[0-9]' } },
+    });
+    expect(parse(body, { code: 'abc1' }).success).toBe(true);
+    const refused = parse(body, { code: 'a'.repeat(1_000_000) });
+    expect(refused.error?.issues.map((i) => i.message)).toEqual([
+      'must be at most 64 characters',
+      'must match /[a-z]*[0-9]/',
+    ]);
   });
 });

@@ -10,12 +10,17 @@
  * - the top level refuses names it does not list (40003), as built-in operations
  *   do, unless the schema sets `additionalProperties` itself;
  * - anything it cannot convert (`not`, `if`, an external `$ref`) is a settings error
- *   that names the field.
+ *   that names the field;
+ * - a `pattern` is taken only when it cannot backtrack badly (routes/pattern-check.ts)
+ *   and its string has a `maxLength` of at most MAX_PATTERN_TEXT, which the pattern
+ *   itself checks first (zod runs a pattern even on a text its maxLength refused);
+ *   `patternProperties` are not taken.
  *
  * The schema as the operator wrote it rides along as the wire form
  * (routes/schemas.ts `WIRE`), which is what OpenAPI and /docs show.
  */
 import * as z from 'zod';
+import { patternProblem } from './pattern-check';
 import { opaqueId, WIRE } from './schemas';
 import type { InputSchema } from './types';
 
@@ -71,7 +76,26 @@ export function paramsFromJsonSchema(json: unknown, placeholders: string[]): Inp
       `must name exactly the path's placeholders (${placeholders.join(', ') || 'none'})`,
     );
   }
-  return textFields(top, new Set(placeholders));
+  return textFields(top, new Set(placeholders), { pathValues: true });
+}
+
+/**
+ * Whether a path value is, or decodes to, a `.` or `..` segment: `..`, `%2e%2e`, `..%2F`,
+ * `.%252e`, `..;x` (a server that drops `;` parameters reads `..`). Sent on, it would move
+ * the call to another platform path, whichever server decodes it, however often.
+ */
+export function hasDotSegment(value: string): boolean {
+  let text = value;
+  for (let round = 0; round < 4; round++) {
+    if (text.split(/[/\\]/).some((segment) => /^\.\.?(;.*)?$/.test(segment))) return true;
+    const decoded = text.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) =>
+      String.fromCharCode(Number.parseInt(hex, 16)),
+    );
+    if (decoded === text) return false;
+    text = decoded;
+  }
+  // Still decoding after four rounds: no honest id is encoded that deep.
+  return true;
 }
 
 /** The top of every schema: an object, with `properties` that are schemas. */
@@ -103,12 +127,56 @@ function requiredNames(json: Json): string[] {
 /** z.fromJSONSchema, its refusals turned into a problem at `path`. */
 function converted(json: unknown, path: PropertyKey[]): z.ZodType {
   exactIntegers(json, path);
+  const ready = mapSchemas(json, path, (schema, at) => boundedPattern(typedObject(schema), at));
   try {
-    return z.fromJSONSchema(typedObjects(json) as z.core.JSONSchema.JSONSchema);
+    return z.fromJSONSchema(ready as z.core.JSONSchema.JSONSchema);
   } catch (err) {
     throw new SchemaProblem(path, err instanceof Error ? err.message : 'cannot be converted');
   }
 }
+
+/** The longest text a declared `pattern` may run on (its string's maxLength): docs/BOUNDS.md. */
+export const MAX_PATTERN_TEXT = 1024;
+
+/**
+ * A schema's `pattern`, checked (it cannot backtrack badly, its string is bounded) and
+ * made to check that bound itself before anything else runs.
+ */
+function boundedPattern(schema: Json, path: PropertyKey[]): Json {
+  if (schema.patternProperties !== undefined) {
+    throw new SchemaProblem(
+      [...path, 'patternProperties'],
+      'is not taken: property names cannot be bounded before a pattern runs on them; name the properties',
+    );
+  }
+  const { pattern, maxLength } = schema;
+  if (typeof pattern !== 'string') return schema;
+  try {
+    new RegExp(pattern);
+  } catch (err) {
+    throw new SchemaProblem([...path, 'pattern'], `is not a regular expression: ${String(err)}`);
+  }
+  if (!Number.isInteger(maxLength) || (maxLength as number) > MAX_PATTERN_TEXT) {
+    throw new SchemaProblem(
+      [...path, 'maxLength'],
+      `must be given, at most ${MAX_PATTERN_TEXT}, with a pattern: a text is bounded before a pattern runs on it`,
+    );
+  }
+  const problem = patternProblem(pattern);
+  if (problem) throw new SchemaProblem([...path, 'pattern'], problem);
+  return { ...schema, pattern: `${GUARD_START}${maxLength}${GUARD_END}${pattern})` };
+}
+
+/** A bound on the whole text, then the pattern anywhere in it (JSON Schema patterns are not anchored). */
+const GUARD_START = '^(?=[\\s\\S]{0,';
+const GUARD_END = '}$)[\\s\\S]*?(?:';
+const GUARDED = /^\/\^\(\?=\[\\s\\S\]\{0,\d+\}\$\)\[\\s\\S\]\*\?\(\?:([\s\S]*)\)\/$/;
+
+/** A pattern as its operator wrote it, from zod's `/…/` of the one that runs. */
+const operatorPattern = (shown: string) => {
+  const inner = GUARDED.exec(shown)?.[1];
+  return inner === undefined ? shown : `/${inner}/`;
+};
 
 /** Keywords whose values are schemas, and those whose values are lists or maps of them. */
 const SUBSCHEMA = ['additionalProperties', 'items', 'not', 'contains', 'propertyNames'];
@@ -121,19 +189,32 @@ const OBJECT_KEYWORDS = ['properties', 'required', 'additionalProperties', 'patt
  * ignores `properties` and `required` there, so nothing would be checked (the wire form keeps
  * the operator's text).
  */
-function typedObjects(json: unknown): unknown {
+function typedObject(schema: Json): Json {
+  const objectish = schema.type === undefined && OBJECT_KEYWORDS.some((k) => k in schema);
+  return objectish ? { ...schema, type: 'object' } : schema;
+}
+
+/** A copy of the schema with `fn` applied to it and to every schema inside it, each with its path. */
+function mapSchemas(
+  json: unknown,
+  path: PropertyKey[],
+  fn: (schema: Json, path: PropertyKey[]) => Json,
+): unknown {
   if (!isObject(json)) return json;
-  const out: Json = { ...json };
-  if (out.type === undefined && OBJECT_KEYWORDS.some((k) => k in out)) out.type = 'object';
-  for (const k of SUBSCHEMA) if (isObject(out[k])) out[k] = typedObjects(out[k]);
+  const out: Json = { ...fn(json, path) };
+  for (const k of SUBSCHEMA) {
+    if (isObject(out[k])) out[k] = mapSchemas(out[k], [...path, k], fn);
+  }
   for (const k of SUBSCHEMA_LISTS) {
     const list = out[k];
-    if (Array.isArray(list)) out[k] = list.map(typedObjects);
+    if (Array.isArray(list)) out[k] = list.map((v, i) => mapSchemas(v, [...path, k, i], fn));
   }
   for (const k of SUBSCHEMA_MAPS) {
     const map = out[k];
     if (isObject(map)) {
-      out[k] = Object.fromEntries(Object.entries(map).map(([n, v]) => [n, typedObjects(v)]));
+      out[k] = Object.fromEntries(
+        Object.entries(map).map(([n, v]) => [n, mapSchemas(v, [...path, k, n], fn)]),
+      );
     }
   }
   return out;
@@ -203,8 +284,11 @@ const READ: Record<
   boolean: { pattern: /^(true|false)$/, says: 'true or false', read: (t) => t === 'true' },
 };
 
-/** An object of scalar fields sent as text: read each, then check it with its own schema. */
-function textFields(top: Json, required: Set<string>): InputSchema {
+/**
+ * An object of scalar fields sent as text: read each, then check it with its own schema.
+ * Path values (`pathValues`) must also not be or carry a `.` or `..` segment.
+ */
+function textFields(top: Json, required: Set<string>, { pathValues = false } = {}): InputSchema {
   const properties = isObject(top.properties) ? top.properties : {};
   const shape: Record<string, z.ZodType> = {};
   for (const [name, schema] of Object.entries(properties)) {
@@ -216,7 +300,10 @@ function textFields(top: Json, required: Set<string>): InputSchema {
     const how = READ[scalar];
     const error = (issue: { input?: unknown }) =>
       issue.input === undefined ? `${name} is required` : `${name} must be ${how.says}`;
-    const read = z.string({ error }).regex(how.pattern, { error }).transform(how.read);
+    const text = z.string({ error }).regex(how.pattern, { error });
+    const segment = `${name} must not be . or .. nor carry one, encoded or not: it would change the platform path`;
+    const safe = pathValues ? text.refine((t) => !hasDotSegment(t), { error: segment }) : text;
+    const read = safe.transform(how.read);
     let field: z.ZodType = (how.holds ? read.refine(how.holds, { error }) : read).pipe(typed);
     if (fallback !== undefined) {
       if (!typed.safeParse(fallback).success) {
@@ -247,7 +334,7 @@ export function describeIssue(issue: z.core.$ZodRawIssue): string | undefined {
       return `must be at least ${String(issue.minimum)}${UNITS[issue.origin] ?? ''}`;
     case 'invalid_format':
       return issue.format === 'regex' && 'pattern' in issue
-        ? `must match ${String(issue.pattern)}`
+        ? `must match ${operatorPattern(String(issue.pattern))}`
         : `must be a valid ${issue.format}`;
     case 'invalid_value':
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;

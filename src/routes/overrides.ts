@@ -9,6 +9,7 @@
 import * as z from 'zod';
 import type { RouteOverride, RouteOverrides } from '../types/settings';
 import { bodyFromJsonSchema, queryFromJsonSchema, SchemaProblem } from './json-schema';
+import { keyedByOperationId, prototypeNameProblem } from './operation-ids';
 import { ROUTE_SPECS } from './table';
 import type { InputSchema, ResolvedRoute, RouteSpec } from './types';
 
@@ -44,15 +45,23 @@ const override = z.strictObject({
 
 const byId = new Map(ROUTE_SPECS.map((r) => [r.id, r]));
 
-export const routeOverridesSchema = z.record(z.string(), override).transform((value, ctx) => {
+export const routeOverridesSchema = keyedByOperationId.transform((value, ctx) => {
   const out: RouteOverrides = {};
-  for (const [id, o] of Object.entries(value)) {
+  for (const [id, raw] of Object.entries(value)) {
     const spec = byId.get(id);
     if (!spec) {
-      ctx.addIssue({ code: 'custom', path: [id], message: 'is not a known operation id' });
+      const message = prototypeNameProblem(id) ?? 'is not a known operation id';
+      ctx.addIssue({ code: 'custom', path: [id], message });
       continue;
     }
-    const { query, body, ...rest } = o;
+    const parsed = override.safeParse(raw);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        ctx.addIssue({ code: 'custom', path: [id, ...issue.path], message: issue.message });
+      }
+      continue;
+    }
+    const { query, body, ...rest } = parsed.data;
     const entry: RouteOverride = rest;
     try {
       if (query !== undefined) entry.query = amended(spec, 'query', query);

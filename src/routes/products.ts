@@ -18,6 +18,10 @@ const attachment = z.strictObject({
 export const productRoutes: RouteSpec[] = [
   {
     id: 'product.create',
+    title: 'Submit a product for analysis',
+    description:
+      'Submits a product for the platform to research: `product`, its description, and optional `attachments` of `{file_name, file_url}`. Answers `{product_id, product_name, status}`; poll product.info with the product_id until its status is completed, then read the report with report.info.',
+    effect: { openWorld: true },
     method: 'POST',
     path: '/dashboard/product/create',
     credential: 'x-api-key',
@@ -37,6 +41,9 @@ export const productRoutes: RouteSpec[] = [
   {
     // Polled every 20 s by the client until its status is completed: never cached.
     id: 'product.info',
+    title: "A product's analysis: its status and report",
+    description:
+      "The analysis of the product `product_id` (from product.create): `status` is pending until the research is done, then completed, with the report's id in `analysis_result.report_id` (report.info reads it). Never cached: poll it, every 20 s is enough.",
     method: 'GET',
     path: '/dashboard/product/candidates/:product_id/info',
     credential: 'x-api-key',
@@ -46,6 +53,9 @@ export const productRoutes: RouteSpec[] = [
   {
     // Results grow while the research runs, and carry media: not cached.
     id: 'product.query_results',
+    title: 'Research results of a query',
+    description:
+      'The posts, with their counts and media, that the research query `query_id` has found so far: they grow while the research runs.',
     method: 'GET',
     path: '/dashboard/product/query/results/:query_id/lists',
     credential: 'x-api-key',

@@ -61,6 +61,9 @@ export const reportRoutes: RouteSpec[] = [
   {
     // Changed by report.update through the gateway: a cached copy would hide the change.
     id: 'report.info',
+    title: 'Get a report',
+    description:
+      "The report `report_id` (from product.info's analysis_result): the product's name, target description, keywords, user personas and profiles, competitors, recommended campaigns, related links and industries.",
     method: 'GET',
     path: '/dashboard/report/info/:report_id',
     credential: 'x-api-key',
@@ -69,6 +72,10 @@ export const reportRoutes: RouteSpec[] = [
   },
   {
     id: 'report.update',
+    title: 'Change fields of a report',
+    description:
+      'Changes fields of the report `report_id`: send only those to change, at least one, among product_name, target_description, keywords, user_personas, user_profiles, competitors, recommended_campaigns, related_links and related_industries (category ids from report.categories). Answers the report as changed.',
+    effect: { destructive: true },
     method: 'POST',
     path: '/dashboard/report/update/:report_id',
     credential: 'x-api-key',
@@ -79,6 +86,9 @@ export const reportRoutes: RouteSpec[] = [
   {
     // The category taxonomy: the same for every caller of a key, and it rarely changes.
     id: 'report.categories',
+    title: 'The category taxonomy',
+    description:
+      "The platform's category tree: each category's id, its names in Chinese and English, its description and level, and its subcategories. A report's related_industries name these ids.",
     method: 'GET',
     path: '/dashboard/categories',
     credential: 'x-api-key',

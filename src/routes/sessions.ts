@@ -72,6 +72,10 @@ const createBody = z
 export const sessionRoutes: RouteSpec[] = [
   {
     id: 'session.create',
+    title: 'Start a session',
+    description:
+      "Starts a session: the platform's agents begin work on `task` with a browser of their own. Send `{team_id, task, title}` (a team from team.list) or `{task, intent_id, mode, platform, extra}` (`mode` names a session kind such as marketing; `extra` is a JSON object); a field of one shape is refused in the other. Answers `{session_id}`: follow the work with session.info and session.messages.",
+    effect: { openWorld: true },
     method: 'POST',
     path: '/session/create',
     credential: 'x-api-key',
@@ -83,6 +87,9 @@ export const sessionRoutes: RouteSpec[] = [
   },
   {
     id: 'session.info',
+    title: 'Get a session',
+    description:
+      'One session by its `session_id` (from session.create): its title, its state, its team and its browser.',
     method: 'GET',
     path: '/session/info/:session_id',
     credential: 'x-api-key',
@@ -91,6 +98,8 @@ export const sessionRoutes: RouteSpec[] = [
   },
   {
     id: 'session.rename',
+    title: 'Rename a session',
+    description: 'Sets the `title` of the session `session_id`.',
     method: 'PUT',
     path: '/session/info/:session_id',
     credential: 'x-api-key',
@@ -104,6 +113,9 @@ export const sessionRoutes: RouteSpec[] = [
   },
   {
     id: 'session.messages',
+    title: "List a session's messages",
+    description:
+      'The messages of the session `session_id`, a page at a time (`page_num`, `page_size`). Narrow them by `role`, by text in `content`, and by time with `from_timestamp` and `to_timestamp` (ISO 8601 with a zone, from not after to). Each message has its id and `session_round`.',
     method: 'GET',
     path: '/session/message/lists',
     credential: 'x-api-key',
@@ -122,6 +134,9 @@ export const sessionRoutes: RouteSpec[] = [
   },
   {
     id: 'session.messages_between',
+    title: 'Messages between two message ids',
+    description:
+      'The messages of the session `session_id` from `from_message_id` to `to_message_id` (ids that session.messages gives), as one list.',
     method: 'GET',
     path: '/session/message/between',
     credential: 'x-api-key',
@@ -134,6 +149,9 @@ export const sessionRoutes: RouteSpec[] = [
   },
   {
     id: 'session.marketing_data',
+    title: "A marketing session's data",
+    description:
+      'What a marketing session (session.create with mode marketing) has gathered; `type` (reply, like, retweet or tweet) narrows it.',
     method: 'GET',
     path: '/session/marketing/data/:session_id',
     credential: 'x-api-key',
@@ -145,6 +163,9 @@ export const sessionRoutes: RouteSpec[] = [
   },
   {
     id: 'session.upload',
+    title: 'Upload files',
+    description:
+      "Uploads files for the platform's agents (multipart/form-data, streamed): answers each file's URL.",
     method: 'POST',
     path: '/session/upload',
     credential: 'x-api-key',

@@ -6,6 +6,9 @@ import type { RouteSpec } from './types';
 export const teamRoutes: RouteSpec[] = [
   {
     id: 'team.list',
+    title: 'List teams',
+    description:
+      "Lists the account's teams, each with its agents and model, a page at a time (`page_num`, `page_size`); `team_type` (all, system or user) narrows it. A team's `team_id` is what session.create and team.info take.",
     method: 'GET',
     path: '/team/lists',
     credential: 'authorization',
@@ -19,6 +22,9 @@ export const teamRoutes: RouteSpec[] = [
   },
   {
     id: 'team.info',
+    title: 'Get a team',
+    description:
+      'One team by its `team_id` (a UUID from team.list): its name, its agents and its model.',
     method: 'GET',
     path: '/team/info/:team_id',
     // The platform leaves team.info's header open; Authorization matches the

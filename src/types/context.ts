@@ -4,6 +4,7 @@
  * every layer, errors.ts included, may use them (docs/ARCHITECTURE.md).
  */
 import type { RequestIdVariables } from 'hono/request-id';
+import type { ForwardOutcome, IdempotencyClaim, LimiterVerdict } from './outcomes';
 import type { ResolvedRoute, ValidatedInput } from './routes';
 import type { Settings } from './settings';
 import type { Tenant, TokenRecord } from './tenants';
@@ -72,8 +73,6 @@ export type Bindings = Omit<Env, 'ADMIN_TOKEN' | 'KEY_ENCRYPTION_KEY'> &
 
 export interface Variables extends RequestIdVariables {
   settings: Settings;
-  /** What the pipeline did with the request, for its log line (observability/request-log.ts). */
-  obs: Observation;
   tenant: Tenant;
   token: TokenRecord;
   /**
@@ -96,11 +95,26 @@ export interface Variables extends RequestIdVariables {
   operator?: Operator;
   /** W3C trace context: the caller's trace or a new one (observability/trace.ts). */
   trace?: TraceContext;
-  /**
-   * Set by forward.ts as a platform call is sent: the platform may have acted on
-   * the request (middleware/idempotency.ts keeps a write's claim then).
+  /*
+   * What each step did with the request, each set once by the step that did it and read
+   * after (the request log builds its line from them: observability/request-log.ts).
    */
-  platformCalled?: true;
+  /**
+   * Operation id (`team.list`, …), or what else answers (`admin`, `auth.browser_token`):
+   * observability/operation-id.ts, proxy.ts. The log line calls it `route`.
+   */
+  operation?: string;
+  /** What the tenant's limits decided (middleware/limits.ts). */
+  limiter?: LimiterVerdict;
+  /** What an Idempotency-Key's claim found (middleware/idempotency.ts). */
+  idempotency?: IdempotencyClaim;
+  /**
+   * What the request's platform call did (forward.ts): the handler puts it here for the
+   * steps around it (middleware/idempotency.ts keeps a write's claim when the platform acted).
+   */
+  forwarded?: ForwardOutcome;
+  /** The envelope code of an error answer the gateway made (errors.ts). */
+  errorCode?: number;
 }
 
 /** What the gateway sends on: the trace id, its own traceparent, the caller's tracestate. */
@@ -111,35 +125,5 @@ export interface TraceContext {
 }
 
 export type HonoEnv = { Bindings: Bindings; Variables: Variables };
-
-/** What the pipeline did with a request, noted as it goes (observability/request-log.ts). */
-export interface Observation {
-  /**
-   * Operation id (`team.list`, …), or what else answered (`admin`, `auth.browser_token`).
-   * The log line and the Analytics Engine point call it `route` (request-log.ts).
-   */
-  operation?: string;
-  cache?: 'HIT' | 'MISS' | 'STALE' | 'BYPASS' | 'L1';
-  limiter?: 'admitted' | 'refused' | 'unavailable';
-  /** The policy that refused the request. */
-  refusedBy?: string;
-  cost?: number;
-  upstreamStatus?: number;
-  upstreamMs?: number;
-  /** Body bytes of the answer, where known. */
-  bytes?: number;
-  /**
-   * The envelope code of the answer, where the handler knows it (a platform code passes through).
-   */
-  code?: number;
-  /** Platform attempts made (2 when a read was retried). */
-  attempts?: number;
-  /** Why a cached answer was served past its grace (stale-if-error), e.g. `breaker_open`. */
-  staleReason?: string;
-  /** What an Idempotency-Key did: claimed, replayed, in_flight or mismatch. */
-  idempotency?: 'claimed' | 'replay' | 'in_flight' | 'mismatch';
-  /** The W3C trace id of the request (observability/trace.ts). */
-  traceId?: string;
-}
 
 export type { ValidatedInput };

@@ -48,6 +48,8 @@ export interface UploadBody {
   awaitingCaller(): boolean;
   /** Aborted with the refusal: the platform call ends there, its request never completed. */
   signal: AbortSignal;
+  /** The request is over: stop watching the caller's credentials. */
+  end(): void;
 }
 
 /** A request's validated path, query and body (defaults applied, unknown fields refused). */
@@ -104,6 +106,19 @@ export interface RouteSpec {
   upload?: UploadSpec;
   /** Declared by the operator in PLATFORM_OPERATIONS, not built in. */
   declared?: boolean;
+  /** A short name people and agents read: the MCP tool's title (docs/MCP.md). */
+  title?: string;
+  /**
+   * What it does, what it answers and when to use it: what an agent reads to choose the
+   * tool (docs/MCP.md, "Tools").
+   */
+  description?: string;
+  /**
+   * Its effect where its method does not say it, for MCP tool annotations: a POST that
+   * changes what exists (`destructive`), or one that starts agents acting on the open web
+   * (`openWorld`).
+   */
+  effect?: { destructive?: boolean; openWorld?: boolean };
 }
 
 /** A route as configured: overrides applied, upstream path and cost settled. */

@@ -196,6 +196,8 @@ export interface RecentRequest {
   latency_ms: number;
   upstream_ms: number | null;
   trace_id: string | null;
+  /** `mcp`: an MCP tool call (the operation is the tool); null: a plain HTTP call. */
+  via: 'mcp' | null;
   /** Why it was refused or failed, in words (null for a success). */
   reason: string | null;
 }

@@ -1,7 +1,7 @@
 /**
  * A circuit breaker (docs/RESILIENCE.md): one per platform key and upstream in
  * an isolate (upstream/key-health.ts), and one for the upstream as a whole,
- * which only several keys' breakers open (upstream/upstream-health.ts).
+ * which opens only on the platform's own failure (upstream/platform-verdict.ts).
  * Closed: calls go through, outcomes are counted. It opens after
  * `consecutiveFailures` failures in a row, or when at least `minCalls` calls
  * in the last `windowMs` failed at `failureRatio` or more. Open: calls are
@@ -107,7 +107,8 @@ export class CircuitBreaker {
     this.since = now;
   }
 
-  private close(): void {
+  /** Closes it now (the upstream-wide breaker, once the platform answered any key). */
+  close(): void {
     this.current = 'closed';
     this.calls = this.failures = this.prevCalls = this.prevFailures = 0;
   }

@@ -2,8 +2,8 @@
  * What one isolate knows of one platform key's calls to one upstream
  * (docs/RESILIENCE.md, "One key's trouble stays its own"): the key's own
  * circuit breaker and retry budget (KeyRetryBudget), a pause the platform
- * asked of it, and the half-windows in which it was last counted as calling,
- * failing and paused (several-keys.ts). Kept by the key's fingerprint, never
+ * asked of it, how its latest call ended, and the half-windows in which it was
+ * last counted as failing, stopped and paused (platform-verdict.ts). Kept by the key's fingerprint, never
  * the key, for at most MAX_KEYS keys; a few hundred bytes each (measured by
  * `npm run chaos`).
  */
@@ -23,9 +23,13 @@ export class KeyHealth extends CircuitBreaker {
   /** Until when the platform asked this key to pause (ms since the epoch; 0: never). */
   pauseUntil = 0;
   pauseKind: PauseKind = 'rate';
-  /** The half-windows in which this key was last counted (several-keys.ts). */
-  calledIn = NEVER_COUNTED;
+  /** Whether its latest call failed: only then can the upstream-wide state hold it. */
+  lastFailed = false;
+  /** Whether the platform ever answered one of its calls (it was working). */
+  answeredOnce = false;
+  /** The half-windows in which this key was last counted (platform-verdict.ts). */
   failingIn = NEVER_COUNTED;
+  stoppedIn = NEVER_COUNTED;
   pausedIn = NEVER_COUNTED;
 
   constructor(breaker: BreakerOptions, retry: RetryBudgetOptions) {

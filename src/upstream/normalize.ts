@@ -69,9 +69,10 @@ export async function readUpstream(res: Response): Promise<UpstreamResult> {
 
 /**
  * A 429 or 503 with Retry-After is the platform asking for a pause: it reaches
- * the caller as a 429 or 503 envelope with the Retry-After the platform sent,
- * unchanged, and the gateway holds its own calls for that long, at most
- * MAX_PLATFORM_PAUSE_S (upstream/upstream-health.ts).
+ * the caller as a 429 or 503 envelope, and the gateway holds its own calls for
+ * that long, at most MAX_PLATFORM_PAUSE_S (upstream/upstream-health.ts). A
+ * 429 carries the platform's Retry-After unchanged; a 503's is then said as
+ * the gateway holds it (backoffAsHeld).
  */
 function backpressure(res: Response, body: Bytes): void {
   if (res.status !== 429 && res.status !== 503) return;
@@ -87,6 +88,28 @@ function backpressure(res: Response, body: Bytes): void {
       retry_after_s: seconds,
     },
     headers: { 'Retry-After': header.trim() },
+  });
+}
+
+/**
+ * A 503's pause (50302) as the gateway holds it, so the first answer of a
+ * pause says what every held one after it says: Retry-After and
+ * retry_after_s are the gateway's hold, at most MAX_PLATFORM_PAUSE_S (a
+ * client obeying the platform's 300 s would wait five minutes for a minute's
+ * hold). The platform's own value travels in X-Platform-Retry-After, as sent,
+ * and platform_retry_after_s.
+ */
+export function backoffAsHeld(err: GatewayError, maxPauseMs: number): GatewayError {
+  const asked = err.details.retry_after_s;
+  if (err.kind !== 'UPSTREAM_BACKING_OFF' || typeof asked !== 'number') return err;
+  const held = Math.min(asked, Math.ceil(maxPauseMs / 1000));
+  return new GatewayError(err.kind, {
+    message: `${ERRORS[err.kind].msg}; retry in ${held} s`,
+    details: { ...err.details, retry_after_s: held, platform_retry_after_s: asked },
+    headers: {
+      'Retry-After': String(held),
+      'X-Platform-Retry-After': err.headers['Retry-After'] ?? String(asked),
+    },
   });
 }
 
@@ -121,4 +144,11 @@ function isEnvelope(value: unknown): value is Envelope {
     typeof Reflect.get(value, 'msg') === 'string' &&
     'data' in value
   );
+}
+
+/** The status (401 or 403) with which the platform refused the tenant's key, for the key's health. */
+export function rejectedKeyStatus(err: unknown): number | undefined {
+  if (!(err instanceof GatewayError) || err.kind !== 'UPSTREAM_AUTH_REJECTED') return undefined;
+  const status = err.details.upstream_status;
+  return typeof status === 'number' ? status : undefined;
 }

@@ -17,7 +17,7 @@
 import { GatewayError } from '../errors';
 import { count } from '../stats';
 import { callPlatform, failedBeforeAnswer, failedByCaller } from './fetch';
-import type { UpstreamResult } from './normalize';
+import { backoffAsHeld, type UpstreamResult } from './normalize';
 import type { UpstreamRequest } from './request';
 import {
   type HealthSummary,
@@ -96,7 +96,11 @@ export async function callResilient(call: ResilientCall): Promise<UpstreamResult
         h.release(ticket);
         throw err;
       }
-      if (err instanceof GatewayError) h.settle(ticket, outcomeOf(err), now());
+      if (err instanceof GatewayError) {
+        h.settle(ticket, outcomeOf(err), now());
+        // A 503's pause says the gateway's hold, as every held answer after it does.
+        if (err.kind === 'UPSTREAM_BACKING_OFF') throw backoffAsHeld(err, call.options.maxPauseMs);
+      }
       const left = call.deadlineMs - (now() - started);
       const again =
         attempt === 1 &&

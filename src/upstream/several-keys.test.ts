@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DistinctKeys, NEVER_COUNTED, severalOf } from './several-keys';
+import { DistinctKeys, NEVER_COUNTED, RecentCalls } from './several-keys';
 
 /** Keys as their remembered half, counted through one DistinctKeys. */
 function counter(windowMs = 10_000) {
@@ -15,10 +15,6 @@ function counter(windowMs = 10_000) {
 }
 
 describe('several keys', () => {
-  it('needs at least three keys, and at least half of those that called', () => {
-    expect([0, 1, 2, 3, 6, 7, 20, 1000].map(severalOf)).toEqual([3, 3, 3, 3, 3, 4, 10, 500]);
-  });
-
   it('counts each key once, however often it does it', () => {
     const c = counter();
     for (let i = 0; i < 100; i++) c.note('busy', i * 10);
@@ -60,5 +56,17 @@ describe('several keys', () => {
     expect(c.count(1000)).toBe(0);
     c.note('a', 1100);
     expect(c.count(1100)).toBe(1);
+  });
+
+  it('counts calls, not keys, for a whole window at most; forget() starts afresh', () => {
+    const calls = new RecentCalls(10_000);
+    for (let i = 0; i < 4; i++) calls.add(1000 + i);
+    calls.add(6000);
+    expect(calls.count(9_999)).toBe(5);
+    expect(calls.count(10_000)).toBe(1);
+    calls.forget();
+    expect(calls.count(10_000)).toBe(0);
+    calls.add(10_001);
+    expect(calls.count(10_001)).toBe(1);
   });
 });

@@ -53,52 +53,131 @@ describe('failure state per platform key', () => {
     expect(h.summary(100)).toMatchObject({ state: 'closed', keys_open: 2 });
   });
 
-  it("three keys' breakers opening within the window open the upstream for every key", () => {
+  it('three of six keys failing while three succeed: the healthy keys are never refused', () => {
     const h = new UpstreamHealth(options);
-    failMany(h, 'a', 5, 0);
+    const healthy = ['h1', 'h2', 'h3'];
+    const failing = ['f1', 'f2', 'f3'];
+    // All six were working; then three tenants' own calls fail (their data, their account).
+    for (const k of [...healthy, ...failing]) succeed(h, k, 0);
+    let answered = 0;
+    let refused = 0;
+    // A minute: the failing keys call in bursts of five every 100 ms, the healthy ones once a second.
+    for (let t = 100; t < 60_000; t += 100) {
+      for (const k of failing) failMany(h, k, 5, t);
+      if (t % 1000 !== 0) continue;
+      for (const k of healthy) {
+        const x = h.admit(k, t + 60);
+        if (!('allowed' in x)) refused++;
+        else {
+          h.settle(x, { failed: false }, t + 61);
+          answered++;
+        }
+      }
+    }
+    expect([answered, refused]).toEqual([59 * 3, 0]);
+    expect(h.summary(60_000)).toMatchObject({ state: 'closed', keys_open: 3 });
+  });
+
+  it('a quiet period: keys that only ever fail hold no key that succeeded, nor a new one', () => {
+    const h = new UpstreamHealth(options);
+    succeed(h, 'h', 0);
+    for (let t = 1000; t < 30_000; t += 50) {
+      for (const k of ['f1', 'f2', 'f3', 'f4']) failMany(h, k, 1, t);
+    }
+    // Four keys failing every call, none answered: that may be the platform, for keys that fail.
+    expect(h.summary(30_000).state).toBe('open');
+    expect(call(h, 'f1', 30_000)).toMatchObject({ refused: 'open', scope: 'upstream' });
+    expect('allowed' in call(h, 'h', 30_000)).toBe(true);
+    expect('allowed' in call(h, 'new', 30_000)).toBe(true);
+  });
+
+  it('keys that were working stop: it opens once three of their breakers have', () => {
+    const h = new UpstreamHealth(options);
+    for (const k of ['a', 'b', 'c', 'd']) succeed(h, k, 0);
+    failMany(h, 'a', 5, 1000);
     failMany(h, 'b', 5, 1000);
     expect(h.summary(2000).state).toBe('closed');
     failMany(h, 'c', 5, 2000);
     expect(h.summary(2100).state).toBe('open');
-    // A key that never failed is refused too, without calling.
-    expect(call(h, 'd', 2100)).toEqual({ refused: 'open', scope: 'upstream', retryAfterMs: 4945 });
+    // D's latest call succeeded: it still reaches the platform, once, not as the probe.
+    const d = ticket(h, 'd', 2100);
+    expect(d.upstreamProbe).toBe(false);
+    h.settle(d, { failed: true }, 2200);
+    // Its own breaker is closed (one failure), but the upstream's now holds it.
+    expect(call(h, 'd', 2300)).toEqual({ refused: 'open', scope: 'upstream', retryAfterMs: 4745 });
+    expect(h.summary(2300)).toMatchObject({ keys_open: 3 });
   });
 
-  it('with many keys calling, it takes half of them', () => {
+  it('keys that never worked: it opens once the last CIRCUIT_MIN_CALLS calls, of three keys or more, failed', () => {
     const h = new UpstreamHealth(options);
-    for (let k = 0; k < 10; k++) succeed(h, `k${k}`, k);
-    for (let k = 0; k < 4; k++) failMany(h, `k${k}`, 5, 100 + k * 100);
-    expect(h.summary(1000).state).toBe('closed');
-    failMany(h, 'k4', 5, 1000);
-    expect(h.summary(1100).state).toBe('open');
+    // Three keys' breakers open after 15 calls: not enough calls, and none of the keys was working.
+    for (const k of ['a', 'b', 'c']) failMany(h, k, 5, 0);
+    expect(h.summary(100).state).toBe('closed');
+    failMany(h, 'd', 4, 200);
+    expect(h.summary(300).state).toBe('closed');
+    failMany(h, 'd', 1, 300);
+    expect(h.summary(400).state).toBe('open');
+  });
+
+  it("any key's answer, a 4xx too, starts the count afresh", () => {
+    const h = new UpstreamHealth(options);
+    for (const k of ['a', 'b', 'c', 'd', 'e', 'f']) succeed(h, k, 0);
+    failMany(h, 'a', 5, 1000);
+    failMany(h, 'b', 5, 1000);
+    // A 4xx counts as { failed: false }: the platform answered.
+    succeed(h, 'e', 1100);
+    failMany(h, 'c', 5, 1200);
+    expect(h.summary(1300).state).toBe('closed');
+    failMany(h, 'd', 5, 1300);
+    expect(h.summary(1400).state).toBe('closed');
+    failMany(h, 'f', 5, 1400);
+    expect(h.summary(1500).state).toBe('open');
   });
 
   it('keys whose breakers opened longer than a window ago no longer count', () => {
     const h = new UpstreamHealth(options);
+    for (const k of ['a', 'b', 'c']) succeed(h, k, 0);
     failMany(h, 'a', 5, 0);
     failMany(h, 'b', 5, 0);
     failMany(h, 'c', 5, 11_000);
     expect(h.summary(11_100).state).toBe('closed');
   });
 
+  it('a key that keeps succeeding goes through while it is open, and its answer closes it', () => {
+    const h = new UpstreamHealth(options);
+    for (const k of ['a', 'b', 'c', 'd', 'h']) succeed(h, k, 0);
+    for (const k of ['a', 'b', 'c']) failMany(h, k, 5, 100);
+    failMany(h, 'd', 1, 150);
+    expect(h.summary(200).state).toBe('open');
+    expect(call(h, 'd', 200)).toMatchObject({ refused: 'open', scope: 'upstream' });
+    succeed(h, 'h', 300);
+    expect(h.summary(300).state).toBe('closed');
+    expect('allowed' in call(h, 'd', 300)).toBe(true);
+  });
+
   it("the upstream's probe closes it and forgets the keys that failed before", () => {
     const h = new UpstreamHealth(options);
+    for (const k of ['a', 'b', 'c', 'd', 'e']) succeed(h, k, 0);
     for (const k of ['a', 'b', 'c']) failMany(h, k, 5, 0);
+    failMany(h, 'd', 1, 100);
+    failMany(h, 'e', 1, 100);
     expect(call(h, 'd', 4000)).toMatchObject({ refused: 'open', scope: 'upstream' });
-    // After the cool-down one call goes through as the upstream's probe; others wait for it.
+    // After the cool-down one call of a held key goes through as the probe; others wait for it.
     const probe = ticket(h, 'd', 5100);
     expect(probe.upstreamProbe).toBe(true);
     expect(call(h, 'e', 5101)).toMatchObject({ refused: 'open', scope: 'upstream' });
     h.settle(probe, { failed: false }, 5200);
     expect(h.summary(5200).state).toBe('closed');
-    // Key a's own breaker is still cooling down, but one more key opening is not three.
+    // Key a's own breaker is still cooling down, but one more key stopping is not three.
     failMany(h, 'e', 5, 5300);
     expect(h.summary(5400).state).toBe('closed');
   });
 
   it("a failed upstream probe opens it for another cool-down; a refused key's probe is given back", () => {
     const h = new UpstreamHealth(options);
+    for (const k of ['a', 'b', 'c', 'd']) succeed(h, k, 0);
     for (const k of ['a', 'b', 'c']) failMany(h, k, 5, 0);
+    failMany(h, 'd', 1, 100);
     // At 5.1 s key a's own breaker and the upstream's are both half-open: a takes both probes.
     const both = ticket(h, 'a', 5100);
     expect([both.keyProbe, both.upstreamProbe]).toEqual([true, true]);
@@ -133,7 +212,7 @@ describe('pauses the platform asks for', () => {
     expect(h.summary(100)).toMatchObject({ keys_held: 1, held: false });
   });
 
-  it('503s from three keys hold the whole upstream; 429s from three keys do not', () => {
+  it('503s from three keys, none answered between, hold keys whose latest call failed; 429s never', () => {
     const limited = new UpstreamHealth(options);
     for (const k of ['a', 'b', 'c']) {
       limited.settle(
@@ -142,14 +221,16 @@ describe('pauses the platform asks for', () => {
         0,
       );
     }
+    failMany(limited, 'd', 1, 50);
     expect('allowed' in call(limited, 'd', 100)).toBe(true);
 
     const h = new UpstreamHealth(options);
-    for (const k of ['a', 'b']) {
-      h.settle(ticket(h, k, 0), { failed: true, pause: { kind: 'backoff', seconds: 9 } }, 0);
-    }
+    succeed(h, 'e', 0);
+    const backoff = { failed: true, pause: { kind: 'backoff', seconds: 9 } } as const;
+    for (const k of ['a', 'b']) h.settle(ticket(h, k, 10), backoff, 10);
+    failMany(h, 'd', 1, 50);
     expect('allowed' in call(h, 'd', 100)).toBe(true);
-    h.settle(ticket(h, 'c', 200), { failed: true, pause: { kind: 'backoff', seconds: 9 } }, 200);
+    h.settle(ticket(h, 'c', 200), backoff, 200);
     expect(call(h, 'd', 300)).toEqual({
       refused: 'held',
       scope: 'upstream',
@@ -157,7 +238,21 @@ describe('pauses the platform asks for', () => {
       until: 9200,
     });
     expect(h.summary(300).held).toBe(true);
-    expect('allowed' in call(h, 'd', 9200)).toBe(true);
+    // A key whose latest call was answered is not held, and an answer ends the hold.
+    h.settle(ticket(h, 'e', 400), { failed: false }, 400);
+    expect(h.summary(400).held).toBe(false);
+    expect('allowed' in call(h, 'd', 500)).toBe(true);
+  });
+
+  it('503s from three keys with an answer between hold no one else', () => {
+    const h = new UpstreamHealth(options);
+    const backoff = { failed: true, pause: { kind: 'backoff', seconds: 9 } } as const;
+    for (const k of ['a', 'b']) h.settle(ticket(h, k, 0), backoff, 0);
+    succeed(h, 'e', 100);
+    h.settle(ticket(h, 'c', 200), backoff, 200);
+    failMany(h, 'd', 1, 250);
+    expect(h.summary(300).held).toBe(false);
+    expect('allowed' in call(h, 'd', 300)).toBe(true);
   });
 });
 

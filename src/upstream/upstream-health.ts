@@ -3,15 +3,17 @@
  * key's trouble stays its own"). Failures, pauses and retries are kept per
  * platform key (key-health.ts): a key's own failures open its own breaker,
  * and a pause the platform asks of it holds that key only. The upstream as a
- * whole is judged only on several keys' word (several-keys.ts): its breaker
- * opens when enough keys' breakers opened within the window, and it is held
- * when enough keys got a 503 with Retry-After. Every retry needs room in its
- * key's budget and in the upstream's. Time is passed in; no I/O here.
+ * whole is judged only on the platform's own failure (platform-verdict.ts):
+ * its breaker opens, or it is held, when failures cannot be a few tenants'
+ * own. Even then it holds only keys whose own latest call failed: a key that
+ * keeps succeeding always reaches the platform, and the platform answering
+ * any key closes the upstream's breaker and ends its hold. Every retry needs
+ * room in its key's budget and in the upstream's. Time is passed in; no I/O.
  */
 import { type BreakerOptions, CircuitBreaker } from './breaker';
 import { KeyHealth, KeyTable, type PauseKind } from './key-health';
+import { PlatformVerdict } from './platform-verdict';
 import { RetryBudget, type RetryBudgetOptions } from './retry-budget';
-import { DistinctKeys, severalOf } from './several-keys';
 
 export interface ResilienceOptions {
   breaker: BreakerOptions;
@@ -62,9 +64,7 @@ export class UpstreamHealth {
   private heldUntil = 0;
   /** The ceiling every key's retries also need room in. */
   private readonly ceiling: RetryBudget;
-  private readonly callers: DistinctKeys;
-  private readonly failing: DistinctKeys;
-  private readonly paused: DistinctKeys;
+  private readonly verdict: PlatformVerdict;
 
   constructor(readonly options: ResilienceOptions) {
     const { breaker, retry } = options;
@@ -73,19 +73,19 @@ export class UpstreamHealth {
     this.keys = new KeyTable(() => new KeyHealth(breaker, keyRetry));
     this.breaker = new CircuitBreaker({ ...breaker, ...NEVER_BY_COUNT });
     this.ceiling = new RetryBudget(retry);
-    this.callers = new DistinctKeys(breaker.windowMs);
-    this.failing = new DistinctKeys(breaker.windowMs);
-    this.paused = new DistinctKeys(breaker.windowMs);
+    this.verdict = new PlatformVerdict(breaker.windowMs, breaker.minCalls);
   }
 
-  /** Lets a call with this key through, or says why not; counts the key as calling. */
+  /** Lets a call with this key through, or says why not. */
   admit(keyId: string, now: number): Ticket | Refusal {
     const key = this.keys.use(keyId);
-    key.calledIn = this.callers.note(key.calledIn, now);
     const held = this.heldAt(key, now);
     if (held) return held;
+    // The upstream-wide breaker holds only a key whose own latest call failed.
+    const bound = key.lastFailed;
     // An open upstream refuses before the key's breaker could hand out its probe.
-    const upstreamOpen = this.breaker.state(now) === 'open' ? this.breaker.permit(now) : null;
+    const upstreamOpen =
+      bound && this.breaker.state(now) === 'open' ? this.breaker.permit(now) : null;
     if (upstreamOpen && !upstreamOpen.allowed) {
       return { refused: 'open', scope: 'upstream', retryAfterMs: upstreamOpen.retryAfterMs };
     }
@@ -93,7 +93,7 @@ export class UpstreamHealth {
     if (!keyPermit.allowed) {
       return { refused: 'open', scope: 'key', retryAfterMs: keyPermit.retryAfterMs };
     }
-    const permit = this.breaker.permit(now);
+    const permit = bound ? this.breaker.permit(now) : FREE;
     if (!permit.allowed) {
       if (keyPermit.probe) key.releaseProbe();
       return { refused: 'open', scope: 'upstream', retryAfterMs: permit.retryAfterMs };
@@ -107,11 +107,8 @@ export class UpstreamHealth {
   settle(ticket: Ticket, outcome: Outcome, now: number): void {
     const { key } = ticket;
     if (outcome.pause) this.pause(key, outcome.pause, now);
-    if (outcome.failed && key.failure(now)) this.keyOpened(key, now);
-    if (!outcome.failed) key.success(now);
-    if (!ticket.upstreamProbe) return;
-    if (outcome.failed) this.breaker.failure(now);
-    else this.close(now);
+    if (outcome.failed) this.failed(ticket, now);
+    else this.answered(key, now);
   }
 
   /** A call that ended by the caller's fault: nothing counted, the probes it held given back. */
@@ -163,9 +160,11 @@ export class UpstreamHealth {
 
   /** The pause that holds this key now, its own or the upstream's, the longer if both. */
   private heldAt(key: KeyHealth, now: number): Refusal | null {
-    const own = key.pauseUntil > now && key.pauseUntil >= this.heldUntil;
+    // The upstream's hold, like its breaker, holds only a key whose own latest call failed.
+    const upstreamUntil = key.lastFailed ? this.heldUntil : 0;
+    const own = key.pauseUntil > now && key.pauseUntil >= upstreamUntil;
     if (own) return { refused: 'held', scope: 'key', kind: key.pauseKind, until: key.pauseUntil };
-    if (this.heldUntil > now) {
+    if (upstreamUntil > now) {
       return { refused: 'held', scope: 'upstream', kind: 'backoff', until: this.heldUntil };
     }
     return null;
@@ -173,29 +172,41 @@ export class UpstreamHealth {
 
   /**
    * A pause the platform asked of a key holds that key, for at most
-   * maxPauseMs. A 503's, from several keys, holds the whole upstream.
+   * maxPauseMs. A 503's, from several keys with none answered between,
+   * holds the whole upstream.
    */
   private pause(key: KeyHealth, pause: NonNullable<Outcome['pause']>, now: number): void {
     const until = now + Math.min(pause.seconds * 1000, this.options.maxPauseMs);
     key.pause(pause.kind, until);
-    if (pause.kind !== 'backoff') return;
-    key.pausedIn = this.paused.note(key.pausedIn, now);
-    if (this.paused.count(now) >= severalOf(this.callers.count(now))) {
+    if (pause.kind === 'backoff' && this.verdict.backoff(key, now)) {
       this.heldUntil = Math.max(this.heldUntil, until);
-      this.paused.forget();
     }
   }
 
-  /** A key's breaker opened: with several keys', the upstream's opens too. */
-  private keyOpened(key: KeyHealth, now: number): void {
-    key.failingIn = this.failing.note(key.failingIn, now);
-    if (this.breaker.state(now) !== 'closed') return;
-    if (this.failing.count(now) >= severalOf(this.callers.count(now))) this.breaker.trip(now);
+  /** A call failed the platform's way: its key's breaker counts it, and the upstream's may open. */
+  private failed(ticket: Ticket, now: number): void {
+    const { key } = ticket;
+    const opened = key.failure(now);
+    key.lastFailed = true;
+    if (ticket.upstreamProbe) this.breaker.failure(now);
+    const platformFailing = this.verdict.failed(key, opened, now);
+    if (platformFailing && this.breaker.state(now) === 'closed') this.breaker.trip(now);
   }
 
-  /** The upstream's probe succeeded: closed, and the keys that failed before count no more. */
-  private close(now: number): void {
-    this.breaker.success(now);
-    this.failing.forget();
+  /**
+   * The platform answered (any key, a 4xx too): it is not failing as a whole.
+   * The upstream's breaker closes, its hold ends, and what failed before
+   * counts no more; a key's own breaker closes only on its own probe.
+   */
+  private answered(key: KeyHealth, now: number): void {
+    key.success(now);
+    key.lastFailed = false;
+    key.answeredOnce = true;
+    this.verdict.answered();
+    this.breaker.close();
+    this.heldUntil = 0;
   }
 }
+
+/** What the upstream's breaker answers a key it does not hold: go on, not as its probe. */
+const FREE = { allowed: true, probe: false } as const;

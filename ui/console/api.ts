@@ -1,123 +1,81 @@
-/** The operator API as the console calls it (docs/OPERATING.md), typed by the server's own wire types. */
-import type {
-  AlertSet,
-  AlertSettings,
-  AlertTest,
-  Analytics,
-  AuditPage,
-  CreatedTenant,
-  IssuedToken,
-  KeyCheck,
-  Limits,
-  Operations,
-  Overview,
-  Plan,
-  PortalLink,
-  PublicTenant,
-  RecentAlert,
-  RecentRequestPage,
-  RevokedToken,
-  RotatedToken,
-  TenantPage,
-  TenantUsage,
-  TokenLimits,
-  TokenListing,
-  Whoami,
-} from '../../src/types/wire';
-import { call } from '../lib/api';
+/**
+ * The operator API as the console calls it (docs/OPERATING.md): through the client typed
+ * from the operations' definitions (ui/lib/admin-client.ts), so tsc checks every path,
+ * parameter, body and answer here against the server. No path or body shape is written
+ * here by hand: a route is named as properties, bodies and answers are the definitions'.
+ */
 
-const T = (id: string) => `/admin/tenants/${encodeURIComponent(id)}`;
-const qs = (params: Record<string, string | number | undefined>) => {
-  const s = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') s.set(k, String(v));
-  const text = s.toString();
-  return text ? `?${text}` : '';
-};
+import type { Limits, TokenLimits } from '../../src/types/wire';
+import { adminClient, type BodyOf, type QueryOf, segments } from '../lib/admin-client';
+import { dataOf, FETCH_INIT } from '../lib/api';
+
+const admin = adminClient(location.origin, {
+  headers: { accept: 'application/json' },
+  init: FETCH_INIT,
+});
+const tenant = admin.tenants[':id'];
+const token = tenant.tokens[':token_id'];
+const plan = admin.plans[':name'];
+const at = (id: string) => ({ param: segments({ id }) });
+const atToken = (id: string, tokenId: string) => ({
+  param: segments({ id, token_id: tokenId }),
+});
 
 export const api = {
-  whoami: () => call<Whoami>('/admin/whoami'),
-  operations: () => call<Operations>('/admin/operations'),
-  tenants: (p: { q?: string; cursor?: string; page_size: number }) =>
-    call<TenantPage>(`/admin/tenants${qs(p)}`),
-  tenant: (id: string) => call<PublicTenant>(T(id)),
-  createTenant: (body: {
-    name: string;
-    platform_key: string;
-    cors_origins: string[];
-    token: { name: string; scopes: string[] };
-    plan?: string;
-  }) =>
-    call<CreatedTenant>('/admin/tenants', {
-      method: 'POST',
-      body,
-    }),
-  updateTenant: (
-    id: string,
-    body: { name?: string; platform_key?: string; cors_origins?: string[]; plan?: string | null },
-  ) => call<PublicTenant>(T(id), { method: 'PATCH', body }),
-  setStatus: (id: string, action: 'disable' | 'enable') =>
-    call<PublicTenant>(`${T(id)}/${action}`, { method: 'POST' }),
-  deleteTenant: (id: string) => call<unknown>(T(id), { method: 'DELETE' }),
-  tokens: (id: string) => call<{ tokens: TokenListing[] }>(`${T(id)}/tokens`),
-  issueToken: (
-    id: string,
-    body: { name: string; scopes: string[]; expires_at?: string; limits?: TokenLimits },
-  ) => call<IssuedToken>(`${T(id)}/tokens`, { method: 'POST', body }),
+  whoami: () => dataOf(admin.whoami.$get()),
+  operations: () => dataOf(admin.operations.$get()),
+  tenants: (p: { q?: string | undefined; cursor?: string | undefined; page_size: number }) =>
+    dataOf(admin.tenants.$get({ query: { ...p, page_size: String(p.page_size) } })),
+  tenant: (id: string) => dataOf(tenant.$get(at(id))),
+  createTenant: (json: BodyOf<'createTenant'>) => dataOf(admin.tenants.$post({ json })),
+  updateTenant: (id: string, json: BodyOf<'updateTenant'>) =>
+    dataOf(tenant.$patch({ ...at(id), json })),
+  setStatus: (id: string, action: 'disable' | 'enable') => dataOf(tenant[action].$post(at(id))),
+  deleteTenant: (id: string) => dataOf(tenant.$delete(at(id))),
+  tokens: (id: string) => dataOf(tenant.tokens.$get(at(id))),
+  issueToken: (id: string, json: BodyOf<'issueToken'>) =>
+    dataOf(tenant.tokens.$post({ ...at(id), json })),
   rotateToken: (id: string, tokenId: string, overlap_s: number) =>
-    call<RotatedToken>(`${T(id)}/tokens/${encodeURIComponent(tokenId)}/rotate`, {
-      method: 'POST',
-      body: { overlap_s },
-    }),
+    dataOf(token.rotate.$post({ ...atToken(id, tokenId), json: { overlap_s } })),
   portalLink: (id: string, expires_in_s: number) =>
-    call<PortalLink>(`${T(id)}/portal-links`, {
-      method: 'POST',
-      body: { expires_in_s },
-    }),
+    dataOf(tenant['portal-links'].$post({ ...at(id), json: { expires_in_s } })),
   revokeToken: (id: string, tokenId: string, withSuccessors = false) =>
-    call<RevokedToken>(
-      `${T(id)}/tokens/${encodeURIComponent(tokenId)}${qs({ with_successors: withSuccessors ? 'true' : undefined })}`,
-      { method: 'DELETE' },
+    dataOf(
+      token.$delete({
+        ...atToken(id, tokenId),
+        query: { with_successors: withSuccessors ? 'true' : undefined },
+      }),
     ),
   setTokenLimits: (id: string, tokenId: string, limits: TokenLimits | null) =>
-    call<unknown>(`${T(id)}/tokens/${encodeURIComponent(tokenId)}/limits`, {
-      method: limits ? 'PUT' : 'DELETE',
-      ...(limits ? { body: limits } : {}),
-    }),
+    limits
+      ? dataOf(token.limits.$put({ ...atToken(id, tokenId), json: limits }))
+      : dataOf(token.limits.$delete(atToken(id, tokenId))),
   usage: (id: string, tokenId?: string) =>
-    call<TenantUsage>(`${T(id)}/usage${qs({ token_id: tokenId })}`),
+    dataOf(tenant.usage.$get({ ...at(id), query: { token_id: tokenId } })),
   setLimits: (id: string, limits: Limits) =>
-    call<unknown>(`${T(id)}/limits`, { method: 'PUT', body: limits }),
-  resetLimits: (id: string) => call<{ limits: Limits }>(`${T(id)}/limits`, { method: 'DELETE' }),
-  analyticsPath: (id: string, p: Record<string, string>) => `${T(id)}/analytics${qs(p)}`,
-  analytics: (id: string, p: Record<string, string>) => call<Analytics>(api.analyticsPath(id, p)),
-  purge: (id: string) => call<{ tenants: number }>(`${T(id)}/cache/purge`, { method: 'POST' }),
-  alerts: (id: string) => call<AlertSettings | null>(`${T(id)}/alerts`),
-  setAlerts: (
-    id: string,
-    body: { url: string; thresholds: number[]; server_error_percent: number },
-  ) =>
-    call<AlertSet>(`${T(id)}/alerts`, {
-      method: 'PUT',
-      body,
-    }),
-  removeAlerts: (id: string) => call<unknown>(`${T(id)}/alerts`, { method: 'DELETE' }),
-  testAlert: (id: string) =>
-    call<AlertTest>(`${T(id)}/alerts/test`, {
-      method: 'POST',
-    }),
-  overview: () => call<Overview>('/admin/overview'),
-  requests: (id: string, p: Record<string, string | undefined>) =>
-    call<RecentRequestPage>(`${T(id)}/requests${qs(p)}`),
-  recentAlerts: (id: string) => call<{ alerts: RecentAlert[] }>(`${T(id)}/alerts/recent`),
-  plans: () => call<{ plans: Plan[] }>('/admin/plans'),
+    dataOf(tenant.limits.$put({ ...at(id), json: limits })),
+  resetLimits: (id: string) => dataOf(tenant.limits.$delete(at(id))),
+  /** Where the CSV export is read (`Accept: text/csv`): the same operation as analytics. */
+  analyticsPath: (id: string, query: QueryOf<'getAnalytics'>) =>
+    tenant.analytics.$path({ ...at(id), query }),
+  analytics: (id: string, query: QueryOf<'getAnalytics'>) =>
+    dataOf(tenant.analytics.$get({ ...at(id), query })),
+  purge: (id: string) => dataOf(tenant.cache.purge.$post(at(id))),
+  alerts: (id: string) => dataOf(tenant.alerts.$get(at(id))),
+  setAlerts: (id: string, json: BodyOf<'setAlerts'>) =>
+    dataOf(tenant.alerts.$put({ ...at(id), json })),
+  removeAlerts: (id: string) => dataOf(tenant.alerts.$delete(at(id))),
+  testAlert: (id: string) => dataOf(tenant.alerts.test.$post(at(id))),
+  overview: () => dataOf(admin.overview.$get()),
+  requests: (id: string, query: QueryOf<'listRequests'>) =>
+    dataOf(tenant.requests.$get({ ...at(id), query })),
+  recentAlerts: (id: string) => dataOf(tenant.alerts.recent.$get(at(id))),
+  plans: () => dataOf(admin.plans.$get()),
   setPlan: (name: string, limits: Limits) =>
-    call<Plan>(`/admin/plans/${encodeURIComponent(name)}`, { method: 'PUT', body: limits }),
-  removePlan: (name: string) =>
-    call<unknown>(`/admin/plans/${encodeURIComponent(name)}`, { method: 'DELETE' }),
+    dataOf(plan.$put({ param: segments({ name }), json: limits })),
+  removePlan: (name: string) => dataOf(plan.$delete({ param: segments({ name }) })),
   /** One cheap read with a typed key (never shown back), or with the tenant's stored one. */
-  checkKey: (platform_key: string) =>
-    call<KeyCheck>('/admin/keys/check', { method: 'POST', body: { platform_key } }),
-  checkTenantKey: (id: string) => call<KeyCheck>(`${T(id)}/key/check`, { method: 'POST' }),
-  audit: (p: Record<string, string | number | undefined>) =>
-    call<AuditPage>(`/admin/audit${qs(p)}`),
+  checkKey: (platform_key: string) => dataOf(admin.keys.check.$post({ json: { platform_key } })),
+  checkTenantKey: (id: string) => dataOf(tenant.key.check.$post(at(id))),
+  audit: (query: QueryOf<'listAudit'>) => dataOf(admin.audit.$get({ query })),
 };

@@ -49,8 +49,8 @@ export function AuditPage(props: { tenant?: string | undefined }) {
   useEffect(() => {
     api
       .audit({
-        page_num: pageNum,
-        page_size: 50,
+        page_num: String(pageNum),
+        page_size: '50',
         tenant_id: filter.tenant_id.trim(),
         actor: filter.actor.trim(),
         action: filter.action.trim(),

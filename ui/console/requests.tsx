@@ -194,6 +194,7 @@ export function RequestsSection(props: { tenantId: string }) {
                 <td>{names.get(r.token_id) ?? r.token_id}</td>
                 <td>
                   {r.method} {r.operation}
+                  {r.via === 'mcp' ? <span class="hint"> via MCP</span> : null}
                 </td>
                 <td>
                   {r.status}

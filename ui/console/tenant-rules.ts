@@ -1,4 +1,4 @@
-/** The operator API's bounds for a tenant (src/admin/tenants.ts), checked in the browser first. */
+/** The operator API's bounds for a tenant (src/admin/tenants.contract.ts), checked in the browser first. */
 
 export function tenantNameProblem(name: string): string | null {
   if (!name.trim()) return 'Give the tenant a name';

@@ -191,7 +191,7 @@ export function UsageSection(props: { tenantId: string }) {
   const drawn = useRef(0);
   const drawing = useRef('');
 
-  const query = (groupBy: string) => {
+  const query = (groupBy: string): Parameters<typeof api.analytics>[1] => {
     const to = Date.now();
     return {
       from: new Date(to - range.days * 86_400_000).toISOString(),

@@ -27,20 +27,33 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
+/** How every page's call goes: with same-origin credentials only, and no redirect followed. */
+export const FETCH_INIT = { credentials: 'same-origin', redirect: 'error' } as const;
+
 export async function call<T>(url: string, options: CallOptions = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(url, {
+  const res = fetch(url, {
     method: options.method ?? 'GET',
     headers,
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    credentials: 'same-origin',
-    redirect: 'error',
+    ...FETCH_INIT,
   });
+  return dataOf<T>(res);
+}
+
+/**
+ * The `data` of an answer's envelope, or the ApiError it carries. Takes a fetch's
+ * Response or a typed client's answer (hono/client), whose envelope type it keeps.
+ */
+export async function dataOf<T>(
+  pending: Promise<{ ok: boolean; status: number; headers: Headers; json(): Promise<Envelope<T>> }>,
+): Promise<T> {
+  const res = await pending;
   const requestId = res.headers.get('x-request-id');
   let envelope: Envelope<T>;
   try {
-    envelope = (await res.json()) as Envelope<T>;
+    envelope = await res.json();
   } catch {
     throw new ApiError(res.status, -1, `Unexpected answer (HTTP ${res.status})`, requestId, {});
   }

@@ -93,6 +93,7 @@ export function RecentFailures(props: { token: string }) {
                 </td>
                 <td>
                   {r.method} {r.operation}
+                  {r.via === 'mcp' ? <span class="hint"> via MCP</span> : null}
                 </td>
                 <td>
                   {r.status} ({r.code ?? '—'})

@@ -64,6 +64,15 @@ export interface BoardTops {
 const FIGURES = `SUM(requests) AS requests, SUM(refused) AS refused, SUM(errors_5xx) AS errors_5xx,
   SUM(key_rejected) AS key_rejected`;
 
+/** The sums over every tenant: null where no row was summed. */
+type Totals = Record<string, SqlStorageValue> & {
+  tenants: number;
+  requests: number | null;
+  refused: number | null;
+  errors_5xx: number | null;
+  key_rejected: number | null;
+};
+
 type Row = Record<string, SqlStorageValue> & {
   tenant_id: string;
   requests: number;
@@ -141,11 +150,11 @@ export class FleetBoard extends DurableObject<Cloudflare.Env> {
           }),
         );
     const totals = this.sql
-      .exec<{ tenants: number; requests: number | null; refused: number | null }>(
+      .exec<Totals>(
         `SELECT COUNT(DISTINCT tenant_id) AS tenants, ${FIGURES} FROM tenant_hours WHERE hour >= ?`,
         since,
       )
-      .one() as unknown as Record<string, number | null>;
+      .one();
     return {
       tenants: Number(totals.tenants ?? 0),
       totals: {

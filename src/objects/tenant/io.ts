@@ -9,8 +9,9 @@ import type { TokenEntry } from '../../tenants/token-store';
 import type { NewAuditEntry } from '../audit/audit-log';
 import type { FleetHour } from '../fleet/fleet-board';
 
-/** The time now, ms since the epoch: the real clock in the guard, a simulated one in tests. */
-export type Clock = () => number;
+import type { Clock } from './part';
+
+export type { Clock };
 
 export interface TenantIo {
   /** The tenant this guard is of (the object's name), when known: alerts and reports name it. */

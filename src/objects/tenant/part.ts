@@ -7,6 +7,9 @@
  * (test/guard-parts.test.ts; `npm run bench:rpc` compares it with an RpcTarget per part).
  */
 
+/** The time now, ms since the epoch: the real clock in the guard, a simulated one in tests. */
+export type Clock = () => number;
+
 /** What the guard's alarm does for a part. */
 export interface Chores {
   /** Deletes the part's rows that no longer count anywhere. */

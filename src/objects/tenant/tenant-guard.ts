@@ -95,12 +95,13 @@ export class TenantGuard extends DurableObject {
    * Only the calls a part lists are made; anything else is refused.
    */
   call(part: PartName, call: string, args: unknown[]): unknown {
-    const calls: readonly string[] | undefined = Object.hasOwn(PARTS, part)
-      ? PARTS[part]
-      : undefined;
-    if (!calls?.includes(call)) throw new TypeError(`TenantGuard has no call ${part}.${call}`);
-    const target = this.parts[part] as unknown as Record<string, (...a: unknown[]) => unknown>;
-    return target[call]?.(...args);
+    const calls: readonly string[] = Object.hasOwn(PARTS, part) ? PARTS[part] : [];
+    const refused = () => new TypeError(`TenantGuard has no call ${part}.${call}`);
+    if (!calls.includes(call)) throw refused();
+    const target: object = this.parts[part];
+    const method: unknown = Reflect.get(target, call);
+    if (typeof method !== 'function') throw refused();
+    return Reflect.apply(method, target, args);
   }
 
   override async alarm(): Promise<void> {

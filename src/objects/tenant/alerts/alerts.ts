@@ -19,10 +19,9 @@ import type {
   ServerErrorsAlert,
 } from '../../../types/wire';
 import type { Sql } from '../sql';
+import { DEFAULT_SERVER_ERROR_PERCENT, DEFAULT_THRESHOLDS } from './alert-defaults';
 
-export const DEFAULT_THRESHOLDS = [80, 100];
-/** An hour whose server errors reach this share of its requests raises an alert (percent). */
-export const DEFAULT_SERVER_ERROR_PERCENT = 10;
+export { DEFAULT_SERVER_ERROR_PERCENT, DEFAULT_THRESHOLDS };
 export const ALERT_MAX_TRIES = 5;
 /** First retry after this long, then doubling. */
 export const ALERT_BACKOFF_MS = 10_000;

@@ -9,8 +9,7 @@
  */
 import type { RequestRow } from '../../../metering/usage';
 import type { RecentRequest } from '../../../types/wire';
-import type { Clock } from '../io';
-import type { Chores } from '../part';
+import type { Chores, Clock } from '../part';
 import type { Sql, SqlValue } from '../sql';
 
 /** Rows kept of each kind (below 400; 400 and above). */
@@ -49,10 +48,15 @@ export class RecentRequestsPart implements Chores {
         token_id TEXT NOT NULL, operation TEXT NOT NULL, method TEXT NOT NULL,
         status INTEGER NOT NULL, failed INTEGER NOT NULL, code INTEGER, limiter TEXT, policy TEXT,
         cache TEXT, upstream_status INTEGER, upstream_attempts INTEGER, latency_ms INTEGER NOT NULL,
-        upstream_ms INTEGER, trace_id TEXT);
+        upstream_ms INTEGER, trace_id TEXT, via TEXT);
       CREATE INDEX IF NOT EXISTS recent_by_id ON recent_requests (request_id);
       CREATE INDEX IF NOT EXISTS recent_by_kind ON recent_requests (failed, seq);
     `);
+    // A table from before MCP tool calls (issue 44) gains their mark.
+    const columns = sql.exec<{ name: string }>('PRAGMA table_info(recent_requests)').toArray();
+    if (!columns.some((c) => c.name === 'via')) {
+      sql.exec('ALTER TABLE recent_requests ADD COLUMN via TEXT');
+    }
   }
 
   /**
@@ -64,8 +68,8 @@ export class RecentRequestsPart implements Chores {
       this.sql.exec(
         `INSERT INTO recent_requests (at, request_id, token_id, operation, method, status, failed,
            code, limiter, policy, cache, upstream_status, upstream_attempts, latency_ms, upstream_ms,
-           trace_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           trace_id, via)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         r.at,
         r.request_id.slice(0, 200),
         r.token_id,
@@ -82,6 +86,7 @@ export class RecentRequestsPart implements Chores {
         r.latency_ms,
         r.upstream_ms,
         r.trace_id,
+        r.via ?? null,
       );
     }
     if (rows.length === 0) return;
@@ -131,9 +136,10 @@ export class RecentRequestsPart implements Chores {
     const page = rows.slice(0, q.limit);
     const last = page[page.length - 1];
     return {
-      requests: page.map(({ seq: _seq, failed: _failed, at, ...r }) => ({
+      requests: page.map(({ seq: _seq, failed: _failed, at, via, ...r }) => ({
         ...r,
         at: new Date(at).toISOString(),
+        via: via === 'mcp' ? 'mcp' : null,
       })),
       cursor: rows.length > q.limit && last ? last.seq : null,
     };

@@ -1,26 +1,14 @@
 /**
- * The query of usage history, shared by the operator API and a tenant's own
- * view: a range (at most the retention), hour or day buckets, and groups.
+ * A tenant's usage history as the operator API reads it (GET .../analytics): the query
+ * (analytics.contract.ts) made a range of at most the retention, hour or day buckets
+ * and groups; and the series as CSV.
  */
-import * as z from 'zod';
+import type * as z from 'zod';
 import { invalidField } from '../errors';
 import type { History, HistoryGroup, HistoryQuery } from '../objects/tenant/history/rollups';
+import type { historyQuerySchema } from './analytics.contract';
 
 const GROUPS: readonly HistoryGroup[] = ['route', 'status', 'token'];
-
-const instant = (name: string) =>
-  z
-    .string()
-    .max(40)
-    .refine((s) => !Number.isNaN(Date.parse(s)), `${name} must be an ISO 8601 date or date-time`)
-    .optional();
-
-export const historyQuerySchema = z.strictObject({
-  from: instant('from'),
-  to: instant('to'),
-  granularity: z.enum(['hour', 'day'], { error: 'granularity must be hour or day' }).default('day'),
-  group_by: z.string().max(40).optional(),
-});
 
 /** The validated query, with defaults: the last 7 days up to now. */
 export function historyQuery(
