@@ -520,6 +520,15 @@ describe('tools from the catalog, per token', () => {
 });
 
 describe('a call is the operation’s own gateway request', () => {
+  it('counts a tool call once among the isolate’s requests', async () => {
+    const requests = async () =>
+      (await envelope(await admin('/stats'))).data.isolate.requests as number;
+    const before = await requests();
+    await call(tenant, 'team.list', { page_size: 5 });
+    // The /mcp request, then this read of the counters: two, not three.
+    expect((await requests()) - before).toBe(2);
+  });
+
   it('calls a read, a create, a rename and a release with the platform key, never the token', async () => {
     const teams = await call(tenant, 'team.list', { page_size: 5 });
     const result = teams.body.result;
