@@ -104,7 +104,14 @@ describe('plans', () => {
     }
     // Straight to the PlanBook, as an operator's call in another isolate would: this
     // isolate's leases are not dropped, they end.
-    await planBook(testEnv).put(plan, hourly(2), 'test', Date.now());
+    const book = planBook(testEnv);
+    await book.put(plan, hourly(2), 'test', Date.now());
+    // The guards hold the new plan once the rollout has reached them (the book's alarm may
+    // have claimed a member first): wait for that, then for the leases to end.
+    await vi.waitFor(async () => expect((await book.get(plan))?.pending).toBe(0), {
+      timeout: 20_000,
+      interval: 50,
+    });
     vi.setSystemTime(Date.now() + LEASE_MAX_MS);
     for (const t of tenants) await expectRefusal(await asTenant(t, '/agent/lists'), 'RATE_LIMITED');
   });
