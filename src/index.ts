@@ -5,6 +5,7 @@ import { operatorEntrypoint } from './operator-entrypoint';
 import type { Bindings } from './types/context';
 
 export { AuditLog } from './audit/audit-log';
+export { ConfigBook } from './guard/config-book';
 export { FleetBoard } from './guard/fleet-board';
 export { LeaseBroker } from './guard/lease-broker';
 export { PlanBook } from './guard/plan-book';

@@ -50,7 +50,7 @@ import type { ClaimRequest, KeyOwner, StoredAnswer } from './idempotency';
 import type { PlanPush } from './plan-protocol';
 import type { RecentQuery } from './recent-requests';
 import { type RecordChange, type ResealOutcome, TenantRecord } from './tenant-record';
-import type { RevokeOutcome, TokenSpecOf } from './token-changes';
+import type { RestoredToken, RevokeOutcome, TokenAmendment, TokenSpecOf } from './token-changes';
 import type { AuditContext, MintedToken, RotateOutcome } from './token-registry';
 
 /** A decision KV has not taken yet is tried again by the alarm this soon. */
@@ -213,6 +213,35 @@ export class TenantGuard extends DurableObject {
     return true;
   }
 
+  /** A working token's name, scopes or expiry changed in place; null when there is none. */
+  async amendToken(
+    tenantId: string,
+    tokenId: string,
+    patch: TokenAmendment,
+  ): Promise<TokenEntry | null> {
+    await this.tokensReady(tenantId);
+    const amended = this.core.tokenChanges.amend(tokenId, patch);
+    await this.syncTokens();
+    return amended;
+  }
+
+  /** Tokens taken back from a sealed backup; the ids it took (those it held already are left). */
+  async restoreTokens(tenantId: string, tokens: RestoredToken[]): Promise<string[]> {
+    await this.tokensReady(tenantId);
+    const taken = tokens
+      .filter((t) => t.record.tenant_id === tenantId && this.core.tokenChanges.restore(t))
+      .map((t) => t.record.id);
+    await this.syncTokens();
+    if (tokens.some((t) => t.limits)) await this.tellBrokers({ kind: 'reset' });
+    return taken;
+  }
+
+  /** The working tokens heading their families, with hashes and own limits (sealed backups). */
+  async tokenHeads(tenantId: string, now: number): Promise<RestoredToken[]> {
+    await this.tokensReady(tenantId);
+    return this.core.tokenChanges.heads(now);
+  }
+
   async listTokens(tenantId: string, now: number) {
     await this.tokensReady(tenantId);
     return this.core.listTokens(now);
@@ -322,6 +351,11 @@ export class TenantGuard extends DurableObject {
 
   alertSettings() {
     return this.core.alertSettings();
+  }
+
+  /** The webhook as stored, its secret sealed (for a sealed backup, and to keep the secret). */
+  alertConfig() {
+    return this.core.alertConfig();
   }
 
   /** One signed test delivery to the webhook, now; null when none is set. */
