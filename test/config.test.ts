@@ -381,3 +381,90 @@ describe('the fleet as a file', () => {
     ]);
   });
 });
+
+describe('sealed backups', () => {
+  const ARCHIVE_KEY = 'correct horse battery staple';
+
+  async function backup(tag: string, key = ARCHIVE_KEY) {
+    const res = await admin('/config/backup', {
+      method: 'POST',
+      body: JSON.stringify({ archive_key: key, select: tag }),
+    });
+    const body = await envelope(res);
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    return body.data as { archive: string; tenants: number; tokens: number };
+  }
+
+  const restoreBody = (archive: string, tag: string, key = ARCHIVE_KEY) =>
+    JSON.stringify({ archive, archive_key: key, select: tag });
+
+  it('restores a wiped selection: the same tokens answer again, nothing secret in the clear', async () => {
+    const tag = `seal-${unique()}`;
+    const made = await sync(fleet(tag), { select: tag });
+    const secrets = made.applied.secrets.filter((s: { kind: string }) => s.kind === 'token');
+    const sealed = await backup(tag);
+    expect(sealed).toMatchObject({ tenants: 2, tokens: 3 });
+    expect(sealed.archive.startsWith('apgw-backup.v1.')).toBe(true);
+    for (const secret of [
+      platformKeys.demo,
+      platformKeys.demoSecond,
+      ...secrets.map((s: { secret: string }) => s.secret),
+    ]) {
+      expect(sealed.archive).not.toContain(secret);
+    }
+    const file = await dump(tag);
+    await sync({ version: 1 }, { select: tag });
+    const call = (token: string) =>
+      gateway('/token', { headers: { authorization: `Bearer ${token}` } });
+    for (const s of secrets) expect((await call(s.secret)).status).toBe(401);
+
+    const wrongKey = await admin('/config/plan', {
+      method: 'POST',
+      body: restoreBody(sealed.archive, tag, 'not the passphrase at all'),
+    });
+    expect(wrongKey.status).toBe(400);
+    expect((await envelope(wrongKey)).data.errors[0].field).toBe('archive');
+
+    const planned = await admin('/config/plan', {
+      method: 'POST',
+      body: restoreBody(sealed.archive, tag),
+    });
+    const { data } = await envelope(planned);
+    const tokens = data.changes.filter((c: ConfigChange) => c.kind === 'token');
+    expect(tokens.map((c: ConfigChange) => c.source)).toEqual(['restored', 'restored', 'restored']);
+    const applied = await admin('/config/apply', {
+      method: 'POST',
+      body: restoreBody(sealed.archive, tag),
+      headers: { 'if-match': `"${data.hash}"` },
+    });
+    const done = await envelope(applied);
+    expect(applied.status, JSON.stringify(done)).toBe(200);
+    // No new secret: the tokens and the webhook's signing secret are the backup's.
+    expect(done.data.secrets).toEqual([]);
+    for (const s of secrets) expect((await call(s.secret)).status).toBe(200);
+    expect(await dump(tag)).toEqual(file);
+  });
+
+  it('names each token to re-issue where the gateway lacks the key that tagged it', async () => {
+    const tag = `reissue-${unique()}`;
+    await sync(fleet(tag), { select: tag });
+    const sealed = await backup(tag);
+    await sync({ version: 1 }, { select: tag });
+    // Another gateway: its KEY_ENCRYPTION_KEY entry k2 is other material.
+    const elsewhere = { KEY_ENCRYPTION_KEY: `k2:${'C'.repeat(43)}=` };
+    const res = await gatewayWith(elsewhere, '/admin/config/plan', {
+      method: 'POST',
+      body: restoreBody(sealed.archive, tag),
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    });
+    const { data } = await envelope(res);
+    expect(res.status, JSON.stringify(data)).toBe(200);
+    const tokens = data.changes.filter((c: ConfigChange) => c.kind === 'token');
+    expect(tokens.map((c: ConfigChange) => [c.ref, c.source])).toEqual([
+      ['backend', 'reissued'],
+      ['ci', 'reissued'],
+      ['main', 'reissued'],
+    ]);
+    expect(tokens[0].note).toContain('KEY_ENCRYPTION_KEY entry k2');
+  });
+});

@@ -213,21 +213,13 @@ async function planOf(c: C, body: Body): Promise<Planned> {
     return t.platform_key_ref === 'keep' ? 'keep' : 'missing';
   };
   const checks = archive ? await tagChecks(await keyRing(settings.KEY_ENCRYPTION_KEY)) : {};
-  const liveIds = new Map(live.tenants.map((t) => [t.ref, t.id]));
-  const takenIds = new Set(live.tenants.map((t) => t.id));
   const tokenSource = (tenantRef: string, tokenRef: string) => {
     const saved = archive?.tokens[tenantRef]?.[tokenRef];
     if (!archive || !saved) return null;
     const kid = saved.record.tag_kid;
     const sameKey = !kid || (checks[kid] !== undefined && checks[kid] === archive.tag_checks[kid]);
-    const tenantId = liveIds.get(tenantRef);
-    const sameTenant = tenantId
-      ? tenantId === saved.record.tenant_id
-      : !takenIds.has(saved.record.tenant_id);
-    if (sameKey && sameTenant) return { source: 'restored' as const, note: null };
-    const note = sameKey
-      ? 'its tenant has another id here: a new secret is issued'
-      : `this gateway has not the key that tagged it (KEY_ENCRYPTION_KEY entry ${kid}): re-issued with a new secret`;
+    if (sameKey) return { source: 'restored' as const, note: null };
+    const note = `this gateway has not the key that tagged it (KEY_ENCRYPTION_KEY entry ${kid}): re-issued with a new secret`;
     return { source: 'reissued' as const, note };
   };
   const steps = planChanges(live, checked.desired, { mode: body.mode, select, keyOf, tokenSource });

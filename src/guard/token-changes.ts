@@ -225,11 +225,12 @@ export class TokenChanges {
 
   /**
    * A token taken back from a sealed backup as it was (its id, hash, family and own
-   * limits): false when the tenant holds a token with that id already.
+   * limits): false when the guard holds a row of that token already (working, ended or
+   * removed), which it keeps.
    */
   restore(restored: RestoredToken): boolean {
     const { hash, record, familyId, limits } = restored;
-    if (this.tokens.get(record.id)) return false;
+    if (this.tokens.exists(record.id)) return false;
     if (limits) this.store.putTokenLimits(record.id, limits);
     this.tokens.insert({
       hash,

@@ -222,9 +222,9 @@ async function createTenant(run: Run, want: TenantEntry): Promise<Touched> {
   const { c, stores } = run;
   const key = run.input.platformKey(want);
   if (!key) throw new GatewayError('INTERNAL');
-  // A restore keeps the tenant's id (its tokens' records name it) unless the id is taken.
-  const kept = run.input.archive?.tenants[want.ref]?.id;
-  const id = kept && !(await stores.tenants.getStored(kept)) ? kept : newTenantId();
+  // Always a new id, a restore's too: the id of a tenant deleted here stays its tombstone's
+  // (guard/tenant-record.ts), and restored tokens' records take the new id.
+  const id = newTenantId();
   await keepTenantRef(run, want, id);
   const tenant = await stores.tenants.create({
     id,
@@ -363,11 +363,12 @@ async function createToken(
   if (!want) throw new GatewayError('INTERNAL');
   const guard = guardFor(c.env, tenantId);
   const saved = run.input.archive?.tokens[tenantRef]?.[want.ref];
-  if (step.change.source === 'restored' && saved && saved.record.tenant_id === tenantId) {
-    // Its record as it was, so its secret works as before; the file's name, scopes and
-    // expiry win over the backup's.
+  if (step.change.source === 'restored' && saved) {
+    // Its record as it was, so its secret works as before, under its tenant's id here; the
+    // file's name, scopes and expiry win over the backup's.
     const record = {
       ...saved.record,
+      tenant_id: tenantId,
       name: want.name,
       scopes: want.scopes,
       expires_at: want.expires_at,
@@ -380,9 +381,13 @@ async function createToken(
       tags: [],
       key_ref: null,
     });
-    await guard.restoreTokens(tenantId, [{ ...saved, record, limits: want.limits }]);
+    const taken = await guard.restoreTokens(tenantId, [{ ...saved, record, limits: want.limits }]);
     isolateAdmission.forget(tenantId);
-    return { id: record.id, tenantId, tokenId: record.id };
+    if (taken.length > 0) return { id: record.id, tenantId, tokenId: record.id };
+    // The tenant holds that token already, revoked or removed: a new secret instead.
+    step.change.source = 'reissued';
+    step.change.note =
+      'this tenant holds the backed-up token as ended: re-issued with a new secret';
   }
   const { token, ...minted } = await stores.tokens.mint();
   await keepRef(run, {
