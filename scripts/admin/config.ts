@@ -10,8 +10,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { ConfigChange, ConfigPlan, ConfigSecret, ErrorData } from '../../src/types/wire';
 import type { Envelope } from '../../ui/lib/admin-client';
-import { FleetYamlError, fleetFromYaml, fleetToYaml } from '../../ui/lib/fleet-yaml';
+import { fleetToYaml } from '../../ui/lib/fleet-yaml';
 import { CliError, type Client } from './client';
+import { FleetYamlError, fleetFromYaml } from './fleet-yaml-read';
 import { printable } from './printable';
 
 export const CONFIG_HELP = `Fleet file (docs/CONFIG-AS-CODE.md; exit 0 done, 1 diff found differences, 2 refused)
