@@ -5,6 +5,7 @@
  * others, which share the gateway's storage, never see each other's fleets.
  */
 import { describe, expect, it } from 'vitest';
+import schemaInDocs from '../docs/config.schema.json?raw';
 import type { FleetFileInput } from '../src/admin/config-file';
 import { ERRORS } from '../src/errors';
 import type { ConfigChange } from '../src/types/wire';
@@ -126,6 +127,8 @@ describe('the fleet as a file', () => {
     };
     expect(Object.keys(schema.properties)).toEqual(['version', 'plans', 'tenants']);
     expect(schema.required).toEqual(['version']);
+    // The copy in docs is the one served (npx tsx scripts/config-schema.ts writes it).
+    expect(schema).toEqual(JSON.parse(schemaInDocs));
   });
 
   it('round trip: sync, dump, wipe, sync, dump gives the same file, and diff is empty', async () => {

@@ -1,6 +1,6 @@
 /**
  * A fleet file's plan: the live fleet (read.ts) against the file, as changes in the order
- * they are applied (docs/CONFIG-AS-CODE.md, "Renames and deletes"): renames first, then
+ * they are applied (docs/CONFIG-AS-CODE.md, "Refs, renames and deletes"): renames first, then
  * creates, then updates, deletes last. Objects are matched by `ref`; a plan the file names
  * that exists under its default ref (its name) is taken as that plan. Pure.
  *
