@@ -319,9 +319,16 @@ async function applyToken(run: Run, step: Extract<Step, { kind: 'token' }>): Pro
   const guard = guardFor(c.env, tenantId);
   const { op } = step.change;
   if (op === 'delete' && step.live) {
-    // The whole line goes: the token, and one it replaced that still works (an overlap).
-    await guard.revokeToken(tenantId, step.live.family_id, true, Date.now(), auditContext(c));
+    // The whole line goes: the token, and one it replaced that still works (an overlap),
+    // from the line's first token; that one's row may be gone (swept 90 days after it
+    // ended), and then the token itself.
+    const ctx = auditContext(c);
+    let line = await guard.revokeToken(tenantId, step.live.family_id, true, Date.now(), ctx);
+    if (line.kind === 'not_found') {
+      line = await guard.revokeToken(tenantId, step.live.id, true, Date.now(), ctx);
+    }
     isolateAdmission.forget(tenantId);
+    run.stores.tokens.forget(line.revoked);
     await configBook(c.env).drop('token', [step.live.family_id]);
     return { id: step.live.id, tenantId, tokenId: step.live.id };
   }
