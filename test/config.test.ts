@@ -471,3 +471,58 @@ describe('sealed backups', () => {
     expect(tokens[0].note).toContain('KEY_ENCRYPTION_KEY entry k2');
   });
 });
+
+describe('changes in place', () => {
+  it('narrows a token’s scopes, keeps a webhook’s secret, revokes a token left out', async () => {
+    const tag = `upd-${unique()}`;
+    const made = await sync(fleet(tag), { select: tag });
+    const secretOf = (ref: string) =>
+      made.applied.secrets.find((s: { ref: string | null }) => s.ref === ref).secret as string;
+    const backend = secretOf('backend');
+    const ci = secretOf('ci');
+    const file = await dump(tag);
+    const acme = file.tenants[0];
+    const tokenOf = (ref: string) => acme.tokens.find((t: { ref: string }) => t.ref === ref);
+    tokenOf('backend').scopes = ['read-only'];
+    tokenOf('backend').expires_at = '2031-06-01T00:00:00.000Z';
+    acme.tokens = acme.tokens.filter((t: { ref: string }) => t.ref !== 'ci');
+    acme.alerts.thresholds = [90];
+    file.plans[0].limits.quota.daily = 6000;
+    const updated = await sync(file, { select: tag });
+    expect(summary(updated.plan.changes)).toEqual([
+      `update plan ${tag}-gold`,
+      `update tenant ${tag}-acme`,
+      `update token ${tag}-acme/backend`,
+      `delete token ${tag}-acme/ci`,
+    ]);
+    // The same webhook URL keeps its signing secret: none is printed.
+    expect(updated.applied.secrets).toEqual([]);
+    expect(await dump(tag)).toEqual(file);
+
+    const write = await gateway('/session/create', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${backend}`, 'content-type': 'application/json' },
+      body: '{"team_id":"3f6c1e2a-5b7d-4c8e-9f01-23456789abcd"}',
+    });
+    expect(write.status).toBe(403);
+    expect((await envelope(write)).code).toBe(ERRORS.SCOPE_REQUIRED.code);
+    const own = await gateway('/token', { headers: { authorization: `Bearer ${backend}` } });
+    expect((await envelope(own)).data.token.expires_at).toBe('2031-06-01T00:00:00.000Z');
+    const revoked = await gateway('/token', { headers: { authorization: `Bearer ${ci}` } });
+    expect(revoked.status).toBe(401);
+    expect((await envelope(revoked)).code).toBe(ERRORS.TOKEN_REVOKED.code);
+
+    const audit = await envelope(await admin(`/audit?action=config.&page_size=50`));
+    const mine = audit.data.data.filter(
+      (e: { detail: { plan?: string } }) => e.detail.plan === updated.plan.hash,
+    );
+    expect(mine.map((e: { action: string }) => e.action).sort()).toEqual(
+      [
+        'config.plan.update',
+        'config.tenant.update',
+        'config.token.update',
+        'config.token.delete',
+      ].sort(),
+    );
+  });
+});
