@@ -6,8 +6,9 @@
  * one apply running (a second is refused while it runs).
  *
  * An object without a row here has the default ref: a tenant its id, a plan its name, a
- * token its family's first id. A row whose object is gone is ignored and dropped by the
- * next apply.
+ * token its family's first id. A row is dropped when the file deletes its object; one whose
+ * object went another way (the console) is ignored, and a plan made again under that name
+ * takes it back.
  */
 import { DurableObject } from 'cloudflare:workers';
 import type { ConfigApplyRecord } from '../types/wire';

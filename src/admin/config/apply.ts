@@ -11,6 +11,7 @@ import { GatewayError } from '../../errors';
 import { configBook, type RefRow } from '../../guard/config-book';
 import { planBook } from '../../guard/plan-book';
 import { isolateAdmission } from '../../limits/admission';
+import { log } from '../../log';
 import { keyRing, seal } from '../../tenants/crypto';
 import type { Stores } from '../../tenants/stores';
 import { newTenantId, type TenantPatch } from '../../tenants/tenant-store';
@@ -78,6 +79,14 @@ export async function applySteps(
       applied.push({ ...step.change, id: ids.id });
     } catch (err) {
       const cause = err instanceof GatewayError ? err : null;
+      // What failed inside is the log's (by name), never the answer's.
+      if (!cause) {
+        log.error('config.apply_failed', {
+          error: err instanceof Error ? err.name : typeof err,
+          change: `${step.change.op} ${step.kind} ${step.change.ref}`,
+          plan: input.hash,
+        });
+      }
       throw new GatewayError('CONFIG_APPLY_STOPPED', {
         message:
           `The apply stopped at change ${i + 1} of ${input.steps.length} (${step.change.op} ${step.kind} ` +
