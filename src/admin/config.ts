@@ -8,9 +8,9 @@
 import type { Context } from 'hono';
 import * as z from 'zod';
 import { GatewayError } from '../errors';
-import { configBook } from '../guard/config-book';
-import type { RestoredToken } from '../guard/token-changes';
 import { sha256Hex } from '../hash';
+import { configBook } from '../objects/config/config-book';
+import type { RestoredToken } from '../objects/tenant/tokens/token-changes';
 import { catalogOf } from '../routes/catalog';
 import { isSealed, keyRing, open } from '../tenants/crypto';
 import { grantScopes } from '../tenants/scopes';
@@ -247,8 +247,8 @@ async function archiveOf(c: C, live: LiveFleet): Promise<ArchiveBody> {
     const guard = guardFor(c.env, t.id);
     const [opened, alerts, heads] = await Promise.all([
       stores.tenants.get(t.id),
-      guard.alertConfig(),
-      guard.tokenHeads(t.id, now),
+      guard.alerts().stored(),
+      guard.tokens().heads(t.id, now),
     ]);
     if (!opened) continue;
     const secret = alerts

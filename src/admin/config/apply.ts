@@ -8,10 +8,10 @@
  */
 import type { Context } from 'hono';
 import { GatewayError } from '../../errors';
-import { configBook, type RefRow } from '../../guard/config-book';
-import { planBook } from '../../guard/plan-book';
 import { isolateAdmission } from '../../limits/admission';
 import { log } from '../../log';
+import { configBook, type RefRow } from '../../objects/config/config-book';
+import { planBook } from '../../objects/plans/plan-book';
 import { keyRing, seal } from '../../tenants/crypto';
 import type { Stores } from '../../tenants/stores';
 import { newTenantId, type TenantPatch } from '../../tenants/tenant-store';
@@ -265,7 +265,7 @@ function planName(run: Run, ref: string | null): string | null {
 
 async function setLimits(run: Run, id: string, want: TenantEntry): Promise<void> {
   const defaults = run.c.get('settings').DEFAULT_LIMITS;
-  await changeGuard(run.c, id, (g) => g.setLimits(want.limits, defaults));
+  await changeGuard(run.c, id, (g) => g.limits().setLimits(want.limits, defaults));
 }
 
 /**
@@ -276,12 +276,12 @@ async function setLimits(run: Run, id: string, want: TenantEntry): Promise<void>
 async function setAlerts(run: Run, id: string, want: TenantEntry): Promise<void> {
   const { c } = run;
   if (!want.alerts) {
-    await changeGuard(c, id, (g) => g.setAlerts(null));
+    await changeGuard(c, id, (g) => g.alerts().set(null));
     return;
   }
   const ring = await keyRing(c.get('settings').KEY_ENCRYPTION_KEY);
   const restored = run.input.archive?.tenants[want.ref]?.webhook_secret ?? null;
-  const current = await guardFor(c.env, id).alertConfig();
+  const current = await guardFor(c.env, id).alerts().stored();
   let sealed: string;
   if (restored) sealed = await seal(ring, restored, id);
   else if (current && current.url === want.alerts.url) sealed = current.secret;
@@ -292,7 +292,7 @@ async function setAlerts(run: Run, id: string, want: TenantEntry): Promise<void>
   }
   const { url, thresholds, server_error_percent } = want.alerts;
   await changeGuard(c, id, (g) =>
-    g.setAlerts({
+    g.alerts().set({
       tenantId: id,
       url,
       thresholds,
@@ -332,9 +332,9 @@ async function applyToken(run: Run, step: Extract<Step, { kind: 'token' }>): Pro
     // from the line's first token; that one's row may be gone (swept 90 days after it
     // ended), and then the token itself.
     const ctx = auditContext(c);
-    let line = await guard.revokeToken(tenantId, step.live.family_id, true, Date.now(), ctx);
+    let line = await guard.tokens().revoke(tenantId, step.live.family_id, true, Date.now(), ctx);
     if (line.kind === 'not_found') {
-      line = await guard.revokeToken(tenantId, step.live.id, true, Date.now(), ctx);
+      line = await guard.tokens().revoke(tenantId, step.live.id, true, Date.now(), ctx);
     }
     isolateAdmission.forget(tenantId);
     run.stores.tokens.forget(line.revoked);
@@ -353,14 +353,14 @@ async function applyToken(run: Run, step: Extract<Step, { kind: 'token' }>): Pro
     ...(fields.has('expires_at') ? { expires_at: want.expires_at } : {}),
   };
   if (Object.keys(amend).length > 0) {
-    const amended = await guard.amendToken(tenantId, live.id, amend);
+    const amended = await guard.tokens().amend(tenantId, live.id, amend);
     if (!amended)
       throw new GatewayError('RESOURCE_NOT_FOUND', { message: `No working token ${live.id}` });
     run.stores.tokens.forget([amended]);
   }
   if (fields.has('limits')) {
     if (
-      !(await changeGuard(c, tenantId, (g) => g.setTokenLimits(tenantId, live.id, want.limits)))
+      !(await changeGuard(c, tenantId, (g) => g.tokens().setLimits(tenantId, live.id, want.limits)))
     ) {
       throw new GatewayError('RESOURCE_NOT_FOUND', { message: `No working token ${live.id}` });
     }
@@ -397,7 +397,9 @@ async function createToken(
       tags: [],
       key_ref: null,
     });
-    const taken = await guard.restoreTokens(tenantId, [{ ...saved, record, limits: want.limits }]);
+    const taken = await guard
+      .tokens()
+      .restore(tenantId, [{ ...saved, record, limits: want.limits }]);
     isolateAdmission.forget(tenantId);
     if (taken.length > 0) return { id: record.id, tenantId, tokenId: record.id };
     // The tenant holds that token already, revoked or removed: a new secret instead.
@@ -415,7 +417,7 @@ async function createToken(
     key_ref: null,
   });
   const spec = { name: want.name, scopes: want.scopes, expires_at: want.expires_at };
-  await guard.issueToken(tenantId, minted, spec, want.limits, Date.now());
+  await guard.tokens().issue(tenantId, minted, spec, want.limits, Date.now());
   if (want.limits) isolateAdmission.forget(tenantId);
   run.secrets.push({
     kind: 'token',

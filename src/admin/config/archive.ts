@@ -14,8 +14,8 @@
  */
 
 import { invalidField } from '../../errors';
-import type { RestoredToken } from '../../guard/token-changes';
 import { toHex } from '../../hash';
+import type { RestoredToken } from '../../objects/tenant/tokens/token-changes';
 import { fromBase64Url, type KeyRing, toBase64Url } from '../../tenants/crypto';
 import type { FleetFile } from '../config-file';
 

@@ -9,11 +9,11 @@
  * compares the plan's hash, so a change that lands after the plan is never overwritten.
  */
 import type { Context } from 'hono';
-import { auditLog } from '../../audit/audit-log';
 import { GatewayError } from '../../errors';
-import { configBook, type RefRow } from '../../guard/config-book';
-import { planBook } from '../../guard/plan-book';
 import type { Limits } from '../../metering/policy';
+import { auditLog } from '../../objects/audit/audit-log';
+import { configBook, type RefRow } from '../../objects/config/config-book';
+import { planBook } from '../../objects/plans/plan-book';
 import type { HonoEnv } from '../../types/context';
 import type { TenantMetadata } from '../../types/tenants';
 import type { AuditPage } from '../../types/wire';
@@ -128,9 +128,9 @@ async function readTenant(
   const defaults: Limits = c.get('settings').DEFAULT_LIMITS;
   const [record, usage, alerts, listed] = await Promise.all([
     stores.tenants.getStored(id),
-    guard.usage(now, defaults),
-    guard.alertSettings(),
-    guard.listTokens(id, now),
+    guard.limits().usage(now, defaults),
+    guard.alerts().settings(),
+    guard.tokens().list(id, now),
   ]);
   if (!record) return null;
   const row = refOf('tenant', '', id);
