@@ -54,7 +54,6 @@ export const TOKENS_CALLS = [
   'setLimits',
   'list',
   'removeAll',
-  'limitsOf',
   'amend',
   'restore',
   'heads',
