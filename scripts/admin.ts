@@ -9,6 +9,7 @@ import type { RatePolicy } from '../src/types/wire';
 import { segments } from '../ui/lib/admin-client';
 import { asFields } from './admin/as-fields';
 import { adminToken, CliError, type Client, client } from './admin/client';
+import { CONFIG_HELP, ConfigRefused, runConfig } from './admin/config';
 import { historyTable } from './admin/history-table';
 import { importOperations } from './admin/openapi-import';
 import { printable } from './admin/printable';
@@ -46,6 +47,7 @@ Limits, cache, audit
   audit [--tenant TENANT_ID] [--actor EMAIL|admin-token] [--action NAME|PREFIX.]
         [--since ISO] [--until ISO] [--page N] [--page-size N]
   reencrypt
+${CONFIG_HELP}
 Platform operations
   operations list                       (built-in and declared, with group, scope, cost, cache)
   operations import OPENAPI.json        (prints a PLATFORM_OPERATIONS value for the operations of an
@@ -98,6 +100,9 @@ const { values: o, positionals } = parseArgs({
     'with-successors': { type: 'boolean' },
     plan: { type: 'string' },
     'no-plan': { type: 'boolean' },
+    select: { type: 'string' },
+    out: { type: 'string' },
+    sealed: { type: 'boolean' },
   },
 });
 
@@ -429,10 +434,15 @@ if (o.help || !command) {
 try {
   const url = o.url ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:8787';
   const api = client(url, adminToken(url));
+  if (command === 'config') {
+    const options = { select: o.select, out: o.out, sealed: o.sealed };
+    process.exit(await runConfig(api, sub, args, options));
+  }
   const { data, say } = await run(api);
   console.log(o.json ? JSON.stringify(data, null, 2) : printable(say));
 } catch (err) {
   if (!(err instanceof CliError)) throw err;
   console.error(`error: ${printable(err.message)}`);
-  process.exit(1);
+  // The config commands keep 1 for "diff found differences".
+  process.exit(err instanceof ConfigRefused || command === 'config' ? 2 : 1);
 }

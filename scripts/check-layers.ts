@@ -52,8 +52,8 @@ export const LAYERS: Layer[] = [
   },
   {
     name: 'reports',
-    members: ['objects/audit/', 'objects/fleet/'],
-    what: "Durable Objects a tenant's guard reports to: AuditLog, FleetBoard",
+    members: ['objects/audit/', 'objects/fleet/', 'objects/config/'],
+    what: "Durable Objects that call no other: AuditLog, FleetBoard (a tenant's guard reports to them), ConfigBook",
   },
   {
     name: 'tenant',
@@ -165,6 +165,7 @@ export const TABLE_OWNERS: TableOwner[] = [
   { place: 'objects/plans/', owner: 'PlanBook', tables: ['plans', 'members', 'counter'] },
   { place: 'objects/fleet/', owner: 'FleetBoard', tables: ['tenant_hours'] },
   { place: 'objects/audit/', owner: 'AuditLog', tables: ['entries', 'episodes'] },
+  { place: 'objects/config/', owner: 'ConfigBook', tables: ['refs', 'applies', 'apply_lock'] },
 ];
 
 /** The TenantGuard's parts: each folder below it is one (tenant-guard.ts hands them out). */

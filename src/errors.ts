@@ -81,6 +81,21 @@ export const ERRORS = {
     status: 409,
     msg: 'This token family is already rotating: one rotation at a time',
   },
+  CONFIG_APPLY_STOPPED: {
+    code: 40903,
+    status: 409,
+    msg: 'The apply stopped part-way: run it again to finish',
+  },
+  CONFIG_PLAN_STALE: {
+    code: 41200,
+    status: 412,
+    msg: 'The fleet changed since this plan: plan again',
+  },
+  CONFIG_PLAN_REQUIRED: {
+    code: 42800,
+    status: 428,
+    msg: "An apply names the plan it applies: If-Match with the plan's hash",
+  },
   IDEMPOTENCY_KEY_REUSED: {
     code: 42200,
     status: 422,

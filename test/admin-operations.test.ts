@@ -157,6 +157,22 @@ describe('every operation’s answer', () => {
     await call('POST', `/tenants/${id}/cache/purge`);
     await call('POST', `/tenants/${id}/portal-links`, {}, withPortal);
 
+    // The fleet as a file: the tenant above, tagged, through a plan and its apply.
+    const tag = `contract-${crypto.randomUUID().slice(0, 8)}`;
+    await call('GET', '/config/schema');
+    const fleet = {
+      version: 1,
+      tenants: [{ ref: `${tag}-t`, name: 'contract file', tags: [tag], platform_key_ref: 'env:K' }],
+    };
+    const configBody = { config: fleet, select: tag, platform_keys: { K: platformKeys.demo } };
+    const planned = await call('POST', '/config/plan', configBody);
+    const ifMatch = (path: string, init: RequestInit) =>
+      admin(path, { ...init, headers: { 'if-match': `"${planned.hash}"` } });
+    await call('POST', '/config/apply', configBody, ifMatch);
+    await call('GET', `/config?tag=${tag}`);
+    await call('GET', '/config/applies');
+    await call('POST', '/config/backup', { archive_key: 'a passphrase of 16+', select: tag });
+
     await call('GET', `/audit?tenant_id=${id}`);
     await call('POST', '/maintenance/reencrypt');
     await call('DELETE', `/tenants/${id}`);

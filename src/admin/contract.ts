@@ -7,6 +7,7 @@
 import * as alerts from './alerts.contract';
 import * as analytics from './analytics.contract';
 import * as audit from './audit.contract';
+import * as config from './config.contract';
 import * as keyCheck from './key-check.contract';
 import * as limits from './limits.contract';
 import { type AdminOperation, type ApiOf, isAdminOperation, type OperationsIn } from './operation';
@@ -33,6 +34,7 @@ const AREAS = [
   audit,
   operations,
   system,
+  config,
 ];
 
 export type AdminOperations = OperationsIn<typeof tenants> &
@@ -47,7 +49,8 @@ export type AdminOperations = OperationsIn<typeof tenants> &
   OperationsIn<typeof keyCheck> &
   OperationsIn<typeof audit> &
   OperationsIn<typeof operations> &
-  OperationsIn<typeof system>;
+  OperationsIn<typeof system> &
+  OperationsIn<typeof config>;
 
 /** The operator API as `hono/client` types it (ui/lib/admin-client.ts). */
 export type AdminApi = ApiOf<AdminOperations>;

@@ -36,7 +36,9 @@ export function handle<const O extends AdminOperation>(
   const object = (schema: z.ZodType) => schema as z.ZodType<object>;
   if (operation.params) steps.push(validated('param', object(operation.params)));
   if (operation.query) steps.push(validated('query', object(operation.query)));
-  if (operation.body) steps.push(validated('json', object(operation.body)));
+  if (operation.body) {
+    steps.push(validated('json', object(operation.body), operation.bodyLimit));
+  }
   const answer = async (c: Context<HonoEnv>) => {
     const data = await handler(c as AdminContext<O>, operation);
     if (data instanceof Response) return data;

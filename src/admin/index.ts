@@ -10,6 +10,7 @@ import { alertRoutes } from './alerts';
 import { analyticsRoutes } from './analytics';
 import { auditRoutes } from './audit';
 import { adminAuth } from './auth';
+import { configRoutes } from './config';
 import { keyCheckRoutes } from './key-check';
 import { limitRoutes } from './limits';
 import { operationRoutes } from './operations';
@@ -39,6 +40,7 @@ export function adminRoutes(): Hono<HonoEnv> {
     keyCheckRoutes,
     auditRoutes,
     operationRoutes,
+    configRoutes,
   ]) {
     routes(app);
   }

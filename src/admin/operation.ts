@@ -33,6 +33,8 @@ export interface AdminOperation {
   params?: z.ZodType;
   query?: z.ZodType;
   body?: z.ZodType;
+  /** Its body may be this large (bytes) rather than MAX_BODY_BYTES (a fleet file, a backup). */
+  bodyLimit?: number;
   /**
    * What `data` holds in the success envelope (the whole answer where `envelope: false`).
    * Made when asked (the document, tests): no isolate pays for it at start.

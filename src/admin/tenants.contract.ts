@@ -16,7 +16,7 @@ export const platformKey = textField('platform_key', 512, 8).regex(
 );
 /** Most browser origins one tenant may allow (docs/BOUNDS.md). */
 const MAX_CORS_ORIGINS = 20;
-const corsOrigins = z.array(originField('each origin')).max(MAX_CORS_ORIGINS);
+export const corsOrigins = z.array(originField('each origin')).max(MAX_CORS_ORIGINS);
 export const createBody = z.strictObject({
   name: nameField('name', 100),
   platform_key: platformKey,

@@ -139,25 +139,35 @@ export function tenantRoutes(app: AdminApp): void {
   handle(app, contract.deleteTenant, async (c, op) => {
     const { id } = c.req.valid('param');
     const stores = await adminStores(c);
-    const tenant = await existingTenant(stores, id);
-    // Refuse first (instant, everywhere), then remove the records; the plan is left once the
-    // record is gone: a PATCH joining one before that is undone here, one after finds no
-    // tenant and leaves it itself.
-    await changeGuard(c, id, (g) => g.tenantRecord().setDisabled(true));
-    stores.tokens.forget(await guardFor(c.env, id).tokens().removeAll(id));
-    await changeGuard(c, id, (g) => g.tenantRecord().remove(id));
-    stores.tenants.forget(tenant, null);
-    await planBook(c.env).leave(id);
+    await removeTenant(c, stores, await existingTenant(stores, id));
     await audit(c, op.audit, { tenant_id: id });
     return { tenant_id: id, deleted: true as const };
   });
 }
 
 /**
+ * Deletes a tenant: refused first (instant, everywhere), then its records removed; the plan
+ * is left once the record is gone: a PATCH joining one before that is undone here, one
+ * after finds no tenant and leaves it itself.
+ */
+export async function removeTenant(
+  c: Context<HonoEnv>,
+  stores: Stores,
+  tenant: StoredTenant,
+): Promise<void> {
+  const id = tenant.id;
+  await changeGuard(c, id, (g) => g.tenantRecord().setDisabled(true));
+  stores.tokens.forget(await guardFor(c.env, id).tokens().removeAll(id));
+  await changeGuard(c, id, (g) => g.tenantRecord().remove(id));
+  stores.tenants.forget(tenant, null);
+  await planBook(c.env).leave(id);
+}
+
+/**
  * Has the tenant's TenantGuard make a change of its record (null when the tenant went
  * meanwhile: nothing written); this isolate's memos drop what changed.
  */
-async function changeRecord(
+export async function changeRecord(
   c: Context<HonoEnv>,
   stores: Stores,
   id: string,

@@ -63,14 +63,18 @@ export function validateInput(spec: InputSpec) {
  * Hono's bodyLimit does: Hono's own reading would take a non-JSON body as `{}`
  * and has no size bound.
  */
-export function validated<T extends Target, S extends z.ZodType<object>>(target: T, schema: S) {
+export function validated<T extends Target, S extends z.ZodType<object>>(
+  target: T,
+  schema: S,
+  maxBytes?: number,
+) {
   type Validated = { in: { [K in T]: z.input<S> }; out: { [K in T]: z.output<S> } };
   const validator: MiddlewareHandler = zValidator(target, schema, (result) => {
     if (!result.success) throw validationError(LOCATION[target], result.error);
   });
   return createMiddleware<HonoEnv, string, Validated>(async function validated(c, next) {
     if (target === 'json') {
-      const bytes = await readJsonBytes(c);
+      const bytes = await readJsonBytes(c, maxBytes);
       parseJson(bytes); // malformed JSON is our 40002, never Hono's bare 400
       c.req.raw = new Request(c.req.raw, { body: bytes });
     }
@@ -101,8 +105,10 @@ export async function readJsonBody(c: Context<HonoEnv>): Promise<unknown> {
 }
 
 /** The body's bytes, after the size and type checks of readJsonBody. */
-async function readJsonBytes(c: Context<HonoEnv>): Promise<Uint8Array> {
-  const maxBytes = c.get('settings').MAX_BODY_BYTES;
+async function readJsonBytes(
+  c: Context<HonoEnv>,
+  maxBytes = c.get('settings').MAX_BODY_BYTES,
+): Promise<Uint8Array> {
   const tooLarge = () =>
     new GatewayError('PAYLOAD_TOO_LARGE', {
       message: `Request body exceeds the limit of ${maxBytes} bytes`,

@@ -41,11 +41,15 @@ export function shortFingerprint(fingerprint: string): string {
   return fingerprint.slice(0, 16);
 }
 
+export const newTenantId = () => `ten_${randomBase62(16)}`;
+
 /** Most tenants one isolate remembers at once (docs/BOUNDS.md). */
 const MEMO_MAX_ENTRIES = 10_000;
 const memo = new Memo<Tenant | null>(MEMO_MAX_ENTRIES);
 
 export interface NewTenant {
+  /** Given by a restore or a fleet file's apply (which records it first); else a new one. */
+  id?: string;
   name: string;
   platformKey: string;
   corsOrigins: string[];
@@ -69,7 +73,7 @@ export class TenantStore {
 
   async create(t: NewTenant): Promise<StoredTenant> {
     const now = new Date().toISOString();
-    const id = `ten_${randomBase62(16)}`;
+    const id = t.id ?? newTenantId();
     const tenant: StoredTenant = {
       id,
       name: t.name,

@@ -458,3 +458,66 @@ export interface OwnUsage {
     hours: { operation: string; count: number }[];
   };
 }
+
+/** What one change of a fleet file's plan does to one field (no secret: a key shows its fingerprint). */
+export interface ConfigFieldChange {
+  field: string;
+  before: unknown;
+  after: unknown;
+}
+
+/** One change of a fleet file's plan (docs/CONFIG-AS-CODE.md), in the order it is applied. */
+export interface ConfigChange {
+  op: 'rename' | 'create' | 'update' | 'delete';
+  kind: 'plan' | 'tenant' | 'token';
+  ref: string;
+  /** A token's tenant, by its ref; null for plans and tenants. */
+  tenant_ref: string | null;
+  /** The live object: a tenant or token id, a plan's name; null until it is created. */
+  id: string | null;
+  name: string;
+  fields: ConfigFieldChange[];
+  /**
+   * A token created from a sealed backup: `restored` (its record, so its secret works as
+   * before) or `reissued` (a new secret: this gateway cannot check the old one; `note` says why).
+   */
+  source: 'restored' | 'reissued' | null;
+  note: string | null;
+}
+
+/** POST /admin/config/plan: what sync (or apply) would change, and the hash an apply must name. */
+export interface ConfigPlan {
+  hash: string;
+  changes: ConfigChange[];
+  counts: { rename: number; create: number; update: number; delete: number };
+  /** What was not compared (a platform key whose variable the CLI did not have), and why. */
+  warnings: string[];
+}
+
+/** A secret made by an apply, shown once: a new token, or a new alert webhook's signing secret. */
+export interface ConfigSecret {
+  kind: 'token' | 'webhook';
+  tenant_ref: string;
+  /** The token's ref (null for a webhook secret). */
+  ref: string | null;
+  id: string | null;
+  secret: string;
+}
+
+/** POST /admin/config/apply: every change of the plan, applied. */
+export interface ConfigApplied {
+  hash: string;
+  applied: ConfigChange[];
+  secrets: ConfigSecret[];
+}
+
+/** An apply as the ConfigBook keeps it: who, when, which plan, how far it went. */
+export interface ConfigApplyRecord {
+  hash: string;
+  at: string;
+  actor: string;
+  request_id: string;
+  changes: number;
+  applied: number;
+  complete: boolean;
+}

@@ -78,4 +78,7 @@ export const api = {
   checkKey: (platform_key: string) => dataOf(admin.keys.check.$post({ json: { platform_key } })),
   checkTenantKey: (id: string) => dataOf(tenant.key.check.$post(at(id))),
   audit: (query: QueryOf<'listAudit'>) => dataOf(admin.audit.$get({ query })),
+  /** The fleet as a file (docs/CONFIG-AS-CODE.md) and the applies made. */
+  dumpConfig: () => dataOf(admin.config.$get({ query: {} })),
+  configApplies: () => dataOf(admin.config.applies.$get()),
 };

@@ -10,6 +10,7 @@ import type { Whoami } from '../../src/types/wire';
 import { ApiError } from '../lib/api';
 import { api } from './api';
 import { AuditPage } from './audit';
+import { FleetFilePanel } from './fleet-file';
 import { OverviewPage } from './overview';
 import { PlansPage } from './plans';
 import { TenantPage } from './tenant';
@@ -111,7 +112,10 @@ function App() {
       </header>
       <main id="main" tabindex={-1}>
         {view.page === 'overview' ? (
-          <OverviewPage open={(id) => setView({ page: 'tenant', id })} />
+          <>
+            <OverviewPage open={(id) => setView({ page: 'tenant', id })} />
+            <FleetFilePanel canDownload={canChange} />
+          </>
         ) : null}
         {view.page === 'tenants' ? (
           <TenantsPage canChange={canChange} open={(id) => setView({ page: 'tenant', id })} />

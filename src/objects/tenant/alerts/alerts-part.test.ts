@@ -51,6 +51,7 @@ describe('the alerts part', () => {
   it('keeps the webhook, and shows it without its secret', () => {
     const { alerts } = part();
     expect(alerts.settings()).toBeNull();
+    expect(alerts.stored()).toBeNull();
     expect(alerts.watchesQuotas()).toBe(false);
     alerts.set(webhook);
     expect(alerts.settings()).toEqual({
@@ -60,6 +61,8 @@ describe('the alerts part', () => {
     });
     expect(JSON.stringify(alerts.settings())).not.toContain('sealed');
     expect(alerts.watchesQuotas()).toBe(true);
+    // As stored, its secret still sealed (a sealed backup, a webhook kept by the fleet file).
+    expect(alerts.stored()).toEqual(webhook);
   });
 
   it('raises a quota alert once per period and threshold crossed, and wakes the alarm', () => {

@@ -38,6 +38,7 @@ export const ALERTS_CALLS = [
   'test',
   'resealSecret',
   'deliver',
+  'stored',
 ] as const;
 
 export class AlertsPart implements Chores {
@@ -70,6 +71,11 @@ export class AlertsPart implements Chores {
         server_error_percent: config.serverErrorPercent,
       }
     );
+  }
+
+  /** The webhook as stored, its secret sealed (for a sealed backup, and to keep the secret). */
+  stored(): AlertConfig | null {
+    return this.current();
   }
 
   /** The alert log, newest first. */

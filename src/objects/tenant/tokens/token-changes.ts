@@ -40,6 +40,21 @@ export interface TokenSpecOf {
   expires_at: string | null;
 }
 
+/** What may change of a working token in place. */
+export interface TokenAmendment {
+  name?: string;
+  scopes?: string[];
+  expires_at?: string | null;
+}
+
+/** A token as a sealed backup keeps it: never its secret, only its hash and record. */
+export interface RestoredToken {
+  hash: string;
+  record: TokenRecord;
+  familyId: string;
+  limits: TokenLimits | null;
+}
+
 export interface RevokeOutcome {
   kind: 'revoked' | 'not_found';
   /** Tokens this call revoked (already revoked ones are not repeated). */
@@ -188,6 +203,58 @@ export class TokenChanges {
       });
     }
     return { outcome: { kind: 'revoked', revoked }, pushes };
+  }
+
+  /**
+   * A working token's name, scopes or expiry, changed in place (the fleet file,
+   * docs/CONFIG-AS-CODE.md): its secret, id and family stay. Null when there is no such
+   * unrevoked token.
+   */
+  amend(tokenId: string, patch: TokenAmendment): TokenEntry | null {
+    const row = this.tokens.get(tokenId);
+    if (!row || row.record.revoked_at) return null;
+    const record: TokenRecord = {
+      ...row.record,
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(patch.scopes !== undefined ? { scopes: patch.scopes } : {}),
+      ...(patch.expires_at !== undefined ? { expires_at: patch.expires_at } : {}),
+    };
+    this.tokens.update({ ...row, record });
+    return { hash: row.hash, record };
+  }
+
+  /**
+   * A token taken back from a sealed backup as it was (its id, hash, family and own
+   * limits): false when the guard holds a row of that token already (working, ended or
+   * removed), which it keeps.
+   */
+  restore(restored: RestoredToken): boolean {
+    const { hash, record, familyId, limits } = restored;
+    if (this.tokens.exists(record.id)) return false;
+    if (limits) this.standing.putLimits(record.id, limits);
+    this.tokens.insert({
+      hash,
+      record,
+      familyId,
+      ancestorId: null,
+      successorId: null,
+      rotatedAt: null,
+      rotatedBy: null,
+    });
+    return true;
+  }
+
+  /** The working tokens that head their family, with their hashes (for a sealed backup). */
+  heads(now: number): RestoredToken[] {
+    return this.tokens
+      .list(now)
+      .filter((row) => row.successorId === null && works(row.record, now))
+      .map((row) => ({
+        hash: row.hash,
+        record: row.record,
+        familyId: row.familyId,
+        limits: this.standing.limitsOf(row.record.id),
+      }));
   }
 
   /** A known, unrevoked token's own limits; false when there is no such token. */

@@ -128,6 +128,11 @@ export class TokenRegistry {
     return row ? fromRow(row) : null;
   }
 
+  /** Whether the guard holds a row of this token at all (removed and ended ones included). */
+  exists(tokenId: string): boolean {
+    return this.sql.exec('SELECT 1 FROM tokens WHERE token_id = ?', tokenId).toArray().length > 0;
+  }
+
   /** A new token (issue, rotation): KV gets it before the answer. */
   insert(row: TokenRow): void {
     const { record } = row;

@@ -199,4 +199,39 @@ describe('the tokens part', () => {
     expect(p.kv.size).toBe(0);
     expect(await p.tokens.list(TENANT, T0)).toEqual([]);
   });
+
+  it('amends a working token in place, and restores a backed-up one once, with its limits', async () => {
+    const p = part();
+    const limits = { policies: [{ name: 'own', limit: 5, window_s: 60 }], quota: {} };
+    await p.tokens.issue(TENANT, minted('tok_a'), spec, limits, T0);
+    const amended = await p.tokens.amend(TENANT, 'tok_a', { name: 'deploy', expires_at: null });
+    expect(amended?.record).toMatchObject({ id: 'tok_a', name: 'deploy', scopes: ['teams:read'] });
+    expect(p.kv.get('hash-tok_a')?.record.name).toBe('deploy');
+    await p.tokens.revoke(TENANT, 'tok_a', false, T0, ctx);
+    expect(await p.tokens.amend(TENANT, 'tok_a', { name: 'again' })).toBeNull();
+
+    const [head] = await part().tokens.heads(TENANT, T0);
+    expect(head).toBeUndefined();
+    const q = part();
+    await q.tokens.issue(TENANT, minted('tok_b'), spec, limits, T0);
+    const heads = await q.tokens.heads(TENANT, T0);
+    const [b] = heads;
+    if (!b) throw new Error('no head');
+    expect(heads).toEqual([
+      {
+        hash: 'hash-tok_b',
+        record: expect.objectContaining({ id: 'tok_b' }),
+        familyId: 'tok_b',
+        limits,
+      },
+    ]);
+    // Into another guard: taken once, its limits with it; a token of another tenant is not.
+    const r = part();
+    const other = { ...b, record: { ...b.record, id: 'tok_o', tenant_id: 'ten_o' } };
+    expect(await r.tokens.restore(TENANT, [...heads, other])).toEqual(['tok_b']);
+    expect(await r.tokens.restore(TENANT, heads)).toEqual([]);
+    expect(r.kv.get('hash-tok_b')?.record.id).toBe('tok_b');
+    expect(r.tokens.limitsOf('tok_b')).toEqual(limits);
+    expect(r.pushes).toEqual([{ kind: 'reset' }, { kind: 'reset' }]);
+  });
 });

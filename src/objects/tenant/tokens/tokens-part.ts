@@ -17,7 +17,13 @@ import type { TenantIo } from '../io';
 import type { Chores } from '../part';
 import type { SettingsView } from '../settings';
 import type { Sql } from '../sql';
-import { type RevokeOutcome, TokenChanges, type TokenSpecOf } from './token-changes';
+import {
+  type RestoredToken,
+  type RevokeOutcome,
+  type TokenAmendment,
+  TokenChanges,
+  type TokenSpecOf,
+} from './token-changes';
 import {
   type AuditContext,
   type MintedToken,
@@ -48,6 +54,9 @@ export const TOKENS_CALLS = [
   'setLimits',
   'list',
   'removeAll',
+  'amend',
+  'restore',
+  'heads',
 ] as const;
 
 /** What the tokens part needs beside its tables. */
@@ -149,6 +158,38 @@ export class TokensPart implements Chores {
     this.registry.removeAll();
     await this.sync();
     return removed;
+  }
+
+  /**
+   * A working token's name, scopes or expiry changed in place (the fleet file,
+   * docs/CONFIG-AS-CODE.md); null when there is none.
+   */
+  async amend(
+    tenantId: string,
+    tokenId: string,
+    patch: TokenAmendment,
+  ): Promise<TokenEntry | null> {
+    await this.ready(tenantId);
+    const amended = this.changes.amend(tokenId, patch);
+    await this.sync();
+    return amended;
+  }
+
+  /** Tokens taken back from a sealed backup; the ids it took (those it held already are left). */
+  async restore(tenantId: string, tokens: RestoredToken[]): Promise<string[]> {
+    await this.ready(tenantId);
+    const taken = tokens
+      .filter((t) => t.record.tenant_id === tenantId && this.changes.restore(t))
+      .map((t) => t.record.id);
+    await this.sync();
+    if (tokens.some((t) => t.limits)) await this.deps.tellBrokers({ kind: 'reset' });
+    return taken;
+  }
+
+  /** The working tokens heading their families, with hashes and own limits (sealed backups). */
+  async heads(tenantId: string, now: number): Promise<RestoredToken[]> {
+    await this.ready(tenantId);
+    return this.changes.heads(now);
   }
 
   /** A token's own limits, or null. */
