@@ -5,19 +5,11 @@
  * answer, the latency and the trace id. Filtered by request id, token, status and
  * operation; newest first, 50 at a time.
  */
-import { useEffect, useRef, useState } from 'hono/jsx/dom';
+import { useEffect, useState } from 'hono/jsx/dom';
 import type { RecentRequestPage, TokenListing } from '../../src/types/wire';
 import { count } from '../lib/format';
 import { api } from './api';
-import {
-  bindFields,
-  CursorPager,
-  type Errors,
-  Field,
-  FilterForm,
-  focusFirstError,
-  refusal,
-} from './form';
+import { type Errors, Field, FilterForm, refusal, useCursorPages, useFilters } from './form';
 
 interface Filter {
   request_id: string;
@@ -48,16 +40,12 @@ function check(f: Filter): Errors {
 const time = (iso: string) => `${iso.slice(5, 10)} ${iso.slice(11, 23)}`;
 
 export function RequestsSection(props: { tenantId: string }) {
-  const [draft, setDraft] = useState<Filter>(EMPTY);
-  const [filter, setFilter] = useState<Filter>(EMPTY);
-  // Cursors of the pages before this one, and this one's.
-  const [trail, setTrail] = useState<(string | undefined)[]>([undefined]);
+  const filters = useFilters<Filter>(EMPTY, check);
+  const { applied: filter, field, draft } = filters;
+  const pages = useCursorPages();
   const [page, setPage] = useState<RecentRequestPage | null>(null);
   const [tokens, setTokens] = useState<TokenListing[]>([]);
-  const [errors, setErrors] = useState<Errors>({});
   const [reload, setReload] = useState(0);
-  const form = useRef<HTMLFormElement>(null);
-  const cursor = trail[trail.length - 1];
 
   useEffect(() => {
     api.tokens(props.tenantId).then(
@@ -75,24 +63,16 @@ export function RequestsSection(props: { tenantId: string }) {
         token_id: filter.token_id || undefined,
         status: filter.status.trim() || undefined,
         operation: filter.operation.trim() || undefined,
-        cursor,
+        cursor: pages.cursor,
       })
       .then((p) => live && setPage(p))
-      .catch((err: unknown) => live && setErrors(refusal(err, FIELDS)));
+      .catch((err: unknown) => live && filters.setErrors(refusal(err, FIELDS)));
     return () => {
       live = false;
     };
-  }, [props.tenantId, filter, cursor, reload]);
+  }, [props.tenantId, filter, pages.cursor, reload]);
 
   const names = new Map(tokens.map((t) => [t.id, `${t.name} …${t.last4}`]));
-  const field = bindFields(draft, setDraft, errors);
-  const submit = () => {
-    const found = check(draft);
-    setErrors(found);
-    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
-    setFilter({ ...draft });
-    setTrail([undefined]);
-  };
 
   return (
     <section aria-labelledby="requests-title">
@@ -105,15 +85,14 @@ export function RequestsSection(props: { tenantId: string }) {
       </p>
       <FilterForm
         label="Find requests"
-        formRef={form}
-        errors={errors}
+        formRef={filters.formRef}
+        errors={filters.errors}
         apply="Find"
-        onApply={submit}
+        onApply={() => filters.apply() && pages.restart()}
         reset="Newest, no filter"
         onReset={() => {
-          setDraft(EMPTY);
-          setFilter(EMPTY);
-          setTrail([undefined]);
+          filters.reset();
+          pages.restart();
           setReload(reload + 1);
         }}
       >
@@ -229,13 +208,7 @@ export function RequestsSection(props: { tenantId: string }) {
           </tbody>
         </table>
       )}
-      <CursorPager
-        trail={trail}
-        setTrail={setTrail}
-        next={page?.cursor}
-        back="Newer"
-        forth="Older"
-      />
+      {pages.pager(page?.cursor, 'Newer', 'Older')}
     </section>
   );
 }

@@ -1,0 +1,147 @@
+/**
+ * What a walk through the console found (issue 42, the table of item 4), each in real
+ * Chromium (Debian's, driven by playwright-core) against the built Worker on plain
+ * workerd, signed in through the local Access stand-in: what the operator sees after
+ * creating a tenant, fixing a field, saving a working key, choosing a plan; the charts'
+ * colours and axes; the words for quotas, durations and counts; narrow and wide screens.
+ */
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_PLATFORM_KEY, DEMO_SECOND_KEY } from '../../emulator/seed';
+import { type RunningEmulator, startEmulator } from '../../emulator/server';
+import { type LocalAccess, startLocalAccess } from '../../scripts/local-access';
+import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+
+let emulator: RunningEmulator;
+let access: LocalAccess;
+let gateway: GatewayHost;
+let browser: Browser;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ port: 0 });
+  access = await startLocalAccess();
+  gateway = await startGateway({ platformBaseUrl: emulator.url, vars: access.vars });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gateway?.stop();
+  await access?.close();
+  await emulator?.close();
+});
+
+/** The operator API with the admin token; the answer's data (throws on a refusal). */
+async function admin<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${gateway.url}/admin${path}`, {
+    method,
+    headers: { authorization: `Bearer ${gateway.adminToken}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await res.json()) as { code: number; data: T };
+  if (json.code !== 0) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+const newTenant = (name: string, key = DEMO_PLATFORM_KEY, extra: object = {}) =>
+  admin<{ tenant_id: string; token: string; token_id: string }>('POST', '/tenants', {
+    name: `${name} ${Date.now().toString(36)}`,
+    platform_key: key,
+    ...extra,
+  });
+
+const asPartner = (token: string, path = '/team/lists') =>
+  fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+
+/** Signed in as the local admin, on `view` (a fragment such as `#tenants`), at this width. */
+async function signIn(view: string, width = 1280): Promise<{ page: Page; close(): Promise<void> }> {
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(access.loginUrl('admin', `${gateway.url}/console/${view}`));
+  await page.getByTestId('whoami').waitFor();
+  return { page, close: () => context.close() };
+}
+
+const openTab = (page: Page, name: string) =>
+  page.getByRole('navigation', { name: 'Tenant sections' }).getByRole('button', { name }).click();
+
+describe('the console, as the walk found it', () => {
+  it('lists a created tenant at once, names it by its token, and clears an error once fixed', async () => {
+    const { page, close } = await signIn('#tenants');
+    const caption = page.locator('#tenants-count');
+    await caption.waitFor();
+    const before = Number(/^(\d+) tenant/.exec((await caption.textContent()) ?? '')?.[1] ?? 0);
+
+    // A field refused by the browser's own check: its error goes once the field is fixed,
+    // before anything is sent again.
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await page.locator('#new-name-error').waitFor();
+    await page.locator('#new-key-error').waitFor();
+    const name = `Walk ${Date.now().toString(36)}`;
+    await page.locator('#new-name').fill(name);
+    await expect.poll(() => page.locator('#new-name-error').count()).toBe(0);
+    expect(await page.locator('#new-name').getAttribute('aria-invalid')).toBe('false');
+    // The other field keeps its own error until it is fixed too.
+    expect(await page.locator('#new-key-error').count()).toBe(1);
+    await page.getByLabel('Platform key').fill(DEMO_PLATFORM_KEY);
+    await expect.poll(() => page.locator('#new-key-error').count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    const box = page.locator('section.secret');
+    await box.waitFor();
+    // The token box names the tenant it belongs to, and the list already has its row.
+    const id = (
+      await admin<{ tenants: { id: string; name: string }[] }>(
+        'GET',
+        `/tenants?q=${encodeURIComponent(name)}`,
+      )
+    ).tenants[0]?.id;
+    expect(id).toMatch(/^ten_/);
+    expect(await box.getByRole('heading').textContent()).toContain(name);
+    expect(await box.getByRole('heading').textContent()).toContain(id);
+    await expect.poll(() => caption.textContent()).toContain(`${before + 1} tenant`);
+    await page.getByTestId('tenant-rows').getByRole('button', { name }).waitFor();
+    await close();
+  });
+
+  it('ends the key warnings once a working key is saved', async () => {
+    const made = await newTenant('Refused key', `sk-made-up-${Date.now()}0000`);
+    // The platform refuses the key: a request makes the tenant's guard raise the alert.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      expect((await asPartner(made.token)).status).toBe(502);
+      const { alerts } = await admin<{ alerts: { alert: { kind: string } }[] }>(
+        'GET',
+        `/tenants/${made.tenant_id}/alerts/recent`,
+      );
+      if (alerts.some((a) => a.alert.kind === 'platform_key_rejected')) break;
+      if (Date.now() > deadline) throw new Error('no key alert within 30 s');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const { page, close } = await signIn(`#tenant/${made.tenant_id}`);
+    const banner = page.getByTestId('key-alert');
+    await banner.waitFor();
+    await openTab(page, 'Settings');
+    await page.getByRole('button', { name: 'Check the current key' }).click();
+    await page
+      .getByTestId('key-check')
+      .getByText('The platform refused this key (HTTP 401)')
+      .waitFor();
+    await page.getByLabel(/^New platform key/).fill(DEMO_SECOND_KEY);
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Saved, with the new platform key.').waitFor();
+    // Neither the refused check nor the page's banner stays: the new key works.
+    await page.getByTestId('key-check').getByText('The platform accepted this key').waitFor();
+    expect(await page.getByText('The platform refused this key').count()).toBe(0);
+    await expect.poll(() => banner.count()).toBe(0);
+    // Nor after a reload: the refusal came before the change.
+    await page.reload();
+    await page.getByRole('heading', { level: 1 }).waitFor();
+    await page.locator('dl.facts').waitFor();
+    expect(await banner.count()).toBe(0);
+    await close();
+  });
+});
