@@ -144,4 +144,43 @@ describe('the console, as the walk found it', () => {
     expect(await banner.count()).toBe(0);
     await close();
   });
+
+  it("starts a planned tenant's own limits from its plan's, says which win, and counts the plan's tenants", async () => {
+    const plan = `walk-${Date.now().toString(36)}`;
+    await admin('PUT', `/plans/${plan}`, {
+      policies: [{ name: 'plan-burst', limit: 777, window_s: 60 }],
+      quota: { daily: 5555 },
+    });
+    const planned = await newTenant('Planned', DEMO_PLATFORM_KEY, { plan });
+    const { page, close } = await signIn(`#tenant/${planned.tenant_id}`);
+    await openTab(page, 'Limits');
+    await page.getByTestId('limits-source').getByText(`the limits of its plan, ${plan}`).waitFor();
+    // The editor holds the plan's values (what holds now), never the gateway's defaults.
+    expect(await page.locator('#tenant-limits-p0-name').inputValue()).toBe('plan-burst');
+    expect(await page.locator('#tenant-limits-p0-limit').inputValue()).toBe('777');
+    expect(await page.getByLabel('Requests a day').inputValue()).toBe('5555');
+    // It says what saving does: own limits win over the plan's until removed.
+    await page
+      .getByText(`Saving makes them this tenant's own limits: they win over plan ${plan}'s`)
+      .waitFor();
+
+    // The plan picker counts the plan's tenants as they are now, also after a change.
+    const other = await newTenant('Joining');
+    await page.goto(`${gateway.url}/console/#tenant/${other.tenant_id}`);
+    await openTab(page, 'Limits');
+    const picker = page.getByLabel('Plan', { exact: true });
+    await picker
+      .locator('option', { hasText: `${plan} (1 tenant)` })
+      .waitFor({ state: 'attached' });
+    await picker.selectOption(plan);
+    await page.getByRole('button', { name: 'Change plan' }).click();
+    await page.getByText(`Now on plan ${plan}.`).waitFor();
+    await picker
+      .locator('option', { hasText: `${plan} (2 tenants)` })
+      .waitFor({ state: 'attached' });
+    // Once on the plan, the editor holds the plan's values, not the limits held before.
+    await expect.poll(() => page.locator('#tenant-limits-p0-limit').inputValue()).toBe('777');
+    expect(await page.locator('#tenant-limits-p0-name').inputValue()).toBe('plan-burst');
+    await close();
+  });
 });
