@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { humanDuration } from '../src/duration';
 import type { RatePolicy } from '../src/types/wire';
 import { segments } from '../ui/lib/admin-client';
 import { asFields } from './admin/as-fields';
@@ -367,7 +368,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       const data = await api.data(tenant.usage.$get(at(sub)));
       const rows = data.meters.map(
         (m) =>
-          `${m.name.padEnd(16)} ${String(m.used).padStart(8)} used of ${m.limit}, ${m.remaining} left, resets in ${m.reset_s} s`,
+          `${m.name.padEnd(16)} ${String(m.used).padStart(8)} used of ${m.limit}, ${m.remaining} left, resets in ${humanDuration(m.reset_s)}`,
       );
       return { data, say: rows.join('\n') };
     }

@@ -30,8 +30,17 @@ export const LAYERS: Layer[] = [
   },
   {
     name: 'leaves',
-    members: ['errors.ts', 'log.ts', 'bytes.ts', 'hash.ts', 'stats.ts', 'waiters.ts', 'version.ts'],
-    what: 'the error catalog, logging, bytes, hashing, counters, waiting',
+    members: [
+      'errors.ts',
+      'log.ts',
+      'bytes.ts',
+      'hash.ts',
+      'stats.ts',
+      'waiters.ts',
+      'version.ts',
+      'duration.ts',
+    ],
+    what: 'the error catalog, logging, bytes, hashing, counters, waiting, durations in words',
   },
   { name: 'routes', members: ['routes/'], what: 'the route table: paths, schemas, overrides' },
   {

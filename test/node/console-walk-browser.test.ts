@@ -183,4 +183,34 @@ describe('the console, as the walk found it', () => {
     expect(await page.locator('#tenant-limits-p0-name').inputValue()).toBe('plan-burst');
     await close();
   });
+
+  it('says a quota by its calendar period, UTC, and every time in words', async () => {
+    const t = await newTenant('Quotas');
+    await admin('PUT', `/tenants/${t.tenant_id}/limits`, {
+      policies: [{ name: 'hourly', limit: 100, window_s: 3600 }],
+      quota: { daily: 10_000, monthly: 200_000 },
+    });
+    const { page, close } = await signIn(`#tenant/${t.tenant_id}`);
+    await openTab(page, 'Limits');
+    const row = (name: string) =>
+      page.getByTestId('meters').getByRole('row', { name: new RegExp(`^${name} `) });
+    await row('monthly').waitFor();
+    const now = new Date();
+    const firstOfNext = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+    const day = firstOfNext.toLocaleDateString('en', {
+      month: 'short',
+      day: 'numeric',
+      timeZone: 'UTC',
+    });
+    // The month is the calendar month (UTC), never "30 days"; the day is the UTC day.
+    expect(await row('monthly').innerText()).toContain(`UTC month, resets ${day}`);
+    expect(await row('daily').innerText()).toContain('UTC day, resets 00:00 UTC');
+    expect(await row('hourly').innerText()).toContain('\t1 h\t');
+    // Times in words: hours and minutes, days and hours, never thousands of seconds.
+    const meters = await page.getByTestId('meters').innerText();
+    expect(meters).not.toMatch(/\d{3,} s\b/);
+    expect(meters).not.toContain('30 days');
+    expect(await row('monthly').innerText()).toMatch(/\t(\d+ days( \d+ h)?|\d+ h( \d+ min)?)$/);
+    await close();
+  });
 });

@@ -214,7 +214,10 @@ describe('/portal in Chromium', () => {
     expect(await gauge.getAttribute('value')).toBe('2');
     expect(await gauge.getAttribute('max')).toBe('2');
     const text = await w.page.locator('main').innerText();
-    expect(text).toContain('daily: 2 of 2 used per 24 h, 0 left');
+    // Used up: when it comes back, in words; the day is the UTC day (not "24 h").
+    expect(text).toMatch(
+      /daily: 2 of 2 used this UTC day, 0 left; resets in (\d+ h( \d+ min)?|\d+ min|\d+ s)\n/,
+    );
     expect(text).not.toContain('42901');
     expect(text).not.toMatch(/exhausted/i);
     // Reloading the portal again and again spends nothing and keeps answering.

@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { Limits, Plan, PublicTenant, TenantUsage, TokenListing } from '../../src/types/wire';
-import { duration } from '../lib/format';
+import { duration, meterWindow } from '../lib/format';
 import { api } from './api';
 import { ConfirmButton, Notice, refusal } from './form';
 import { LimitsEditor } from './limits-editor';
@@ -127,7 +127,7 @@ export function LimitsSection(props: {
                 {m.name} <span class="hint">({m.kind})</span>
               </th>
               <td>{m.limit}</td>
-              <td>{duration(m.window_s)}</td>
+              <td>{meterWindow(m)}</td>
               <td>{m.used}</td>
               <td>
                 <meter

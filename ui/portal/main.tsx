@@ -6,7 +6,7 @@
  */
 import { render, useEffect, useRef, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
-import { count, duration, when } from '../lib/format';
+import { count, duration, quotaPeriod, when } from '../lib/format';
 import { storedToken, storeToken, takeTokenFromFragment } from '../lib/session-token';
 import { RecentFailures } from './requests';
 import { messageOf, RotateToken } from './rotate';
@@ -189,6 +189,13 @@ function RateStanding({ standing }: { standing: Meter[] }) {
   );
 }
 
+/** A quota's period: "this UTC day", "this UTC month (until Dec 1)". */
+function quotaText(m: Meter): string {
+  const q = quotaPeriod(m);
+  if (!q) return `per ${duration(m.window_s)}`;
+  return q.period === 'UTC day' ? 'this UTC day' : `this UTC month (until ${q.resets})`;
+}
+
 function Quotas({ usage }: { usage: Usage }) {
   const quotas = usage.meters.filter((m) => m.kind === 'quota');
   return (
@@ -201,8 +208,8 @@ function Quotas({ usage }: { usage: Usage }) {
           {quotas.map((m) => (
             <li>
               <span id={`quota-${m.name}`}>
-                {m.name}: {count(m.used)} of {count(m.limit)} used per {duration(m.window_s)},{' '}
-                {count(m.remaining)} left
+                {m.name}: {count(m.used)} of {count(m.limit)} used {quotaText(m)},{' '}
+                {count(m.remaining)} left; resets in {duration(m.reset_s)}
               </span>
               <meter
                 min={0}
