@@ -213,4 +213,38 @@ describe('the console, as the walk found it', () => {
     expect(await row('monthly').innerText()).toMatch(/\t(\d+ days( \d+ h)?|\d+ h( \d+ min)?)$/);
     await close();
   });
+
+  it('draws 2xx green and 4xx amber, and keeps the cache hit ratio within 0–100 %', async () => {
+    const t = await newTenant('Colours');
+    // More 4xx than 2xx (the busiest line once took the first colour, whatever it meant).
+    for (let i = 0; i < 3; i++) expect((await asPartner(t.token)).status).toBe(200);
+    for (let i = 0; i < 6; i++)
+      expect((await asPartner(t.token, '/no/such/route')).status).toBe(404);
+    const { page, close } = await signIn(`#tenant/${t.tenant_id}`);
+    await openTab(page, 'Usage');
+    const totals = page.getByTestId('usage-totals');
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return totals.textContent({ timeout: 5000 });
+        },
+        { timeout: 60_000, interval: 1000 },
+      )
+      .toMatch(/^(8|9) requests/);
+    const colourOf = (chart: string, label: string) =>
+      page
+        .locator('figure.chart', { hasText: chart })
+        .locator('.u-series', { hasText: label })
+        .locator('.u-marker')
+        .evaluate((m) => (m as HTMLElement).style.borderColor);
+    expect(await colourOf('Requests by status', '2xx')).toBe('rgb(46, 125, 50)');
+    expect(await colourOf('Requests by status', '4xx')).toBe('rgb(138, 79, 0)');
+    // Every read of /team/lists looked in the cache; the axis of a ratio stops at 100 %.
+    const ratio = page
+      .locator('figure.chart', { hasText: 'Cache hit ratio' })
+      .locator('[role=img]');
+    await expect.poll(() => ratio.getAttribute('data-y-max')).toBe('100');
+    await close();
+  });
 });
