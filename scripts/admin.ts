@@ -281,7 +281,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       const data = await api.data(api.admin.plans.$get());
       const rows = data.plans.map(
         (x) =>
-          `${x.name.padEnd(24)} ${String(x.tenants).padStart(6)} tenant(s)${x.pending ? ` (${x.pending} pending)` : ''}  ` +
+          `${x.name.padEnd(24)} ${String(x.tenants).padStart(6)} ${x.tenants === 1 ? 'tenant ' : 'tenants'}${x.pending ? ` (${x.pending} pending)` : ''}  ` +
           `updated ${x.updated_at} by ${x.updated_by}`,
       );
       return { data, say: rows.join('\n') || '(no plans)' };
@@ -293,7 +293,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       const pending = data.pending ? `; ${data.pending} not reached yet, retried` : '';
       return {
         data,
-        say: `Plan ${data.name} set (version ${data.version}): ${data.tenants} tenant(s) on it${pending}.`,
+        say: `Plan ${data.name} set (version ${data.version}): ${data.tenants} ${data.tenants === 1 ? 'tenant' : 'tenants'} on it${pending}.`,
       };
     }
     case 'plan remove':

@@ -159,16 +159,21 @@ export function queryHistory(sql: Sql, q: HistoryQuery): History {
 }
 
 /**
- * The start of the last hour a token made a request in (refused ones too), as the
- * history has it: null when it has none (never used, or longer ago than the retention).
+ * The start of the last hour a token was used in, as the history has it: null when it has
+ * none (never used, or longer ago than the retention). A request refused before it was
+ * let through (a revoked or expired token's 401, a 403, a 429: 4xx that counted no units)
+ * is no use: its rows stay in the history, but not in this.
  */
 export function lastUsedHour(sql: Sql, tokenId: string): number | null {
-  return sql
-    .exec<{ at: number | null }>(
-      'SELECT MAX(hour) AS at FROM usage_hourly WHERE token_id = ?',
-      tokenId,
-    )
-    .one().at;
+  return (
+    sql
+      .exec<{ hour: number }>(
+        `SELECT hour FROM usage_hourly WHERE token_id = ? AND (status <> '4xx' OR units > 0)
+         ORDER BY hour DESC LIMIT 1`,
+        tokenId,
+      )
+      .toArray()[0]?.hour ?? null
+  );
 }
 
 /**

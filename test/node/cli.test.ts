@@ -205,7 +205,7 @@ describe('operator CLI', () => {
       '--limiter',
       'exact',
     );
-    expect(lowered.stdout).toContain('2 tenant(s) on it.');
+    expect(lowered.stdout).toContain('2 tenants on it.');
     for (const t of tokens) {
       const refused = await call(t);
       expect(refused.status).toBe(429);

@@ -11,6 +11,7 @@ import { DEMO_PLATFORM_KEY, DEMO_SECOND_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
 import { type LocalAccess, startLocalAccess } from '../../scripts/local-access';
 import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+import { untilRecorded } from './recorded';
 
 let emulator: RunningEmulator;
 let access: LocalAccess;
@@ -246,5 +247,41 @@ describe('the console, as the walk found it', () => {
       .locator('[role=img]');
     await expect.poll(() => ratio.getAttribute('data-y-max')).toBe('100');
     await close();
+  });
+
+  it('counts tokens in words, warns of one risky scope in the singular, and a refusal is no use', async () => {
+    const t = await newTenant('Copy');
+    const { page, close } = await signIn(`#tenant/${t.tenant_id}`);
+    const caption = page.locator('table.grid caption', { hasText: 'never shown again' });
+    await caption.getByText(/^1 token;/).waitFor();
+    await page.getByRole('checkbox', { name: 'apikeys:write' }).check();
+    await page.getByText("apikeys:write reaches the platform's own API keys").waitFor();
+    await page.getByRole('checkbox', { name: 'apikeys:read' }).check();
+    await page.getByText("apikeys:write, apikeys:read reach the platform's own API keys").waitFor();
+    await close();
+
+    // A token revoked before any use, then called: refused (401), which is no use.
+    const unused = await admin<{ id: string; token: string }>(
+      'POST',
+      `/tenants/${t.tenant_id}/tokens`,
+      { name: 'unused' },
+    );
+    await admin('DELETE', `/tenants/${t.tenant_id}/tokens/${unused.id}`);
+    const refused = await asPartner(unused.token);
+    expect(refused.status).toBe(401);
+    const requestId = refused.headers.get('x-request-id') ?? '';
+    await untilRecorded(gateway, t.tenant_id, requestId, () => asPartner(unused.token));
+    // Its refusals are in the history (the usage by token counts them) ...
+    const history = await admin<{ series: { token?: string; requests: number }[] }>(
+      'GET',
+      `/tenants/${t.tenant_id}/analytics?granularity=hour&group_by=token&from=${new Date(Date.now() - 3_600_000).toISOString()}`,
+    );
+    expect(history.series.some((p) => p.token === unused.id && p.requests > 0)).toBe(true);
+    // ... but the token was never used.
+    const again = await signIn(`#tenant/${t.tenant_id}`);
+    const row = again.page.locator(`tr[data-token-id="${unused.id}"]`);
+    expect(await row.getByTestId('last-used').textContent()).toBe('not in the history');
+    await again.page.getByText(/^2 tokens;/).waitFor();
+    await again.close();
   });
 });

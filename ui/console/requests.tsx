@@ -7,7 +7,7 @@
  */
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { RecentRequestPage, TokenListing } from '../../src/types/wire';
-import { count } from '../lib/format';
+import { count, plural } from '../lib/format';
 import { api } from './api';
 import { type Errors, Field, FilterForm, refusal, useCursorPages, useFilters } from './form';
 
@@ -142,7 +142,7 @@ export function RequestsSection(props: { tenantId: string }) {
           <caption>
             {page.requests.length === 0
               ? 'No request matches.'
-              : `${page.requests.length} request(s), newest first`}
+              : `${plural(page.requests.length, 'request')}, newest first`}
           </caption>
           <thead>
             <tr>
