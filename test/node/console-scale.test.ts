@@ -298,7 +298,9 @@ describe('the console at 1,000 tenants and 90 days of history', () => {
       .click();
     await page.getByTestId('plan-rows').getByRole('rowheader', { name: plan }).waitFor();
     await page.getByRole('button', { name: `Edit ${plan}` }).click();
-    await page.getByRole('button', { name: `Save ${plan} for its ${TENANTS.toLocaleString('en')} tenants` }).waitFor();
+    await page
+      .getByRole('button', { name: `Save ${plan} for its ${TENANTS.toLocaleString('en')} tenants` })
+      .waitFor();
     await page.screenshot({ path: picturePath('console-plans.png'), fullPage: true });
 
     // The overview at 1,000 tenants: a day of figures for each, in the fleet boards, as
