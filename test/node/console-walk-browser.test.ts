@@ -284,4 +284,83 @@ describe('the console, as the walk found it', () => {
     await again.page.getByText(/^2 tokens;/).waitFor();
     await again.close();
   });
+
+  it('never scrolls sideways at 390 px, and fits the requests at 1366 px with ids on one line', async () => {
+    const t = await newTenant('Narrow and wide');
+    await admin('PUT', `/tenants/${t.tenant_id}/limits`, {
+      policies: [{ name: 'tiny', limit: 2, window_s: 3600 }],
+      quota: {},
+      limiter: 'exact',
+    });
+    for (let i = 0; i < 2; i++) expect((await asPartner(t.token)).status).toBe(200);
+    // Refusals with long reasons, and a request id a client chose (longer than ours).
+    expect((await asPartner(t.token)).status).toBe(429);
+    const own = `client-chosen-request-id-${'x'.repeat(40)}`;
+    const lost = await fetch(`${gateway.url}/no/such/route/at/all`, {
+      headers: { authorization: `Bearer ${t.token}`, 'x-request-id': own },
+    });
+    expect(lost.status).toBe(404);
+    await untilRecorded(gateway, t.tenant_id, own, () => asPartner(t.token));
+
+    /** How far the page scrolls sideways (0: not at all). */
+    const sideways = (page: Page) =>
+      page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const narrow = await signIn('#overview', 390);
+    const views: [string, () => Promise<unknown>][] = [
+      ['overview', () => narrow.page.getByRole('heading', { name: 'Overview' }).waitFor()],
+      [
+        'tenants',
+        async () => {
+          await narrow.page.goto(`${gateway.url}/console/#tenants`);
+          await narrow.page.getByTestId('tenant-rows').locator('tr').first().waitFor();
+        },
+      ],
+      ['plans', () => narrow.page.goto(`${gateway.url}/console/#plans`)],
+      ['audit', () => narrow.page.goto(`${gateway.url}/console/#audit`)],
+    ];
+    for (const tab of ['Tokens', 'Limits', 'Usage', 'Requests', 'Alerts and cache', 'Settings']) {
+      views.push([
+        tab,
+        async () => {
+          if (!narrow.page.url().endsWith(t.tenant_id)) {
+            await narrow.page.goto(`${gateway.url}/console/#tenant/${t.tenant_id}`);
+          }
+          await openTab(narrow.page, tab);
+        },
+      ]);
+    }
+    const scrolled: string[] = [];
+    for (const [name, open] of views) {
+      await open();
+      await narrow.page.waitForLoadState('networkidle');
+      await narrow.page.locator('.loading').first().waitFor({ state: 'detached' });
+      const by = await sideways(narrow.page);
+      if (by > 0) scrolled.push(`${name}: ${by} px`);
+    }
+    expect(scrolled).toEqual([]);
+    await narrow.close();
+
+    const wide = await signIn(`#tenant/${t.tenant_id}`, 1366);
+    await openTab(wide.page, 'Requests');
+    const table = wide.page.getByTestId('request-rows');
+    await table.locator('tbody tr').nth(3).waitFor();
+    expect(await sideways(wide.page)).toBe(0);
+    expect(await table.evaluate((el) => el.scrollWidth - el.clientWidth)).toBe(0);
+    // The request ids: the second column.
+    const lines = await table
+      .locator('tbody td:nth-child(2) code')
+      .evaluateAll((ids) => ids.map((id) => id.getClientRects().length));
+    expect(lines.length).toBeGreaterThan(3);
+    expect(lines.every((n) => n === 1)).toBe(true);
+    // Each id is one line high: as high as the time beside it.
+    const heights = await table
+      .locator('tbody tr')
+      .first()
+      .evaluate((row) => {
+        const [when, id] = [row.children[0], row.children[1]?.querySelector('code')];
+        return [when?.getBoundingClientRect().height, id?.getBoundingClientRect().height];
+      });
+    expect(heights[1]).toBeLessThanOrEqual(heights[0] ?? 0);
+    await wide.close();
+  });
 });

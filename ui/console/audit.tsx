@@ -118,8 +118,8 @@ export function AuditPage(props: { tenant?: string | undefined }) {
                   <td>
                     <code>{e.action}</code>
                   </td>
-                  <td>{e.tenant_id ? <code>{e.tenant_id}</code> : '—'}</td>
-                  <td>{e.token_id ? <code>{e.token_id}</code> : '—'}</td>
+                  <td>{e.tenant_id ? <code class="id">{e.tenant_id}</code> : '—'}</td>
+                  <td>{e.token_id ? <code class="id">{e.token_id}</code> : '—'}</td>
                   <td>{[e.ip, e.colo].filter(Boolean).join(' · ') || '—'}</td>
                   <td class="detail">
                     <code>{JSON.stringify(e.detail)}</code>

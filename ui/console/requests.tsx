@@ -168,7 +168,9 @@ export function RequestsSection(props: { tenantId: string }) {
               >
                 <td title={r.at}>{time(r.at)}</td>
                 <td>
-                  <code>{r.request_id}</code>
+                  <code class="id" title={r.request_id}>
+                    {r.request_id}
+                  </code>
                 </td>
                 <td>{names.get(r.token_id) ?? r.token_id}</td>
                 <td>

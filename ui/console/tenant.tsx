@@ -76,7 +76,7 @@ export function TenantPage(props: {
       <dl class="facts">
         <dt>Id</dt>
         <dd>
-          <code>{tenant.id}</code>
+          <code class="id">{tenant.id}</code>
         </dd>
         <dt>Status</dt>
         <dd>
@@ -84,7 +84,7 @@ export function TenantPage(props: {
         </dd>
         <dt>Platform key fingerprint</dt>
         <dd>
-          <code>{tenant.key_fingerprint ?? '—'}</code>
+          <code class="id">{tenant.key_fingerprint ?? '—'}</code>
         </dd>
         <dt>Plan</dt>
         <dd data-testid="tenant-plan">{tenant.plan ?? 'none'}</dd>

@@ -101,14 +101,14 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
                   </button>
                 </td>
                 <td>
-                  <code>{t.id}</code>
+                  <code class="id">{t.id}</code>
                 </td>
                 <td>
                   <span class={`status status-${t.status}`}>{t.status}</span>
                 </td>
                 <td>{t.plan ?? '—'}</td>
                 <td>
-                  <code title="First 16 hex digits of the platform key's SHA-256">
+                  <code class="id" title="First 16 hex digits of the platform key's SHA-256">
                     {t.key_fingerprint ?? '—'}
                   </code>
                 </td>

@@ -221,7 +221,7 @@ function TokenTable(props: {
                   {t.prefix}…{t.last4}
                 </code>
                 <br />
-                <code class="hint">{t.id}</code>
+                <code class="hint id">{t.id}</code>
               </td>
               <td class="scopes">{t.scopes.join(' ')}</td>
               <td>{t.expires_at ? fmtTime(t.expires_at) : 'never'}</td>
