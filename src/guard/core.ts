@@ -568,10 +568,15 @@ export class GuardCore {
     );
   }
 
-  /** Queues alerts for the quotas whose use has crossed a threshold (alerts.ts). */
+  /**
+   * Raises alerts for the quotas whose use has crossed a threshold (alerts.ts): into the
+   * alert log the console shows, webhook or not (without one, at the default thresholds),
+   * and with one into its outbox.
+   */
   private noteQuotaAlerts(meters: Meter[], now: number): void {
     const config = this.alertConfig();
-    if (!config) return;
+    const tenantId = this.tenantId ?? config?.tenantId;
+    if (!tenantId) return;
     for (const m of meters) {
       if (m.kind !== 'quota') continue;
       const slot = slotAt(m, now);
@@ -579,12 +584,13 @@ export class GuardCore {
       const quota = { meter: m.key, policy: m.name, used, limit: m.limit };
       const due = noteQuotaUse(
         this.sql,
+        tenantId,
         config,
         { ...quota, periodStart: slot.start, periodEnd: slot.end },
         now,
       );
       // Alarms run on the real clock, whatever time a caller passed in.
-      if (due !== null) this.wakeBy(Date.now());
+      if (due !== null && config) this.wakeBy(Date.now());
     }
   }
 

@@ -363,4 +363,23 @@ describe('the console, as the walk found it', () => {
     expect(heights[1]).toBeLessThanOrEqual(heights[0] ?? 0);
     await wide.close();
   });
+
+  it('lists the quota alerts of a tenant without a webhook', async () => {
+    const t = await newTenant('Spent, no webhook');
+    await admin('PUT', `/tenants/${t.tenant_id}/limits`, {
+      policies: [],
+      quota: { daily: 4 },
+      limiter: 'exact',
+    });
+    for (let i = 0; i < 4; i++) expect((await asPartner(t.token)).status).toBe(200);
+    expect((await asPartner(t.token)).status).toBe(429);
+    const { page, close } = await signIn(`#tenant/${t.tenant_id}`);
+    await openTab(page, 'Alerts and cache');
+    await page.getByText('No webhook is set: alerts are only listed below.').waitFor();
+    const rows = page.getByTestId('recent-alerts');
+    await rows.getByText('Quota daily at 100 %: 4 of 4 used').waitFor();
+    expect(await rows.innerText()).toContain('no webhook set');
+    expect(await page.getByText('No alert raised yet.').count()).toBe(0);
+    await close();
+  });
 });
