@@ -113,4 +113,24 @@ describe('/docs in Chromium', () => {
     expect(requested.filter((url) => !url.startsWith(`${gateway.url}/`))).toEqual([]);
     await page.close();
   });
+
+  it('says a token is missing, not invalid, when Send goes with the token box empty', async () => {
+    const { page } = await openDocs();
+    await page.locator('input[placeholder="Token"]:visible').first().waitFor();
+    await page
+      .getByRole('button', { name: /^List teams/ })
+      .first()
+      .click();
+    await page
+      .locator('[id="api-1/tag/teams/GET/team/lists"] button', { hasText: 'Test Request' })
+      .click();
+    const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/team/lists');
+    await page.getByRole('button', { name: /Send Request/ }).click();
+    const response = await answered;
+    // What the reference sends for an empty box: the scheme alone.
+    expect(response.request().headers().authorization).toBe('Bearer');
+    expect(response.status()).toBe(401);
+    expect(((await response.json()) as { code: number }).code).toBe(40100);
+    await page.close();
+  });
 });
