@@ -76,6 +76,7 @@ export const LAYERS: Layer[] = [
       'forward.ts',
       'usage-route.ts',
       'token-route.ts',
+      'front-page.ts',
       'admin/',
       'browser/',
       'openapi/',

@@ -382,4 +382,31 @@ describe('the console, as the walk found it', () => {
     expect(await page.getByText('No alert raised yet.').count()).toBe(0);
     await close();
   });
+
+  it('signs in from a signed-out local console, and / points to the docs, the portal and the console', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const front = await page.goto(`${gateway.url}/`);
+    expect(front?.status()).toBe(200);
+    expect(front?.headers()['content-type']).toContain('text/html');
+    expect(front?.headers()['content-security-policy']).toContain("default-src 'none'");
+    const links = await page
+      .getByRole('link')
+      .evaluateAll((as) => as.map((a) => new URL((a as HTMLAnchorElement).href).pathname));
+    expect(links).toEqual(expect.arrayContaining(['/docs', '/portal/', '/console/']));
+    for (const path of ['/docs', '/portal/', '/console/']) {
+      expect((await fetch(`${gateway.url}${path}`)).status, path).toBe(200);
+    }
+    // Signed out (no Access cookie yet): the console links to the local sign-in, which
+    // brings the operator back, signed in.
+    await page.getByRole('link', { name: 'Operator console' }).click();
+    await page.getByText('You are not signed in').waitFor();
+    await page
+      .getByTestId('local-sign-in')
+      .getByRole('link', { name: /local admin/ })
+      .click();
+    await page.getByTestId('whoami').getByText('admin@operators.local').waitFor();
+    expect(new URL(page.url()).pathname).toBe('/console/');
+    await context.close();
+  });
 });
