@@ -14,6 +14,7 @@ import { historyTable } from './admin/history-table';
 import { importOperations } from './admin/openapi-import';
 import { printable } from './admin/printable';
 import { tokenRow } from './admin/token-row';
+import { localGatewayUrl } from './local-gateway';
 
 const HELP = `Usage: npm run admin -- <command> [arguments] [options]
 
@@ -62,7 +63,8 @@ Limits: a policy counts in a sliding window unless it ends in :fixed. --limiter 
 Scopes: comma-separated scopes (teams:read, sessions:write, ...) or presets (full, read-only; neither has
   an apikeys scope nor token:rotate, which lets a token rotate itself in the partner portal). DANGER: apikeys:* scopes let a tenant manage the platform account's API keys,
   which other tenants of that account may use; apikeys:admin also shows them unmasked.
-Options: --url URL (default $GATEWAY_URL or http://127.0.0.1:8787), --json (print the raw data)`;
+Options: --url URL (default $GATEWAY_URL, else the gateway npm start runs: its PORT, or
+  http://127.0.0.1:8787), --json (print the raw data)`;
 
 const { values: o, positionals } = parseArgs({
   allowPositionals: true,
@@ -428,8 +430,10 @@ if (o.help || !command) {
   process.exit(command || o.help ? 0 : 2);
 }
 try {
-  const url = o.url ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:8787';
-  const api = client(url, adminToken(url));
+  const local = localGatewayUrl();
+  const url = o.url || process.env.GATEWAY_URL || local.url;
+  const from = o.url ? '--url' : process.env.GATEWAY_URL ? 'GATEWAY_URL' : local.from;
+  const api = client(url, adminToken(url), from);
   const { data, say } = await run(api);
   console.log(o.json ? JSON.stringify(data, null, 2) : printable(say));
 } catch (err) {
