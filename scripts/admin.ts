@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { humanDuration } from '../src/duration';
 import type { RatePolicy } from '../src/types/wire';
 import { segments } from '../ui/lib/admin-client';
+import { keyCheckText } from '../ui/lib/key-check';
 import { asFields } from './admin/as-fields';
 import { adminToken, CliError, type Client, client } from './admin/client';
 import { historyTable } from './admin/history-table';
@@ -19,11 +20,11 @@ import { localGatewayUrl } from './local-gateway';
 const HELP = `Usage: npm run admin -- <command> [arguments] [options]
 
 Tenants
-  tenant create --name NAME [--platform-key KEY] [--scopes LIST] [--token-name NAME] [--expires-in SECONDS] [--cors-origin ORIGIN]... [--plan PLAN]
+  tenant create --name NAME [--platform-key KEY] [--scopes LIST] [--token-name NAME] [--expires-in SECONDS] [--cors-origin ORIGIN]... [--plan PLAN] [--force]
   tenant list [--page-size N] [--cursor CURSOR]
   tenant get TENANT_ID
   tenant update TENANT_ID [--name NAME] [--platform-key KEY | --new-platform-key] [--cors-origin ORIGIN]... [--no-cors-origins]
-                          [--plan PLAN | --no-plan]
+                          [--plan PLAN | --no-plan] [--force]
   tenant disable TENANT_ID | tenant enable TENANT_ID | tenant delete TENANT_ID
 Tokens
   token issue TENANT_ID --name NAME [--scopes LIST] [--expires-in SECONDS | --expires-at ISO] [token limits]
@@ -55,7 +56,8 @@ Platform operations
 
 Platform keys: prefer the PLATFORM_KEY environment variable to --platform-key, which shows in
   the process list and shell history (tenant create reads PLATFORM_KEY when --platform-key is absent;
-  tenant update --new-platform-key reads it).
+  tenant update --new-platform-key reads it). A key is checked with the platform first (one cheap
+  read, as the console does); one it refuses, or that cannot be checked, is set only with --force.
 Limits: a policy counts in a sliding window unless it ends in :fixed. --limiter leased (default) lets
   isolates admit from short leases (revocation and limits changes reach every isolate within
   LEASE_MAX_MS); exact asks the TenantGuard on every request (refused on the very next request).
@@ -101,6 +103,7 @@ const { values: o, positionals } = parseArgs({
     'with-successors': { type: 'boolean' },
     plan: { type: 'string' },
     'no-plan': { type: 'boolean' },
+    force: { type: 'boolean' },
   },
 });
 
@@ -181,6 +184,22 @@ function tokenLimits() {
   };
 }
 
+/**
+ * Checks a platform key with the platform (POST /admin/keys/check), as the console's
+ * Create does: a key it did not accept stops the command unless --force, which goes on
+ * with a warning. The key is never printed.
+ */
+async function checkKey(api: Client, key: string): Promise<void> {
+  const check = await api.data(api.admin.keys.check.$post({ json: { platform_key: key } }));
+  if (check.result === 'valid') return;
+  if (!o.force) {
+    throw new CliError(
+      `${keyCheckText(check)} Nothing was changed. Fix the key, or set it anyway with --force.`,
+    );
+  }
+  console.error(`warning: ${keyCheckText(check)} Set anyway (--force).`);
+}
+
 async function run(api: Client): Promise<{ data: unknown; say: string }> {
   // The routes the commands name: a tenant, a token of it, a plan (path values encoded).
   const tenant = api.admin.tenants[':id'];
@@ -203,6 +222,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         token: { ...tokenSpec(), name: o['token-name'] ?? 'default' },
         ...(o.plan ? { plan: o.plan } : {}),
       };
+      await checkKey(api, body.platform_key);
       const data = await api.data(api.admin.tenants.$post({ json: body }));
       return {
         data,
@@ -233,6 +253,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         ...(origins ? { cors_origins: origins } : {}),
         ...(o['no-plan'] ? { plan: null } : o.plan ? { plan: o.plan } : {}),
       };
+      if (key) await checkKey(api, key);
       return show(await api.data(tenant.$patch({ ...at(args[0]), json: body })));
     }
     case 'tenant disable':
@@ -344,6 +365,10 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       const value = JSON.stringify(imported.operations);
       for (const line of [...imported.skipped.map((x) => `skipped ${x}`), ...imported.notes]) {
         console.error(printable(line));
+      }
+      // What each operation kept is called here, and the scope a token needs to call it.
+      for (const [id, line] of Object.entries(imported.scopes)) {
+        if (id in imported.operations) console.error(printable(line));
       }
       const count = Object.keys(imported.operations).length;
       console.error(
