@@ -416,14 +416,17 @@ function serveBare(
 }
 
 /**
- * A module Worker `script` with text `bindings` on plain workerd, as the gateway's
- * compatibility date and flags run it, and nothing leaving the machine (bench:steps'
- * probe Worker, the bare Workers).
+ * A module Worker `script` with text `bindings` (and the Durable Objects it exports, if
+ * named) on plain workerd, as the gateway's compatibility date and flags run it, and
+ * nothing leaving the machine (bench:steps' and bench:rpc's probe Workers, the bare Workers).
  */
 export function startScriptWorker(
   script: string,
   bindings: Record<string, string>,
-  opts: { configPath?: string } & CommonOptions = {},
+  opts: {
+    configPath?: string;
+    durableObjects?: V4WorkerOptions['durableObjects'];
+  } & CommonOptions = {},
 ): Promise<WorkerHost> {
   const { workerOptions } = configWorkerOptions(opts.configPath ?? DEFAULT_CONFIG);
   const worker: V4WorkerOptions = {
@@ -433,6 +436,7 @@ export function startScriptWorker(
     compatibilityDate: workerOptions.compatibilityDate,
     compatibilityFlags: workerOptions.compatibilityFlags,
     bindings,
+    ...(opts.durableObjects ? { durableObjects: opts.durableObjects } : {}),
   };
   return serve([worker], opts, undefined, () => undefined);
 }

@@ -4,11 +4,11 @@ import { refuseTunnel } from './connect';
 import { operatorEntrypoint } from './operator-entrypoint';
 import type { Bindings } from './types/context';
 
-export { AuditLog } from './audit/audit-log';
-export { FleetBoard } from './guard/fleet-board';
-export { LeaseBroker } from './guard/lease-broker';
-export { PlanBook } from './guard/plan-book';
-export { TenantGuard } from './guard/tenant-guard';
+export { AuditLog } from './objects/audit/audit-log';
+export { LeaseBroker } from './objects/broker/lease-broker';
+export { FleetBoard } from './objects/fleet/fleet-board';
+export { PlanBook } from './objects/plans/plan-book';
+export { TenantGuard } from './objects/tenant/tenant-guard';
 
 const app = newApp();
 

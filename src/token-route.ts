@@ -48,11 +48,9 @@ export function ownTokenRoutes(): Hono<HonoEnv> {
       const tenant = c.get('tenant');
       const token = c.get('token');
       const browser = token.prefix === BROWSER_TOKEN_PREFIX;
-      const standing = await guardFor(c.env, tenant.id).usage(
-        Date.now(),
-        c.get('settings').DEFAULT_LIMITS,
-        token.id,
-      );
+      const standing = await guardFor(c.env, tenant.id)
+        .limits()
+        .usage(Date.now(), c.get('settings').DEFAULT_LIMITS, token.id);
       return c.json(
         ok<OwnToken>({
           tenant: { id: tenant.id, name: tenant.name },

@@ -7,11 +7,11 @@
  */
 import { Hono } from 'hono';
 import { ok } from './errors';
-import { guardFor } from './guard/tenant-guard';
 import { HOUR_MS, hourOf } from './metering/usage';
 import { requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
 import { validated } from './middleware/validate';
+import { guardFor } from './objects/tenant/tenant-guard';
 import { operationId } from './observability/operation-id';
 import { recentPage } from './observability/recent-page';
 import { recentQuery, recentQuerySchema } from './observability/recent-query';
@@ -37,11 +37,9 @@ export function usageRoutes(): Hono<HonoEnv> {
       const today = Math.floor(now / 86_400_000) * 86_400_000;
       const hour = hourOf(now);
       // One guard call: the meters now, 30 days by day, 48 hours by hour.
-      const view = await guardFor(c.env, tenant.id).ownView(
-        now,
-        c.get('settings').DEFAULT_LIMITS,
-        c.get('token').id,
-        [
+      const view = await guardFor(c.env, tenant.id)
+        .limits()
+        .ownView(now, c.get('settings').DEFAULT_LIMITS, c.get('token').id, [
           {
             from: today - (OWN_USAGE_DAYS - 1) * 86_400_000,
             to: now,
@@ -54,8 +52,7 @@ export function usageRoutes(): Hono<HonoEnv> {
             granularity: 'hour',
             groupBy: [],
           },
-        ],
-      );
+        ]);
       const [days, hours] = view.history;
       return c.json(
         ok<OwnUsage>({
@@ -85,7 +82,7 @@ export function usageRoutes(): Hono<HonoEnv> {
     validated('query', recentQuerySchema),
     async (c) => {
       const query = recentQuery(c.req.valid('query'), true);
-      const page = await guardFor(c.env, c.get('tenant').id).recentRequests(query);
+      const page = await guardFor(c.env, c.get('tenant').id).recentRequests().query(query);
       return c.json(ok<RecentRequestPage>(recentPage(page)), 200, {
         'Cache-Control': 'private, no-store',
       });

@@ -1,13 +1,14 @@
 /**
  * Quota alerts: one signed POST per threshold crossing per period, retried with
- * backoff from the TenantGuard's alarm (time injected through deliverAlerts),
+ * backoff from the TenantGuard's alarm (time injected through its alerts part's deliver),
  * given up after 5 tries, and recorded in the audit log. The emulator receives them.
  */
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
-import { ALERT_BACKOFF_MS, ALERT_MAX_TRIES } from '../src/guard/alerts';
 import { hmacSha256Hex } from '../src/hash';
+import { ALERT_BACKOFF_MS, ALERT_MAX_TRIES } from '../src/objects/tenant/alerts/alerts';
+import { guardFor } from '../src/objects/tenant/tenant-guard';
 import {
   admin,
   asTenant,
@@ -56,11 +57,11 @@ describe('quota alerts', () => {
     const { t, secret, thresholds } = await alerted(10, name);
     expect(thresholds).toEqual([80, 100]);
     for (let i = 0; i < 7; i++) await asTenant(t, '/agent/lists');
-    await guardOf(t).deliverAlerts(Date.now());
+    await guardFor(testEnv, t.id).alerts().deliver(Date.now());
     expect(await deliveries(name)).toHaveLength(0);
     await asTenant(t, '/agent/lists'); // 8 of 10: 80 %
     await asTenant(t, '/agent/lists'); // 9: still past 80 %, no new crossing
-    await guardOf(t).deliverAlerts(Date.now());
+    await guardFor(testEnv, t.id).alerts().deliver(Date.now());
     let got = await deliveries(name);
     expect(got).toHaveLength(1);
     const first = got[0];
@@ -80,8 +81,8 @@ describe('quota alerts', () => {
 
     await asTenant(t, '/agent/lists'); // 10 of 10: 100 %
     await asTenant(t, '/agent/lists'); // refused: no crossing
-    await guardOf(t).deliverAlerts(Date.now());
-    await guardOf(t).deliverAlerts(Date.now());
+    await guardFor(testEnv, t.id).alerts().deliver(Date.now());
+    await guardFor(testEnv, t.id).alerts().deliver(Date.now());
     got = await deliveries(name);
     expect(got.map((d) => JSON.parse(d.body).threshold)).toEqual([80, 100]);
     // The alarm was set for the delivery, on the real clock.
@@ -96,10 +97,10 @@ describe('quota alerts', () => {
 
   /** Runs deliveries with time moving on (the guard's own alarm may run some too) until none is left. */
   async function deliverUntilDone(t: TestTenant) {
-    const guard = guardOf(t);
+    const alerts = () => guardFor(testEnv, t.id).alerts();
     let at = Date.now();
     for (let round = 0; round < 20; round++) {
-      const { nextAt } = await guard.deliverAlerts(at);
+      const { nextAt } = await alerts().deliver(at);
       if (nextAt === null) return;
       at = Math.max(at, nextAt);
     }
@@ -161,12 +162,12 @@ describe('quota alerts', () => {
     });
     const { t } = await alerted(2, name, [50]);
     await asTenant(t, '/agent/lists');
-    const guard = guardOf(t);
+    const alerts = () => guardFor(testEnv, t.id).alerts();
     // Once a try has failed, the next is not due before the backoff has passed.
-    const { nextAt } = await guard.deliverAlerts(Date.now() + ALERT_BACKOFF_MS * 100);
+    const { nextAt } = await alerts().deliver(Date.now() + ALERT_BACKOFF_MS * 100);
     expect(nextAt).not.toBeNull();
     const tries = (await deliveries(name)).length;
-    expect((await guard.deliverAlerts((nextAt ?? 0) - 1)).results).toEqual([]);
+    expect((await alerts().deliver((nextAt ?? 0) - 1)).results).toEqual([]);
     expect(await deliveries(name)).toHaveLength(tries);
   });
 

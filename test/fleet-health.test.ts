@@ -9,9 +9,10 @@
  */
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FLEET_REPORT_MS, fleetBoardOf } from '../src/guard/fleet-board';
-import type { TenantGuard } from '../src/guard/tenant-guard';
 import { hmacSha256Hex } from '../src/hash';
+import { fleetBoardOf } from '../src/objects/fleet/fleet-board';
+import { FLEET_REPORT_MS } from '../src/objects/tenant/history/fleet-report';
+import { guardFor, type TenantGuard } from '../src/objects/tenant/tenant-guard';
 import {
   admin,
   asTenant,
@@ -64,7 +65,7 @@ describe('alerts beyond quotas', () => {
       const { res, body } = await asTenant(t, '/agent/lists');
       expect([res.status, body.code]).toEqual([502, 50205]);
     }
-    await guardOf(t).deliverAlerts(Date.now());
+    await guardFor(testEnv, t.id).alerts().deliver(Date.now());
     const got = await deliveries(name);
     expect(got).toHaveLength(1);
     const payload = JSON.parse(got[0]?.body ?? '{}');
@@ -80,7 +81,7 @@ describe('alerts beyond quotas', () => {
     );
     // Not again within the hour.
     for (let i = 0; i < 3; i++) await asTenant(t, '/agent/lists');
-    await guardOf(t).deliverAlerts(Date.now());
+    await guardFor(testEnv, t.id).alerts().deliver(Date.now());
     expect(await deliveries(name)).toHaveLength(1);
     const log = await recent(t);
     expect(log.map((a: any) => [a.alert.kind, a.delivery])).toEqual([
@@ -205,11 +206,11 @@ describe('the fleet overview', () => {
     // Watched, not changed: when the guard has taken its figures for the report.
     let taken = false;
     await runInDurableObject(guardOf(t), (guard: TenantGuard) => {
-      const core = Reflect.get(guard, 'core');
-      const fleetHours = core.fleetHours.bind(core);
-      core.fleetHours = (since: number) => {
+      const history = Reflect.get(Reflect.get(guard, 'parts'), 'history');
+      const figures = history.figures.bind(history);
+      history.figures = (since: number) => {
         taken = true;
-        return fleetHours(since);
+        return figures(since);
       };
     });
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + FLEET_REPORT_MS + 1000 });

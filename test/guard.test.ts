@@ -5,15 +5,16 @@
  */
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { AUDIT_MAX_ENTRIES } from '../src/audit/audit-log';
 import type { LeaseRequest } from '../src/metering/lease-protocol';
 import type { Limits, Scope } from '../src/metering/policy';
+import { AUDIT_MAX_ENTRIES } from '../src/objects/audit/audit-log';
+import { guardFor, guardStub } from '../src/objects/tenant/tenant-guard';
 import { testEnv } from './helpers';
 
+/** A fresh guard: its stub, for the test harness, and its parts, as callers reach them. */
 function guard() {
-  return testEnv.TENANT_GUARD.get(
-    testEnv.TENANT_GUARD.idFromName(`guard-test-${crypto.randomUUID()}`),
-  );
+  const name = `guard-test-${crypto.randomUUID()}`;
+  return { stub: guardStub(testEnv, name), parts: guardFor(testEnv, name) };
 }
 
 const limits = (l: Partial<Limits>): Limits => ({ policies: [], quota: {}, ...l });
@@ -32,7 +33,7 @@ const req = (now: number, defaults: Limits, scope: Partial<Scope> = {}): LeaseRe
 
 /** The waiting request's refusal, or null when it was admitted. */
 async function refusal(g: ReturnType<typeof guard>, r: LeaseRequest) {
-  const answer = await g.acquire(r);
+  const answer = await g.parts.limits().acquire(r);
   return answer.scopes[0]?.refusal ?? null;
 }
 
@@ -108,7 +109,7 @@ describe('TenantGuard', () => {
     const now = at('2026-11-21T10:00:00Z');
     await refusal(g, req(now, l));
     await refusal(g, req(now, l));
-    await evictDurableObject(g);
+    await evictDurableObject(g.stub);
     expect(await refusal(g, req(now + 1, l))).toBeNull();
     expect(await refusal(g, req(now + 2, l))).not.toBeNull();
   });
@@ -124,9 +125,9 @@ describe('TenantGuard', () => {
       tag_kid: 'k2',
     };
     const spec = { name: 'a', scopes: ['teams:read'], expires_at: null };
-    await g.issueToken('ten_guardtest', minted, spec, null, 0);
+    await g.parts.tokens().issue('ten_guardtest', minted, spec, null, 0);
     const ctx = { request_id: 'test', actor: 'test', ip: null, colo: null };
-    await g.revokeToken('ten_guardtest', 'tok_a', false, 0, ctx);
+    await g.parts.tokens().revoke('ten_guardtest', 'tok_a', false, 0, ctx);
     expect(await refusal(g, req(1, l))).toEqual({ reason: 'revoked' });
     expect(await refusal(g, req(1, l, { tokenId: 'tok_b' }))).toBeNull();
   });
@@ -150,13 +151,13 @@ describe('TenantGuard', () => {
     await refusal(g, req(Date.now(), l, { partition: 'b4' }));
     const rows = () =>
       runInDurableObject(
-        g,
+        g.stub,
         (_, state) =>
           state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM slots').one().n,
       );
     // The tenant's slot and each browser token's, an hour ago and now.
     expect(await rows()).toBe(6);
-    expect(await runDurableObjectAlarm(g)).toBe(true);
+    expect(await runDurableObjectAlarm(g.stub)).toBe(true);
     // Only the current window's rows are left: the tenant's and b4's.
     expect(await rows()).toBe(2);
     expect(await refusal(g, req(Date.now(), l, { partition: 'b4' }))).toBeNull();
@@ -166,7 +167,7 @@ describe('TenantGuard', () => {
     const g = guard();
     const day = 86_400_000;
     const sent = (sql?: string) =>
-      runInDurableObject(g, (_, state) => {
+      runInDurableObject(g.stub, (_, state) => {
         if (sql) state.storage.sql.exec(sql);
         return state.storage.sql
           .exec<{ period_start: number }>('SELECT period_start FROM alerts_sent ORDER BY 1')
@@ -183,7 +184,7 @@ describe('TenantGuard', () => {
       g,
       req(Date.now(), limits({ policies: [{ name: 'burst', limit: 9, window_s: 60 }] })),
     );
-    expect(await runDurableObjectAlarm(g)).toBe(true);
+    expect(await runDurableObjectAlarm(g.stub)).toBe(true);
     expect(await sent()).toEqual([current]);
   });
 });

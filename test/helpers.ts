@@ -13,6 +13,7 @@ import { env, exports } from 'cloudflare:workers';
 import { expect, inject } from 'vitest';
 import { ERRORS, type ErrorKind } from '../src/errors';
 import worker from '../src/index';
+import { guardFor } from '../src/objects/tenant/tenant-guard';
 import { keyRing } from '../src/tenants/crypto';
 import { generateToken, hashToken, randomBase62, withChecksum } from '../src/tenants/token';
 import type { Bindings } from '../src/types/context';
@@ -45,6 +46,18 @@ export async function gatewayWith(
   const res = await worker.fetch(new Request(BASE + path, init), env, ctx);
   await waitOnExecutionContext(ctx);
   return res;
+}
+
+/**
+ * A Durable Object namespace whose objects cannot be reached, as during an outage:
+ * every call fails with `message` (a broker's lease call, a TenantGuard's `call`).
+ */
+export function unreachableObjects(message: string): unknown {
+  const lost = () => Promise.reject(new Error(message));
+  return {
+    idFromName: (name: string) => testEnv.TENANT_GUARD.idFromName(name),
+    get: () => ({ acquire: lost, call: lost }),
+  };
 }
 
 /** A token tagged by the gateway's key but never issued: what a leaked, deleted token looks like. */
@@ -240,9 +253,10 @@ export async function countExactly(tenant: TestTenant, limit = 1000): Promise<vo
 export async function revokeWhileKvLags(tenantId: string, token: string, tokenId: string) {
   const key = `token:${await hashToken(token)}`;
   const before = await testEnv.TENANTS.get(key);
-  const guard = testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(tenantId));
   const ctx = { request_id: 'test', actor: 'test', ip: null, colo: null };
-  const outcome = await guard.revokeToken(tenantId, tokenId, false, Date.now(), ctx);
+  const outcome = await guardFor(testEnv, tenantId)
+    .tokens()
+    .revoke(tenantId, tokenId, false, Date.now(), ctx);
   if (outcome.kind !== 'revoked') throw new Error(`not revoked: ${outcome.kind}`);
   if (before) await testEnv.TENANTS.put(key, before);
 }

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { type LeaseSettings, TenantLease } from '../src/limits/lease';
 import type { LeaseRequest } from '../src/metering/lease-protocol';
 import type { Limits, Scope } from '../src/metering/policy';
+import { guardFor } from '../src/objects/tenant/tenant-guard';
 import { testEnv } from './helpers';
 
 const ISOLATES = 8;
@@ -46,10 +47,9 @@ interface Run {
 }
 
 async function simulate(s: Scenario, seed: number): Promise<Run> {
-  const guard = testEnv.TENANT_GUARD.get(
-    testEnv.TENANT_GUARD.idFromName(`simulation-${crypto.randomUUID()}`),
-  );
-  await guard.setLimits(s.limits, s.limits);
+  const name = crypto.randomUUID();
+  const limits = () => guardFor(testEnv, `simulation-${name}`).limits();
+  await limits().setLimits(s.limits, s.limits);
   const settings: LeaseSettings = {
     leaseMaxMs: s.leaseMaxMs,
     defaults: s.limits,
@@ -72,7 +72,7 @@ async function simulate(s: Scenario, seed: number): Promise<Run> {
   let asks = 0;
   const call = async (lease: TenantLease, req: LeaseRequest) => {
     asks++;
-    return lease.apply(req, await guard.acquire(req), req.now);
+    return lease.apply(req, await limits().acquire(req), req.now);
   };
   for (const { at, isolate } of arrivals) {
     const lease = isolates[isolate];

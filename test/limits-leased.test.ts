@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
 import type { Limits } from '../src/metering/policy';
+import { guardFor } from '../src/objects/tenant/tenant-guard';
 import { loadSettings } from '../src/settings';
 import {
   admin,
@@ -22,6 +23,7 @@ import {
   secondsHeader,
   type TestTenant,
   testEnv,
+  unreachableObjects,
   upstreamSaw,
 } from './helpers';
 
@@ -45,9 +47,6 @@ const later = (ms: number) => vi.setSystemTime(Date.now() + ms);
  * end (the clock stands still, and a broker's pool that late in a slot is a few units).
  */
 const clockAtSlotStart = () => clockAt(Math.ceil(Date.now() / 1000) * 1000 + 1);
-
-/** The tenant's TenantGuard, as another isolate's operator change would reach it. */
-const guardOf = (t: TestTenant) => testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(t.id));
 
 /**
  * A few requests, so this isolate holds a lease with units to spare. Each waits for its
@@ -198,7 +197,8 @@ describe('leased limits', () => {
     clockAt(Date.now());
     const t = await createTenant();
     await warm(t);
-    await guardOf(t).setDisabled(true);
+    // The tenant's TenantGuard, as another isolate's operator change would reach it.
+    await guardFor(testEnv, t.id).tenantRecord().setDisabled(true);
     later(LEASE_MAX_MS);
     const { res, body } = await asTenant(t, '/agent/lists');
     expect(res.status).toBe(403);
@@ -229,7 +229,7 @@ describe('leased limits', () => {
     const call = () =>
       gatewayWith(remember, '/agent/lists', { headers: { authorization: t.token } });
     for (let i = 0; i < 4; i++) expect((await call()).status).toBe(200);
-    await guardOf(t).setDisabled(true);
+    await guardFor(testEnv, t.id).tenantRecord().setDisabled(true);
     later(LEASE_MAX_MS);
     await expectRefusal(await call(), 'TENANT_DISABLED');
   });
@@ -239,17 +239,16 @@ describe('leased limits', () => {
     const t = await createTenant();
     await asTenant(t, '/team/lists');
     expect((await asTenant(t, '/team/lists')).res.headers.get('x-cache')).toBe('HIT');
-    await guardOf(t).setCacheVersion(`elsewhere-${crypto.randomUUID()}`);
+    await guardFor(testEnv, t.id)
+      .tenantRecord()
+      .setCacheVersion(`elsewhere-${crypto.randomUUID()}`);
     later(LEASE_MAX_MS);
     expect((await asTenant(t, '/team/lists')).res.headers.get('x-cache')).toBe('MISS');
   });
 });
 
 describe('leased limits when the TenantGuard cannot be reached', () => {
-  const unreachable = {
-    idFromName: (name: string) => testEnv.TENANT_GUARD.idFromName(name),
-    get: () => ({ acquire: () => Promise.reject(new Error('Network connection lost.')) }),
-  } as unknown as typeof testEnv.TENANT_GUARD;
+  const unreachable = unreachableObjects('Network connection lost.') as typeof testEnv.TENANT_GUARD;
   // Its regional broker is out of reach too (limits-fleet tests the broker riding it out).
   const unreachableBroker = unreachable as unknown as typeof testEnv.LEASE_BROKER;
   // What an isolate holds ends within two lease times: the lease in use, and one

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { humanDuration } from '../src/duration';
 import { ERRORS, type ErrorKind } from '../src/errors';
 import type { Limits } from '../src/metering/policy';
+import { guardFor } from '../src/objects/tenant/tenant-guard';
 import {
   admin,
   asTenant,
@@ -19,6 +20,7 @@ import {
   secondsHeader,
   type TestTenant,
   testEnv,
+  unreachableObjects,
   upstreamSaw,
 } from './helpers';
 
@@ -272,13 +274,9 @@ describe('revocation', () => {
 
 describe('when the limiter cannot be reached', () => {
   // A namespace whose objects cannot be reached, as during an outage.
-  const unreachable = {
-    idFromName: (name: string) => testEnv.TENANT_GUARD.idFromName(name),
-    get: () => ({
-      acquire: () =>
-        Promise.reject(new Error('Durable Object reset because its code was updated.')),
-    }),
-  } as unknown as typeof testEnv.TENANT_GUARD;
+  const unreachable = unreachableObjects(
+    'Durable Object reset because its code was updated.',
+  ) as typeof testEnv.TENANT_GUARD;
   // The regional brokers are down with it (the broker path is tested in limits-fleet).
   const unreachableBroker = unreachable as unknown as typeof testEnv.LEASE_BROKER;
 
@@ -406,7 +404,7 @@ describe('a route that costs 0 units (ROUTE_OVERRIDES)', () => {
       const other = await createTenant();
       await setLimits(other, { policies: [] });
       expect((await call(other.token, mode)).status).toBe(200);
-      await testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(other.id)).setDisabled(true);
+      await guardFor(testEnv, other.id).tenantRecord().setDisabled(true);
       const disabled = await call(other.token, mode);
       expect(disabled.status, mode).toBe(403);
       expect((await envelope(disabled)).code).toBe(ERRORS.TENANT_DISABLED.code);

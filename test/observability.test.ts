@@ -6,6 +6,7 @@
 import { evictDurableObject, runDurableObjectAlarm } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ERRORS } from '../src/errors';
+import { guardFor, guardStub } from '../src/objects/tenant/tenant-guard';
 import {
   ADMIN_TOKEN,
   admin,
@@ -309,9 +310,8 @@ describe('usage history', () => {
   });
 
   it('drops what is older than the retention', async () => {
-    const guard = testEnv.TENANT_GUARD.get(
-      testEnv.TENANT_GUARD.idFromName(`retention-${crypto.randomUUID()}`),
-    );
+    const name = `retention-${crypto.randomUUID()}`;
+    const guard = guardStub(testEnv, name);
     const hour = (daysAgo: number) =>
       Math.floor((Date.now() - daysAgo * 86_400_000) / 3_600_000) * 3_600_000;
     const row = (daysAgo: number) => ({
@@ -323,14 +323,18 @@ describe('usage history', () => {
       units: 1,
       latency: [1],
     });
-    await guard.record({ rows: [row(1), row(10), row(40)], refusals: [] }, 30);
+    await guardFor(testEnv, name)
+      .limits()
+      .record({ rows: [row(1), row(10), row(40)], refusals: [] }, 30);
     expect(await runDurableObjectAlarm(guard)).toBe(true);
-    const kept = await guard.history({
-      from: hour(60),
-      to: Date.now(),
-      granularity: 'day',
-      groupBy: [],
-    });
+    const kept = await guardFor(testEnv, name)
+      .history()
+      .query({
+        from: hour(60),
+        to: Date.now(),
+        granularity: 'day',
+        groupBy: [],
+      });
     expect(kept.series.map((p) => p.requests)).toEqual([1, 1]);
   });
 });

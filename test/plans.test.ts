@@ -7,9 +7,9 @@
  */
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { type PlanBook, planBook } from '../src/guard/plan-book';
-import { guardFor, type TenantGuard } from '../src/guard/tenant-guard';
 import type { Limits } from '../src/metering/policy';
+import { type PlanBook, planBook } from '../src/objects/plans/plan-book';
+import { guardFor, guardStub, type TenantGuard } from '../src/objects/tenant/tenant-guard';
 import { loadSettings } from '../src/settings';
 import { tenantKey } from '../src/tenants/kv-keys';
 import {
@@ -220,8 +220,11 @@ describe('plans', () => {
       release = r;
     });
     let removing = false;
-    await runInDurableObject(guardFor(testEnv, t.id), (guard: TenantGuard) => {
-      const record = Reflect.get(guard, 'tenantRecord');
+    await runInDurableObject(guardStub(testEnv, t.id), (guard: TenantGuard) => {
+      const record = Reflect.get(
+        Reflect.get(Reflect.get(guard, 'parts'), 'tenantRecord'),
+        'record',
+      );
       const remove = record.remove.bind(record);
       record.remove = async (...args: Parameters<typeof remove>) => {
         removing = true;
@@ -299,9 +302,9 @@ describe('plans', () => {
 
   it('keeps a later decision over an earlier one that arrives after it', async () => {
     const t = await createTenant(undefined, 'out of order');
-    const guard = testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(t.id));
-    await guard.applyPlan({ name: 'late', version: 1_000_000_002, limits: hourly(7) });
-    await guard.applyPlan({ name: 'early', version: 1_000_000_001, limits: hourly(5) });
+    const limits = () => guardFor(testEnv, t.id).limits();
+    await limits().applyPlan({ name: 'late', version: 1_000_000_002, limits: hourly(7) });
+    await limits().applyPlan({ name: 'early', version: 1_000_000_001, limits: hourly(5) });
     const usage = await envelope(await admin(`/tenants/${t.id}/usage`));
     expect(usage.data).toMatchObject({ plan: 'late', limits: hourly(7) });
   });

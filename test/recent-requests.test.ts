@@ -7,7 +7,8 @@
  */
 import { evictDurableObject, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { RequestRow } from '../src/guard/recent-requests';
+import type { RequestRow } from '../src/objects/tenant/recent/recent-requests-part';
+import { guardFor, guardStub } from '../src/objects/tenant/tenant-guard';
 import { loadSettings } from '../src/settings';
 import {
   admin,
@@ -19,8 +20,6 @@ import {
   type TestTenant,
   testEnv,
 } from './helpers';
-
-const guardOf = (t: TestTenant) => testEnv.TENANT_GUARD.get(testEnv.TENANT_GUARD.idFromName(t.id));
 
 /** Exact mode with a tight hourly policy: each request's guard call carries the ones before it. */
 async function limited(t: TestTenant, limit: number) {
@@ -194,16 +193,16 @@ describe('recent requests', () => {
       upstream_ms: null,
       trace_id: null,
     });
-    const guard = guardOf(t);
+    const limits = () => guardFor(testEnv, t.id).limits();
     // 50 failures, then a flood of 1,500 successes in three batches.
-    await guard.record({
+    await limits().record({
       rows: [],
       refusals: [],
       requests: Array.from({ length: 50 }, (_, i) => row(i, 429)),
     });
     for (let b = 0; b < 3; b++) {
       const batch = Array.from({ length: 500 }, (_, i) => row(b * 500 + i, 200));
-      await guard.record({ rows: [], refusals: [], requests: batch });
+      await limits().record({ rows: [], refusals: [], requests: batch });
     }
     const failed = await requestsOf(t, '?status=4xx&page_size=200');
     expect(failed.data.requests).toHaveLength(50);
@@ -230,7 +229,7 @@ describe('a table from before MCP tool calls', () => {
     const t = await createTenant();
     await limited(t, 100);
     const { id: before } = await asTenant(t, '/agent/lists');
-    const guard = guardOf(t);
+    const guard = guardStub(testEnv, t.id);
     // The table as it was made before issue 44: no via column.
     await runInDurableObject(guard, (_, state) => {
       const sql = state.storage.sql;

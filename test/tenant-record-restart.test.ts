@@ -9,8 +9,8 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../src/errors';
-import { KeptRecordRow } from '../src/guard/kept-record';
-import { guardFor } from '../src/guard/tenant-guard';
+import { KeptRecordRow } from '../src/objects/tenant/record/kept-record';
+import { guardFor, guardStub } from '../src/objects/tenant/tenant-guard';
 import { tenantKey } from '../src/tenants/kv-keys';
 import {
   admin,
@@ -38,7 +38,7 @@ async function restartWithStaleKv(
   older: { value: string; metadata: unknown },
 ): Promise<void> {
   await testEnv.TENANTS.put(tenantKey(tenantId), older.value, { metadata: older.metadata });
-  await evictDurableObject(guardFor(testEnv, tenantId));
+  await evictDurableObject(guardStub(testEnv, tenantId));
 }
 
 /**
@@ -48,11 +48,11 @@ async function restartWithStaleKv(
 async function disableLeftHalfWritten(tenantId: string): Promise<void> {
   const active = JSON.parse((await recordNow(tenantId)).value);
   const disabled = { ...active, status: 'disabled', updated_at: new Date().toISOString() };
-  await runInDurableObject(guardFor(testEnv, tenantId), async (_, state) => {
+  await runInDurableObject(guardStub(testEnv, tenantId), async (_, state) => {
     new KeptRecordRow(state.storage.sql).keep({ record: disabled, kvHolds: active });
     await state.storage.setAlarm(Date.now() + 5000);
   });
-  await evictDurableObject(guardFor(testEnv, tenantId));
+  await evictDurableObject(guardStub(testEnv, tenantId));
 }
 
 /** The tenant is disabled everywhere: its record, its list row, its requests. */
@@ -114,7 +114,7 @@ describe("the guard's record after a restart, with KV behind", () => {
   it('a change decided and not yet written to KV is finished by the alarm', async () => {
     const t = await createTenant();
     await disableLeftHalfWritten(t.id);
-    expect(await runDurableObjectAlarm(guardFor(testEnv, t.id))).toBe(true);
+    expect(await runDurableObjectAlarm(guardStub(testEnv, t.id))).toBe(true);
     await expectDisabled(t);
   });
 
@@ -132,7 +132,9 @@ describe("a new tenant's guard", () => {
     // The guard's location has not seen the creation's KV write yet (KV: up to 60 s).
     const created = await recordNow(t.id);
     await testEnv.TENANTS.delete(tenantKey(t.id));
-    const change = await guardFor(testEnv, t.id).updateTenant(t.id, { name: 'Renamed at once' });
+    const change = await guardFor(testEnv, t.id)
+      .tenantRecord()
+      .update(t.id, { name: 'Renamed at once' });
     expect(change?.after).toMatchObject({ id: t.id, name: 'Renamed at once', status: 'active' });
     expect(JSON.parse((await recordNow(t.id)).value)).toMatchObject({
       name: 'Renamed at once',

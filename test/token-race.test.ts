@@ -9,7 +9,7 @@
  */
 import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import type { TenantGuard } from '../src/guard/tenant-guard';
+import type { TenantGuard } from '../src/objects/tenant/tenant-guard';
 import { hashToken } from '../src/tenants/token';
 import type { TokenRecord } from '../src/types/tenants';
 import {
@@ -126,18 +126,18 @@ describe("taking in KV's tokens (once per tenant)", () => {
       release = r;
     });
     let lists = 0;
-    const kv = testEnv.TENANTS;
-    const holding = {
-      get: kv.get.bind(kv),
-      list: async (options: KVNamespaceListOptions) => {
+    const records = (g: TenantGuard) =>
+      Reflect.get(Reflect.get(Reflect.get(g, 'parts'), 'tokens'), 'deps');
+    let stored: (tenantId: string) => Promise<unknown> = async () => [];
+    await runInDurableObject(guard, (g: TenantGuard) => {
+      const { settings, io } = records(g);
+      settings.put('tokens_adopted', null);
+      stored = io.tokenRecords.stored;
+      io.tokenRecords.stored = async (tenantId: string) => {
         lists += 1;
         await held;
-        return kv.list(options);
-      },
-    };
-    await runInDurableObject(guard, (g: TenantGuard) => {
-      Reflect.get(Reflect.get(g, 'core'), 'store').putSetting('tokens_adopted', null);
-      Reflect.set(g, 'env', { ...Reflect.get(g, 'env'), TENANTS: holding });
+        return stored(tenantId);
+      };
     });
     try {
       const listings = [admin(`/tenants/${t.id}/tokens`), admin(`/tenants/${t.id}/tokens`)];
@@ -159,7 +159,7 @@ describe("taking in KV's tokens (once per tenant)", () => {
     } finally {
       release();
       await runInDurableObject(guard, (g: TenantGuard) => {
-        Reflect.set(g, 'env', { ...Reflect.get(g, 'env'), TENANTS: kv });
+        records(g).io.tokenRecords.stored = stored;
       });
     }
   });

@@ -1,23 +1,23 @@
 /**
  * One scenario on one design, in simulated time: every isolate runs the
  * gateway's own admission (src/limits/admission.ts) and lease
- * (src/limits/lease.ts); every tenant's root TenantGuard runs GuardCore
- * (src/guard/core.ts) on node:sqlite; calls between them go through
+ * (src/limits/lease.ts); every tenant's root TenantGuard runs its parts
+ * (src/objects/tenant/parts.ts) on node:sqlite; calls between them go through
  * SimObject (round trips from the world table, one thread per object).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { BrokerCore } from '../../src/guard/broker';
-import { spreadAdvice } from '../../src/guard/broker-shards';
-import { GuardCore } from '../../src/guard/core';
 import { Admission, type AdmissionIo, type AdmissionResult } from '../../src/limits/admission';
 import type { LeaseSettings } from '../../src/limits/lease';
 import { DIRECT_FOR_MS, shardOf } from '../../src/limits/region';
 import type { LeaseRequest } from '../../src/metering/lease-protocol';
 import type { Scope } from '../../src/metering/policy';
+import { BrokerCore } from '../../src/objects/broker/broker';
+import { spreadAdvice } from '../../src/objects/broker/broker-shards';
+import type { TenantParts } from '../../src/objects/tenant/parts';
 import { Clock } from './clock';
 import { busiestWindow, Tally, type WaitedOn } from './metrics';
 import type { Scenario, TenantSpec } from './scenarios';
-import { memorySql } from './sqlite';
+import { detachedGuard, revokeAt } from './tenant-io';
 import { SimObject } from './transport';
 import { type DataCenter, dataCenters, isolatesFor, type Region, random, regions } from './world';
 
@@ -140,12 +140,10 @@ export async function runScenario(
   const dcs = dataCenters();
   const tally = new Tally();
 
-  const roots = new Map<string, SimObject<GuardCore>>();
+  const roots = new Map<string, SimObject<TenantParts>>();
   const settings = new Map<string, LeaseSettings>();
   for (const t of scenario.tenants) {
-    const core = new GuardCore(memorySql(), () => undefined);
-    core.setLimits(t.limits);
-    roots.set(t.id, new SimObject(clock, core, `root ${t.id}`));
+    roots.set(t.id, new SimObject(clock, detachedGuard(t.limits), `root ${t.id}`));
     settings.set(t.id, {
       leaseMaxMs: LEASE_MAX_MS,
       defaults: t.limits,
@@ -205,7 +203,7 @@ export async function runScenario(
       { name, leaseMs: BROKER_LEASE_MS },
       {
         acquire: (req) =>
-          root.call(rootRtt, (c) => c.acquire(req)).finally(() => made.rootAnswers++),
+          root.call(rootRtt, (g) => g.limits.acquire(req)).finally(() => made.rootAnswers++),
         now: () => clock.now(),
         wakeAt,
         onRootDecides: (req, now) => decidedAt.set(req, now),
@@ -229,7 +227,7 @@ export async function runScenario(
     const viaRoot = (req: LeaseRequest) =>
       noteCall(req) ||
       root
-        .call(isolate.dc.rootRtt, (core) => core.acquire(req))
+        .call(isolate.dc.rootRtt, (g) => g.limits.acquire(req))
         .finally(() => {
           made.rootWaits++;
           settled();
@@ -268,7 +266,7 @@ export async function runScenario(
       rootWaits: 0,
       io: {
         acquire: design === 'flat' ? viaRoot : viaBroker,
-        record: (batch, days) => root.call(isolate.dc.rootRtt, (core) => core.record(batch, days)),
+        record: (batch, days) => root.call(isolate.dc.rootRtt, (g) => g.limits.record(batch, days)),
         waitUntil: () => undefined,
         now: () => clock.now(),
         waitFor: (done, timeoutMs) =>
@@ -389,10 +387,12 @@ export async function runScenario(
     clock.at(T0 + a.at, () => {
       const root = roots.get(a.tenant)!;
       // As the TenantGuard does: change, then push to every broker holding a lease, then answer.
-      const change = root.call(OPERATOR_RTT_MS, (core) => {
+      const change = root.call(OPERATOR_RTT_MS, (g) => {
         const push =
-          a.kind === 'revoke' ? core.revoke(a.token ?? '', clock.now()) : core.setDisabled(true);
-        return { push, holders: core.leaseHolders(clock.now()) };
+          a.kind === 'revoke'
+            ? revokeAt(g, a.token ?? '', clock.now())
+            : g.tenantStanding.setDisabled(true);
+        return { push, holders: g.limits.leaseHolders(clock.now()) };
       });
       void change
         .then(({ push, holders }) =>

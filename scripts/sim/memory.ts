@@ -1,16 +1,15 @@
 /**
  * Lease memory per isolate: one Admission (src/limits/admission.ts) holding a
- * lease for each of `tenants` tenants, each answered once by a GuardCore, as
+ * lease for each of `tenants` tenants, each answered once by a tenant's guard, as
  * an isolate that has served every one of them lately would. The heap is
  * measured after a full garbage collection, before and after.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { GuardCore } from '../../src/guard/core';
 import { Admission, type AdmissionIo } from '../../src/limits/admission';
 import type { LeaseSettings } from '../../src/limits/lease';
 import type { Limits } from '../../src/metering/policy';
-import { memorySql } from './sqlite';
+import { detachedGuard } from './tenant-io';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -26,10 +25,10 @@ export async function leaseBytesPerTenant(tenants: number): Promise<number> {
     meterOptions: { partitionShare: 1, largestCost: 1 },
     usageRetentionDays: 90,
   };
-  const core = new GuardCore(memorySql(), () => undefined);
+  const root = detachedGuard().limits;
   let now = Date.UTC(2026, 10, 24);
   const io: AdmissionIo = {
-    acquire: async (req) => core.acquire(req),
+    acquire: async (req) => root.acquire(req),
     record: async () => undefined,
     waitUntil: () => undefined,
     now: () => now,

@@ -1,9 +1,9 @@
 /**
- * The guard's Sql interface (src/guard/sql.ts) over node:sqlite, in memory:
+ * The guard's Sql interface (src/objects/tenant/sql.ts) over node:sqlite, in memory:
  * the simulation runs the TenantGuard's own storage code, statements and all.
  */
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
-import type { Sql, SqlCursor, SqlValue } from '../../src/guard/sql';
+import type { Sql, SqlCursor, SqlValue } from '../../src/objects/tenant/sql';
 
 export function memorySql(): Sql {
   const db = new DatabaseSync(':memory:');

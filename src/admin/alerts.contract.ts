@@ -3,7 +3,10 @@
  * in the answer that sets it), a test delivery, and the alerts its TenantGuard raised.
  */
 import * as z from 'zod';
-import { DEFAULT_SERVER_ERROR_PERCENT, DEFAULT_THRESHOLDS } from '../guard/alert-defaults';
+import {
+  DEFAULT_SERVER_ERROR_PERCENT,
+  DEFAULT_THRESHOLDS,
+} from '../objects/tenant/alerts/alert-defaults';
 import type { AlertSet, AlertSettings, AlertTest, RecentAlert } from '../types/wire';
 import { instant, int, tenantParams } from './fields';
 import { adminOperation, answerOf } from './operation';

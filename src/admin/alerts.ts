@@ -25,7 +25,7 @@ export function alertRoutes(app: AdminApp): void {
     const thresholds = [...new Set(body.thresholds)].sort((a, b) => a - b);
     const serverErrorPercent = body.server_error_percent;
     await changeGuard(c, id, (g) =>
-      g.setAlerts({
+      g.alerts().set({
         tenantId: id,
         url: body.url,
         thresholds,
@@ -53,7 +53,7 @@ export function alertRoutes(app: AdminApp): void {
   handle(app, contract.getAlerts, async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    const settings = await guardFor(c.env, id).alertSettings();
+    const settings = await guardFor(c.env, id).alerts().settings();
     // A webhook URL may carry the receiver's credentials: a viewer sees its origin only.
     if (settings && c.get('operator')?.role === 'viewer') {
       return { ...settings, url: `${new URL(settings.url).origin}/…` };
@@ -66,7 +66,7 @@ export function alertRoutes(app: AdminApp): void {
   handle(app, contract.testAlert, async (c, op) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    const delivery = await guardFor(c.env, id).testAlert();
+    const delivery = await guardFor(c.env, id).alerts().test();
     if (!delivery) {
       throw new GatewayError('RESOURCE_NOT_FOUND', { message: 'No alert webhook is set' });
     }
@@ -80,14 +80,14 @@ export function alertRoutes(app: AdminApp): void {
   handle(app, contract.recentAlerts, async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    const alerts: RecentAlert[] = await guardFor(c.env, id).recentAlerts();
+    const alerts: RecentAlert[] = await guardFor(c.env, id).alerts().recent();
     return { alerts };
   });
 
   handle(app, contract.removeAlerts, async (c, op) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    await changeGuard(c, id, (g) => g.setAlerts(null));
+    await changeGuard(c, id, (g) => g.alerts().set(null));
     await audit(c, op.audit, { tenant_id: id });
     return null;
   });

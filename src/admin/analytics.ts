@@ -9,7 +9,7 @@ export function analyticsRoutes(app: AdminApp): void {
     const { id } = c.req.valid('param');
     const query = historyQuery(c.req.valid('query'), c.get('settings').USAGE_RETENTION_DAYS);
     await existingTenant(await adminStores(c), id);
-    const history = await guardFor(c.env, id).history(query);
+    const history = await guardFor(c.env, id).history().query(query);
     if (/\btext\/csv\b/i.test(c.req.header('accept') ?? '')) {
       return c.body(historyCsv(history, query.groupBy), 200, {
         'content-type': 'text/csv; charset=utf-8',

@@ -1,5 +1,5 @@
 /** Operator API: the audit log (newest first, paged) and key maintenance (audit.contract.ts). */
-import { auditLog } from '../audit/audit-log';
+import { auditLog } from '../objects/audit/audit-log';
 import { keyRing } from '../tenants/crypto';
 import type { AuditPage } from '../types/wire';
 import * as contract from './audit.contract';
@@ -42,13 +42,13 @@ export function auditRoutes(app: AdminApp): void {
       for (const t of page.tenants) {
         const guard = guardFor(c.env, t.id);
         // The guard re-seals in its turn, so a key set meanwhile (PATCH) is never undone.
-        const sealed = await guard.resealTenantKey(t.id);
+        const sealed = await guard.tenantRecord().reseal(t.id);
         if (sealed === 'not_found') continue;
         report.tenants++;
         if (sealed === 'resealed') report.resealed++;
-        if (await guard.resealAlertSecret()) report.alert_secrets_resealed++;
+        if (await guard.alerts().resealSecret()) report.alert_secrets_resealed++;
         const now = Date.now();
-        for (const token of await guard.listTokens(t.id, now)) {
+        for (const token of await guard.tokens().list(t.id, now)) {
           // Tokens that ended need no rotation.
           if (token.revoked_at || (token.expires_at && Date.parse(token.expires_at) <= now)) {
             continue;

@@ -13,7 +13,6 @@
  * isolate.
  */
 import type { Context } from 'hono';
-import { auditLog } from '../audit/audit-log';
 import { log } from '../log';
 import {
   clientIp,
@@ -23,6 +22,7 @@ import {
   refuseUntil,
   throttled,
 } from '../middleware/preauth';
+import { auditLog } from '../objects/audit/audit-log';
 import type { HonoEnv } from '../types/context';
 
 const KIND = 'admin-auth';

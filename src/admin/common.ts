@@ -1,14 +1,14 @@
 /** Shared pieces of the operator API's handlers: store, TenantGuard and audit access. */
 import type { Context } from 'hono';
-import { auditLog, type NewAuditEntry } from '../audit/audit-log';
 import { GatewayError } from '../errors';
-import { versionForKey } from '../guard/cache-version';
-import { guardFor, type TenantGuard } from '../guard/tenant-guard';
-import type { TokenSpecOf } from '../guard/token-changes';
-import type { AuditContext } from '../guard/token-registry';
 import { isolateAdmission } from '../limits/admission';
 import { log } from '../log';
 import type { TokenLimits } from '../metering/policy';
+import { auditLog, type NewAuditEntry } from '../objects/audit/audit-log';
+import { versionForKey } from '../objects/tenant/record/cache-version';
+import { type GuardParts, guardFor } from '../objects/tenant/tenant-guard';
+import type { TokenSpecOf } from '../objects/tenant/tokens/token-changes';
+import type { AuditContext } from '../objects/tenant/tokens/token-registry';
 import { directStores, type Stores } from '../tenants/stores';
 import type { Issued } from '../tenants/token-store';
 import type { HonoEnv } from '../types/context';
@@ -40,7 +40,7 @@ export { guardFor };
 export async function changeGuard<T>(
   c: AdminContext,
   tenantId: string,
-  change: (guard: DurableObjectStub<TenantGuard>) => Promise<T>,
+  change: (guard: GuardParts) => Promise<T>,
 ): Promise<T> {
   const result = await change(guardFor(c.env, tenantId));
   isolateAdmission.forget(tenantId);
@@ -60,7 +60,7 @@ export async function issueToken(
 ): Promise<Issued> {
   const { token, ...minted } = await stores.tokens.mint();
   const guard = guardFor(c.env, tenantId);
-  const { record } = await guard.issueToken(tenantId, minted, spec, limits, Date.now());
+  const { record } = await guard.tokens().issue(tenantId, minted, spec, limits, Date.now());
   if (limits) isolateAdmission.forget(tenantId);
   return { token, record };
 }
@@ -100,7 +100,8 @@ export async function audit(
 /**
  * Hands a new tenant's TenantGuard its record, which the guard keeps from then on (its
  * changes never wait for KV to show it), and the cache version of its platform key
- * (guard/cache-version.ts); a key changed later takes it in the guard's turn (updateTenant).
+ * (objects/tenant/record/cache-version.ts); a key changed later takes it in the guard's
+ * turn (its record part).
  */
 export async function welcomeTenant(
   c: AdminContext,
@@ -108,7 +109,7 @@ export async function welcomeTenant(
   tenant: StoredTenant,
 ): Promise<void> {
   const version = await versionForKey(stores.keys, tenant.id, tenant.key_fingerprint, (other) =>
-    guardFor(c.env, other).cacheVersion(),
+    guardFor(c.env, other).tenantRecord().cacheVersion(),
   );
-  await changeGuard(c, tenant.id, (g) => g.welcome(tenant, version));
+  await changeGuard(c, tenant.id, (g) => g.tenantRecord().welcome(tenant, version));
 }

@@ -5,7 +5,7 @@
  */
 import type * as z from 'zod';
 import { invalidField } from '../errors';
-import type { History, HistoryGroup, HistoryQuery } from '../guard/history';
+import type { History, HistoryGroup, HistoryQuery } from '../objects/tenant/history/rollups';
 import type { historyQuerySchema } from './analytics.contract';
 
 const GROUPS: readonly HistoryGroup[] = ['route', 'status', 'token'];

@@ -11,7 +11,7 @@ export function limitRoutes(app: AdminApp): void {
     await existingTenant(await adminStores(c), id);
     const limits = c.req.valid('json');
     const defaults = c.get('settings').DEFAULT_LIMITS;
-    await changeGuard(c, id, (g) => g.setLimits(limits, defaults));
+    await changeGuard(c, id, (g) => g.limits().setLimits(limits, defaults));
     await audit(c, op.audit, { tenant_id: id, detail: { limits } });
     return { limits };
   });
@@ -21,7 +21,7 @@ export function limitRoutes(app: AdminApp): void {
     await existingTenant(await adminStores(c), id);
     // Back to its plan's limits, or the defaults: the answer says which hold now.
     const defaults = c.get('settings').DEFAULT_LIMITS;
-    const limits = await changeGuard(c, id, (g) => g.setLimits(null, defaults));
+    const limits = await changeGuard(c, id, (g) => g.limits().setLimits(null, defaults));
     await audit(c, op.audit, { tenant_id: id });
     return { limits };
   });
@@ -32,7 +32,9 @@ export function limitRoutes(app: AdminApp): void {
     const { token_id } = c.req.valid('query');
     await existingTenant(await adminStores(c), id);
     const defaults = c.get('settings').DEFAULT_LIMITS;
-    const usage: TenantUsage = await guardFor(c.env, id).usage(Date.now(), defaults, token_id);
+    const usage: TenantUsage = await guardFor(c.env, id)
+      .limits()
+      .usage(Date.now(), defaults, token_id);
     return usage;
   });
 
@@ -42,7 +44,7 @@ export function limitRoutes(app: AdminApp): void {
   handle(app, contract.purgeCache, async (c, op) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    const purged = await guardFor(c.env, id).purgeCache(id);
+    const purged = await guardFor(c.env, id).tenantRecord().purgeCache(id);
     if (!purged) throw noSuchTenant();
     for (const t of purged) isolateAdmission.forget(t);
     await audit(c, op.audit, { tenant_id: id, detail: { tenants: purged.length } });

@@ -1,11 +1,11 @@
 /**
  * Operator API: the fleet overview (GET /admin/overview), the console's first page:
  * the last hours across tenants, from the fleet boards the TenantGuards report to
- * (guard/fleet-board.ts): top tenants by requests, limiter refusals and 5xx, and
+ * (objects/fleet/fleet-board.ts): top tenants by requests, limiter refusals and 5xx, and
  * the tenants whose platform key the platform refused, most refusals first: each list
  * at most `limit` long (docs/OBSERVABILITY.md, "Fleet overview").
  */
-import { type BoardTops, FLEET_SHARDS, fleetBoard } from '../guard/fleet-board';
+import { type BoardTops, FLEET_SHARDS, fleetBoard } from '../objects/fleet/fleet-board';
 import type { FleetTenant } from '../types/wire';
 import { adminStores } from './common';
 import { type AdminApp, handle } from './handle';

@@ -1,7 +1,7 @@
 /** The operator API's plans: named limits that tenants are on (docs/LIMITS.md, "Plans"). */
 import * as z from 'zod';
-import { PLAN_NAME } from '../guard/plan-protocol';
 import { limitsSchema } from '../metering/policy';
+import { PLAN_NAME } from '../objects/tenant/plan-protocol';
 import type { Plan } from '../types/wire';
 import { instant } from './fields';
 import { adminOperation, answerOf } from './operation';

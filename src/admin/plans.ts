@@ -9,8 +9,8 @@
  */
 import type { Context } from 'hono';
 import { GatewayError, invalidField } from '../errors';
-import { planBook, type Rollout } from '../guard/plan-book';
 import { isolateAdmission } from '../limits/admission';
+import { planBook, type Rollout } from '../objects/plans/plan-book';
 import type { HonoEnv } from '../types/context';
 import { audit, auditContext } from './common';
 import { type AdminApp, handle } from './handle';

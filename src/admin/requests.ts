@@ -13,7 +13,9 @@ export function requestRoutes(app: AdminApp): void {
   handle(app, contract.listRequests, async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    const page = await guardFor(c.env, id).recentRequests(recentQuery(c.req.valid('query')));
+    const page = await guardFor(c.env, id)
+      .recentRequests()
+      .query(recentQuery(c.req.valid('query')));
     return recentPage(page);
   });
 }

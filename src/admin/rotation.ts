@@ -7,8 +7,8 @@
 import type { Context } from 'hono';
 import type * as z from 'zod';
 import { GatewayError, invalidField } from '../errors';
-import type { RotateOutcome } from '../guard/token-registry';
 import { isolateAdmission } from '../limits/admission';
+import type { RotateOutcome } from '../objects/tenant/tokens/token-registry';
 import {
   DEFAULT_ROTATION_OVERLAP_S,
   MAX_ROTATION_OVERLAP_S,
@@ -52,14 +52,9 @@ export async function rotateToken(
     );
   }
   const { token, ...minted } = await stores.tokens.mint();
-  const outcome = await guardFor(c.env, tenantId).rotateToken(
-    tenantId,
-    tokenId,
-    minted,
-    until,
-    now,
-    auditContext(c, actor),
-  );
+  const outcome = await guardFor(c.env, tenantId)
+    .tokens()
+    .rotate(tenantId, tokenId, minted, until, now, auditContext(c, actor));
   isolateAdmission.forget(tenantId);
   if (outcome.kind !== 'rotated') throw rotationRefused(outcome, actor !== undefined);
   stores.tokens.forget([outcome.old, outcome.successor]);

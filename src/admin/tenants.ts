@@ -1,7 +1,7 @@
 /** Operator API: tenants (their definitions: tenants.contract.ts). Never a platform key. */
 import type { Context } from 'hono';
 import { GatewayError } from '../errors';
-import { planBook } from '../guard/plan-book';
+import { planBook } from '../objects/plans/plan-book';
 import { catalogOf } from '../routes/catalog';
 import type { Stores } from '../tenants/stores';
 import { publicTenant, type TenantPatch } from '../tenants/tenant-store';
@@ -143,9 +143,9 @@ export function tenantRoutes(app: AdminApp): void {
     // Refuse first (instant, everywhere), then remove the records; the plan is left once the
     // record is gone: a PATCH joining one before that is undone here, one after finds no
     // tenant and leaves it itself.
-    await changeGuard(c, id, (g) => g.setDisabled(true));
-    stores.tokens.forget(await guardFor(c.env, id).removeTokens(id));
-    await changeGuard(c, id, (g) => g.removeTenant(id));
+    await changeGuard(c, id, (g) => g.tenantRecord().setDisabled(true));
+    stores.tokens.forget(await guardFor(c.env, id).tokens().removeAll(id));
+    await changeGuard(c, id, (g) => g.tenantRecord().remove(id));
     stores.tenants.forget(tenant, null);
     await planBook(c.env).leave(id);
     await audit(c, op.audit, { tenant_id: id });
@@ -163,7 +163,7 @@ async function changeRecord(
   id: string,
   patch: TenantPatch,
 ): Promise<StoredTenant | null> {
-  const change = await changeGuard(c, id, (g) => g.updateTenant(id, patch));
+  const change = await changeGuard(c, id, (g) => g.tenantRecord().update(id, patch));
   if (!change) return null;
   stores.tenants.forget(change.before, change.after);
   return change.after;

@@ -1,6 +1,6 @@
 /** A token to issue from its body (tokens.contract.ts `tokenSpecSchema`): scopes and expiry checked. */
 import { invalidField } from '../errors';
-import type { TokenSpecOf } from '../guard/token-changes';
+import type { TokenSpecOf } from '../objects/tenant/tokens/token-changes';
 import { grantScopes, PRESET_NAMES, scopesOf } from '../tenants/scopes';
 import { MAX_TOKEN_LIFETIME_S, type TokenSpec } from './tokens.contract';
 

@@ -1,8 +1,8 @@
 /**
  * Operator API: a tenant's tokens (their definitions: tokens.contract.ts). Secrets appear
  * only in the answer that creates them. Every change is decided by the tenant's
- * TenantGuard (guard/token-changes.ts), which writes KV from what it decided; this side
- * makes secrets and maps the outcomes.
+ * TenantGuard (objects/tenant/tokens/token-changes.ts), which writes KV from what it
+ * decided; this side makes secrets and maps the outcomes.
  */
 import type { Context } from 'hono';
 import { GatewayError } from '../errors';
@@ -27,7 +27,7 @@ async function setTokenLimits(
   limits: TokenLimits | null,
 ): Promise<void> {
   await existingTenant(await adminStores(c), tenantId);
-  if (!(await guardFor(c.env, tenantId).setTokenLimits(tenantId, tokenId, limits))) {
+  if (!(await guardFor(c.env, tenantId).tokens().setLimits(tenantId, tokenId, limits))) {
     throw noSuchToken();
   }
   isolateAdmission.forget(tenantId);
@@ -59,7 +59,7 @@ export function tokenRoutes(app: AdminApp): void {
   handle(app, contract.listTokens, async (c) => {
     const { id } = c.req.valid('param');
     await existingTenant(await adminStores(c), id);
-    const tokens: TokenListing[] = await guardFor(c.env, id).listTokens(id, Date.now());
+    const tokens: TokenListing[] = await guardFor(c.env, id).tokens().list(id, Date.now());
     return { tokens };
   });
 
@@ -102,13 +102,9 @@ export function tokenRoutes(app: AdminApp): void {
     const { with_successors } = c.req.valid('query');
     const stores = await adminStores(c);
     await existingTenant(stores, id);
-    const outcome = await guardFor(c.env, id).revokeToken(
-      id,
-      token_id,
-      with_successors,
-      Date.now(),
-      auditContext(c),
-    );
+    const outcome = await guardFor(c.env, id)
+      .tokens()
+      .revoke(id, token_id, with_successors, Date.now(), auditContext(c));
     isolateAdmission.forget(id);
     if (outcome.kind === 'not_found') throw noSuchToken();
     stores.tokens.forget(outcome.revoked);

@@ -2,8 +2,8 @@
  * src/limits/ is the code an isolate runs for rate limits and quotas: a
  * request is admitted from this isolate's lease of its tenant's budget
  * (lease.ts) or by one call to the tenant's TenantGuard, through its region's
- * broker (region.ts) or directly (src/guard/, which this side calls and which
- * never calls back), answered with RateLimit fields (headers.ts); the usage it
+ * broker (region.ts) or directly (src/objects/, which this side calls and which
+ * never call back), answered with RateLimit fields (headers.ts); the usage it
  * gathers (usage-buffer.ts) rides along with those calls. What both sides say
  * is src/metering/. request.ts is how a request uses all this.
  *

@@ -2,12 +2,12 @@
  * Which regional lease broker a request's isolate uses: the Durable Object
  * location hint nearest to the data center that runs it, from the request's
  * `cf` object (continent, country, longitude of the data center's city), and,
- * once its tenant's brokers split (guard/broker-shards.ts), the shard its data
+ * once its tenant's brokers split (objects/broker/broker-shards.ts), the shard its data
  * center uses.
  */
 
-import type { BrokerRegion } from '../guard/lease-broker';
 import { fnv1a } from '../hash';
+import type { BrokerRegion } from '../objects/broker/lease-broker';
 
 /** Middle East countries Cloudflare's `me` hint serves (ISO 3166 alpha-2). */
 const MIDDLE_EAST = new Set([

@@ -6,8 +6,8 @@
  * use these; none of them builds the guard calls itself.
  */
 import type { Context } from 'hono';
-import { brokerFor } from '../guard/lease-broker';
-import { guardFor } from '../guard/tenant-guard';
+import { brokerFor } from '../objects/broker/lease-broker';
+import { guardFor } from '../objects/tenant/tenant-guard';
 import { catalogOf } from '../routes/catalog';
 import { count } from '../stats';
 import type { HonoEnv } from '../types/context';
@@ -18,8 +18,8 @@ import { DIRECT_FOR_MS, regionOf, shardOf } from './region';
 import type { UsageEntry } from './usage-buffer';
 
 /**
- * What each tenant's brokers last advised this isolate (guard/broker-shards.ts,
- * guard/lease-broker.ts): how many brokers its region is spread over, and until when
+ * What each tenant's brokers last advised this isolate (objects/broker/broker-shards.ts,
+ * objects/broker/lease-broker.ts): how many brokers its region is spread over, and until when
  * to ask the root directly (a tenant too small to pool). Per isolate, one entry a
  * tenant; past MAX_ADVICE_ENTRIES the oldest advice is forgotten, never everyone's.
  */
@@ -58,7 +58,7 @@ export function admissionIo(
       const region = settings.LEASE_BROKERS && !opts.direct ? regionOf(c.req.raw.cf) : null;
       const advice = brokerAdvice.get(tenantId);
       if (!region || (advice && advice.directUntil > req.now)) {
-        return guardFor(c.env, tenantId).acquire(req);
+        return guardFor(c.env, tenantId).limits().acquire(req);
       }
       const shards = advice?.shards ?? 1;
       const colo = c.req.raw.cf?.colo;
@@ -78,7 +78,7 @@ export function admissionIo(
     },
     record: (batch, retentionDays, returns) => {
       count('guard_calls');
-      return guardFor(c.env, tenantId).record(batch, retentionDays, returns);
+      return guardFor(c.env, tenantId).limits().record(batch, retentionDays, returns);
     },
     ...(settings.USAGE_FLUSH_TIMER
       ? { later: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) }

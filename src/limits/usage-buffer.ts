@@ -36,7 +36,7 @@ export interface UsageEntry {
   cache?: 'hit' | 'miss';
   /** The platform refused the tenant's key: its status (401 or 403). */
   keyRejected?: number;
-  /** The request itself, for the tenant's recent requests (guard/recent-requests.ts). */
+  /** The request itself, for the tenant's recent requests (objects/tenant/recent/). */
   request?: RequestRow;
 }
 

@@ -1,5 +1,5 @@
 /**
- * src/metering/ is what isolates (src/limits/) and Durable Objects (src/guard/)
+ * src/metering/ is what isolates (src/limits/) and Durable Objects (src/objects/)
  * share, below both so either may import it: policies and their meters
  * (policy.ts), this protocol, the lease windows both keep (lease-window.ts),
  * a meter's state (meter-state.ts) and usage rows (usage.ts).
@@ -50,7 +50,7 @@ export interface LeaseRequest {
   usage?: UsageBatch;
   /** How long the guard keeps usage history (USAGE_RETENTION_DAYS). */
   usageRetentionDays?: number;
-  /** A regional broker's name (guard/broker.ts): the root pushes operator changes to it. */
+  /** A regional broker's name (objects/broker/broker.ts): the root pushes operator changes to it. */
   holder?: string;
   /** Calls isolates made to that broker since its last call, for the usage endpoint. */
   brokerCalls?: BrokerCalls;
@@ -139,6 +139,6 @@ export function scopeKey(scope: Scope): string {
 /**
  * An isolate's want, over the lease granted, when it expects one request in that
  * lease (limits/lease.ts asks for twice what it expects). The root rounds a busy
- * isolate's share of what is left up, any other's down (guard/core.ts).
+ * isolate's share of what is left up, any other's down (objects/tenant/limits/limits-part.ts).
  */
 export const BUSY_WANT = 2;

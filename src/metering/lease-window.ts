@@ -1,7 +1,7 @@
 /**
  * A lease as its holder keeps it: from when to when it holds, and the units
  * of each meter it has not used yet. An isolate's lease (limits/lease.ts) and
- * a regional broker's pool (guard/broker.ts) each keep two windows: the one
+ * a regional broker's pool (objects/broker/broker.ts) each keep two windows: the one
  * in use and, once renewed ahead, the next, which takes over when the first
  * ends. Units a window held and never used go back to the grantor with the
  * holder's next call. No I/O and no clock of its own: time is passed in.
@@ -242,7 +242,7 @@ export class LeaseWindows {
 /**
  * Whether `cost` fits what a holder holds of every meter of a scope: null (it
  * does), 'ask' (the grantor may have more), or the refusal the root would give
- * (guard/core.ts): a cost above a meter's whole window, or a meter known to be
+ * (objects/tenant/limits/): a cost above a meter's whole window, or a meter known to be
  * full until a known time (one is enough: the root would refuse too), named by
  * the meter of the outranking kind (a quota over a rate) that fits again last,
  * with a Retry-After until every full meter fits.

@@ -1,6 +1,6 @@
 /**
  * Usage history rows, as isolates hand them to their tenant's TenantGuard
- * (limits/usage-buffer.ts gathers them, guard/history.ts keeps them): hourly
+ * (limits/usage-buffer.ts gathers them, objects/tenant/history/ keeps them): hourly
  * rollups per token, operation and status class (requests, units counted, a
  * latency histogram) and refusals per policy (docs/OBSERVABILITY.md, "Usage
  * history").
@@ -58,7 +58,7 @@ export interface KeyRejectionRow {
 
 /**
  * One request as an isolate hands it over, for the tenant's recent requests
- * (guard/recent-requests.ts): what the API shows of it, with its time in ms and
+ * (objects/tenant/recent/recent-requests-part.ts): what the API shows of it, with its time in ms and
  * without the reason (said when it is read).
  */
 export type RequestRow = Omit<RecentRequest, 'at' | 'reason' | 'via'> & {

@@ -2,7 +2,7 @@
  * Idempotency-Key on the platform's writes (docs/RESILIENCE.md): optional, or
  * required for the operations IDEMPOTENCY_REQUIRED names. The key is the
  * sending token's (a gateway token's line, or one browser token): claimed in
- * the tenant's TenantGuard (guard/idempotency.ts) before the write goes
+ * the tenant's TenantGuard (objects/tenant/idempotency/idempotency-part.ts) before the write goes
  * upstream; the answer is kept, secrets masked, for 24 h. A repeat gets it
  * back with `Idempotent-Replayed: true` and no platform call; the same key
  * in flight is a 409 (40901), with another request a 422 (42200). Reads are
@@ -14,10 +14,10 @@ import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { decodeUtf8 } from '../bytes';
 import { ERRORS, GatewayError } from '../errors';
-import type { StoredAnswer } from '../guard/idempotency';
-import { guardFor } from '../guard/tenant-guard';
 import { sha256Hex } from '../hash';
 import { log } from '../log';
+import type { StoredAnswer } from '../objects/tenant/idempotency/idempotency-part';
+import { guardFor } from '../objects/tenant/tenant-guard';
 import { takesIdempotencyKey } from '../routes/table';
 import type { RouteSpec } from '../routes/types';
 import type { HonoEnv } from '../types/context';
@@ -53,12 +53,12 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
     const fingerprint = await sha256Hex(
       `${spec.method}\n${c.req.path}\n${JSON.stringify(c.get('input').body ?? null)}`,
     );
-    const guard = guardFor(c.env, c.get('tenant').id);
+    const keys = guardFor(c.env, c.get('tenant').id).idempotency();
     // Keys are the sending token's (its line's), a browser token's its own: never shared.
     const partition = c.get('partition');
     const owner = { tokenId: c.get('token').id, ...(partition ? { partition } : {}) };
-    const claim = await guard
-      .claimIdempotency({
+    const claim = await keys
+      .claim({
         key,
         ...owner,
         fingerprint,
@@ -83,8 +83,8 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
     // What the write's platform call did (forward.ts): a claim is released unless it may have acted.
     const acted = c.get('forwarded')?.acted === true;
     try {
-      if (acted) await guard.settleIdempotency(key, owner, fingerprint, await kept(c), Date.now());
-      else await guard.releaseIdempotency(key, owner, fingerprint);
+      if (acted) await keys.settle(key, owner, fingerprint, await kept(c), Date.now());
+      else await keys.release(key, owner, fingerprint);
     } catch (err) {
       // The claim then lapses after the write's deadline and a minute (ABANDONED_AFTER_MS).
       log.error('idempotency.settle_failed', {

@@ -4,7 +4,7 @@
  * (docs/OBSERVABILITY.md, "Recent requests").
  */
 import { ERRORS } from '../errors';
-import { RECENT_HOURS, RECENT_KEPT } from '../guard/recent-requests';
+import { RECENT_HOURS, RECENT_KEPT } from '../objects/tenant/recent/recent-requests-part';
 import type { RecentRequest, RecentRequestPage } from '../types/wire';
 
 const byCode = new Map<number, string>(Object.values(ERRORS).map((e) => [e.code, e.msg]));

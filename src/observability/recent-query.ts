@@ -7,7 +7,7 @@
  * console type-checks against them; the answer is made in recent-page.ts.
  */
 import * as z from 'zod';
-import type { RecentQuery } from '../guard/recent-requests';
+import type { RecentQuery } from '../objects/tenant/recent/recent-requests-part';
 import { intFieldOr } from '../routes/schemas';
 
 const tokenId = z.string().regex(/^tok_[0-9A-Za-z]{16}$/, 'token_id must be a token id (tok_...)');

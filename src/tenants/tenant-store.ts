@@ -191,8 +191,8 @@ export class TenantStore {
   /**
    * Writes `next` over `prev` (the record KV holds) and moves its index entries; writing
    * the same pair again changes nothing more. Only the tenant's TenantGuard calls this
-   * (and delete), one call at a time, with the record it decided (guard/tenant-record.ts):
-   * KV has no compare-and-set.
+   * (and delete), one call at a time, with the record it decided
+   * (objects/tenant/record/tenant-record.ts): KV has no compare-and-set.
    */
   async write(prev: StoredTenant, next: StoredTenant): Promise<void> {
     await this.put(next);

@@ -5,7 +5,7 @@
  * Records of expiring tokens carry KV's own `expiration`, a day after the
  * token ends, so KV removes them. Isolates only read here and make secrets
  * (`mint`); the records are written by the tenant's TenantGuard alone, from
- * what it decided (guard/token-registry.ts).
+ * what it decided (objects/tenant/tokens/token-registry.ts).
  */
 import { count } from '../stats';
 import type { TokenRecord } from '../types/tenants';
@@ -70,7 +70,7 @@ export class TokenStore {
   /**
    * A new token's secret, tagged under the ring's current key, and the parts of its
    * record that come from it. Nothing is stored: the tenant's TenantGuard decides the
-   * token and writes its records (guard/token-registry.ts).
+   * token and writes its records (objects/tenant/tokens/token-registry.ts).
    */
   async mint(): Promise<Minted> {
     const { token, kid } = await generateToken(this.ring);

@@ -58,7 +58,7 @@ export interface LimiterVerdict {
   refusedBy: string | undefined;
 }
 
-/** What an Idempotency-Key's claim found (guard/idempotency.ts's Claim, as far as it is read). */
+/** What an Idempotency-Key's claim found (objects/tenant/idempotency/idempotency-part.ts's Claim, as far as it is read). */
 export type IdempotencyClaim =
   | { kind: 'claimed' | 'in_flight' | 'mismatch' }
   | { kind: 'replay'; answer: { code: number | null } };

@@ -98,7 +98,7 @@ export interface Settings {
   DEFAULT_LIMITS: Limits;
   LIMITS_ENABLED: boolean;
   LEASE_MAX_MS: number;
-  /** Isolates lease through a regional broker (guard/broker.ts) rather than from the root. */
+  /** Isolates lease through a regional broker (objects/broker/) rather than from the root. */
   LEASE_BROKERS: boolean;
   /** Longest lease a broker takes from the root. */
   BROKER_LEASE_MS: number;

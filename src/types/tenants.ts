@@ -13,7 +13,7 @@ export interface StoredTenant {
   platform_key_sealed: string;
   /** SHA-256 (hex) of the platform key: its identity for cache keys, never the key. */
   key_fingerprint: string;
-  // No plan: the PlanBook alone says which plan a tenant is on (guard/plan-book.ts).
+  // No plan: the PlanBook alone says which plan a tenant is on (objects/plans/plan-book.ts).
   // Records written before this may still carry `plan`; it is ignored and dropped.
   created_at: string;
   updated_at: string;

@@ -92,7 +92,7 @@ export interface GuardCalls {
   renewals: number;
   /** Calls for exact-mode tenants: one per request. */
   exact_admits: number;
-  /** Calls isolates made to the tenant's regional brokers (guard/broker.ts), as they reported. */
+  /** Calls isolates made to the tenant's regional brokers (objects/broker/), as they reported. */
   broker_acquires: number;
   broker_renewals: number;
 }

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkLayers, picture } from '../../scripts/check-layers';
+import { checkLayers, picture, tablesPicture } from '../../scripts/check-layers';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'layers-'));
@@ -45,15 +45,59 @@ describe('layers', () => {
       'types/context.ts': "import { x } from '../log';\nexport const y = x;\n",
       'log.ts': 'export const x = 1;\n',
       'stray.ts': 'export {};\n',
-      'guard/tenant-guard.ts': "import '../../emulator/store';\n",
+      'objects/tenant/tenant-guard.ts': "import '../../../emulator/store';\n",
     });
     expect(checkLayers(dir)).toEqual([
-      'guard/tenant-guard.ts: imports ../emulator/store, outside src/',
+      'objects/tenant/tenant-guard.ts: imports ../emulator/store, outside src/',
       'stray.ts: in no layer (add it to LAYERS in scripts/check-layers.ts)',
       'types/context.ts: imports log.ts, a higher layer (types imports leaves)',
       'types/context.ts:1: types/ holds type declarations and type imports only',
       'types/context.ts:2: types/ holds type declarations and type imports only',
     ]);
+  });
+
+  it("keeps each table to its owner's folder, and each part to the others' types", () => {
+    const dir = tree({
+      'objects/tenant/tokens/tokens-part.ts':
+        "export class TokensPart {}\nconst t = 'CREATE TABLE IF NOT EXISTS tokens (id TEXT)';\n",
+      'objects/tenant/alerts/alerts-part.ts': [
+        "import type { TokensPart } from '../tokens/tokens-part';",
+        'export type T = TokensPart;',
+        "const q = 'SELECT * FROM tokens WHERE x = 1';",
+        "const r = 'SELECT * FROM alert_log';",
+        "const s = 'INSERT INTO made_up (a) VALUES (1)';",
+        '',
+      ].join('\n'),
+      'objects/tenant/limits/limits-part.ts': [
+        "import { TokensPart } from '../tokens/tokens-part';",
+        "import type { SettingsView } from '../settings';",
+        'export const p = TokensPart;',
+        "export type V = SettingsView<'limits' | 'retention_days'>;",
+        '',
+      ].join('\n'),
+    });
+    expect(checkLayers(dir)).toEqual([
+      'objects/tenant/alerts/alerts-part.ts: touches tokens, a table of TenantGuard, tokens (objects/tenant/tokens/)',
+      'objects/tenant/alerts/alerts-part.ts: touches made_up, a table no owner lists (add it to TABLE_OWNERS)',
+      "objects/tenant/limits/limits-part.ts: takes the setting retention_days, not its part's (TABLE_OWNERS)",
+      "objects/tenant/limits/limits-part.ts: imports objects/tenant/tokens/tokens-part.ts, another part's code (take it as a type)",
+      'objects/tenant/limits/: lists slots, which no file creates',
+      'objects/tenant/limits/: lists stats, which no file creates',
+      'objects/tenant/limits/: lists lease_holders, which no file creates',
+      'objects/tenant/tokens/: lists token_audit_outbox, which no file creates',
+      'objects/tenant/tokens/: lists token_states, which no file creates',
+      'objects/tenant/tokens/: lists token_limits, which no file creates',
+      'objects/tenant/tokens/: lists token_meters, which no file creates',
+      'objects/tenant/alerts/: lists alert_config, which no file creates',
+      'objects/tenant/alerts/: lists alerts_sent, which no file creates',
+      'objects/tenant/alerts/: lists alert_outbox, which no file creates',
+      'objects/tenant/alerts/: lists alert_log, which no file creates',
+    ]);
+  });
+
+  it('docs/STORAGE.md shows who may touch which table, as the check holds it', () => {
+    const doc = readFileSync(path.join(ROOT, 'docs', 'STORAGE.md'), 'utf8');
+    expect(doc).toContain(tablesPicture());
   });
 
   it('docs/ARCHITECTURE.md draws the layers the check enforces', () => {

@@ -1,7 +1,7 @@
 /**
  * The Worker's code states its types instead of forcing them: no double cast
  * through `unknown` (`x as unknown as T`), which silences every check between
- * the two types (issue 42: one was back in src/guard/fleet-board.ts). Tests
+ * the two types (issue 42: one was back in the fleet board, src/objects/fleet/). Tests
  * may still use one to reach a browser's globals.
  */
 import { readdirSync, readFileSync } from 'node:fs';
