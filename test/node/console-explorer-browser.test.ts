@@ -1,0 +1,121 @@
+/**
+ * What the console lacked (issue 42 item 5), in real Chromium against the built Worker on
+ * plain workerd, signed in through the local Access stand-in: the fleet's series on the
+ * overview (24 h and 7 d, a tenant's share of the hour pointed at), and the request
+ * explorer over a time range, filtered as the recent list is.
+ */
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
+import { type RunningEmulator, startEmulator } from '../../emulator/server';
+import { type LocalAccess, startLocalAccess } from '../../scripts/local-access';
+import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+
+let emulator: RunningEmulator;
+let access: LocalAccess;
+let gateway: GatewayHost;
+let browser: Browser;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ port: 0 });
+  access = await startLocalAccess();
+  gateway = await startGateway({ platformBaseUrl: emulator.url, vars: access.vars });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gateway?.stop();
+  await access?.close();
+  await emulator?.close();
+});
+
+async function admin<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${gateway.url}/admin${path}`, {
+    method,
+    headers: { authorization: `Bearer ${gateway.adminToken}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await res.json()) as { code: number; data: T };
+  if (json.code !== 0) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+const newTenant = (name: string) =>
+  admin<{ tenant_id: string; token: string }>('POST', '/tenants', {
+    name: `${name} ${Date.now().toString(36)}`,
+    platform_key: DEMO_PLATFORM_KEY,
+  });
+
+const asPartner = (token: string, path = '/team/lists') =>
+  fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+
+async function signIn(view: string): Promise<{ page: Page; close(): Promise<void> }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(access.loginUrl('admin', `${gateway.url}/console/${view}`));
+  await page.getByTestId('whoami').waitFor();
+  return { page, close: () => context.close() };
+}
+
+describe('the fleet over time, on the overview', () => {
+  it("draws the fleet's hours over 24 h and 7 d, and says a tenant's share of an hour", async () => {
+    const big = await newTenant('Fleet big');
+    const small = await newTenant('Fleet small');
+    for (let i = 0; i < 15; i++) expect((await asPartner(big.token)).status).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await asPartner(small.token)).status).toBe(200);
+    // The guards report to their boards from their alarms (5 s after traffic at the soonest).
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const s = await admin('GET', '/overview/series?hours=24');
+      const last = s.points[s.points.length - 1];
+      const named = last.top.requests.map(([i]: [number, number]) => s.tenants[i].tenant_id);
+      if (named.includes(big.tenant_id) && named.includes(small.tenant_id)) break;
+      if (Date.now() > deadline) throw new Error('the boards did not hear of both within 60 s');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+
+    const { page, close } = await signIn('#overview');
+    const fleet = page.getByTestId('fleet-series');
+    await fleet.locator('figure.chart canvas').nth(1).waitFor();
+    expect(await fleet.locator('figure.chart figcaption').allInnerTexts()).toEqual([
+      'Requests across tenants, by hour (24 h)',
+      'Latency across tenants (upper bound of the bucket; 24 h)',
+    ]);
+    // The running hour: each tenant's share of its requests, named, as the API counts it.
+    const shares = page.getByTestId('hour-shares');
+    const requestsRow = shares.getByRole('row', { name: /^requests/ });
+    await requestsRow.getByRole('button', { name: /^Fleet big/ }).waitFor();
+    const row = await requestsRow.innerText();
+    expect(row).toMatch(/Fleet big \S+ \d+(\.\d)? % \(\d+\)/);
+    expect(row).toMatch(/Fleet small \S+ \d+(\.\d)? % \(\d+\)/);
+    // The p95 is a bucket's bound.
+    expect(await shares.getByRole('heading').innerText()).toMatch(/p95 ≤ [\d,]+ ms$/);
+
+    // Pointing at the chart's first hour (nothing then): the panel follows the pointer.
+    const plot = fleet.locator('figure.chart').first().locator('.u-over');
+    const box = await plot.boundingBox();
+    if (!box) throw new Error('no plot area');
+    await page.mouse.move(box.x + 2, box.y + box.height / 2);
+    await expect
+      .poll(() => shares.getByRole('row', { name: /^requests/ }).innerText())
+      .toContain('—');
+    // And the keyboard: the slider's last step is the running hour again.
+    await page.getByLabel('Hour', { exact: true }).focus();
+    await page.keyboard.press('End');
+    await requestsRow.getByRole('button', { name: /^Fleet big/ }).waitFor();
+
+    // 7 days: 168 hours.
+    await fleet.getByRole('button', { name: '7 d' }).click();
+    await fleet.locator('figcaption', { hasText: '(7 d)' }).first().waitFor();
+    expect(await page.getByLabel('Hour', { exact: true }).getAttribute('max')).toBe('167');
+    // A name opens its tenant.
+    await page.keyboard.press('End');
+    await requestsRow.getByRole('button', { name: /^Fleet small/ }).click();
+    await page.getByRole('heading', { level: 1, name: /^Fleet small/ }).waitFor();
+    await close();
+  });
+});
