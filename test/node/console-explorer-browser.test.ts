@@ -119,3 +119,81 @@ describe('the fleet over time, on the overview', () => {
     await close();
   });
 });
+
+describe('the request explorer', () => {
+  it('finds requests over a time range, not only the newest 1,000', async () => {
+    const t = await newTenant('Explorer');
+    // Exact mode: each request's guard call hands over the row of the one before.
+    await admin('PUT', `/tenants/${t.tenant_id}/limits`, {
+      policies: [{ name: 'roomy', limit: 100_000, window_s: 60 }],
+      quota: {},
+      limiter: 'exact',
+    });
+    const send = async (n: number) => {
+      const ids: string[] = [];
+      for (let i = 0; i < n; i += 8) {
+        const answers = await Promise.all(
+          Array.from({ length: Math.min(8, n - i) }, () => asPartner(t.token)),
+        );
+        for (const a of answers) {
+          expect(a.status).toBe(200);
+          ids.push(a.headers.get('x-request-id') ?? '');
+        }
+      }
+      return ids;
+    };
+    const start = Date.now();
+    const early = await send(50);
+    // The range ends where the next second begins; the rest come after it.
+    const edge = (Math.floor(Date.now() / 1000) + 1) * 1000;
+    while (Date.now() < edge + 5) await new Promise((r) => setTimeout(r, 5));
+    const late = await send(1050);
+    // The last request's row rides on a later guard call.
+    await asPartner(t.token);
+
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      timezoneId: 'UTC',
+    });
+    const page = await context.newPage();
+    await page.goto(access.loginUrl('admin', `${gateway.url}/console/#tenant/${t.tenant_id}`));
+    await page
+      .getByRole('navigation', { name: 'Tenant sections' })
+      .getByRole('button', { name: 'Requests' })
+      .click();
+    const rows = page.getByTestId('request-rows').locator('tbody tr');
+    await rows.first().waitFor();
+    // The browser's field is its own zone's time (UTC here), to the second.
+    const local = (ms: number) => new Date(ms).toISOString().slice(0, 19);
+    await page.getByLabel('From', { exact: true }).fill(local(start - 60_000));
+    await page.getByLabel('To', { exact: true }).fill(local(edge));
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByText('50 requests, newest first').waitFor();
+    const listed = await rows.evaluateAll((trs) =>
+      trs.map((tr) => tr.getAttribute('data-request-id')),
+    );
+    expect([...listed].sort()).toEqual([...early].sort());
+    expect(listed).not.toContain(late[0]);
+    expect(await page.getByRole('button', { name: 'Older' }).isDisabled()).toBe(true);
+    // Beside them, what the usage history counts in those hours: every request.
+    await expect
+      .poll(() => page.getByTestId('history-count').textContent())
+      .toMatch(/^The usage history counts [\d,]+ requests in the hours from /);
+    const counted = Number(
+      /counts ([\d,]+) requests/
+        .exec((await page.getByTestId('history-count').textContent()) ?? '')?.[1]
+        ?.replace(/,/g, ''),
+    );
+    expect(counted).toBeGreaterThanOrEqual(50);
+
+    // Filtered as the list is, and a preset range a click away.
+    await page.getByRole('button', { name: 'Last hour' }).click();
+    await page.getByText(/^50 requests, newest first/).waitFor();
+    expect(await page.getByLabel('To', { exact: true }).inputValue()).not.toBe(local(edge));
+    await page.getByLabel('Request id').fill(early[0] ?? '');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByText('1 request, newest first').waitFor();
+    expect(await rows.first().getAttribute('data-request-id')).toBe(early[0]);
+    await context.close();
+  }, 240_000);
+});

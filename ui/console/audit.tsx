@@ -1,6 +1,7 @@
 /** The audit log, newest first: filter by tenant, operator, action and time. */
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { AuditPage as Page } from '../../src/types/wire';
+import { localToIso } from '../lib/format';
 import { api } from './api';
 import {
   type Errors,
@@ -23,8 +24,6 @@ interface Filter {
 
 const EMPTY: Filter = { tenant_id: '', actor: '', action: '', since: '', until: '' };
 const FIELDS = ['tenant_id', 'actor', 'action', 'since', 'until'] as const;
-/** `datetime-local` is the browser's own time zone: the API gets it as a UTC instant. */
-const instant = (local: string) => (local ? new Date(local).toISOString() : '');
 
 function validate(f: Filter): Errors {
   const e: Errors = {};
@@ -52,8 +51,8 @@ export function AuditPage(props: { tenant?: string | undefined }) {
         tenant_id: filter.tenant_id.trim(),
         actor: filter.actor.trim(),
         action: filter.action.trim(),
-        since: instant(filter.since),
-        until: instant(filter.until),
+        since: localToIso(filter.since),
+        until: localToIso(filter.until),
       })
       .then((p) => {
         setPage(p);

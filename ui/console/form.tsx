@@ -53,6 +53,8 @@ interface FieldProps {
   placeholder?: string;
   multiline?: boolean;
   inputmode?: 'numeric' | 'text';
+  /** A `datetime-local` field's step (1: to the second). */
+  step?: string;
 }
 
 export function Field(p: FieldProps) {
@@ -81,6 +83,7 @@ export function Field(p: FieldProps) {
           type={p.type ?? 'text'}
           autocomplete={p.autocomplete ?? 'off'}
           inputmode={p.inputmode}
+          step={p.step}
           spellcheck={false}
         />
       )}
@@ -152,6 +155,15 @@ export function useFilters<F extends Record<keyof F, string>>(
         return false;
       }
       setApplied({ ...form.draft });
+      return true;
+    },
+    /** Sets the fields and applies them at once (a preset such as "the last hour"). */
+    applyValues: (values: F): boolean => {
+      form.setDraft(values);
+      const found = check(values);
+      form.setErrors(found);
+      if (Object.keys(found).length > 0) return false;
+      setApplied({ ...values });
       return true;
     },
     reset: () => {

@@ -53,3 +53,13 @@ export function meterWindow(m: MeterWindow, now = Date.now()): string {
   const q = quotaPeriod(m, now);
   return q ? `${q.period}, resets ${q.resets}` : duration(m.window_s);
 }
+
+/** A `datetime-local` field's value (the browser's own time zone) as a UTC instant; '' for none. */
+export const localToIso = (local: string) => (local ? new Date(local).toISOString() : '');
+
+/** An instant (ms) as a `datetime-local` field's value, to the second, in the browser's zone. */
+export function msToLocal(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}T${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
