@@ -4,62 +4,20 @@
  * overview (24 h and 7 d, a tenant's share of the hour pointed at), and the request
  * explorer over a time range, filtered as the recent list is.
  */
-import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
-import { type RunningEmulator, startEmulator } from '../../emulator/server';
-import { type LocalAccess, startLocalAccess } from '../../scripts/local-access';
-import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+import { type ConsoleStack, startConsoleStack } from './console-stack';
 
-let emulator: RunningEmulator;
-let access: LocalAccess;
-let gateway: GatewayHost;
-let browser: Browser;
-
+let stack: ConsoleStack;
 beforeAll(async () => {
-  emulator = await startEmulator({ port: 0 });
-  access = await startLocalAccess();
-  gateway = await startGateway({ platformBaseUrl: emulator.url, vars: access.vars });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  stack = await startConsoleStack();
 }, 120_000);
+afterAll(() => stack?.stop());
 
-afterAll(async () => {
-  await browser?.close();
-  await gateway?.stop();
-  await access?.close();
-  await emulator?.close();
-});
-
-async function admin<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${gateway.url}/admin${path}`, {
-    method,
-    headers: { authorization: `Bearer ${gateway.adminToken}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as { code: number; data: T };
-  if (json.code !== 0) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
-
-const newTenant = (name: string) =>
-  admin<{ tenant_id: string; token: string }>('POST', '/tenants', {
-    name: `${name} ${Date.now().toString(36)}`,
-    platform_key: DEMO_PLATFORM_KEY,
-  });
-
-const asPartner = (token: string, path = '/team/lists') =>
-  fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
-
-async function signIn(view: string): Promise<{ page: Page; close(): Promise<void> }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  await page.goto(access.loginUrl('admin', `${gateway.url}/console/${view}`));
-  await page.getByTestId('whoami').waitFor();
-  return { page, close: () => context.close() };
-}
+const admin = <T = any>(method: string, path: string, body?: unknown) =>
+  stack.admin<T>(method, path, body);
+const newTenant = (name: string, key?: string, extra?: object) => stack.newTenant(name, key, extra);
+const asPartner = (token: string, path?: string) => stack.asPartner(token, path);
+const signIn = (view: string, width?: number) => stack.signIn(view, width ? { width } : {});
 
 describe('the fleet over time, on the overview', () => {
   it("draws the fleet's hours over 24 h and 7 d, and says a tenant's share of an hour", async () => {
@@ -151,12 +109,14 @@ describe('the request explorer', () => {
     // The last request's row rides on a later guard call.
     await asPartner(t.token);
 
-    const context = await browser.newContext({
+    const context = await stack.browser.newContext({
       viewport: { width: 1280, height: 900 },
       timezoneId: 'UTC',
     });
     const page = await context.newPage();
-    await page.goto(access.loginUrl('admin', `${gateway.url}/console/#tenant/${t.tenant_id}`));
+    await page.goto(
+      stack.access.loginUrl('admin', `${stack.gateway.url}/console/#tenant/${t.tenant_id}`),
+    );
     await page
       .getByRole('navigation', { name: 'Tenant sections' })
       .getByRole('button', { name: 'Requests' })

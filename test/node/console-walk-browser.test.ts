@@ -5,66 +5,23 @@
  * creating a tenant, fixing a field, saving a working key, choosing a plan; the charts'
  * colours and axes; the words for quotas, durations and counts; narrow and wide screens.
  */
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY, DEMO_SECOND_KEY } from '../../emulator/seed';
-import { type RunningEmulator, startEmulator } from '../../emulator/server';
-import { type LocalAccess, startLocalAccess } from '../../scripts/local-access';
-import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+import { type ConsoleStack, startConsoleStack } from './console-stack';
 import { untilRecorded } from './recorded';
 
-let emulator: RunningEmulator;
-let access: LocalAccess;
-let gateway: GatewayHost;
-let browser: Browser;
-
+let stack: ConsoleStack;
 beforeAll(async () => {
-  emulator = await startEmulator({ port: 0 });
-  access = await startLocalAccess();
-  gateway = await startGateway({ platformBaseUrl: emulator.url, vars: access.vars });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  stack = await startConsoleStack();
 }, 120_000);
+afterAll(() => stack?.stop());
 
-afterAll(async () => {
-  await browser?.close();
-  await gateway?.stop();
-  await access?.close();
-  await emulator?.close();
-});
-
-/** The operator API with the admin token; the answer's data (throws on a refusal). */
-async function admin<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${gateway.url}/admin${path}`, {
-    method,
-    headers: { authorization: `Bearer ${gateway.adminToken}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as { code: number; data: T };
-  if (json.code !== 0) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
-
-const newTenant = (name: string, key = DEMO_PLATFORM_KEY, extra: object = {}) =>
-  admin<{ tenant_id: string; token: string; token_id: string }>('POST', '/tenants', {
-    name: `${name} ${Date.now().toString(36)}`,
-    platform_key: key,
-    ...extra,
-  });
-
-const asPartner = (token: string, path = '/team/lists') =>
-  fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
-
-/** Signed in as the local admin, on `view` (a fragment such as `#tenants`), at this width. */
-async function signIn(view: string, width = 1280): Promise<{ page: Page; close(): Promise<void> }> {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
-  const page = await context.newPage();
-  await page.goto(access.loginUrl('admin', `${gateway.url}/console/${view}`));
-  await page.getByTestId('whoami').waitFor();
-  return { page, close: () => context.close() };
-}
+const admin = <T = any>(method: string, path: string, body?: unknown) =>
+  stack.admin<T>(method, path, body);
+const newTenant = (name: string, key?: string, extra?: object) => stack.newTenant(name, key, extra);
+const asPartner = (token: string, path?: string) => stack.asPartner(token, path);
+const signIn = (view: string, width?: number) => stack.signIn(view, width ? { width } : {});
 
 const openTab = (page: Page, name: string) =>
   page.getByRole('navigation', { name: 'Tenant sections' }).getByRole('button', { name }).click();
@@ -167,7 +124,7 @@ describe('the console, as the walk found it', () => {
 
     // The plan picker counts the plan's tenants as they are now, also after a change.
     const other = await newTenant('Joining');
-    await page.goto(`${gateway.url}/console/#tenant/${other.tenant_id}`);
+    await page.goto(`${stack.gateway.url}/console/#tenant/${other.tenant_id}`);
     await openTab(page, 'Limits');
     const picker = page.getByLabel('Plan', { exact: true });
     await picker
@@ -270,7 +227,7 @@ describe('the console, as the walk found it', () => {
     const refused = await asPartner(unused.token);
     expect(refused.status).toBe(401);
     const requestId = refused.headers.get('x-request-id') ?? '';
-    await untilRecorded(gateway, t.tenant_id, requestId, () => asPartner(unused.token));
+    await untilRecorded(stack.gateway, t.tenant_id, requestId, () => asPartner(unused.token));
     // Its refusals are in the history (the usage by token counts them) ...
     const history = await admin<{ series: { token?: string; requests: number }[] }>(
       'GET',
@@ -296,11 +253,11 @@ describe('the console, as the walk found it', () => {
     // Refusals with long reasons, and a request id a client chose (longer than ours).
     expect((await asPartner(t.token)).status).toBe(429);
     const own = `client-chosen-request-id-${'x'.repeat(40)}`;
-    const lost = await fetch(`${gateway.url}/no/such/route/at/all`, {
+    const lost = await fetch(`${stack.gateway.url}/no/such/route/at/all`, {
       headers: { authorization: `Bearer ${t.token}`, 'x-request-id': own },
     });
     expect(lost.status).toBe(404);
-    await untilRecorded(gateway, t.tenant_id, own, () => asPartner(t.token));
+    await untilRecorded(stack.gateway, t.tenant_id, own, () => asPartner(t.token));
 
     /** How far the page scrolls sideways (0: not at all). */
     const sideways = (page: Page) =>
@@ -311,19 +268,19 @@ describe('the console, as the walk found it', () => {
       [
         'tenants',
         async () => {
-          await narrow.page.goto(`${gateway.url}/console/#tenants`);
+          await narrow.page.goto(`${stack.gateway.url}/console/#tenants`);
           await narrow.page.getByTestId('tenant-rows').locator('tr').first().waitFor();
         },
       ],
-      ['plans', () => narrow.page.goto(`${gateway.url}/console/#plans`)],
-      ['audit', () => narrow.page.goto(`${gateway.url}/console/#audit`)],
+      ['plans', () => narrow.page.goto(`${stack.gateway.url}/console/#plans`)],
+      ['audit', () => narrow.page.goto(`${stack.gateway.url}/console/#audit`)],
     ];
     for (const tab of ['Tokens', 'Limits', 'Usage', 'Requests', 'Alerts and cache', 'Settings']) {
       views.push([
         tab,
         async () => {
           if (!narrow.page.url().endsWith(t.tenant_id)) {
-            await narrow.page.goto(`${gateway.url}/console/#tenant/${t.tenant_id}`);
+            await narrow.page.goto(`${stack.gateway.url}/console/#tenant/${t.tenant_id}`);
           }
           await openTab(narrow.page, tab);
         },
@@ -384,9 +341,9 @@ describe('the console, as the walk found it', () => {
   });
 
   it('signs in from a signed-out local console, and / points to the docs, the portal and the console', async () => {
-    const context = await browser.newContext();
+    const context = await stack.browser.newContext();
     const page = await context.newPage();
-    const front = await page.goto(`${gateway.url}/`);
+    const front = await page.goto(`${stack.gateway.url}/`);
     expect(front?.status()).toBe(200);
     expect(front?.headers()['content-type']).toContain('text/html');
     expect(front?.headers()['content-security-policy']).toContain("default-src 'none'");
@@ -395,7 +352,7 @@ describe('the console, as the walk found it', () => {
       .evaluateAll((as) => as.map((a) => new URL((a as HTMLAnchorElement).href).pathname));
     expect(links).toEqual(expect.arrayContaining(['/docs', '/portal/', '/console/']));
     for (const path of ['/docs', '/portal/', '/console/']) {
-      expect((await fetch(`${gateway.url}${path}`)).status, path).toBe(200);
+      expect((await fetch(`${stack.gateway.url}${path}`)).status, path).toBe(200);
     }
     // Signed out (no Access cookie yet): the console links to the local sign-in, which
     // brings the operator back, signed in.

@@ -107,3 +107,26 @@ export function Chart(props: {
     </figure>
   );
 }
+
+/** The ranges a chart section offers, as pressed buttons (one pressed: the one shown). */
+export function RangeButtons<R extends { label: string }>(props: {
+  ranges: readonly R[];
+  current: R;
+  pick: (range: R) => void;
+}) {
+  return (
+    <fieldset class="inline">
+      <legend>Range</legend>
+      {props.ranges.map((r) => (
+        <button
+          type="button"
+          class="tab"
+          aria-pressed={r.label === props.current.label ? 'true' : 'false'}
+          onClick={() => props.pick(r)}
+        >
+          {r.label}
+        </button>
+      ))}
+    </fieldset>
+  );
+}

@@ -8,7 +8,7 @@ import { useEffect, useState } from 'hono/jsx/dom';
 import type { FleetFigure, FleetPoint, FleetSeries } from '../../src/types/wire';
 import { count } from '../lib/format';
 import { api } from './api';
-import { Chart } from './chart';
+import { Chart, RangeButtons } from './chart';
 import { refusal } from './form';
 
 const RANGES = [
@@ -69,19 +69,7 @@ export function FleetCharts(props: { open: (id: string) => void }) {
     <section aria-labelledby="fleet-series-title" data-testid="fleet-series">
       <h2 id="fleet-series-title">The fleet over time</h2>
       <div class="toolbar">
-        <fieldset class="inline">
-          <legend>Range</legend>
-          {RANGES.map((r) => (
-            <button
-              type="button"
-              class="tab"
-              aria-pressed={r.label === range.label ? 'true' : 'false'}
-              onClick={() => setRange(r)}
-            >
-              {r.label}
-            </button>
-          ))}
-        </fieldset>
+        <RangeButtons ranges={RANGES} current={range} pick={setRange} />
       </div>
       {error ? (
         <p class="form-error" role="alert">

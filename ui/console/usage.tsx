@@ -7,7 +7,7 @@
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { Analytics } from '../../src/types/wire';
 import { api } from './api';
-import { Chart } from './chart';
+import { Chart, RangeButtons } from './chart';
 import { refusal } from './form';
 
 const RANGES = [
@@ -212,22 +212,14 @@ export function UsageSection(props: { tenantId: string }) {
     >
       <h2 id="usage-title">Usage</h2>
       <div class="toolbar">
-        <fieldset class="inline">
-          <legend>Range</legend>
-          {RANGES.map((r) => (
-            <button
-              type="button"
-              class="tab"
-              aria-pressed={r.label === range.label ? 'true' : 'false'}
-              onClick={() => {
-                setRange(r);
-                setByHour(null);
-              }}
-            >
-              {r.label}
-            </button>
-          ))}
-        </fieldset>
+        <RangeButtons
+          ranges={RANGES}
+          current={range}
+          pick={(r) => {
+            setRange(r);
+            setByHour(null);
+          }}
+        />
         <label for="usage-split">Requests by</label>
         <select
           id="usage-split"
