@@ -338,10 +338,16 @@ describe('the console at 1,000 tenants and 90 days of history', () => {
     const weeks: string[] = [];
     for (let round = 1; round <= 3; round++) {
       await fleetSeries.getByRole('button', { name: '24 h' }).click();
-      await fleetSeries.locator('figcaption', { hasText: /24 h\)$/ }).nth(1).waitFor();
+      await fleetSeries
+        .locator('figcaption', { hasText: /24 h\)$/ })
+        .nth(1)
+        .waitFor();
       t = performance.now();
       await fleetSeries.getByRole('button', { name: '7 d' }).click();
-      await fleetSeries.locator('figcaption', { hasText: /7 d\)$/ }).nth(1).waitFor();
+      await fleetSeries
+        .locator('figcaption', { hasText: /7 d\)$/ })
+        .nth(1)
+        .waitFor();
       await fleetSeries.locator('figure.chart canvas').nth(1).waitFor();
       weeks.push(ms(t));
     }

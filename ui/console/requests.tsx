@@ -163,7 +163,8 @@ export function RequestsSection(props: { tenantId: string }) {
         <Field id="rq-from" label="From" type="datetime-local" step="1" {...field('from')} />
         <Field id="rq-to" label="To" type="datetime-local" step="1" {...field('to')} />
       </FilterForm>
-      <div class="toolbar" role="group" aria-label="Ranges">
+      <fieldset class="inline toolbar">
+        <legend>Ranges</legend>
         {PRESETS.map(([label, span]) => (
           <button
             type="button"
@@ -176,7 +177,7 @@ export function RequestsSection(props: { tenantId: string }) {
             {label}
           </button>
         ))}
-      </div>
+      </fieldset>
       <HistoryCount tenantId={props.tenantId} filter={filter} />
       {page === null ? (
         <p class="loading">Loading…</p>
