@@ -24,7 +24,10 @@ function merged(lists: FleetTenant[][], by: Figure, limit: number): FleetTenant[
     .slice(0, limit);
 }
 
-/** Tenants named in a series answer at most (a KV read each); others go by their id. */
+/**
+ * Tenants named in a series answer at most (a KV read each), those of the newest hours
+ * first; others go by their id.
+ */
 const NAMED_AT_MOST = 200;
 
 export function overviewRoutes(app: AdminApp): void {

@@ -66,4 +66,14 @@ describe('the fleet series, merged from its boards', () => {
     expect(named(points[1]?.top.errors_5xx ?? [])).toEqual([['ten_a', 2]]);
     expect(points[0]).toMatchObject({ p95_ms: null, top: { requests: [] } });
   });
+
+  it("indexes the newest hour's tenants first (the answer names the first 200)", () => {
+    const boards: BoardSeries[] = [
+      {
+        hours: [hourOf(H0, 5, histogram({})), hourOf(H0 + 2 * HOUR_MS, 5, histogram({}))],
+        tops: [tenant(H0, 'ten_old', 5), tenant(H0 + 2 * HOUR_MS, 'ten_new', 5)],
+      },
+    ];
+    expect(mergeSeries(boards, H0, 3).tenantIds).toEqual(['ten_new', 'ten_old']);
+  });
 });

@@ -49,7 +49,8 @@ export function mergeSeries(
     candidates.set(t.hour, list);
   }
   const points: FleetPoint[] = [];
-  for (let n = 0; n < hours; n++) {
+  // The newest hour first: its tenants get the first indexes, which are the ones named.
+  for (let n = hours - 1; n >= 0; n--) {
     const hour = since + n * HOUR_MS;
     const at = byHour.get(hour);
     const sums = at?.sums ?? { requests: 0, errors_4xx: 0, errors_5xx: 0, refused: 0 };
@@ -63,7 +64,7 @@ export function mergeSeries(
         .slice(0, TOP_PER_HOUR)
         .map((t): [number, number] => [indexOf(t.tenant_id), t[f]]);
     }
-    points.push({
+    points.unshift({
       t: new Date(hour).toISOString(),
       ...sums,
       p50_ms: percentile(latency, 0.5),

@@ -270,7 +270,10 @@ export interface FleetSeries {
   from: string;
   hours: number;
   points: FleetPoint[];
-  /** The tenants the points' tops name; a name for the first 200 (null: none, or deleted). */
+  /**
+   * The tenants the points' tops name, those of the newest hours first; a name for the
+   * first 200 (null: beyond them, or deleted).
+   */
   tenants: { tenant_id: string; name: string | null }[];
   shards: number;
   ms: number;

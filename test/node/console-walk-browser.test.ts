@@ -303,12 +303,23 @@ describe('the console, as the walk found it', () => {
     await table.locator('tbody tr').nth(3).waitFor();
     expect(await sideways(wide.page)).toBe(0);
     expect(await table.evaluate((el) => el.scrollWidth - el.clientWidth)).toBe(0);
-    // The request ids: the second column.
+    // The request ids (the second column) and the trace ids (the last).
     const lines = await table
-      .locator('tbody td:nth-child(2) code')
+      .locator('tbody td:nth-child(2) code, tbody td:last-child code')
       .evaluateAll((ids) => ids.map((id) => id.getClientRects().length));
     expect(lines.length).toBeGreaterThan(3);
     expect(lines.every((n) => n === 1)).toBe(true);
+    // Headers break between words only (one whole word per line at the most).
+    const headers = await table.locator('thead th').evaluateAll((ths) =>
+      ths.map((th) => {
+        const range = document.createRange();
+        range.selectNodeContents(th);
+        return [th.textContent ?? '', range.getClientRects().length] as const;
+      }),
+    );
+    for (const [text, rows] of headers) {
+      expect(rows, text).toBeLessThanOrEqual(text.split(' ').length);
+    }
     // Each id is one line high: as high as the time beside it.
     const heights = await table
       .locator('tbody tr')

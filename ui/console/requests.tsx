@@ -242,7 +242,7 @@ export function RequestsSection(props: { tenantId: string }) {
                 </td>
                 <td>
                   {r.trace_id ? (
-                    <code class="hint" title={r.trace_id}>
+                    <code class="hint id" title={r.trace_id}>
                       {r.trace_id.slice(0, 8)}…
                     </code>
                   ) : (
