@@ -260,7 +260,7 @@ describe('the console in Chromium', () => {
       expect(await box.isChecked()).toBe(false);
     }
     await page.getByRole('checkbox', { name: 'apikeys:admin' }).check();
-    await page.getByText(/reach the platform's own API keys/).waitFor();
+    await page.getByText(/apikeys:admin reaches the platform's own API keys/).waitFor();
     await page.getByRole('checkbox', { name: 'apikeys:admin' }).uncheck();
     await page.locator('#token-name').fill('ci');
     await page.getByLabel('Expiry').selectOption('In 30 days');
