@@ -4,20 +4,10 @@
  * overview (24 h and 7 d, a tenant's share of the hour pointed at), and the request
  * explorer over a time range, filtered as the recent list is.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleStack, startConsoleStack } from './console-stack';
+import { describe, expect, it } from 'vitest';
+import { consoleStackForTests } from './console-stack';
 
-let stack: ConsoleStack;
-beforeAll(async () => {
-  stack = await startConsoleStack();
-}, 120_000);
-afterAll(() => stack?.stop());
-
-const admin = <T = any>(method: string, path: string, body?: unknown) =>
-  stack.admin<T>(method, path, body);
-const newTenant = (name: string, key?: string, extra?: object) => stack.newTenant(name, key, extra);
-const asPartner = (token: string, path?: string) => stack.asPartner(token, path);
-const signIn = (view: string, width?: number) => stack.signIn(view, width ? { width } : {});
+const { started, admin, newTenant, asPartner, signIn } = consoleStackForTests();
 
 describe('the fleet over time, on the overview', () => {
   it("draws the fleet's hours over 24 h and 7 d, and says a tenant's share of an hour", async () => {
@@ -109,13 +99,13 @@ describe('the request explorer', () => {
     // The last request's row rides on a later guard call.
     await asPartner(t.token);
 
-    const context = await stack.browser.newContext({
+    const context = await started().browser.newContext({
       viewport: { width: 1280, height: 900 },
       timezoneId: 'UTC',
     });
     const page = await context.newPage();
     await page.goto(
-      stack.access.loginUrl('admin', `${stack.gateway.url}/console/#tenant/${t.tenant_id}`),
+      started().access.loginUrl('admin', `${started().gateway.url}/console/#tenant/${t.tenant_id}`),
     );
     await page
       .getByRole('navigation', { name: 'Tenant sections' })

@@ -5,6 +5,7 @@
  * and a page signed in as the local admin.
  */
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
 import { type LocalAccess, startLocalAccess } from '../../scripts/local-access';
@@ -84,5 +85,30 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       await access.close();
       await emulator.close();
     },
+  };
+}
+
+/**
+ * The stack for a test file: started before its tests, stopped after them; its calls
+ * reach the stack once started.
+ */
+export function consoleStackForTests() {
+  let stack: ConsoleStack | undefined;
+  beforeAll(async () => {
+    stack = await startConsoleStack();
+  }, 120_000);
+  afterAll(() => stack?.stop());
+  const started = () => {
+    if (!stack) throw new Error('the console stack is not started yet');
+    return stack;
+  };
+  return {
+    started,
+    admin: <T = any>(method: string, path: string, body?: unknown) =>
+      started().admin<T>(method, path, body),
+    newTenant: (name: string, key?: string, extra?: object) =>
+      started().newTenant(name, key, extra),
+    asPartner: (token: string, path?: string) => started().asPartner(token, path),
+    signIn: (view: string, width?: number) => started().signIn(view, width ? { width } : {}),
   };
 }

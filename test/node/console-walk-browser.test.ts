@@ -6,22 +6,12 @@
  * colours and axes; the words for quotas, durations and counts; narrow and wide screens.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY, DEMO_SECOND_KEY } from '../../emulator/seed';
-import { type ConsoleStack, startConsoleStack } from './console-stack';
+import { consoleStackForTests } from './console-stack';
 import { untilRecorded } from './recorded';
 
-let stack: ConsoleStack;
-beforeAll(async () => {
-  stack = await startConsoleStack();
-}, 120_000);
-afterAll(() => stack?.stop());
-
-const admin = <T = any>(method: string, path: string, body?: unknown) =>
-  stack.admin<T>(method, path, body);
-const newTenant = (name: string, key?: string, extra?: object) => stack.newTenant(name, key, extra);
-const asPartner = (token: string, path?: string) => stack.asPartner(token, path);
-const signIn = (view: string, width?: number) => stack.signIn(view, width ? { width } : {});
+const { started, admin, newTenant, asPartner, signIn } = consoleStackForTests();
 
 const openTab = (page: Page, name: string) =>
   page.getByRole('navigation', { name: 'Tenant sections' }).getByRole('button', { name }).click();
@@ -124,7 +114,7 @@ describe('the console, as the walk found it', () => {
 
     // The plan picker counts the plan's tenants as they are now, also after a change.
     const other = await newTenant('Joining');
-    await page.goto(`${stack.gateway.url}/console/#tenant/${other.tenant_id}`);
+    await page.goto(`${started().gateway.url}/console/#tenant/${other.tenant_id}`);
     await openTab(page, 'Limits');
     const picker = page.getByLabel('Plan', { exact: true });
     await picker
@@ -227,7 +217,7 @@ describe('the console, as the walk found it', () => {
     const refused = await asPartner(unused.token);
     expect(refused.status).toBe(401);
     const requestId = refused.headers.get('x-request-id') ?? '';
-    await untilRecorded(stack.gateway, t.tenant_id, requestId, () => asPartner(unused.token));
+    await untilRecorded(started().gateway, t.tenant_id, requestId, () => asPartner(unused.token));
     // Its refusals are in the history (the usage by token counts them) ...
     const history = await admin<{ series: { token?: string; requests: number }[] }>(
       'GET',
@@ -253,11 +243,11 @@ describe('the console, as the walk found it', () => {
     // Refusals with long reasons, and a request id a client chose (longer than ours).
     expect((await asPartner(t.token)).status).toBe(429);
     const own = `client-chosen-request-id-${'x'.repeat(40)}`;
-    const lost = await fetch(`${stack.gateway.url}/no/such/route/at/all`, {
+    const lost = await fetch(`${started().gateway.url}/no/such/route/at/all`, {
       headers: { authorization: `Bearer ${t.token}`, 'x-request-id': own },
     });
     expect(lost.status).toBe(404);
-    await untilRecorded(stack.gateway, t.tenant_id, own, () => asPartner(t.token));
+    await untilRecorded(started().gateway, t.tenant_id, own, () => asPartner(t.token));
 
     /** How far the page scrolls sideways (0: not at all). */
     const sideways = (page: Page) =>
@@ -268,19 +258,19 @@ describe('the console, as the walk found it', () => {
       [
         'tenants',
         async () => {
-          await narrow.page.goto(`${stack.gateway.url}/console/#tenants`);
+          await narrow.page.goto(`${started().gateway.url}/console/#tenants`);
           await narrow.page.getByTestId('tenant-rows').locator('tr').first().waitFor();
         },
       ],
-      ['plans', () => narrow.page.goto(`${stack.gateway.url}/console/#plans`)],
-      ['audit', () => narrow.page.goto(`${stack.gateway.url}/console/#audit`)],
+      ['plans', () => narrow.page.goto(`${started().gateway.url}/console/#plans`)],
+      ['audit', () => narrow.page.goto(`${started().gateway.url}/console/#audit`)],
     ];
     for (const tab of ['Tokens', 'Limits', 'Usage', 'Requests', 'Alerts and cache', 'Settings']) {
       views.push([
         tab,
         async () => {
           if (!narrow.page.url().endsWith(t.tenant_id)) {
-            await narrow.page.goto(`${stack.gateway.url}/console/#tenant/${t.tenant_id}`);
+            await narrow.page.goto(`${started().gateway.url}/console/#tenant/${t.tenant_id}`);
           }
           await openTab(narrow.page, tab);
         },
@@ -352,9 +342,9 @@ describe('the console, as the walk found it', () => {
   });
 
   it('signs in from a signed-out local console, and / points to the docs, the portal and the console', async () => {
-    const context = await stack.browser.newContext();
+    const context = await started().browser.newContext();
     const page = await context.newPage();
-    const front = await page.goto(`${stack.gateway.url}/`);
+    const front = await page.goto(`${started().gateway.url}/`);
     expect(front?.status()).toBe(200);
     expect(front?.headers()['content-type']).toContain('text/html');
     expect(front?.headers()['content-security-policy']).toContain("default-src 'none'");
@@ -363,7 +353,7 @@ describe('the console, as the walk found it', () => {
       .evaluateAll((as) => as.map((a) => new URL((a as HTMLAnchorElement).href).pathname));
     expect(links).toEqual(expect.arrayContaining(['/docs', '/portal/', '/console/']));
     for (const path of ['/docs', '/portal/', '/console/']) {
-      expect((await fetch(`${stack.gateway.url}${path}`)).status, path).toBe(200);
+      expect((await fetch(`${started().gateway.url}${path}`)).status, path).toBe(200);
     }
     // Signed out (no Access cookie yet): the console links to the local sign-in, which
     // brings the operator back, signed in.
