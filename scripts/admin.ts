@@ -5,8 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { humanDuration } from '../src/duration';
 import type { RatePolicy } from '../src/types/wire';
 import { segments } from '../ui/lib/admin-client';
+import { keyCheckText } from '../ui/lib/key-check';
 import { asFields } from './admin/as-fields';
 import { adminToken, CliError, type Client, client } from './admin/client';
 import { CONFIG_HELP, ConfigRefused, runConfig } from './admin/config';
@@ -14,15 +16,16 @@ import { historyTable } from './admin/history-table';
 import { importOperations } from './admin/openapi-import';
 import { printable } from './admin/printable';
 import { tokenRow } from './admin/token-row';
+import { localGatewayUrl } from './local-gateway';
 
 const HELP = `Usage: npm run admin -- <command> [arguments] [options]
 
 Tenants
-  tenant create --name NAME [--platform-key KEY] [--scopes LIST] [--token-name NAME] [--expires-in SECONDS] [--cors-origin ORIGIN]... [--plan PLAN]
+  tenant create --name NAME [--platform-key KEY] [--scopes LIST] [--token-name NAME] [--expires-in SECONDS] [--cors-origin ORIGIN]... [--plan PLAN] [--force]
   tenant list [--page-size N] [--cursor CURSOR]
   tenant get TENANT_ID
   tenant update TENANT_ID [--name NAME] [--platform-key KEY | --new-platform-key] [--cors-origin ORIGIN]... [--no-cors-origins]
-                          [--plan PLAN | --no-plan]
+                          [--plan PLAN | --no-plan] [--force]
   tenant disable TENANT_ID | tenant enable TENANT_ID | tenant delete TENANT_ID
 Tokens
   token issue TENANT_ID --name NAME [--scopes LIST] [--expires-in SECONDS | --expires-at ISO] [token limits]
@@ -55,7 +58,8 @@ Platform operations
 
 Platform keys: prefer the PLATFORM_KEY environment variable to --platform-key, which shows in
   the process list and shell history (tenant create reads PLATFORM_KEY when --platform-key is absent;
-  tenant update --new-platform-key reads it).
+  tenant update --new-platform-key reads it). A key is checked with the platform first (one cheap
+  read, as the console does); one it refuses, or that cannot be checked, is set only with --force.
 Limits: a policy counts in a sliding window unless it ends in :fixed. --limiter leased (default) lets
   isolates admit from short leases (revocation and limits changes reach every isolate within
   LEASE_MAX_MS); exact asks the TenantGuard on every request (refused on the very next request).
@@ -63,7 +67,8 @@ Limits: a policy counts in a sliding window unless it ends in :fixed. --limiter 
 Scopes: comma-separated scopes (teams:read, sessions:write, ...) or presets (full, read-only; neither has
   an apikeys scope nor token:rotate, which lets a token rotate itself in the partner portal). DANGER: apikeys:* scopes let a tenant manage the platform account's API keys,
   which other tenants of that account may use; apikeys:admin also shows them unmasked.
-Options: --url URL (default $GATEWAY_URL or http://127.0.0.1:8787), --json (print the raw data)`;
+Options: --url URL (default $GATEWAY_URL, else the gateway npm start runs: its PORT, or
+  http://127.0.0.1:8787), --json (print the raw data)`;
 
 const { values: o, positionals } = parseArgs({
   allowPositionals: true,
@@ -103,6 +108,7 @@ const { values: o, positionals } = parseArgs({
     select: { type: 'string' },
     out: { type: 'string' },
     sealed: { type: 'boolean' },
+    force: { type: 'boolean' },
   },
 });
 
@@ -183,6 +189,22 @@ function tokenLimits() {
   };
 }
 
+/**
+ * Checks a platform key with the platform (POST /admin/keys/check), as the console's
+ * Create does: a key it did not accept stops the command unless --force, which goes on
+ * with a warning. The key is never printed.
+ */
+async function checkKey(api: Client, key: string): Promise<void> {
+  const check = await api.data(api.admin.keys.check.$post({ json: { platform_key: key } }));
+  if (check.result === 'valid') return;
+  if (!o.force) {
+    throw new CliError(
+      `${keyCheckText(check)} Nothing was changed. Fix the key, or set it anyway with --force.`,
+    );
+  }
+  console.error(`warning: ${keyCheckText(check)} Set anyway (--force).`);
+}
+
 async function run(api: Client): Promise<{ data: unknown; say: string }> {
   // The routes the commands name: a tenant, a token of it, a plan (path values encoded).
   const tenant = api.admin.tenants[':id'];
@@ -205,6 +227,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         token: { ...tokenSpec(), name: o['token-name'] ?? 'default' },
         ...(o.plan ? { plan: o.plan } : {}),
       };
+      await checkKey(api, body.platform_key);
       const data = await api.data(api.admin.tenants.$post({ json: body }));
       return {
         data,
@@ -235,6 +258,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
         ...(origins ? { cors_origins: origins } : {}),
         ...(o['no-plan'] ? { plan: null } : o.plan ? { plan: o.plan } : {}),
       };
+      if (key) await checkKey(api, key);
       return show(await api.data(tenant.$patch({ ...at(args[0]), json: body })));
     }
     case 'tenant disable':
@@ -285,7 +309,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       const data = await api.data(api.admin.plans.$get());
       const rows = data.plans.map(
         (x) =>
-          `${x.name.padEnd(24)} ${String(x.tenants).padStart(6)} tenant(s)${x.pending ? ` (${x.pending} pending)` : ''}  ` +
+          `${x.name.padEnd(24)} ${String(x.tenants).padStart(6)} ${x.tenants === 1 ? 'tenant ' : 'tenants'}${x.pending ? ` (${x.pending} pending)` : ''}  ` +
           `updated ${x.updated_at} by ${x.updated_by}`,
       );
       return { data, say: rows.join('\n') || '(no plans)' };
@@ -297,7 +321,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       const pending = data.pending ? `; ${data.pending} not reached yet, retried` : '';
       return {
         data,
-        say: `Plan ${data.name} set (version ${data.version}): ${data.tenants} tenant(s) on it${pending}.`,
+        say: `Plan ${data.name} set (version ${data.version}): ${data.tenants} ${data.tenants === 1 ? 'tenant' : 'tenants'} on it${pending}.`,
       };
     }
     case 'plan remove':
@@ -347,6 +371,10 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       for (const line of [...imported.skipped.map((x) => `skipped ${x}`), ...imported.notes]) {
         console.error(printable(line));
       }
+      // What each operation kept is called here, and the scope a token needs to call it.
+      for (const [id, line] of Object.entries(imported.scopes)) {
+        if (id in imported.operations) console.error(printable(line));
+      }
       const count = Object.keys(imported.operations).length;
       console.error(
         `${count} new operation${count === 1 ? '' : 's'}; the value is ${value.length} bytes ` +
@@ -372,7 +400,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       const data = await api.data(tenant.usage.$get(at(sub)));
       const rows = data.meters.map(
         (m) =>
-          `${m.name.padEnd(16)} ${String(m.used).padStart(8)} used of ${m.limit}, ${m.remaining} left, resets in ${m.reset_s} s`,
+          `${m.name.padEnd(16)} ${String(m.used).padStart(8)} used of ${m.limit}, ${m.remaining} left, resets in ${humanDuration(m.reset_s)}`,
       );
       return { data, say: rows.join('\n') };
     }
@@ -432,8 +460,10 @@ if (o.help || !command) {
   process.exit(command || o.help ? 0 : 2);
 }
 try {
-  const url = o.url ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:8787';
-  const api = client(url, adminToken(url));
+  const local = localGatewayUrl();
+  const url = o.url || process.env.GATEWAY_URL || local.url;
+  const from = o.url ? '--url' : process.env.GATEWAY_URL ? 'GATEWAY_URL' : local.from;
+  const api = client(url, adminToken(url), from);
   if (command === 'config') {
     const options = { select: o.select, out: o.out, sealed: o.sealed };
     process.exit(await runConfig(api, sub, args, options));

@@ -35,8 +35,17 @@ export const LAYERS: Layer[] = [
   },
   {
     name: 'leaves',
-    members: ['errors.ts', 'log.ts', 'bytes.ts', 'hash.ts', 'stats.ts', 'waiters.ts', 'version.ts'],
-    what: 'the error catalog, logging, bytes, hashing, counters, waiting',
+    members: [
+      'errors.ts',
+      'log.ts',
+      'bytes.ts',
+      'hash.ts',
+      'stats.ts',
+      'waiters.ts',
+      'version.ts',
+      'duration.ts',
+    ],
+    what: 'the error catalog, logging, bytes, hashing, counters, waiting, durations in words',
   },
   { name: 'routes', members: ['routes/'], what: 'the route table: paths, schemas, overrides' },
   {
@@ -82,6 +91,7 @@ export const LAYERS: Layer[] = [
       'forward.ts',
       'usage-route.ts',
       'token-route.ts',
+      'front-page.ts',
       'admin/',
       'browser/',
       'openapi/',

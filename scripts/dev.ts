@@ -4,14 +4,20 @@
  * tenant whose token is printed with a one-line MCP client configuration, the browser
  * demo page on http://127.0.0.1:8791, and a local stand-in for Cloudflare
  * Access on http://127.0.0.1:8792 that signs operators in to /console
- * (docs/CONSOLE.md, "Access").
+ * (docs/CONSOLE.md, "Access"). The terminal stays quiet: no line per request unless
+ * `npm start -- --requests` (one short line each) or `--verbose` (everything), and Enter
+ * prints the banner again (docs/RUNNING.md).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
 import { startDemo } from '../demo/server';
 import { DEMO_PLATFORM_KEY, OTHER_PLATFORM_KEY } from '../emulator/seed';
 import { adminClient, segments } from '../ui/lib/admin-client';
+import { type DevOutput, devLine } from './dev-output';
 import { portsInsideEphemeral, portsInUse } from './free-port';
 import { LOCAL_ADMIN_EMAIL, LOCAL_VIEWER_EMAIL, startLocalAccess } from './local-access';
+import { DEFAULT_LOCAL_URL, forgetLocalGateway, noteLocalGateway } from './local-gateway';
 import { DEMO_OPERATIONS, mcpClientConfig } from './mcp-config';
 import { createTenant, type Stack, startStack } from './stack';
 
@@ -20,6 +26,10 @@ const EMULATOR_PORT = Number(process.env.EMULATOR_PORT ?? 8790);
 const DEMO_PAGE_PORT = Number(process.env.DEMO_PORT ?? 8791);
 const ACCESS_PORT = Number(process.env.ACCESS_PORT ?? 8792);
 const DEMO_FILE = '.dev/demo-tenant.json';
+const { values: flags } = parseArgs({
+  options: { requests: { type: 'boolean' }, verbose: { type: 'boolean' } },
+});
+const OUTPUT: DevOutput = flags.verbose ? 'verbose' : flags.requests ? 'requests' : 'quiet';
 
 const PORTS = { PORT: GATEWAY_PORT, EMULATOR_PORT, DEMO_PORT: DEMO_PAGE_PORT, ACCESS_PORT };
 // Every port first, so a taken one is named with its setting instead of a stack trace later.
@@ -41,8 +51,15 @@ const stack = await startStack({
     // Declared operations are tools too (MCP): the emulator answers these.
     PLATFORM_OPERATIONS: JSON.stringify(DEMO_OPERATIONS),
   },
+  output: (line) => {
+    const shown = devLine(line, OUTPUT);
+    if (shown !== null) console.log(shown);
+  },
 });
+// The CLI in another terminal finds this gateway, whatever its PORT.
+noteLocalGateway(stack.gatewayUrl);
 const shutdown = async () => {
+  forgetLocalGateway();
   await Promise.all([stack.stop(), access.close()]);
   process.exit(0);
 };
@@ -52,7 +69,14 @@ process.on('SIGHUP', shutdown);
 
 const demo = await demoTenant(stack);
 const page = await demoPage(stack, demo);
-console.log(`
+const cliUrl =
+  stack.gatewayUrl === DEFAULT_LOCAL_URL ? '' : ` (elsewhere: --url ${stack.gatewayUrl})`;
+const requestLines = {
+  quiet: 'No line per request: npm start -- --requests for one each, --verbose for everything.',
+  requests: 'One line per request (npm start without --requests for none).',
+  verbose: 'Everything wrangler and the Worker print, as it comes.',
+}[OUTPUT];
+const banner = `
   Gateway:   ${stack.gatewayUrl}   (platform emulator at ${stack.emulatorUrl})
   Demo tenant ${demo.tenant_id}, token:
 
@@ -69,11 +93,15 @@ console.log(`
   Partner portal: ${stack.gatewayUrl}/portal/   (sign in with the token above)
   MCP (agents): ${stack.gatewayUrl}/mcp   one-line client configuration (docs/MCP.md):
     ${mcpClientConfig(stack.gatewayUrl, demo.token)}
-  Operator CLI: npm run admin -- --help   (operator token ADMIN_TOKEN is in .dev.vars)
+  Operator CLI: npm run admin -- --help   (run here, it finds this gateway${cliUrl};
+    the operator token ADMIN_TOKEN is in .dev.vars)
   Emulator platform keys, for more tenants: ${DEMO_PLATFORM_KEY} (account Demo),
     ${OTHER_PLATFORM_KEY} (account Other)
-  Ctrl-C stops everything.
-`);
+  ${requestLines}
+  Enter shows this again. Ctrl-C stops everything.
+`;
+console.log(banner);
+createInterface({ input: process.stdin }).on('line', () => console.log(banner));
 
 /**
  * The browser demo on its own origin, which the demo tenant allows, as it

@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { adminClient } from '../ui/lib/admin-client';
 
 export interface StackOptions {
@@ -16,6 +17,8 @@ export interface StackOptions {
   /** Where wrangler keeps local KV and Durable Object state. */
   persistTo?: string;
   quiet?: boolean;
+  /** Takes the gateway's output line by line (npm start filters it), instead of the terminal. */
+  output?: (line: string) => void;
 }
 
 export interface Stack {
@@ -96,10 +99,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         CLOUDFLARE_CF_FETCH_ENABLED: 'false',
         WRANGLER_HIDE_BANNER: 'true',
       },
-      stdio: ['ignore', io, io],
+      stdio: ['ignore', opts.output ? 'pipe' : io, opts.output ? 'pipe' : io],
       detached: true,
     },
   );
+  if (opts.output) {
+    for (const stream of [gateway.stdout, gateway.stderr]) {
+      if (stream) createInterface({ input: stream }).on('line', opts.output);
+    }
+  }
 
   const stop = async () => {
     await Promise.all([terminate(gateway), terminate(emulator)]);

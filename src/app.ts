@@ -11,6 +11,7 @@ import { adminRoutes } from './admin';
 import { browserTokenRoutes } from './browser/mint';
 import { sessionEventRoutes } from './browser/ws-proxy';
 import { errorAnswer, errorResponse, GatewayError, ok } from './errors';
+import { frontPage } from './front-page';
 import { log } from './log';
 import { mcpRoutes } from './mcp/route';
 import { notePrincipal } from './middleware/auth';
@@ -44,6 +45,8 @@ export function newApp(): Hono<HonoEnv> {
 
   // For load balancers and readiness probes: answers once settings parse; no token, no upstream.
   app.get('/healthz', operationId('healthz'), (c) => c.json(ok({ status: 'ok' })));
+  // For a person at the gateway's address: where the docs, the portal and the console are.
+  app.get('/', operationId('home'), frontPage);
   // The partner contract and its docs page: no CORS lookups, a token only for its own view.
   app.route('/', openApiRoutes());
   app.use(browserCors());

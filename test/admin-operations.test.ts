@@ -88,6 +88,7 @@ describe('every operation’s answer', () => {
     await call('GET', '/operations');
     await call('POST', '/operations/check', { nope: { method: 'GET' } });
     await call('GET', '/overview');
+    await call('GET', '/overview/series?hours=168');
     await call('POST', '/keys/check', { platform_key: platformKeys.demo });
 
     const plan = `contract-${crypto.randomUUID().slice(0, 8)}`;

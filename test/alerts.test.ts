@@ -107,6 +107,30 @@ describe('quota alerts', () => {
     throw new Error('alerts still queued after 20 rounds');
   }
 
+  it('lists the crossings of a tenant without a webhook, at the default thresholds, once each', async () => {
+    const t = await createTenant();
+    await admin(`/tenants/${t.id}/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({ policies: [], quota: { daily: 5 }, limiter: 'exact' }),
+    });
+    for (let i = 0; i < 5; i++) expect((await asTenant(t, '/agent/lists')).res.status).toBe(200);
+    await expectRefusal(await asTenant(t, '/agent/lists'), 'QUOTA_EXHAUSTED');
+    const listed = await envelope(await admin(`/tenants/${t.id}/alerts/recent`));
+    const quota = listed.data.alerts.filter(
+      (a: { alert: { kind: string } }) => a.alert.kind === 'quota',
+    );
+    expect(
+      quota.map((a: { delivery: string; alert: { threshold: number; used: number } }) => [
+        a.alert.threshold,
+        a.alert.used,
+        a.delivery,
+      ]),
+    ).toEqual([
+      [100, 5, 'no_webhook'],
+      [80, 4, 'no_webhook'],
+    ]);
+  });
+
   it('retries after the receiver fails twice, with backoff, and delivers on the third try', async () => {
     const name = receiver();
     await fetch(`${UPSTREAM}/__emulator/webhooks/${name}/fail`, {

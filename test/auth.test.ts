@@ -43,6 +43,8 @@ describe('presenting the token', () => {
 describe('refusing the token', () => {
   const cases: [string, () => Record<string, string>, keyof typeof ERRORS][] = [
     ['no token at all', () => ({}), 'MISSING_TOKEN'],
+    // An API client's empty token box (the /docs reference sends the scheme alone).
+    ['the scheme and no token', () => ({ authorization: 'Bearer ' }), 'MISSING_TOKEN'],
     ['a token of the wrong shape', () => ({ authorization: 'Bearer hello' }), 'INVALID_TOKEN'],
     [
       'a token with a bad checksum',

@@ -3,6 +3,7 @@
  * quotas, RateLimit fields, instant revocation and fail-closed.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { humanDuration } from '../src/duration';
 import { ERRORS, type ErrorKind } from '../src/errors';
 import type { Limits } from '../src/metering/policy';
 import { guardFor } from '../src/objects/tenant/tenant-guard';
@@ -189,6 +190,12 @@ describe('quotas', () => {
     expect(
       Math.abs(secondsHeader(res, 'retry-after') - (midnight - Date.now()) / 1000),
     ).toBeLessThan(5);
+    // The message says the wait in words; the seconds stay in data and the header.
+    expect(body.data.retry_after_s).toBe(secondsHeader(res, 'retry-after'));
+    expect(body.msg).toBe(
+      `Quota "daily" exhausted; retry in ${humanDuration(body.data.retry_after_s)}`,
+    );
+    expect(body.msg).not.toMatch(/\d{3,} s\b/);
     expect(await upstreamSaw(id)).toEqual([]);
   });
 

@@ -617,7 +617,7 @@ describe('a call is the operation’s own gateway request', () => {
       data: { policy: 'tiny' },
     });
     expect(refused.said).toMatch(
-      /^Error 42900: Rate limit "tiny" exceeded; retry in \d+ s \(request_id [^)]+\)\. Retry after \d+ s\.$/,
+      /^Error 42900: Rate limit "tiny" exceeded; retry in (\d+ s|\d+ min|\d+ h( \d+ min)?) \(request_id [^)]+\)\. Retry after \d+ s\.$/,
     );
   });
 

@@ -7,7 +7,7 @@
  */
 import { evictDurableObject, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { RequestRow } from '../src/objects/tenant/recent/recent-requests-part';
+import { RECENT_KEPT, type RequestRow } from '../src/objects/tenant/recent/recent-requests-part';
 import { guardFor, guardStub } from '../src/objects/tenant/tenant-guard';
 import { loadSettings } from '../src/settings';
 import {
@@ -76,7 +76,7 @@ describe('recent requests', () => {
       reason: 'Rate limit exceeded (policy hourly)',
     });
     expect(found.data.requests[0].trace_id).toMatch(/^[0-9a-f]{32}$/);
-    expect(found.data.kept).toEqual({ per_kind: 1000, hours: 24 });
+    expect(found.data.kept).toEqual({ per_kind: RECENT_KEPT, hours: 168 });
 
     // Filters: by status class, by token, by operation; newest first.
     const ok = await requestsOf(t, '?status=2xx');
@@ -94,6 +94,27 @@ describe('recent requests', () => {
     expect(page.data.requests).toHaveLength(1);
     const next = await requestsOf(t, `?page_size=1&cursor=${page.data.cursor}`);
     expect(next.data.requests[0].request_id).not.toBe(page.data.requests[0].request_id);
+
+    // A time range, as the explorer asks it: both ends in, filtered as the list is.
+    const at = Date.parse(found.data.requests[0].at);
+    const range = (from: number, to: number, more = '') =>
+      requestsOf(
+        t,
+        `?from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}${more}`,
+      );
+    expect((await range(at, at, '&status=4xx')).data.requests).toHaveLength(1);
+    expect((await range(at - 3_600_000, at - 1)).data.requests).toEqual([]);
+    expect((await range(at + 1, at + 3_600_000)).data.requests).toEqual([]);
+    const backwards = await admin(
+      `/tenants/${t.id}/requests?from=${new Date(at).toISOString()}&to=${new Date(at - 1).toISOString()}`,
+    );
+    expect(backwards.status).toBe(400);
+    expect((await envelope(backwards)).data.errors[0]).toMatchObject({
+      field: 'to',
+      message: 'to must not be before from',
+    });
+    const badCursor = await admin(`/tenants/${t.id}/requests?cursor=12`);
+    expect(badCursor.status).toBe(400);
   });
 
   it('lets the partner see its own refused and failed requests only, by id, with the reason', async () => {
@@ -174,7 +195,7 @@ describe('recent requests', () => {
     ]);
   });
 
-  it('keeps the newest 1,000 failures apart from the newest 1,000 successes', async () => {
+  it(`keeps the newest ${RECENT_KEPT.toLocaleString('en')} failures apart from the newest ${RECENT_KEPT.toLocaleString('en')} successes`, async () => {
     const t = await createTenant();
     const row = (i: number, status: number): RequestRow => ({
       request_id: `bulk-${status}-${i}`,
@@ -194,14 +215,17 @@ describe('recent requests', () => {
       trace_id: null,
     });
     const limits = () => guardFor(testEnv, t.id).limits();
-    // 50 failures, then a flood of 1,500 successes in three batches.
+    // 50 failures, then a flood of RECENT_KEPT + 500 successes, 1,000 a batch.
     await limits().record({
       rows: [],
       refusals: [],
       requests: Array.from({ length: 50 }, (_, i) => row(i, 429)),
     });
-    for (let b = 0; b < 3; b++) {
-      const batch = Array.from({ length: 500 }, (_, i) => row(b * 500 + i, 200));
+    const flood = RECENT_KEPT + 500;
+    for (let b = 0; b * 1000 < flood; b++) {
+      const batch = Array.from({ length: Math.min(1000, flood - b * 1000) }, (_, i) =>
+        row(b * 1000 + i, 200),
+      );
       await limits().record({ rows: [], refusals: [], requests: batch });
     }
     const failed = await requestsOf(t, '?status=4xx&page_size=200');
@@ -218,10 +242,12 @@ describe('recent requests', () => {
       answered += page.data.requests.length;
       cursor = page.data.cursor;
     }
-    expect(answered).toBe(1000);
+    expect(answered).toBe(RECENT_KEPT);
     expect((await requestsOf(t, '?request_id=bulk-200-499')).data.requests).toEqual([]);
-    expect((await requestsOf(t, '?request_id=bulk-200-1499')).data.requests).toHaveLength(1);
-  });
+    expect((await requestsOf(t, `?request_id=bulk-200-${flood - 1}`)).data.requests).toHaveLength(
+      1,
+    );
+  }, 60_000);
 });
 
 describe('a table from before MCP tool calls', () => {
@@ -248,6 +274,47 @@ describe('a table from before MCP tool calls', () => {
     expect(rows.length).toBeGreaterThanOrEqual(2);
     expect(rows.map((r) => r.via)).toEqual(rows.map(() => null));
     expect(rows.map((r) => r.request_id)).toContain(before);
+  });
+});
+
+describe('a table from before the explorer', () => {
+  it('numbers its rows by kind, keeps them, and answers them by time', async () => {
+    const t = await createTenant();
+    await limited(t, 100);
+    const { id: before } = await asTenant(t, '/agent/lists');
+    await asTenant(t, '/agent/lists');
+    const guard = guardStub(testEnv, t.id);
+    // The table as it was before: no kind's sequence, its index by kind and arrival.
+    await runInDurableObject(guard, (_, state) => {
+      const sql = state.storage.sql;
+      sql.exec(`
+        DROP INDEX recent_by_kseq;
+        DROP INDEX recent_by_at;
+        ALTER TABLE recent_requests DROP COLUMN kseq;
+        CREATE INDEX recent_by_kind ON recent_requests (failed, seq);
+      `);
+    });
+    await evictDurableObject(guard);
+    await asTenant(t, '/agent/lists');
+    await asTenant(t, '/agent/lists');
+    const rows = (await requestsOf(t)).data.requests as { request_id: string }[];
+    expect(rows.map((r) => r.request_id)).toContain(before);
+    await runInDurableObject(guard, (_, state) => {
+      const sql = state.storage.sql;
+      const indexes = sql
+        .exec(
+          "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'recent_requests'",
+        )
+        .toArray()
+        .map((r) => r.name);
+      expect(indexes).toEqual(expect.arrayContaining(['recent_by_kseq', 'recent_by_at']));
+      expect(indexes).not.toContain('recent_by_kind');
+      // Every row numbered, in the order it came.
+      const kinds = sql.exec('SELECT seq, kseq FROM recent_requests ORDER BY seq').toArray();
+      expect(kinds.every((r) => Number(r.kseq) > 0)).toBe(true);
+      const numbers = kinds.map((r) => Number(r.kseq));
+      expect([...numbers].sort((a, b) => a - b)).toEqual(numbers);
+    });
   });
 });
 

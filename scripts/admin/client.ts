@@ -59,7 +59,8 @@ export function assertSafeTransport(url: string): void {
   );
 }
 
-export function client(url: string, token: string): Client {
+/** `from`: where the URL came from (`--url`, GATEWAY_URL, PORT, npm start's note), for errors. */
+export function client(url: string, token: string, from = '--url'): Client {
   assertSafeTransport(url);
   const base = url.replace(/\/+$/, '');
   const admin = adminClient(base, {
@@ -69,7 +70,8 @@ export function client(url: string, token: string): Client {
         return await fetch(input, { ...init, signal: AbortSignal.timeout(30_000) });
       } catch {
         throw new CliError(
-          `Cannot reach the gateway at ${base}: is it running (npm start) and is --url right?`,
+          `Cannot reach the gateway at ${base} (from ${from}): is it running (npm start)? ` +
+            'Name another with --url.',
         );
       }
     },

@@ -21,6 +21,8 @@ export interface Imported {
   skipped: string[];
   /** What the operator should look at before setting the value. */
   notes: string[];
+  /** Each operation imported, by id: its method and path and the scope a token needs for it. */
+  scopes: Record<string, string>;
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
@@ -41,6 +43,7 @@ export function importOperations(doc: unknown, known: Known[]): Imported {
   const operations: Record<string, Json> = {};
   const skipped: string[] = [];
   const notes: string[] = [];
+  const scopes: Record<string, string> = {};
   const paths = isObject(doc.paths) ? doc.paths : {};
   for (const [path, item] of Object.entries(paths)) {
     if (!isObject(item)) continue;
@@ -57,12 +60,23 @@ export function importOperations(doc: unknown, known: Known[]): Imported {
         skipped.push(`${where}: ${entry}`);
         continue;
       }
-      let id = operationIdFor(op, method, path);
-      for (let n = 2; id in operations; n++) id = `${operationIdFor(op, method, path)}_${n}`;
+      const wanted = operationIdFor(op, method, path);
+      let id = wanted;
+      for (let n = 2; id in operations; n++) id = `${wanted}_${n}`;
       operations[id] = entry;
+      const given = typeof op.operationId === 'string' ? op.operationId : null;
+      if (given !== null && given !== id) {
+        notes.push(
+          `${where}: operationId ${given} is ${id} here (gateway ids are lower-case words of ` +
+            'letters, digits, _ or -, joined by dots)',
+        );
+      }
+      // What a token needs to call it: its group's read scope for GET, else its write scope.
+      scopes[id] =
+        `${id}: ${where}, needs the scope ${entry.group}:${method === 'get' ? 'read' : 'write'}`;
     }
   }
-  return { operations, skipped, notes };
+  return { operations, skipped, notes, scopes };
 }
 
 function entryFor(
@@ -157,11 +171,18 @@ function groupOf(op: Json, path: string): string {
   return slug(tag ?? segment ?? 'platform', '_').slice(0, 32) || 'platform';
 }
 
-/** operationId as the gateway's ids are written (`getProductList` → `get_product_list`). */
+/** The gateway's own rule for an operation id (src/routes/declared.ts). */
+const GATEWAY_ID = /^[a-z][a-z0-9_-]{0,31}(\.[a-z][a-z0-9_-]{0,31}){0,3}$/;
+
+/**
+ * operationId as it is when the gateway takes it (`widget.list`), else as the gateway's
+ * ids are written, word by word (`getProductList` → `get_product_list`).
+ */
 function operationIdFor(op: Json, method: string, path: string): string {
   const raw = typeof op.operationId === 'string' ? op.operationId : undefined;
+  if (raw && GATEWAY_ID.test(raw)) return raw;
   const words = raw
-    ? [slug(raw, '_')]
+    ? raw.split('.').map((part) => slug(part, '_'))
     : [
         method,
         ...path

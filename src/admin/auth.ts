@@ -60,7 +60,14 @@ export async function identify(c: Context<HonoEnv>): Promise<Operator> {
 async function accessOperator(c: Context<HonoEnv>, settings: Settings, teamOrigin: string) {
   const header = c.req.header('cf-access-jwt-assertion');
   const jwt = header ?? getCookie(c, 'CF_Authorization');
-  if (!jwt) throw new GatewayError('ACCESS_TOKEN_INVALID');
+  if (!jwt) {
+    // Signed out. Behind Access that never reaches here (Access signs the person in
+    // first); `npm start`'s local Access on loopback is signed in to at its /login.
+    throw new GatewayError(
+      'ACCESS_TOKEN_INVALID',
+      settings.ACCESS_LOCAL_ISSUER ? { details: { sign_in: `${teamOrigin}/login` } } : {},
+    );
+  }
   const identity = await verifyAccessJwt(jwt, { teamOrigin, audiences: settings.ACCESS_AUD });
   // The cookie rides along on any request a browser makes, and behind Access the header
   // does too (Access adds it to every request it lets through, cookie-signed ones

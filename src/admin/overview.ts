@@ -10,6 +10,7 @@ import type { FleetTenant } from '../types/wire';
 import { adminStores } from './common';
 import { type AdminApp, handle } from './handle';
 import * as contract from './overview.contract';
+import { mergeSeries } from './series-merge';
 
 const HOUR_MS = 3_600_000;
 
@@ -23,7 +24,38 @@ function merged(lists: FleetTenant[][], by: Figure, limit: number): FleetTenant[
     .slice(0, limit);
 }
 
+/**
+ * Tenants named in a series answer at most (a KV read each), those of the newest hours
+ * first; others go by their id.
+ */
+const NAMED_AT_MOST = 200;
+
 export function overviewRoutes(app: AdminApp): void {
+  handle(app, contract.getFleetSeries, async (c) => {
+    const started = Date.now();
+    const { hours } = c.req.valid('query');
+    const since = Math.floor(started / HOUR_MS) * HOUR_MS - (hours - 1) * HOUR_MS;
+    const boards = await Promise.all(
+      Array.from({ length: FLEET_SHARDS }, (_, i) => fleetBoard(c.env, i).series(since)),
+    );
+    const { points, tenantIds } = mergeSeries(boards, since, hours);
+    const { tenants } = await adminStores(c);
+    const named = await Promise.all(
+      tenantIds.map(async (id, i) => ({
+        tenant_id: id,
+        name: i < NAMED_AT_MOST ? ((await tenants.getStored(id))?.name ?? null) : null,
+      })),
+    );
+    return {
+      from: new Date(since).toISOString(),
+      hours,
+      points,
+      tenants: named,
+      shards: FLEET_SHARDS,
+      ms: Date.now() - started,
+    };
+  });
+
   handle(app, contract.getOverview, async (c) => {
     const started = Date.now();
     const { hours, limit } = c.req.valid('query');

@@ -33,11 +33,12 @@ export const listRequests = adminOperation({
   method: 'get',
   path: '/admin/tenants/:id/requests',
   role: 'viewer',
-  summary: "A tenant's recent requests, newest first, by request_id, token_id, status or operation",
+  summary:
+    "A tenant's requests over a time range, newest first, by request_id, token_id, status or operation",
   description:
-    'The newest 1,000 answered below 400 and the newest 1,000 refused or failed, of the ' +
-    'last 24 h, as its isolates handed them over (within about 10 s): ids, codes and ' +
-    'timings, never a body, query or secret.',
+    'The newest 20,000 answered below 400 and the newest 20,000 refused or failed, of the ' +
+    'last 7 days, as its isolates handed them over (within about 10 s): ids, codes and ' +
+    'timings, never a body, query or secret. `from` and `to` narrow them to a range.',
   params: tenantParams,
   query: recentQuerySchema,
   answer: () =>

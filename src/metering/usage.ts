@@ -19,6 +19,28 @@ export const DEFAULT_USAGE_RETENTION_DAYS = 90;
 /** Upper bounds of the latency buckets, in ms; the last bucket is everything above. */
 export const LATENCY_BUCKETS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000] as const;
 
+/** The columns a latency histogram is stored in (one per bucket, and one for above): lat0 … lat11. */
+export const LATENCY_COLUMNS = Array.from(
+  { length: LATENCY_BUCKETS_MS.length + 1 },
+  (_, i) => `lat${i}`,
+);
+
+/**
+ * The upper bound of the latency bucket where the cumulative count reaches `p` (0.95:
+ * the 95th percentile) of a histogram by LATENCY_BUCKETS_MS; null when it has no count,
+ * or when that bucket is the last (above 10 s).
+ */
+export function percentile(counts: readonly number[], p: number): number | null {
+  const total = counts.reduce((a, b) => a + b, 0);
+  if (total === 0) return null;
+  let seen = 0;
+  for (let i = 0; i < counts.length; i++) {
+    seen += counts[i] ?? 0;
+    if (seen >= p * total) return LATENCY_BUCKETS_MS[i] ?? null;
+  }
+  return null;
+}
+
 export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx';
 
 export interface UsageRow {

@@ -191,7 +191,10 @@ export const WS_PROTOCOL = 'apgw';
 
 export function presentedToken(c: Context<HonoEnv>, websocket: boolean): string | null {
   const authorization = c.req.header('authorization')?.trim();
-  if (authorization) return /^Bearer\s+(\S+)$/i.exec(authorization)?.[1] ?? authorization;
+  // "Bearer" with nothing after it (an API client's empty token box) carries no token.
+  if (authorization && !/^Bearer$/i.test(authorization)) {
+    return /^Bearer\s+(\S+)$/i.exec(authorization)?.[1] ?? authorization;
+  }
   const apiKey = c.req.header('x-api-key')?.trim();
   if (apiKey) return apiKey;
   if (!websocket) return null;

@@ -9,6 +9,7 @@
  */
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
+import { humanDuration } from '../duration';
 import { GatewayError } from '../errors';
 import { isolateAdmission, selfServiceLane } from '../limits/admission';
 import { rateLimitHeaders } from '../limits/headers';
@@ -83,12 +84,12 @@ function refusal(r: Refusal, headers: Record<string, string>): GatewayError {
   const withRetry = { ...headers, 'Retry-After': retry };
   return r.reason === 'rate'
     ? new GatewayError('RATE_LIMITED', {
-        message: `Rate limit "${r.violated}" exceeded; retry in ${retry} s`,
+        message: `Rate limit "${r.violated}" exceeded; retry in ${humanDuration(r.retryAfter)}`,
         details,
         headers: withRetry,
       })
     : new GatewayError('QUOTA_EXHAUSTED', {
-        message: `Quota "${r.violated}" exhausted; retry in ${retry} s`,
+        message: `Quota "${r.violated}" exhausted; retry in ${humanDuration(r.retryAfter)}`,
         details,
         headers: withRetry,
       });

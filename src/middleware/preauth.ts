@@ -13,6 +13,7 @@
  * this isolate remembers the network for the binding's period.
  */
 import type { Context } from 'hono';
+import { humanDuration } from '../duration';
 import { GatewayError } from '../errors';
 import { Memo } from '../tenants/memo';
 import type { HonoEnv } from '../types/context';
@@ -100,7 +101,7 @@ export function throttled(kind: PreAuthKind, until?: number): GatewayError {
   const seconds =
     until === undefined ? REFUSED_FOR_S : Math.max(1, Math.ceil((until - Date.now()) / 1000));
   return new GatewayError('RATE_LIMITED', {
-    message: `Too many ${attempts} from this address; retry in ${seconds} s`,
+    message: `Too many ${attempts} from this address; retry in ${humanDuration(seconds)}`,
     details: { policy, retry_after_s: seconds },
     headers: { 'Retry-After': String(seconds) },
   });

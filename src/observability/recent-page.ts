@@ -4,7 +4,11 @@
  * (docs/OBSERVABILITY.md, "Recent requests").
  */
 import { ERRORS } from '../errors';
-import { RECENT_HOURS, RECENT_KEPT } from '../objects/tenant/recent/recent-requests-part';
+import {
+  RECENT_HOURS,
+  RECENT_KEPT,
+  type RecentCursor,
+} from '../objects/tenant/recent/recent-requests-part';
 import type { RecentRequest, RecentRequestPage } from '../types/wire';
 
 const byCode = new Map<number, string>(Object.values(ERRORS).map((e) => [e.code, e.msg]));
@@ -25,11 +29,11 @@ export function reasonOf(r: Omit<RecentRequest, 'reason'>): string | null {
 /** A page as the API answers it: each request with its reason, the cursor as text. */
 export function recentPage(page: {
   requests: Omit<RecentRequest, 'reason'>[];
-  cursor: number | null;
+  cursor: RecentCursor | null;
 }): RecentRequestPage {
   return {
     requests: page.requests.map((r) => ({ ...r, reason: reasonOf(r) })),
-    cursor: page.cursor === null ? null : String(page.cursor),
+    cursor: page.cursor === null ? null : `${page.cursor.at}-${page.cursor.seq}`,
     kept: { per_kind: RECENT_KEPT, hours: RECENT_HOURS },
   };
 }

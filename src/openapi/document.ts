@@ -352,10 +352,11 @@ function ownRequestsOperation() {
     tags: ['usage'],
     summary: "The calling tenant's own refused and failed requests, newest first",
     description:
-      'Its requests of the last 24 h that were refused or failed (status 400 and above), as ' +
-      "its TenantGuard keeps them (the newest 1,000), each with the reason: a 429's policy, " +
-      'a 401, the platform refusing the key. Filter by `request_id` (the one an error ' +
-      'envelope hands over), `token_id`, `status` (429, or 4xx) or `operation`. A ' +
+      'Its requests of the last 7 days that were refused or failed (status 400 and above), ' +
+      "as its TenantGuard keeps them (the newest 20,000), each with the reason: a 429's " +
+      'policy, a 401, the platform refusing the key. Filter by `request_id` (the one an ' +
+      'error envelope hands over), `token_id`, `status` (429, or 4xx), `operation`, or a ' +
+      'time range (`from`, `to`). A ' +
       `self-service read, like /usage. Needs the scope \`${USAGE_SCOPE}\`.`,
     'x-required-scope': USAGE_SCOPE,
     parameters: parametersOf(recentQuerySchema, 'query'),

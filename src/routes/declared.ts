@@ -46,6 +46,7 @@ const GATEWAY_OPERATION_IDS = [
   'auth.browser_token',
   'docs',
   'healthz',
+  'home',
   'mcp',
   'openapi',
   'session.events',

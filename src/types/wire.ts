@@ -244,6 +244,41 @@ export interface Overview {
   ms: number;
 }
 
+/** The figures of the fleet's series, and of a tenant's share of an hour. */
+export type FleetFigure = 'requests' | 'errors_4xx' | 'errors_5xx' | 'refused';
+
+/** One hour across tenants (GET /admin/overview/series). */
+export type FleetPoint = Record<FleetFigure, number> & {
+  /** The hour's start. */
+  t: string;
+  /**
+   * Upper bound of the latency bucket of the median and the 95th percentile (ms), from
+   * the tenants' histograms added up; null without requests, or above 10 s.
+   */
+  p50_ms: number | null;
+  p95_ms: number | null;
+  /**
+   * The tenants with the most of each figure in this hour (at most 5, most first): the
+   * index of each in `tenants`, and its count.
+   */
+  top: Record<FleetFigure, [number, number][]>;
+};
+
+/** GET /admin/overview/series: the fleet by hour, from the fleet boards. */
+export interface FleetSeries {
+  /** The first hour's start; the points follow hour by hour, the running one last. */
+  from: string;
+  hours: number;
+  points: FleetPoint[];
+  /**
+   * The tenants the points' tops name, those of the newest hours first; a name for the
+   * first 200 (null: beyond them, or deleted).
+   */
+  tenants: { tenant_id: string; name: string | null }[];
+  shards: number;
+  ms: number;
+}
+
 /** A plan: named limits tenants are on (PUT /admin/plans/{name}, GET /admin/plans). */
 export interface Plan {
   name: string;

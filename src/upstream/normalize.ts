@@ -4,6 +4,7 @@
  * envelope with its own code (docs/ERRORS.md).
  */
 import { type Bytes, decodeUtf8, readCapped } from '../bytes';
+import { humanDuration } from '../duration';
 import { ERRORS, GatewayError } from '../errors';
 import { retryAfterSeconds } from './retry-after';
 
@@ -81,7 +82,7 @@ function backpressure(res: Response, body: Bytes): void {
   if (header === null || seconds === null) return;
   const kind = res.status === 429 ? 'UPSTREAM_RATE_LIMITED' : 'UPSTREAM_BACKING_OFF';
   throw new GatewayError(kind, {
-    message: `${ERRORS[kind].msg}; retry in ${seconds} s`,
+    message: `${ERRORS[kind].msg}; retry in ${humanDuration(seconds)}`,
     details: {
       upstream_status: res.status,
       upstream_code: parseEnvelope(body)?.code ?? null,
@@ -104,7 +105,7 @@ export function backoffAsHeld(err: GatewayError, maxPauseMs: number): GatewayErr
   if (err.kind !== 'UPSTREAM_BACKING_OFF' || typeof asked !== 'number') return err;
   const held = Math.min(asked, Math.ceil(maxPauseMs / 1000));
   return new GatewayError(err.kind, {
-    message: `${ERRORS[err.kind].msg}; retry in ${held} s`,
+    message: `${ERRORS[err.kind].msg}; retry in ${humanDuration(held)}`,
     details: { ...err.details, retry_after_s: held, platform_retry_after_s: asked },
     headers: {
       'Retry-After': String(held),

@@ -14,6 +14,8 @@
  *   still arriving at the deadline) counts for nothing: a probe it held is
  *   given back.
  */
+
+import { humanDuration } from '../duration';
 import { GatewayError } from '../errors';
 import { count } from '../stats';
 import { callPlatform, failedBeforeAnswer, failedByCaller } from './fetch';
@@ -122,7 +124,7 @@ function refusal(r: Refusal, now: number): GatewayError {
     count('held_refusals');
     const seconds = Math.max(1, Math.ceil((r.until - now) / 1000));
     return new GatewayError(r.kind === 'rate' ? 'UPSTREAM_RATE_LIMITED' : 'UPSTREAM_BACKING_OFF', {
-      message: `Platform asked for a pause${forKey}; retry in ${seconds} s`,
+      message: `Platform asked for a pause${forKey}; retry in ${humanDuration(seconds)}`,
       details: { held: true, scope: r.scope, retry_after_s: seconds },
       headers: { 'Retry-After': String(seconds) },
     });
@@ -130,7 +132,7 @@ function refusal(r: Refusal, now: number): GatewayError {
   count('breaker_refusals');
   const seconds = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
   return new GatewayError('UPSTREAM_UNAVAILABLE', {
-    message: `Platform is failing${forKey}; retry in ${seconds} s`,
+    message: `Platform is failing${forKey}; retry in ${humanDuration(seconds)}`,
     details: { scope: r.scope, retry_after_s: seconds },
     headers: { 'Retry-After': String(seconds) },
   });

@@ -187,7 +187,7 @@ describe('operator CLI', () => {
     );
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toMatch(
-      new RegExp(`^Plan ${plan} set \\(version \\d+\\): 0 tenant\\(s\\) on it\\.`),
+      new RegExp(`^Plan ${plan} set \\(version \\d+\\): 0 tenants on it\\.`),
     );
     const tokens: string[] = [];
     for (const name of ['On plan A', 'On plan B']) {
@@ -205,14 +205,14 @@ describe('operator CLI', () => {
       '--limiter',
       'exact',
     );
-    expect(lowered.stdout).toContain('2 tenant(s) on it.');
+    expect(lowered.stdout).toContain('2 tenants on it.');
     for (const t of tokens) {
       const refused = await call(t);
       expect(refused.status).toBe(429);
       expect(((await refused.json()) as { data: { policy: string } }).data.policy).toBe('hourly');
     }
     const listed = await cli('plan', 'list');
-    expect(listed.stdout).toMatch(new RegExp(`${plan}\\s+2 tenant\\(s\\)`));
+    expect(listed.stdout).toMatch(new RegExp(`${plan}\\s+2 tenants`));
     const inUse = await cli('plan', 'remove', plan);
     expect(inUse.code).toBe(1);
     expect(inUse.stderr).toMatch(/has 2 tenant\(s\).*code 40900, HTTP 409/);
@@ -263,12 +263,41 @@ describe('operator CLI', () => {
   });
 });
 
+describe('tenant create checks the platform key', () => {
+  it('refuses a key the platform refuses, creates nothing, and sets it only with --force', async () => {
+    const name = `Bad key ${Date.now()}`;
+    const madeUp = `sk-made-up-${Date.now()}0000`;
+    const refused = await cli('tenant', 'create', '--name', name, '--platform-key', madeUp);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('The platform refused this key (HTTP 401)');
+    expect(refused.stderr).toContain('--force');
+    expect(refused.stderr).not.toContain(madeUp);
+    const listed = await cli('tenant', 'list', '--page-size', '100');
+    expect(listed.stdout).not.toContain(name);
+    const forced = await cli(
+      'tenant',
+      'create',
+      '--name',
+      name,
+      '--platform-key',
+      madeUp,
+      '--force',
+    );
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stderr).toContain('warning: The platform refused this key (HTTP 401)');
+    // A working key goes through without a word.
+    const good = await cli('tenant', 'create', '--name', `${name} fixed`);
+    expect(good.code, good.stderr).toBe(0);
+    expect(good.stderr).toBe('');
+  });
+});
+
 describe('operations import', () => {
   it('prints a PLATFORM_OPERATIONS value for what the gateway does not serve yet', async () => {
     const out = await cli('operations', 'import', 'test/fixtures/openapi/platform-next.json');
     expect(out.code, out.stderr).toBe(0);
     const value = JSON.parse(out.stdout) as Record<string, Record<string, any>>;
-    expect(Object.keys(value).sort()).toEqual(['list_products', 'rename_product']);
+    expect(Object.keys(value).sort()).toEqual(['list_products', 'rename_product', 'widget.list']);
     expect(value.list_products).toMatchObject({
       method: 'GET',
       path: '/dashboard/product/lists',
@@ -286,7 +315,19 @@ describe('operations import', () => {
       /GET \/admin\/anything: PLATFORM_OPERATIONS\.admin_thing\.path: overlaps the gateway's own/,
     );
     expect(out.stderr).toContain('query parameter ids (array) left out');
-    expect(out.stderr).toMatch(/2 new operations; the value is \d+ bytes/);
+    expect(out.stderr).toMatch(/3 new operations; the value is \d+ bytes/);
+    // An id the gateway takes is kept; one it would not is renamed, and said so.
+    expect(out.stderr).toContain(
+      'GET /dashboard/product/lists: operationId listProducts is list_products here',
+    );
+    expect(out.stderr).not.toContain('widget_list');
+    // Each operation kept, with the scope a token needs to call it.
+    expect(out.stderr).toContain(
+      'widget.list: GET /dashboard/widget/lists, needs the scope widgets:read',
+    );
+    expect(out.stderr).toContain(
+      'rename_product: POST /dashboard/product/rename/{product_id}, needs the scope products:write',
+    );
     // The gateway itself takes the value.
     const checked = await fetch(`${stack.gatewayUrl}/admin/operations/check`, {
       method: 'POST',

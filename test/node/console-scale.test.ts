@@ -298,7 +298,9 @@ describe('the console at 1,000 tenants and 90 days of history', () => {
       .click();
     await page.getByTestId('plan-rows').getByRole('rowheader', { name: plan }).waitFor();
     await page.getByRole('button', { name: `Edit ${plan}` }).click();
-    await page.getByRole('button', { name: `Save ${plan} for its ${TENANTS} tenant(s)` }).waitFor();
+    await page
+      .getByRole('button', { name: `Save ${plan} for its ${TENANTS.toLocaleString('en')} tenants` })
+      .waitFor();
     await page.screenshot({ path: picturePath('console-plans.png'), fullPage: true });
 
     // The overview at 1,000 tenants: a day of figures for each, in the fleet boards, as
@@ -330,6 +332,31 @@ describe('the console at 1,000 tenants and 90 days of history', () => {
     );
     expect(await page.getByTestId('key-failures').locator('tbody tr').count()).toBe(10);
     console.log(`[console-scale] overview at ${TENANTS} tenants:\n  ${overviewTimes.join('\n  ')}`);
+    // The fleet over time: a week by hour of every tenant, from the 16 boards.
+    const fleetSeries = page.getByTestId('fleet-series');
+    await fleetSeries.locator('figure.chart canvas').nth(1).waitFor();
+    const weeks: string[] = [];
+    for (let round = 1; round <= 3; round++) {
+      await fleetSeries.getByRole('button', { name: '24 h' }).click();
+      await fleetSeries
+        .locator('figcaption', { hasText: /24 h\)$/ })
+        .nth(1)
+        .waitFor();
+      t = performance.now();
+      await fleetSeries.getByRole('button', { name: '7 d' }).click();
+      await fleetSeries
+        .locator('figcaption', { hasText: /7 d\)$/ })
+        .nth(1)
+        .waitFor();
+      await fleetSeries.locator('figure.chart canvas').nth(1).waitFor();
+      weeks.push(ms(t));
+    }
+    const series = (await admin('/admin/overview/series?hours=168')) as { ms: number };
+    console.log(
+      `[console-scale] the fleet's week by hour at ${TENANTS} tenants: the click to both charts drawn ` +
+        `${weeks.join(', ')}; the series call ${series.ms} ms in the Worker`,
+    );
+    expect(await page.getByTestId('hour-shares').innerText()).toMatch(/Tenant \d{4} \S+ %/);
     await page.screenshot({ path: picturePath('console-overview.png'), fullPage: true });
   }, 600_000);
 });

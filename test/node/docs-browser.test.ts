@@ -62,6 +62,20 @@ async function openDocs(): Promise<{
   return { page, requested, errors, failed };
 }
 
+/** "Test Request" on List teams, then Send, as a partner would: the gateway's answer. */
+async function sendListTeams(page: Page) {
+  await page
+    .getByRole('button', { name: /^List teams/ })
+    .first()
+    .click();
+  await page
+    .locator('[id="api-1/tag/teams/GET/team/lists"] button', { hasText: 'Test Request' })
+    .click();
+  const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/team/lists');
+  await page.getByRole('button', { name: /Send Request/ }).click();
+  return answered;
+}
+
 describe('/docs in Chromium', () => {
   it('shows every operation, and asks nothing of anyone but the gateway', async () => {
     const { page, requested, errors, failed } = await openDocs();
@@ -96,21 +110,23 @@ describe('/docs in Chromium', () => {
     const { page, requested } = await openDocs();
     // As a partner would: token in the Authentication box, "Test Request" on List teams, Send.
     await page.locator('input[placeholder="Token"]:visible').first().fill(token);
-    await page
-      .getByRole('button', { name: /^List teams/ })
-      .first()
-      .click();
-    await page
-      .locator('[id="api-1/tag/teams/GET/team/lists"] button', { hasText: 'Test Request' })
-      .click();
-    const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/team/lists');
-    await page.getByRole('button', { name: /Send Request/ }).click();
-    const response = await answered;
+    const response = await sendListTeams(page);
     expect(response.status()).toBe(200);
     expect(((await response.json()) as { code: number }).code).toBe(0);
     expect(response.request().headers().authorization).toBe(`Bearer ${token}`);
     await page.getByText('200 OK').first().waitFor();
     expect(requested.filter((url) => !url.startsWith(`${gateway.url}/`))).toEqual([]);
+    await page.close();
+  });
+
+  it('says a token is missing, not invalid, when Send goes with the token box empty', async () => {
+    const { page } = await openDocs();
+    await page.locator('input[placeholder="Token"]:visible').first().waitFor();
+    const response = await sendListTeams(page);
+    // What the reference sends for an empty box: the scheme alone.
+    expect(response.request().headers().authorization).toBe('Bearer');
+    expect(response.status()).toBe(401);
+    expect(((await response.json()) as { code: number }).code).toBe(40100);
     await page.close();
   });
 });

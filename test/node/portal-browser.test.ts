@@ -214,7 +214,10 @@ describe('/portal in Chromium', () => {
     expect(await gauge.getAttribute('value')).toBe('2');
     expect(await gauge.getAttribute('max')).toBe('2');
     const text = await w.page.locator('main').innerText();
-    expect(text).toContain('daily: 2 of 2 used per 24 h, 0 left');
+    // Used up: when it comes back, in words; the day is the UTC day (not "24 h").
+    expect(text).toMatch(
+      /daily: 2 of 2 used this UTC day, 0 left; resets in (\d+ h( \d+ min)?|\d+ min|\d+ s)\n/,
+    );
     expect(text).not.toContain('42901');
     expect(text).not.toMatch(/exhausted/i);
     // Reloading the portal again and again spends nothing and keeps answering.
@@ -310,7 +313,9 @@ describe('/portal in Chromium', () => {
     expect(text).toContain(a.name);
     expect(text).toContain('portal-link');
     expect(text).toContain('usage:read');
-    expect(text).not.toContain('Rotate your token');
+    // A link only reads: no rotation, and the page says why.
+    expect(text).toContain('This token cannot rotate itself');
+    expect(await w.page.getByRole('button', { name: 'Rotate my token' }).count()).toBe(0);
     expect(w.page.url()).toBe(`${gateway.url}/portal/`);
     expect(await exposedText(w)).not.toContain(linkToken);
     // The fragment never reached the gateway: no request URL carries it.
@@ -379,6 +384,15 @@ describe('/portal in Chromium', () => {
     const fresh = await shown.inputValue();
     expect(fresh).toMatch(/^apgw_/);
     expect(fresh).not.toBe(own.token);
+    // The header says the new state at once: the token in use ends with the overlap (it
+    // never did before), and which token replaces it; the new one shows at the top, under it.
+    expect(await w.page.getByTestId('expiry').textContent()).toMatch(/\(in 10 min\)$/);
+    expect(await w.page.getByTestId('replaced-by').textContent()).toContain(
+      `replaced by …${fresh.slice(-4)}`,
+    );
+    const top = (selector: string) =>
+      w.page.locator(selector).evaluate((el) => el.getBoundingClientRect().top);
+    expect(await top('#new-token')).toBeLessThan(await top('#standing-title'));
     await expect(w.page.getByRole('button', { name: 'Copy' }).count()).resolves.toBe(1);
     expect(await seriousViolations(w.page)).toEqual([]);
 
@@ -402,6 +416,20 @@ describe('/portal in Chromium', () => {
     expect(await w.page.locator('main').innerText()).toContain('rotating');
     expect((await asToken(fresh, '/token')).body.data.token.name).toBe('rotating');
     expect((await asToken(own.token, '/token')).status).toBe(200);
+    await w.context.close();
+  });
+
+  it('says why a token cannot rotate itself, and whom to ask', async () => {
+    const plain = await adminCall(`/tenants/${a.id}/tokens`, {
+      name: 'no-rotate',
+      scopes: ['usage:read'],
+    });
+    const w = await newTab();
+    await signIn(w.page, plain.token);
+    const why = w.page.getByTestId('no-rotate');
+    expect(await why.textContent()).toContain('lacks the scope token:rotate');
+    expect(await why.textContent()).toContain('Ask your gateway operator');
+    expect(await w.page.getByRole('button', { name: 'Rotate my token' }).count()).toBe(0);
     await w.context.close();
   });
 

@@ -1,7 +1,7 @@
 /** Quota alert webhook (with a test alert) and the cache purge, for one tenant. */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { AlertPayload, AlertSettings, AlertTest, RecentAlert } from '../../src/types/wire';
-import { fmtTime } from '../lib/format';
+import { fmtTime, plural } from '../lib/format';
 import { api } from './api';
 import {
   ConfirmButton,
@@ -209,7 +209,7 @@ export function AlertsSection(props: {
             confirmLabel="Purge"
             onConfirm={async () => {
               const r = await api.purge(props.tenantId);
-              setNotice(`Cache purged for ${r.tenants} tenant(s).`);
+              setNotice(`Cache purged for ${plural(r.tenants, 'tenant')}.`);
             }}
           />
         </>

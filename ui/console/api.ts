@@ -67,6 +67,8 @@ export const api = {
   removeAlerts: (id: string) => dataOf(tenant.alerts.$delete(at(id))),
   testAlert: (id: string) => dataOf(tenant.alerts.test.$post(at(id))),
   overview: () => dataOf(admin.overview.$get()),
+  fleetSeries: (hours: 24 | 168) =>
+    dataOf(admin.overview.series.$get({ query: { hours: String(hours) } })),
   requests: (id: string, query: QueryOf<'listRequests'>) =>
     dataOf(tenant.requests.$get({ ...at(id), query })),
   recentAlerts: (id: string) => dataOf(tenant.alerts.recent.$get(at(id))),

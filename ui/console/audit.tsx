@@ -1,15 +1,17 @@
 /** The audit log, newest first: filter by tenant, operator, action and time. */
-import { useEffect, useRef, useState } from 'hono/jsx/dom';
+import { useEffect, useState } from 'hono/jsx/dom';
 import type { AuditPage as Page } from '../../src/types/wire';
+import { localToIso } from '../lib/format';
 import { api } from './api';
 import {
-  bindFields,
   type Errors,
   Field,
   FilterForm,
   fmtTime,
   focusFirstError,
+  Pager,
   refusal,
+  useFilters,
 } from './form';
 
 interface Filter {
@@ -22,8 +24,6 @@ interface Filter {
 
 const EMPTY: Filter = { tenant_id: '', actor: '', action: '', since: '', until: '' };
 const FIELDS = ['tenant_id', 'actor', 'action', 'since', 'until'] as const;
-/** `datetime-local` is the browser's own time zone: the API gets it as a UTC instant. */
-const instant = (local: string) => (local ? new Date(local).toISOString() : '');
 
 function validate(f: Filter): Errors {
   const e: Errors = {};
@@ -38,13 +38,10 @@ function validate(f: Filter): Errors {
 }
 
 export function AuditPage(props: { tenant?: string | undefined }) {
-  const first = { ...EMPTY, tenant_id: props.tenant ?? '' };
-  const [draft, setDraft] = useState<Filter>(first);
-  const [filter, setFilter] = useState<Filter>(first);
+  const filters = useFilters<Filter>(EMPTY, validate, { ...EMPTY, tenant_id: props.tenant ?? '' });
+  const { applied: filter, field } = filters;
   const [pageNum, setPageNum] = useState(1);
   const [page, setPage] = useState<Page | null>(null);
-  const [errors, setErrors] = useState<Errors>({});
-  const form = useRef<HTMLFormElement>(null);
 
   useEffect(() => {
     api
@@ -54,42 +51,32 @@ export function AuditPage(props: { tenant?: string | undefined }) {
         tenant_id: filter.tenant_id.trim(),
         actor: filter.actor.trim(),
         action: filter.action.trim(),
-        since: instant(filter.since),
-        until: instant(filter.until),
+        since: localToIso(filter.since),
+        until: localToIso(filter.until),
       })
       .then((p) => {
         setPage(p);
-        setErrors({});
+        filters.setErrors({});
       })
       .catch((err: unknown) => {
         const found = refusal(err, FIELDS);
-        setErrors(found);
-        focusFirstError(form.current, found);
+        filters.setErrors(found);
+        focusFirstError(filters.formRef.current, found);
       });
   }, [filter, pageNum]);
-
-  const field = bindFields(draft, setDraft, errors);
-  const submit = () => {
-    const found = validate(draft);
-    setErrors(found);
-    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
-    setPageNum(1);
-    setFilter({ ...draft });
-  };
 
   return (
     <section aria-labelledby="audit-title">
       <h1 id="audit-title">Audit log</h1>
       <FilterForm
         label="Filter the audit log"
-        formRef={form}
-        errors={errors}
+        formRef={filters.formRef}
+        errors={filters.errors}
         apply="Filter"
-        onApply={submit}
+        onApply={() => filters.apply() && setPageNum(1)}
         reset="Clear"
         onReset={() => {
-          setDraft(EMPTY);
-          setFilter(EMPTY);
+          filters.reset();
           setPageNum(1);
         }}
       >
@@ -130,8 +117,8 @@ export function AuditPage(props: { tenant?: string | undefined }) {
                   <td>
                     <code>{e.action}</code>
                   </td>
-                  <td>{e.tenant_id ? <code>{e.tenant_id}</code> : '—'}</td>
-                  <td>{e.token_id ? <code>{e.token_id}</code> : '—'}</td>
+                  <td>{e.tenant_id ? <code class="id">{e.tenant_id}</code> : '—'}</td>
+                  <td>{e.token_id ? <code class="id">{e.token_id}</code> : '—'}</td>
                   <td>{[e.ip, e.colo].filter(Boolean).join(' · ') || '—'}</td>
                   <td class="detail">
                     <code>{JSON.stringify(e.detail)}</code>
@@ -140,18 +127,12 @@ export function AuditPage(props: { tenant?: string | undefined }) {
               ))}
             </tbody>
           </table>
-          <div class="pager">
-            <button type="button" disabled={pageNum <= 1} onClick={() => setPageNum(pageNum - 1)}>
-              Previous page
-            </button>
-            <button
-              type="button"
-              disabled={pageNum >= page.total_page}
-              onClick={() => setPageNum(pageNum + 1)}
-            >
-              Next page
-            </button>
-          </div>
+          <Pager
+            back="Previous page"
+            forth="Next page"
+            onBack={pageNum > 1 ? () => setPageNum(pageNum - 1) : null}
+            onForth={pageNum < page.total_page ? () => setPageNum(pageNum + 1) : null}
+          />
         </>
       ) : (
         <p class="loading">Loading…</p>

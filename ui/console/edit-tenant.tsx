@@ -1,32 +1,38 @@
 /**
  * A tenant's settings: name, browser origins and a new platform key (typed
- * once, cleared when saved; the fingerprint shows which key is in use).
+ * once, cleared when saved; the fingerprint shows which key is in use). The
+ * fields are the create form's (tenant-form.tsx).
  */
 import { useRef, useState } from 'hono/jsx/dom';
 import type { KeyCheck, PublicTenant } from '../../src/types/wire';
 import { api } from './api';
-import { type Errors, Field, FormError, focusFirstError, Notice, refusal } from './form';
-import { KeyCheckNote } from './key-check';
+import { FormError, focusFirstError, Notice, refusal, useDraft } from './form';
 import {
-  originsProblem,
-  parseOrigins,
-  platformKeyProblem,
-  tenantNameProblem,
-} from './tenant-rules';
+  TENANT_FIELDS,
+  type TenantDraft,
+  TenantFields,
+  tenantProblems,
+  useKeyCheck,
+} from './tenant-form';
+import { parseOrigins, platformKeyProblem } from './tenant-rules';
 
 export function EditTenant(props: {
   tenant: PublicTenant;
   canChange: boolean;
-  saved: (t: PublicTenant) => void;
+  /** The tenant as saved, and what the platform said of a new key saved with it. */
+  saved: (t: PublicTenant, keyCheck: KeyCheck | null) => void;
+  /** What the platform said of the current key when checked here. */
+  checkedCurrent: (result: KeyCheck) => void;
 }) {
-  const [name, setName] = useState(props.tenant.name);
-  const [origins, setOrigins] = useState(props.tenant.cors_origins.join('\n'));
-  const [key, setKey] = useState('');
-  const [errors, setErrors] = useState<Errors>({});
+  const { draft, setDraft, errors, setErrors, field } = useDraft<TenantDraft>({
+    name: props.tenant.name,
+    platform_key: '',
+    cors_origins: props.tenant.cors_origins.join('\n'),
+  });
   const [notice, setNotice] = useState('');
-  // A check of the typed key (compared, never shown), or of the stored one (`key` null).
-  const [checked, setChecked] = useState<{ key: string | null; result: KeyCheck } | null>(null);
+  const keyCheck = useKeyCheck();
   const form = useRef<HTMLFormElement>(null);
+  const key = draft.platform_key;
 
   if (!props.canChange) {
     return (
@@ -43,27 +49,24 @@ export function EditTenant(props: {
   const submit = async (e: Event) => {
     e.preventDefault();
     setNotice('');
-    const list = parseOrigins(origins);
-    const found: Errors = {};
-    const nameProblem = tenantNameProblem(name);
-    if (nameProblem) found.name = nameProblem;
-    const keyProblem = key ? platformKeyProblem(key) : null;
-    if (keyProblem) found.platform_key = keyProblem;
-    const originProblem = originsProblem(list);
-    if (originProblem) found.cors_origins = originProblem;
+    const found = tenantProblems(draft, false);
     setErrors(found);
     if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
     try {
       const updated = await api.updateTenant(props.tenant.id, {
-        name: name.trim(),
-        cors_origins: list,
+        name: draft.name.trim(),
+        cors_origins: parseOrigins(draft.cors_origins),
         ...(key ? { platform_key: key } : {}),
       });
-      setKey('');
+      // A new key is checked once it is the tenant's: the page says whether it works.
+      const check = key ? await api.checkTenantKey(props.tenant.id).catch(() => null) : null;
+      setDraft({ ...draft, platform_key: '' });
+      keyCheck.clear();
+      if (check) keyCheck.set(null, check);
       setNotice(key ? 'Saved, with the new platform key.' : 'Saved.');
-      props.saved(updated);
+      props.saved(updated, check);
     } catch (err) {
-      const found = refusal(err, ['name', 'platform_key', 'cors_origins']);
+      const found = refusal(err, TENANT_FIELDS);
       setErrors(found);
       focusFirstError(form.current, found);
     }
@@ -74,61 +77,32 @@ export function EditTenant(props: {
       <h2 id="settings-title">Settings</h2>
       <FormError errors={errors} />
       {notice ? <Notice text={notice} /> : null}
-      <Field
-        id="edit-name"
-        name="name"
-        label="Name"
-        value={name}
-        onValue={setName}
-        error={errors.name}
-        required
+      <TenantFields
+        id="edit"
+        field={field}
+        keyLabel="New platform key (leave empty to keep the current one)"
+        keyHint="Typed once and never shown again; the fingerprint above changes to the new key's."
+        keyRequired={false}
+        originsLabel="Browser origins"
+        checkLabel={key ? 'Check the new key' : 'Check the current key'}
+        checked={keyCheck.of(key || null)}
+        onCheck={async () => {
+          const problem = key ? platformKeyProblem(key) : null;
+          if (problem) {
+            setErrors({ platform_key: problem });
+            return;
+          }
+          try {
+            const result = key
+              ? await api.checkKey(key)
+              : await api.checkTenantKey(props.tenant.id);
+            keyCheck.set(key || null, result);
+            if (!key) props.checkedCurrent(result);
+          } catch (err) {
+            setErrors(refusal(err, ['platform_key']));
+          }
+        }}
       />
-      <Field
-        id="edit-origins"
-        name="cors_origins"
-        label="Browser origins"
-        value={origins}
-        onValue={setOrigins}
-        error={errors.cors_origins}
-        hint="One per line, e.g. https://app.example.com"
-        multiline
-      />
-      <Field
-        id="edit-key"
-        name="platform_key"
-        label="New platform key (leave empty to keep the current one)"
-        type="password"
-        autocomplete="new-password"
-        value={key}
-        onValue={setKey}
-        error={errors.platform_key}
-        hint="Typed once and never shown again; the fingerprint above changes to the new key's."
-      />
-      <div class="actions">
-        <button
-          type="button"
-          onClick={async () => {
-            const problem = key ? platformKeyProblem(key) : null;
-            if (problem) {
-              setErrors({ platform_key: problem });
-              return;
-            }
-            try {
-              const result = key
-                ? await api.checkKey(key)
-                : await api.checkTenantKey(props.tenant.id);
-              setChecked({ key: key || null, result });
-            } catch (err) {
-              setErrors(refusal(err, ['platform_key']));
-            }
-          }}
-        >
-          {key ? 'Check the new key' : 'Check the current key'}
-        </button>
-      </div>
-      {checked && checked.key === (key || null) ? (
-        <KeyCheckNote id="edit-key-check" result={checked.result} />
-      ) : null}
       <div class="actions">
         <button type="submit" class="primary">
           Save settings

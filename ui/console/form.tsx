@@ -1,7 +1,8 @@
 /**
  * Form pieces shared by the console's pages: a labelled field with its error
- * beside it, the API's refusal mapped onto fields, a filter card and a cursor
- * pager, a one-time secret with a copy button, and a confirmation dialog.
+ * beside it, a draft whose errors go as its fields change, the API's refusal mapped
+ * onto fields, a filter card and the pagers, a one-time secret with a copy button,
+ * and a confirmation dialog.
  */
 import type { Child } from 'hono/jsx';
 import { useRef, useState } from 'hono/jsx/dom';
@@ -52,6 +53,8 @@ interface FieldProps {
   placeholder?: string;
   multiline?: boolean;
   inputmode?: 'numeric' | 'text';
+  /** A `datetime-local` field's step (1: to the second). */
+  step?: string;
 }
 
 export function Field(p: FieldProps) {
@@ -80,6 +83,7 @@ export function Field(p: FieldProps) {
           type={p.type ?? 'text'}
           autocomplete={p.autocomplete ?? 'off'}
           inputmode={p.inputmode}
+          step={p.step}
           spellcheck={false}
         />
       )}
@@ -98,20 +102,76 @@ export function Field(p: FieldProps) {
 }
 
 /**
- * A filter field's `name`, `value`, `onValue` and `error` (spread into a Field), from the
- * form's draft, its setter and its errors: each field then names only its key.
+ * A form's draft and its errors, kept together: a field's error goes as soon as its
+ * value changes (an operator who fixed a field is not told off for it until the next
+ * submit). `field(name)` is a Field's `name`, `value`, `onValue` and `error`.
  */
-export function bindFields<F extends Record<keyof F, string>>(
-  draft: F,
-  setDraft: (next: F) => void,
-  errors: Errors,
-) {
-  return (name: keyof F & string) => ({
+export function useDraft<F extends Record<keyof F, string>>(initial: F) {
+  const [draft, setDraftState] = useState<F>(initial);
+  const [errors, setErrors] = useState<Errors>({});
+  const setDraft = (next: F) => {
+    const changed = (Object.keys(next) as (keyof F & string)[]).filter(
+      (k) => next[k] !== draft[k] && errors[k] !== undefined,
+    );
+    if (changed.length > 0) {
+      const kept = { ...errors };
+      for (const k of changed) delete kept[k];
+      setErrors(kept);
+    }
+    setDraftState(next);
+  };
+  const field = (name: keyof F & string) => ({
     name,
     value: draft[name],
     onValue: (v: string) => setDraft({ ...draft, [name]: v }),
     error: errors[name],
   });
+  return { draft, setDraft, errors, setErrors, field };
+}
+
+/**
+ * A card of filters (the requests, the audit log): the draft being typed, the filter
+ * applied (what the page shows), the browser's own check of the draft, and the two
+ * actions. `apply` checks, then applies (true) or focuses the first error (false);
+ * `reset` goes back to `empty`.
+ */
+export function useFilters<F extends Record<keyof F, string>>(
+  empty: F,
+  check: (draft: F) => Errors,
+  first: F = empty,
+) {
+  const form = useDraft<F>(first);
+  const [applied, setApplied] = useState<F>(first);
+  const formRef = useRef<HTMLFormElement>(null);
+  return {
+    ...form,
+    applied,
+    formRef,
+    apply: (): boolean => {
+      const found = check(form.draft);
+      form.setErrors(found);
+      if (Object.keys(found).length > 0) {
+        focusFirstError(formRef.current, found);
+        return false;
+      }
+      setApplied({ ...form.draft });
+      return true;
+    },
+    /** Sets the fields and applies them at once (a preset such as "the last hour"). */
+    applyValues: (values: F): boolean => {
+      form.setDraft(values);
+      const found = check(values);
+      form.setErrors(found);
+      if (Object.keys(found).length > 0) return false;
+      setApplied({ ...values });
+      return true;
+    },
+    reset: () => {
+      form.setDraft(empty);
+      form.setErrors({});
+      setApplied(empty);
+    },
+  };
 }
 
 /**
@@ -154,27 +214,42 @@ export function FilterForm(p: {
 }
 
 /**
- * Back and forth through cursor pages: `trail` holds the cursors of the pages before this
- * one and this one's; `next` is the answer's cursor (null: the last page).
+ * Pages read by cursor (the tenants, the requests): the cursors of the pages before this
+ * one and this one's. `cursor` is this page's; `restart()` goes back to the first page;
+ * `pager(next, back, forth)` is the pair of buttons, `next` being the answer's cursor
+ * (null: the last page).
  */
-export function CursorPager(p: {
-  trail: (string | undefined)[];
-  setTrail: (trail: (string | undefined)[]) => void;
-  next: string | null | undefined;
+export function useCursorPages() {
+  const [trail, setTrail] = useState<(string | undefined)[]>([undefined]);
+  return {
+    cursor: trail[trail.length - 1],
+    /** 1 for the first page. */
+    number: trail.length,
+    restart: () => setTrail([undefined]),
+    pager: (next: string | null | undefined, back: string, forth: string) => (
+      <Pager
+        back={back}
+        forth={forth}
+        onBack={trail.length > 1 ? () => setTrail(trail.slice(0, -1)) : null}
+        onForth={next ? () => setTrail([...trail, next]) : null}
+      />
+    ),
+  };
+}
+
+/** Back and forth through pages: a button is disabled where its handler is null. */
+export function Pager(p: {
   back: string;
   forth: string;
+  onBack: (() => void) | null;
+  onForth: (() => void) | null;
 }) {
-  const { trail, setTrail, next } = p;
   return (
     <div class="pager">
-      <button
-        type="button"
-        disabled={trail.length <= 1}
-        onClick={() => setTrail(trail.slice(0, -1))}
-      >
+      <button type="button" disabled={!p.onBack} onClick={() => p.onBack?.()}>
         {p.back}
       </button>
-      <button type="button" disabled={!next} onClick={() => next && setTrail([...trail, next])}>
+      <button type="button" disabled={!p.onForth} onClick={() => p.onForth?.()}>
         {p.forth}
       </button>
     </div>

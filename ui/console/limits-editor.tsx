@@ -39,6 +39,8 @@ export function LimitsEditor(props: {
   /** Prefixes the fields' ids, so two editors on one page do not clash. */
   id: string;
   title: string;
+  /** What saving does, said under the title (which limits win). */
+  hint?: string;
   limits: Limits;
   /** Route groups that may have quotas of their own. */
   quotaGroups: readonly string[];
@@ -154,6 +156,7 @@ export function LimitsEditor(props: {
   return (
     <form ref={form} class="card" onSubmit={submit} noValidate aria-labelledby={`${id}-title`}>
       <h3 id={`${id}-title`}>{props.title}</h3>
+      {props.hint ? <p class="hint">{props.hint}</p> : null}
       <FormError errors={errors} />
       {notice ? <Notice text={notice} /> : null}
       <fieldset>

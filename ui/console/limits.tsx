@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { Limits, Plan, PublicTenant, TenantUsage, TokenListing } from '../../src/types/wire';
-import { duration } from '../lib/format';
+import { duration, meterWindow } from '../lib/format';
 import { api } from './api';
 import { ConfirmButton, Notice, refusal } from './form';
 import { LimitsEditor } from './limits-editor';
@@ -38,15 +38,19 @@ export function LimitsSection(props: {
       .tokens(props.tenantId)
       .then((r) => setMetered(r.tokens.filter((t) => t.limits && !t.revoked_at)))
       .catch(() => setMetered([]));
-    api.plans().then(
-      (r) => setPlans(r.plans),
-      () => setPlans([]),
-    );
     api.operations().then(
       (o) => setQuotaGroups(o.quota_groups),
       () => setQuotaGroups([]),
     );
   }, [props.tenantId]);
+
+  // The plans with their tenants as they are now: again after each change here.
+  useEffect(() => {
+    api.plans().then(
+      (r) => setPlans(r.plans),
+      () => setPlans([]),
+    );
+  }, [props.tenantId, reload]);
 
   if (error) {
     return (
@@ -123,7 +127,7 @@ export function LimitsSection(props: {
                 {m.name} <span class="hint">({m.kind})</span>
               </th>
               <td>{m.limit}</td>
-              <td>{duration(m.window_s)}</td>
+              <td>{meterWindow(m)}</td>
               <td>{m.used}</td>
               <td>
                 <meter
@@ -141,9 +145,18 @@ export function LimitsSection(props: {
       </table>
       {props.canChange ? (
         <LimitsEditor
-          key={`${reload}`}
+          // Made again from each answer: it starts from the limits in force now (its plan's
+          // once on a plan), never from what held before a change.
+          key={JSON.stringify([usage.plan, usage.custom, usage.limits])}
           id="tenant-limits"
           title={usage.plan ? 'Own limits (win over the plan’s)' : 'Change the limits'}
+          hint={
+            usage.plan
+              ? usage.custom
+                ? `These are this tenant's own limits: they win over plan ${usage.plan}'s until removed.`
+                : `These are plan ${usage.plan}'s limits. Saving makes them this tenant's own limits: they win over plan ${usage.plan}'s (and its later changes) until removed.`
+              : undefined
+          }
           limits={usage.limits}
           quotaGroups={quotaGroups}
           saveLabel="Save limits"

@@ -47,6 +47,8 @@ function hashOf(v: View): string {
 function App() {
   const [me, setMe] = useState<Whoami | null>(null);
   const [problem, setProblem] = useState('');
+  // Signed out of a local gateway (npm start): where its local Access signs in.
+  const [signIn, setSignIn] = useState<string | null>(null);
   const [view, setViewState] = useState<View>(viewOf(location.hash));
   const setView = (v: View) => {
     if (location.hash !== hashOf(v)) location.hash = hashOf(v);
@@ -63,13 +65,18 @@ function App() {
     api
       .whoami()
       .then(setMe)
-      .catch((err: unknown) =>
+      .catch((err: unknown) => {
+        const signedOut = err instanceof ApiError && err.status === 401;
         setProblem(
-          err instanceof ApiError && err.status === 401
+          signedOut
             ? 'You are not signed in: open the console through Cloudflare Access.'
             : `The console cannot reach the operator API: ${String(err)}`,
-        ),
-      );
+        );
+        const local = signedOut ? err.data.sign_in : undefined;
+        if (typeof local === 'string' && /^http:\/\/(127\.0\.0\.1|localhost)[:/]/.test(local)) {
+          setSignIn(local);
+        }
+      });
   }, []);
 
   if (problem) {
@@ -79,6 +86,19 @@ function App() {
         <p class="form-error" role="alert">
           {problem}
         </p>
+        {signIn ? (
+          <p data-testid="local-sign-in">
+            This gateway signs operators in with its local stand-in for Access (npm start):{' '}
+            <a href={`${signIn}?as=admin&to=${encodeURIComponent(location.href)}`}>
+              sign in as the local admin
+            </a>{' '}
+            or{' '}
+            <a href={`${signIn}?as=viewer&to=${encodeURIComponent(location.href)}`}>
+              as the local viewer
+            </a>
+            .
+          </p>
+        ) : null}
       </main>
     );
   }

@@ -1,13 +1,14 @@
 /**
  * The console's first page: the last 24 hours across tenants (GET /admin/overview,
  * from the fleet boards the TenantGuards report to, at most a minute behind): the
- * tenants whose platform key the platform refuses first, then the top tenants by
- * requests, by limiter refusals and by 5xx.
+ * fleet's series over 24 h or 7 d (fleet-charts.tsx), the tenants whose platform key
+ * the platform refuses, then the top tenants by requests, by limiter refusals and by 5xx.
  */
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { FleetTenant, Overview } from '../../src/types/wire';
 import { count, fmtTime } from '../lib/format';
 import { api } from './api';
+import { FleetCharts } from './fleet-charts';
 import { refusal } from './form';
 
 const share = (part: number, whole: number) =>
@@ -156,6 +157,7 @@ export function OverviewPage(props: { open: (id: string) => void }) {
               </table>
             )}
           </section>
+          <FleetCharts open={props.open} />
           <div class="tops">
             <TopTable
               id="top-requests"

@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { Limits, Plan } from '../../src/types/wire';
-import { duration, fmtTime } from '../lib/format';
+import { duration, fmtTime, plural } from '../lib/format';
 import { api } from './api';
 import { ConfirmButton, Field, Notice, refusal } from './form';
 import { LimitsEditor } from './limits-editor';
@@ -81,7 +81,7 @@ export function PlansPage(props: { canChange: boolean }) {
         <p class="loading">Loading…</p>
       ) : (
         <table class="grid">
-          <caption>{plans.length === 0 ? 'No plans yet.' : `${plans.length} plan(s)`}</caption>
+          <caption>{plans.length === 0 ? 'No plans yet.' : plural(plans.length, 'plan')}</caption>
           <thead>
             <tr>
               <th scope="col">Plan</th>
@@ -142,7 +142,7 @@ export function PlansPage(props: { canChange: boolean }) {
                 title={`Plan ${editing}`}
                 limits={plan.limits}
                 quotaGroups={quotaGroups}
-                saveLabel={`Save ${editing} for its ${plan.tenants} tenant(s)`}
+                saveLabel={`Save ${editing} for its ${plural(plan.tenants, 'tenant')}`}
                 save={async (limits) => {
                   saved(reached(await api.setPlan(editing, limits)));
                   return '';

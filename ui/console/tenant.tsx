@@ -1,6 +1,6 @@
 /** One tenant: its status and the sections about it (tokens, limits, usage, alerts, cache). */
 import { useEffect, useState } from 'hono/jsx/dom';
-import type { PublicTenant, RecentAlert, Whoami } from '../../src/types/wire';
+import type { KeyCheck, PublicTenant, RecentAlert, Whoami } from '../../src/types/wire';
 import { AlertsSection, alertText } from './alerts';
 import { api } from './api';
 import { EditTenant } from './edit-tenant';
@@ -28,22 +28,24 @@ export function TenantPage(props: {
   const [keyAlert, setKeyAlert] = useState<RecentAlert | null>(null);
 
   useEffect(() => {
-    api
-      .tenant(props.id)
-      .then(setTenant)
-      .catch((err: unknown) => setError(refusal(err, [])._form ?? 'Failed'));
-    api.recentAlerts(props.id).then(
-      (r) =>
+    Promise.all([api.tenant(props.id), api.recentAlerts(props.id).catch(() => ({ alerts: [] }))])
+      .then(([t, { alerts }]) => {
+        setTenant(t);
+        // A refusal of the last 24 h, unless the tenant was changed since (a new key, most
+        // likely): a key that still fails raises its alert again within the hour.
+        const since = Math.max(Date.now() - 86_400_000, Date.parse(t.updated_at));
         setKeyAlert(
-          r.alerts.find(
-            (a) =>
-              a.alert.kind === 'platform_key_rejected' &&
-              Date.parse(a.at) > Date.now() - 86_400_000,
+          alerts.find(
+            (a) => a.alert.kind === 'platform_key_rejected' && Date.parse(a.at) > since,
           ) ?? null,
-        ),
-      () => setKeyAlert(null),
-    );
+        );
+      })
+      .catch((err: unknown) => setError(refusal(err, [])._form ?? 'Failed'));
   }, [props.id]);
+  // A key the platform accepted (saved and checked, or checked as it is) ends the warning.
+  const keyWorks = (check: KeyCheck | null) => {
+    if (check?.result === 'valid') setKeyAlert(null);
+  };
 
   if (error) {
     return (
@@ -74,7 +76,7 @@ export function TenantPage(props: {
       <dl class="facts">
         <dt>Id</dt>
         <dd>
-          <code>{tenant.id}</code>
+          <code class="id">{tenant.id}</code>
         </dd>
         <dt>Status</dt>
         <dd>
@@ -82,7 +84,7 @@ export function TenantPage(props: {
         </dd>
         <dt>Platform key fingerprint</dt>
         <dd>
-          <code>{tenant.key_fingerprint ?? '—'}</code>
+          <code class="id">{tenant.key_fingerprint ?? '—'}</code>
         </dd>
         <dt>Plan</dt>
         <dd data-testid="tenant-plan">{tenant.plan ?? 'none'}</dd>
@@ -156,7 +158,15 @@ export function TenantPage(props: {
         />
       ) : null}
       {section === 'Settings' ? (
-        <EditTenant tenant={tenant} canChange={props.canChange} saved={setTenant} />
+        <EditTenant
+          tenant={tenant}
+          canChange={props.canChange}
+          saved={(t, check) => {
+            setTenant(t);
+            keyWorks(check);
+          }}
+          checkedCurrent={keyWorks}
+        />
       ) : null}
     </section>
   );

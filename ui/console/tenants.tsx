@@ -7,35 +7,26 @@ import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { KeyCheck, ListedTenant, Plan } from '../../src/types/wire';
 import { ApiError } from '../lib/api';
 import { api } from './api';
+import { FormError, focusFirstError, refusal, SecretOnce, useCursorPages, useDraft } from './form';
 import {
-  CursorPager,
-  type Errors,
-  Field,
-  FormError,
-  focusFirstError,
-  refusal,
-  SecretOnce,
-} from './form';
-import { KeyCheckNote } from './key-check';
-import {
-  originsProblem,
-  parseOrigins,
-  platformKeyProblem,
-  tenantNameProblem,
-} from './tenant-rules';
+  TENANT_FIELDS,
+  type TenantDraft,
+  TenantFields,
+  tenantProblems,
+  useKeyCheck,
+} from './tenant-form';
+import { parseOrigins, platformKeyProblem } from './tenant-rules';
 
 const PAGE_SIZE = 50;
 
 export function TenantsPage(props: { canChange: boolean; open: (id: string) => void }) {
   const [q, setQ] = useState('');
   const [query, setQuery] = useState('');
-  // Cursors of the pages before this one, and this one's.
-  const [trail, setTrail] = useState<(string | undefined)[]>([undefined]);
+  const pages = useCursorPages();
   const [rows, setRows] = useState<ListedTenant[] | null>(null);
   const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState('');
   const [reload, setReload] = useState(0);
-  const cursor = trail[trail.length - 1];
 
   // Typing settles for a moment before a search goes out; a new search starts at page 1.
   useEffect(() => {
@@ -43,7 +34,7 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
     if (next === query) return;
     const timer = setTimeout(() => {
       setQuery(next);
-      setTrail([undefined]);
+      pages.restart();
     }, 250);
     return () => clearTimeout(timer);
   }, [q, query]);
@@ -52,7 +43,7 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
     let live = true;
     setError('');
     api
-      .tenants({ page_size: PAGE_SIZE, q: query || undefined, cursor })
+      .tenants({ page_size: PAGE_SIZE, q: query || undefined, cursor: pages.cursor })
       .then((page) => {
         if (!live) return;
         setRows(page.tenants);
@@ -62,7 +53,7 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
     return () => {
       live = false;
     };
-  }, [query, cursor, reload]);
+  }, [query, pages.cursor, reload]);
 
   return (
     <section aria-labelledby="tenants-title">
@@ -89,7 +80,7 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
           <caption id="tenants-count">
             {rows.length === 0
               ? 'No tenant on this page.'
-              : `${rows.length} tenant${rows.length === 1 ? '' : 's'} on page ${trail.length}`}
+              : `${rows.length} tenant${rows.length === 1 ? '' : 's'} on page ${pages.number}`}
           </caption>
           <thead>
             <tr>
@@ -110,14 +101,14 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
                   </button>
                 </td>
                 <td>
-                  <code>{t.id}</code>
+                  <code class="id">{t.id}</code>
                 </td>
                 <td>
                   <span class={`status status-${t.status}`}>{t.status}</span>
                 </td>
                 <td>{t.plan ?? '—'}</td>
                 <td>
-                  <code title="First 16 hex digits of the platform key's SHA-256">
+                  <code class="id" title="First 16 hex digits of the platform key's SHA-256">
                     {t.key_fingerprint ?? '—'}
                   </code>
                 </td>
@@ -127,19 +118,17 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
           </tbody>
         </table>
       )}
-      <CursorPager
-        trail={trail}
-        setTrail={setTrail}
-        next={next}
-        back="Previous page"
-        forth="Next page"
-      />
+      {pages.pager(next, 'Previous page', 'Next page')}
       {props.canChange ? (
         <CreateTenant
-          created={(id) => {
-            setReload(reload + 1);
-            props.open(id);
+          created={async (id) => {
+            // Listed at once, at the top (KV's list may take a while to show it).
+            const made = await api.tenant(id).catch(() => null);
+            if (!made) return setReload(reload + 1);
+            const { cors_origins: _origins, ...listed } = made;
+            setRows((old) => [listed, ...(old ?? []).filter((r) => r.id !== id)]);
           }}
+          done={props.open}
           open={props.open}
         />
       ) : null}
@@ -147,38 +136,30 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
   );
 }
 
-const FIELDS = ['name', 'platform_key', 'cors_origins', 'token', 'plan'] as const;
-
-function validate(v: { name: string; key: string; origins: string[] }): Errors {
-  const e: Errors = {};
-  const name = tenantNameProblem(v.name);
-  if (name) e.name = name;
-  const key = platformKeyProblem(v.key);
-  if (key) e.platform_key = key;
-  const origins = originsProblem(v.origins);
-  if (origins) e.cors_origins = origins;
-  return e;
-}
+const FIELDS = [...TENANT_FIELDS, 'token', 'plan'] as const;
+const EMPTY: TenantDraft = { name: '', platform_key: '', cors_origins: '' };
 
 /**
  * A new tenant. The platform key is checked with the platform first (one cheap
  * read): a key it refuses, or a check that cannot be made, asks for a second,
  * deliberate "Create anyway". A tenant with the same name and key exists already:
- * the form says which, and offers to open it.
+ * the form says which, and offers to open it. Once made, its first token is shown
+ * once, named with the tenant, and `created` puts it in the list.
  */
-function CreateTenant(props: { created: (id: string) => void; open: (id: string) => void }) {
-  const [name, setName] = useState('');
-  const [key, setKey] = useState('');
-  const [origins, setOrigins] = useState('');
+function CreateTenant(props: {
+  created: (id: string) => void;
+  done: (id: string) => void;
+  open: (id: string) => void;
+}) {
+  const { draft, setDraft, errors, setErrors, field } = useDraft<TenantDraft>(EMPTY);
   const [plan, setPlan] = useState('');
   const [plans, setPlans] = useState<Plan[]>([]);
-  const [errors, setErrors] = useState<Errors>({});
   const [busy, setBusy] = useState(false);
-  // The last check, and the key it was of (compared, never shown).
-  const [checked, setChecked] = useState<{ key: string; result: KeyCheck } | null>(null);
+  const keyCheck = useKeyCheck();
   const [twin, setTwin] = useState<string | null>(null);
-  const [made, setMade] = useState<{ id: string; token: string } | null>(null);
+  const [made, setMade] = useState<{ id: string; name: string; token: string } | null>(null);
   const form = useRef<HTMLFormElement>(null);
+  const key = draft.platform_key;
 
   useEffect(() => {
     api.plans().then(
@@ -195,37 +176,36 @@ function CreateTenant(props: { created: (id: string) => void; open: (id: string)
       return null;
     }
     const result = await api.checkKey(key);
-    setChecked({ key, result });
+    keyCheck.set(key, result);
     return result;
   };
 
   const submit = async (e: Event) => {
     e.preventDefault();
     setTwin(null);
-    const list = parseOrigins(origins);
-    const found = validate({ name, key, origins: list });
+    const found = tenantProblems(draft, true);
     setErrors(found);
     if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
     setBusy(true);
     try {
       // Not checked yet (or another key since): check first, and stop when it is not valid.
-      if (checked?.key !== key) {
+      if (!keyCheck.of(key)) {
         const result = await check();
         if (result?.result !== 'valid') return;
       }
+      const name = draft.name.trim();
       const answer = await api.createTenant({
-        name: name.trim(),
+        name,
         platform_key: key,
-        cors_origins: list,
+        cors_origins: parseOrigins(draft.cors_origins),
         token: { name: 'default', scopes: ['full'] },
         ...(plan ? { plan } : {}),
       });
       // The key leaves the page's state at once; only its fingerprint is ever shown.
-      setKey('');
-      setName('');
-      setOrigins('');
-      setChecked(null);
-      setMade({ id: answer.tenant_id, token: answer.token });
+      setDraft(EMPTY);
+      keyCheck.clear();
+      setMade({ id: answer.tenant_id, name, token: answer.token });
+      props.created(answer.tenant_id);
     } catch (err) {
       const found = refusal(err, FIELDS);
       if (err instanceof ApiError && err.status === 409) {
@@ -242,17 +222,18 @@ function CreateTenant(props: { created: (id: string) => void; open: (id: string)
   if (made) {
     return (
       <SecretOnce
-        label="The new tenant's first token (scopes: full)"
+        label={`The first token of ${made.name} (${made.id}, scopes: full)`}
         secret={made.token}
         onDone={() => {
           const id = made.id;
           setMade(null);
-          props.created(id);
+          props.done(id);
         }}
       />
     );
   }
-  const refused = checked && checked.key === key && checked.result.result !== 'valid';
+  const checked = keyCheck.of(key);
+  const refused = checked !== null && checked.result !== 'valid';
   return (
     <form ref={form} class="card" onSubmit={submit} noValidate aria-labelledby="create-title">
       <h2 id="create-title">Create a tenant</h2>
@@ -264,57 +245,26 @@ function CreateTenant(props: { created: (id: string) => void; open: (id: string)
           </button>
         </p>
       ) : null}
-      <Field
-        id="new-name"
-        name="name"
-        label="Name"
-        value={name}
-        onValue={setName}
-        error={errors.name}
-        required
-      />
-      <Field
-        id="new-key"
-        name="platform_key"
-        label="Platform key"
-        type="password"
-        autocomplete="new-password"
-        value={key}
-        onValue={setKey}
-        error={errors.platform_key}
-        hint="Typed once: the gateway stores it sealed and never shows it again, only its fingerprint."
-        required
-      />
-      <div class="actions">
-        <button
-          type="button"
-          disabled={busy}
-          onClick={async () => {
-            setBusy(true);
-            try {
-              await check();
-            } catch (err) {
-              setErrors(refusal(err, FIELDS));
-            } finally {
-              setBusy(false);
-            }
-          }}
-        >
-          Check key
-        </button>
-      </div>
-      {checked && checked.key === key ? (
-        <KeyCheckNote id="new-key-check" result={checked.result} />
-      ) : null}
-      <Field
-        id="new-origins"
-        name="cors_origins"
-        label="Browser origins (optional)"
-        value={origins}
-        onValue={setOrigins}
-        error={errors.cors_origins}
-        hint="One per line, e.g. https://app.example.com"
-        multiline
+      <TenantFields
+        id="new"
+        field={field}
+        keyLabel="Platform key"
+        keyHint="Typed once: the gateway stores it sealed and never shows it again, only its fingerprint."
+        keyRequired
+        originsLabel="Browser origins (optional)"
+        checkLabel="Check key"
+        busy={busy}
+        checked={checked}
+        onCheck={async () => {
+          setBusy(true);
+          try {
+            await check();
+          } catch (err) {
+            setErrors(refusal(err, FIELDS));
+          } finally {
+            setBusy(false);
+          }
+        }}
       />
       {plans.length > 0 ? (
         <div class="field">

@@ -7,6 +7,7 @@
  */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { TokenLimits, TokenListing } from '../../src/types/wire';
+import { plural } from '../lib/format';
 import { api } from './api';
 import {
   ConfirmButton,
@@ -175,8 +176,8 @@ function TokenTable(props: {
   return (
     <table class="grid">
       <caption>
-        {props.tokens.length} token(s); the secrets are never shown again after issue. Tokens of one
-        rotation line are listed together as a family.
+        {plural(props.tokens.length, 'token')}; the secrets are never shown again after issue.
+        Tokens of one rotation line are listed together as a family.
       </caption>
       <thead>
         <tr>
@@ -220,7 +221,7 @@ function TokenTable(props: {
                   {t.prefix}…{t.last4}
                 </code>
                 <br />
-                <code class="hint">{t.id}</code>
+                <code class="hint id">{t.id}</code>
               </td>
               <td class="scopes">{t.scopes.join(' ')}</td>
               <td>{t.expires_at ? fmtTime(t.expires_at) : 'never'}</td>
@@ -276,7 +277,7 @@ function TokenTable(props: {
                             const r = await api.revokeToken(props.tenantId, t.id, true);
                             const more = r.successors_revoked.length;
                             props.onNotice(
-                              `Token ${t.prefix}…${t.last4} and ${more} successor(s) revoked.`,
+                              `Token ${t.prefix}…${t.last4} and ${plural(more, 'successor')} revoked.`,
                             );
                           }}
                         />
@@ -422,8 +423,9 @@ function IssueToken(props: { tenantId: string; issued: (label: string, token: st
         </div>
         {risky.length ? (
           <p class="warning" id="scopes-warning" role="alert">
-            {risky.join(', ')} reach the platform's own API keys (secrets of the whole platform
-            account). Grant them only to a token that must manage API keys.
+            {risky.join(', ')} {risky.length === 1 ? 'reaches' : 'reach'} the platform's own API
+            keys (secrets of the whole platform account). Grant {risky.length === 1 ? 'it' : 'them'}{' '}
+            only to a token that must manage API keys.
           </p>
         ) : null}
         {errors.scopes ? (

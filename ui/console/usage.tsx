@@ -5,9 +5,9 @@
  * drawn with uPlot; a CSV of what the chart shows (docs/CONSOLE.md).
  */
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
-import uPlot from 'uplot';
 import type { Analytics } from '../../src/types/wire';
 import { api } from './api';
+import { Chart, RangeButtons } from './chart';
 import { refusal } from './form';
 
 const RANGES = [
@@ -17,17 +17,6 @@ const RANGES = [
   { label: '90 d', days: 90, granularity: 'day' },
 ] as const;
 type Split = 'status' | 'route' | 'token';
-/** Colours that keep at least 3:1 against the white plot area. */
-const PALETTE = [
-  '#1f5fbf',
-  '#b3261e',
-  '#2e7d32',
-  '#8a4f00',
-  '#6a1b9a',
-  '#00796b',
-  '#c2185b',
-  '#455a64',
-];
 const MAX_LINES = 8;
 /** Charts on the page: requests, refusals, latency, cache hit ratio. */
 const CHARTS = 4;
@@ -130,51 +119,6 @@ function charts(
   };
 }
 
-function Chart(props: {
-  title: string;
-  x: number[];
-  series: { label: string; values: (number | null)[] }[];
-  unit: string;
-  onDrawn: () => void;
-}) {
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    const el = box.current;
-    if (!el) return;
-    const plot = new uPlot(
-      {
-        width: Math.max(320, el.clientWidth || 800),
-        height: 220,
-        scales: { x: { time: true } },
-        axes: [{}, { label: props.unit, size: 60 }],
-        series: [
-          {},
-          ...props.series.map((s, i) => ({
-            label: s.label,
-            stroke: PALETTE[i % PALETTE.length],
-            width: 2,
-            spanGaps: false,
-          })),
-        ],
-      },
-      [props.x, ...props.series.map((s) => s.values)] as uPlot.AlignedData,
-      el,
-    );
-    props.onDrawn();
-    return () => plot.destroy();
-  }, [props.x, props.series]);
-  const summary = props.series.length
-    ? `${props.title}: ${props.series.map((s) => s.label).join(', ')}`
-    : `${props.title}: nothing in this range`;
-  return (
-    <figure class="chart">
-      <figcaption>{props.title}</figcaption>
-      <div ref={box} role="img" aria-label={summary} />
-      {props.series.length === 0 ? <p class="hint">Nothing in this range.</p> : null}
-    </figure>
-  );
-}
-
 export function UsageSection(props: { tenantId: string }) {
   const [range, setRange] = useState<(typeof RANGES)[number]>(RANGES[0]);
   const [split, setSplit] = useState<Split>('status');
@@ -268,22 +212,14 @@ export function UsageSection(props: { tenantId: string }) {
     >
       <h2 id="usage-title">Usage</h2>
       <div class="toolbar">
-        <fieldset class="inline">
-          <legend>Range</legend>
-          {RANGES.map((r) => (
-            <button
-              type="button"
-              class="tab"
-              aria-pressed={r.label === range.label ? 'true' : 'false'}
-              onClick={() => {
-                setRange(r);
-                setByHour(null);
-              }}
-            >
-              {r.label}
-            </button>
-          ))}
-        </fieldset>
+        <RangeButtons
+          ranges={RANGES}
+          current={range}
+          pick={(r) => {
+            setRange(r);
+            setByHour(null);
+          }}
+        />
         <label for="usage-split">Requests by</label>
         <select
           id="usage-split"
@@ -357,6 +293,7 @@ export function UsageSection(props: { tenantId: string }) {
             x={data.x}
             series={[{ label: 'hits', values: data.hitRatio }]}
             unit="%"
+            yRange={[0, 100]}
             onDrawn={onDrawn}
           />
           {rendered ? <p class="hint">Drawn in {rendered.ms.toFixed(0)} ms.</p> : null}

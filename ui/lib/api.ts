@@ -14,6 +14,8 @@ export class ApiError extends Error {
     readonly requestId: string | null,
     /** Field name → the gateway's message for it (validation errors, code 40000). */
     readonly fields: Record<string, string>,
+    /** The envelope's data: the request id and the error's details. */
+    readonly data: Partial<ErrorData> = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -65,6 +67,7 @@ export async function dataOf<T>(
       envelope.msg,
       data.request_id ?? requestId,
       fieldsOf(data),
+      data,
     );
   }
   return envelope.data;

@@ -6,11 +6,11 @@
  */
 import { render, useEffect, useRef, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
-import { count, duration, when } from '../lib/format';
+import { count, duration, quotaPeriod, when } from '../lib/format';
 import { storedToken, storeToken, takeTokenFromFragment } from '../lib/session-token';
 import { RecentFailures } from './requests';
-import { messageOf, RotateToken } from './rotate';
-import type { Me, Meter, Usage } from './types';
+import { messageOf, NewTokenOnce, RotateToken } from './rotate';
+import type { Me, Meter, Rotated, Usage } from './types';
 import { UsageCharts } from './usage-chart';
 
 /** What a gateway token looks like (docs/OPERATING.md), checked before any call. */
@@ -92,7 +92,11 @@ function SignIn(props: { onToken: (token: string) => void; error: string | null 
   );
 }
 
-function TokenFacts({ me }: { me: Me }) {
+/**
+ * The token the page runs on. Once rotated, it says so at once: when it ends now (the
+ * overlap chosen) and which token replaces it.
+ */
+function TokenFacts({ me, rotated }: { me: Me; rotated: Rotated | null }) {
   return (
     <section aria-labelledby="token-title">
       <h2 id="token-title" tabIndex={-1}>
@@ -110,7 +114,13 @@ function TokenFacts({ me }: { me: Me }) {
         </dd>
         <dt>Expires</dt>
         <dd>
-          <Expiry at={me.token.expires_at} />
+          <Expiry at={rotated ? rotated.old_token.expires_at : me.token.expires_at} />
+          {rotated ? (
+            <span data-testid="replaced-by">
+              {' '}
+              (rotated: replaced by …{rotated.last4}, shown once below)
+            </span>
+          ) : null}
         </dd>
         <dt>Scopes</dt>
         <dd>
@@ -189,6 +199,13 @@ function RateStanding({ standing }: { standing: Meter[] }) {
   );
 }
 
+/** A quota's period: "this UTC day", "this UTC month (until Dec 1)". */
+function quotaText(m: Meter): string {
+  const q = quotaPeriod(m);
+  if (!q) return `per ${duration(m.window_s)}`;
+  return q.period === 'UTC day' ? 'this UTC day' : `this UTC month (until ${q.resets})`;
+}
+
 function Quotas({ usage }: { usage: Usage }) {
   const quotas = usage.meters.filter((m) => m.kind === 'quota');
   return (
@@ -201,8 +218,8 @@ function Quotas({ usage }: { usage: Usage }) {
           {quotas.map((m) => (
             <li>
               <span id={`quota-${m.name}`}>
-                {m.name}: {count(m.used)} of {count(m.limit)} used per {duration(m.window_s)},{' '}
-                {count(m.remaining)} left
+                {m.name}: {count(m.used)} of {count(m.limit)} used {quotaText(m)},{' '}
+                {count(m.remaining)} left; resets in {duration(m.reset_s)}
               </span>
               <meter
                 min={0}
@@ -224,9 +241,17 @@ function Quotas({ usage }: { usage: Usage }) {
 function Portal(props: { token: string; loaded: Loaded; onToken: (t: string) => void }) {
   const { me, usage, usageNote } = props.loaded;
   const standing = usage ? usage.meters.filter((m) => m.kind === 'rate') : me.meters;
+  // A rotation made here: its new token shows once, at the top, until saved.
+  const [rotated, setRotated] = useState<Rotated | null>(null);
+  const saved = (next: string) => {
+    setRotated(null);
+    props.onToken(next);
+    document.getElementById('rotate-title')?.focus();
+  };
   return (
     <>
-      <TokenFacts me={me} />
+      <TokenFacts me={me} rotated={rotated} />
+      {rotated ? <NewTokenOnce rotated={rotated} onSaved={saved} /> : null}
       <RateStanding standing={standing} />
       {usage ? (
         <>
@@ -250,14 +275,22 @@ function Portal(props: { token: string; loaded: Loaded; onToken: (t: string) => 
           <a href="/docs">Open the API reference, signed in with this token</a>
         </p>
       </section>
-      {me.can_rotate && (
-        <section aria-labelledby="rotate-title">
-          <h2 id="rotate-title" tabIndex={-1}>
-            Rotate your token
-          </h2>
-          <RotateToken token={props.token} onRotated={props.onToken} />
-        </section>
-      )}
+      <section aria-labelledby="rotate-title">
+        <h2 id="rotate-title" tabIndex={-1}>
+          Rotate your token
+        </h2>
+        {!me.can_rotate ? (
+          <p data-testid="no-rotate">
+            This token cannot rotate itself: it lacks the scope <code>token:rotate</code>, which no
+            preset grants. Ask your gateway operator (whoever gave you this token or portal link) to
+            issue you a token with <code>token:rotate</code>, or to rotate this one for you.
+          </p>
+        ) : rotated ? (
+          <p>Your new token is shown once at the top of the page.</p>
+        ) : (
+          <RotateToken token={props.token} onRotated={setRotated} />
+        )}
+      </section>
     </>
   );
 }

@@ -35,7 +35,7 @@ export function RecentFailures(props: { token: string }) {
     <section aria-labelledby="failures-title">
       <h2 id="failures-title">Refused and failed requests</h2>
       <p class="hint">
-        Your requests of the last 24 h that the gateway refused or that failed, newest first, each
+        Your requests of the last 7 days that the gateway refused or that failed, newest first, each
         with the reason. One shows here about 10 s after its answer.
       </p>
       <form

@@ -1,9 +1,9 @@
 /**
  * "Rotate my token" (scope token:rotate, POST /token/rotate): the old token
  * keeps working for the overlap the partner chooses; the new one is shown
- * once, with a copy button, and becomes the portal's own token.
+ * once at the top of the page, with a copy button, and becomes the portal's own token.
  */
-import { useEffect, useRef, useState } from 'hono/jsx/dom';
+import { useEffect, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
 import { duration } from '../lib/format';
 import { useModal } from '../lib/modal';
@@ -19,25 +19,18 @@ export function overlapError(text: string): string | null {
   return null;
 }
 
-export function RotateToken(props: { token: string; onRotated: (token: string) => void }) {
+/**
+ * The rotation form: the overlap, asked first in a dialog. A rotation made hands the new
+ * token to `onRotated`, which shows it once at the top of the page (NewTokenOnce).
+ */
+export function RotateToken(props: { token: string; onRotated: (rotated: Rotated) => void }) {
   const [overlap, setOverlap] = useState('3600');
   const [fieldError, setFieldError] = useState<string | null>(null);
   const [banner, setBanner] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const [shown, setShown] = useState<Rotated | null>(null);
-  const [copied, setCopied] = useState('');
   // Rotating asks first, as the console does: the old token's end is final.
   const [asking, setAsking] = useState(false);
   const confirm = useModal(asking, () => setAsking(false));
-
-  // The one display of the new token takes the focus, so it is read out and can be copied at
-  // once; when it is gone, the focus goes back to the rotation's heading, not to nowhere.
-  const hadShown = useRef(false);
-  useEffect(() => {
-    if (shown) document.getElementById('new-token')?.focus();
-    else if (hadShown.current) document.getElementById('rotate-title')?.focus();
-    hadShown.current = shown !== null;
-  }, [shown]);
 
   const submit = (e: Event) => {
     e.preventDefault();
@@ -58,8 +51,7 @@ export function RotateToken(props: { token: string; onRotated: (token: string) =
         body: { overlap_s: Number(overlap) },
         headers: { authorization: `Bearer ${props.token}` },
       });
-      setShown(rotated);
-      setCopied('');
+      props.onRotated(rotated);
     } catch (err) {
       if (err instanceof ApiError && err.fields.overlap_s) setFieldError(err.fields.overlap_s);
       else setBanner(messageOf(err));
@@ -67,46 +59,6 @@ export function RotateToken(props: { token: string; onRotated: (token: string) =
       setBusy(false);
     }
   };
-
-  const copy = async () => {
-    if (!shown) return;
-    try {
-      await navigator.clipboard.writeText(shown.token);
-      setCopied('Copied to the clipboard.');
-    } catch {
-      setCopied('The browser refused the clipboard: select the token and copy it.');
-    }
-  };
-
-  // Once saved, the new token leaves the page and the portal carries on with it.
-  const done = () => {
-    if (!shown) return;
-    const next = shown.token;
-    setShown(null);
-    props.onRotated(next);
-  };
-
-  if (shown) {
-    return (
-      <div class="once" role="status">
-        <p>
-          <strong>Your new token, shown only this once.</strong> The old one works until{' '}
-          {shown.old_token.expires_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}.
-        </p>
-        <label for="new-token">New token</label>
-        <div class="row">
-          <input id="new-token" readonly value={shown.token} size={60} />
-          <button type="button" onClick={copy}>
-            Copy
-          </button>
-        </div>
-        <p aria-live="polite">{copied}</p>
-        <button type="button" onClick={done}>
-          I have saved it
-        </button>
-      </div>
-    );
-  }
 
   return (
     <form onSubmit={submit} noValidate>
@@ -154,6 +106,47 @@ export function RotateToken(props: { token: string; onRotated: (token: string) =
         </div>
       </dialog>
     </form>
+  );
+}
+
+/**
+ * The new token of a rotation, shown once at the top of the page, under the token it
+ * replaces: it takes the focus, so it is read out and can be copied at once. "I have
+ * saved it" drops it from the page and the portal carries on with it (`onSaved`); the
+ * focus then goes back to the rotation's heading.
+ */
+export function NewTokenOnce(props: { rotated: Rotated; onSaved: (token: string) => void }) {
+  const [copied, setCopied] = useState('');
+  useEffect(() => {
+    document.getElementById('new-token')?.focus();
+  }, []);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(props.rotated.token);
+      setCopied('Copied to the clipboard.');
+    } catch {
+      setCopied('The browser refused the clipboard: select the token and copy it.');
+    }
+  };
+  return (
+    <section class="once" aria-labelledby="new-token-title" role="status">
+      <h2 id="new-token-title">The token that replaces this one</h2>
+      <p>
+        <strong>Shown only this once.</strong> The token this page runs on now works until{' '}
+        {props.rotated.old_token.expires_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}.
+      </p>
+      <label for="new-token">New token</label>
+      <div class="row">
+        <input id="new-token" readonly value={props.rotated.token} size={60} />
+        <button type="button" onClick={copy}>
+          Copy
+        </button>
+      </div>
+      <p aria-live="polite">{copied}</p>
+      <button type="button" onClick={() => props.onSaved(props.rotated.token)}>
+        I have saved it
+      </button>
+    </section>
   );
 }
 

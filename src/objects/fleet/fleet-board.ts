@@ -9,11 +9,14 @@
  *
  * At 10,000 busy tenants: at most 10,000 reports a minute, about 10 a second per
  * shard (a Durable Object serves about 1,000), and an overview is FLEET_SHARDS calls
- * in parallel over at most 25 hours of rows per tenant.
+ * in parallel over at most KEPT_HOURS (7 days and an hour) of rows per tenant: at most
+ * 169 rows per tenant, about 105,000 rows a board at 10,000 tenants busy every hour.
  */
 import { DurableObject } from 'cloudflare:workers';
 import { fnv1a } from '../../hash';
+import { LATENCY_COLUMNS } from '../../metering/usage';
 import type { FleetTenant } from '../../types/wire';
+import { type BoardSeries, boardSeries, migrateSeriesColumns } from './fleet-series';
 
 /** One hour of a tenant's figures, as it reports them to its fleet board. */
 export interface FleetHour {
@@ -24,6 +27,13 @@ export interface FleetHour {
   refused: number;
   /** Answered 5xx (the key's refusals included: the gateway answers them 502). */
   errors_5xx: number;
+  /** Answered 4xx (the limiter's 429s included); absent from guards older than it. */
+  errors_4xx?: number;
+  /**
+   * Requests per latency bucket (metering/usage.ts, LATENCY_BUCKETS_MS, then one for
+   * above), so percentiles can be taken across tenants; absent from guards older than it.
+   */
+  latency?: number[];
   /** The platform refused the tenant's platform key (401 or 403). */
   key_rejected: number;
   /** The platform's status of the hour's last such refusal. */
@@ -32,8 +42,8 @@ export interface FleetHour {
 
 /** Board objects the tenants are spread over. */
 export const FLEET_SHARDS = 16;
-/** Hours a board keeps: the overview's 24, and the one running. */
-const KEPT_HOURS = 25;
+/** Hours a board keeps: the overview's 7 days (its series), and the one running. */
+export const KEPT_HOURS = 7 * 24 + 1;
 const HOUR_MS = 3_600_000;
 
 /** The board a tenant reports to. */
@@ -96,6 +106,7 @@ export class FleetBoard extends DurableObject<Cloudflare.Env> {
         key_status INTEGER, PRIMARY KEY (tenant_id, hour));
       CREATE INDEX IF NOT EXISTS tenant_hours_by_hour ON tenant_hours (hour);
     `);
+    migrateSeriesColumns(this.sql);
   }
 
   /** A guard's figures for the hours it names (they replace what the board had). */
@@ -103,10 +114,12 @@ export class FleetBoard extends DurableObject<Cloudflare.Env> {
     const oldest = Math.floor(now / HOUR_MS) * HOUR_MS - (KEPT_HOURS - 1) * HOUR_MS;
     for (const h of hours) {
       if (h.hour < oldest) continue;
+      const latency = LATENCY_COLUMNS.map((_, i) => h.latency?.[i] ?? 0);
       this.sql.exec(
         `INSERT OR REPLACE INTO tenant_hours
-           (tenant_id, hour, requests, refused, errors_5xx, key_rejected, key_status)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+           (tenant_id, hour, requests, refused, errors_5xx, key_rejected, key_status, errors_4xx,
+            ${LATENCY_COLUMNS.join(', ')})
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${LATENCY_COLUMNS.map(() => '?').join(', ')})`,
         tenantId,
         h.hour,
         h.requests,
@@ -114,9 +127,16 @@ export class FleetBoard extends DurableObject<Cloudflare.Env> {
         h.errors_5xx,
         h.key_rejected,
         h.key_status,
+        h.errors_4xx ?? 0,
+        ...latency,
       );
     }
     this.sql.exec('DELETE FROM tenant_hours WHERE hour < ?', oldest);
+  }
+
+  /** Its tenants' series since `since` (an hour's start): sums and top tenants by hour. */
+  series(since: number): BoardSeries {
+    return boardSeries(this.sql, since);
   }
 
   /** Its tenants' totals since `since` (an hour's start): the top `limit` by each figure. */

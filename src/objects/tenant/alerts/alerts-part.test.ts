@@ -52,7 +52,6 @@ describe('the alerts part', () => {
     const { alerts } = part();
     expect(alerts.settings()).toBeNull();
     expect(alerts.stored()).toBeNull();
-    expect(alerts.watchesQuotas()).toBe(false);
     alerts.set(webhook);
     expect(alerts.settings()).toEqual({
       url: webhook.url,
@@ -60,9 +59,24 @@ describe('the alerts part', () => {
       server_error_percent: 10,
     });
     expect(JSON.stringify(alerts.settings())).not.toContain('sealed');
-    expect(alerts.watchesQuotas()).toBe(true);
     // As stored, its secret still sealed (a sealed backup, a webhook kept by the fleet file).
     expect(alerts.stored()).toEqual(webhook);
+  });
+
+  it('raises quota alerts without a webhook too: into the log, at the default thresholds', () => {
+    const { alerts, wakes } = part();
+    expect(alerts.watchesQuotas()).toBe(true);
+    alerts.noteQuotas([daily(85)], T0);
+    alerts.noteQuotas([daily(100)], T0);
+    alerts.noteQuotas([daily(100)], T0);
+    expect(
+      alerts.recent().map((a) => [a.alert.kind === 'quota' && a.alert.threshold, a.delivery]),
+    ).toEqual([
+      [100, 'no_webhook'],
+      [80, 'no_webhook'],
+    ]);
+    // Nothing to deliver: the alarm is not woken for them.
+    expect(wakes).toEqual([]);
   });
 
   it('raises a quota alert once per period and threshold crossed, and wakes the alarm', () => {

@@ -126,18 +126,26 @@ export class AlertsPart implements Chores {
     return delivered;
   }
 
-  /** Whether quota alerts are wanted (a webhook is set): the limits part reports quotas then. */
+  /**
+   * Whether quota alerts are wanted: always, webhook or not (without one they go to the
+   * alert log only, at the default thresholds); false only while the tenant is unknown.
+   */
   watchesQuotas(): boolean {
-    return this.current() !== null;
+    return (this.io.tenantId ?? this.current()?.tenantId) != null;
   }
 
-  /** Queues an alert for each quota whose use has crossed a threshold; the alarm delivers. */
+  /**
+   * Raises an alert for each quota whose use has crossed a threshold: into the alert log,
+   * and with a webhook into its outbox, which the alarm delivers.
+   */
   noteQuotas(uses: QuotaUse[], now: number): void {
     const config = this.current();
-    if (!config) return;
+    const tenantId = this.io.tenantId ?? config?.tenantId;
+    if (!tenantId) return;
     for (const use of uses) {
+      const due = noteQuotaUse(this.sql, tenantId, config, use, now);
       // Alarms run on the real clock, whatever time a caller passed in.
-      if (noteQuotaUse(this.sql, config, use, now) !== null) this.io.wakeBy(this.io.now());
+      if (due !== null && config) this.io.wakeBy(this.io.now());
     }
   }
 

@@ -136,17 +136,19 @@ export function writeAlertConfig(sql: Sql, config: AlertConfig | null): void {
 }
 
 /**
- * Queues an alert for every threshold a quota's use has reached in this period
- * and not yet been alerted for; returns when the first queued one is due.
+ * Raises an alert for every threshold a quota's use has reached in this period and not
+ * yet been alerted for (the webhook's thresholds, or the defaults without one); returns
+ * when the first raised one is due.
  */
 export function noteQuotaUse(
   sql: Sql,
-  config: AlertConfig,
+  tenantId: string,
+  config: AlertConfig | null,
   q: QuotaUse,
   now: number,
 ): number | null {
   let due: number | null = null;
-  for (const threshold of config.thresholds) {
+  for (const threshold of config?.thresholds ?? DEFAULT_THRESHOLDS) {
     if (q.used * 100 < threshold * q.limit) continue;
     if (!firstTime(sql, q.meter, q.periodStart, threshold)) continue;
     raiseAlert(
@@ -154,7 +156,7 @@ export function noteQuotaUse(
       config,
       {
         kind: 'quota',
-        tenant_id: config.tenantId,
+        tenant_id: tenantId,
         policy: q.policy,
         threshold,
         used: q.used,

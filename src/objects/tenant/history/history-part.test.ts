@@ -82,7 +82,7 @@ describe('the history part', () => {
   it("counts the key's refusals by hour and status in the hour's figures", () => {
     const { history } = part();
     history.take({
-      rows: [usage(T0, '2xx', 10), usage(T0, '5xx', 4)],
+      rows: [usage(T0, '2xx', 10), usage(T0, '5xx', 4), usage(T0, '4xx', 3)],
       refusals: [{ hour: T0, tokenId: 'tok_a', policy: 'burst', count: 3 }],
       keyRejections: [
         { hour: T0, status: 401, count: 2, at: T0 + 10 },
@@ -93,8 +93,19 @@ describe('the history part', () => {
       { status: 401, count: 2 },
       { status: 403, count: 1 },
     ]);
+    // With the 4xx and the latency histogram (all in the first bucket here), which the
+    // fleet board adds up for the overview's series.
     expect(history.figures(T0)).toEqual([
-      { hour: T0, requests: 14, refused: 3, errors_5xx: 4, key_rejected: 3, key_status: 403 },
+      {
+        hour: T0,
+        requests: 17,
+        refused: 3,
+        errors_5xx: 4,
+        errors_4xx: 3,
+        latency: [17, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        key_rejected: 3,
+        key_status: 403,
+      },
     ]);
   });
 

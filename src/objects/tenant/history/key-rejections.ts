@@ -2,10 +2,11 @@
  * The history part's hourly figures beyond the rollups (history-part.ts): the
  * platform refusing the tenant's key (401 or 403, counted per hour and status, in
  * `key_rejections_hourly`), and the tenant's figures by hour (requests, limiter
- * refusals, server errors, key refusals) from which the alerts part raises the alerts
- * beyond quotas and the guard reports to its fleet board (docs/OBSERVABILITY.md, "Alerts").
+ * refusals, client and server errors, a latency histogram, key refusals) from which the
+ * alerts part raises the alerts beyond quotas and the guard reports to its fleet board
+ * (docs/OBSERVABILITY.md, "Alerts").
  */
-import type { KeyRejectionRow } from '../../../metering/usage';
+import { type KeyRejectionRow, LATENCY_COLUMNS } from '../../../metering/usage';
 import type { FleetHour } from '../../fleet/fleet-board';
 import type { Sql } from '../sql';
 
@@ -47,20 +48,33 @@ export function hourFigures(sql: Sql, from: number): FleetHour[] {
   const at = (hour: number) => {
     let h = hours.get(hour);
     if (!h) {
-      h = { hour, requests: 0, refused: 0, errors_5xx: 0, key_rejected: 0, key_status: null };
+      h = {
+        hour,
+        requests: 0,
+        refused: 0,
+        errors_5xx: 0,
+        errors_4xx: 0,
+        latency: LATENCY_COLUMNS.map(() => 0),
+        key_rejected: 0,
+        key_status: null,
+      };
       hours.set(hour, h);
     }
     return h;
   };
-  for (const r of sql.exec<{ hour: number; requests: number; errors: number }>(
+  for (const r of sql.exec<Record<string, number>>(
     `SELECT hour, SUM(requests) AS requests,
-       SUM(CASE WHEN status = '5xx' THEN requests ELSE 0 END) AS errors
+       SUM(CASE WHEN status = '5xx' THEN requests ELSE 0 END) AS errors,
+       SUM(CASE WHEN status = '4xx' THEN requests ELSE 0 END) AS client_errors,
+       ${LATENCY_COLUMNS.map((c) => `SUM(${c}) AS ${c}`).join(', ')}
      FROM usage_hourly WHERE hour >= ? GROUP BY hour`,
     from,
   )) {
-    const h = at(r.hour);
-    h.requests = r.requests;
-    h.errors_5xx = r.errors;
+    const h = at(r.hour ?? 0);
+    h.requests = r.requests ?? 0;
+    h.errors_5xx = r.errors ?? 0;
+    h.errors_4xx = r.client_errors ?? 0;
+    h.latency = LATENCY_COLUMNS.map((c) => r[c] ?? 0);
   }
   for (const r of sql.exec<{ hour: number; n: number }>(
     'SELECT hour, SUM(count) AS n FROM refusals_hourly WHERE hour >= ? GROUP BY hour',

@@ -5,12 +5,12 @@
  * older than the retention go.
  */
 
-import { LATENCY_BUCKETS_MS, type UsageBatch } from '../../../metering/usage';
+import { LATENCY_COLUMNS, percentile, type UsageBatch } from '../../../metering/usage';
 import type { History, RefusalPoint, SeriesPoint } from '../../../types/wire';
 import type { Sql, SqlValue } from '../sql';
 
-const BUCKETS = LATENCY_BUCKETS_MS.length + 1;
-const LAT_COLUMNS = Array.from({ length: BUCKETS }, (_, i) => `lat${i}`);
+const BUCKETS = LATENCY_COLUMNS.length;
+const LAT_COLUMNS = LATENCY_COLUMNS;
 
 export type HistoryGroup = 'route' | 'status' | 'token';
 
@@ -160,16 +160,21 @@ export function queryHistory(sql: Sql, q: HistoryQuery): History {
 }
 
 /**
- * The start of the last hour a token made a request in (refused ones too), as the
- * history has it: null when it has none (never used, or longer ago than the retention).
+ * The start of the last hour a token was used in, as the history has it: null when it has
+ * none (never used, or longer ago than the retention). A request refused before it was
+ * let through (a revoked or expired token's 401, a 403, a 429: 4xx that counted no units)
+ * is no use: its rows stay in the history, but not in this.
  */
 export function lastUsedHour(sql: Sql, tokenId: string): number | null {
-  return sql
-    .exec<{ at: number | null }>(
-      'SELECT MAX(hour) AS at FROM usage_hourly WHERE token_id = ?',
-      tokenId,
-    )
-    .one().at;
+  return (
+    sql
+      .exec<{ hour: number }>(
+        `SELECT hour FROM usage_hourly WHERE token_id = ? AND (status <> '4xx' OR units > 0)
+         ORDER BY hour DESC LIMIT 1`,
+        tokenId,
+      )
+      .toArray()[0]?.hour ?? null
+  );
 }
 
 /**
@@ -196,16 +201,4 @@ export function refusalsByOperation(
 export function sweepRollups(sql: Sql, before: number): void {
   sql.exec('DELETE FROM usage_hourly WHERE hour < ?', before);
   sql.exec('DELETE FROM refusals_hourly WHERE hour < ?', before);
-}
-
-/** The upper bound of the bucket where the cumulative count reaches `p`; null if above the last. */
-export function percentile(counts: number[], p: number): number | null {
-  const total = counts.reduce((a, b) => a + b, 0);
-  if (total === 0) return null;
-  let seen = 0;
-  for (let i = 0; i < counts.length; i++) {
-    seen += counts[i] ?? 0;
-    if (seen >= p * total) return LATENCY_BUCKETS_MS[i] ?? null;
-  }
-  return null;
 }

@@ -1,7 +1,7 @@
 /**
  * The recent-requests part alone, on node:sqlite with injected time: what a query
- * answers, what a flood of successes leaves of the failures, and what a day's age
- * takes away.
+ * answers, over any range within what is kept, what a flood of successes leaves of the
+ * failures, and what 7 days' age takes away.
  */
 import { describe, expect, it } from 'vitest';
 import { memorySql } from '../../../../scripts/sim/sqlite';
@@ -59,6 +59,32 @@ describe('the recent-requests part', () => {
     expect(first.requests).toHaveLength(2);
     expect(first.requests[0]?.at).toBe(new Date(T0 - 1000).toISOString());
     expect(ids({ limit: 2, before: first.cursor ?? undefined })).toEqual([`req-${T0 - 3000}-200`]);
+  });
+
+  it('answers any range within what is kept, newest first by time, a page at a time', () => {
+    const { recent } = part();
+    const HOUR = 3_600_000;
+    // Batches come in as isolates send them: the second holds older requests than the first.
+    recent.take([row(T0 - 1 * HOUR, 200), row(T0 - 2 * HOUR, 200)]);
+    recent.take([row(T0 - 30 * HOUR, 429), row(T0 - 50 * HOUR, 200), row(T0 - 3 * HOUR, 500)]);
+    recent.take([row(T0 - (RECENT_HOURS + 1) * HOUR, 200)]);
+    const hoursAgo = (q: Parameters<typeof recent.query>[0]) =>
+      recent.query(q).requests.map((r) => (T0 - Date.parse(r.at)) / HOUR);
+    expect(hoursAgo({ limit: 10 })).toEqual([1, 2, 3, 30, 50]);
+    // A range: both ends in; never past what is kept, even when asked.
+    expect(hoursAgo({ limit: 10, from: T0 - 30 * HOUR, to: T0 - 2 * HOUR })).toEqual([2, 3, 30]);
+    expect(hoursAgo({ limit: 10, from: T0 - 500 * HOUR, to: T0 - 40 * HOUR })).toEqual([50]);
+    expect(hoursAgo({ limit: 10, from: T0 - 48 * HOUR, status: '4xx' })).toEqual([30]);
+    // Paged by time: each page takes up where the last one ended.
+    const seen: number[] = [];
+    let before: Parameters<typeof recent.query>[0]['before'];
+    for (;;) {
+      const page = recent.query({ limit: 2, before });
+      seen.push(...page.requests.map((r) => (T0 - Date.parse(r.at)) / HOUR));
+      if (!page.cursor) break;
+      before = page.cursor;
+    }
+    expect(seen).toEqual([1, 2, 3, 30, 50]);
   });
 
   it('keeps the newest RECENT_KEPT of each kind: a flood of successes leaves the refusals', () => {

@@ -1,11 +1,11 @@
 /**
- * The part of a tenant's TenantGuard that keeps its recent requests
- * (docs/OBSERVABILITY.md, "Recent requests"): one row per request an isolate handed
- * over in its usage batches (never on the request path), bounded to the newest
- * RECENT_KEPT answered below 400 and the newest RECENT_KEPT refused or failed, and to
- * RECENT_HOURS, so a flood of successes never pushes out the 429 a partner is asking
- * about. Rows hold ids, codes and timings only: no body, no query, no header, no secret.
- * Its table: `recent_requests`.
+ * The part of a tenant's TenantGuard that keeps its requests (docs/OBSERVABILITY.md,
+ * "Recent requests"): one row per request an isolate handed over in its usage batches
+ * (never on the request path), bounded to the newest RECENT_KEPT answered below 400 and
+ * the newest RECENT_KEPT refused or failed, and to RECENT_HOURS (7 days), so a flood of
+ * successes never pushes out the 429 a partner is asking about. Any time range within
+ * them can be read, newest first (the console's request explorer). Rows hold ids, codes
+ * and timings only: no body, no query, no header, no secret. Its table: `recent_requests`.
  */
 import type { RequestRow } from '../../../metering/usage';
 import type { RecentRequest } from '../../../types/wire';
@@ -13,9 +13,10 @@ import type { Chores, Clock } from '../part';
 import type { Sql, SqlValue } from '../sql';
 
 /** Rows kept of each kind (below 400; 400 and above). */
-export const RECENT_KEPT = 1000;
-/** Hours a row is kept. */
-export const RECENT_HOURS = 24;
+export const RECENT_KEPT = 20_000;
+/** Hours a row is kept: 7 days. */
+export const RECENT_HOURS = 7 * 24;
+const HOUR_MS = 3_600_000;
 
 export type { RequestRow };
 
@@ -27,12 +28,21 @@ export interface RecentQuery {
   operation?: string;
   /** Only refused and failed requests (status 400 and above): the partner's view. */
   failedOnly?: boolean;
-  /** Rows older than this cursor (from an earlier page). */
-  before?: number;
+  /** The range asked (ms, both ends included); by default all that is kept. */
+  from?: number;
+  to?: number;
+  /** Rows after this one in the order answered (from an earlier page's cursor). */
+  before?: RecentCursor;
   limit: number;
 }
 
-type Row = Record<string, SqlValue> & RequestRow & { seq: number; failed: number };
+/** Where a page ended: its last row's time and sequence number. */
+export interface RecentCursor {
+  at: number;
+  seq: number;
+}
+
+type Row = Record<string, SqlValue> & RequestRow & { seq: number; failed: number; kseq: number };
 
 /** What callers reach: the query (the operator API, a tenant's own view). */
 export const RECENT_REQUESTS_CALLS = ['query'] as const;
@@ -48,35 +58,51 @@ export class RecentRequestsPart implements Chores {
         token_id TEXT NOT NULL, operation TEXT NOT NULL, method TEXT NOT NULL,
         status INTEGER NOT NULL, failed INTEGER NOT NULL, code INTEGER, limiter TEXT, policy TEXT,
         cache TEXT, upstream_status INTEGER, upstream_attempts INTEGER, latency_ms INTEGER NOT NULL,
-        upstream_ms INTEGER, trace_id TEXT, via TEXT);
+        upstream_ms INTEGER, trace_id TEXT, via TEXT, kseq INTEGER NOT NULL DEFAULT 0);
       CREATE INDEX IF NOT EXISTS recent_by_id ON recent_requests (request_id);
-      CREATE INDEX IF NOT EXISTS recent_by_kind ON recent_requests (failed, seq);
     `);
-    // A table from before MCP tool calls (issue 44) gains their mark.
     const columns = sql.exec<{ name: string }>('PRAGMA table_info(recent_requests)').toArray();
+    // A table from before MCP tool calls (issue 44) gains their mark.
     if (!columns.some((c) => c.name === 'via')) {
       sql.exec('ALTER TABLE recent_requests ADD COLUMN via TEXT');
     }
+    // A table from before the explorer: each kind's own sequence (its rows' global
+    // sequence numbers keep their order), by which the kind is cut to RECENT_KEPT.
+    if (!columns.some((c) => c.name === 'kseq')) {
+      sql.exec(`
+        ALTER TABLE recent_requests ADD COLUMN kseq INTEGER NOT NULL DEFAULT 0;
+        UPDATE recent_requests SET kseq = seq;
+        DROP INDEX IF EXISTS recent_by_kind;
+      `);
+    }
+    sql.exec(`
+      CREATE INDEX IF NOT EXISTS recent_by_kseq ON recent_requests (failed, kseq);
+      CREATE INDEX IF NOT EXISTS recent_by_at ON recent_requests (at, seq);
+    `);
   }
 
   /**
    * Adds a usage batch's rows (oldest first), then drops what is past RECENT_KEPT of each
-   * kind (rows past RECENT_HOURS are left out of answers, and swept by the alarm).
+   * kind: each kind numbers its rows (kseq), so the cut reads only the rows it deletes.
+   * Rows past RECENT_HOURS are left out of answers, and swept by the alarm.
    */
   take(rows: RequestRow[]): void {
+    if (rows.length === 0) return;
+    const next: [number, number] = [this.lastOfKind(0) + 1, this.lastOfKind(1) + 1];
     for (const r of [...rows].sort((a, b) => a.at - b.at)) {
+      const failed: 0 | 1 = r.status >= 400 ? 1 : 0;
       this.sql.exec(
         `INSERT INTO recent_requests (at, request_id, token_id, operation, method, status, failed,
            code, limiter, policy, cache, upstream_status, upstream_attempts, latency_ms, upstream_ms,
-           trace_id, via)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           trace_id, via, kseq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         r.at,
         r.request_id.slice(0, 200),
         r.token_id,
         r.operation,
         r.method,
         r.status,
-        r.status >= 400 ? 1 : 0,
+        failed,
         r.code,
         r.limiter,
         r.policy,
@@ -87,34 +113,48 @@ export class RecentRequestsPart implements Chores {
         r.upstream_ms,
         r.trace_id,
         r.via ?? null,
+        next[failed]++,
       );
     }
-    if (rows.length === 0) return;
-    for (const failed of [0, 1]) {
-      this.sql.exec(
-        `DELETE FROM recent_requests WHERE failed = ? AND seq <= (
-           SELECT seq FROM recent_requests WHERE failed = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
-        failed,
-        failed,
-        RECENT_KEPT,
-      );
+    for (const failed of [0, 1] as const) {
+      const cut = next[failed] - 1 - RECENT_KEPT;
+      if (cut > 0) {
+        this.sql.exec('DELETE FROM recent_requests WHERE failed = ? AND kseq <= ?', failed, cut);
+      }
     }
+  }
+
+  /** The last number a kind gave a row (0: none). */
+  private lastOfKind(failed: number): number {
+    return this.sql
+      .exec<{ k: number }>(
+        'SELECT COALESCE(MAX(kseq), 0) AS k FROM recent_requests WHERE failed = ?',
+        failed,
+      )
+      .one().k;
   }
 
   /** Rows past RECENT_HOURS (the alarm, hourly). */
   sweep(now: number): void {
-    this.sql.exec('DELETE FROM recent_requests WHERE at < ?', now - RECENT_HOURS * 3_600_000);
+    this.sql.exec('DELETE FROM recent_requests WHERE at < ?', now - RECENT_HOURS * HOUR_MS);
   }
 
-  /** Newest first, filtered; the cursor of the next page (null: none). */
-  query(q: RecentQuery): { requests: Omit<RecentRequest, 'reason'>[]; cursor: number | null } {
+  /**
+   * Newest first (by time, then by arrival), filtered, within the range asked and what is
+   * kept; the cursor of the next page (null: none).
+   */
+  query(q: RecentQuery): {
+    requests: Omit<RecentRequest, 'reason'>[];
+    cursor: RecentCursor | null;
+  } {
     const where: string[] = [];
     const args: SqlValue[] = [];
     const add = (clause: string, ...values: SqlValue[]) => {
       where.push(clause);
       args.push(...values);
     };
-    add('at >= ?', this.now() - RECENT_HOURS * 3_600_000);
+    add('at >= ?', Math.max(q.from ?? 0, this.now() - RECENT_HOURS * HOUR_MS));
+    if (q.to !== undefined) add('at <= ?', q.to);
     if (q.requestId !== undefined) add('request_id = ?', q.requestId);
     if (q.tokenId !== undefined) add('token_id = ?', q.tokenId);
     if (q.operation !== undefined) add('operation = ?', q.operation);
@@ -124,11 +164,13 @@ export class RecentRequestsPart implements Chores {
       add('status >= ? AND status < ?', low, low + 100);
     }
     if (q.failedOnly) add('failed = 1');
-    if (q.before !== undefined) add('seq < ?', q.before);
+    if (q.before !== undefined) {
+      add('(at < ? OR (at = ? AND seq < ?))', q.before.at, q.before.at, q.before.seq);
+    }
     const rows = this.sql
       .exec<Row>(
-        `SELECT * FROM recent_requests ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-         ORDER BY seq DESC LIMIT ?`,
+        `SELECT * FROM recent_requests WHERE ${where.join(' AND ')}
+         ORDER BY at DESC, seq DESC LIMIT ?`,
         ...args,
         q.limit + 1,
       )
@@ -136,12 +178,12 @@ export class RecentRequestsPart implements Chores {
     const page = rows.slice(0, q.limit);
     const last = page[page.length - 1];
     return {
-      requests: page.map(({ seq: _seq, failed: _failed, at, via, ...r }) => ({
+      requests: page.map(({ seq: _seq, failed: _failed, kseq: _kseq, at, via, ...r }) => ({
         ...r,
         at: new Date(at).toISOString(),
         via: via === 'mcp' ? 'mcp' : null,
       })),
-      cursor: rows.length > q.limit && last ? last.seq : null,
+      cursor: rows.length > q.limit && last ? { at: last.at, seq: last.seq } : null,
     };
   }
 }
