@@ -56,6 +56,11 @@ export const LAYERS: Layer[] = [
     what: "Durable Objects a tenant's guard reports to: AuditLog, FleetBoard",
   },
   {
+    name: 'clients',
+    members: ['objects/clients/'],
+    what: 'the Durable Object of the OAuth clients registered with the gateway: OAuthClients',
+  },
+  {
     name: 'tenant',
     members: ['objects/tenant/'],
     what: 'the TenantGuard Durable Object, one per tenant, and what it hosts',
@@ -86,6 +91,8 @@ export const LAYERS: Layer[] = [
       'browser/',
       'openapi/',
       'mcp/',
+      'oauth/',
+      'partner/',
     ],
     what: 'routes and their handlers',
   },
@@ -129,6 +136,12 @@ export const TABLE_OWNERS: TableOwner[] = [
     settings: ['tokens_adopted'],
   },
   {
+    place: 'objects/tenant/grants/',
+    owner: 'TenantGuard, grants (OAuth and partner keys)',
+    tables: ['oauth_grants', 'oauth_spent_refresh'],
+    settings: ['partner_access'],
+  },
+  {
     place: 'objects/tenant/record/',
     owner: 'TenantGuard, the tenant record',
     tables: ['tenant_record'],
@@ -165,6 +178,7 @@ export const TABLE_OWNERS: TableOwner[] = [
   { place: 'objects/plans/', owner: 'PlanBook', tables: ['plans', 'members', 'counter'] },
   { place: 'objects/fleet/', owner: 'FleetBoard', tables: ['tenant_hours'] },
   { place: 'objects/audit/', owner: 'AuditLog', tables: ['entries', 'episodes'] },
+  { place: 'objects/clients/', owner: 'OAuthClients', tables: ['clients'] },
 ];
 
 /** The TenantGuard's parts: each folder below it is one (tenant-guard.ts hands them out). */

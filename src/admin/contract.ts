@@ -9,6 +9,7 @@ import * as analytics from './analytics.contract';
 import * as audit from './audit.contract';
 import * as keyCheck from './key-check.contract';
 import * as limits from './limits.contract';
+import * as oauth from './oauth.contract';
 import { type AdminOperation, type ApiOf, isAdminOperation, type OperationsIn } from './operation';
 import * as operations from './operations.contract';
 import * as overview from './overview.contract';
@@ -27,6 +28,7 @@ const AREAS = [
   requests,
   alerts,
   portalLinks,
+  oauth,
   plans,
   overview,
   keyCheck,
@@ -42,6 +44,7 @@ export type AdminOperations = OperationsIn<typeof tenants> &
   OperationsIn<typeof requests> &
   OperationsIn<typeof alerts> &
   OperationsIn<typeof portalLinks> &
+  OperationsIn<typeof oauth> &
   OperationsIn<typeof plans> &
   OperationsIn<typeof overview> &
   OperationsIn<typeof keyCheck> &

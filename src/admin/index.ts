@@ -12,6 +12,7 @@ import { auditRoutes } from './audit';
 import { adminAuth } from './auth';
 import { keyCheckRoutes } from './key-check';
 import { limitRoutes } from './limits';
+import { oauthAdminRoutes } from './oauth';
 import { operationRoutes } from './operations';
 import { overviewRoutes } from './overview';
 import { planRoutes } from './plans';
@@ -34,6 +35,7 @@ export function adminRoutes(): Hono<HonoEnv> {
     requestRoutes,
     alertRoutes,
     portalLinkRoutes,
+    oauthAdminRoutes,
     planRoutes,
     overviewRoutes,
     keyCheckRoutes,
