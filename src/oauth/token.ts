@@ -179,6 +179,8 @@ function answer(c: Context<HonoEnv>, { issued, refresh, tenantId, token }: Outco
     throw refusal(issued);
   }
   const { record } = issued.entry;
+  // The request log counts it as the grant's (its tenant's usage history).
+  c.set('principal', { tenantId, tokenId: record.id });
   const expiresAt = record.expires_at ? Date.parse(record.expires_at) : Date.now();
   return c.json(
     {
