@@ -165,8 +165,17 @@ export async function grantTokens(
 }
 
 /** An OAuth error answer: its status, RFC 6749 `error`, and the gateway's envelope code. */
-export async function expectOauthError(res: Response, status: number, error: string) {
-  const body = (await res.json()) as { error: string; error_description: string; code: number };
+export async function expectOauthError(
+  answer: Response | { res: Response; body: unknown },
+  status: number,
+  error: string,
+) {
+  const res = answer instanceof Response ? answer : answer.res;
+  const body = (answer instanceof Response ? await res.json() : answer.body) as {
+    error: string;
+    error_description: string;
+    code: number;
+  };
   expect({ status: res.status, error: body.error }, body.error_description).toEqual({
     status,
     error,
