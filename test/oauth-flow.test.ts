@@ -19,6 +19,7 @@ import {
 } from './helpers';
 import {
   APP_ORIGIN,
+  codeFor,
   expectOauthError,
   GATEWAY,
   grantTokens,
@@ -73,9 +74,11 @@ describe('a public client with PKCE', () => {
     );
     expect(grant).toMatchObject({
       name: 'OAuth: Travel planner',
-      resource: GATEWAY,
       grant: { client_name: 'Travel planner', origin: APP_ORIGIN },
     });
+    // Asked for no resource (RFC 8707): the token serves the API and /mcp alike.
+    expect(grant.resource).toBeUndefined();
+    expect((await mcpList(tokens.access_token)).status).toBe(200);
     expect(grant.grant.granted_by).toMatch(/^token:tok_/);
     expect(new Date(grant.expires_at).getTime()).toBeLessThanOrEqual(Date.now() + 3600_000);
 
@@ -111,7 +114,7 @@ describe('a public client with PKCE', () => {
   it('binds the token to its resource: an API token is refused at /mcp, an /mcp token at the API', async () => {
     const tenant = await createTenant(platformKeys.demo, 'oauth resources');
     const client = await registerClient();
-    const api = await grantTokens(tenant, client);
+    const api = await grantTokens(tenant, client, { resource: GATEWAY });
     const atMcp = await mcpList(api.access_token);
     expect(atMcp.status).toBe(401);
     expect(atMcp.headers.get('www-authenticate')).toBe(
@@ -142,6 +145,30 @@ describe('a public client with PKCE', () => {
     expect(atApi.headers.get('www-authenticate')).toBe(
       `Bearer error="invalid_token", resource_metadata="${GATEWAY}/.well-known/oauth-protected-resource"`,
     );
+  });
+
+  it('binds a token of a grant for every resource to the one its token request names', async () => {
+    const tenant = await createTenant(platformKeys.demo, 'oauth narrowed resource');
+    const client = await registerClient();
+    const { code, verifier, redirect } = await codeFor(tenant, client);
+    const res = await tokenRequest({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: redirect,
+      client_id: client.client_id,
+      resource: `${GATEWAY}/mcp`,
+    });
+    const tokens = (await res.json()) as Tokens;
+    expect(res.status).toBe(200);
+    expect((await mcpList(tokens.access_token)).status).toBe(200);
+    await expectRefusal(await gateway('/team/lists', bearer(tokens.access_token)), 'INVALID_TOKEN');
+    // Its refresh may name the other: the new token serves that one only.
+    const api = (await (
+      await refresh(client, tokens.refresh_token, { resource: GATEWAY })
+    ).json()) as Tokens;
+    expect((await gateway('/team/lists', bearer(api.access_token))).status).toBe(200);
+    expect((await mcpList(api.access_token)).status).toBe(401);
   });
 
   it("lets a browser app call from its redirect URI's origin, and no other", async () => {

@@ -12,7 +12,6 @@
  */
 import { type Context, Hono } from 'hono';
 import { ERRORS, type ErrorKind, GatewayError } from '../errors';
-import { apiResource } from '../middleware/bearer';
 import { oauthClients } from '../objects/clients/oauth-clients';
 import { operationId } from '../observability/operation-id';
 import { keyRing } from '../tenants/crypto';
@@ -103,8 +102,9 @@ function checkRequest(c: Context<HonoEnv>, params: Params): Checked | GatewayErr
   if ((params.get('state')?.length ?? 0) > STATE_MAX_CHARS) {
     return refuse('OAUTH_INVALID_REQUEST', `state is at most ${STATE_MAX_CHARS} characters`);
   }
+  // No resource named: the grant serves every resource of the gateway (its API and /mcp).
   const named = params.get('resource');
-  const resource = named === undefined ? apiResource(c) : resourceNamed(c, named);
+  const resource = named === undefined ? '' : resourceNamed(c, named);
   if (resource === null) {
     return refuse('OAUTH_INVALID_TARGET', 'resource must be this gateway or its /mcp');
   }

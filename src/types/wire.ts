@@ -503,6 +503,7 @@ export interface PartnerApp {
   client_name: string;
   redirect_host: string;
   scopes: string[];
+  /** The resource it was granted for (RFC 8707); '' for every resource of the gateway. */
   resource: string;
   granted_by: string;
   created_at: string;
@@ -535,6 +536,7 @@ export interface ConsentView {
   redirect_uri: string;
   /** Where the partner's answer goes: the redirect URI's host (or its scheme, for an app). */
   redirect_host: string;
+  /** The resource it asks for (RFC 8707); '' for every resource of the gateway (API and MCP). */
   resource: string;
   /** The scope names the app asked for, as it sent them (presets by name). */
   scopes_asked: string[];

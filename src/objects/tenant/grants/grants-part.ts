@@ -62,6 +62,7 @@ export interface ConsentRequest {
   asked: string[];
   /** The scopes the partner left checked (null: all it was shown). */
   chosen: string[] | null;
+  /** The resource the app asked for (RFC 8707), or '' for none: every one of the gateway's. */
   resource: string;
   codeHash: string;
   codeChallenge: string;
@@ -220,7 +221,7 @@ export class GrantsPart implements Chores {
       },
       limits,
       req.now,
-      { resource: grant.resource, grant: tokenGrant(grant, refreshUntil) },
+      { ...boundTo(grant, req.resource), grant: tokenGrant(grant, refreshUntil) },
     );
     tokens.audit({
       ...req.ctx,
@@ -266,9 +267,8 @@ export class GrantsPart implements Chores {
       this.book.end(grant.tokenId, req.now, 'expired');
       return invalidGrant('this refresh token has expired');
     }
-    if (req.resource !== null && req.resource !== grant.resource) {
-      return { kind: 'invalid_target', why: `this grant is for ${grant.resource}` };
-    }
+    const target = targetRefusal(grant, req.resource);
+    if (target) return target;
     const scopes = req.scopes ?? grant.scopes;
     if (scopes.length === 0 || scopes.some((s) => !grant.scopes.includes(s))) {
       return { kind: 'invalid_scope', why: 'a refresh may only narrow the grant' };
@@ -277,6 +277,7 @@ export class GrantsPart implements Chores {
     const entry = tokens.renew(grant.tokenId, req.minted, {
       expires_at: new Date(req.now + req.accessTtlMs).toISOString(),
       scopes,
+      resource: boundTo(grant, req.resource).resource,
       grant: tokenGrant(grant, refreshUntil),
     });
     if (!entry) return invalidGrant('this grant was revoked');
@@ -444,10 +445,22 @@ function codeRefusal(grant: GrantRow, req: ExchangeRequest): TokenRefusal | null
   if (grant.codeChallenge !== req.challenge) {
     return invalidGrant('code_verifier does not match the code_challenge');
   }
-  if (req.resource !== null && req.resource !== grant.resource) {
-    return { kind: 'invalid_target', why: `this code is for ${grant.resource}` };
-  }
-  return null;
+  return targetRefusal(grant, req.resource);
+}
+
+/**
+ * A token request's `resource` against its grant's (RFC 8707 2.2): a grant made for one
+ * resource serves only that one; a grant for none ('') serves either, one at a time.
+ */
+function targetRefusal(grant: GrantRow, asked: string | null): TokenRefusal | null {
+  if (asked === null || grant.resource === '' || asked === grant.resource) return null;
+  return { kind: 'invalid_target', why: `this grant is for ${grant.resource}` };
+}
+
+/** The resource a new access token is bound to: the one asked for, else its grant's (none: every one). */
+function boundTo(grant: GrantRow, asked: string | null): { resource?: string } {
+  const resource = asked ?? grant.resource;
+  return resource ? { resource } : {};
 }
 
 function tokenGrant(grant: GrantRow, refreshUntil: number): NonNullable<TokenRecord['grant']> {

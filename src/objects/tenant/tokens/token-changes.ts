@@ -103,7 +103,7 @@ export class TokenChanges {
   renew(
     tokenId: string,
     minted: MintedToken,
-    change: Pick<TokenRecord, 'expires_at' | 'scopes' | 'grant'>,
+    change: Pick<TokenRecord, 'expires_at' | 'scopes' | 'grant' | 'resource'>,
   ): TokenEntry | null {
     const row = this.tokens.get(tokenId);
     if (!row || row.record.revoked_at || this.standing.endOf(tokenId)?.reason === 'revoked') {
@@ -116,6 +116,8 @@ export class TokenChanges {
       tag_kid: minted.tag_kid,
       ...change,
     };
+    // Each refresh may bind the token anew (RFC 8707); none named: every resource.
+    if (change.resource === undefined) delete record.resource;
     this.tokens.rekey(tokenId, minted.hash, record);
     return { hash: minted.hash, record };
   }

@@ -58,7 +58,7 @@ export interface TokenDecider {
   renew(
     tokenId: string,
     minted: MintedToken,
-    change: Pick<TokenRecord, 'expires_at' | 'scopes' | 'grant'>,
+    change: Pick<TokenRecord, 'expires_at' | 'scopes' | 'grant' | 'resource'>,
   ): TokenEntry | null;
   /** Revokes one token; the entries it revoked (none when it already was). */
   revoke(tokenId: string, now: number, ctx: AuditContext): TokenEntry[];
