@@ -308,6 +308,15 @@ function App() {
     const fromLink = takeTokenFromFragment();
     const start = fromLink ?? storedToken();
     if (start) void open(start);
+    // A link opened over this page (only its fragment differs) loads no new page: take it here.
+    const arrived = () => {
+      takeAuthorizeRequest();
+      setRequest(pendingRequest());
+      const token = takeTokenFromFragment();
+      if (token) void open(token);
+    };
+    window.addEventListener('hashchange', arrived);
+    return () => window.removeEventListener('hashchange', arrived);
   }, []);
 
   // Keyboard and screen-reader users land where the page changed: the portal once signed
