@@ -96,7 +96,7 @@ beforeAll(async () => {
   tenant.id = (
     await adminCall('/tenants', { name: tenant.name, platform_key: DEMO_PLATFORM_KEY })
   ).tenant_id;
-  app = createServer((req, res) => {
+  app = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
     res.end(clientPage(gateway.url));
   });
