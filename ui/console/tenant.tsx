@@ -6,6 +6,7 @@ import { api } from './api';
 import { EditTenant } from './edit-tenant';
 import { ConfirmButton, fmtTime, Notice, refusal } from './form';
 import { LimitsSection } from './limits';
+import { PartnerAccessSection } from './partner-access';
 import { RequestsSection } from './requests';
 import { TokensSection } from './tokens';
 import { UsageSection } from './usage';
@@ -156,7 +157,10 @@ export function TenantPage(props: {
         />
       ) : null}
       {section === 'Settings' ? (
-        <EditTenant tenant={tenant} canChange={props.canChange} saved={setTenant} />
+        <>
+          <EditTenant tenant={tenant} canChange={props.canChange} saved={setTenant} />
+          <PartnerAccessSection tenantId={tenant.id} canChange={props.canChange} />
+        </>
       ) : null}
     </section>
   );
