@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  admin,
   asTenant,
   createTenant,
   envelope,
@@ -35,16 +36,26 @@ afterEach(() => vi.useRealTimers());
 
 let tenant: TestTenant;
 let client: Client;
+/** A client the operator registered: refusals after its redirect URI is checked go back to it. */
+let vetted: Client;
 beforeEach(async () => {
   tenant = await createTenant(platformKeys.demo, 'oauth refusals');
   client = await registerClient();
+  const made = await admin('/oauth/clients', {
+    method: 'POST',
+    body: JSON.stringify({ client_name: 'Vetted', redirect_uris: [REDIRECT] }),
+  });
+  vetted = (await envelope(made)).data;
 });
 
-async function authorizeParams(extra: Record<string, string | undefined> = {}) {
+async function authorizeParams(
+  extra: Record<string, string | undefined> = {},
+  who: () => Client = () => client,
+) {
   const { challenge } = await pkce();
   const params: Record<string, string> = {
     response_type: 'code',
-    client_id: client.client_id,
+    client_id: who().client_id,
     redirect_uri: REDIRECT,
     code_challenge: challenge,
     code_challenge_method: 'S256',
@@ -98,31 +109,54 @@ describe('the authorization endpoint', () => {
     expect(body.error_description).toMatch(/redirect_uri/);
   });
 
-  it('refuses plain PKCE, and a request without PKCE, back at the registered URI', async () => {
-    const plain = await authorize(await authorizeParams({ code_challenge_method: 'plain' }));
+  const asVetted = () => vetted;
+
+  it("refuses plain PKCE, and a request without PKCE, back at an operator's client's registered URI", async () => {
+    const plain = await authorize(
+      await authorizeParams({ code_challenge_method: 'plain' }, asVetted),
+    );
     expect(expectRedirectedError(plain, 'invalid_request')).toMatch(/S256/);
     const none = await authorize(
-      await authorizeParams({ code_challenge: undefined, code_challenge_method: undefined }),
+      await authorizeParams(
+        { code_challenge: undefined, code_challenge_method: undefined },
+        asVetted,
+      ),
     );
     expect(expectRedirectedError(none, 'invalid_request')).toMatch(/PKCE/);
     // No method named is plain (RFC 7636 4.3): refused too.
-    const unnamed = await authorize(await authorizeParams({ code_challenge_method: undefined }));
+    const unnamed = await authorize(
+      await authorizeParams({ code_challenge_method: undefined }, asVetted),
+    );
     expectRedirectedError(unnamed, 'invalid_request');
   });
 
   it('refuses another response type, an unknown scope and a resource of elsewhere', async () => {
     expectRedirectedError(
-      await authorize(await authorizeParams({ response_type: 'token' })),
+      await authorize(await authorizeParams({ response_type: 'token' }, asVetted)),
       'unsupported_response_type',
     );
     expectRedirectedError(
-      await authorize(await authorizeParams({ scope: 'teams:read everything:admin' })),
+      await authorize(await authorizeParams({ scope: 'teams:read everything:admin' }, asVetted)),
       'invalid_scope',
     );
     expectRedirectedError(
-      await authorize(await authorizeParams({ resource: 'https://elsewhere.example/mcp' })),
+      await authorize(
+        await authorizeParams({ resource: 'https://elsewhere.example/mcp' }, asVetted),
+      ),
       'invalid_target',
     );
+  });
+
+  it('answers a self-registered client its refusals itself: no bounce to a site anyone could have registered', async () => {
+    for (const [extra, error] of [
+      [{ code_challenge_method: 'plain' }, 'invalid_request'],
+      [{ response_type: 'token' }, 'unsupported_response_type'],
+      [{ scope: 'nothing:here' }, 'invalid_scope'],
+    ] as const) {
+      const res = await authorize(await authorizeParams(extra));
+      expect(res.headers.get('location')).toBeNull();
+      await expectOauthError(res, 400, error);
+    }
   });
 
   it('refuses a parameter sent twice', async () => {

@@ -6,9 +6,12 @@
  *
  * Until the client and its redirect URI are known good, a refusal is this answer itself
  * (400, never a redirect: RFC 6749 4.1.2.1, RFC 9700 4.11, no open redirect). After
- * that, a refusal goes back to that exact registered URI with `error`, `state` and `iss`
- * (RFC 9207): a request without PKCE, with `plain` (S256 only), another response type,
- * an unknown scope or resource.
+ * that, for a client the operator registered, a refusal goes back to that exact
+ * registered URI with `error`, `state` and `iss` (RFC 9207): a request without PKCE, with
+ * `plain` (S256 only), another response type, an unknown scope or resource. A client
+ * that registered itself gets the same refusals here instead: anyone can register a site
+ * to bounce people to, and the gateway redirects to it only once a partner approved or
+ * denied it on the consent page, having seen where the answer goes.
  */
 import { type Context, Hono } from 'hono';
 import { ERRORS, type ErrorKind, GatewayError } from '../errors';
@@ -49,7 +52,12 @@ export function authorizeRoutes(): Hono<HonoEnv> {
         302,
       );
     const checked = checkRequest(c, params);
-    if (checked instanceof GatewayError) return back(checked.kind, checked.message);
+    // A client that registered itself could have named any site: the gateway's own answer,
+    // never a bounce to it (RFC 9700 4.11.2). An operator's client gets its error back.
+    if (checked instanceof GatewayError) {
+      if (client.kind === 'operator') return back(checked.kind, checked.message);
+      throw checked;
+    }
     const request: AuthorizationRequest = {
       cid: client.client_id,
       ru: redirectUri,
