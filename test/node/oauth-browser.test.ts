@@ -9,12 +9,15 @@
  * in the portal, its next call is refused. Nothing leaves loopback.
  */
 import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
 import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+
+const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 let emulator: RunningEmulator;
 let gateway: GatewayHost;
@@ -83,6 +86,18 @@ async function again() { out(await callApis(sessionStorage.getItem('token'))); }
 const run = { '/': start, '/callback': callback, '/again': again }[location.pathname];
 run().catch((e) => out({ error: String(e) }));
 </script></body></html>`;
+}
+
+/** axe-core's serious and critical findings on the page as it is now. */
+async function seriousViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: AXE_PATH });
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: () => Promise<any> } }).axe;
+    return (await axe.run()).violations as { id: string; impact: string; nodes: unknown[] }[];
+  });
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}, ${v.nodes.length} nodes)`);
 }
 
 async function result(page: Page): Promise<any> {
@@ -169,6 +184,64 @@ describe('a public client with no backend, through the portal', () => {
     // Nothing but the two loopback origins was asked for.
     const origins = new Set(requested.map((u) => new URL(u).origin));
     expect([...origins].sort()).toEqual([appOrigin, gateway.url].sort());
+    await context.close();
+  });
+
+  it("makes a partner's own key in the portal, shown once, and revokes it; axe finds nothing serious on the consent, the apps and the keys", async () => {
+    // axe is injected as a script: this context may bypass the page's CSP to do so.
+    const context = await browser.newContext({ bypassCSP: true });
+    const page = await context.newPage();
+    await page.goto(`${appOrigin}/`);
+    await page.waitForURL(`${gateway.url}/portal/`);
+    const link = await adminCall(`/tenants/${tenant.id}/portal-links`, { manage: true });
+    await page.goto(link.url);
+    await expect.poll(() => page.getByTestId('consent-app').textContent()).toBe('Demo SPA');
+    const consent = await seriousViolations(page);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.waitForURL(`${appOrigin}/callback`);
+    expect((await result(page)).api.status).toBe(200);
+
+    await page.goto(`${gateway.url}/portal/`);
+    await page.getByRole('heading', { name: 'Your keys' }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('nightly sync');
+    await page.getByLabel('Scopes').fill('read-only');
+    await page.getByLabel('Works').selectOption('90');
+    await page.getByLabel('Requests per minute (optional)').fill('30');
+    await page.getByRole('button', { name: 'Make the key' }).click();
+    const shown = page.locator('#new-key');
+    await shown.waitFor();
+    const key = await shown.inputValue();
+    expect(key).toMatch(/^apgw_/);
+    const keysAndApps = await seriousViolations(page);
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    expect(await page.locator('#new-key').count()).toBe(0);
+    // The secret is on the page no more: only its prefix and last four.
+    expect(await page.content()).not.toContain(key);
+    const row = page.getByTestId('keys').getByRole('row', { name: /nightly sync/ });
+    expect(await row.textContent()).toContain(key.slice(-4));
+
+    const call = () =>
+      fetch(`${gateway.url}/team/lists`, { headers: { authorization: `Bearer ${key}` } });
+    expect((await call()).status).toBe(200);
+    expect(
+      (
+        await fetch(`${gateway.url}/session/create`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: '{}',
+        })
+      ).status,
+    ).toBe(403);
+    await page.getByRole('button', { name: 'Revoke nightly sync' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke now' }).click();
+    await expect.poll(() => row.textContent()).toMatch(/revoked/);
+    expect((await call()).status).toBe(401);
+
+    // The operator sees who made it.
+    const tokens = await adminCall(`/tenants/${tenant.id}/tokens`);
+    const made = tokens.tokens.find((t: { name: string }) => t.name === 'nightly sync');
+    expect(made.made_by).toMatch(/^token:tok_/);
+    expect({ consent, keysAndApps }).toEqual({ consent: [], keysAndApps: [] });
     await context.close();
   });
 });
