@@ -254,6 +254,43 @@ describe('the token endpoint', () => {
     );
   });
 
+  it('takes a code once when two exchanges of it arrive together: the other ends the grant', async () => {
+    // Both requests are in flight at once; the tenant's guard decides one, then the other.
+    const { code, verifier } = await codeFor(tenant, client);
+    const answers = await Promise.all([
+      exchange({ code, code_verifier: verifier }),
+      exchange({ code, code_verifier: verifier }),
+    ]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 400]);
+    const won = answers.find((r) => r.status === 200) as Response;
+    const lost = answers.find((r) => r.status === 400) as Response;
+    await expectOauthError(lost, 400, 'invalid_grant');
+    const tokens = (await won.json()) as { access_token: string };
+    await expectRefusal(
+      await asTenant({ ...tenant, token: tokens.access_token }, '/team/lists'),
+      'TOKEN_REVOKED',
+    );
+  });
+
+  it('takes a refresh token once when two refreshes of it arrive together, and the reuse ends the grant', async () => {
+    const first = await grantTokens(tenant, client);
+    const refresh = () =>
+      tokenRequest({
+        grant_type: 'refresh_token',
+        refresh_token: first.refresh_token,
+        client_id: client.client_id,
+      });
+    const answers = await Promise.all([refresh(), refresh()]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 400]);
+    const won = (await (answers.find((r) => r.status === 200) as Response).json()) as {
+      access_token: string;
+    };
+    await expectRefusal(
+      await asTenant({ ...tenant, token: won.access_token }, '/team/lists'),
+      'TOKEN_REVOKED',
+    );
+  });
+
   it('refuses a wrong verifier, and the code still works with the right one', async () => {
     const { code, verifier } = await codeFor(tenant, client);
     const { verifier: wrong } = await pkce();

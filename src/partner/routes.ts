@@ -22,7 +22,8 @@ import { tokenLimitsSchema } from '../metering/policy';
 import { requireScope, tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
-import { guardFor } from '../objects/tenant/tenant-guard';
+import { type GuardParts, guardFor } from '../objects/tenant/tenant-guard';
+import type { AuditContext } from '../objects/tenant/tokens/token-registry';
 import { operationId } from '../observability/operation-id';
 import { catalogOf } from '../routes/catalog';
 import { nameField } from '../routes/schemas';
@@ -79,21 +80,8 @@ export function partnerRoutes(): Hono<HonoEnv> {
     return c.json(ok({ apps }), 200, PRIVATE);
   });
 
-  app.delete(
-    '/partner/apps/:id',
-    operationId('partner.app.revoke'),
-    ...partnerToken,
-    validated('param', idParam),
-    async (c) => {
-      const tenantId = c.get('tenant').id;
-      const { id } = c.req.valid('param');
-      const done = await guardFor(c.env, tenantId)
-        .grants()
-        .revokeGrant(tenantId, id, null, Date.now(), partnerContext(c));
-      if (!done) throw noSuch('app');
-      isolateAdmission.forget(tenantId);
-      return c.json(ok({ id, revoked: true }), 200, PRIVATE);
-    },
+  revokeRoute(app, 'app', (grants, tenantId, id, ctx) =>
+    grants.revokeGrant(tenantId, id, null, Date.now(), ctx),
   );
 
   app.get('/partner/keys', operationId('partner.keys'), ...partnerToken, async (c) => {
@@ -176,23 +164,40 @@ export function partnerRoutes(): Hono<HonoEnv> {
     },
   );
 
+  revokeRoute(app, 'key', (grants, tenantId, id, ctx) =>
+    grants.revokeKey(tenantId, id, Date.now(), ctx),
+  );
+  return app;
+}
+
+/**
+ * `DELETE /partner/{apps|keys}/:id`: the partner ends one of its own apps or keys, refused
+ * everywhere within LEASE_MAX_MS (this isolate at once); 404 when it is none of its own.
+ */
+function revokeRoute(
+  app: Hono<HonoEnv>,
+  what: 'app' | 'key',
+  revoke: (
+    grants: ReturnType<GuardParts['grants']>,
+    tenantId: string,
+    id: string,
+    ctx: AuditContext,
+  ) => Promise<boolean>,
+): void {
   app.delete(
-    '/partner/keys/:id',
-    operationId('partner.key.revoke'),
+    `/partner/${what}s/:id`,
+    operationId(`partner.${what}.revoke`),
     ...partnerToken,
     validated('param', idParam),
     async (c) => {
       const tenantId = c.get('tenant').id;
       const { id } = c.req.valid('param');
-      const done = await guardFor(c.env, tenantId)
-        .grants()
-        .revokeKey(tenantId, id, Date.now(), partnerContext(c));
-      if (!done) throw noSuch('key');
+      const grants = guardFor(c.env, tenantId).grants();
+      if (!(await revoke(grants, tenantId, id, partnerContext(c)))) throw noSuch(what);
       isolateAdmission.forget(tenantId);
       return c.json(ok({ id, revoked: true }), 200, PRIVATE);
     },
   );
-  return app;
 }
 
 /** Audit entries of the partner's changes name its token. */

@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import { call } from '../lib/api';
 import { fmtTime } from '../lib/format';
-import { useModal } from '../lib/modal';
+import { RevokeDialog } from './revoke-dialog';
 import { messageOf } from './rotate';
 import type { PartnerApp } from './types';
 
@@ -15,7 +15,6 @@ export function Apps(props: { token: string }) {
   const [apps, setApps] = useState<PartnerApp[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [revoking, setRevoking] = useState<PartnerApp | null>(null);
-  const confirm = useModal(revoking !== null, () => setRevoking(null));
   const auth = { authorization: `Bearer ${props.token}` };
 
   const load = () =>
@@ -89,21 +88,13 @@ export function Apps(props: { token: string }) {
           </tbody>
         </table>
       )}
-      <dialog ref={confirm.ref} aria-labelledby="app-revoke-title" onClose={confirm.onClose}>
-        <h3 id="app-revoke-title">Revoke {revoking?.client_name}?</h3>
-        <p>
-          Its access ends now: its tokens are refused within a second, and it must ask you again to
-          come back.
-        </p>
-        <div class="row">
-          <button type="button" class="secondary" onClick={() => setRevoking(null)}>
-            Cancel
-          </button>
-          <button type="button" onClick={revoke}>
-            Revoke now
-          </button>
-        </div>
-      </dialog>
+      <RevokeDialog
+        name={revoking?.client_name ?? null}
+        id="app-revoke-title"
+        message="Its access ends now: its tokens are refused within a second, and it must ask you again to come back."
+        onCancel={() => setRevoking(null)}
+        onConfirm={revoke}
+      />
     </section>
   );
 }

@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
 import { fmtTime } from '../lib/format';
-import { useModal } from '../lib/modal';
+import { RevokeDialog } from './revoke-dialog';
 import { messageOf } from './rotate';
 import type { CreatedPartnerKey, PartnerKey, PartnerKeys } from './types';
 
@@ -29,7 +29,6 @@ export function Keys(props: { token: string }) {
   const [made, setMade] = useState<CreatedPartnerKey | null>(null);
   const [copied, setCopied] = useState('');
   const [revoking, setRevoking] = useState<PartnerKey | null>(null);
-  const confirm = useModal(revoking !== null, () => setRevoking(null));
   const auth = { authorization: `Bearer ${props.token}` };
 
   const load = () =>
@@ -235,18 +234,13 @@ export function Keys(props: { token: string }) {
         </p>
         <button type="submit">Make the key</button>
       </form>
-      <dialog ref={confirm.ref} aria-labelledby="key-revoke-title" onClose={confirm.onClose}>
-        <h3 id="key-revoke-title">Revoke {revoking?.name}?</h3>
-        <p>It stops working within a second, for good.</p>
-        <div class="row">
-          <button type="button" class="secondary" onClick={() => setRevoking(null)}>
-            Cancel
-          </button>
-          <button type="button" onClick={revoke}>
-            Revoke now
-          </button>
-        </div>
-      </dialog>
+      <RevokeDialog
+        name={revoking?.name ?? null}
+        id="key-revoke-title"
+        message="It stops working within a second, for good."
+        onCancel={() => setRevoking(null)}
+        onConfirm={revoke}
+      />
     </section>
   );
 }
