@@ -28,8 +28,8 @@ export const ERRORS = {
     status: 400,
     msg: 'This operation takes no Idempotency-Key: its body is streamed to the platform, not kept',
   },
-  // OAuth's own errors (docs/OAUTH.md): `error` in the body names RFC 6749's (or 7591's,
-  // 8707's) word for each; oauth/errors.ts makes the answers.
+  // OAuth's own errors (docs/OAUTH.md): errorResponse() adds `error`, RFC 6749's (or
+  // 7591's, 8707's) word for each, beside the envelope.
   OAUTH_INVALID_REQUEST: { code: 40010, status: 400, msg: 'invalid_request' },
   OAUTH_INVALID_GRANT: { code: 40011, status: 400, msg: 'invalid_grant' },
   OAUTH_UNAUTHORIZED_CLIENT: { code: 40012, status: 400, msg: 'unauthorized_client' },
@@ -111,12 +111,12 @@ export const ERRORS = {
   },
   RATE_LIMITED: { code: 42900, status: 429, msg: 'Rate limit exceeded' },
   QUOTA_EXHAUSTED: { code: 42901, status: 429, msg: 'Quota exhausted' },
-  OAUTH_TEMPORARILY_UNAVAILABLE: { code: 42903, status: 429, msg: 'temporarily_unavailable' },
   UPSTREAM_RATE_LIMITED: {
     code: 42902,
     status: 429,
     msg: 'Platform asked for a pause on this platform key',
   },
+  OAUTH_TEMPORARILY_UNAVAILABLE: { code: 42903, status: 429, msg: 'temporarily_unavailable' },
   INTERNAL: { code: 50000, status: 500, msg: 'Internal gateway error' },
   MISCONFIGURED: { code: 50001, status: 500, msg: 'Gateway is misconfigured' },
   UPSTREAM_HTTP_ERROR: { code: 50200, status: 502, msg: 'Platform answered with an error status' },
