@@ -12,6 +12,7 @@
 import { type Context, Hono } from 'hono';
 import * as z from 'zod';
 import { GatewayError, ok } from '../errors';
+import { log } from '../log';
 import { validated } from '../middleware/validate';
 import { oauthClients } from '../objects/clients/oauth-clients';
 import { guardFor } from '../objects/tenant/tenant-guard';
@@ -107,7 +108,14 @@ export function consentRoutes(): Hono<HonoEnv> {
       if (origin) {
         const stores = await memoizedStores(c.env, c.get('settings'));
         const until = now + c.get('settings').OAUTH_REFRESH_TOKEN_TTL_S * 1000;
-        await stores.origins.allowForOAuth(origin, until);
+        // Written again by each approval: KV refusing it (a write a second per key) fails
+        // nothing.
+        await stores.origins.allowForOAuth(origin, until).catch((err: unknown) =>
+          log.warn('oauth.origin_not_written', {
+            request_id: c.get('requestId'),
+            error: err instanceof Error ? err.name : typeof err,
+          }),
+        );
       }
       return back({ code: code.secret });
     },

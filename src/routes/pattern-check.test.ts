@@ -63,7 +63,7 @@ describe('declared patterns', () => {
       expect(new RegExp(taken).test(text)).toBe(false);
     }
     // Side-by-side loops: one way through leaves the other's loop, so this is linear too.
-    expect(new RegExp('^(\\d+\\.)+\\d+$').test(`1.${'2'.repeat(100_000)}x`)).toBe(false);
+    expect(/^(\d+\.)+\d+$/.test(`1.${'2'.repeat(100_000)}x`)).toBe(false);
   });
 
   it('refuses a pattern too long to check', () => {
