@@ -39,8 +39,15 @@ Plans (named limits tenants are on; a tenant's own limits still win)
   plan set PLAN [--policy NAME=LIMIT/WINDOW_S[:fixed]]... [--daily N] [--monthly N] [--group GROUP:daily=N]...
                 [--limiter leased|exact]    (every tenant on it takes it before the answer)
   plan remove PLAN                          (only a plan no tenant is on)
-Partner portal
-  portal link TENANT_ID [--expires-in SECONDS]   (a usage:read token in the link's #fragment; 60..3600 s, default 900)
+Partner portal, OAuth and partners' keys (docs/OAUTH.md)
+  portal link TENANT_ID [--expires-in SECONDS] [--manage]
+                        (a usage:read token in the link's #fragment; 60..3600 s, default 900;
+                         --manage: partner:manage too, to approve apps and manage its own keys)
+  partner access TENANT_ID [--scopes full,...] [--dynamic-clients on|off] [--max-keys N]
+                        (what its partner may grant; without options, prints it)
+  oauth clients [--cursor ID]                (the OAuth clients registered, newest first)
+  oauth register --name NAME --redirect URI [--redirect URI]...   (a vetted public client)
+  oauth remove CLIENT_ID                     (its grants can no longer refresh)
 Limits, cache, audit
   limits set TENANT_ID [--policy NAME=LIMIT/WINDOW_S[:fixed]]... [--daily N] [--monthly N] [--group GROUP:daily=N]...
                         [--limiter leased|exact]
@@ -109,6 +116,10 @@ const { values: o, positionals } = parseArgs({
     out: { type: 'string' },
     sealed: { type: 'boolean' },
     force: { type: 'boolean' },
+    manage: { type: 'boolean' },
+    'dynamic-clients': { type: 'string' },
+    'max-keys': { type: 'string' },
+    redirect: { type: 'string', multiple: true },
   },
 });
 
@@ -384,11 +395,52 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
     }
     case 'portal link': {
       const expires = o['expires-in'] ? { expires_in_s: num('expires-in', o['expires-in']) } : {};
-      const data = await api.data(tenant['portal-links'].$post({ ...at(args[0]), json: expires }));
+      const json = { ...expires, ...(o.manage ? { manage: true } : {}) };
+      const data = await api.data(tenant['portal-links'].$post({ ...at(args[0]), json }));
+      const what = o.manage ? 'reads, approves apps, manages keys' : 'read-only';
       return {
         data,
-        say: `Portal link (read-only, until ${data.expires_at}; revoke early with token revoke ... ${data.token_id}), shown only now:\n\n  ${data.url}\n`,
+        say: `Portal link (${what}, until ${data.expires_at}; revoke early with token revoke ... ${data.token_id}), shown only now:\n\n  ${data.url}\n`,
       };
+    }
+    case 'partner access': {
+      const dynamic = o['dynamic-clients'];
+      if (dynamic !== undefined && dynamic !== 'on' && dynamic !== 'off') {
+        throw new CliError('--dynamic-clients is on or off');
+      }
+      const json = {
+        ...(o.scopes ? { grantable_scopes: o.scopes.split(',').map((x) => x.trim()) } : {}),
+        ...(dynamic ? { dynamic_clients: dynamic === 'on' } : {}),
+        ...(o['max-keys'] ? { max_keys: num('max-keys', o['max-keys']) } : {}),
+      };
+      if (json.grantable_scopes) warnOnApiKeyScopes(json.grantable_scopes);
+      const access = tenant['partner-access'];
+      return show(
+        await api.data(
+          Object.keys(json).length > 0
+            ? access.$put({ ...at(args[0]), json })
+            : access.$get(at(args[0])),
+        ),
+      );
+    }
+    case 'oauth clients': {
+      const data = await api.data(api.admin.oauth.clients.$get({ query: { cursor: o.cursor } }));
+      const rows = data.clients.map(
+        (x) =>
+          `${x.client_id}  ${x.kind.padEnd(8)}  ${x.client_name}  ${x.redirect_uris.join(' ')}`,
+      );
+      return {
+        data,
+        say: `${rows.join('\n') || '(no clients)'}${data.cursor ? `\nmore: --cursor ${data.cursor}` : ''}`,
+      };
+    }
+    case 'oauth register': {
+      const json = { client_name: need(o.name, '--name'), redirect_uris: o.redirect ?? [] };
+      return show(await api.data(api.admin.oauth.clients.$post({ json })));
+    }
+    case 'oauth remove': {
+      const param = segments({ client_id: need(args[0], 'CLIENT_ID') });
+      return show(await api.data(api.admin.oauth.clients[':client_id'].$delete({ param })));
     }
     default:
       break;

@@ -65,6 +65,11 @@ export const LAYERS: Layer[] = [
     what: "Durable Objects that call no other: AuditLog, FleetBoard (a tenant's guard reports to them), ConfigBook",
   },
   {
+    name: 'clients',
+    members: ['objects/clients/'],
+    what: 'the Durable Object of the OAuth clients registered with the gateway: OAuthClients',
+  },
+  {
     name: 'tenant',
     members: ['objects/tenant/'],
     what: 'the TenantGuard Durable Object, one per tenant, and what it hosts',
@@ -96,6 +101,8 @@ export const LAYERS: Layer[] = [
       'browser/',
       'openapi/',
       'mcp/',
+      'oauth/',
+      'partner/',
     ],
     what: 'routes and their handlers',
   },
@@ -139,6 +146,12 @@ export const TABLE_OWNERS: TableOwner[] = [
     settings: ['tokens_adopted'],
   },
   {
+    place: 'objects/tenant/grants/',
+    owner: 'TenantGuard, grants (OAuth and partner keys)',
+    tables: ['oauth_grants', 'oauth_spent_refresh'],
+    settings: ['partner_access'],
+  },
+  {
     place: 'objects/tenant/record/',
     owner: 'TenantGuard, the tenant record',
     tables: ['tenant_record'],
@@ -176,6 +189,7 @@ export const TABLE_OWNERS: TableOwner[] = [
   { place: 'objects/fleet/', owner: 'FleetBoard', tables: ['tenant_hours'] },
   { place: 'objects/audit/', owner: 'AuditLog', tables: ['entries', 'episodes'] },
   { place: 'objects/config/', owner: 'ConfigBook', tables: ['refs', 'applies', 'apply_lock'] },
+  { place: 'objects/clients/', owner: 'OAuthClients', tables: ['clients'] },
 ];
 
 /** The TenantGuard's parts: each folder below it is one (tenant-guard.ts hands them out). */

@@ -1,8 +1,9 @@
 /**
  * newApp(): the gateway's middleware chain, error handling and route mounting.
  * Request order: request id → settings → request log → trace context → (health, OpenAPI and
- * docs) → CORS → (MCP | operator API | browser tokens | session event stream |
- * usage | the token's own view | platform routes).
+ * docs | OAuth) → CORS → bearer challenges → (MCP | operator API | browser tokens |
+ * session event stream | usage | the token's own view | the partner's apps and keys |
+ * platform routes).
  */
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -15,12 +16,15 @@ import { frontPage } from './front-page';
 import { log } from './log';
 import { mcpRoutes } from './mcp/route';
 import { notePrincipal } from './middleware/auth';
+import { bearerChallenges } from './middleware/bearer';
 import { browserCors } from './middleware/cors';
+import { oauthRoutes } from './oauth/routes';
 import { operationId } from './observability/operation-id';
 import { requestLog } from './observability/request-log';
 import { traceContext } from './observability/trace';
 import { toolCallOf } from './observability/via';
 import { openApiRoutes } from './openapi/routes';
+import { partnerRoutes } from './partner/routes';
 import { platformRoutes } from './proxy';
 import { loadSettings } from './settings';
 import { count } from './stats';
@@ -49,7 +53,11 @@ export function newApp(): Hono<HonoEnv> {
   app.get('/', operationId('home'), frontPage);
   // The partner contract and its docs page: no CORS lookups, a token only for its own view.
   app.route('/', openApiRoutes());
+  // OAuth (docs/OAUTH.md): its endpoints answer browsers by their own CORS rules.
+  app.route('/', oauthRoutes());
   app.use(browserCors());
+  // Every 401 of a gateway token says where to get one (RFC 9728).
+  app.use(bearerChallenges());
   // MCP: each tool call is sent through this same app as the operation's own request.
   app.route(
     '/',
@@ -60,6 +68,7 @@ export function newApp(): Hono<HonoEnv> {
   app.route('/', sessionEventRoutes());
   app.route('/', usageRoutes());
   app.route('/', ownTokenRoutes());
+  app.route('/', partnerRoutes());
   app.route('/', platformRoutes());
 
   app.notFound(async (c) => {

@@ -28,6 +28,21 @@ export const ERRORS = {
     status: 400,
     msg: 'This operation takes no Idempotency-Key: its body is streamed to the platform, not kept',
   },
+  // OAuth's own errors (docs/OAUTH.md): errorResponse() adds `error`, RFC 6749's (or
+  // 7591's, 8707's) word for each, beside the envelope.
+  OAUTH_INVALID_REQUEST: { code: 40010, status: 400, msg: 'invalid_request' },
+  OAUTH_INVALID_GRANT: { code: 40011, status: 400, msg: 'invalid_grant' },
+  OAUTH_UNAUTHORIZED_CLIENT: { code: 40012, status: 400, msg: 'unauthorized_client' },
+  OAUTH_UNSUPPORTED_GRANT_TYPE: { code: 40013, status: 400, msg: 'unsupported_grant_type' },
+  OAUTH_INVALID_SCOPE: { code: 40014, status: 400, msg: 'invalid_scope' },
+  OAUTH_INVALID_TARGET: { code: 40015, status: 400, msg: 'invalid_target' },
+  OAUTH_INVALID_REDIRECT_URI: { code: 40016, status: 400, msg: 'invalid_redirect_uri' },
+  OAUTH_INVALID_CLIENT_METADATA: { code: 40017, status: 400, msg: 'invalid_client_metadata' },
+  OAUTH_UNSUPPORTED_RESPONSE_TYPE: {
+    code: 40018,
+    status: 400,
+    msg: 'unsupported_response_type',
+  },
   MISSING_TOKEN: { code: 40100, status: 401, msg: 'Missing gateway token' },
   INVALID_TOKEN: { code: 40101, status: 401, msg: 'Invalid gateway token' },
   TOKEN_REVOKED: { code: 40102, status: 401, msg: 'Gateway token has been revoked' },
@@ -38,6 +53,7 @@ export const ERRORS = {
     status: 401,
     msg: 'Cloudflare Access token is missing, expired or not valid for this gateway',
   },
+  OAUTH_INVALID_CLIENT: { code: 40106, status: 401, msg: 'invalid_client' },
   SCOPE_REQUIRED: { code: 40300, status: 403, msg: 'Token lacks the scope this route needs' },
   ORIGIN_NOT_ALLOWED: { code: 40301, status: 403, msg: 'Origin not allowed' },
   TENANT_DISABLED: { code: 40302, status: 403, msg: 'Tenant is disabled' },
@@ -56,6 +72,7 @@ export const ERRORS = {
     status: 403,
     msg: 'Your Access identity has no operator role (ACCESS_ROLES)',
   },
+  OAUTH_ACCESS_DENIED: { code: 40306, status: 403, msg: 'access_denied' },
   NOT_FOUND: { code: 40400, status: 404, msg: 'No such route' },
   RESOURCE_NOT_FOUND: { code: 40401, status: 404, msg: 'Not found' },
   ADMIN_DISABLED: { code: 40402, status: 404, msg: 'Operator API is disabled' },
@@ -114,6 +131,7 @@ export const ERRORS = {
     status: 429,
     msg: 'Platform asked for a pause on this platform key',
   },
+  OAUTH_TEMPORARILY_UNAVAILABLE: { code: 42903, status: 429, msg: 'temporarily_unavailable' },
   INTERNAL: { code: 50000, status: 500, msg: 'Internal gateway error' },
   MISCONFIGURED: { code: 50001, status: 500, msg: 'Gateway is misconfigured' },
   UPSTREAM_HTTP_ERROR: { code: 50200, status: 502, msg: 'Platform answered with an error status' },
@@ -152,6 +170,13 @@ export const ERRORS = {
 } as const satisfies Record<string, { code: number; status: ContentfulStatusCode; msg: string }>;
 
 export type ErrorKind = keyof typeof ERRORS;
+
+/** The OAuth error (RFC 6749 5.2, 7591 3.2.2, 8707 2) each OAUTH_ code answers with. */
+const OAUTH_WORDS: ReadonlyMap<number, string> = new Map(
+  Object.entries(ERRORS)
+    .filter(([kind]) => kind.startsWith('OAUTH_'))
+    .map(([, e]) => [e.code, e.msg]),
+);
 
 export interface GatewayErrorOptions {
   /** Replaces the catalog text; must never contain a secret. */
@@ -231,6 +256,9 @@ export function errorResponse(c: Context<HonoEnv>, err: ErrorParts): Response {
     msg: err.message,
     data: { request_id: c.get('requestId') ?? '', ...err.details },
   };
+  // An OAuth endpoint's refusal also says RFC 6749's words (5.2), which OAuth clients read.
+  const oauth = OAUTH_WORDS.get(err.code);
+  if (oauth) return c.json({ error: oauth, error_description: err.message, ...body }, err.status);
   return c.json(body, err.status);
 }
 

@@ -6,6 +6,7 @@ import type { Bindings } from './types/context';
 
 export { AuditLog } from './objects/audit/audit-log';
 export { LeaseBroker } from './objects/broker/lease-broker';
+export { OAuthClients } from './objects/clients/oauth-clients';
 export { ConfigBook } from './objects/config/config-book';
 export { FleetBoard } from './objects/fleet/fleet-board';
 export { PlanBook } from './objects/plans/plan-book';

@@ -251,6 +251,11 @@ export const settingsSchema = z
         .default(0.5),
     ),
     SELF_SERVICE_PER_MINUTE: intSetting(1, 100_000, SELF_SERVICE_PER_MINUTE),
+    // OAuth (docs/OAUTH.md): registration, token lives, how many clients at most.
+    OAUTH_REGISTRATION: z.enum(['open', 'off'], { error: 'must be open or off' }).default('open'),
+    OAUTH_ACCESS_TOKEN_TTL_S: intSetting(60, 3600, 3600),
+    OAUTH_REFRESH_TOKEN_TTL_S: intSetting(3600, 60 * 86_400, 30 * 86_400),
+    OAUTH_CLIENTS_MAX: intSetting(1, 1_000_000, 10_000),
   })
   .superRefine((s, ctx) => {
     // Declared writes may be named too: checked once both settings have parsed.

@@ -157,6 +157,17 @@ describe('every operation’s answer', () => {
     await call('DELETE', `/tenants/${id}/limits`);
     await call('POST', `/tenants/${id}/cache/purge`);
     await call('POST', `/tenants/${id}/portal-links`, {}, withPortal);
+    await call('GET', `/tenants/${id}/partner-access`);
+    await call('PUT', `/tenants/${id}/partner-access`, {
+      max_keys: 3,
+      grant_limits: { policies: [], quota: { daily: 100 } },
+    });
+    const client = await call('POST', '/oauth/clients', {
+      client_name: 'Contract app',
+      redirect_uris: ['https://app.example/callback'],
+    });
+    await call('GET', '/oauth/clients?limit=5');
+    await call('DELETE', `/oauth/clients/${client.client_id}`);
 
     // The fleet as a file: the tenant above, tagged, through a plan and its apply.
     const tag = `contract-${crypto.randomUUID().slice(0, 8)}`;

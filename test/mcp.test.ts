@@ -369,10 +369,12 @@ describe('bad framing gets the JSON-RPC error the spec names, never a 500', () =
     }
   });
 
-  it('answers 401 with a Bearer challenge without a token, or with one it does not know', async () => {
+  it('answers 401 with a Bearer challenge naming its resource metadata (RFC 9728), without a token or with one it does not know', async () => {
+    const metadata =
+      'resource_metadata="https://gateway.test/.well-known/oauth-protected-resource/mcp"';
     const none = await rpc('tools/list', {}, null);
     expect(none.status).toBe(401);
-    expect(none.headers.get('www-authenticate')).toBe('Bearer');
+    expect(none.headers.get('www-authenticate')).toBe(`Bearer ${metadata}`);
     expect(none.body.error.code).toBe(ERRORS.MISSING_TOKEN.code);
     for (const method of ['tools/list', 'tools/call']) {
       const bad = await rpc(method, { name: 'team.list' }, null, { token: 'apgw_not-a-token' });
@@ -381,7 +383,7 @@ describe('bad framing gets the JSON-RPC error the spec names, never a 500', () =
         status: 401,
         code: ERRORS.INVALID_TOKEN.code,
       });
-      expect(bad.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+      expect(bad.headers.get('www-authenticate')).toBe(`Bearer error="invalid_token", ${metadata}`);
     }
   });
 });

@@ -10,6 +10,7 @@ import * as audit from './audit.contract';
 import * as config from './config.contract';
 import * as keyCheck from './key-check.contract';
 import * as limits from './limits.contract';
+import * as oauth from './oauth.contract';
 import { type AdminOperation, type ApiOf, isAdminOperation, type OperationsIn } from './operation';
 import * as operations from './operations.contract';
 import * as overview from './overview.contract';
@@ -28,6 +29,7 @@ const AREAS = [
   requests,
   alerts,
   portalLinks,
+  oauth,
   plans,
   overview,
   keyCheck,
@@ -44,6 +46,7 @@ export type AdminOperations = OperationsIn<typeof tenants> &
   OperationsIn<typeof requests> &
   OperationsIn<typeof alerts> &
   OperationsIn<typeof portalLinks> &
+  OperationsIn<typeof oauth> &
   OperationsIn<typeof plans> &
   OperationsIn<typeof overview> &
   OperationsIn<typeof keyCheck> &

@@ -13,6 +13,7 @@ import { adminAuth } from './auth';
 import { configRoutes } from './config';
 import { keyCheckRoutes } from './key-check';
 import { limitRoutes } from './limits';
+import { oauthAdminRoutes } from './oauth';
 import { operationRoutes } from './operations';
 import { overviewRoutes } from './overview';
 import { planRoutes } from './plans';
@@ -35,6 +36,7 @@ export function adminRoutes(): Hono<HonoEnv> {
     requestRoutes,
     alertRoutes,
     portalLinkRoutes,
+    oauthAdminRoutes,
     planRoutes,
     overviewRoutes,
     keyCheckRoutes,

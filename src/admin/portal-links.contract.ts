@@ -10,6 +10,11 @@ export const PORTAL_LINK_DEFAULT_S = 900;
 
 export const portalLinkBody = z.strictObject({
   expires_in_s: z.number().int().min(60).max(PORTAL_LINK_MAX_S).default(PORTAL_LINK_DEFAULT_S),
+  /**
+   * The link also lets the partner manage its apps and keys (`partner:manage`: approve
+   * apps through OAuth, revoke them, make and revoke its own keys; docs/OAUTH.md).
+   */
+  manage: z.boolean().default(false),
 });
 
 export const createPortalLink = adminOperation({
@@ -17,7 +22,8 @@ export const createPortalLink = adminOperation({
   path: '/admin/tenants/:id/portal-links',
   role: 'admin',
   audit: 'portal_link.created',
-  summary: 'A partner portal link: a usage:read token for at most an hour, in the URL fragment',
+  summary:
+    'A partner portal link: a usage:read token (with manage, partner:manage too) for at most an hour, in the URL fragment',
   params: tenantParams,
   body: portalLinkBody,
   status: 201,

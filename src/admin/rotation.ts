@@ -83,6 +83,11 @@ function rotationRefused(
       return new GatewayError('CONFLICT', {
         message: 'This token has already expired: issue a new one instead',
       });
+    case 'grant':
+      return new GatewayError('CONFLICT', {
+        message:
+          "An OAuth grant's token is renewed by its app's refresh, never rotated: revoke it to end the grant",
+      });
     case 'successor_pending':
       return new GatewayError('ROTATION_IN_PROGRESS', {
         message: `This token was already rotated: its successor ${outcome.successorId} works`,

@@ -49,6 +49,17 @@ const tokenRecord = () =>
       expires_at: instant().nullable(),
       tag_kid: z.string().optional(),
       revoked_at: instant().optional(),
+      resource: z.string().optional(),
+      grant: z
+        .object({
+          client_id: z.string(),
+          client_name: z.string(),
+          origin: z.string(),
+          granted_by: z.string(),
+          refresh_until: instant(),
+        })
+        .optional(),
+      made_by: z.string().optional(),
     }),
   );
 

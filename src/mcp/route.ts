@@ -15,6 +15,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { decodeUtf8, readCapped } from '../bytes';
 import { ERRORS, GatewayError } from '../errors';
 import { presentedToken, tenantAuth } from '../middleware/auth';
+import { bearerChallenge, mcpResource } from '../middleware/bearer';
 import { tenantLimits } from '../middleware/limits';
 import { operationId } from '../observability/operation-id';
 import { catalogOf } from '../routes/catalog';
@@ -271,13 +272,14 @@ interface RefusalParts {
 
 /**
  * Every 401 `/mcp` answers, from its own token check or from a tool call's request: the
- * one place a challenge is made (issue 45 adds `resource_metadata` to it).
+ * one place its challenge is made, naming `/mcp`'s protected resource metadata (RFC 9728),
+ * where an MCP client starts OAuth (docs/OAUTH.md).
  */
 function unauthorized(c: Context<HonoEnv>, err: RefusalParts, id: RpcId | null): Response {
-  const challenge = presentedToken(c, false) ? 'Bearer error="invalid_token"' : 'Bearer';
+  const error = presentedToken(c, false) ? { error: 'invalid_token' as const } : {};
   return answerFault(c, fault(err.code, err.message, 401, id, err.details), {
     ...err.headers,
-    'WWW-Authenticate': challenge,
+    'WWW-Authenticate': bearerChallenge(mcpResource(c), error),
   });
 }
 

@@ -18,6 +18,7 @@ import { memoizedStores, type Stores } from '../tenants/stores';
 import { checkPresentedToken, TOKEN_PREFIX } from '../tenants/token';
 import type { HonoEnv } from '../types/context';
 import type { Tenant, TokenRecord } from '../types/tenants';
+import { bearerChallenge, resourceOf } from './bearer';
 import { countAgainstClient, isThrottled, throttled } from './preauth';
 
 interface Authenticated {
@@ -42,10 +43,18 @@ export function tenantAuth(opts: { websocket?: boolean } = {}) {
       : await tenantToken(c, stores, token);
     if (found.tenant.status !== 'active') throw new GatewayError('TENANT_DISABLED');
 
+    // An OAuth access token works only at the resource it was granted for (RFC 8707).
+    const resource = found.record.resource;
+    if (resource !== undefined && resource !== resourceOf(c)) {
+      throw new GatewayError('INVALID_TOKEN', {
+        message: `This OAuth token is for ${resource}, not this resource (RFC 8707)`,
+      });
+    }
     // A browser may only call from an origin its tenant allows, or from the
-    // gateway's own pages (/docs, /portal), which are same-origin.
+    // gateway's own pages (/docs, /portal), which are same-origin, or an OAuth grant's
+    // token from the origin of the app it was granted to.
     const origin = c.req.header('origin');
-    if (origin && !isOwnOrigin(c, origin) && !(found.tenant.cors_origins ?? []).includes(origin)) {
+    if (origin && !originAllowed(c, origin, found.tenant, found.record)) {
       throw new GatewayError('ORIGIN_NOT_ALLOWED', {
         message: `Origin ${origin} is not allowed for this tenant`,
       });
@@ -55,6 +64,20 @@ export function tenantAuth(opts: { websocket?: boolean } = {}) {
     if (found.partition) c.set('partition', found.partition);
     await next();
   });
+}
+
+/** Whether a browser at `origin` may call with this token of this tenant. */
+export function originAllowed(
+  c: Context<HonoEnv>,
+  origin: string,
+  tenant: Pick<Tenant, 'cors_origins'>,
+  record: Pick<TokenRecord, 'grant'>,
+): boolean {
+  return (
+    isOwnOrigin(c, origin) ||
+    (tenant.cors_origins ?? []).includes(origin) ||
+    record.grant?.origin === origin
+  );
 }
 
 /** The gateway's own origin: its pages' requests carry it on POSTs. */
@@ -177,9 +200,15 @@ export function requireScope(spec: Pick<RouteSpec, 'group' | 'method'> | string)
   const needed = typeof spec === 'string' ? spec : requiredScope(spec);
   return createMiddleware<HonoEnv>(async function requireScope(c, next) {
     if (!hasScope(c.get('token').scopes, needed)) {
+      // RFC 6750 3.1: what to ask for (an OAuth client can ask its partner again).
+      const challenge = bearerChallenge(resourceOf(c), {
+        error: 'insufficient_scope',
+        scope: needed,
+      });
       throw new GatewayError('SCOPE_REQUIRED', {
         message: `This token lacks the scope ${needed}`,
         details: { scope: needed },
+        headers: { 'WWW-Authenticate': challenge },
       });
     }
     await next();

@@ -10,7 +10,7 @@ import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
 import { memoizedStores } from '../tenants/stores';
 import type { HonoEnv } from '../types/context';
-import { isOwnOrigin } from './auth';
+import { isOwnOrigin, originAllowed } from './auth';
 import { assertNotThrottled, countAgainstClient } from './preauth';
 
 /** How long a browser may reuse a preflight answer (docs/BOUNDS.md). */
@@ -18,7 +18,7 @@ export const PREFLIGHT_MAX_AGE_S = 600;
 const ALLOW_HEADERS =
   'authorization, x-api-key, content-type, x-request-id, cache-control, idempotency-key, traceparent, tracestate, mcp-protocol-version, mcp-method, mcp-name';
 const EXPOSE_HEADERS =
-  'X-Request-ID, RateLimit, RateLimit-Policy, Retry-After, X-Platform-Retry-After, X-Cache, Age, X-Stale-Reason, Warning, Idempotent-Replayed, traceparent';
+  'X-Request-ID, RateLimit, RateLimit-Policy, Retry-After, X-Platform-Retry-After, X-Cache, Age, X-Stale-Reason, Warning, Idempotent-Replayed, traceparent, WWW-Authenticate';
 
 export function browserCors() {
   return createMiddleware<HonoEnv>(async function browserCors(c, next) {
@@ -53,7 +53,7 @@ export function browserCors() {
     // Grant only what this request's tenant allows; before authentication
     // (a 401, say) any tenant's allowance lets the page read the envelope.
     const tenant = c.get('tenant');
-    const allowed = tenant ? (tenant.cors_origins ?? []).includes(origin) : await known();
+    const allowed = tenant ? originAllowed(c, origin, tenant, c.get('token') ?? {}) : await known();
     if (allowed && c.res.status !== 101) {
       c.res.headers.set('Access-Control-Allow-Origin', origin);
       c.res.headers.set('Access-Control-Expose-Headers', EXPOSE_HEADERS);

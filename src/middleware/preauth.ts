@@ -2,7 +2,8 @@
  * Pre-auth throttling, for the only lookups a stranger can still make cost a
  * KV read (docs/SECURITY.md, "Threat model"): legacy-format tokens, whose
  * checksum anyone can compute, during their migration window; and origins no
- * tenant is known to allow. Wrong operator tokens are counted too. A tagged
+ * tenant is known to allow. Wrong operator tokens are counted too, and every
+ * OAuth client registration (anyone may register: docs/OAUTH.md). A tagged
  * token is never throttled: a forged one is refused without I/O, and a valid
  * one, like the right operator token, must never be refused because others
  * failed from the same address.
@@ -23,7 +24,7 @@ const REFUSED_FOR_S = 60;
 /** Most refused networks one isolate remembers. */
 const MAX_REFUSED = 10_000;
 
-export type PreAuthKind = 'legacy-token' | 'origin' | 'admin-auth';
+export type PreAuthKind = 'legacy-token' | 'origin' | 'admin-auth' | 'oauth-register';
 
 /** Refused networks, each with when its refusal ends (ms). */
 const refused = new Memo<number>(MAX_REFUSED);
@@ -93,6 +94,7 @@ const failedLookups: Record<PreAuthKind, { policy: string; attempts: string }> =
   'legacy-token': { policy: 'failed-auth', attempts: 'unknown legacy-format tokens' },
   origin: { policy: 'origin-lookups', attempts: 'unknown origins' },
   'admin-auth': { policy: 'failed-admin-auth', attempts: 'wrong operator tokens' },
+  'oauth-register': { policy: 'oauth-registrations', attempts: 'OAuth client registrations' },
 };
 
 /** The 429 for a refused client; `until`: when the refusal ends (default: a whole period). */

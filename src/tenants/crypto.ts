@@ -12,13 +12,18 @@ import { GatewayError } from '../errors';
 
 export interface KeyRing {
   currentKid: string;
-  /** The current key's AES-GCM key (seals) and HMAC keys (browser tokens, gateway token tags). */
-  current: { seal: CryptoKey; sign: CryptoKey; tag: CryptoKey };
+  /**
+   * The current key's AES-GCM key (seals) and HMAC keys (browser tokens, gateway token tags,
+   * OAuth codes, refresh tokens and authorization requests).
+   */
+  current: { seal: CryptoKey; sign: CryptoKey; tag: CryptoKey; oauth: CryptoKey };
   keys: Map<string, CryptoKey>;
   /** HMAC-SHA-256 keys derived from the same material (HKDF), for browser tokens. */
   signing: Map<string, CryptoKey>;
   /** HMAC-SHA-256 keys derived likewise, for the tags of gateway tokens (tenants/token.ts). */
   tagging: Map<string, CryptoKey>;
+  /** HMAC-SHA-256 keys derived likewise, for OAuth's own secrets (tenants/oauth-secret.ts). */
+  oauth: Map<string, CryptoKey>;
 }
 
 const rings = new Map<string, Promise<KeyRing>>();
@@ -38,6 +43,7 @@ async function importRing(setting: string): Promise<KeyRing> {
   const keys = new Map<string, CryptoKey>();
   const signing = new Map<string, CryptoKey>();
   const tagging = new Map<string, CryptoKey>();
+  const oauth = new Map<string, CryptoKey>();
   let current: (KeyRing['current'] & { kid: string }) | undefined;
   for (const [kid, material] of entries) {
     const raw = material ? fromBase64Url(material) : new Uint8Array();
@@ -56,15 +62,17 @@ async function importRing(setting: string): Promise<KeyRing> {
     const hkdf = await crypto.subtle.importKey('raw', raw, 'HKDF', false, ['deriveKey']);
     const signKey = await hmacKey(hkdf, 'apgw browser token v1');
     const tagKey = await hmacKey(hkdf, 'apgw token tag v1');
+    const oauthKey = await hmacKey(hkdf, 'apgw oauth v1');
     keys.set(kid, sealKey);
     signing.set(kid, signKey);
     tagging.set(kid, tagKey);
+    oauth.set(kid, oauthKey);
     // The first entry seals, signs and tags.
-    current ??= { kid, seal: sealKey, sign: signKey, tag: tagKey };
+    current ??= { kid, seal: sealKey, sign: signKey, tag: tagKey, oauth: oauthKey };
   }
   if (!current) throw new GatewayError('MISCONFIGURED', { message: 'KEY_ENCRYPTION_KEY is empty' });
   const { kid, ...currentKeys } = current;
-  return { currentKid: kid, current: currentKeys, keys, signing, tagging };
+  return { currentKid: kid, current: currentKeys, keys, signing, tagging, oauth };
 }
 
 /** An HMAC-SHA-256 key derived from the ring key's material for one purpose (`info`). */

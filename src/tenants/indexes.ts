@@ -10,6 +10,8 @@ import { Memo } from './memo';
 /** Most origins one isolate remembers at once (docs/BOUNDS.md). */
 const ORIGIN_MEMO_MAX = 10_000;
 const originMemo = new Memo<boolean>(ORIGIN_MEMO_MAX);
+/** The owner part of the `cors-origin:` entry of an origin OAuth apps call from. */
+const OAUTH_ORIGIN_OWNER = 'oauth';
 
 export class KeyIndex {
   constructor(private readonly kv: KVNamespace) {}
@@ -65,6 +67,17 @@ export class OriginIndex {
       await this.kv.put(corsOriginKey(origin, tenantId), '');
     }
     this.forget([...before, ...after]);
+  }
+
+  /**
+   * An origin an app approved through OAuth calls from (docs/OAUTH.md, "Browser apps"):
+   * its preflights pass until `until` (ms; written again by each approval). It grants
+   * nothing more: the request itself must carry that app's token.
+   */
+  async allowForOAuth(origin: string, until: number): Promise<void> {
+    const expiration = Math.max(Math.ceil(until / 1000), Math.ceil(Date.now() / 1000) + 60);
+    await this.kv.put(corsOriginKey(origin, OAUTH_ORIGIN_OWNER), '', { expiration });
+    this.forget([origin]);
   }
 
   /** Drops these origins from this isolate's memo: the next preflight asks KV. */

@@ -22,6 +22,13 @@ export const USAGE_SCOPE = 'usage:read';
 /** A token rotating itself (POST /token/rotate). */
 export const ROTATE_SCOPE = 'token:rotate';
 
+/**
+ * A partner managing its own apps and keys in the portal (OAuth consent, its grants, its
+ * keys: docs/OAUTH.md). Only an explicit grant gives it (a portal link may carry it), and
+ * no grant or partner key ever holds it.
+ */
+export const PARTNER_SCOPE = 'partner:manage';
+
 /** Every scope there is for these route groups. */
 export function scopesOf(groups: readonly string[]): string[] {
   return [
@@ -29,6 +36,7 @@ export function scopesOf(groups: readonly string[]): string[] {
     'apikeys:admin',
     USAGE_SCOPE,
     ROTATE_SCOPE,
+    PARTNER_SCOPE,
   ];
 }
 
@@ -39,11 +47,13 @@ export const ALL_SCOPES: readonly string[] = scopesOf(ROUTE_GROUPS);
 export const isApiKeyScope = (scope: string) => scope.startsWith('apikeys:');
 
 /**
- * Scopes only an explicit grant gives: the platform's API keys, and
- * self-rotation (a rotated token outlives the revocation of the one it
- * replaced, so an operator decides which tokens may make successors).
+ * Scopes only an explicit grant gives: the platform's API keys, self-rotation
+ * (a rotated token outlives the revocation of the one it replaced, so an
+ * operator decides which tokens may make successors), and managing a partner's
+ * apps and keys.
  */
-export const isExplicitScope = (scope: string) => isApiKeyScope(scope) || scope === ROTATE_SCOPE;
+export const isExplicitScope = (scope: string) =>
+  isApiKeyScope(scope) || scope === ROTATE_SCOPE || scope === PARTNER_SCOPE;
 
 const GROUP_SCOPE = /^[a-z][a-z0-9_]*:(read|write)$/;
 
@@ -144,4 +154,21 @@ function grantOf(granted: readonly string[]): Grant {
     grants.set(granted, grant);
   }
   return grant;
+}
+
+/**
+ * What a partner may give an app or a key of its own (docs/OAUTH.md, "Settings"): the
+ * scopes `asked` names (presets expanded) that the tenant's `ceiling` allows, never
+ * `partner:manage`; with the unknown names apart.
+ */
+export function grantable(
+  asked: readonly string[],
+  ceiling: readonly string[],
+  groups: readonly string[] = ROUTE_GROUPS,
+): { scopes: string[]; unknown: string[] } {
+  const { scopes, unknown } = expandScopes(asked, groups);
+  return {
+    scopes: scopes.filter((s) => s !== PARTNER_SCOPE && hasScope(ceiling, s)),
+    unknown,
+  };
 }

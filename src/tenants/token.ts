@@ -114,7 +114,7 @@ export function withChecksum(body: string): string {
 }
 
 /** The first 128 bits of HMAC-SHA-256(body), in 22 base62 characters. */
-async function tag(key: CryptoKey, body: string): Promise<string> {
+export async function tag(key: CryptoKey, body: string): Promise<string> {
   const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(body)));
   let n = 0n;
   for (const byte of mac.subarray(0, 16)) n = (n << 8n) | BigInt(byte);

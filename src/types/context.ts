@@ -54,7 +54,11 @@ type OptionalSettings = Partial<
     | 'ACCESS_TEAM_DOMAIN'
     | 'ACCESS_AUD'
     | 'ACCESS_ROLES'
-    | 'ACCESS_LOCAL_ISSUER',
+    | 'ACCESS_LOCAL_ISSUER'
+    | 'OAUTH_REGISTRATION'
+    | 'OAUTH_ACCESS_TOKEN_TTL_S'
+    | 'OAUTH_REFRESH_TOKEN_TTL_S'
+    | 'OAUTH_CLIENTS_MAX',
     string | Record<string, unknown>
   >
 >;

@@ -150,4 +150,12 @@ export interface Settings {
   MAX_PLATFORM_PAUSE_S: number;
   /** Operation ids whose callers must send Idempotency-Key. */
   IDEMPOTENCY_REQUIRED: string[];
+  /** OAuth dynamic client registration (RFC 7591), fleet-wide: `open` or `off` (docs/OAUTH.md). */
+  OAUTH_REGISTRATION: 'open' | 'off';
+  /** An OAuth access token's life, in seconds (at most an hour). */
+  OAUTH_ACCESS_TOKEN_TTL_S: number;
+  /** An OAuth refresh token's life, in seconds, from its grant or its last refresh. */
+  OAUTH_REFRESH_TOKEN_TTL_S: number;
+  /** Most OAuth clients registered at once, fleet-wide. */
+  OAUTH_CLIENTS_MAX: number;
 }

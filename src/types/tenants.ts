@@ -43,6 +43,30 @@ export interface TokenRecord {
   tag_kid?: string;
   /** Set once the token is revoked (the record is kept a while to say so). */
   revoked_at?: string;
+  /**
+   * An OAuth access token's audience (RFC 8707): the one resource it is accepted at, the
+   * gateway's API (its origin) or its `/mcp` (docs/OAUTH.md). Absent: every route.
+   */
+  resource?: string;
+  /** Set on an OAuth grant's token: the app it was granted to, and by whom. */
+  grant?: TokenGrant;
+  /** Set on a partner's own key: who made it in the partner portal (`token:<id>`). */
+  made_by?: string;
+}
+
+/**
+ * An OAuth grant, as its token's record carries it (docs/OAUTH.md, "A grant is a token"):
+ * the token's id is the grant's; each refresh gives it a new secret and expiry.
+ */
+export interface TokenGrant {
+  client_id: string;
+  client_name: string;
+  /** The origin of the redirect URI the grant was made for: its browser calls may come from it. */
+  origin: string;
+  /** Who approved it in the partner portal (`token:<id>`). */
+  granted_by: string;
+  /** The refresh token's end: the grant ends then unless refreshed. */
+  refresh_until: string;
 }
 
 /**

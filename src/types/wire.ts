@@ -556,3 +556,111 @@ export interface ConfigApplyRecord {
   applied: number;
   complete: boolean;
 }
+
+/** An OAuth client registered with the gateway (docs/OAUTH.md, "Clients"). */
+export interface OAuthClient {
+  client_id: string;
+  client_name: string;
+  redirect_uris: string[];
+  /** `dynamic`: registered by itself (RFC 7591); `operator`: by `POST /admin/oauth/clients`. */
+  kind: 'dynamic' | 'operator';
+  /** The operator who registered it; null for a dynamic one. */
+  created_by: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  /** Whether some partner has approved it (an unapproved dynamic client goes after a day). */
+  approved: boolean;
+}
+
+/** GET /admin/oauth/clients: a page, newest first, and where the next starts. */
+export interface OAuthClientPage {
+  clients: OAuthClient[];
+  cursor: string | null;
+}
+
+/**
+ * What an operator lets a tenant's partner grant (docs/OAUTH.md, "Settings"): to apps
+ * through OAuth consent, and to its own keys in the portal.
+ */
+export interface PartnerAccess {
+  /** The most any grant or partner key may hold: scope names, presets by name. */
+  grantable_scopes: string[];
+  /** Whether apps that registered themselves (RFC 7591) may be approved for this tenant. */
+  dynamic_clients: boolean;
+  /** Most working keys a partner may have made at once. */
+  max_keys: number;
+  /** Own limits each new grant gets (null: the tenant's limits alone). */
+  grant_limits: TokenLimits | null;
+}
+
+/** An app a partner approved, as the portal lists it (GET /partner/apps). */
+export interface PartnerApp {
+  /** The grant's token id: revoking it ends the grant. */
+  id: string;
+  client_id: string;
+  client_name: string;
+  redirect_host: string;
+  scopes: string[];
+  /** The resource it was granted for (RFC 8707); '' for every resource of the gateway. */
+  resource: string;
+  granted_by: string;
+  created_at: string;
+  /** When the app last refreshed or was granted; its refresh token ends at `refresh_until`. */
+  refresh_until: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+/** A partner's own key, as the portal lists it (GET /partner/keys). */
+export interface PartnerKey {
+  id: string;
+  name: string;
+  prefix: string;
+  last4: string;
+  scopes: string[];
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  made_by: string;
+  limits: TokenLimits | null;
+  last_used_at: string | null;
+}
+
+/** GET /oauth/consent: an app's authorization request, as the portal's consent page shows it. */
+export interface ConsentView {
+  /** The signed-in partner's tenant: the grant would be its. */
+  tenant: { id: string; name: string };
+  client: { id: string; name: string; kind: 'dynamic' | 'operator' };
+  redirect_uri: string;
+  /** Where the partner's answer goes: the redirect URI's host (or its scheme, for an app). */
+  redirect_host: string;
+  /** The resource it asks for (RFC 8707); '' for every resource of the gateway (API and MCP). */
+  resource: string;
+  /** The scope names the app asked for, as it sent them (presets by name). */
+  scopes_asked: string[];
+  /** What the partner may grant of them (presets expanded), all checked at first. */
+  scopes_offered: string[];
+  /** What the app asked for that the operator does not let this tenant grant. */
+  scopes_withheld: string[];
+  /** Why nothing can be approved (the tenant refuses such apps, or no scope is left); null: it can. */
+  refusal: string | null;
+  /** When the request ends: the partner answers before it. */
+  expires_at: string;
+}
+
+/** POST /oauth/consent: where the page sends the partner with its answer. */
+export interface ConsentAnswer {
+  redirect_to: string;
+}
+
+/** POST /partner/keys: the new key, and its secret once. */
+export type CreatedPartnerKey = PartnerKey & { token: string };
+
+/** GET /partner/keys: the partner's keys, and what it may make. */
+export interface PartnerKeys {
+  keys: PartnerKey[];
+  /** Most working keys at once (the operator's setting). */
+  max_keys: number;
+  /** The most a key may hold (scope names, presets by name). */
+  grantable_scopes: string[];
+}

@@ -37,8 +37,11 @@ export const api = {
     dataOf(tenant.tokens.$post({ ...at(id), json })),
   rotateToken: (id: string, tokenId: string, overlap_s: number) =>
     dataOf(token.rotate.$post({ ...atToken(id, tokenId), json: { overlap_s } })),
-  portalLink: (id: string, expires_in_s: number) =>
-    dataOf(tenant['portal-links'].$post({ ...at(id), json: { expires_in_s } })),
+  portalLink: (id: string, expires_in_s: number, manage: boolean) =>
+    dataOf(tenant['portal-links'].$post({ ...at(id), json: { expires_in_s, manage } })),
+  partnerAccess: (id: string) => dataOf(tenant['partner-access'].$get(at(id))),
+  setPartnerAccess: (id: string, json: BodyOf<'setPartnerAccess'>) =>
+    dataOf(tenant['partner-access'].$put({ ...at(id), json })),
   revokeToken: (id: string, tokenId: string, withSuccessors = false) =>
     dataOf(
       token.$delete({

@@ -6,6 +6,7 @@ import { api } from './api';
 import { EditTenant } from './edit-tenant';
 import { ConfirmButton, fmtTime, Notice, refusal } from './form';
 import { LimitsSection } from './limits';
+import { PartnerAccessSection } from './partner-access';
 import { RequestsSection } from './requests';
 import { TokensSection } from './tokens';
 import { UsageSection } from './usage';
@@ -158,15 +159,18 @@ export function TenantPage(props: {
         />
       ) : null}
       {section === 'Settings' ? (
-        <EditTenant
-          tenant={tenant}
-          canChange={props.canChange}
-          saved={(t, check) => {
-            setTenant(t);
-            keyWorks(check);
-          }}
-          checkedCurrent={keyWorks}
-        />
+        <>
+          <EditTenant
+            tenant={tenant}
+            canChange={props.canChange}
+            saved={(t, check) => {
+              setTenant(t);
+              keyWorks(check);
+            }}
+            checkedCurrent={keyWorks}
+          />
+          <PartnerAccessSection tenantId={tenant.id} canChange={props.canChange} />
+        </>
       ) : null}
     </section>
   );

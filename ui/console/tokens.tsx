@@ -23,12 +23,22 @@ import {
 } from './form';
 import { isApiKeyScope } from './scopes';
 
-const stateOf = (t: TokenListing) =>
-  t.revoked_at
-    ? 'revoked'
-    : t.expires_at && Date.parse(t.expires_at) <= Date.now()
-      ? 'expired'
-      : 'active';
+/** An OAuth grant lives while its app can refresh (its access tokens last an hour at most). */
+const endOf = (t: TokenListing) => t.grant?.refresh_until ?? t.expires_at;
+
+const stateOf = (t: TokenListing) => {
+  const end = endOf(t);
+  return t.revoked_at ? 'revoked' : end && Date.parse(end) <= Date.now() ? 'expired' : 'active';
+};
+
+/** Where a token came from, when not from the operator: an app's OAuth grant, a partner's key. */
+function originText(t: TokenListing): string | null {
+  if (t.grant) {
+    const resource = t.resource ? `, for ${t.resource}` : '';
+    return `OAuth app ${t.grant.client_name} (${t.grant.client_id}) from ${t.grant.origin}, granted by ${t.grant.granted_by}${resource}; refreshes until ${fmtTime(t.grant.refresh_until)}`;
+  }
+  return t.made_by ? `partner key, made by ${t.made_by}` : null;
+}
 
 /** The hour a token was last used in (the usage history keeps hours). */
 const lastUsed = (t: TokenListing) =>
@@ -85,6 +95,8 @@ function mayRotate(t: TokenListing, byId: Map<string, TokenListing>): boolean {
     const other = id ? byId.get(id) : undefined;
     return other !== undefined && stateOf(other) === 'active';
   };
+  // An OAuth grant's token is renewed by its app's refresh, never rotated.
+  if (t.grant) return false;
   return stateOf(t) === 'active' && !working(t.successor_id) && !working(t.ancestor_id);
 }
 
@@ -213,6 +225,14 @@ function TokenTable(props: {
                   <>
                     <br />
                     <span class="hint">family of {size}</span>
+                  </>
+                ) : null}
+                {originText(t) ? (
+                  <>
+                    <br />
+                    <span class="hint" data-testid="token-origin">
+                      {originText(t)}
+                    </span>
                   </>
                 ) : null}
               </td>
@@ -629,20 +649,24 @@ function RotateButton(props: {
   );
 }
 
-/** A partner portal link: a usage:read token in the link, living as long as chosen, shown once. */
+/**
+ * A partner portal link: a usage:read token in the link (with partner:manage when the
+ * partner may approve apps and manage its keys), living as long as chosen, shown once.
+ */
 function PortalLinkForm(props: {
   tenantId: string;
   made: (label: string, url: string) => void;
   failed: (message: string) => void;
 }) {
   const [life, setLife] = useState(900);
+  const [manage, setManage] = useState(true);
   return (
     <form
       class="toolbar"
       onSubmit={async (e: Event) => {
         e.preventDefault();
         try {
-          const link = await api.portalLink(props.tenantId, life);
+          const link = await api.portalLink(props.tenantId, life, manage);
           props.made(`A partner portal link (valid until ${fmtTime(link.expires_at)})`, link.url);
         } catch (err) {
           props.failed(refusal(err, [])._form ?? 'Failed');
@@ -660,6 +684,14 @@ function PortalLinkForm(props: {
           </option>
         ))}
       </select>
+      <label class="inline">
+        <input
+          type="checkbox"
+          checked={manage}
+          onChange={(e: Event) => setManage((e.target as HTMLInputElement).checked)}
+        />{' '}
+        lets the partner approve apps and manage its keys
+      </label>
       <button type="submit">Create a partner portal link</button>
     </form>
   );

@@ -2,16 +2,24 @@
  * The partner portal (/portal): a tenant's own view with its own gateway
  * token. The token is typed in or arrives in a portal link's fragment, and is
  * kept in this tab's sessionStorage only. Every call names no tenant: the
- * gateway answers for the token's own tenant (GET /token, GET /usage).
+ * gateway answers for the token's own tenant (GET /token, GET /usage). With
+ * `partner:manage`, the partner approves apps (OAuth consent, consent.tsx) and
+ * manages the apps it approved and its own keys (apps.tsx, keys.tsx).
  */
 import { render, useEffect, useRef, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
 import { count, duration, quotaPeriod, when } from '../lib/format';
 import { storedToken, storeToken, takeTokenFromFragment } from '../lib/session-token';
+import { Apps } from './apps';
+import { Consent, pendingRequest, takeAuthorizeRequest } from './consent';
+import { Keys } from './keys';
 import { RecentFailures } from './requests';
 import { messageOf, NewTokenOnce, RotateToken } from './rotate';
 import type { Me, Meter, Rotated, Usage } from './types';
 import { UsageCharts } from './usage-chart';
+
+/** The scope that lets a token approve apps and manage the partner's keys (docs/OAUTH.md). */
+const PARTNER_SCOPE = 'partner:manage';
 
 /** What a gateway token looks like (docs/OPERATING.md), checked before any call. */
 const TOKEN_SHAPE = /^apgw_[0-9A-Za-z]{20,80}$/;
@@ -275,6 +283,12 @@ function Portal(props: { token: string; loaded: Loaded; onToken: (t: string) => 
           <a href="/docs">Open the API reference, signed in with this token</a>
         </p>
       </section>
+      {me.token.scopes.includes(PARTNER_SCOPE) && (
+        <>
+          <Apps token={props.token} />
+          <Keys token={props.token} />
+        </>
+      )}
       <section aria-labelledby="rotate-title">
         <h2 id="rotate-title" tabIndex={-1}>
           Rotate your token
@@ -300,6 +314,8 @@ function App() {
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // An app's authorization request waiting for this partner's answer (consent.tsx).
+  const [request, setRequest] = useState<string | null>(null);
 
   const open = async (next: string) => {
     setBusy(true);
@@ -320,9 +336,20 @@ function App() {
   };
 
   useEffect(() => {
+    takeAuthorizeRequest();
+    setRequest(pendingRequest());
     const fromLink = takeTokenFromFragment();
     const start = fromLink ?? storedToken();
     if (start) void open(start);
+    // A link opened over this page (only its fragment differs) loads no new page: take it here.
+    const arrived = () => {
+      takeAuthorizeRequest();
+      setRequest(pendingRequest());
+      const token = takeTokenFromFragment();
+      if (token) void open(token);
+    };
+    window.addEventListener('hashchange', arrived);
+    return () => window.removeEventListener('hashchange', arrived);
   }, []);
 
   // Keyboard and screen-reader users land where the page changed: the portal once signed
@@ -361,10 +388,19 @@ function App() {
         <p aria-live="polite" class="hint">
           {busy ? 'Loading…' : ''}
         </p>
-        {token && loaded ? (
+        {token && loaded && request ? (
+          <Consent token={token} request={request} onDone={() => setRequest(null)} />
+        ) : token && loaded ? (
           <Portal token={token} loaded={loaded} onToken={open} />
         ) : (
-          <SignIn onToken={open} error={error} />
+          <>
+            {request && (
+              <p class="hint" data-testid="consent-pending">
+                An app asks for access to your account: sign in to answer it.
+              </p>
+            )}
+            <SignIn onToken={open} error={error} />
+          </>
         )}
       </main>
     </>

@@ -12,6 +12,7 @@
  */
 import type { UsageBatch } from '../../metering/usage';
 import { AlertsPart } from './alerts/alerts-part';
+import { GrantsPart } from './grants/grants-part';
 import { HistoryPart } from './history/history-part';
 import { IdempotencyPart } from './idempotency/idempotency-part';
 import type { TenantIo } from './io';
@@ -33,6 +34,7 @@ export class TenantParts {
   readonly recentRequests: RecentRequestsPart;
   readonly history: HistoryPart;
   readonly alerts: AlertsPart;
+  readonly grants: GrantsPart;
   /** What admission reads of the tokens (the tokens part decides it). */
   readonly tokenStanding: TokenStanding;
   /** The disabled flag and cache version (the tenant-record part decides them). */
@@ -57,6 +59,11 @@ export class TenantParts {
       tellBrokers,
       lastUsedHour: (id) => this.history.lastUsedHour(id),
     });
+    this.grants = new GrantsPart(sql, {
+      settings,
+      tokens: this.tokens.decider(),
+      lastUsedHour: (id) => this.history.lastUsedHour(id),
+    });
     this.tenantRecord = new TenantRecordPart(sql, {
       standing: this.tenantStanding,
       io,
@@ -78,6 +85,7 @@ export class TenantParts {
       this.alerts,
       this.idempotency,
       this.tokens,
+      this.grants,
       this.tenantRecord,
     ];
   }

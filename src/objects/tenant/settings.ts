@@ -13,7 +13,8 @@ export type SettingName =
   | 'disabled'
   | 'retention_days'
   | 'tokens_adopted'
-  | 'plan';
+  | 'plan'
+  | 'partner_access';
 
 /** The settings a part owns: it reads and writes those only. */
 export interface SettingsView<N extends SettingName> {

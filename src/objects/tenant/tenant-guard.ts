@@ -18,6 +18,7 @@ import { auditLog } from '../audit/audit-log';
 import { fleetBoardOf } from '../fleet/fleet-board';
 import { AlarmClock } from './alarm-clock';
 import { ALERTS_CALLS } from './alerts/alerts-part';
+import { GRANTS_CALLS } from './grants/grants-part';
 import { HISTORY_CALLS } from './history/history-part';
 import { IDEMPOTENCY_CALLS } from './idempotency/idempotency-part';
 import type { TenantIo } from './io';
@@ -44,6 +45,7 @@ const PARTS = {
   recentRequests: RECENT_REQUESTS_CALLS,
   history: HISTORY_CALLS,
   alerts: ALERTS_CALLS,
+  grants: GRANTS_CALLS,
 } as const satisfies { [P in keyof TenantParts]?: readonly (keyof TenantParts[P])[] };
 
 type PartName = keyof typeof PARTS;

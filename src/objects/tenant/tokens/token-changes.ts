@@ -54,6 +54,8 @@ export interface RestoredToken {
   familyId: string;
   limits: TokenLimits | null;
 }
+/** What an OAuth grant's token or a partner's key carries besides (the grants part). */
+export type TokenMarks = Pick<TokenRecord, 'resource' | 'grant' | 'made_by'>;
 
 export interface RevokeOutcome {
   kind: 'revoked' | 'not_found';
@@ -79,6 +81,7 @@ export class TokenChanges {
     spec: TokenSpecOf,
     limits: TokenLimits | null,
     now: number,
+    marks: TokenMarks = {},
   ): TokenEntry {
     const record: TokenRecord = {
       id: minted.id,
@@ -90,6 +93,7 @@ export class TokenChanges {
       created_at: new Date(now).toISOString(),
       expires_at: spec.expires_at,
       tag_kid: minted.tag_kid,
+      ...marks,
     };
     if (limits) this.standing.putLimits(minted.id, limits);
     this.tokens.insert({
@@ -101,6 +105,34 @@ export class TokenChanges {
       rotatedAt: null,
       rotatedBy: null,
     });
+    return { hash: minted.hash, record };
+  }
+
+  /**
+   * A new secret for an OAuth grant's token (a refresh): the same id, so its limits,
+   * meters, usage and revocation stay the grant's; a new hash, expiry and scopes. The
+   * secret it replaces keeps working until its own expiry (at most an access token's
+   * life), unless the token is revoked. Null when the token is gone or revoked.
+   */
+  renew(
+    tokenId: string,
+    minted: MintedToken,
+    change: Pick<TokenRecord, 'expires_at' | 'scopes' | 'grant' | 'resource'>,
+  ): TokenEntry | null {
+    const row = this.tokens.get(tokenId);
+    if (!row || row.record.revoked_at || this.standing.endOf(tokenId)?.reason === 'revoked') {
+      return null;
+    }
+    const record: TokenRecord = {
+      ...row.record,
+      prefix: minted.prefix,
+      last4: minted.last4,
+      tag_kid: minted.tag_kid,
+      ...change,
+    };
+    // Each refresh may bind the token anew (RFC 8707); none named: every resource.
+    if (change.resource === undefined) delete record.resource;
+    this.tokens.rekey(tokenId, minted.hash, record);
     return { hash: minted.hash, record };
   }
 
@@ -130,6 +162,7 @@ export class TokenChanges {
         created_at: new Date(now).toISOString(),
         expires_at: old.record.expires_at,
         tag_kid: minted.tag_kid,
+        ...(old.record.made_by ? { made_by: old.record.made_by } : {}),
       },
       familyId: old.familyId,
       ancestorId: old.record.id,
@@ -275,6 +308,8 @@ export class TokenChanges {
   /** Why this token may not rotate now, or null when it may. */
   private refusal(old: TokenRow, now: number): RotateOutcome | null {
     if (old.record.revoked_at) return { kind: 'revoked' };
+    // An OAuth grant's token gets its new secrets by refreshing, as its grant says.
+    if (old.record.grant) return { kind: 'grant' };
     if (!works(old.record, now)) return { kind: 'expired' };
     const successor = old.successorId ? this.tokens.get(old.successorId) : null;
     if (successor && works(successor.record, now)) {

@@ -59,6 +59,8 @@ export interface PendingWrite extends TokenEntry {
 export type RotateOutcome =
   | { kind: 'rotated'; old: TokenEntry; successor: TokenEntry }
   | { kind: 'not_found' | 'revoked' | 'expired' }
+  /** An OAuth grant's token: it is renewed by its grant's refresh, never rotated. */
+  | { kind: 'grant' }
   /** The token already has a successor that works: a family rotates one step at a time. */
   | { kind: 'successor_pending'; successorId: string }
   /** The token's own ancestor still works (its overlap runs): the same rule, one step back. */
@@ -167,6 +169,19 @@ export class TokenRegistry {
       msOf(record.revoked_at),
       msOf(record.expires_at),
       record.id,
+    );
+  }
+
+  /** A token's new secret (an OAuth refresh): its row now holds the new hash and record. */
+  rekey(tokenId: string, hash: string, record: TokenRecord): void {
+    this.sql.exec(
+      `UPDATE tokens SET hash = ?, record = ?, revoked_at = ?, expires_at = ?,
+         version = version + 1 WHERE token_id = ?`,
+      hash,
+      JSON.stringify(record),
+      msOf(record.revoked_at),
+      msOf(record.expires_at),
+      tokenId,
     );
   }
 

@@ -11,8 +11,10 @@ import { log } from '../../../log';
 import type { BrokerPush } from '../../../metering/lease-protocol';
 import type { TokenLimits } from '../../../metering/policy';
 import type { TokenEntry } from '../../../tenants/token-store';
+import type { TokenRecord } from '../../../types/tenants';
 import type { TokenListing } from '../../../types/wire';
 import { waitUntilDone } from '../../../waiters';
+import type { NewAuditEntry } from '../../audit/audit-log';
 import type { TenantIo } from '../io';
 import type { Chores } from '../part';
 import type { SettingsView } from '../settings';
@@ -22,6 +24,7 @@ import {
   type RevokeOutcome,
   type TokenAmendment,
   TokenChanges,
+  type TokenMarks,
   type TokenSpecOf,
 } from './token-changes';
 import {
@@ -30,8 +33,44 @@ import {
   migrateTokens,
   type RotateOutcome,
   TokenRegistry,
+  works,
 } from './token-registry';
 import type { TokenStanding } from './token-standing';
+
+/**
+ * The tenant's tokens as another part decides them (the grants part: OAuth grants and
+ * partners' keys), inside that part's own synchronous step: `ready` first, then the
+ * decisions (none of which awaits), then `settle`, which writes them to KV and the
+ * audit log in decision order and tells the brokers, before the part answers.
+ */
+export interface TokenDecider {
+  /** Waits until the tenant's tokens are taken in: call it before deciding. */
+  ready(tenantId: string): Promise<void>;
+  /** A token's record as decided, or null. */
+  get(tokenId: string): TokenRecord | null;
+  issue(
+    tenantId: string,
+    minted: MintedToken,
+    spec: TokenSpecOf,
+    limits: TokenLimits | null,
+    now: number,
+    marks: TokenMarks,
+  ): TokenEntry;
+  /** A grant's token gets a new secret (token-changes.ts `renew`); null: gone or revoked. */
+  renew(
+    tokenId: string,
+    minted: MintedToken,
+    change: Pick<TokenRecord, 'expires_at' | 'scopes' | 'grant' | 'resource'>,
+  ): TokenEntry | null;
+  /** Revokes one token; the entries it revoked (none when it already was). */
+  revoke(tokenId: string, now: number, ctx: AuditContext): TokenEntry[];
+  /** The records of the tokens that work at `now`. */
+  working(now: number): TokenRecord[];
+  /** An audit entry, sent after the decisions before it. */
+  audit(entry: NewAuditEntry): void;
+  /** Writes what was decided (KV, audit log) and tells the brokers. */
+  settle(): Promise<void>;
+}
 
 /** A decision KV has not taken yet is tried again by the alarm this soon. */
 const RESYNC_AFTER_MS = 5000;
@@ -190,6 +229,36 @@ export class TokensPart implements Chores {
   async heads(tenantId: string, now: number): Promise<RestoredToken[]> {
     await this.ready(tenantId);
     return this.changes.heads(now);
+  }
+
+  /** Decisions on the tenant's tokens for another part of the guard (TokenDecider). */
+  decider(): TokenDecider {
+    const pushes: BrokerPush[] = [];
+    const { changes, registry, deps } = this;
+    return {
+      ready: (tenantId) => this.ready(tenantId),
+      get: (tokenId) => registry.get(tokenId)?.record ?? null,
+      issue: (tenantId, minted, spec, limits, now, marks) => {
+        if (limits) pushes.push({ kind: 'reset' });
+        return changes.issue(tenantId, minted, spec, limits, now, marks);
+      },
+      renew: (tokenId, minted, change) => changes.renew(tokenId, minted, change),
+      revoke: (tokenId, now, ctx) => {
+        const decided = changes.revoke(tokenId, false, now, ctx);
+        pushes.push(...decided.pushes);
+        return decided.outcome.revoked;
+      },
+      working: (now) =>
+        registry
+          .list(now)
+          .map((row) => row.record)
+          .filter((r) => works(r, now) && (deps.standing.endOf(r.id)?.at ?? Infinity) > now),
+      audit: (entry) => registry.queueAudit(entry),
+      settle: async () => {
+        await this.sync();
+        for (const push of pushes.splice(0)) await deps.tellBrokers(push);
+      },
+    };
   }
 
   /** A token's own limits, or null. */
