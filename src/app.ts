@@ -4,7 +4,7 @@
  * docs) → CORS → (MCP | operator API | browser tokens | session event stream |
  * usage | the token's own view | platform routes).
  */
-import { Hono } from 'hono';
+import { type ErrorHandler, Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import { adminRoutes } from './admin';
@@ -30,6 +30,8 @@ const REQUEST_ID_HEADER = 'X-Request-ID';
 
 export function newApp(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
+  const onError: ErrorHandler<HonoEnv> = (err, c) =>
+    errorResponse(c, asGatewayError(err, c.get('requestId')));
 
   app.use(requestId({ headerName: REQUEST_ID_HEADER, limitLength: 128 }));
   app.use(async (c, next) => {
@@ -55,7 +57,7 @@ export function newApp(): Hono<HonoEnv> {
   app.route('/', sessionEventRoutes());
   app.route('/', usageRoutes());
   app.route('/', ownTokenRoutes());
-  app.route('/', platformRoutes());
+  app.route('/', platformRoutes(onError));
 
   app.notFound(async (c) => {
     // Counted in the tenant's usage history when a valid token asked (middleware/auth.ts).
@@ -64,7 +66,7 @@ export function newApp(): Hono<HonoEnv> {
       message: `No route for ${c.req.method} ${c.req.path}; ${whereRoutesAre(c.req.path)}`,
     });
   });
-  app.onError((err, c) => errorResponse(c, asGatewayError(err, c.get('requestId'))));
+  app.onError(onError);
   return app;
 }
 

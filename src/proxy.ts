@@ -7,8 +7,7 @@
  * answer as forward.ts says: platform secrets masked for tokens that may not see
  * them. A path an operation takes with a method it does not gets a 405 envelope.
  */
-import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import { every } from 'hono/combine';
+import { type Context, type ErrorHandler, Hono, type MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { GatewayError } from './errors';
@@ -31,7 +30,14 @@ function routeOf(c: Context<HonoEnv>): ResolvedRoute {
   return route;
 }
 
-export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<HonoEnv> {
+/**
+ * `onError` is the app's error handler: a declared operation's chain answers its errors
+ * with it where they are thrown, as Hono does for a built-in route's (composed()).
+ */
+export function platformRoutes(
+  onError: ErrorHandler<HonoEnv>,
+  specs: readonly RouteSpec[] = ROUTE_SPECS,
+): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   for (const spec of specs) app.on(spec.method, [spec.path], ...operationChain(spec));
   for (const [path, methods] of methodsByPath(specs)) {
@@ -40,7 +46,7 @@ export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<
     });
   }
   // Reached only where no built-in path matched: the declared operations, if any.
-  app.all('*', declaredOperations);
+  app.all('*', declaredOperations(onError));
   return app;
 }
 
@@ -67,22 +73,54 @@ function operationChain(spec: RouteSpec): MiddlewareHandler<HonoEnv>[] {
   ];
 }
 
-/** One composed chain per declared operation, made on first use. */
-const declaredChains = new WeakMap<ResolvedRoute, MiddlewareHandler<HonoEnv>>();
+/**
+ * A declared operation's request: matched here (Hono's router holds only built-ins), then
+ * its chain, composed once per operation on first use.
+ */
+function declaredOperations(onError: ErrorHandler<HonoEnv>): MiddlewareHandler<HonoEnv> {
+  const chains = new WeakMap<ResolvedRoute, MiddlewareHandler<HonoEnv>>();
+  return async (c, next) => {
+    const match = catalogOf(c.get('settings')).matchDeclared(c.req.method, c.req.path);
+    if (!match) return next();
+    if ('allow' in match) throw methodNotAllowed(c.req.path, match.allow);
+    c.set('routeParams', match.params);
+    let chain = chains.get(match.route);
+    if (!chain) {
+      chain = composed(operationChain(match.route), onError);
+      chains.set(match.route, chain);
+    }
+    await chain(c, next);
+  };
+}
 
-/** A declared operation's request: matched here (Hono's router holds only built-ins), then its chain. */
-const declaredOperations: MiddlewareHandler<HonoEnv> = async (c, next) => {
-  const match = catalogOf(c.get('settings')).matchDeclared(c.req.method, c.req.path);
-  if (!match) return next();
-  if ('allow' in match) throw methodNotAllowed(c.req.path, match.allow);
-  c.set('routeParams', match.params);
-  let chain = declaredChains.get(match.route);
-  if (!chain) {
-    chain = every(...operationChain(match.route));
-    declaredChains.set(match.route, chain);
-  }
-  await chain(c, next);
-};
+/**
+ * Steps run as Hono runs a route's: an error a step throws becomes the error answer where
+ * it is thrown, so each step before it finds that answer when its next() returns, as on a
+ * built-in route. (hono/combine's every() has no error handler: the error passed through
+ * the steps, and the idempotency step neither kept nor released its key's claim.)
+ */
+function composed(
+  steps: MiddlewareHandler<HonoEnv>[],
+  onError: ErrorHandler<HonoEnv>,
+): MiddlewareHandler<HonoEnv> {
+  return async (c, next) => {
+    const run = async (i: number): Promise<void> => {
+      const step = steps[i];
+      if (!step) return next();
+      let answer: Response | undefined;
+      try {
+        answer = (await step(c, () => run(i + 1))) || undefined;
+      } catch (err) {
+        if (!(err instanceof Error)) throw err;
+        c.error = err;
+        c.res = await onError(err, c);
+        return;
+      }
+      if (answer && !c.finalized) c.res = answer;
+    };
+    await run(0);
+  };
+}
 
 function methodNotAllowed(path: string, methods: readonly string[]): GatewayError {
   const allow = methods.join(', ');
