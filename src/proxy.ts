@@ -18,8 +18,8 @@ import { tenantLimits } from './middleware/limits';
 import { validateInput } from './middleware/validate';
 import { type Catalog, catalogOf } from './routes/catalog';
 import { ROUTE_SPECS } from './routes/table';
-import type { PlatformReader, ResolvedRoute, RouteSpec } from './routes/types';
 import type { HonoEnv } from './types/context';
+import type { PlatformReader, ResolvedRoute, RouteSpec } from './types/operations';
 import type { ForwardOutcome } from './types/outcomes';
 import { parseEnvelope } from './upstream/normalize';
 

@@ -14,8 +14,8 @@ import { ERRORS } from '../src/errors';
 import { openApiPath } from '../src/openapi/document';
 import { DOCS_CSP } from '../src/openapi/routes';
 import { ROUTE_SPECS, takesIdempotencyKey } from '../src/routes/table';
-import type { RouteSpec } from '../src/routes/types';
 import { expandScopes, hasScope, requiredScope } from '../src/tenants/scopes';
+import type { RouteSpec } from '../src/types/operations';
 import { admin, createTenant, envelope, gateway, gatewayWith, revokeWhileKvLags } from './helpers';
 
 type Json = Record<string, any>;

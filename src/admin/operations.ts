@@ -10,7 +10,7 @@
 import { openApiPath } from '../openapi/document';
 import { catalogOf } from '../routes/catalog';
 import { platformOperationsSchema } from '../routes/declared';
-import { ROUTE_GROUPS } from '../routes/types';
+import { ROUTE_GROUPS } from '../routes/groups';
 import { PRESET_NAMES, requiredScope, scopesOf } from '../tenants/scopes';
 import { type AdminApp, handle } from './handle';
 import * as contract from './operations.contract';

@@ -12,8 +12,8 @@ import { MODELS, SUCCESS_DATA } from '../openapi/models';
 import { fieldsOf, inputSchema, type JsonSchema } from '../openapi/schema';
 import type { Catalog } from '../routes/catalog';
 import { takesIdempotencyKey } from '../routes/table';
-import type { ResolvedRoute } from '../routes/types';
 import { hasScope, requiredScope } from '../tenants/scopes';
+import type { ResolvedRoute } from '../types/operations';
 import { base64Text, isObject } from './protocol';
 
 /** Tools in one `tools/list` answer (docs/MCP.md, "Limits"). */

@@ -10,13 +10,13 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
-import type { RouteSpec } from '../routes/types';
 import { BROWSER_TOKEN_PREFIX, verifyBrowserToken } from '../tenants/browser-token';
 import { keyRing } from '../tenants/crypto';
 import { hasScope, requiredScope } from '../tenants/scopes';
 import { memoizedStores, type Stores } from '../tenants/stores';
 import { checkPresentedToken, TOKEN_PREFIX } from '../tenants/token';
 import type { HonoEnv } from '../types/context';
+import type { RouteSpec } from '../types/operations';
 import type { Tenant, TokenRecord } from '../types/tenants';
 import { countAgainstClient, isThrottled, throttled } from './preauth';
 

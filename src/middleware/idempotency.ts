@@ -19,8 +19,8 @@ import { log } from '../log';
 import type { StoredAnswer } from '../objects/tenant/idempotency/idempotency-part';
 import { guardFor } from '../objects/tenant/tenant-guard';
 import { takesIdempotencyKey } from '../routes/table';
-import type { RouteSpec } from '../routes/types';
 import type { HonoEnv } from '../types/context';
+import type { RouteSpec } from '../types/operations';
 import { parseEnvelope } from '../upstream/normalize';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';

@@ -19,7 +19,7 @@ import type { Context } from 'hono';
 import { type ErrorKind, GatewayError, invalidField } from '../errors';
 import { type CredentialsEnd, watchCredentials } from '../limits/credentials-watch';
 import type { HonoEnv } from '../types/context';
-import type { UploadBody, UploadSpec } from '../types/routes';
+import type { UploadBody, UploadSpec } from '../types/operations';
 import { boundaryOf, MalformedMultipart, MultipartScanner, type PartHead } from './multipart';
 
 /** A text part's value may be at most this long (docs/BOUNDS.md). */

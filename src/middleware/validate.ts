@@ -17,8 +17,8 @@ import { decodeUtf8, readCapped } from '../bytes';
 import { GatewayError, type InputLocation, invalidField } from '../errors';
 import { describeIssue } from '../routes/json-schema';
 import { noQuery } from '../routes/schemas';
-import type { RouteSpec } from '../routes/types';
 import type { HonoEnv } from '../types/context';
+import type { RouteSpec } from '../types/operations';
 import { uploadBody } from './upload';
 
 type Target = 'param' | 'query' | 'json';

@@ -1,7 +1,7 @@
 /** `agent.list` and `agent.info`: agents (x-api-key operations). */
 import * as z from 'zod';
+import type { RouteSpec } from '../types/operations';
 import { enumField, pageNum, pageSize, uuidField } from './schemas';
-import type { RouteSpec } from './types';
 
 export const agentRoutes: RouteSpec[] = [
   {

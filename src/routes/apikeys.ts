@@ -1,7 +1,7 @@
 /** `apikey.create`, `apikey.delete` and `apikey.list`: the platform's API keys. */
 import * as z from 'zod';
+import type { RouteSpec } from '../types/operations';
 import { intField, pageNum, pageSize, textField } from './schemas';
-import type { RouteSpec } from './types';
 
 export const apiKeyRoutes: RouteSpec[] = [
   {

@@ -1,7 +1,7 @@
 /** `browser.*`: browser instances and their pages (x-api-key operations). */
 import * as z from 'zod';
+import type { RouteSpec } from '../types/operations';
 import { opaqueId, pageNum, pageSize } from './schemas';
-import type { RouteSpec } from './types';
 
 const browserParams = z.object({ browser_id: opaqueId('browser_id') });
 

@@ -3,10 +3,12 @@
  * ROUTE_OVERRIDES applied, then PLATFORM_OPERATIONS. Made once per settings
  * object (settings are parsed once per isolate), never per request.
  */
+
+import type { ResolvedRoute } from '../types/operations';
 import type { Settings } from '../types/settings';
+import { ROUTE_GROUPS } from './groups';
 import { resolveRoute } from './overrides';
 import { ROUTE_SPECS, takesIdempotencyKey } from './table';
-import { type ResolvedRoute, ROUTE_GROUPS } from './types';
 
 export type CatalogSettings = Pick<Settings, 'ROUTE_OVERRIDES' | 'PLATFORM_OPERATIONS'>;
 

@@ -10,6 +10,7 @@
  * or the gateway itself already answers is refused, naming both.
  */
 import * as z from 'zod';
+import type { HttpMethod, InputSchema, RouteSpec } from '../types/operations';
 import {
   bodyFromJsonSchema,
   paramsFromJsonSchema,
@@ -19,7 +20,6 @@ import {
 import { keyedByOperationId, prototypeNameProblem } from './operation-ids';
 import { cachePolicySchema, costSchema, timeoutSchema } from './overrides';
 import { ROUTE_SPECS } from './table';
-import type { HttpMethod, InputSchema, RouteSpec } from './types';
 
 /** What the gateway answers itself: no declared path may reach under these. */
 const GATEWAY_PATHS = [

@@ -20,9 +20,9 @@
  * (routes/schemas.ts `WIRE`), which is what OpenAPI and /docs show.
  */
 import * as z from 'zod';
+import type { InputSchema } from '../types/operations';
 import { patternProblem } from './pattern-check';
 import { opaqueId, WIRE } from './schemas';
-import type { InputSchema } from './types';
 
 type Json = Record<string, unknown>;
 

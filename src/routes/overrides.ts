@@ -7,11 +7,11 @@
  * "cost": 20, "timeout_ms": 45000, "body": {"type": "object", "properties": {…}}}}`.
  */
 import * as z from 'zod';
+import type { InputSchema, ResolvedRoute, RouteSpec } from '../types/operations';
 import type { RouteOverride, RouteOverrides } from '../types/settings';
 import { bodyFromJsonSchema, queryFromJsonSchema, SchemaProblem } from './json-schema';
 import { keyedByOperationId, prototypeNameProblem } from './operation-ids';
 import { ROUTE_SPECS } from './table';
-import type { InputSchema, ResolvedRoute, RouteSpec } from './types';
 
 /** A request's units (docs/LIMITS.md, "Policies, quotas and costs"). */
 export const costSchema = z.number().int().min(0).max(1000);

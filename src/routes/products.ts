@@ -3,8 +3,8 @@
  * queries (the current client's dashboard, PLATFORM.md version 0.3.2; x-api-key).
  */
 import * as z from 'zod';
+import type { RouteSpec } from '../types/operations';
 import { opaqueId, textField, urlField } from './schemas';
-import type { RouteSpec } from './types';
 
 /** Longest product text and most attachments accepted (docs/BOUNDS.md). */
 export const PRODUCT_MAX_CHARS = 2000;

@@ -4,8 +4,8 @@
  * x-api-key).
  */
 import * as z from 'zod';
+import type { RouteSpec } from '../types/operations';
 import { opaqueId, textField, urlField } from './schemas';
-import type { RouteSpec } from './types';
 
 /** Bounds of a report update (docs/BOUNDS.md). */
 export const REPORT_TEXT_MAX_CHARS = 5000;

@@ -1,4 +1,6 @@
 /** The route table: every platform operation the gateway serves, in one list. */
+
+import type { RouteSpec } from '../types/operations';
 import { agentRoutes } from './agents';
 import { apiKeyRoutes } from './apikeys';
 import { browserRoutes } from './browsers';
@@ -7,7 +9,6 @@ import { productRoutes } from './products';
 import { reportRoutes } from './reports';
 import { sessionRoutes } from './sessions';
 import { teamRoutes } from './teams';
-import type { RouteSpec } from './types';
 
 export const ROUTE_SPECS: readonly RouteSpec[] = [
   ...apiKeyRoutes,

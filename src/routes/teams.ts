@@ -1,7 +1,7 @@
 /** `team.list` and `team.info`: teams, each with its agents and model. */
 import * as z from 'zod';
+import type { RouteSpec } from '../types/operations';
 import { enumField, pageNum, pageSize, uuidField } from './schemas';
-import type { RouteSpec } from './types';
 
 export const teamRoutes: RouteSpec[] = [
   {

@@ -14,7 +14,8 @@
  * then (beside explicit-only scopes) counts as the preset (docs/OPERATING.md,
  * "Presets follow new groups").
  */
-import { ROUTE_GROUPS, type RouteSpec } from '../routes/types';
+import { ROUTE_GROUPS } from '../routes/groups';
+import type { RouteSpec } from '../types/operations';
 
 /** A tenant's own usage and limits (GET /usage). */
 export const USAGE_SCOPE = 'usage:read';

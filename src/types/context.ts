@@ -4,8 +4,8 @@
  * every layer, errors.ts included, may use them (docs/ARCHITECTURE.md).
  */
 import type { RequestIdVariables } from 'hono/request-id';
+import type { ResolvedRoute, ValidatedInput } from './operations';
 import type { ForwardOutcome, IdempotencyClaim, LimiterVerdict } from './outcomes';
-import type { ResolvedRoute, ValidatedInput } from './routes';
 import type { Settings } from './settings';
 import type { Tenant, TokenRecord } from './tenants';
 import type { Operator } from './wire';

@@ -6,12 +6,12 @@
  * checked against its type here with `satisfies`.
  */
 
-import type { CachePolicy, InputSchema, RouteSpec } from './routes';
+import type { CachePolicy, InputSchema, RouteSpec } from './operations';
 
 export type { CachePolicy };
 
 /**
- * Resource groups of the built-in route table (routes/types.ts lists them); scopes and group
+ * Resource groups of the built-in route table (routes/groups.ts lists them); scopes and group
  * quotas use them. Operations an operator declares may name other groups.
  */
 export type RouteGroup =

@@ -7,7 +7,7 @@
  * outcome never holds the key.
  */
 import { GatewayError } from '../errors';
-import type { ResolvedRoute } from '../routes/types';
+import type { ResolvedRoute } from '../types/operations';
 import type { Settings } from '../types/settings';
 import type { KeyCheck } from '../types/wire';
 import { callPlatform } from './fetch';

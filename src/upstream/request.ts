@@ -5,8 +5,7 @@
  * hop-by-hop headers are therefore never forwarded.
  */
 
-import type { ResolvedRoute } from '../routes/types';
-import type { UploadBody } from '../types/routes';
+import type { ResolvedRoute, UploadBody } from '../types/operations';
 import type { Settings } from '../types/settings';
 
 /** Caller headers worth passing on; everything else is dropped. */

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { ERRORS } from '../../src/errors';
 import { ROUTE_SPECS } from '../../src/routes/table';
-import type { RouteSpec } from '../../src/routes/types';
+import type { RouteSpec } from '../../src/types/operations';
 import { type Field, INT_MAX, MAX_DIGITS, MODELS, type RouteModel, UNFUZZED } from './model';
 
 type G = fc.GeneratorValue;

@@ -1,5 +1,5 @@
 /**
- * The shape of a platform operation (routes/types.ts builds the table on it).
+ * The shape of a platform operation (src/routes/ builds the table on it).
  * Declared here, below settings, because an operator declares operations in a
  * setting (PLATFORM_OPERATIONS, docs/CONFIGURATION.md) and amends built-in
  * ones in another (ROUTE_OVERRIDES): types/settings.ts carries both.

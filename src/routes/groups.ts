@@ -1,16 +1,7 @@
+/** The built-in resource groups: scopes, group quotas and OpenAPI tags are derived from them. */
 import type { RouteGroup } from '../types/settings';
 
-export type {
-  CredentialHeader,
-  HttpMethod,
-  InputSchema,
-  PlatformReader,
-  ResolvedRoute,
-  RouteSpec,
-  UploadSpec,
-} from '../types/routes';
-
-/** Each built-in resource group once, in this order; scopes and limits are derived from them. */
+/** Each built-in resource group once, in this order. */
 const GROUPS: Record<RouteGroup, true> = {
   apikeys: true,
   calls: true,
