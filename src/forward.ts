@@ -14,7 +14,7 @@ import { type CacheOutcome, readThrough } from './cache/read-through';
 import { type ErrorKind, GatewayError } from './errors';
 import { hasScope } from './tenants/scopes';
 import type { HonoEnv, ValidatedInput } from './types/context';
-import type { ResolvedRoute } from './types/operations';
+import type { ConfiguredOperation } from './types/operations';
 import type { CacheStatus, CacheTier, ForwardOutcome, KeptAnswer } from './types/outcomes';
 import type { Settings } from './types/settings';
 import { rejectedKeyStatus, type UpstreamResult } from './upstream/normalize';
@@ -133,7 +133,7 @@ function masked(result: UpstreamResult, shapes: SecretShapes): UpstreamResult {
 }
 
 /** The operation's deadline: its own, never past the UPSTREAM_TIMEOUT_MS ceiling. */
-export function deadlineOf(route: ResolvedRoute, settings: Settings): number {
+export function deadlineOf(route: ConfiguredOperation, settings: Settings): number {
   return Math.min(route.timeoutMs, settings.UPSTREAM_TIMEOUT_MS);
 }
 
@@ -171,7 +171,7 @@ function makeResilienceOptions(settings: Settings): ResilienceOptions {
 
 export async function forward(
   c: Context<HonoEnv>,
-  route: ResolvedRoute,
+  route: ConfiguredOperation,
   input: ValidatedInput,
   options: ForwardOptions = AS_THE_CALLER_ASKS,
 ): Promise<Forwarded> {
@@ -193,7 +193,7 @@ export async function forward(
 /** The answer from the read cache or the platform; the call's figures go into `outcome`. */
 async function lookOrCall(
   c: Context<HonoEnv>,
-  route: ResolvedRoute,
+  route: ConfiguredOperation,
   input: ValidatedInput,
   options: ForwardOptions,
   outcome: Forwarded,
@@ -239,7 +239,7 @@ async function lookOrCall(
           keyFingerprint: c.get('tenant').key_fingerprint,
           version,
           upstreamBase: settings.PLATFORM_BASE_URL,
-          routeId: route.id,
+          operationId: route.id,
           upstreamPath: route.upstreamPath,
           credential: route.credential,
           params: input.params,

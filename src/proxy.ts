@@ -17,14 +17,14 @@ import { idempotency } from './middleware/idempotency';
 import { tenantLimits } from './middleware/limits';
 import { validateInput } from './middleware/validate';
 import { type Catalog, catalogOf } from './routes/catalog';
-import { ROUTE_SPECS } from './routes/table';
+import { BUILT_IN_OPERATIONS } from './routes/table';
 import type { HonoEnv } from './types/context';
-import type { PlatformReader, ResolvedRoute, RouteSpec } from './types/operations';
+import type { ConfiguredOperation, PlatformOperation, PlatformReader } from './types/operations';
 import type { ForwardOutcome } from './types/outcomes';
 import { parseEnvelope } from './upstream/normalize';
 
 /** The configured route resolveRoute() put in the context. */
-function routeOf(c: Context<HonoEnv>): ResolvedRoute {
+function routeOf(c: Context<HonoEnv>): ConfiguredOperation {
   const route = c.get('route');
   if (!route) throw new GatewayError('INTERNAL', { message: 'Route not resolved' });
   return route;
@@ -36,7 +36,7 @@ function routeOf(c: Context<HonoEnv>): ResolvedRoute {
  */
 export function platformRoutes(
   onError: ErrorHandler<HonoEnv>,
-  specs: readonly RouteSpec[] = ROUTE_SPECS,
+  specs: readonly PlatformOperation[] = BUILT_IN_OPERATIONS,
 ): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   for (const spec of specs) app.on(spec.method, [spec.path], ...operationChain(spec));
@@ -51,7 +51,7 @@ export function platformRoutes(
 }
 
 /** Everything an operation's request goes through, in order, ending in its answer. */
-function operationChain(spec: RouteSpec): MiddlewareHandler<HonoEnv>[] {
+function operationChain(spec: PlatformOperation): MiddlewareHandler<HonoEnv>[] {
   return [
     resolveRoute(spec),
     tenantAuth(),
@@ -78,7 +78,7 @@ function operationChain(spec: RouteSpec): MiddlewareHandler<HonoEnv>[] {
  * its chain, composed once per operation on first use.
  */
 function declaredOperations(onError: ErrorHandler<HonoEnv>): MiddlewareHandler<HonoEnv> {
-  const chains = new WeakMap<ResolvedRoute, MiddlewareHandler<HonoEnv>>();
+  const chains = new WeakMap<ConfiguredOperation, MiddlewareHandler<HonoEnv>>();
   return async (c, next) => {
     const match = catalogOf(c.get('settings')).matchDeclared(c.req.method, c.req.path);
     if (!match) return next();
@@ -134,7 +134,7 @@ function methodNotAllowed(path: string, methods: readonly string[]): GatewayErro
  * Names the operation (its log line and usage history say it), and resolves the route
  * as this request's settings configure it, once for every later step.
  */
-function resolveRoute(spec: RouteSpec) {
+function resolveRoute(spec: PlatformOperation) {
   return createMiddleware<HonoEnv>(async function resolveRoute(c, next) {
     c.set('operation', spec.id);
     const route = catalogOf(c.get('settings')).byId.get(spec.id);
@@ -145,7 +145,10 @@ function resolveRoute(spec: RouteSpec) {
 }
 
 /** The answer's headers: JSON, and for cacheable reads where the answer came from and its age. */
-function answerHeaders(route: ResolvedRoute, outcome: ForwardOutcome): Record<string, string> {
+function answerHeaders(
+  route: ConfiguredOperation,
+  outcome: ForwardOutcome,
+): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (route.cache && outcome.cache) {
     headers['X-Cache'] = outcome.cache;
@@ -179,9 +182,9 @@ function contentfulStatus(status: number): ContentfulStatusCode {
  */
 function platformReader(c: Context<HonoEnv>, catalog: Catalog): PlatformReader {
   return {
-    async data(routeId) {
-      const route = catalog.byId.get(routeId);
-      if (!route) throw new GatewayError('INTERNAL', { message: `No operation ${routeId}` });
+    async data(operationId) {
+      const route = catalog.byId.get(operationId);
+      if (!route) throw new GatewayError('INTERNAL', { message: `No operation ${operationId}` });
       const outcome = await forward(
         c,
         route,
@@ -195,7 +198,7 @@ function platformReader(c: Context<HonoEnv>, catalog: Catalog): PlatformReader {
       const envelope = result.envelope ?? parseEnvelope(result.body);
       if (envelope?.code !== 0) {
         throw new GatewayError('UPSTREAM_HTTP_ERROR', {
-          message: `Platform refused ${routeId}: ${envelope?.msg ?? 'no envelope'}`,
+          message: `Platform refused ${operationId}: ${envelope?.msg ?? 'no envelope'}`,
           details: { upstream_code: envelope?.code },
         });
       }
@@ -209,7 +212,7 @@ function isContentful(status: number): status is ContentfulStatusCode {
   return status >= 200 && status <= 599 && status !== 204 && status !== 205 && status !== 304;
 }
 
-function methodsByPath(specs: readonly RouteSpec[]): Map<string, string[]> {
+function methodsByPath(specs: readonly PlatformOperation[]): Map<string, string[]> {
   const map = new Map<string, string[]>();
   for (const spec of specs) map.set(spec.path, [...(map.get(spec.path) ?? []), spec.method]);
   return map;

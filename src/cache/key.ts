@@ -13,7 +13,7 @@ export interface CacheKeyParts {
   version: string;
   /** Everything that decides what the platform answers. */
   upstreamBase: string;
-  routeId: string;
+  operationId: string;
   upstreamPath: string;
   credential: string;
   params: Record<string, unknown>;
@@ -29,7 +29,7 @@ export function cacheKey(p: CacheKeyParts): string {
     p.keyFingerprint,
     p.version,
     p.upstreamBase,
-    p.routeId,
+    p.operationId,
     p.upstreamPath,
     p.credential,
     sorted(p.params),

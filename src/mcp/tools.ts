@@ -13,7 +13,7 @@ import { fieldsOf, inputSchema, type JsonSchema } from '../openapi/schema';
 import type { Catalog } from '../routes/catalog';
 import { takesIdempotencyKey } from '../routes/table';
 import { hasScope, requiredScope } from '../tenants/scopes';
-import type { ResolvedRoute } from '../types/operations';
+import type { ConfiguredOperation } from '../types/operations';
 import { base64Text, isObject } from './protocol';
 
 /** Tools in one `tools/list` answer (docs/MCP.md, "Limits"). */
@@ -48,7 +48,7 @@ export interface ArgumentPlan {
 }
 
 export interface ToolEntry {
-  route: ResolvedRoute;
+  route: ConfiguredOperation;
   scope: string;
   plan: ArgumentPlan;
   /** 2026-07-28: any output schema. */
@@ -110,7 +110,7 @@ export function nameOfCursor(cursor: unknown): string | null {
  * body), and an operation whose query and body name the same field (an argument could not
  * say which it is).
  */
-function toolOf(route: ResolvedRoute): ToolEntry | null {
+function toolOf(route: ConfiguredOperation): ToolEntry | null {
   if (route.upload) return null;
   const path = [...route.path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1] ?? '');
   const params = route.params ? fieldsOf(route.params) : { properties: {}, required: [] };
@@ -178,7 +178,7 @@ const isSchemaMap = (v: unknown): v is Record<string, JsonSchema> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The catalog's text, and what the gateway adds to it: cache, masking, cost, retries. */
-function describe(route: ResolvedRoute, keyArgument: boolean): string {
+function describe(route: ConfiguredOperation, keyArgument: boolean): string {
   const parts = [
     route.description ?? route.title ?? `${route.method} ${route.path} on the platform.`,
   ];
@@ -196,7 +196,7 @@ function describe(route: ResolvedRoute, keyArgument: boolean): string {
   return parts.join(' ');
 }
 
-function annotationsOf(route: ResolvedRoute): Tool['annotations'] {
+function annotationsOf(route: ConfiguredOperation): Tool['annotations'] {
   const read = route.method === 'GET';
   return {
     readOnlyHint: read,

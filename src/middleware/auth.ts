@@ -16,7 +16,7 @@ import { hasScope, requiredScope } from '../tenants/scopes';
 import { memoizedStores, type Stores } from '../tenants/stores';
 import { checkPresentedToken, TOKEN_PREFIX } from '../tenants/token';
 import type { HonoEnv } from '../types/context';
-import type { RouteSpec } from '../types/operations';
+import type { PlatformOperation } from '../types/operations';
 import type { Tenant, TokenRecord } from '../types/tenants';
 import { countAgainstClient, isThrottled, throttled } from './preauth';
 
@@ -173,7 +173,7 @@ export async function notePrincipal(c: Context<HonoEnv>): Promise<void> {
 }
 
 /** A token without the scope a route needs gets a 403 that names the scope. */
-export function requireScope(spec: Pick<RouteSpec, 'group' | 'method'> | string) {
+export function requireScope(spec: Pick<PlatformOperation, 'group' | 'method'> | string) {
   const needed = typeof spec === 'string' ? spec : requiredScope(spec);
   return createMiddleware<HonoEnv>(async function requireScope(c, next) {
     if (!hasScope(c.get('token').scopes, needed)) {

@@ -20,7 +20,7 @@ import type { StoredAnswer } from '../objects/tenant/idempotency/idempotency-par
 import { guardFor } from '../objects/tenant/tenant-guard';
 import { takesIdempotencyKey } from '../routes/table';
 import type { HonoEnv } from '../types/context';
-import type { RouteSpec } from '../types/operations';
+import type { PlatformOperation } from '../types/operations';
 import { parseEnvelope } from '../upstream/normalize';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -33,7 +33,7 @@ const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 const ABANDONED_AFTER_MS = 60_000;
 
 /** For writes only: proxy.ts gives GET routes no idempotency step. */
-export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
+export function idempotency(spec: Pick<PlatformOperation, 'id' | 'method' | 'upload'>) {
   return createMiddleware<HonoEnv>(async function idempotency(c, next) {
     const settings = c.get('settings');
     const key = c.req.header(IDEMPOTENCY_HEADER);

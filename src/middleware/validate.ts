@@ -18,13 +18,13 @@ import { GatewayError, type InputLocation, invalidField } from '../errors';
 import { describeIssue } from '../routes/json-schema';
 import { noQuery } from '../routes/schemas';
 import type { HonoEnv } from '../types/context';
-import type { RouteSpec } from '../types/operations';
+import type { PlatformOperation } from '../types/operations';
 import { uploadBody } from './upload';
 
 type Target = 'param' | 'query' | 'json';
 const LOCATION: Record<Target, InputLocation> = { param: 'path', query: 'query', json: 'body' };
 
-type InputSpec = Pick<RouteSpec, 'params' | 'query' | 'body' | 'upload'>;
+type InputSpec = Pick<PlatformOperation, 'params' | 'query' | 'body' | 'upload'>;
 
 const NO_QUERY = noQuery();
 

@@ -15,7 +15,7 @@ import type { Catalog } from '../routes/catalog';
 import { takesIdempotencyKey } from '../routes/table';
 import { rotateBody } from '../tenants/rotate-body';
 import { hasScope, ROTATE_SCOPE, requiredScope, USAGE_SCOPE } from '../tenants/scopes';
-import type { RouteSpec, UploadSpec } from '../types/operations';
+import type { PlatformOperation, UploadSpec } from '../types/operations';
 import { GATEWAY_VERSION } from '../version';
 import { anyValue, MODELS, SUCCESS_DATA } from './models';
 import { fieldsOf, type JsonSchema, jsonBody, parametersOf } from './schema';
@@ -182,7 +182,7 @@ function build(catalog: Catalog): OpenApiDocument {
   };
 }
 
-function operation(spec: RouteSpec): Operation {
+function operation(spec: PlatformOperation): Operation {
   const scope = requiredScope(spec);
   const keyed = takesIdempotencyKey(spec);
   const parameters = [

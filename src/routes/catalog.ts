@@ -4,24 +4,24 @@
  * object (settings are parsed once per isolate), never per request.
  */
 
-import type { ResolvedRoute } from '../types/operations';
+import type { ConfiguredOperation } from '../types/operations';
 import type { Settings } from '../types/settings';
 import { ROUTE_GROUPS } from './groups';
 import { resolveRoute } from './overrides';
-import { ROUTE_SPECS, takesIdempotencyKey } from './table';
+import { BUILT_IN_OPERATIONS, takesIdempotencyKey } from './table';
 
 export type CatalogSettings = Pick<Settings, 'ROUTE_OVERRIDES' | 'PLATFORM_OPERATIONS'>;
 
 /** What a declared path matched: the operation and its decoded path parameters, or the methods it takes. */
 export type DeclaredMatch =
-  | { route: ResolvedRoute; params: Record<string, string> }
+  | { route: ConfiguredOperation; params: Record<string, string> }
   | { allow: string[] };
 
 export interface Catalog {
   /** Every operation, built-in ones first, as configured. */
-  routes: readonly ResolvedRoute[];
-  byId: ReadonlyMap<string, ResolvedRoute>;
-  declared: readonly ResolvedRoute[];
+  routes: readonly ConfiguredOperation[];
+  byId: ReadonlyMap<string, ConfiguredOperation>;
+  declared: readonly ConfiguredOperation[];
   /** Built-in groups, then any group only a declared operation names. */
   groups: readonly string[];
   /** The dearest single request (a browser partition never holds less). */
@@ -44,7 +44,7 @@ export function catalogOf(settings: CatalogSettings): Catalog {
 }
 
 function build(settings: CatalogSettings): Catalog {
-  const builtIn = ROUTE_SPECS.map((spec) => resolveRoute(spec, settings.ROUTE_OVERRIDES));
+  const builtIn = BUILT_IN_OPERATIONS.map((spec) => resolveRoute(spec, settings.ROUTE_OVERRIDES));
   const declared = settings.PLATFORM_OPERATIONS.map((spec) => resolveRoute(spec, {}));
   const routes = [...builtIn, ...declared];
   const groups: string[] = [...ROUTE_GROUPS];

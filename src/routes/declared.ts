@@ -10,7 +10,7 @@
  * or the gateway itself already answers is refused, naming both.
  */
 import * as z from 'zod';
-import type { HttpMethod, InputSchema, RouteSpec } from '../types/operations';
+import type { HttpMethod, InputSchema, PlatformOperation } from '../types/operations';
 import {
   bodyFromJsonSchema,
   paramsFromJsonSchema,
@@ -19,7 +19,7 @@ import {
 } from './json-schema';
 import { keyedByOperationId, prototypeNameProblem } from './operation-ids';
 import { cachePolicySchema, costSchema, timeoutSchema } from './overrides';
-import { ROUTE_SPECS } from './table';
+import { BUILT_IN_OPERATIONS } from './table';
 
 /** What the gateway answers itself: no declared path may reach under these. */
 const GATEWAY_PATHS = [
@@ -110,7 +110,7 @@ const entrySchema = z.strictObject({
 type Entry = z.output<typeof entrySchema>;
 
 export const platformOperationsSchema = keyedByOperationId.transform((value, ctx) => {
-  const specs: RouteSpec[] = [];
+  const specs: PlatformOperation[] = [];
   for (const [id, raw] of Object.entries(value)) {
     const { problems, spec } = declare(id, raw, specs);
     for (const { path, message } of problems)
@@ -125,20 +125,20 @@ interface Problem {
   message: string;
 }
 
-type Declared = { problems: Problem[]; spec: RouteSpec | null };
+type Declared = { problems: Problem[]; spec: PlatformOperation | null };
 const refused = (problems: Problem[]): Declared => ({ problems, spec: null });
 
 /**
  * One entry as a route spec, its schemas converted once; or what is wrong with it, each
  * problem with the field it is in.
  */
-function declare(id: string, raw: unknown, earlier: RouteSpec[]): Declared {
+function declare(id: string, raw: unknown, earlier: PlatformOperation[]): Declared {
   const inherited = prototypeNameProblem(id);
   if (inherited) return refused([{ path: [], message: inherited }]);
   const idOk = operationId.safeParse(id);
   if (!idOk.success)
     return refused([{ path: [], message: `operation id ${idOk.error.issues[0]?.message}` }]);
-  if (ROUTE_SPECS.some((s) => s.id === id)) {
+  if (BUILT_IN_OPERATIONS.some((s) => s.id === id)) {
     return refused([
       { path: [], message: 'is the id of a built-in operation: amend it with ROUTE_OVERRIDES' },
     ]);
@@ -200,7 +200,7 @@ function toSpec(
   id: string,
   entry: Entry,
   schemas: Partial<Record<'query' | 'params' | 'body', InputSchema>>,
-): RouteSpec {
+): PlatformOperation {
   return {
     id,
     method: entry.method satisfies HttpMethod,
@@ -221,10 +221,10 @@ function toSpec(
 }
 
 /** Why this method and path cannot be declared: a route already answers them. */
-function collision(method: string, path: string, declared: RouteSpec[]): string | null {
+function collision(method: string, path: string, declared: PlatformOperation[]): string | null {
   const own = GATEWAY_PATHS.find((p) => overlaps(path, p));
   if (own) return `overlaps the gateway's own ${own}`;
-  const builtIn = ROUTE_SPECS.find((s) => overlaps(path, s.path));
+  const builtIn = BUILT_IN_OPERATIONS.find((s) => overlaps(path, s.path));
   if (builtIn) {
     return `overlaps the built-in operation ${builtIn.id} (${builtIn.method} ${builtIn.path}): amend it with ROUTE_OVERRIDES`;
   }

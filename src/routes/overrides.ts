@@ -7,11 +7,11 @@
  * "cost": 20, "timeout_ms": 45000, "body": {"type": "object", "properties": {…}}}}`.
  */
 import * as z from 'zod';
-import type { InputSchema, ResolvedRoute, RouteSpec } from '../types/operations';
+import type { ConfiguredOperation, InputSchema, PlatformOperation } from '../types/operations';
 import type { RouteOverride, RouteOverrides } from '../types/settings';
 import { bodyFromJsonSchema, queryFromJsonSchema, SchemaProblem } from './json-schema';
 import { keyedByOperationId, prototypeNameProblem } from './operation-ids';
-import { ROUTE_SPECS } from './table';
+import { BUILT_IN_OPERATIONS } from './table';
 
 /** A request's units (docs/LIMITS.md, "Policies, quotas and costs"). */
 export const costSchema = z.number().int().min(0).max(1000);
@@ -43,7 +43,7 @@ const override = z.strictObject({
   body: z.unknown().optional(),
 });
 
-const byId = new Map(ROUTE_SPECS.map((r) => [r.id, r]));
+const byId = new Map(BUILT_IN_OPERATIONS.map((r) => [r.id, r]));
 
 export const routeOverridesSchema = keyedByOperationId.transform((value, ctx) => {
   const out: RouteOverrides = {};
@@ -76,7 +76,7 @@ export const routeOverridesSchema = keyedByOperationId.transform((value, ctx) =>
 }) satisfies z.ZodType<RouteOverrides>;
 
 /** The operator's schema for a built-in operation's query or body, where it has one to amend. */
-function amended(spec: RouteSpec, field: 'query' | 'body', json: unknown): InputSchema {
+function amended(spec: PlatformOperation, field: 'query' | 'body', json: unknown): InputSchema {
   if (field === 'body' && !spec.body) {
     const why = spec.upload ? 'its body is a multipart upload' : 'it takes no JSON body';
     throw new SchemaProblem([field], `cannot be amended: ${why}`);
@@ -90,7 +90,7 @@ function amended(spec: RouteSpec, field: 'query' | 'body', json: unknown): Input
 }
 
 /** Default cost: reads 1, other writes 2; entries may set their own (docs/LIMITS.md, "Policies, quotas and costs"). */
-function defaultCost(spec: RouteSpec): number {
+function defaultCost(spec: PlatformOperation): number {
   return spec.cost ?? (spec.method === 'GET' ? 1 : 2);
 }
 
@@ -98,12 +98,15 @@ function defaultCost(spec: RouteSpec): number {
 export const READ_TIMEOUT_MS = 10_000;
 export const WRITE_TIMEOUT_MS = 15_000;
 
-function defaultTimeout(spec: RouteSpec): number {
+function defaultTimeout(spec: PlatformOperation): number {
   return spec.timeoutMs ?? (spec.method === 'GET' ? READ_TIMEOUT_MS : WRITE_TIMEOUT_MS);
 }
 
 /** The route as configured: the table entry with the operator's override applied. */
-export function resolveRoute(spec: RouteSpec, overrides: RouteOverrides): ResolvedRoute {
+export function resolveRoute(
+  spec: PlatformOperation,
+  overrides: RouteOverrides,
+): ConfiguredOperation {
   const o = overrides[spec.id];
   // The platform's own path unless the entry or an operator says otherwise.
   if (!o) {

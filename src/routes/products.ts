@@ -3,7 +3,7 @@
  * queries (the current client's dashboard, PLATFORM.md version 0.3.2; x-api-key).
  */
 import * as z from 'zod';
-import type { RouteSpec } from '../types/operations';
+import type { PlatformOperation } from '../types/operations';
 import { opaqueId, textField, urlField } from './schemas';
 
 /** Longest product text and most attachments accepted (docs/BOUNDS.md). */
@@ -15,7 +15,7 @@ const attachment = z.strictObject({
   file_url: urlField('file_url'),
 });
 
-export const productRoutes: RouteSpec[] = [
+export const productOperations: PlatformOperation[] = [
   {
     id: 'product.create',
     title: 'Submit a product for analysis',

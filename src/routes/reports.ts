@@ -4,7 +4,7 @@
  * x-api-key).
  */
 import * as z from 'zod';
-import type { RouteSpec } from '../types/operations';
+import type { PlatformOperation } from '../types/operations';
 import { opaqueId, textField, urlField } from './schemas';
 
 /** Bounds of a report update (docs/BOUNDS.md). */
@@ -57,7 +57,7 @@ const reportUpdate = z
     message: 'name at least one report field to change',
   });
 
-export const reportRoutes: RouteSpec[] = [
+export const reportOperations: PlatformOperation[] = [
   {
     // Changed by report.update through the gateway: a cached copy would hide the change.
     id: 'report.info',

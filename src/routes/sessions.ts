@@ -1,6 +1,6 @@
 /** `session.*`: sessions and their messages (x-api-key operations). */
 import * as z from 'zod';
-import type { RouteSpec } from '../types/operations';
+import type { PlatformOperation } from '../types/operations';
 import {
   dateTimeField,
   enumField,
@@ -69,7 +69,7 @@ const createBody = z
     body.team_id !== undefined && body.task === undefined ? { ...body, task: '' } : body,
   );
 
-export const sessionRoutes: RouteSpec[] = [
+export const sessionOperations: PlatformOperation[] = [
   {
     id: 'session.create',
     title: 'Start a session',

@@ -1,24 +1,24 @@
 /** The route table: every platform operation the gateway serves, in one list. */
 
-import type { RouteSpec } from '../types/operations';
-import { agentRoutes } from './agents';
-import { apiKeyRoutes } from './apikeys';
-import { browserRoutes } from './browsers';
-import { callRoutes } from './calls';
-import { productRoutes } from './products';
-import { reportRoutes } from './reports';
-import { sessionRoutes } from './sessions';
-import { teamRoutes } from './teams';
+import type { PlatformOperation } from '../types/operations';
+import { agentOperations } from './agents';
+import { apiKeyOperations } from './apikeys';
+import { browserOperations } from './browsers';
+import { callOperations } from './calls';
+import { productOperations } from './products';
+import { reportOperations } from './reports';
+import { sessionOperations } from './sessions';
+import { teamOperations } from './teams';
 
-export const ROUTE_SPECS: readonly RouteSpec[] = [
-  ...apiKeyRoutes,
-  ...callRoutes,
-  ...teamRoutes,
-  ...agentRoutes,
-  ...sessionRoutes,
-  ...browserRoutes,
-  ...productRoutes,
-  ...reportRoutes,
+export const BUILT_IN_OPERATIONS: readonly PlatformOperation[] = [
+  ...apiKeyOperations,
+  ...callOperations,
+  ...teamOperations,
+  ...agentOperations,
+  ...sessionOperations,
+  ...browserOperations,
+  ...productOperations,
+  ...reportOperations,
 ];
 
 /**
@@ -26,10 +26,10 @@ export const ROUTE_SPECS: readonly RouteSpec[] = [
  * writes, but an upload, whose body is streamed and never kept, so a repeat could not be
  * told from another request.
  */
-export const takesIdempotencyKey = (spec: Pick<RouteSpec, 'method' | 'upload'>) =>
+export const takesIdempotencyKey = (spec: Pick<PlatformOperation, 'method' | 'upload'>) =>
   spec.method !== 'GET' && !spec.upload;
 
 /** The built-in operations that take an Idempotency-Key. */
-export const WRITE_OPERATIONS: readonly string[] = ROUTE_SPECS.filter(takesIdempotencyKey).map(
-  (s) => s.id,
-);
+export const WRITE_OPERATIONS: readonly string[] = BUILT_IN_OPERATIONS.filter(
+  takesIdempotencyKey,
+).map((s) => s.id);

@@ -15,7 +15,7 @@
  * "Presets follow new groups").
  */
 import { ROUTE_GROUPS } from '../routes/groups';
-import type { RouteSpec } from '../types/operations';
+import type { PlatformOperation } from '../types/operations';
 
 /** A tenant's own usage and limits (GET /usage). */
 export const USAGE_SCOPE = 'usage:read';
@@ -98,7 +98,7 @@ export function expandScopes(
   return { scopes: [...listed].sort(), unknown };
 }
 
-export function requiredScope(spec: Pick<RouteSpec, 'group' | 'method'>): string {
+export function requiredScope(spec: Pick<PlatformOperation, 'group' | 'method'>): string {
   return `${spec.group}:${spec.method === 'GET' ? 'read' : 'write'}`;
 }
 

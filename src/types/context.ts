@@ -4,7 +4,7 @@
  * every layer, errors.ts included, may use them (docs/ARCHITECTURE.md).
  */
 import type { RequestIdVariables } from 'hono/request-id';
-import type { ResolvedRoute, ValidatedInput } from './operations';
+import type { ConfiguredOperation, ValidatedInput } from './operations';
 import type { ForwardOutcome, IdempotencyClaim, LimiterVerdict } from './outcomes';
 import type { Settings } from './settings';
 import type { Tenant, TokenRecord } from './tenants';
@@ -84,7 +84,7 @@ export interface Variables extends RequestIdVariables {
   /** A platform route's validated path, query and body (middleware/validate.ts). */
   input: ValidatedInput;
   /** A platform route's configured route (ROUTE_OVERRIDES applied), resolved once by proxy.ts. */
-  route?: ResolvedRoute;
+  route?: ConfiguredOperation;
   /** A declared operation's path parameters, as its match found them (proxy.ts). */
   routeParams?: Record<string, string>;
   /** From the TenantGuard's verdict; part of every cache key (absent = bypass). */

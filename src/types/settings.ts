@@ -6,7 +6,7 @@
  * checked against its type here with `satisfies`.
  */
 
-import type { CachePolicy, InputSchema, RouteSpec } from './operations';
+import type { CachePolicy, InputSchema, PlatformOperation } from './operations';
 
 export type { CachePolicy };
 
@@ -90,7 +90,7 @@ export interface Settings {
   PLATFORM_AUTH_SCHEME: string;
   ROUTE_OVERRIDES: RouteOverrides;
   /** Operations an operator declared (routes/declared.ts), in the setting's order. */
-  PLATFORM_OPERATIONS: RouteSpec[];
+  PLATFORM_OPERATIONS: PlatformOperation[];
   TENANT_MEMO_TTL_MS: number;
   MAX_BODY_BYTES: number;
   /** Largest multipart upload body, streamed (middleware/upload.ts). */

@@ -7,7 +7,7 @@
  * outcome never holds the key.
  */
 import { GatewayError } from '../errors';
-import type { ResolvedRoute } from '../types/operations';
+import type { ConfiguredOperation } from '../types/operations';
 import type { Settings } from '../types/settings';
 import type { KeyCheck } from '../types/wire';
 import { callPlatform } from './fetch';
@@ -20,7 +20,7 @@ const KEY_CHECK_TIMEOUT_MS = 5000;
 
 export async function checkPlatformKey(
   settings: Settings,
-  route: ResolvedRoute,
+  route: ConfiguredOperation,
   platformKey: string,
   requestId: string,
 ): Promise<KeyCheck> {

@@ -5,14 +5,14 @@
  * hop-by-hop headers are therefore never forwarded.
  */
 
-import type { ResolvedRoute, UploadBody } from '../types/operations';
+import type { ConfiguredOperation, UploadBody } from '../types/operations';
 import type { Settings } from '../types/settings';
 
 /** Caller headers worth passing on; everything else is dropped. */
 const FORWARDED_HEADERS = ['accept-language', 'user-agent'] as const;
 
 export interface UpstreamCall {
-  route: ResolvedRoute;
+  route: ConfiguredOperation;
   params: Record<string, unknown>;
   query: Record<string, unknown>;
   body?: Record<string, unknown>;
@@ -27,7 +27,7 @@ export interface UpstreamCall {
 
 function upstreamUrl(
   base: string,
-  route: ResolvedRoute,
+  route: ConfiguredOperation,
   params: Record<string, unknown>,
   query: Record<string, unknown>,
 ): string {
