@@ -50,7 +50,7 @@ function staleReason(err: unknown): string | null {
 
 export interface ForwardOptions {
   /**
-   * Whether the caller's `Cache-Control` (no-cache, no-store) applies. A route
+   * Whether the caller's `Cache-Control` (no-cache, no-store) applies. An operation
    * check's own read goes through the cache whatever the caller asked, so one
    * counted request never makes two upstream calls.
    */
@@ -133,8 +133,8 @@ function masked(result: UpstreamResult, shapes: SecretShapes): UpstreamResult {
 }
 
 /** The operation's deadline: its own, never past the UPSTREAM_TIMEOUT_MS ceiling. */
-export function deadlineOf(route: ConfiguredOperation, settings: Settings): number {
-  return Math.min(route.timeoutMs, settings.UPSTREAM_TIMEOUT_MS);
+export function deadlineOf(operation: ConfiguredOperation, settings: Settings): number {
+  return Math.min(operation.timeoutMs, settings.UPSTREAM_TIMEOUT_MS);
 }
 
 // Made once per settings object (settings are parsed once per env).
@@ -171,20 +171,20 @@ function makeResilienceOptions(settings: Settings): ResilienceOptions {
 
 export async function forward(
   c: Context<HonoEnv>,
-  route: ConfiguredOperation,
+  operation: ConfiguredOperation,
   input: ValidatedInput,
   options: ForwardOptions = AS_THE_CALLER_ASKS,
 ): Promise<Forwarded> {
   const outcome = new Forwarded();
   try {
-    outcome.answered(await lookOrCall(c, route, input, options, outcome));
-    if (route.secrets) outcome.showSecretsTo(c);
+    outcome.answered(await lookOrCall(c, operation, input, options, outcome));
+    if (operation.secrets) outcome.showSecretsTo(c);
   } catch (err) {
     outcome.failed(err);
   }
   // A read changes nothing; a write the platform refused with a pause was not done.
   outcome.acted =
-    route.method !== 'GET' &&
+    operation.method !== 'GET' &&
     outcome.attempts > 0 &&
     !(outcome.error instanceof GatewayError && NOT_ACTED.has(outcome.error.kind));
   return outcome;
@@ -193,27 +193,27 @@ export async function forward(
 /** The answer from the read cache or the platform; the call's figures go into `outcome`. */
 async function lookOrCall(
   c: Context<HonoEnv>,
-  route: ConfiguredOperation,
+  operation: ConfiguredOperation,
   input: ValidatedInput,
   options: ForwardOptions,
   outcome: Forwarded,
 ): Promise<CacheOutcome> {
   const settings = c.get('settings');
-  const deadlineMs = deadlineOf(route, settings);
+  const deadlineMs = deadlineOf(operation, settings);
   const fetchFresh = async () => {
     const started = Date.now();
     const result = await callResilient({
       upstream: settings.PLATFORM_BASE_URL,
       keyId: c.get('tenant').key_fingerprint,
       request: buildUpstreamRequest(settings, {
-        route,
+        operation,
         ...input,
         platformKey: c.get('tenant').platform_key,
         requestId: c.get('requestId'),
         callerHeaders: c.req.raw.headers,
         trace: c.get('trace'),
       }),
-      idempotent: route.method === 'GET',
+      idempotent: operation.method === 'GET',
       deadlineMs,
       options: resilienceOptions(settings),
       // A stale answer's refresh counts too: it runs on after the answer (read-through.ts).
@@ -226,9 +226,9 @@ async function lookOrCall(
     outcome.upstreamStatus = result.status;
     // An answer that holds something like a key is masked for everyone, before the cache;
     // a secret route's is cached whole and masked per caller (showSecretsTo).
-    return route.secrets ? result : masked(result, secretShapes(c));
+    return operation.secrets ? result : masked(result, secretShapes(c));
   };
-  if (!route.cache) return { result: await fetchFresh(), status: 'BYPASS', age: 0 };
+  if (!operation.cache) return { result: await fetchFresh(), status: 'BYPASS', age: 0 };
   const cacheControl = options.callerCacheControl ? (c.req.header('cache-control') ?? '') : '';
   // Without the TenantGuard's cache version a purge could not reach us: bypass.
   const version = c.get('cacheVersion');
@@ -239,16 +239,16 @@ async function lookOrCall(
           keyFingerprint: c.get('tenant').key_fingerprint,
           version,
           upstreamBase: settings.PLATFORM_BASE_URL,
-          operationId: route.id,
-          upstreamPath: route.upstreamPath,
-          credential: route.credential,
+          operationId: operation.id,
+          upstreamPath: operation.upstreamPath,
+          credential: operation.credential,
           params: input.params,
           query: input.query,
         });
   return readThrough({
     key,
     owner: c.get('tenant').key_fingerprint,
-    policy: route.cache,
+    policy: operation.cache,
     revalidate: /\bno-cache\b/i.test(cacheControl),
     fetchFresh,
     waitUntil: (p) => c.executionCtx.waitUntil(p),

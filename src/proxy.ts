@@ -1,7 +1,7 @@
 /**
  * Mounts every platform operation: the built-in table's entries as routes, and
  * the operations an operator declared (PLATFORM_OPERATIONS) behind one matcher,
- * each through the same chain: name the operation, resolve its configured route,
+ * each through the same chain: name the operation and take it as configured,
  * authenticate, check scope, validate, limit, claim an Idempotency-Key (writes
  * that send one), then forward (through the cache for cacheable reads) and
  * answer as forward.ts says: platform secrets masked for tokens that may not see
@@ -23,11 +23,11 @@ import type { ConfiguredOperation, PlatformOperation, PlatformReader } from './t
 import type { ForwardOutcome } from './types/outcomes';
 import { parseEnvelope } from './upstream/normalize';
 
-/** The configured route resolveRoute() put in the context. */
-function routeOf(c: Context<HonoEnv>): ConfiguredOperation {
-  const route = c.get('route');
-  if (!route) throw new GatewayError('INTERNAL', { message: 'Route not resolved' });
-  return route;
+/** The operation as configured, which nameOperation() put in the context. */
+function operationOf(c: Context<HonoEnv>): ConfiguredOperation {
+  const operation = c.get('operation');
+  if (!operation) throw new GatewayError('INTERNAL', { message: 'Operation not named' });
+  return operation;
 }
 
 /**
@@ -36,11 +36,11 @@ function routeOf(c: Context<HonoEnv>): ConfiguredOperation {
  */
 export function platformRoutes(
   onError: ErrorHandler<HonoEnv>,
-  specs: readonly PlatformOperation[] = BUILT_IN_OPERATIONS,
+  operations: readonly PlatformOperation[] = BUILT_IN_OPERATIONS,
 ): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
-  for (const spec of specs) app.on(spec.method, [spec.path], ...operationChain(spec));
-  for (const [path, methods] of methodsByPath(specs)) {
+  for (const op of operations) app.on(op.method, [op.path], ...operationChain(op));
+  for (const [path, methods] of methodsByPath(operations)) {
     app.all(path, () => {
       throw methodNotAllowed(path, methods);
     });
@@ -51,24 +51,24 @@ export function platformRoutes(
 }
 
 /** Everything an operation's request goes through, in order, ending in its answer. */
-function operationChain(spec: PlatformOperation): MiddlewareHandler<HonoEnv>[] {
+function operationChain(op: PlatformOperation): MiddlewareHandler<HonoEnv>[] {
   return [
-    resolveRoute(spec),
+    nameOperation(op),
     tenantAuth(),
-    requireScope(spec),
-    validateInput(spec),
-    tenantLimits(spec.group, (c) => routeOf(c).cost),
+    requireScope(op),
+    validateInput(op),
+    tenantLimits(op.group, (c) => operationOf(c).cost),
     // A GET takes no Idempotency-Key: no step at all (each step is an async call per request).
-    ...(spec.method === 'GET' ? [] : [idempotency(spec)]),
+    ...(op.method === 'GET' ? [] : [idempotency(op)]),
     async (c) => {
-      const route = routeOf(c);
-      await route.check?.(c.get('input'), platformReader(c, catalogOf(c.get('settings'))));
-      const outcome = await forward(c, route, c.get('input'));
+      const configured = operationOf(c);
+      await configured.check?.(c.get('input'), platformReader(c, catalogOf(c.get('settings'))));
+      const outcome = await forward(c, configured, c.get('input'));
       // For the steps around this one: idempotency (did the platform act?), the request log.
       c.set('forwarded', outcome);
       if (!outcome.answer) throw outcome.error;
       const status = contentfulStatus(outcome.answer.status);
-      return c.body(outcome.answer.body, status, answerHeaders(route, outcome));
+      return c.body(outcome.answer.body, status, answerHeaders(configured, outcome));
     },
   ];
 }
@@ -83,11 +83,11 @@ function declaredOperations(onError: ErrorHandler<HonoEnv>): MiddlewareHandler<H
     const match = catalogOf(c.get('settings')).matchDeclared(c.req.method, c.req.path);
     if (!match) return next();
     if ('allow' in match) throw methodNotAllowed(c.req.path, match.allow);
-    c.set('routeParams', match.params);
-    let chain = chains.get(match.route);
+    c.set('declaredParams', match.params);
+    let chain = chains.get(match.operation);
     if (!chain) {
-      chain = composed(operationChain(match.route), onError);
-      chains.set(match.route, chain);
+      chain = composed(operationChain(match.operation), onError);
+      chains.set(match.operation, chain);
     }
     await chain(c, next);
   };
@@ -131,26 +131,23 @@ function methodNotAllowed(path: string, methods: readonly string[]): GatewayErro
 }
 
 /**
- * Names the operation (its log line and usage history say it), and resolves the route
- * as this request's settings configure it, once for every later step.
+ * Names the operation (its log line and usage history say it), and sets it as this
+ * request's settings configure it, once for every later step.
  */
-function resolveRoute(spec: PlatformOperation) {
-  return createMiddleware<HonoEnv>(async function resolveRoute(c, next) {
-    c.set('operation', spec.id);
-    const route = catalogOf(c.get('settings')).byId.get(spec.id);
-    if (!route) throw new GatewayError('INTERNAL', { message: `No operation ${spec.id}` });
-    c.set('route', route);
+function nameOperation(op: PlatformOperation) {
+  return createMiddleware<HonoEnv>(async function nameOperation(c, next) {
+    c.set('operationId', op.id);
+    const configured = catalogOf(c.get('settings')).byId.get(op.id);
+    if (!configured) throw new GatewayError('INTERNAL', { message: `No operation ${op.id}` });
+    c.set('operation', configured);
     await next();
   });
 }
 
 /** The answer's headers: JSON, and for cacheable reads where the answer came from and its age. */
-function answerHeaders(
-  route: ConfiguredOperation,
-  outcome: ForwardOutcome,
-): Record<string, string> {
+function answerHeaders(op: ConfiguredOperation, outcome: ForwardOutcome): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
-  if (route.cache && outcome.cache) {
+  if (op.cache && outcome.cache) {
     headers['X-Cache'] = outcome.cache;
     headers.Age = String(outcome.age);
   }
@@ -178,16 +175,17 @@ function contentfulStatus(status: number): ContentfulStatusCode {
 }
 
 /**
- * Lets a route's check read another operation's data with this request's tenant, through the cache.
+ * Lets an operation's check read another operation's data with this request's tenant,
+ * through the cache.
  */
 function platformReader(c: Context<HonoEnv>, catalog: Catalog): PlatformReader {
   return {
     async data(operationId) {
-      const route = catalog.byId.get(operationId);
-      if (!route) throw new GatewayError('INTERNAL', { message: `No operation ${operationId}` });
+      const op = catalog.byId.get(operationId);
+      if (!op) throw new GatewayError('INTERNAL', { message: `No operation ${operationId}` });
       const outcome = await forward(
         c,
-        route,
+        op,
         { params: {}, query: {} },
         { callerCacheControl: false },
       );
@@ -212,8 +210,8 @@ function isContentful(status: number): status is ContentfulStatusCode {
   return status >= 200 && status <= 599 && status !== 204 && status !== 205 && status !== 304;
 }
 
-function methodsByPath(specs: readonly PlatformOperation[]): Map<string, string[]> {
+function methodsByPath(operations: readonly PlatformOperation[]): Map<string, string[]> {
   const map = new Map<string, string[]>();
-  for (const spec of specs) map.set(spec.path, [...(map.get(spec.path) ?? []), spec.method]);
+  for (const op of operations) map.set(op.path, [...(map.get(op.path) ?? []), op.method]);
   return map;
 }

@@ -4,7 +4,7 @@
  * path, query, body and the platform key in the route's header.
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { resolveRoute } from '../src/routes/overrides';
+import { configureOperation } from '../src/routes/overrides';
 import { BUILT_IN_OPERATIONS } from '../src/routes/table';
 import {
   asTenant,
@@ -278,7 +278,7 @@ describe('route table', () => {
 
   it('keeps the platform paths and methods', () => {
     for (const spec of BUILT_IN_OPERATIONS)
-      expect(resolveRoute(spec, {}).upstreamPath).toBe(spec.path);
+      expect(configureOperation(spec, {}).upstreamPath).toBe(spec.path);
   });
 });
 

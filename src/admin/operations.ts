@@ -19,7 +19,7 @@ export function operationRoutes(app: AdminApp): void {
   handle(app, contract.listOperations, async (c) => {
     const catalog = catalogOf(c.get('settings'));
     return {
-      operations: catalog.routes.map((r) => ({
+      operations: catalog.operations.map((r) => ({
         id: r.id,
         method: r.method,
         path: openApiPath(r.path),

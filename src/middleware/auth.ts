@@ -173,8 +173,8 @@ export async function notePrincipal(c: Context<HonoEnv>): Promise<void> {
 }
 
 /** A token without the scope a route needs gets a 403 that names the scope. */
-export function requireScope(spec: Pick<PlatformOperation, 'group' | 'method'> | string) {
-  const needed = typeof spec === 'string' ? spec : requiredScope(spec);
+export function requireScope(op: Pick<PlatformOperation, 'group' | 'method'> | string) {
+  const needed = typeof op === 'string' ? op : requiredScope(op);
   return createMiddleware<HonoEnv>(async function requireScope(c, next) {
     if (!hasScope(c.get('token').scopes, needed)) {
       throw new GatewayError('SCOPE_REQUIRED', {

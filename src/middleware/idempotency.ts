@@ -8,7 +8,7 @@
  * in flight is a 409 (40901), with another request a 422 (42200). Reads are
  * untouched: no guard call.
  *
- * @example app.post('/session/create', …, tenantLimits(…), idempotency(spec), handler)
+ * @example app.post('/session/create', …, tenantLimits(…), idempotency(op), handler)
  */
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
@@ -33,17 +33,17 @@ const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 const ABANDONED_AFTER_MS = 60_000;
 
 /** For writes only: proxy.ts gives GET routes no idempotency step. */
-export function idempotency(spec: Pick<PlatformOperation, 'id' | 'method' | 'upload'>) {
+export function idempotency(op: Pick<PlatformOperation, 'id' | 'method' | 'upload'>) {
   return createMiddleware<HonoEnv>(async function idempotency(c, next) {
     const settings = c.get('settings');
     const key = c.req.header(IDEMPOTENCY_HEADER);
     // An upload's body streams through unkept: a repeat could not be told from another file.
-    if (!takesIdempotencyKey(spec)) {
+    if (!takesIdempotencyKey(op)) {
       if (key !== undefined) throw new GatewayError('IDEMPOTENCY_KEY_NOT_TAKEN');
       return next();
     }
     if (key === undefined) {
-      if (settings.IDEMPOTENCY_REQUIRED.includes(spec.id)) {
+      if (settings.IDEMPOTENCY_REQUIRED.includes(op.id)) {
         throw new GatewayError('IDEMPOTENCY_KEY_REQUIRED');
       }
       return next();
@@ -51,7 +51,7 @@ export function idempotency(spec: Pick<PlatformOperation, 'id' | 'method' | 'upl
     if (!VALID_KEY.test(key)) throw new GatewayError('IDEMPOTENCY_KEY_INVALID');
 
     const fingerprint = await sha256Hex(
-      `${spec.method}\n${c.req.path}\n${JSON.stringify(c.get('input').body ?? null)}`,
+      `${op.method}\n${c.req.path}\n${JSON.stringify(c.get('input').body ?? null)}`,
     );
     const keys = guardFor(c.env, c.get('tenant').id).idempotency();
     // Keys are the sending token's (its line's), a browser token's its own: never shared.

@@ -129,8 +129,8 @@ function build(catalog: Catalog): OpenApiDocument {
   const add = (path: string, method: string, operation: Operation) => {
     paths[path] = { ...paths[path], [method]: operation };
   };
-  for (const spec of catalog.routes) {
-    add(openApiPath(spec.path), spec.method.toLowerCase(), operation(spec));
+  for (const op of catalog.operations) {
+    add(openApiPath(op.path), op.method.toLowerCase(), operation(op));
   }
   add('/auth/browser-token', 'post', mintOperation());
   add('/usage', 'get', usageOperation());
@@ -182,32 +182,32 @@ function build(catalog: Catalog): OpenApiDocument {
   };
 }
 
-function operation(spec: PlatformOperation): Operation {
-  const scope = requiredScope(spec);
-  const keyed = takesIdempotencyKey(spec);
+function operation(op: PlatformOperation): Operation {
+  const scope = requiredScope(op);
+  const keyed = takesIdempotencyKey(op);
   const parameters = [
-    ...parametersOf(spec.params, 'path'),
-    ...parametersOf(spec.query, 'query'),
+    ...parametersOf(op.params, 'path'),
+    ...parametersOf(op.query, 'query'),
     ...(keyed ? [IDEMPOTENCY_KEY_PARAMETER] : []),
   ];
   const statuses = [
     ...COMMON_ERRORS,
-    ...(spec.body || spec.upload ? [413, 415] : []),
+    ...(op.body || op.upload ? [413, 415] : []),
     ...(keyed ? [409, 422] : []),
   ].sort((a, b) => a - b);
   return {
-    operationId: spec.id,
-    tags: [spec.group],
-    summary: SUMMARIES[spec.id] ?? spec.id,
+    operationId: op.id,
+    tags: [op.group],
+    summary: SUMMARIES[op.id] ?? op.id,
     description: [
       `Needs the scope \`${scope}\`.`,
-      spec.declared ? 'Declared by the operator (PLATFORM_OPERATIONS).' : '',
-      RULES[spec.id] ?? '',
-      spec.cache
+      op.declared ? 'Declared by the operator (PLATFORM_OPERATIONS).' : '',
+      RULES[op.id] ?? '',
+      op.cache
         ? 'Served from the read cache (see `X-Cache`, `Age`); `Cache-Control: no-cache` ' +
           'revalidates, `no-store` bypasses.'
         : '',
-      spec.secrets ? 'API key values are masked unless the token has `apikeys:admin`.' : '',
+      op.secrets ? 'API key values are masked unless the token has `apikeys:admin`.' : '',
       keyed
         ? 'Send an `Idempotency-Key` to make a retry safe: a repeat within 24 h gets the first ' +
           'answer back (`Idempotent-Replayed: true`) without a second platform call.'
@@ -217,10 +217,10 @@ function operation(spec: PlatformOperation): Operation {
       .join(' '),
     'x-required-scope': scope,
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...jsonBody(spec.body),
-    ...(spec.upload ? uploadBody(spec.upload) : {}),
+    ...jsonBody(op.body),
+    ...(op.upload ? uploadBody(op.upload) : {}),
     responses: {
-      '200': success(SUCCESS_DATA[spec.id] ?? anyValue, Boolean(spec.cache), keyed),
+      '200': success(SUCCESS_DATA[op.id] ?? anyValue, Boolean(op.cache), keyed),
       ...errorRefs(statuses),
     },
   };

@@ -7,19 +7,19 @@
 import type { ConfiguredOperation } from '../types/operations';
 import type { Settings } from '../types/settings';
 import { ROUTE_GROUPS } from './groups';
-import { resolveRoute } from './overrides';
+import { configureOperation } from './overrides';
 import { BUILT_IN_OPERATIONS, takesIdempotencyKey } from './table';
 
 export type CatalogSettings = Pick<Settings, 'ROUTE_OVERRIDES' | 'PLATFORM_OPERATIONS'>;
 
 /** What a declared path matched: the operation and its decoded path parameters, or the methods it takes. */
 export type DeclaredMatch =
-  | { route: ConfiguredOperation; params: Record<string, string> }
+  | { operation: ConfiguredOperation; params: Record<string, string> }
   | { allow: string[] };
 
 export interface Catalog {
   /** Every operation, built-in ones first, as configured. */
-  routes: readonly ConfiguredOperation[];
+  operations: readonly ConfiguredOperation[];
   byId: ReadonlyMap<string, ConfiguredOperation>;
   declared: readonly ConfiguredOperation[];
   /** Built-in groups, then any group only a declared operation names. */
@@ -44,28 +44,31 @@ export function catalogOf(settings: CatalogSettings): Catalog {
 }
 
 function build(settings: CatalogSettings): Catalog {
-  const builtIn = BUILT_IN_OPERATIONS.map((spec) => resolveRoute(spec, settings.ROUTE_OVERRIDES));
-  const declared = settings.PLATFORM_OPERATIONS.map((spec) => resolveRoute(spec, {}));
-  const routes = [...builtIn, ...declared];
+  const builtIn = BUILT_IN_OPERATIONS.map((op) => configureOperation(op, settings.ROUTE_OVERRIDES));
+  const declared = settings.PLATFORM_OPERATIONS.map((op) => configureOperation(op, {}));
+  const operations = [...builtIn, ...declared];
   const groups: string[] = [...ROUTE_GROUPS];
-  for (const r of declared) if (!groups.includes(r.group)) groups.push(r.group);
-  const patterns = declared.map((route) => ({ route, segments: route.path.split('/').slice(1) }));
+  for (const op of declared) if (!groups.includes(op.group)) groups.push(op.group);
+  const patterns = declared.map((operation) => ({
+    operation,
+    segments: operation.path.split('/').slice(1),
+  }));
   return {
-    routes,
-    byId: new Map(routes.map((r) => [r.id, r])),
+    operations,
+    byId: new Map(operations.map((op) => [op.id, op])),
     declared,
     groups,
-    largestCost: Math.max(1, ...routes.map((r) => r.cost)),
-    writes: routes.filter(takesIdempotencyKey).map((r) => r.id),
+    largestCost: Math.max(1, ...operations.map((op) => op.cost)),
+    writes: operations.filter(takesIdempotencyKey).map((op) => op.id),
     matchDeclared(method, path) {
       if (patterns.length === 0) return null;
       const parts = path.split('/').slice(1);
       const allow: string[] = [];
-      for (const { route, segments } of patterns) {
+      for (const { operation, segments } of patterns) {
         const params = matchSegments(segments, parts);
         if (!params) continue;
-        if (route.method === method) return { route, params };
-        allow.push(route.method);
+        if (operation.method === method) return { operation, params };
+        allow.push(operation.method);
       }
       return allow.length > 0 ? { allow } : null;
     },

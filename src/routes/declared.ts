@@ -5,7 +5,7 @@
  * `{"product.search": {"method": "GET", "path": "/dashboard/product/search",
  * "credential": "x-api-key", "group": "products", "query": {"type": "object",
  * "properties": {"q": {"type": "string", "maxLength": 200}}, "required": ["q"]}}}`.
- * Each entry becomes a route spec like a built-in one; its schemas become zod
+ * Each entry becomes an operation like a built-in one; its schemas become zod
  * schemas here (routes/json-schema.ts). An id or path that a built-in operation
  * or the gateway itself already answers is refused, naming both.
  */
@@ -110,14 +110,14 @@ const entrySchema = z.strictObject({
 type Entry = z.output<typeof entrySchema>;
 
 export const platformOperationsSchema = keyedByOperationId.transform((value, ctx) => {
-  const specs: PlatformOperation[] = [];
+  const operations: PlatformOperation[] = [];
   for (const [id, raw] of Object.entries(value)) {
-    const { problems, spec } = declare(id, raw, specs);
+    const { problems, op } = declare(id, raw, operations);
     for (const { path, message } of problems)
       ctx.addIssue({ code: 'custom', path: [id, ...path], message });
-    if (spec) specs.push(spec);
+    if (op) operations.push(op);
   }
-  return specs;
+  return operations;
 });
 
 interface Problem {
@@ -125,11 +125,11 @@ interface Problem {
   message: string;
 }
 
-type Declared = { problems: Problem[]; spec: PlatformOperation | null };
-const refused = (problems: Problem[]): Declared => ({ problems, spec: null });
+type Declared = { problems: Problem[]; op: PlatformOperation | null };
+const refused = (problems: Problem[]): Declared => ({ problems, op: null });
 
 /**
- * One entry as a route spec, its schemas converted once; or what is wrong with it, each
+ * One entry as an operation, its schemas converted once; or what is wrong with it, each
  * problem with the field it is in.
  */
 function declare(id: string, raw: unknown, earlier: PlatformOperation[]): Declared {
@@ -176,7 +176,9 @@ function declare(id: string, raw: unknown, earlier: PlatformOperation[]): Declar
       problems.push({ path: [field, ...err.path], message: err.message });
     }
   }
-  return problems.length > 0 ? refused(problems) : { problems, spec: toSpec(id, entry, schemas) };
+  return problems.length > 0
+    ? refused(problems)
+    : { problems, op: toOperation(id, entry, schemas) };
 }
 
 /** `{name}` placeholders in Hono's `:name` form, the route table's. */
@@ -196,7 +198,7 @@ function schemaOf(
   return field === 'query' ? queryFromJsonSchema(json) : bodyFromJsonSchema(json);
 }
 
-function toSpec(
+function toOperation(
   id: string,
   entry: Entry,
   schemas: Partial<Record<'query' | 'params' | 'body', InputSchema>>,

@@ -1,4 +1,4 @@
-/** The route table: every platform operation the gateway serves, in one list. */
+/** The operation table: every platform operation the gateway serves, in one list. */
 
 import type { PlatformOperation } from '../types/operations';
 import { agentOperations } from './agents';
@@ -26,8 +26,8 @@ export const BUILT_IN_OPERATIONS: readonly PlatformOperation[] = [
  * writes, but an upload, whose body is streamed and never kept, so a repeat could not be
  * told from another request.
  */
-export const takesIdempotencyKey = (spec: Pick<PlatformOperation, 'method' | 'upload'>) =>
-  spec.method !== 'GET' && !spec.upload;
+export const takesIdempotencyKey = (op: Pick<PlatformOperation, 'method' | 'upload'>) =>
+  op.method !== 'GET' && !op.upload;
 
 /** The built-in operations that take an Idempotency-Key. */
 export const WRITE_OPERATIONS: readonly string[] = BUILT_IN_OPERATIONS.filter(

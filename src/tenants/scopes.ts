@@ -98,8 +98,8 @@ export function expandScopes(
   return { scopes: [...listed].sort(), unknown };
 }
 
-export function requiredScope(spec: Pick<PlatformOperation, 'group' | 'method'>): string {
-  return `${spec.group}:${spec.method === 'GET' ? 'read' : 'write'}`;
+export function requiredScope(op: Pick<PlatformOperation, 'group' | 'method'>): string {
+  return `${op.group}:${op.method === 'GET' ? 'read' : 'write'}`;
 }
 
 export function hasScope(granted: readonly string[], needed: string): boolean {

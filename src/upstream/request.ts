@@ -12,7 +12,7 @@ import type { Settings } from '../types/settings';
 const FORWARDED_HEADERS = ['accept-language', 'user-agent'] as const;
 
 export interface UpstreamCall {
-  route: ConfiguredOperation;
+  operation: ConfiguredOperation;
   params: Record<string, unknown>;
   query: Record<string, unknown>;
   body?: Record<string, unknown>;
@@ -27,14 +27,14 @@ export interface UpstreamCall {
 
 function upstreamUrl(
   base: string,
-  route: ConfiguredOperation,
+  operation: ConfiguredOperation,
   params: Record<string, unknown>,
   query: Record<string, unknown>,
 ): string {
   // Most paths have no placeholder: no regex pass for them.
-  const path = !route.upstreamPath.includes(':')
-    ? route.upstreamPath
-    : route.upstreamPath.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
+  const path = !operation.upstreamPath.includes(':')
+    ? operation.upstreamPath
+    : operation.upstreamPath.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
         // Own properties only: an operator's `:constructor` placeholder is empty, not a function.
         encodeURIComponent(String(Object.hasOwn(params, name) ? params[name] : '')),
       );
@@ -73,12 +73,12 @@ export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): Up
     if (value) headers[name] = value;
   }
   const scheme = settings.PLATFORM_AUTH_SCHEME;
-  headers[call.route.credential] =
-    call.route.credential === 'authorization' && scheme
+  headers[call.operation.credential] =
+    call.operation.credential === 'authorization' && scheme
       ? `${scheme} ${call.platformKey}`
       : call.platformKey;
 
-  const url = upstreamUrl(settings.PLATFORM_BASE_URL, call.route, call.params, call.query);
+  const url = upstreamUrl(settings.PLATFORM_BASE_URL, call.operation, call.params, call.query);
   const { upload } = call;
   if (upload) {
     headers['content-type'] = upload.contentType;
@@ -87,7 +87,7 @@ export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): Up
       upload.length === null
         ? upload.stream
         : upload.stream.pipeThrough(new FixedLengthStream(upload.length));
-    const init = { method: call.route.method, headers, body, redirect: 'manual' as const };
+    const init = { method: call.operation.method, headers, body, redirect: 'manual' as const };
     return {
       url,
       init,
@@ -101,7 +101,7 @@ export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): Up
   return {
     url,
     init: {
-      method: call.route.method,
+      method: call.operation.method,
       headers,
       body: hasBody ? JSON.stringify(call.body) : null,
       redirect: 'manual',
