@@ -72,7 +72,7 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
         // Refused already: nothing more goes on; the aborted call cancels the stream.
         if (failure) return new Promise<void>(() => undefined);
         // Watched from the first byte the platform asks for until the last is sent.
-        stopWatching ??= watchCredentials(c, (why) => refuse(credentialsEnded(why)));
+        stopWatching ??= watchCredentials(c, (why) => refuse(credentialsEndedError(why)));
         try {
           awaitingCaller = true;
           const { done, value } = await readOrBroken(reader);
@@ -121,7 +121,7 @@ const ENDED_BY: Record<CredentialsEnd, { kind: ErrorKind; what: string }> = {
 };
 
 /** The refusal of an upload whose credentials ended while it streamed. */
-function credentialsEnded(why: CredentialsEnd): GatewayError {
+function credentialsEndedError(why: CredentialsEnd): GatewayError {
   const { kind, what } = ENDED_BY[why];
   return new GatewayError(kind, {
     message: `${what} while the upload was streaming; the platform's request was cut off`,

@@ -285,7 +285,7 @@ function success(data: JsonSchema, cached: boolean, write = false) {
     content: {
       'application/json': {
         schema: {
-          anyOf: [envelopeOf(data), ref('schemas', 'PlatformEnvelope')],
+          anyOf: [envelopeSchemaOf(data), ref('schemas', 'PlatformEnvelope')],
         },
       },
     },
@@ -432,7 +432,7 @@ function gatewayAnswer(
     description,
     headers: { 'X-Request-ID': ref('headers', 'X-Request-ID') },
     content: {
-      'application/json': { schema: envelopeOf({ type: 'object', properties, required }) },
+      'application/json': { schema: envelopeSchemaOf({ type: 'object', properties, required }) },
     },
   };
 }
@@ -460,7 +460,7 @@ function streamOperation() {
 const errorRefs = (statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [String(s), ref('responses', `E${s}`)]));
 
-export function envelopeOf(data: JsonSchema): JsonSchema {
+export function envelopeSchemaOf(data: JsonSchema): JsonSchema {
   return {
     type: 'object',
     properties: { code: { const: 0 }, msg: { type: 'string' }, data },
