@@ -38,7 +38,11 @@ export const LAYERS: Layer[] = [
     members: ['errors.ts', 'log.ts', 'bytes.ts', 'hash.ts', 'stats.ts', 'waiters.ts', 'version.ts'],
     what: 'the error catalog, logging, bytes, hashing, counters, waiting',
   },
-  { name: 'routes', members: ['routes/'], what: 'the route table: paths, schemas, overrides' },
+  {
+    name: 'operations',
+    members: ['operations/'],
+    what: 'the operation table: paths, schemas, overrides',
+  },
   {
     name: 'metering',
     members: ['metering/'],

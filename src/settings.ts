@@ -8,9 +8,9 @@ import { GatewayError } from './errors';
 import { log } from './log';
 import { DEFAULT_LIMITS, limitsSchema, SELF_SERVICE_PER_MINUTE } from './metering/policy';
 import { DEFAULT_USAGE_RETENTION_DAYS } from './metering/usage';
-import { catalogOf } from './routes/catalog';
-import { platformOperationsSchema } from './routes/declared';
-import { routeOverridesSchema } from './routes/overrides';
+import { catalogOf } from './operations/catalog';
+import { platformOperationsSchema } from './operations/declared';
+import { routeOverridesSchema } from './operations/overrides';
 import type { Bindings } from './types/context';
 import type { Settings } from './types/settings';
 

@@ -16,7 +16,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import * as z from 'zod';
-import { BUILT_IN_OPERATIONS } from '../src/routes/table';
+import { BUILT_IN_OPERATIONS } from '../src/operations/table';
 import { batchArbitrary, type CasePlan, FUZZED_SPECS, MUTATIONS } from './fuzz/arbitraries';
 import { MODELS, UNFUZZED } from './fuzz/model';
 import { type RunContext, runCase, Tally } from './fuzz/run';

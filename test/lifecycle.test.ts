@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ERRORS, type ErrorKind } from '../src/errors';
-import { BUILT_IN_OPERATIONS } from '../src/routes/table';
+import { BUILT_IN_OPERATIONS } from '../src/operations/table';
 import { ALL_SCOPES, requiredScope } from '../src/tenants/scopes';
 import {
   admin,

@@ -13,7 +13,7 @@ import { adminRoutes } from '../src/admin';
 import { ERRORS } from '../src/errors';
 import { openApiPath } from '../src/openapi/document';
 import { DOCS_CSP } from '../src/openapi/routes';
-import { BUILT_IN_OPERATIONS, takesIdempotencyKey } from '../src/routes/table';
+import { BUILT_IN_OPERATIONS, takesIdempotencyKey } from '../src/operations/table';
 import { expandScopes, hasScope, requiredScope } from '../src/tenants/scopes';
 import type { PlatformOperation } from '../src/types/operations';
 import { admin, createTenant, envelope, gateway, gatewayWith, revokeWhileKvLags } from './helpers';

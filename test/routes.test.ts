@@ -4,8 +4,8 @@
  * path, query, body and the platform key in the route's header.
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { configureOperation } from '../src/routes/overrides';
-import { BUILT_IN_OPERATIONS } from '../src/routes/table';
+import { configureOperation } from '../src/operations/overrides';
+import { BUILT_IN_OPERATIONS } from '../src/operations/table';
 import {
   asTenant,
   countExactly,

@@ -54,7 +54,7 @@ const STEPS: [prefix: string, step: string][] = [
   ['src/tenants/', 'token → tenant (auth)'],
   ['src/hash.ts', 'token → tenant (auth)'],
   ['src/middleware/validate.ts', 'request validation'],
-  ['src/routes/', 'route table and handlers'],
+  ['src/operations/', 'operation table and handlers'],
   ['src/proxy.ts', 'route table and handlers'],
   ['src/middleware/limits.ts', 'limits (lease, usage buffer)'],
   ['src/limits/', 'limits (lease, usage buffer)'],

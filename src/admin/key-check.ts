@@ -5,7 +5,7 @@
  * tried with one cheap read; the answer says what the platform said, never the key.
  */
 import { GatewayError } from '../errors';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import type { HonoEnv } from '../types/context';
 import { checkPlatformKey, KEY_CHECK_OPERATION } from '../upstream/key-check';
 import { adminStores } from './common';

@@ -8,9 +8,9 @@
  *   (`npm run admin -- operations import` checks what it prints).
  */
 import { openApiPath } from '../openapi/document';
-import { catalogOf } from '../routes/catalog';
-import { platformOperationsSchema } from '../routes/declared';
-import { ROUTE_GROUPS } from '../routes/groups';
+import { catalogOf } from '../operations/catalog';
+import { platformOperationsSchema } from '../operations/declared';
+import { ROUTE_GROUPS } from '../operations/groups';
 import { PRESET_NAMES, requiredScope, scopesOf } from '../tenants/scopes';
 import { type AdminApp, handle } from './handle';
 import * as contract from './operations.contract';

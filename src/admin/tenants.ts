@@ -2,7 +2,7 @@
 import type { Context } from 'hono';
 import { GatewayError } from '../errors';
 import { planBook } from '../objects/plans/plan-book';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import type { Stores } from '../tenants/stores';
 import { publicTenant, type TenantPatch } from '../tenants/tenant-store';
 import type { HonoEnv } from '../types/context';

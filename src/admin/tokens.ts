@@ -8,7 +8,7 @@ import type { Context } from 'hono';
 import { GatewayError } from '../errors';
 import { isolateAdmission } from '../limits/admission';
 import type { TokenLimits } from '../metering/policy';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import type { HonoEnv } from '../types/context';
 import type { TokenListing } from '../types/wire';
 import { adminStores, audit, auditContext, existingTenant, guardFor, issueToken } from './common';

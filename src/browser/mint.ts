@@ -9,7 +9,7 @@ import { tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
 import { operationId } from '../observability/operation-id';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import {
   BROWSER_TOKEN_MIN_TTL_S,
   BROWSER_TOKEN_PREFIX,

@@ -8,7 +8,7 @@
 import type { Context } from 'hono';
 import { brokerFor } from '../objects/broker/lease-broker';
 import { guardFor } from '../objects/tenant/tenant-guard';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import { count } from '../stats';
 import type { HonoEnv } from '../types/context';
 import type { Settings } from '../types/settings';

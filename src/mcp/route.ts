@@ -17,7 +17,7 @@ import { ERRORS, GatewayError } from '../errors';
 import { presentedToken, tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { operationId } from '../observability/operation-id';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import type { HonoEnv } from '../types/context';
 import { type CallOutcome, callTool, type Dispatch } from './call';
 import { type Era, eraOf } from './era';

@@ -10,8 +10,8 @@
 import { utf8 } from '../bytes';
 import { MODELS, SUCCESS_DATA } from '../openapi/models';
 import { fieldsOf, inputSchema, type JsonSchema } from '../openapi/schema';
-import type { Catalog } from '../routes/catalog';
-import { takesIdempotencyKey } from '../routes/table';
+import type { Catalog } from '../operations/catalog';
+import { takesIdempotencyKey } from '../operations/table';
 import { hasScope, requiredScope } from '../tenants/scopes';
 import type { ConfiguredOperation } from '../types/operations';
 import { base64Text, isObject } from './protocol';

@@ -10,7 +10,7 @@
  *   (docs/LIMITS.md, "Leased and exact admission").
  */
 import * as z from 'zod';
-import { ROUTE_GROUPS } from '../routes/groups';
+import { ROUTE_GROUPS } from '../operations/groups';
 import type { Limits, RatePolicy, RouteGroup, TokenLimits } from '../types/settings';
 
 export type { Limits, RatePolicy, TokenLimits };

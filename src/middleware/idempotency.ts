@@ -18,7 +18,7 @@ import { sha256Hex } from '../hash';
 import { log } from '../log';
 import type { StoredAnswer } from '../objects/tenant/idempotency/idempotency-part';
 import { guardFor } from '../objects/tenant/tenant-guard';
-import { takesIdempotencyKey } from '../routes/table';
+import { takesIdempotencyKey } from '../operations/table';
 import type { HonoEnv } from '../types/context';
 import type { PlatformOperation } from '../types/operations';
 import { parseEnvelope } from '../upstream/normalize';

@@ -15,8 +15,8 @@ import { createMiddleware } from 'hono/factory';
 import type { z } from 'zod';
 import { decodeUtf8, readCapped } from '../bytes';
 import { GatewayError, type InputLocation, invalidField } from '../errors';
-import { describeIssue } from '../routes/json-schema';
-import { noQuery } from '../routes/schemas';
+import { describeIssue } from '../operations/json-schema';
+import { noQuery } from '../operations/schemas';
 import type { HonoEnv } from '../types/context';
 import type { PlatformOperation } from '../types/operations';
 import { uploadBody } from './upload';
@@ -129,7 +129,7 @@ function parsed<S extends z.ZodType>(
   value: unknown,
   location: InputLocation,
 ): z.output<S> {
-  // Operators' schemas (routes/json-schema.ts) bring no messages of their own: these name the bound.
+  // Operators' schemas (operations/json-schema.ts) bring no messages of their own: these name the bound.
   const result = schema.safeParse(value, { error: describeIssue });
   if (!result.success) throw validationError(location, result.error);
   return result.data;

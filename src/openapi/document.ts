@@ -1,6 +1,6 @@
 /**
  * The partner contract: an OpenAPI 3.1 document generated from the operations
- * the settings serve (routes/catalog.ts: the route table, ROUTE_OVERRIDES'
+ * the settings serve (operations/catalog.ts: the route table, ROUTE_OVERRIDES'
  * amended schemas, PLATFORM_OPERATIONS), never written by hand per route.
  * Parameters, bodies, bounds, enums, formats and defaults come from the zod
  * schemas (or the operator's JSON Schema they were made from); success answers
@@ -11,8 +11,8 @@
 import { mintBody, STREAM_SCOPE, streamParams } from '../browser/schemas';
 import { ERRORS } from '../errors';
 import { recentQuerySchema } from '../observability/recent-query';
-import type { Catalog } from '../routes/catalog';
-import { takesIdempotencyKey } from '../routes/table';
+import type { Catalog } from '../operations/catalog';
+import { takesIdempotencyKey } from '../operations/table';
 import { rotateBody } from '../tenants/rotate-body';
 import { hasScope, ROTATE_SCOPE, requiredScope, USAGE_SCOPE } from '../tenants/scopes';
 import type { PlatformOperation, UploadSpec } from '../types/operations';

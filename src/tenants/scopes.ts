@@ -14,7 +14,7 @@
  * then (beside explicit-only scopes) counts as the preset (docs/OPERATING.md,
  * "Presets follow new groups").
  */
-import { ROUTE_GROUPS } from '../routes/groups';
+import { ROUTE_GROUPS } from '../operations/groups';
 import type { PlatformOperation } from '../types/operations';
 
 /** A tenant's own usage and limits (GET /usage). */

@@ -1,5 +1,5 @@
 /**
- * The shape of a platform operation (src/routes/ builds the table on it).
+ * The shape of a platform operation (src/operations/ builds the table on it).
  * Declared here, below settings, because an operator declares operations in a
  * setting (PLATFORM_OPERATIONS, docs/CONFIGURATION.md) and amends built-in
  * ones in another (ROUTE_OVERRIDES): types/settings.ts carries both.
@@ -68,7 +68,7 @@ export interface PlatformReader {
 }
 
 /**
- * One platform operation, built in (src/routes/) or declared (PLATFORM_OPERATIONS).
+ * One platform operation, built in (src/operations/) or declared (PLATFORM_OPERATIONS).
  * Everything the gateway does for it is driven by this entry: matching, validation,
  * forwarding, credential injection.
  */
@@ -83,7 +83,7 @@ export interface PlatformOperation {
   credential: CredentialHeader;
   /** Resource group: scopes `<group>:read` and `<group>:write`, group quotas, OpenAPI tags. */
   group: string;
-  /** Units this request counts against rate policies and quotas; routes/overrides.ts sets the default. */
+  /** Units this request counts against rate policies and quotas; operations/overrides.ts sets the default. */
   cost?: number;
   /** Responses carry platform secrets (`api_key`): masked without apikeys:admin. */
   secrets?: boolean;

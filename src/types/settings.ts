@@ -1,7 +1,7 @@
 /**
  * Settings as the gateway reads them once parsed (docs/CONFIGURATION.md, "Vars"), and
  * the shapes inside them. Declared here, apart from the zod schemas that
- * parse them (settings.ts, metering/policy.ts, routes/overrides.ts), so that the
+ * parse them (settings.ts, metering/policy.ts, operations/overrides.ts), so that the
  * request context (types/context.ts) needs no runtime module; each schema is
  * checked against its type here with `satisfies`.
  */
@@ -11,7 +11,7 @@ import type { CachePolicy, InputSchema, PlatformOperation } from './operations';
 export type { CachePolicy };
 
 /**
- * Resource groups of the built-in route table (routes/groups.ts lists them); scopes and group
+ * Resource groups of the built-in route table (operations/groups.ts lists them); scopes and group
  * quotas use them. Operations an operator declares may name other groups.
  */
 export type RouteGroup =
@@ -89,7 +89,7 @@ export interface Settings {
   UPSTREAM_TIMEOUT_MS: number;
   PLATFORM_AUTH_SCHEME: string;
   ROUTE_OVERRIDES: RouteOverrides;
-  /** Operations an operator declared (routes/declared.ts), in the setting's order. */
+  /** Operations an operator declared (operations/declared.ts), in the setting's order. */
   PLATFORM_OPERATIONS: PlatformOperation[];
   TENANT_MEMO_TTL_MS: number;
   MAX_BODY_BYTES: number;

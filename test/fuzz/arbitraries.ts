@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { ERRORS } from '../../src/errors';
-import { BUILT_IN_OPERATIONS } from '../../src/routes/table';
+import { BUILT_IN_OPERATIONS } from '../../src/operations/table';
 import type { PlatformOperation } from '../../src/types/operations';
 import { type Field, INT_MAX, MAX_DIGITS, MODELS, type RouteModel, UNFUZZED } from './model';
 

@@ -5,7 +5,7 @@
 import { expect } from 'vitest';
 import errorsDoc from '../../docs/ERRORS.md?raw';
 import { ERRORS } from '../../src/errors';
-import { BUILT_IN_OPERATIONS } from '../../src/routes/table';
+import { BUILT_IN_OPERATIONS } from '../../src/operations/table';
 import { gateway, injectFault, type UpstreamRecord, upstreamSaw } from '../helpers';
 import type { CasePlan, FuzzContext } from './arbitraries';
 

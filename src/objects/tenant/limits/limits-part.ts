@@ -24,7 +24,7 @@ import {
 import { meterState, secondsUntil } from '../../../metering/meter-state';
 import { type Limits, type Meter, type MeterOptions, metersFor } from '../../../metering/policy';
 import type { UsageBatch } from '../../../metering/usage';
-import { ROUTE_GROUPS } from '../../../routes/groups';
+import { ROUTE_GROUPS } from '../../../operations/groups';
 import type { TenantUsage } from '../../../types/wire';
 import type { AlertsPart } from '../alerts/alerts-part';
 import type { HistoryPart } from '../history/history-part';

@@ -6,7 +6,7 @@
  * "credential": "x-api-key", "group": "products", "query": {"type": "object",
  * "properties": {"q": {"type": "string", "maxLength": 200}}, "required": ["q"]}}}`.
  * Each entry becomes an operation like a built-in one; its schemas become zod
- * schemas here (routes/json-schema.ts). An id or path that a built-in operation
+ * schemas here (operations/json-schema.ts). An id or path that a built-in operation
  * or the gateway itself already answers is refused, naming both.
  */
 import * as z from 'zod';
