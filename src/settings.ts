@@ -10,7 +10,7 @@ import { DEFAULT_LIMITS, limitsSchema, SELF_SERVICE_PER_MINUTE } from './meterin
 import { DEFAULT_USAGE_RETENTION_DAYS } from './metering/usage';
 import { catalogOf } from './operations/catalog';
 import { platformOperationsSchema } from './operations/declared';
-import { routeOverridesSchema } from './operations/overrides';
+import { operationOverridesSchema } from './operations/overrides';
 import type { Bindings } from './types/context';
 import type { Settings } from './types/settings';
 
@@ -151,7 +151,7 @@ export const settingsSchema = z
       .regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'must be a single word such as Bearer, or empty')
       .or(z.literal(''))
       .default(''),
-    ROUTE_OVERRIDES: jsonSetting(routeOverridesSchema.default({})),
+    ROUTE_OVERRIDES: jsonSetting(operationOverridesSchema.default({})),
     PLATFORM_OPERATIONS: jsonSetting(platformOperationsSchema.default([])),
     TENANT_MEMO_TTL_MS: intSetting(0, 300_000, 10_000),
     MAX_BODY_BYTES: intSetting(1, 10 * 1024 * 1024, 64 * 1024),

@@ -91,7 +91,7 @@ beforeAll(async () => {
 });
 
 describe('fuzz model', () => {
-  it('covers exactly the routes and fields of the route table', () => {
+  it('covers exactly the routes and fields of the operation table', () => {
     expect(Object.keys(MODELS).sort()).toEqual(FUZZED_SPECS.map((s) => s.id).sort());
     expect([...FUZZED_SPECS.map((s) => s.id), ...UNFUZZED].sort()).toEqual(
       BUILT_IN_OPERATIONS.map((s) => s.id).sort(),

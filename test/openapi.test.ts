@@ -1,9 +1,9 @@
 /**
- * The partner contract (GET /openapi.json) against the route table it is
+ * The partner contract (GET /openapi.json) against the operation table it is
  * generated from: every BUILT_IN_OPERATIONS entry and nothing else, with parameters,
  * required flags, bounds, enums, formats and defaults that match what the
  * zod schemas actually accept; the per-token view; the operator document
- * against the operator API's real routes; the README's route table; /docs.
+ * against the operator API's real routes; the README's operation table; /docs.
  */
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -224,7 +224,7 @@ describe('GET /openapi.json, without a token', () => {
     expect(Object.keys(doc.components.responses)).toHaveLength(statuses.length);
   });
 
-  it("matches the README's route table: operation, method and path, scope", async () => {
+  it("matches the README's operation table: operation, method and path, scope", async () => {
     const doc = await documentFor();
     const rows = [
       ...readme.matchAll(

@@ -270,7 +270,7 @@ const cases: Record<string, () => Case> = {
   }),
 };
 
-describe('route table', () => {
+describe('operation table', () => {
   it('has a happy-path case for every one of its 26 operations', () => {
     expect(BUILT_IN_OPERATIONS).toHaveLength(26);
     expect(Object.keys(cases).sort()).toEqual(BUILT_IN_OPERATIONS.map((r) => r.id).sort());

@@ -55,7 +55,7 @@ const STEPS: [prefix: string, step: string][] = [
   ['src/hash.ts', 'token → tenant (auth)'],
   ['src/middleware/validate.ts', 'request validation'],
   ['src/operations/', 'operation table and handlers'],
-  ['src/proxy.ts', 'route table and handlers'],
+  ['src/proxy.ts', 'operation table and handlers'],
   ['src/middleware/limits.ts', 'limits (lease, usage buffer)'],
   ['src/limits/', 'limits (lease, usage buffer)'],
   ['src/metering/', 'limits (lease, usage buffer)'],

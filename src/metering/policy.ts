@@ -10,8 +10,8 @@
  *   (docs/LIMITS.md, "Leased and exact admission").
  */
 import * as z from 'zod';
-import { ROUTE_GROUPS } from '../operations/groups';
-import type { Limits, RatePolicy, RouteGroup, TokenLimits } from '../types/settings';
+import { OPERATION_GROUPS } from '../operations/groups';
+import type { Limits, OperationGroup, RatePolicy, TokenLimits } from '../types/settings';
 
 export type { Limits, RatePolicy, TokenLimits };
 
@@ -50,7 +50,7 @@ const policiesSchema = z
 export const limitsSchema = z.strictObject({
   policies: policiesSchema,
   quota: quotaAmounts
-    .extend({ groups: z.partialRecord(z.enum(ROUTE_GROUPS), quotaAmounts).optional() })
+    .extend({ groups: z.partialRecord(z.enum(OPERATION_GROUPS), quotaAmounts).optional() })
     .default({}),
   limiter: z.enum(['leased', 'exact']).optional(),
 }) satisfies z.ZodType<Limits>;
@@ -90,7 +90,7 @@ export interface Meter {
 }
 
 /**
- * What a request is counted as, for group quotas: a route group (built-in, or one a
+ * What a request is counted as, for group quotas: an operation group (built-in, or one a
  * declared operation names, which has no group quota), or `auth` (minting browser
  * tokens, rotating) or `usage` (a token's own API document). `self` is a token
  * reading itself (GET /token, GET /usage): counted against that token's own small
@@ -104,7 +104,8 @@ export const SELF_SERVICE_PER_MINUTE = 60;
 /** The self-service meter's name on the wire (RateLimit fields, refusals). */
 export const SELF_SERVICE_POLICY = 'self-service';
 
-const isRouteGroup = (g: LimitGroup): g is RouteGroup => ROUTE_GROUPS.some((r) => r === g);
+const isOperationGroup = (g: LimitGroup): g is OperationGroup =>
+  OPERATION_GROUPS.some((r) => r === g);
 
 /** Who a request is counted for, besides its tenant. */
 export interface Scope {
@@ -156,7 +157,7 @@ export function metersFor(
   }
   const { groups, ...tenantWide } = limits.quota;
   meters.push(...quotaMeters(tenantWide, 'quota:', ''));
-  const forGroup = isRouteGroup(scope.group) ? groups?.[scope.group] : undefined;
+  const forGroup = isOperationGroup(scope.group) ? groups?.[scope.group] : undefined;
   if (forGroup) meters.push(...quotaMeters(forGroup, `quota:${scope.group}-`, `${scope.group}-`));
   if (tokenLimits) {
     const prefix = `token:${scope.tokenId}:`;

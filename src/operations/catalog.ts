@@ -6,7 +6,7 @@
 
 import type { ConfiguredOperation } from '../types/operations';
 import type { Settings } from '../types/settings';
-import { ROUTE_GROUPS } from './groups';
+import { OPERATION_GROUPS } from './groups';
 import { configureOperation } from './overrides';
 import { BUILT_IN_OPERATIONS, takesIdempotencyKey } from './table';
 
@@ -47,7 +47,7 @@ function build(settings: CatalogSettings): Catalog {
   const builtIn = BUILT_IN_OPERATIONS.map((op) => configureOperation(op, settings.ROUTE_OVERRIDES));
   const declared = settings.PLATFORM_OPERATIONS.map((op) => configureOperation(op, {}));
   const operations = [...builtIn, ...declared];
-  const groups: string[] = [...ROUTE_GROUPS];
+  const groups: string[] = [...OPERATION_GROUPS];
   for (const op of declared) if (!groups.includes(op.group)) groups.push(op.group);
   const patterns = declared.map((operation) => ({
     operation,

@@ -181,7 +181,7 @@ function declare(id: string, raw: unknown, earlier: PlatformOperation[]): Declar
     : { problems, op: toOperation(id, entry, schemas) };
 }
 
-/** `{name}` placeholders in Hono's `:name` form, the route table's. */
+/** `{name}` placeholders in Hono's `:name` form, the operation table's. */
 const honoPath = (path: string) => path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
 
 const placeholders = (path: string) =>

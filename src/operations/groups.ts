@@ -1,8 +1,8 @@
 /** The built-in resource groups: scopes, group quotas and OpenAPI tags are derived from them. */
-import type { RouteGroup } from '../types/settings';
+import type { OperationGroup } from '../types/settings';
 
 /** Each built-in resource group once, in this order. */
-const GROUPS: Record<RouteGroup, true> = {
+const GROUPS: Record<OperationGroup, true> = {
   apikeys: true,
   calls: true,
   teams: true,
@@ -12,4 +12,4 @@ const GROUPS: Record<RouteGroup, true> = {
   products: true,
   reports: true,
 };
-export const ROUTE_GROUPS: readonly RouteGroup[] = Object.keys(GROUPS) as RouteGroup[];
+export const OPERATION_GROUPS: readonly OperationGroup[] = Object.keys(GROUPS) as OperationGroup[];

@@ -8,7 +8,7 @@
  */
 import * as z from 'zod';
 import type { ConfiguredOperation, InputSchema, PlatformOperation } from '../types/operations';
-import type { RouteOverride, RouteOverrides } from '../types/settings';
+import type { OperationOverride, OperationOverrides } from '../types/settings';
 import { bodyFromJsonSchema, queryFromJsonSchema, SchemaProblem } from './json-schema';
 import { keyedByOperationId, prototypeNameProblem } from './operation-ids';
 import { BUILT_IN_OPERATIONS } from './table';
@@ -45,8 +45,8 @@ const override = z.strictObject({
 
 const byId = new Map(BUILT_IN_OPERATIONS.map((r) => [r.id, r]));
 
-export const routeOverridesSchema = keyedByOperationId.transform((value, ctx) => {
-  const out: RouteOverrides = {};
+export const operationOverridesSchema = keyedByOperationId.transform((value, ctx) => {
+  const out: OperationOverrides = {};
   for (const [id, raw] of Object.entries(value)) {
     const op = byId.get(id);
     if (!op) {
@@ -62,7 +62,7 @@ export const routeOverridesSchema = keyedByOperationId.transform((value, ctx) =>
       continue;
     }
     const { query, body, ...rest } = parsed.data;
-    const entry: RouteOverride = rest;
+    const entry: OperationOverride = rest;
     try {
       if (query !== undefined) entry.query = amended(op, 'query', query);
       if (body !== undefined) entry.body = amended(op, 'body', body);
@@ -73,7 +73,7 @@ export const routeOverridesSchema = keyedByOperationId.transform((value, ctx) =>
     out[id] = entry;
   }
   return out;
-}) satisfies z.ZodType<RouteOverrides>;
+}) satisfies z.ZodType<OperationOverrides>;
 
 /** The operator's schema for a built-in operation's query or body, where it has one to amend. */
 function amended(op: PlatformOperation, field: 'query' | 'body', json: unknown): InputSchema {
@@ -105,7 +105,7 @@ function defaultTimeout(op: PlatformOperation): number {
 /** The operation as configured: the table entry with the operator's override applied. */
 export function configureOperation(
   op: PlatformOperation,
-  overrides: RouteOverrides,
+  overrides: OperationOverrides,
 ): ConfiguredOperation {
   const o = overrides[op.id];
   // The platform's own path unless the entry or an operator says otherwise.

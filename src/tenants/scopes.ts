@@ -1,5 +1,5 @@
 /**
- * Token scopes, derived from the route groups: `<group>:read` for GET routes
+ * Token scopes, derived from the operation groups: `<group>:read` for GET routes
  * and `<group>:write` for the others, plus `usage:read` (a tenant's own usage,
  * GET /usage) and `token:rotate` (a token rotating itself, POST /token/rotate:
  * only by explicit grant). API keys are platform secrets: their routes need an
@@ -14,7 +14,7 @@
  * then (beside explicit-only scopes) counts as the preset (docs/OPERATING.md,
  * "Presets follow new groups").
  */
-import { ROUTE_GROUPS } from '../operations/groups';
+import { OPERATION_GROUPS } from '../operations/groups';
 import type { PlatformOperation } from '../types/operations';
 
 /** A tenant's own usage and limits (GET /usage). */
@@ -23,7 +23,7 @@ export const USAGE_SCOPE = 'usage:read';
 /** A token rotating itself (POST /token/rotate). */
 export const ROTATE_SCOPE = 'token:rotate';
 
-/** Every scope there is for these route groups. */
+/** Every scope there is for these operation groups. */
 export function scopesOf(groups: readonly string[]): string[] {
   return [
     ...groups.flatMap((g) => [`${g}:read`, `${g}:write`]),
@@ -34,7 +34,7 @@ export function scopesOf(groups: readonly string[]): string[] {
 }
 
 /** The scopes of the built-in groups (declared operations may add groups: catalog.groups). */
-export const ALL_SCOPES: readonly string[] = scopesOf(ROUTE_GROUPS);
+export const ALL_SCOPES: readonly string[] = scopesOf(OPERATION_GROUPS);
 
 /** Scopes that reach the platform's own API keys: never granted by a preset. */
 export const isApiKeyScope = (scope: string) => scope.startsWith('apikeys:');
@@ -63,7 +63,7 @@ const PRESET_RULES: ReadonlyMap<string, (scope: string) => boolean> = new Map([
 export const PRESET_NAMES: readonly string[] = [...PRESET_RULES.keys()];
 
 /** What a preset grants over these groups, listed (a browser token's scopes, the docs). */
-export function presetScopes(name: string, groups: readonly string[] = ROUTE_GROUPS): string[] {
+export function presetScopes(name: string, groups: readonly string[] = OPERATION_GROUPS): string[] {
   const rule = PRESET_RULES.get(name);
   return rule ? scopesOf(groups).filter(rule) : [];
 }
@@ -75,7 +75,7 @@ export function presetScopes(name: string, groups: readonly string[] = ROUTE_GRO
  */
 export function grantScopes(
   names: readonly string[],
-  groups: readonly string[] = ROUTE_GROUPS,
+  groups: readonly string[] = OPERATION_GROUPS,
 ): { scopes: string[]; unknown: string[] } {
   const known = new Set(scopesOf(groups));
   const presets = PRESET_NAMES.filter((p) => names.includes(p));
@@ -89,7 +89,7 @@ export function grantScopes(
 /** Presets expanded over these groups: the listed scopes a grant asks for, for a browser token. */
 export function expandScopes(
   names: readonly string[],
-  groups: readonly string[] = ROUTE_GROUPS,
+  groups: readonly string[] = OPERATION_GROUPS,
 ): { scopes: string[]; unknown: string[] } {
   const { scopes, unknown } = grantScopes(names, groups);
   const listed = new Set(

@@ -11,10 +11,10 @@ import type { CachePolicy, InputSchema, PlatformOperation } from './operations';
 export type { CachePolicy };
 
 /**
- * Resource groups of the built-in route table (operations/groups.ts lists them); scopes and group
+ * Resource groups of the built-in operation table (operations/groups.ts lists them); scopes and group
  * quotas use them. Operations an operator declares may name other groups.
  */
-export type RouteGroup =
+export type OperationGroup =
   | 'apikeys'
   | 'calls'
   | 'teams'
@@ -25,7 +25,7 @@ export type RouteGroup =
   | 'reports';
 
 /** One operation's entry in ROUTE_OVERRIDES. */
-export interface RouteOverride {
+export interface OperationOverride {
   upstream_path?: string;
   credential?: 'authorization' | 'x-api-key';
   cost?: number;
@@ -39,7 +39,7 @@ export interface RouteOverride {
 }
 
 /** ROUTE_OVERRIDES: by operation id. */
-export type RouteOverrides = Record<string, RouteOverride>;
+export type OperationOverrides = Record<string, OperationOverride>;
 
 export interface RatePolicy {
   name: string;
@@ -56,7 +56,7 @@ export interface QuotaAmounts {
 /** A tenant's limits (DEFAULT_LIMITS, or its own): rate policies, quotas, how isolates admit. */
 export interface Limits {
   policies: RatePolicy[];
-  quota: QuotaAmounts & { groups?: Partial<Record<RouteGroup, QuotaAmounts>> };
+  quota: QuotaAmounts & { groups?: Partial<Record<OperationGroup, QuotaAmounts>> };
   limiter?: 'leased' | 'exact';
 }
 
@@ -88,7 +88,7 @@ export interface Settings {
   KEY_ENCRYPTION_KEY: string;
   UPSTREAM_TIMEOUT_MS: number;
   PLATFORM_AUTH_SCHEME: string;
-  ROUTE_OVERRIDES: RouteOverrides;
+  ROUTE_OVERRIDES: OperationOverrides;
   /** Operations an operator declared (operations/declared.ts), in the setting's order. */
   PLATFORM_OPERATIONS: PlatformOperation[];
   TENANT_MEMO_TTL_MS: number;

@@ -662,7 +662,7 @@ describe('the console in Chromium', () => {
     await page.locator('#new-plan-p0-window').fill('3600');
     await page.locator('#new-plan-p0-alg').selectOption('fixed');
     await page.getByRole('radio', { name: /^exact/ }).check();
-    // A route-group quota is editable too.
+    // An operation-group quota is editable too.
     await page.locator('#new-plan-add-group').selectOption('sessions');
     await page.getByRole('button', { name: 'Add group quota' }).click();
     await page.getByLabel('sessions: a day').fill('50');
