@@ -1,6 +1,6 @@
 /**
  * forward(): one platform call for a validated request, with the tenant's
- * platform key in the route's header; cacheable reads go through the read
+ * platform key in the operation's header; cacheable reads go through the read
  * cache. The only caller of the upstream client. It never throws: what it did,
  * answer or failure, is its outcome, which the handler answers from and the
  * steps around it read (whether the platform acted, attempts, cache state).
@@ -86,7 +86,7 @@ class Forwarded implements ForwardOutcome {
     this.staleReason = got.staleReason;
   }
 
-  /** A secret route's answer (apikey.list's keys): masked unless this caller may see them. */
+  /** A secret operation's answer (apikey.list's keys): masked unless this caller may see them. */
   showSecretsTo(c: Context<HonoEnv>): void {
     if (!this.answer) return;
     const shapes = secretShapes(c);
@@ -120,7 +120,7 @@ function secretShapes(c: Context<HonoEnv>): SecretShapes {
   };
 }
 
-/** A secret route's secrets are shown whole only with apikeys:admin, never to a browser token. */
+/** A secret operation's secrets are shown whole only with apikeys:admin, never to a browser token. */
 function seesSecrets(c: Context<HonoEnv>): boolean {
   return hasScope(c.get('token').scopes, 'apikeys:admin') && !c.get('partition');
 }
@@ -225,7 +225,7 @@ async function lookOrCall(
     });
     outcome.upstreamStatus = result.status;
     // An answer that holds something like a key is masked for everyone, before the cache;
-    // a secret route's is cached whole and masked per caller (showSecretsTo).
+    // a secret operation's is cached whole and masked per caller (showSecretsTo).
     return operation.secrets ? result : masked(result, secretShapes(c));
   };
   if (!operation.cache) return { result: await fetchFresh(), status: 'BYPASS', age: 0 };

@@ -1,7 +1,7 @@
 /**
  * Cache keys. A key covers the identity of the upstream key (its
  * fingerprint, itself a hash), the cache version of that key, the configured
- * route and its normalized parameters. Neither a platform key nor a tenant
+ * operation and its normalized parameters. Neither a platform key nor a tenant
  * token can appear in it, and two different platform keys never share one.
  * The in-memory tier uses the canonical text itself; the Cache API gets a
  * SHA-256 of it, as a URL.

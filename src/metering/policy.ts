@@ -119,7 +119,7 @@ export interface MeterOptions {
   /** Fraction of each rate policy a browser partition may use. */
   partitionShare: number;
   /**
-   * The dearest single request (configured route costs): a partition's share is
+   * The dearest single request (configured operation costs): a partition's share is
    * never below it, so a browser token with small limits can still make any call.
    */
   largestCost: number;

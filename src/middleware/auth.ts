@@ -172,7 +172,7 @@ export async function notePrincipal(c: Context<HonoEnv>): Promise<void> {
   }
 }
 
-/** A token without the scope a route needs gets a 403 that names the scope. */
+/** A token without the scope an operation needs gets a 403 that names the scope. */
 export function requireScope(op: Pick<PlatformOperation, 'group' | 'method'> | string) {
   const needed = typeof op === 'string' ? op : requiredScope(op);
   return createMiddleware<HonoEnv>(async function requireScope(c, next) {

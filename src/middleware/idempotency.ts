@@ -32,7 +32,7 @@ const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 /** A claim left by an isolate that died is free again this long after the write's deadline. */
 const ABANDONED_AFTER_MS = 60_000;
 
-/** For writes only: proxy.ts gives GET routes no idempotency step. */
+/** For writes only: proxy.ts gives GET operations no idempotency step. */
 export function idempotency(op: Pick<PlatformOperation, 'id' | 'method' | 'upload'>) {
   return createMiddleware<HonoEnv>(async function idempotency(c, next) {
     const settings = c.get('settings');

@@ -4,8 +4,8 @@
  * - 415 unless it is multipart/form-data with a boundary;
  * - 413 at once when its Content-Length is over MAX_UPLOAD_BYTES, else as soon
  *   as the stream runs past it, after at most that many bytes were read;
- * - each part must be a file under the route's file field (at most `maxFiles`)
- *   or one of its short text fields, checked by the route's schema at the end;
+ * - each part must be a file under the operation's file field (at most `maxFiles`)
+ *   or one of its short text fields, checked by the operation's schema at the end;
  * - a refusal errors the stream, so the platform's request is cut off before its
  *   closing boundary and never completes; the caller gets the refusal;
  * - a deadline that passes while the gateway waits for the caller's next bytes is

@@ -1,9 +1,9 @@
 /**
  * Validation before anything goes upstream. Path, query and body are parsed
- * with the route's zod schemas, and every failure becomes one envelope that
+ * with the operation's zod schemas, and every failure becomes one envelope that
  * names the field and its bound. Bodies are read once, within MAX_BODY_BYTES.
  * Routes outside the table validate with @hono/zod-validator (`validated`);
- * the platform routes' table entries with `validateInput`, which parses path,
+ * the platform operations' table entries with `validateInput`, which parses path,
  * query and body in one step and checks the body against the path.
  *
  * @example app.get('/team/lists', validateInput(operation), (c) => c.get('input').query)

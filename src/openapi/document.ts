@@ -1,7 +1,7 @@
 /**
  * The partner contract: an OpenAPI 3.1 document generated from the operations
  * the settings serve (operations/catalog.ts: the operation table, ROUTE_OVERRIDES'
- * amended schemas, PLATFORM_OPERATIONS), never written by hand per route.
+ * amended schemas, PLATFORM_OPERATIONS), never written by hand per operation.
  * Parameters, bodies, bounds, enums, formats and defaults come from the zod
  * schemas (or the operator's JSON Schema they were made from); success answers
  * from the platform's models (openapi/models.ts); errors from the ERRORS

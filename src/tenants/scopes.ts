@@ -1,8 +1,8 @@
 /**
- * Token scopes, derived from the operation groups: `<group>:read` for GET routes
+ * Token scopes, derived from the operation groups: `<group>:read` for GET operations
  * and `<group>:write` for the others, plus `usage:read` (a tenant's own usage,
  * GET /usage) and `token:rotate` (a token rotating itself, POST /token/rotate:
- * only by explicit grant). API keys are platform secrets: their routes need an
+ * only by explicit grant). API keys are platform secrets: their operations need an
  * explicit grant (no preset reaches an `apikeys:` scope), and only
  * `apikeys:admin`, which implies read and write, sees `api_key` values unmasked
  * (docs/OPERATING.md, "Scopes").

@@ -1,6 +1,6 @@
 /**
  * Builds the upstream request from validated parts only: nothing the caller
- * sent reaches the platform unless it passed the route's schema or the
+ * sent reaches the platform unless it passed the operation's schema or the
  * header allow-list below. The caller's Authorization, x-api-key, Cookie and
  * hop-by-hop headers are therefore never forwarded.
  */
@@ -16,7 +16,7 @@ export interface UpstreamCall {
   params: Record<string, unknown>;
   query: Record<string, unknown>;
   body?: Record<string, unknown>;
-  /** An upload route's multipart body, streamed as it arrives (middleware/upload.ts). */
+  /** An upload operation's multipart body, streamed as it arrives (middleware/upload.ts). */
   upload?: UploadBody;
   platformKey: string;
   requestId: string;
