@@ -52,31 +52,21 @@ const LEGACY_TOKENS_DEFAULT_UNTIL = '2027-03-01';
 
 const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'];
 
-/**
- * PORTAL_ORIGIN: the gateway's public origin (`https://gw.example.com`), where
- * partner portal links point (docs/CONSOLE.md, "Partner portal"). Needed when
- * the operator API is reached on another hostname (the console Worker's); an
- * origin only, https, or http for loopback.
- */
-const portalOrigin = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    const text = v?.trim();
-    if (!text) return undefined;
-    try {
-      const url = new URL(text);
-      const plainOk = url.protocol === 'http:' && LOOPBACK_HOSTS.includes(url.hostname);
-      if (url.protocol !== 'https:' && !plainOk) throw new Error();
-      return bareOrigin(url);
-    } catch {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'must be an origin such as https://gw.example.com (http only for loopback)',
-      });
-      return z.NEVER;
-    }
-  });
+/** An optional origin setting: blank is unset; `read` makes the origin from the text, or throws. */
+const originSetting = (read: (text: string) => string, message: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const text = v?.trim();
+      if (!text) return undefined;
+      try {
+        return read(text);
+      } catch {
+        ctx.addIssue({ code: 'custom', message });
+        return z.NEVER;
+      }
+    });
 
 /** The URL's origin, if it is nothing more (no path, query, fragment or credentials); else throws. */
 function bareOrigin(url: URL): string {
@@ -85,26 +75,27 @@ function bareOrigin(url: URL): string {
 }
 
 /**
+ * PORTAL_ORIGIN: the gateway's public origin (`https://gw.example.com`), where
+ * partner portal links point (docs/CONSOLE.md, "Partner portal"). Needed when
+ * the operator API is reached on another hostname (the console Worker's); an
+ * origin only, https, or http for loopback.
+ */
+const portalOrigin = originSetting((text) => {
+  const url = new URL(text);
+  const plainOk = url.protocol === 'http:' && LOOPBACK_HOSTS.includes(url.hostname);
+  if (url.protocol !== 'https:' && !plainOk) throw new Error();
+  return bareOrigin(url);
+}, 'must be an origin such as https://gw.example.com (http only for loopback)');
+
+/**
  * ACCESS_TEAM_DOMAIN: `myteam.cloudflareaccess.com` or its https origin. A
  * loopback http origin (npm start's local Access) only with ACCESS_LOCAL_ISSUER=allow,
  * checked below, so a deployed gateway never trusts keys from plain http.
  */
-const accessTeamDomain = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    const text = v?.trim();
-    if (!text) return undefined;
-    try {
-      return bareOrigin(new URL(/^https?:\/\//.test(text) ? text : `https://${text}`));
-    } catch {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'must be a team domain such as myteam.cloudflareaccess.com',
-      });
-      return z.NEVER;
-    }
-  });
+const accessTeamDomain = originSetting(
+  (text) => bareOrigin(new URL(/^https?:\/\//.test(text) ? text : `https://${text}`)),
+  'must be a team domain such as myteam.cloudflareaccess.com',
+);
 
 const roleList = z.array(z.string().trim().min(1)).max(1000).default([]);
 const accessRoles = z

@@ -1,0 +1,39 @@
+/** The origin settings: blank is unset, an origin is kept bare, anything else is refused by name. */
+import { describe, expect, it } from 'vitest';
+import { settingsSchema } from './settings';
+
+const { PORTAL_ORIGIN, ACCESS_TEAM_DOMAIN } = settingsSchema.shape;
+
+const refusal = (result: { success: boolean; error?: { issues: { message: string }[] } }) =>
+  result.success ? null : result.error?.issues[0]?.message;
+
+describe('origin settings', () => {
+  it('PORTAL_ORIGIN: an https origin, or http on loopback; unset when blank', () => {
+    expect(PORTAL_ORIGIN.parse(' https://gw.example.com ')).toBe('https://gw.example.com');
+    expect(PORTAL_ORIGIN.parse('http://127.0.0.1:8787')).toBe('http://127.0.0.1:8787');
+    expect(PORTAL_ORIGIN.parse('  ')).toBeUndefined();
+    expect(PORTAL_ORIGIN.parse(undefined)).toBeUndefined();
+    for (const bad of [
+      'http://gw.example.com',
+      'https://gw.example.com/portal',
+      'gw.example.com',
+    ]) {
+      expect(refusal(PORTAL_ORIGIN.safeParse(bad))).toBe(
+        'must be an origin such as https://gw.example.com (http only for loopback)',
+      );
+    }
+  });
+
+  it('ACCESS_TEAM_DOMAIN: a team domain or its origin, as an https origin; unset when blank', () => {
+    expect(ACCESS_TEAM_DOMAIN.parse('myteam.cloudflareaccess.com')).toBe(
+      'https://myteam.cloudflareaccess.com',
+    );
+    expect(ACCESS_TEAM_DOMAIN.parse('https://myteam.cloudflareaccess.com/')).toBe(
+      'https://myteam.cloudflareaccess.com',
+    );
+    expect(ACCESS_TEAM_DOMAIN.parse('')).toBeUndefined();
+    expect(refusal(ACCESS_TEAM_DOMAIN.safeParse('https://myteam.cloudflareaccess.com/x?y'))).toBe(
+      'must be a team domain such as myteam.cloudflareaccess.com',
+    );
+  });
+});
