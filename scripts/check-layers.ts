@@ -35,8 +35,17 @@ export const LAYERS: Layer[] = [
   },
   {
     name: 'leaves',
-    members: ['errors.ts', 'log.ts', 'bytes.ts', 'hash.ts', 'stats.ts', 'waiters.ts', 'version.ts'],
-    what: 'the error catalog, logging, bytes, hashing, counters, waiting',
+    members: [
+      'errors.ts',
+      'log.ts',
+      'bytes.ts',
+      'hash.ts',
+      'stats.ts',
+      'waiters.ts',
+      'once-per.ts',
+      'version.ts',
+    ],
+    what: 'the error catalog, logging, bytes, hashing, counters, waiting, made once',
   },
   {
     name: 'operations',

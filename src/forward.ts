@@ -12,6 +12,7 @@ import { decodeUtf8 } from './bytes';
 import { cacheKey } from './cache/key';
 import { type CacheOutcome, readThrough } from './cache/read-through';
 import { type ErrorKind, GatewayError } from './errors';
+import { oncePer } from './once-per';
 import { hasScope } from './tenants/scopes';
 import type { HonoEnv, ValidatedInput } from './types/context';
 import type { ConfiguredOperation } from './types/operations';
@@ -137,20 +138,8 @@ export function deadlineOf(operation: ConfiguredOperation, settings: Settings): 
   return Math.min(operation.timeoutMs, settings.UPSTREAM_TIMEOUT_MS);
 }
 
-// Made once per settings object (settings are parsed once per env).
-const optionsFor = new WeakMap<Settings, ResilienceOptions>();
-
-/** The breakers', the retry budgets' and the pauses' settings. */
-function resilienceOptions(settings: Settings): ResilienceOptions {
-  let options = optionsFor.get(settings);
-  if (!options) {
-    options = makeResilienceOptions(settings);
-    optionsFor.set(settings, options);
-  }
-  return options;
-}
-
-function makeResilienceOptions(settings: Settings): ResilienceOptions {
+/** The breakers', the retry budgets' and the pauses' settings, made once per settings object. */
+const resilienceOptions = oncePer((settings: Settings): ResilienceOptions => {
   return {
     breaker: {
       consecutiveFailures: settings.CIRCUIT_FAILURES,
@@ -167,7 +156,7 @@ function makeResilienceOptions(settings: Settings): ResilienceOptions {
     },
     maxPauseMs: settings.MAX_PLATFORM_PAUSE_S * 1000,
   };
-}
+});
 
 export async function forward(
   c: Context<HonoEnv>,

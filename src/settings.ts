@@ -8,6 +8,7 @@ import { GatewayError } from './errors';
 import { log } from './log';
 import { DEFAULT_LIMITS, limitsSchema, SELF_SERVICE_PER_MINUTE } from './metering/policy';
 import { DEFAULT_USAGE_RETENTION_DAYS } from './metering/usage';
+import { oncePer } from './once-per';
 import { catalogOf } from './operations/catalog';
 import { platformOperationsSchema } from './operations/declared';
 import { operationOverridesSchema } from './operations/overrides';
@@ -291,15 +292,14 @@ export type UndeclaredSettings = None<
 >;
 type None<T extends never> = T;
 
-const parsed = new WeakMap<object, Settings | GatewayError>();
+/** Parsed once per env object: the settings, or the error every request then answers. */
+const parsed = oncePer((env: Bindings): Settings | GatewayError => {
+  const out = settingsSchema.safeParse(env);
+  return out.success ? out.data : misconfigured(out.error);
+});
 
 export function loadSettings(env: Bindings): Settings {
-  let result = parsed.get(env);
-  if (!result) {
-    const out = settingsSchema.safeParse(env);
-    result = out.success ? out.data : misconfigured(out.error);
-    parsed.set(env, result);
-  }
+  const result = parsed(env);
   if (result instanceof GatewayError) throw result;
   return result;
 }

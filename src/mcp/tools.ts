@@ -8,6 +8,7 @@
  * tools its scopes allow, in name order, a page at a time.
  */
 import { utf8 } from '../bytes';
+import { oncePer } from '../once-per';
 import { MODELS, SUCCESS_DATA } from '../openapi/models';
 import { fieldsOf, inputSchema, type JsonSchema } from '../openapi/schema';
 import type { Catalog } from '../operations/catalog';
@@ -63,22 +64,16 @@ export interface Toolbox {
   byName: ReadonlyMap<string, ToolEntry>;
 }
 
-const made = new WeakMap<Catalog, Toolbox>();
-
-export function toolboxOf(catalog: Catalog): Toolbox {
-  let box = made.get(catalog);
-  if (!box) {
-    const entries = catalog.operations
-      .flatMap((operation) => {
-        const entry = toolOf(operation);
-        return entry ? [entry] : [];
-      })
-      .sort((a, b) => (a.modern.name < b.modern.name ? -1 : 1));
-    box = { entries, byName: new Map(entries.map((e) => [e.modern.name, e])) };
-    made.set(catalog, box);
-  }
-  return box;
-}
+/** The catalog's tools, made once per catalog. */
+export const toolboxOf = oncePer((catalog: Catalog): Toolbox => {
+  const entries = catalog.operations
+    .flatMap((operation) => {
+      const entry = toolOf(operation);
+      return entry ? [entry] : [];
+    })
+    .sort((a, b) => (a.modern.name < b.modern.name ? -1 : 1));
+  return { entries, byName: new Map(entries.map((e) => [e.modern.name, e])) };
+});
 
 /** The tools a token's scopes allow, one page from `after` (a name; '' from the start). */
 export function toolPage(

@@ -11,6 +11,7 @@
 import { mintBody, STREAM_SCOPE, streamParams } from '../browser/schemas';
 import { ERRORS } from '../errors';
 import { recentQuerySchema } from '../observability/recent-query';
+import { oncePer } from '../once-per';
 import type { Catalog } from '../operations/catalog';
 import { takesIdempotencyKey } from '../operations/table';
 import { rotateBody } from '../tenants/rotate-body';
@@ -97,15 +98,9 @@ const OWN_TOKEN_OPERATION_ID = 'token.own';
  * allow (its own view). The whole document is built once per catalog (per isolate).
  */
 export function partnerDocument(catalog: Catalog, view: TokenView | null): OpenApiDocument {
-  let whole = built.get(catalog);
-  if (!whole) {
-    whole = build(catalog);
-    built.set(catalog, whole);
-  }
+  const whole = wholeDocument(catalog);
   return view ? viewOf(whole, view) : whole;
 }
-
-const built = new WeakMap<Catalog, OpenApiDocument>();
 
 function viewOf(doc: OpenApiDocument, view: TokenView): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
@@ -123,6 +118,9 @@ function visibleTo(op: Operation, view: TokenView): boolean {
   const scope = op['x-required-scope'];
   return typeof scope === 'string' && hasScope(view.scopes, scope);
 }
+
+/** The whole document, built once per catalog. */
+const wholeDocument = oncePer(build);
 
 function build(catalog: Catalog): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};

@@ -4,6 +4,7 @@
  * object (settings are parsed once per isolate), never per request.
  */
 
+import { oncePer } from '../once-per';
 import type { ConfiguredOperation } from '../types/operations';
 import type { Settings } from '../types/settings';
 import { OPERATION_GROUPS } from './groups';
@@ -32,16 +33,7 @@ export interface Catalog {
   matchDeclared(method: string, path: string): DeclaredMatch | null;
 }
 
-const made = new WeakMap<CatalogSettings, Catalog>();
-
-export function catalogOf(settings: CatalogSettings): Catalog {
-  let catalog = made.get(settings);
-  if (!catalog) {
-    catalog = build(settings);
-    made.set(settings, catalog);
-  }
-  return catalog;
-}
+export const catalogOf: (settings: CatalogSettings) => Catalog = oncePer(build);
 
 function build(settings: CatalogSettings): Catalog {
   const builtIn = BUILT_IN_OPERATIONS.map((op) => configureOperation(op, settings.ROUTE_OVERRIDES));

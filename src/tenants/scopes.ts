@@ -14,6 +14,8 @@
  * then (beside explicit-only scopes) counts as the preset (docs/OPERATING.md,
  * "Presets follow new groups").
  */
+
+import { oncePer } from '../once-per';
 import { OPERATION_GROUPS } from '../operations/groups';
 import type { PlatformOperation } from '../types/operations';
 
@@ -127,22 +129,15 @@ interface Grant {
 }
 
 /** A stored scope list as a grant, once per list (token records are memoized per isolate). */
-const grants = new WeakMap<readonly string[], Grant>();
-
-function grantOf(granted: readonly string[]): Grant {
-  let grant = grants.get(granted);
-  if (!grant) {
-    const scopes = new Set(granted);
-    const presets = granted.filter((s) => PRESET_RULES.has(s));
-    // Exactly what a preset was expanded to (explicit-only scopes aside): issued as that preset.
-    const listed = granted.filter((s) => !isExplicitScope(s));
-    for (const earlier of EARLIER_PRESETS) {
-      const same =
-        listed.length === earlier.scopes.length && earlier.scopes.every((s) => scopes.has(s));
-      if (same) presets.push(earlier.name);
-    }
-    grant = { scopes, presets };
-    grants.set(granted, grant);
+const grantOf = oncePer((granted: readonly string[]): Grant => {
+  const scopes = new Set(granted);
+  const presets = granted.filter((s) => PRESET_RULES.has(s));
+  // Exactly what a preset was expanded to (explicit-only scopes aside): issued as that preset.
+  const listed = granted.filter((s) => !isExplicitScope(s));
+  for (const earlier of EARLIER_PRESETS) {
+    const same =
+      listed.length === earlier.scopes.length && earlier.scopes.every((s) => scopes.has(s));
+    if (same) presets.push(earlier.name);
   }
-  return grant;
-}
+  return { scopes, presets };
+});
