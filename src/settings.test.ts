@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { settingsSchema } from './settings';
 
-const { PORTAL_ORIGIN, ACCESS_TEAM_DOMAIN } = settingsSchema.shape;
+const { PORTAL_ORIGIN, ACCESS_TEAM_DOMAIN, ACCESS_AUD, IDEMPOTENCY_REQUIRED } =
+  settingsSchema.shape;
 
 const refusal = (result: { success: boolean; error?: { issues: { message: string }[] } }) =>
   result.success ? null : result.error?.issues[0]?.message;
@@ -35,5 +36,13 @@ describe('origin settings', () => {
     expect(refusal(ACCESS_TEAM_DOMAIN.safeParse('https://myteam.cloudflareaccess.com/x?y'))).toBe(
       'must be a team domain such as myteam.cloudflareaccess.com',
     );
+  });
+});
+
+describe('list settings', () => {
+  it('ACCESS_AUD and IDEMPOTENCY_REQUIRED: comma-separated, trimmed, blanks dropped; unset is empty', () => {
+    expect(ACCESS_AUD.parse(' aud-1, ,aud-2,')).toEqual(['aud-1', 'aud-2']);
+    expect(IDEMPOTENCY_REQUIRED.parse('session.create')).toEqual(['session.create']);
+    expect(IDEMPOTENCY_REQUIRED.parse(undefined)).toEqual([]);
   });
 });

@@ -31,6 +31,18 @@ const ratioSetting = (fallback: number, max = 1) =>
       .default(fallback),
   );
 
+/** A comma-separated list (blank entries dropped); unset: empty. */
+const listSetting = () =>
+  z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean),
+    );
+
 const jsonSetting = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => {
     if (typeof v !== 'string') return v;
@@ -117,15 +129,7 @@ export const settingsSchema = z
       .transform((url) => url.replace(/\/+$/, '')),
     ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     ACCESS_TEAM_DOMAIN: accessTeamDomain,
-    ACCESS_AUD: z
-      .string()
-      .default('')
-      .transform((list) =>
-        list
-          .split(',')
-          .map((aud) => aud.trim())
-          .filter(Boolean),
-      ),
+    ACCESS_AUD: listSetting(),
     ACCESS_ROLES: jsonSetting(accessRoles),
     ACCESS_LOCAL_ISSUER: z
       .enum(['allow', 'refuse'], { error: 'must be allow or refuse' })
@@ -225,15 +229,7 @@ export const settingsSchema = z
     RETRY_BUDGET_RATIO: ratioSetting(0.1),
     RETRY_BUDGET_MIN_PER_S: intSetting(0, 1000, 2),
     MAX_PLATFORM_PAUSE_S: intSetting(1, 3600, 60),
-    IDEMPOTENCY_REQUIRED: z
-      .string()
-      .default('')
-      .transform((list) =>
-        list
-          .split(',')
-          .map((id) => id.trim())
-          .filter(Boolean),
-      ),
+    IDEMPOTENCY_REQUIRED: listSetting(),
     BROWSER_PARTITION_SHARE: z.preprocess(
       (v) => (v === undefined || v === '' ? undefined : Number(v)),
       z

@@ -174,34 +174,31 @@ function rateMeter(p: RatePolicy, key: string, name: string): Meter {
   return { key, name, kind: 'rate', limit: p.limit, window_s: p.window_s, counting };
 }
 
+/**
+ * The quota periods, in order. `window_s` is what RateLimit-Policy's `w` says: a month is
+ * nominally 30 days; the window itself is the calendar month.
+ */
+const QUOTA_PERIODS = [
+  { period: 'daily', window_s: 86_400, counting: 'day' },
+  { period: 'monthly', window_s: 30 * 86_400, counting: 'month' },
+] as const;
+
 function quotaMeters(
   q: { daily?: number; monthly?: number },
   keyPrefix: string,
   namePrefix: string,
 ): Meter[] {
-  const out: Meter[] = [];
-  if (q.daily) {
-    const name = `${namePrefix}daily`;
-    out.push({
-      key: `${keyPrefix}daily`,
-      name,
+  return QUOTA_PERIODS.flatMap(({ period, window_s, counting }): Meter[] => {
+    const limit = q[period];
+    if (!limit) return [];
+    const meter: Meter = {
+      key: `${keyPrefix}${period}`,
+      name: `${namePrefix}${period}`,
       kind: 'quota',
-      limit: q.daily,
-      window_s: 86_400,
-      counting: 'day',
-    });
-  }
-  if (q.monthly) {
-    const name = `${namePrefix}monthly`;
-    // `w` in RateLimit-Policy: a 30-day month, nominally; the window itself is the calendar month.
-    out.push({
-      key: `${keyPrefix}monthly`,
-      name,
-      kind: 'quota',
-      limit: q.monthly,
-      window_s: 30 * 86_400,
-      counting: 'month',
-    });
-  }
-  return out;
+      limit,
+      window_s,
+      counting,
+    };
+    return [meter];
+  });
 }
