@@ -18,6 +18,7 @@ import { browserCors } from './middleware/cors';
 import { operationId } from './observability/operation-id';
 import { requestLog } from './observability/request-log';
 import { traceContext } from './observability/trace';
+import { toolCallOf } from './observability/via';
 import { openApiRoutes } from './openapi/routes';
 import { platformRoutes } from './proxy';
 import { loadSettings } from './settings';
@@ -35,7 +36,8 @@ export function newApp(): Hono<HonoEnv> {
 
   app.use(requestId({ headerName: REQUEST_ID_HEADER, limitLength: 128 }));
   app.use(async (c, next) => {
-    count('requests');
+    // An MCP tool call is counted once, as the /mcp request that carried it.
+    if (!toolCallOf(c.req.raw)) count('requests');
     c.set('settings', loadSettings(c.env));
     await next();
   });

@@ -494,9 +494,41 @@ describe('tools from the catalog, per token', () => {
     expect(forbidden.body.error.message).toBe('Unknown tool: session.create');
     expect(await upstreamSaw(forbidden.id)).toEqual([]);
   });
+
+  it('tells nothing of a tool before the token, its Origin and its scope hold', async () => {
+    // Arguments refused before any request is made answer as an unknown tool to a token
+    // that may not use the tool (browser.release needs a write scope the read-only token lacks).
+    const badArgs = await call(readOnly, 'browser.release', {});
+    const unknown = await call(readOnly, 'browser.nothing', {});
+    expect(badArgs.body.error).toMatchObject({
+      code: -32602,
+      message: 'Unknown tool: browser.release',
+    });
+    expect(Object.keys(badArgs.body.error.data)).toEqual(Object.keys(unknown.body.error.data));
+    // A token that may use it learns which argument was wrong.
+    expect(failure(await call(tenant, 'browser.release', {})).envelope.code).toBe(40001);
+    // No token, a made-up token, or a refused Origin: the same refusal, whatever the name.
+    for (const name of ['browser.release', 'browser.nothing']) {
+      const none = await call(null, name, {});
+      expect([none.status, none.body.error.code]).toEqual([401, 40100]);
+      const madeUp = await call(tenant, name, {}, { token: 'apgw_bogus' });
+      expect(madeUp.status).toBe(401);
+      const evil = await call(tenant, name, {}, { headers: { origin: 'https://evil.example' } });
+      expect([evil.status, evil.body.error.code]).toEqual([403, 40301]);
+    }
+  });
 });
 
 describe('a call is the operation’s own gateway request', () => {
+  it('counts a tool call once among the isolate’s requests', async () => {
+    const requests = async () =>
+      (await envelope(await admin('/stats'))).data.isolate.requests as number;
+    const before = await requests();
+    await call(tenant, 'team.list', { page_size: 5 });
+    // The /mcp request, then this read of the counters: two, not three.
+    expect((await requests()) - before).toBe(2);
+  });
+
   it('calls a read, a create, a rename and a release with the platform key, never the token', async () => {
     const teams = await call(tenant, 'team.list', { page_size: 5 });
     const result = teams.body.result;

@@ -101,8 +101,8 @@ export type AnswerOf<O> = O extends { answer: () => infer S extends z.ZodType }
 // ---- What a client sends and gets ------------------------------------------------------
 
 /**
- * A path parameter as a client puts it in a URL: encoded (ui/lib/admin-client.ts `segments`),
- * so an id holding `/` or `..` can never reach another route.
+ * A path parameter as a client puts it in a URL: encoded (ui/lib/admin-client.ts `segments`,
+ * which also refuses `.` and `..`), so an id can never reach another route.
  */
 export type PathSegment = string & { readonly encodedForAPath: unique symbol };
 

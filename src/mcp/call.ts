@@ -26,7 +26,12 @@ export type CallOutcome =
       kind: 'refused';
       refusal: { code: number; message: string; status: number; details: Record<string, unknown> };
     }
-  | { kind: 'unknown_tool' };
+  | { kind: 'unknown_tool' }
+  /**
+   * Arguments refused before any request was made: answered only once the caller's token,
+   * Origin and scope are known good, so nothing is told of a tool to a caller who may not use it.
+   */
+  | { kind: 'bad_arguments'; error: GatewayError };
 
 /** Headers of the caller's request that its tool call carries: who calls, and from where. */
 const CARRIED = ['authorization', 'x-api-key', 'origin', 'cf-connecting-ip'] as const;
@@ -40,6 +45,17 @@ const CALLER_REFUSALS = new Set<unknown>([
   ERRORS.TENANT_DISABLED.code,
 ]);
 
+/** The tool result that says which argument was wrong, with the request id. */
+export function argumentsRefused(
+  c: Context<HonoEnv>,
+  error: GatewayError,
+  modern: boolean,
+): string {
+  c.set('errorCode', error.code);
+  const requestId = c.get('requestId');
+  return failure(refusalEnvelope(error, requestId), requestId, modern, null, {});
+}
+
 export async function callTool(
   c: Context<HonoEnv>,
   dispatch: Dispatch,
@@ -50,11 +66,7 @@ export async function callTool(
 ): Promise<CallOutcome> {
   const requestId = c.get('requestId');
   const request = toolRequest(c, entry, args, meta);
-  if (request instanceof GatewayError) {
-    c.set('errorCode', request.code);
-    const json = failure(refusalEnvelope(request, requestId), requestId, modern, null, {});
-    return { kind: 'result', json, headers: {} };
-  }
+  if (request instanceof GatewayError) return { kind: 'bad_arguments', error: request };
   markToolCall(request, entry.modern.name);
   const res = await dispatch(request, c);
   // The call's own request wrote the log line and the usage row (observability/via.ts).

@@ -18,8 +18,9 @@ import { presentedToken, tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { operationId } from '../observability/operation-id';
 import { catalogOf } from '../operations/catalog';
+import { hasScope } from '../tenants/scopes';
 import type { HonoEnv } from '../types/context';
-import { type CallOutcome, callTool, type Dispatch } from './call';
+import { argumentsRefused, type CallOutcome, callTool, type Dispatch } from './call';
 import { type Era, eraOf } from './era';
 import {
   errorBody,
@@ -226,20 +227,34 @@ async function toolCall(
   const outcome: CallOutcome = entry
     ? await callTool(c, dispatch, entry, args, isObject(params._meta) ? params._meta : {}, modern)
     : { kind: 'unknown_tool' };
+  // A call that never became a request is answered only to a caller whose token, Origin and
+  // scope hold: before that, a stranger could tell which tools exist from the answers.
+  if (outcome.kind === 'unknown_tool' || outcome.kind === 'bad_arguments') {
+    const refused = await standing(c);
+    if (refused) return refusal(c, refused, id);
+  }
   switch (outcome.kind) {
     case 'result':
       return c.body(resultBody(id, outcome.json), 200, { ...JSON_TYPE, ...outcome.headers });
+    case 'bad_arguments':
+      if (entry && hasScope(c.get('token')?.scopes ?? [], entry.scope)) {
+        const json = argumentsRefused(c, outcome.error, modern);
+        return c.body(resultBody(id, json), 200, JSON_TYPE);
+      }
+      return unknownTool(c, name, id);
     case 'unknown_tool':
-      return answerFault(
-        c,
-        fault(RPC.INVALID_PARAMS, `Unknown tool: ${name.slice(0, 200)}`, 200, id),
-      );
+      return unknownTool(c, name, id);
     case 'refused': {
       const { code, message, status, details } = outcome.refusal;
       const refused = { code, message, status, details, headers: {} };
       return status === 401 ? unauthorized(c, refused, id) : refusal(c, refused, id);
     }
   }
+}
+
+/** A tool that does not exist, or that this token may not use: the same answer for both. */
+function unknownTool(c: Context<HonoEnv>, name: string, id: RpcId): Response {
+  return answerFault(c, fault(RPC.INVALID_PARAMS, `Unknown tool: ${name.slice(0, 200)}`, 200, id));
 }
 
 function answer(c: Context<HonoEnv>, id: RpcId, result: unknown): Response {

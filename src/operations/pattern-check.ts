@@ -12,8 +12,8 @@
  * with itself. Two ways that read the same text are a path of pairs; they
  * cost more than a constant only when a pair of *different* states, or a
  * step that can be taken two ways, lies on a cycle of that product. Counted
- * repetitions up to 16 are expanded; larger ones are read as `+` or `*`
- * (which can only find more ambiguity, never less). Backreferences and
+ * repetitions above one are read as `+` or `*` (which can only find more
+ * ambiguity, never less: `\d{2}\d{2}` is refused, `\d{4}` taken). Backreferences and
  * lookarounds are refused: they are outside JSON Schema's recommended
  * subset of regular expressions, and cannot be checked this way.
  */
@@ -35,10 +35,8 @@ export function patternProblem(source: string): string | null {
   return ambiguity(automaton, root.first);
 }
 
-/** Characters and classes a checked pattern may have, its counted repetitions expanded. */
+/** Characters and classes a checked pattern may have. */
 const MAX_POSITIONS = 1000;
-/** Counted repetitions up to this are expanded exactly; larger ones read as + or *. */
-const MAX_EXPANDED = 16;
 /** Pairs of states the check may visit before it gives up (and refuses). */
 const MAX_PAIRS = 200_000;
 
@@ -83,6 +81,22 @@ function overlap(a: CharSet, b: CharSet): boolean {
     else return true;
   }
   return false;
+}
+
+function intersect(a: CharSet, b: CharSet): CharSet {
+  const out: CharSet = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i] as [number, number];
+    const y = b[j] as [number, number];
+    const lo = Math.max(x[0], y[0]);
+    const hi = Math.min(x[1], y[1]);
+    if (lo <= hi) out.push([lo, hi]);
+    if (x[1] < y[1]) i++;
+    else j++;
+  }
+  return out;
 }
 
 const code = (s: string) => s.charCodeAt(0);
@@ -327,18 +341,9 @@ class Automaton {
   private repeated(item: Node, min: number, max: number): Built {
     if (max === 0) return { nullable: true, first: new Set(), last: new Set() };
     if (max === 1) return this.optionalIf(min === 0, this.build(item));
-    if (max <= MAX_EXPANDED) {
-      // min copies, then max - min nested optional ones: X X (X (X)?)?
-      let built: Built = { nullable: true, first: new Set(), last: new Set() };
-      for (let i = 0; i < min; i++) built = this.followedBy(built, this.build(item));
-      const optional: Built[] = [];
-      for (let i = min; i < max; i++) optional.push(this.build(item));
-      let tail: Built | null = null;
-      for (const copy of optional.reverse()) {
-        tail = this.optionalIf(true, tail ? this.followedBy(copy, tail) : copy);
-      }
-      return tail ? this.followedBy(built, tail) : built;
-    }
+    // Any count above one is read as a loop (`+`, or `*` when it may be absent): copies
+    // written out would have no cycle to hold their ambiguity, yet k copies of an ambiguous
+    // item match one text in up to 2^k ways, and nested counts multiply (`(a{1,16}){1,16}`).
     const body = this.build(item);
     this.link(body.last, body.first);
     return { ...body, nullable: min === 0 || body.nullable };
@@ -392,6 +397,32 @@ function ambiguity(a: Automaton, first: Set<number>): string | null {
     return out;
   };
 
+  /** Whether some text w leads p to p, p to q and q to q at once: a walk of triples. */
+  const polynomial = (p: number, q: number): boolean | 'too complex' => {
+    const goal = `${p},${q},${q}`;
+    const seen = new Set<string>();
+    const queue: [number, number, number][] = [[p, p, q]];
+    while (queue.length > 0) {
+      const [x, y, z] = queue.shift() as [number, number, number];
+      for (const [x2] of followOf(x)) {
+        for (const [y2] of followOf(y)) {
+          const xy = intersect(setOf(x2), setOf(y2));
+          if (xy.length === 0) continue;
+          for (const [z2] of followOf(z)) {
+            if (!overlap(xy, setOf(z2))) continue;
+            const k = `${x2},${y2},${z2}`;
+            if (k === goal) return true;
+            if (seen.has(k)) continue;
+            if (seen.size > MAX_PAIRS) return 'too complex';
+            seen.add(k);
+            queue.push([x2, y2, z2]);
+          }
+        }
+      }
+    }
+    return false;
+  };
+
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const onStack = new Set<string>();
@@ -440,7 +471,7 @@ function ambiguity(a: Automaton, first: Set<number>): string | null {
       onStack.delete(key(member[0], member[1]));
       members.push(member);
     } while (key(member[0], member[1]) !== k);
-    problem = componentProblem(members, next);
+    problem = componentProblem(members, next, polynomial);
   }
   return problem;
 }
@@ -449,17 +480,29 @@ function ambiguity(a: Automaton, first: Set<number>): string | null {
 function componentProblem(
   members: [number, number][],
   next: (p: number, q: number) => [number, number, boolean][],
+  polynomial: (p: number, q: number) => boolean | 'too complex',
 ): string | null {
   const inside = new Set(members.map(([p, q]) => `${p},${q}`));
   const edges = members.flatMap(([p, q]) =>
     next(p, q).filter(([p2, q2]) => inside.has(`${p2},${q2}`)),
   );
   if (edges.length === 0) return null; // a single pair with no loop: no cycle
-  if (members.some(([p, q]) => p !== q)) {
-    return 'can backtrack catastrophically: two parts of it can match the same text over and over (as in (a|a)*, (a|ab)* or \\d+\\d+), so a text that fails takes exponential or polynomial time';
+  const split = members.some(([p, q]) => p !== q);
+  // Two different ways from a state back to itself over one text: exponential.
+  if ((split && members.some(([p, q]) => p === q)) || edges.some(([, , twoWays]) => twoWays)) {
+    return 'can backtrack catastrophically: a repetition inside a repetition can split the same text in many ways (as in (a+)+, (a|a)* or (a*b?)*), so a text that fails takes exponential time';
   }
-  if (edges.some(([, , twoWays]) => twoWays)) {
-    return 'can backtrack catastrophically: a repetition inside a repetition can split the same text in many ways (as in (a+)+ or (a*b?)*), so a text that fails takes exponential time';
+  if (!split) return null;
+  // Two states that each loop over a text, where the first can also reach the second over
+  // it (Weber and Seidl's condition): polynomial, as in \d+\d+. Two loops that only run
+  // side by side, as in (\d+\.)+\d+, are not: the text that leaves one cannot stay in the other.
+  for (const [p, q] of members) {
+    if (p === q) continue;
+    const found = polynomial(p, q);
+    if (found === 'too complex') return 'is too complex to check for backtracking: simplify it';
+    if (found) {
+      return 'can backtrack catastrophically: two parts of it can match the same text over and over (as in (a|ab)* or \\d+\\d+), so a text that fails takes polynomial time';
+    }
   }
   return null;
 }

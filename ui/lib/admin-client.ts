@@ -13,12 +13,18 @@ import type { AdminApi, AdminOperations } from '../../src/admin/contract';
 import type { PathSegment } from '../../src/admin/operation';
 import type { Envelope } from '../../src/types/wire';
 
-/** Path parameters as a URL takes them: each value encoded, so no id reaches another route. */
+/**
+ * Path parameters as a URL takes them: each value encoded, so no id reaches another route.
+ * `.` and `..` are refused: encoding leaves them as they are, and a URL resolves them away.
+ */
 export function segments<const T extends Record<string, string>>(
   values: T,
 ): { [K in keyof T]: PathSegment } {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(values)) out[name] = encodeURIComponent(value);
+  for (const [name, value] of Object.entries(values)) {
+    if (value === '.' || value === '..') throw new Error(`${name} cannot be "${value}"`);
+    out[name] = encodeURIComponent(value);
+  }
   return out as { [K in keyof T]: PathSegment };
 }
 

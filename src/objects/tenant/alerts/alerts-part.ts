@@ -97,7 +97,10 @@ export class AlertsPart implements Chores {
     const secret = isSealed(config.secret)
       ? await open(ring, config.secret, config.tenantId)
       : config.secret;
-    this.set({ ...config, secret: await seal(ring, secret, config.tenantId) });
+    const sealed = await seal(ring, secret, config.tenantId);
+    // The object took other calls while sealing: a webhook set or removed meanwhile wins.
+    if (this.current() !== config) return false;
+    this.set({ ...config, secret: sealed });
     return true;
   }
 

@@ -48,7 +48,6 @@ export const TOKENS_CALLS = [
   'setLimits',
   'list',
   'removeAll',
-  'limitsOf',
 ] as const;
 
 /** What the tokens part needs beside its tables. */
