@@ -1,9 +1,15 @@
-/** The origin settings: blank is unset, an origin is kept bare, anything else is refused by name. */
+/** Settings made by one helper each (origins, lists, numbers): what they keep, and what they refuse. */
 import { describe, expect, it } from 'vitest';
 import { settingsSchema } from './settings';
 
-const { PORTAL_ORIGIN, ACCESS_TEAM_DOMAIN, ACCESS_AUD, IDEMPOTENCY_REQUIRED } =
-  settingsSchema.shape;
+const {
+  PORTAL_ORIGIN,
+  ACCESS_TEAM_DOMAIN,
+  ACCESS_AUD,
+  IDEMPOTENCY_REQUIRED,
+  LOG_SAMPLE_RATE,
+  BROWSER_PARTITION_SHARE,
+} = settingsSchema.shape;
 
 const refusal = (result: { success: boolean; error?: { issues: { message: string }[] } }) =>
   result.success ? null : result.error?.issues[0]?.message;
@@ -44,5 +50,16 @@ describe('list settings', () => {
     expect(ACCESS_AUD.parse(' aud-1, ,aud-2,')).toEqual(['aud-1', 'aud-2']);
     expect(IDEMPOTENCY_REQUIRED.parse('session.create')).toEqual(['session.create']);
     expect(IDEMPOTENCY_REQUIRED.parse(undefined)).toEqual([]);
+  });
+});
+
+describe('number settings', () => {
+  it('LOG_SAMPLE_RATE: from 0 to 1, 1 when blank; BROWSER_PARTITION_SHARE: above 0, 0.5 when blank', () => {
+    expect(LOG_SAMPLE_RATE.parse('0.25')).toBe(0.25);
+    expect(LOG_SAMPLE_RATE.parse('')).toBe(1);
+    expect(refusal(LOG_SAMPLE_RATE.safeParse('1.5'))).toBe('must be from 0 to 1');
+    expect(refusal(LOG_SAMPLE_RATE.safeParse('often'))).toBe('must be a number');
+    expect(BROWSER_PARTITION_SHARE.parse(undefined)).toBe(0.5);
+    expect(refusal(BROWSER_PARTITION_SHARE.safeParse('0'))).toBe('must be above 0');
   });
 });

@@ -21,9 +21,12 @@ const intSetting = (min: number, max: number, fallback: number) =>
     z.number().int().min(min).max(max).default(fallback),
   );
 
+/** A number setting's text as a number; blank is unset. */
+const asNumber = (v: unknown) => (v === undefined || v === '' ? undefined : Number(v));
+
 const ratioSetting = (fallback: number, max = 1) =>
   z.preprocess(
-    (v) => (v === undefined || v === '' ? undefined : Number(v)),
+    asNumber,
     z
       .number({ error: 'must be a number' })
       .min(0, `must be from 0 to ${max}`)
@@ -177,14 +180,7 @@ export const settingsSchema = z
       .enum(['on', 'off'], { error: 'must be on or off' })
       .default('on')
       .transform((v) => v === 'on'),
-    LOG_SAMPLE_RATE: z.preprocess(
-      (v) => (v === undefined || v === '' ? undefined : Number(v)),
-      z
-        .number({ error: 'must be a number' })
-        .min(0, 'must be from 0 to 1')
-        .max(1, 'must be from 0 to 1')
-        .default(1),
-    ),
+    LOG_SAMPLE_RATE: ratioSetting(1),
     PLATFORM_KEY_PATTERN: z
       .string()
       .default(DEFAULT_PLATFORM_KEY_PATTERN)
@@ -231,7 +227,7 @@ export const settingsSchema = z
     MAX_PLATFORM_PAUSE_S: intSetting(1, 3600, 60),
     IDEMPOTENCY_REQUIRED: listSetting(),
     BROWSER_PARTITION_SHARE: z.preprocess(
-      (v) => (v === undefined || v === '' ? undefined : Number(v)),
+      asNumber,
       z
         .number({ error: 'must be a number' })
         .gt(0, 'must be above 0')
