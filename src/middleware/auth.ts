@@ -186,6 +186,17 @@ export function requireScope(op: Pick<PlatformOperation, 'group' | 'method'> | s
   });
 }
 
+/**
+ * Refuses a browser token with `refusal()`, before the limiter counts anything: what
+ * only the token it was minted from may do (mint, rotate).
+ */
+export function notFromBrowser(refusal: () => GatewayError) {
+  return createMiddleware<HonoEnv>(async function notFromBrowser(c, next) {
+    if (c.get('token').prefix === BROWSER_TOKEN_PREFIX) throw refusal();
+    await next();
+  });
+}
+
 /** The subprotocol a browser WebSocket client names to say "the token follows". */
 export const WS_PROTOCOL = 'apgw';
 
