@@ -9,7 +9,7 @@
  */
 import { Hono } from 'hono';
 import { guardFor } from './admin/common';
-import { rotateToken } from './admin/rotation';
+import { decideRotation } from './admin/rotation';
 import { GatewayError, ok } from './errors';
 import { notFromBrowser, requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
@@ -83,7 +83,7 @@ export function ownTokenRoutes(): Hono<HonoEnv> {
       const tokenId = c.get('token').id;
       // The TenantGuard decides it against the token's state there, not what KV said.
       const stores = await memoizedStores(c.env, c.get('settings'));
-      const { issued, oldUntil } = await rotateToken(
+      const { issued, oldUntil } = await decideRotation(
         c,
         stores,
         tenantId,
