@@ -16,6 +16,7 @@ import { requireScope, tenantAuth } from './middleware/auth';
 import { idempotency } from './middleware/idempotency';
 import { tenantLimits } from './middleware/limits';
 import { validateInput } from './middleware/validate';
+import { oncePer } from './once-per';
 import { type Catalog, catalogOf } from './operations/catalog';
 import { BUILT_IN_OPERATIONS } from './operations/table';
 import type { HonoEnv } from './types/context';
@@ -78,18 +79,13 @@ function operationChain(op: PlatformOperation): MiddlewareHandler<HonoEnv>[] {
  * its chain, composed once per operation on first use.
  */
 function declaredOperations(onError: ErrorHandler<HonoEnv>): MiddlewareHandler<HonoEnv> {
-  const chains = new WeakMap<ConfiguredOperation, MiddlewareHandler<HonoEnv>>();
+  const chainOf = oncePer((op: ConfiguredOperation) => composed(operationChain(op), onError));
   return async (c, next) => {
     const match = catalogOf(c.get('settings')).matchDeclared(c.req.method, c.req.path);
     if (!match) return next();
     if ('allow' in match) throw methodNotAllowed(c.req.path, match.allow);
     c.set('declaredParams', match.params);
-    let chain = chains.get(match.operation);
-    if (!chain) {
-      chain = composed(operationChain(match.operation), onError);
-      chains.set(match.operation, chain);
-    }
-    await chain(c, next);
+    await chainOf(match.operation)(c, next);
   };
 }
 
