@@ -3,7 +3,7 @@
 import type { HttpBindings } from '@hono/node-server';
 import type { Context } from 'hono';
 // The gateway's paging bounds, from the one file both read (docs/BOUNDS.md, "Paging").
-import { PAGE_NUM_MAX, PAGE_SIZE_MAX, PAGE_SIZE_MIN } from '../src/routes/bounds';
+import { PAGE_NUM_MAX, PAGE_SIZE_MAX, PAGE_SIZE_MIN } from '../src/operations/bounds';
 import type { EmulatorState } from './store';
 import type { Account, ApiKey, Envelope, Paged } from './types';
 

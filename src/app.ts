@@ -5,7 +5,7 @@
  * session event stream | usage | the token's own view | the partner's apps and keys |
  * platform routes).
  */
-import { Hono } from 'hono';
+import { type ErrorHandler, Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import { adminRoutes } from './admin';
@@ -36,6 +36,8 @@ const REQUEST_ID_HEADER = 'X-Request-ID';
 
 export function newApp(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
+  const onError: ErrorHandler<HonoEnv> = (err, c) =>
+    errorResponse(c, asGatewayError(err, c.get('requestId')));
 
   app.use(requestId({ headerName: REQUEST_ID_HEADER, limitLength: 128 }));
   app.use(async (c, next) => {
@@ -69,7 +71,7 @@ export function newApp(): Hono<HonoEnv> {
   app.route('/', usageRoutes());
   app.route('/', ownTokenRoutes());
   app.route('/', partnerRoutes());
-  app.route('/', platformRoutes());
+  app.route('/', platformRoutes(onError));
 
   app.notFound(async (c) => {
     // Counted in the tenant's usage history when a valid token asked (middleware/auth.ts).
@@ -78,7 +80,7 @@ export function newApp(): Hono<HonoEnv> {
       message: `No route for ${c.req.method} ${c.req.path}; ${whereRoutesAre(c.req.path)}`,
     });
   });
-  app.onError((err, c) => errorResponse(c, asGatewayError(err, c.get('requestId'))));
+  app.onError(onError);
   return app;
 }
 

@@ -1,6 +1,6 @@
 /**
  * forward(): one platform call for a validated request, with the tenant's
- * platform key in the route's header; cacheable reads go through the read
+ * platform key in the operation's header; cacheable reads go through the read
  * cache. The only caller of the upstream client. It never throws: what it did,
  * answer or failure, is its outcome, which the handler answers from and the
  * steps around it read (whether the platform acted, attempts, cache state).
@@ -12,9 +12,10 @@ import { decodeUtf8 } from './bytes';
 import { cacheKey } from './cache/key';
 import { type CacheOutcome, readThrough } from './cache/read-through';
 import { type ErrorKind, GatewayError } from './errors';
-import type { ResolvedRoute } from './routes/types';
+import { oncePer } from './once-per';
 import { hasScope } from './tenants/scopes';
 import type { HonoEnv, ValidatedInput } from './types/context';
+import type { ConfiguredOperation } from './types/operations';
 import type { CacheStatus, CacheTier, ForwardOutcome, KeptAnswer } from './types/outcomes';
 import type { Settings } from './types/settings';
 import { rejectedKeyStatus, type UpstreamResult } from './upstream/normalize';
@@ -50,7 +51,7 @@ function staleReason(err: unknown): string | null {
 
 export interface ForwardOptions {
   /**
-   * Whether the caller's `Cache-Control` (no-cache, no-store) applies. A route
+   * Whether the caller's `Cache-Control` (no-cache, no-store) applies. An operation
    * check's own read goes through the cache whatever the caller asked, so one
    * counted request never makes two upstream calls.
    */
@@ -86,7 +87,7 @@ class Forwarded implements ForwardOutcome {
     this.staleReason = got.staleReason;
   }
 
-  /** A secret route's answer (apikey.list's keys): masked unless this caller may see them. */
+  /** A secret operation's answer (apikey.list's keys): masked unless this caller may see them. */
   showSecretsTo(c: Context<HonoEnv>): void {
     if (!this.answer) return;
     const shapes = secretShapes(c);
@@ -120,7 +121,7 @@ function secretShapes(c: Context<HonoEnv>): SecretShapes {
   };
 }
 
-/** A secret route's secrets are shown whole only with apikeys:admin, never to a browser token. */
+/** A secret operation's secrets are shown whole only with apikeys:admin, never to a browser token. */
 function seesSecrets(c: Context<HonoEnv>): boolean {
   return hasScope(c.get('token').scopes, 'apikeys:admin') && !c.get('partition');
 }
@@ -133,24 +134,12 @@ function masked(result: UpstreamResult, shapes: SecretShapes): UpstreamResult {
 }
 
 /** The operation's deadline: its own, never past the UPSTREAM_TIMEOUT_MS ceiling. */
-export function deadlineOf(route: ResolvedRoute, settings: Settings): number {
-  return Math.min(route.timeoutMs, settings.UPSTREAM_TIMEOUT_MS);
+export function deadlineOf(operation: ConfiguredOperation, settings: Settings): number {
+  return Math.min(operation.timeoutMs, settings.UPSTREAM_TIMEOUT_MS);
 }
 
-// Made once per settings object (settings are parsed once per env).
-const optionsFor = new WeakMap<Settings, ResilienceOptions>();
-
-/** The breakers', the retry budgets' and the pauses' settings. */
-function resilienceOptions(settings: Settings): ResilienceOptions {
-  let options = optionsFor.get(settings);
-  if (!options) {
-    options = makeResilienceOptions(settings);
-    optionsFor.set(settings, options);
-  }
-  return options;
-}
-
-function makeResilienceOptions(settings: Settings): ResilienceOptions {
+/** The breakers', the retry budgets' and the pauses' settings, made once per settings object. */
+const resilienceOptions = oncePer((settings: Settings): ResilienceOptions => {
   return {
     breaker: {
       consecutiveFailures: settings.CIRCUIT_FAILURES,
@@ -167,24 +156,24 @@ function makeResilienceOptions(settings: Settings): ResilienceOptions {
     },
     maxPauseMs: settings.MAX_PLATFORM_PAUSE_S * 1000,
   };
-}
+});
 
 export async function forward(
   c: Context<HonoEnv>,
-  route: ResolvedRoute,
+  operation: ConfiguredOperation,
   input: ValidatedInput,
   options: ForwardOptions = AS_THE_CALLER_ASKS,
 ): Promise<Forwarded> {
   const outcome = new Forwarded();
   try {
-    outcome.answered(await lookOrCall(c, route, input, options, outcome));
-    if (route.secrets) outcome.showSecretsTo(c);
+    outcome.answered(await lookOrCall(c, operation, input, options, outcome));
+    if (operation.secrets) outcome.showSecretsTo(c);
   } catch (err) {
     outcome.failed(err);
   }
   // A read changes nothing; a write the platform refused with a pause was not done.
   outcome.acted =
-    route.method !== 'GET' &&
+    operation.method !== 'GET' &&
     outcome.attempts > 0 &&
     !(outcome.error instanceof GatewayError && NOT_ACTED.has(outcome.error.kind));
   return outcome;
@@ -193,27 +182,27 @@ export async function forward(
 /** The answer from the read cache or the platform; the call's figures go into `outcome`. */
 async function lookOrCall(
   c: Context<HonoEnv>,
-  route: ResolvedRoute,
+  operation: ConfiguredOperation,
   input: ValidatedInput,
   options: ForwardOptions,
   outcome: Forwarded,
 ): Promise<CacheOutcome> {
   const settings = c.get('settings');
-  const deadlineMs = deadlineOf(route, settings);
+  const deadlineMs = deadlineOf(operation, settings);
   const fetchFresh = async () => {
     const started = Date.now();
     const result = await callResilient({
       upstream: settings.PLATFORM_BASE_URL,
       keyId: c.get('tenant').key_fingerprint,
       request: buildUpstreamRequest(settings, {
-        route,
+        operation,
         ...input,
         platformKey: c.get('tenant').platform_key,
         requestId: c.get('requestId'),
         callerHeaders: c.req.raw.headers,
         trace: c.get('trace'),
       }),
-      idempotent: route.method === 'GET',
+      idempotent: operation.method === 'GET',
       deadlineMs,
       options: resilienceOptions(settings),
       // A stale answer's refresh counts too: it runs on after the answer (read-through.ts).
@@ -225,10 +214,10 @@ async function lookOrCall(
     });
     outcome.upstreamStatus = result.status;
     // An answer that holds something like a key is masked for everyone, before the cache;
-    // a secret route's is cached whole and masked per caller (showSecretsTo).
-    return route.secrets ? result : masked(result, secretShapes(c));
+    // a secret operation's is cached whole and masked per caller (showSecretsTo).
+    return operation.secrets ? result : masked(result, secretShapes(c));
   };
-  if (!route.cache) return { result: await fetchFresh(), status: 'BYPASS', age: 0 };
+  if (!operation.cache) return { result: await fetchFresh(), status: 'BYPASS', age: 0 };
   const cacheControl = options.callerCacheControl ? (c.req.header('cache-control') ?? '') : '';
   // Without the TenantGuard's cache version a purge could not reach us: bypass.
   const version = c.get('cacheVersion');
@@ -239,16 +228,16 @@ async function lookOrCall(
           keyFingerprint: c.get('tenant').key_fingerprint,
           version,
           upstreamBase: settings.PLATFORM_BASE_URL,
-          routeId: route.id,
-          upstreamPath: route.upstreamPath,
-          credential: route.credential,
+          operationId: operation.id,
+          upstreamPath: operation.upstreamPath,
+          credential: operation.credential,
           params: input.params,
           query: input.query,
         });
   return readThrough({
     key,
     owner: c.get('tenant').key_fingerprint,
-    policy: route.cache,
+    policy: operation.cache,
     revalidate: /\bno-cache\b/i.test(cacheControl),
     fetchFresh,
     waitUntil: (p) => c.executionCtx.waitUntil(p),

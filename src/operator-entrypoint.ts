@@ -8,10 +8,11 @@
  */
 import { WorkerEntrypoint } from 'cloudflare:workers';
 import type { Hono } from 'hono';
+import { oncePer } from './once-per';
 import type { Bindings, HonoEnv } from './types/context';
 
 /** The same bindings, with the operator API on: one object per env, so settings parse once. */
-const throughBinding = new WeakMap<Bindings, Bindings>();
+const throughBinding = oncePer((env: Bindings): Bindings => ({ ...env, OPERATOR_API: 'public' }));
 
 export function operatorEntrypoint(app: Hono<HonoEnv>) {
   return class OperatorApi extends WorkerEntrypoint<Bindings> {
@@ -23,12 +24,7 @@ export function operatorEntrypoint(app: Hono<HonoEnv>) {
           { status: 404 },
         );
       }
-      let env = throughBinding.get(this.env);
-      if (!env) {
-        env = { ...this.env, OPERATOR_API: 'public' };
-        throughBinding.set(this.env, env);
-      }
-      return app.fetch(request, env, this.ctx);
+      return app.fetch(request, throughBinding(this.env), this.ctx);
     }
   };
 }

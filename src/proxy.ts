@@ -1,14 +1,13 @@
 /**
  * Mounts every platform operation: the built-in table's entries as routes, and
  * the operations an operator declared (PLATFORM_OPERATIONS) behind one matcher,
- * each through the same chain: name the operation, resolve its configured route,
+ * each through the same chain: name the operation and take it as configured,
  * authenticate, check scope, validate, limit, claim an Idempotency-Key (writes
  * that send one), then forward (through the cache for cacheable reads) and
  * answer as forward.ts says: platform secrets masked for tokens that may not see
  * them. A path an operation takes with a method it does not gets a 405 envelope.
  */
-import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import { every } from 'hono/combine';
+import { type Context, type ErrorHandler, Hono, type MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { GatewayError } from './errors';
@@ -17,72 +16,107 @@ import { requireScope, tenantAuth } from './middleware/auth';
 import { idempotency } from './middleware/idempotency';
 import { tenantLimits } from './middleware/limits';
 import { validateInput } from './middleware/validate';
-import { type Catalog, catalogOf } from './routes/catalog';
-import { ROUTE_SPECS } from './routes/table';
-import type { PlatformReader, ResolvedRoute, RouteSpec } from './routes/types';
+import { oncePer } from './once-per';
+import { type Catalog, catalogOf } from './operations/catalog';
+import { BUILT_IN_OPERATIONS } from './operations/table';
 import type { HonoEnv } from './types/context';
+import type { ConfiguredOperation, PlatformOperation, PlatformReader } from './types/operations';
 import type { ForwardOutcome } from './types/outcomes';
 import { parseEnvelope } from './upstream/normalize';
 
-/** The configured route resolveRoute() put in the context. */
-function routeOf(c: Context<HonoEnv>): ResolvedRoute {
-  const route = c.get('route');
-  if (!route) throw new GatewayError('INTERNAL', { message: 'Route not resolved' });
-  return route;
+/** The operation as configured, which nameOperation() put in the context. */
+function operationOf(c: Context<HonoEnv>): ConfiguredOperation {
+  const operation = c.get('operation');
+  if (!operation) throw new GatewayError('INTERNAL', { message: 'Operation not named' });
+  return operation;
 }
 
-export function platformRoutes(specs: readonly RouteSpec[] = ROUTE_SPECS): Hono<HonoEnv> {
+/**
+ * `onError` is the app's error handler: a declared operation's chain answers its errors
+ * with it where they are thrown, as Hono does for a built-in route's (composed()).
+ */
+export function platformRoutes(
+  onError: ErrorHandler<HonoEnv>,
+  operations: readonly PlatformOperation[] = BUILT_IN_OPERATIONS,
+): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
-  for (const spec of specs) app.on(spec.method, [spec.path], ...operationChain(spec));
-  for (const [path, methods] of methodsByPath(specs)) {
+  for (const op of operations) app.on(op.method, [op.path], ...operationChain(op));
+  for (const [path, methods] of methodsByPath(operations)) {
     app.all(path, () => {
       throw methodNotAllowed(path, methods);
     });
   }
   // Reached only where no built-in path matched: the declared operations, if any.
-  app.all('*', declaredOperations);
+  app.all('*', declaredOperations(onError));
   return app;
 }
 
 /** Everything an operation's request goes through, in order, ending in its answer. */
-function operationChain(spec: RouteSpec): MiddlewareHandler<HonoEnv>[] {
+function operationChain(op: PlatformOperation): MiddlewareHandler<HonoEnv>[] {
   return [
-    resolveRoute(spec),
+    nameOperation(op),
     tenantAuth(),
-    requireScope(spec),
-    validateInput(spec),
-    tenantLimits(spec.group, (c) => routeOf(c).cost),
+    requireScope(op),
+    validateInput(op),
+    tenantLimits(op.group, (c) => operationOf(c).cost),
     // A GET takes no Idempotency-Key: no step at all (each step is an async call per request).
-    ...(spec.method === 'GET' ? [] : [idempotency(spec)]),
+    ...(op.method === 'GET' ? [] : [idempotency(op)]),
     async (c) => {
-      const route = routeOf(c);
-      await route.check?.(c.get('input'), platformReader(c, catalogOf(c.get('settings'))));
-      const outcome = await forward(c, route, c.get('input'));
+      const configured = operationOf(c);
+      await configured.check?.(c.get('input'), platformReader(c, catalogOf(c.get('settings'))));
+      const outcome = await forward(c, configured, c.get('input'));
       // For the steps around this one: idempotency (did the platform act?), the request log.
       c.set('forwarded', outcome);
       if (!outcome.answer) throw outcome.error;
       const status = contentfulStatus(outcome.answer.status);
-      return c.body(outcome.answer.body, status, answerHeaders(route, outcome));
+      return c.body(outcome.answer.body, status, answerHeaders(configured, outcome));
     },
   ];
 }
 
-/** One composed chain per declared operation, made on first use. */
-const declaredChains = new WeakMap<ResolvedRoute, MiddlewareHandler<HonoEnv>>();
+/**
+ * A declared operation's request: matched here (Hono's router holds only built-ins), then
+ * its chain, composed once per operation on first use.
+ */
+function declaredOperations(onError: ErrorHandler<HonoEnv>): MiddlewareHandler<HonoEnv> {
+  const chainOf = oncePer((op: ConfiguredOperation) => composed(operationChain(op), onError));
+  return async (c, next) => {
+    const match = catalogOf(c.get('settings')).matchDeclared(c.req.method, c.req.path);
+    if (!match) return next();
+    if ('allow' in match) throw methodNotAllowed(c.req.path, match.allow);
+    c.set('declaredParams', match.params);
+    await chainOf(match.operation)(c, next);
+  };
+}
 
-/** A declared operation's request: matched here (Hono's router holds only built-ins), then its chain. */
-const declaredOperations: MiddlewareHandler<HonoEnv> = async (c, next) => {
-  const match = catalogOf(c.get('settings')).matchDeclared(c.req.method, c.req.path);
-  if (!match) return next();
-  if ('allow' in match) throw methodNotAllowed(c.req.path, match.allow);
-  c.set('routeParams', match.params);
-  let chain = declaredChains.get(match.route);
-  if (!chain) {
-    chain = every(...operationChain(match.route));
-    declaredChains.set(match.route, chain);
-  }
-  await chain(c, next);
-};
+/**
+ * Steps run as Hono runs a route's: an error a step throws becomes the error answer where
+ * it is thrown, so each step before it finds that answer when its next() returns, as on a
+ * built-in route. (hono/combine's every() has no error handler: the error passed through
+ * the steps, and the idempotency step neither kept nor released its key's claim.)
+ */
+function composed(
+  steps: MiddlewareHandler<HonoEnv>[],
+  onError: ErrorHandler<HonoEnv>,
+): MiddlewareHandler<HonoEnv> {
+  return async (c, next) => {
+    const run = async (i: number): Promise<void> => {
+      const step = steps[i];
+      if (!step) return next();
+      let answer: Response | undefined;
+      try {
+        answer = (await step(c, () => run(i + 1))) || undefined;
+      } catch (err) {
+        if (!(err instanceof Error)) throw err;
+        c.error = err;
+        c.res = await onError(err, c);
+        return;
+      }
+      if (answer && !c.finalized) c.res = answer;
+    };
+    await run(0);
+  };
+}
 
 function methodNotAllowed(path: string, methods: readonly string[]): GatewayError {
   const allow = methods.join(', ');
@@ -93,23 +127,23 @@ function methodNotAllowed(path: string, methods: readonly string[]): GatewayErro
 }
 
 /**
- * Names the operation (its log line and usage history say it), and resolves the route
- * as this request's settings configure it, once for every later step.
+ * Names the operation (its log line and usage history say it), and sets it as this
+ * request's settings configure it, once for every later step.
  */
-function resolveRoute(spec: RouteSpec) {
-  return createMiddleware<HonoEnv>(async function resolveRoute(c, next) {
-    c.set('operation', spec.id);
-    const route = catalogOf(c.get('settings')).byId.get(spec.id);
-    if (!route) throw new GatewayError('INTERNAL', { message: `No operation ${spec.id}` });
-    c.set('route', route);
+function nameOperation(op: PlatformOperation) {
+  return createMiddleware<HonoEnv>(async function nameOperation(c, next) {
+    c.set('operationId', op.id);
+    const configured = catalogOf(c.get('settings')).byId.get(op.id);
+    if (!configured) throw new GatewayError('INTERNAL', { message: `No operation ${op.id}` });
+    c.set('operation', configured);
     await next();
   });
 }
 
 /** The answer's headers: JSON, and for cacheable reads where the answer came from and its age. */
-function answerHeaders(route: ResolvedRoute, outcome: ForwardOutcome): Record<string, string> {
+function answerHeaders(op: ConfiguredOperation, outcome: ForwardOutcome): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
-  if (route.cache && outcome.cache) {
+  if (op.cache && outcome.cache) {
     headers['X-Cache'] = outcome.cache;
     headers.Age = String(outcome.age);
   }
@@ -137,16 +171,17 @@ function contentfulStatus(status: number): ContentfulStatusCode {
 }
 
 /**
- * Lets a route's check read another operation's data with this request's tenant, through the cache.
+ * Lets an operation's check read another operation's data with this request's tenant,
+ * through the cache.
  */
 function platformReader(c: Context<HonoEnv>, catalog: Catalog): PlatformReader {
   return {
-    async data(routeId) {
-      const route = catalog.byId.get(routeId);
-      if (!route) throw new GatewayError('INTERNAL', { message: `No operation ${routeId}` });
+    async data(operationId) {
+      const op = catalog.byId.get(operationId);
+      if (!op) throw new GatewayError('INTERNAL', { message: `No operation ${operationId}` });
       const outcome = await forward(
         c,
-        route,
+        op,
         { params: {}, query: {} },
         { callerCacheControl: false },
       );
@@ -157,7 +192,7 @@ function platformReader(c: Context<HonoEnv>, catalog: Catalog): PlatformReader {
       const envelope = result.envelope ?? parseEnvelope(result.body);
       if (envelope?.code !== 0) {
         throw new GatewayError('UPSTREAM_HTTP_ERROR', {
-          message: `Platform refused ${routeId}: ${envelope?.msg ?? 'no envelope'}`,
+          message: `Platform refused ${operationId}: ${envelope?.msg ?? 'no envelope'}`,
           details: { upstream_code: envelope?.code },
         });
       }
@@ -171,8 +206,8 @@ function isContentful(status: number): status is ContentfulStatusCode {
   return status >= 200 && status <= 599 && status !== 204 && status !== 205 && status !== 304;
 }
 
-function methodsByPath(specs: readonly RouteSpec[]): Map<string, string[]> {
+function methodsByPath(operations: readonly PlatformOperation[]): Map<string, string[]> {
   const map = new Map<string, string[]>();
-  for (const spec of specs) map.set(spec.path, [...(map.get(spec.path) ?? []), spec.method]);
+  for (const op of operations) map.set(op.path, [...(map.get(op.path) ?? []), op.method]);
   return map;
 }

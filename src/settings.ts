@@ -8,9 +8,10 @@ import { GatewayError } from './errors';
 import { log } from './log';
 import { DEFAULT_LIMITS, limitsSchema, SELF_SERVICE_PER_MINUTE } from './metering/policy';
 import { DEFAULT_USAGE_RETENTION_DAYS } from './metering/usage';
-import { catalogOf } from './routes/catalog';
-import { platformOperationsSchema } from './routes/declared';
-import { routeOverridesSchema } from './routes/overrides';
+import { oncePer } from './once-per';
+import { catalogOf } from './operations/catalog';
+import { platformOperationsSchema } from './operations/declared';
+import { operationOverridesSchema } from './operations/overrides';
 import type { Bindings } from './types/context';
 import type { Settings } from './types/settings';
 
@@ -20,15 +21,30 @@ const intSetting = (min: number, max: number, fallback: number) =>
     z.number().int().min(min).max(max).default(fallback),
   );
 
+/** A number setting's text as a number; blank is unset. */
+const asNumber = (v: unknown) => (v === undefined || v === '' ? undefined : Number(v));
+
 const ratioSetting = (fallback: number, max = 1) =>
   z.preprocess(
-    (v) => (v === undefined || v === '' ? undefined : Number(v)),
+    asNumber,
     z
       .number({ error: 'must be a number' })
       .min(0, `must be from 0 to ${max}`)
       .max(max, `must be from 0 to ${max}`)
       .default(fallback),
   );
+
+/** A comma-separated list (blank entries dropped); unset: empty. */
+const listSetting = () =>
+  z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean),
+    );
 
 const jsonSetting = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => {
@@ -52,31 +68,21 @@ const LEGACY_TOKENS_DEFAULT_UNTIL = '2027-03-01';
 
 const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'];
 
-/**
- * PORTAL_ORIGIN: the gateway's public origin (`https://gw.example.com`), where
- * partner portal links point (docs/CONSOLE.md, "Partner portal"). Needed when
- * the operator API is reached on another hostname (the console Worker's); an
- * origin only, https, or http for loopback.
- */
-const portalOrigin = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    const text = v?.trim();
-    if (!text) return undefined;
-    try {
-      const url = new URL(text);
-      const plainOk = url.protocol === 'http:' && LOOPBACK_HOSTS.includes(url.hostname);
-      if (url.protocol !== 'https:' && !plainOk) throw new Error();
-      return bareOrigin(url);
-    } catch {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'must be an origin such as https://gw.example.com (http only for loopback)',
-      });
-      return z.NEVER;
-    }
-  });
+/** An optional origin setting: blank is unset; `read` makes the origin from the text, or throws. */
+const originSetting = (read: (text: string) => string, message: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const text = v?.trim();
+      if (!text) return undefined;
+      try {
+        return read(text);
+      } catch {
+        ctx.addIssue({ code: 'custom', message });
+        return z.NEVER;
+      }
+    });
 
 /** The URL's origin, if it is nothing more (no path, query, fragment or credentials); else throws. */
 function bareOrigin(url: URL): string {
@@ -85,26 +91,27 @@ function bareOrigin(url: URL): string {
 }
 
 /**
+ * PORTAL_ORIGIN: the gateway's public origin (`https://gw.example.com`), where
+ * partner portal links point (docs/CONSOLE.md, "Partner portal"). Needed when
+ * the operator API is reached on another hostname (the console Worker's); an
+ * origin only, https, or http for loopback.
+ */
+const portalOrigin = originSetting((text) => {
+  const url = new URL(text);
+  const plainOk = url.protocol === 'http:' && LOOPBACK_HOSTS.includes(url.hostname);
+  if (url.protocol !== 'https:' && !plainOk) throw new Error();
+  return bareOrigin(url);
+}, 'must be an origin such as https://gw.example.com (http only for loopback)');
+
+/**
  * ACCESS_TEAM_DOMAIN: `myteam.cloudflareaccess.com` or its https origin. A
  * loopback http origin (npm start's local Access) only with ACCESS_LOCAL_ISSUER=allow,
  * checked below, so a deployed gateway never trusts keys from plain http.
  */
-const accessTeamDomain = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    const text = v?.trim();
-    if (!text) return undefined;
-    try {
-      return bareOrigin(new URL(/^https?:\/\//.test(text) ? text : `https://${text}`));
-    } catch {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'must be a team domain such as myteam.cloudflareaccess.com',
-      });
-      return z.NEVER;
-    }
-  });
+const accessTeamDomain = originSetting(
+  (text) => bareOrigin(new URL(/^https?:\/\//.test(text) ? text : `https://${text}`)),
+  'must be a team domain such as myteam.cloudflareaccess.com',
+);
 
 const roleList = z.array(z.string().trim().min(1)).max(1000).default([]);
 const accessRoles = z
@@ -125,15 +132,7 @@ export const settingsSchema = z
       .transform((url) => url.replace(/\/+$/, '')),
     ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     ACCESS_TEAM_DOMAIN: accessTeamDomain,
-    ACCESS_AUD: z
-      .string()
-      .default('')
-      .transform((list) =>
-        list
-          .split(',')
-          .map((aud) => aud.trim())
-          .filter(Boolean),
-      ),
+    ACCESS_AUD: listSetting(),
     ACCESS_ROLES: jsonSetting(accessRoles),
     ACCESS_LOCAL_ISSUER: z
       .enum(['allow', 'refuse'], { error: 'must be allow or refuse' })
@@ -151,7 +150,7 @@ export const settingsSchema = z
       .regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'must be a single word such as Bearer, or empty')
       .or(z.literal(''))
       .default(''),
-    ROUTE_OVERRIDES: jsonSetting(routeOverridesSchema.default({})),
+    ROUTE_OVERRIDES: jsonSetting(operationOverridesSchema.default({})),
     PLATFORM_OPERATIONS: jsonSetting(platformOperationsSchema.default([])),
     TENANT_MEMO_TTL_MS: intSetting(0, 300_000, 10_000),
     MAX_BODY_BYTES: intSetting(1, 10 * 1024 * 1024, 64 * 1024),
@@ -181,14 +180,7 @@ export const settingsSchema = z
       .enum(['on', 'off'], { error: 'must be on or off' })
       .default('on')
       .transform((v) => v === 'on'),
-    LOG_SAMPLE_RATE: z.preprocess(
-      (v) => (v === undefined || v === '' ? undefined : Number(v)),
-      z
-        .number({ error: 'must be a number' })
-        .min(0, 'must be from 0 to 1')
-        .max(1, 'must be from 0 to 1')
-        .default(1),
-    ),
+    LOG_SAMPLE_RATE: ratioSetting(1),
     PLATFORM_KEY_PATTERN: z
       .string()
       .default(DEFAULT_PLATFORM_KEY_PATTERN)
@@ -233,17 +225,9 @@ export const settingsSchema = z
     RETRY_BUDGET_RATIO: ratioSetting(0.1),
     RETRY_BUDGET_MIN_PER_S: intSetting(0, 1000, 2),
     MAX_PLATFORM_PAUSE_S: intSetting(1, 3600, 60),
-    IDEMPOTENCY_REQUIRED: z
-      .string()
-      .default('')
-      .transform((list) =>
-        list
-          .split(',')
-          .map((id) => id.trim())
-          .filter(Boolean),
-      ),
+    IDEMPOTENCY_REQUIRED: listSetting(),
     BROWSER_PARTITION_SHARE: z.preprocess(
-      (v) => (v === undefined || v === '' ? undefined : Number(v)),
+      asNumber,
       z
         .number({ error: 'must be a number' })
         .gt(0, 'must be above 0')
@@ -305,15 +289,14 @@ export type UndeclaredSettings = None<
 >;
 type None<T extends never> = T;
 
-const parsed = new WeakMap<object, Settings | GatewayError>();
+/** Parsed once per env object: the settings, or the error every request then answers. */
+const parsed = oncePer((env: Bindings): Settings | GatewayError => {
+  const out = settingsSchema.safeParse(env);
+  return out.success ? out.data : misconfigured(out.error);
+});
 
 export function loadSettings(env: Bindings): Settings {
-  let result = parsed.get(env);
-  if (!result) {
-    const out = settingsSchema.safeParse(env);
-    result = out.success ? out.data : misconfigured(out.error);
-    parsed.set(env, result);
-  }
+  const result = parsed(env);
   if (result instanceof GatewayError) throw result;
   return result;
 }

@@ -3,7 +3,7 @@
  * (`GET /admin/stats`) to report KV reads, Cache API calls and TenantGuard
  * calls per request, counted where they happen rather than guessed.
  */
-export const isolateStats = {
+export const isolateCounters = {
   /** When this isolate started counting (ms since the epoch). */
   started_at: Date.now(),
   requests: 0,
@@ -21,8 +21,8 @@ export const isolateStats = {
   stale_if_error: 0,
 };
 
-export type CountedWork = Exclude<keyof typeof isolateStats, 'started_at'>;
+export type CountedWork = Exclude<keyof typeof isolateCounters, 'started_at'>;
 
 export function count(work: CountedWork, n = 1): void {
-  isolateStats[work] += n;
+  isolateCounters[work] += n;
 }

@@ -8,11 +8,10 @@
  * token, so no request can reach another's.
  */
 import { Hono } from 'hono';
-import { createMiddleware } from 'hono/factory';
 import { guardFor } from './admin/common';
-import { rotateToken } from './admin/rotation';
+import { decideRotation } from './admin/rotation';
 import { GatewayError, ok } from './errors';
-import { requireScope, tenantAuth } from './middleware/auth';
+import { notFromBrowser, requireScope, tenantAuth } from './middleware/auth';
 import { tenantLimits } from './middleware/limits';
 import { validated } from './middleware/validate';
 import { operationId } from './observability/operation-id';
@@ -26,15 +25,11 @@ import type { OwnToken, RotatedToken } from './types/wire';
 const PRIVATE = { 'Cache-Control': 'private, no-store' };
 
 /** A browser token is a view of its minting token: it never makes successors. */
-const notFromBrowser = createMiddleware<HonoEnv>(async (c, next) => {
-  if (c.get('token').prefix === BROWSER_TOKEN_PREFIX) {
-    throw new GatewayError('SCOPE_REQUIRED', {
-      message: `A browser token cannot rotate; it lacks ${ROTATE_SCOPE}`,
-      details: { scope: ROTATE_SCOPE },
-    });
-  }
-  await next();
-});
+const cannotRotate = () =>
+  new GatewayError('SCOPE_REQUIRED', {
+    message: `A browser token cannot rotate; it lacks ${ROTATE_SCOPE}`,
+    details: { scope: ROTATE_SCOPE },
+  });
 
 export function ownTokenRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
@@ -79,7 +74,7 @@ export function ownTokenRoutes(): Hono<HonoEnv> {
     '/token/rotate',
     operationId('token.rotate'),
     tenantAuth(),
-    notFromBrowser,
+    notFromBrowser(cannotRotate),
     requireScope(ROTATE_SCOPE),
     tenantLimits('auth', () => 1),
     validated('json', rotateBody),
@@ -88,7 +83,7 @@ export function ownTokenRoutes(): Hono<HonoEnv> {
       const tokenId = c.get('token').id;
       // The TenantGuard decides it against the token's state there, not what KV said.
       const stores = await memoizedStores(c.env, c.get('settings'));
-      const { issued, oldUntil } = await rotateToken(
+      const { issued, oldUntil } = await decideRotation(
         c,
         stores,
         tenantId,

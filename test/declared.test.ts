@@ -4,16 +4,20 @@
  * whose /dashboard/product/lists and /dashboard/product/rename/{id} no built-in
  * operation knows (emulator/dashboard.ts).
  */
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { ERRORS } from '../src/errors';
 import {
   countExactly,
   createTenant,
   envelope,
   expectRefusal,
   gatewayWith,
+  injectFault,
   platformKeys,
   requestId,
+  secondsHeader,
   type TestTenant,
+  UPSTREAM,
   upstreamSaw,
 } from './helpers';
 
@@ -220,6 +224,55 @@ describe('a declared operation', () => {
     });
     expect(JSON.stringify(rename?.requestBody)).toContain('"maxLength":64');
     expect(doc.tags.map((t) => t.name)).toContain('catalogue');
+  });
+});
+
+describe('a declared write with an Idempotency-Key', () => {
+  afterEach(() => vi.useRealTimers());
+
+  /** A rename of the dashboard's product on a lane of its own, with this key. */
+  function renameOnLane(lane: string, key: string) {
+    const settings = { ...withDeclared, PLATFORM_BASE_URL: `${UPSTREAM}/__lane/${lane}` };
+    return call(settings, `/dashboard/product/rename/${dashboard.productId}`, {
+      method: 'POST',
+      json: { product_name: 'Renamed once' },
+      headers: { 'idempotency-key': key },
+    });
+  }
+
+  it('keeps the answer of a write whose answer was lost upstream: the retry gets it back, the platform acts once', async () => {
+    const lane = `declost${crypto.randomUUID().slice(0, 8)}`;
+    await injectFault({
+      lane,
+      path: `/dashboard/product/rename/${dashboard.productId}`,
+      kind: 'lost_answer',
+    });
+    const key = `key-${crypto.randomUUID()}`;
+    const first = await renameOnLane(lane, key);
+    expect(first.res.status).toBe(502);
+    expect(first.body.code).toBe(ERRORS.UPSTREAM_UNREACHABLE.code);
+    // Not 409 (40901, still in flight): the claim was settled with the answer.
+    const again = await renameOnLane(lane, key);
+    expect(again.res.status).toBe(502);
+    expect(again.res.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.code).toBe(first.body.code);
+    expect(await upstreamSaw(first.id)).toHaveLength(1);
+    expect(await upstreamSaw(again.id)).toHaveLength(0);
+  });
+
+  it('frees the key of a write the platform never took (it asked for a pause): the retry goes through', async () => {
+    const lane = `decpause${crypto.randomUUID().slice(0, 8)}`;
+    await injectFault({ lane, kind: 'status', status: 503, retry_after: 1 });
+    const key = `key-${crypto.randomUUID()}`;
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    const paused = await renameOnLane(lane, key);
+    expect(paused.body.code).toBe(ERRORS.UPSTREAM_BACKING_OFF.code);
+    // The gateway's clock moves past the pause the platform asked for.
+    vi.setSystemTime(Date.now() + secondsHeader(paused.res, 'retry-after') * 1000 + 100);
+    const retried = await renameOnLane(lane, key);
+    expect(retried.res.status).toBe(200);
+    expect(retried.body.data.product_name).toBe('Renamed once');
+    expect(retried.res.headers.get('idempotent-replayed')).toBeNull();
   });
 });
 

@@ -16,7 +16,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import * as z from 'zod';
-import { ROUTE_SPECS } from '../src/routes/table';
+import { BUILT_IN_OPERATIONS } from '../src/operations/table';
 import { batchArbitrary, type CasePlan, FUZZED_SPECS, MUTATIONS } from './fuzz/arbitraries';
 import { MODELS, UNFUZZED } from './fuzz/model';
 import { type RunContext, runCase, Tally } from './fuzz/run';
@@ -91,10 +91,10 @@ beforeAll(async () => {
 });
 
 describe('fuzz model', () => {
-  it('covers exactly the routes and fields of the route table', () => {
+  it('covers exactly the routes and fields of the operation table', () => {
     expect(Object.keys(MODELS).sort()).toEqual(FUZZED_SPECS.map((s) => s.id).sort());
     expect([...FUZZED_SPECS.map((s) => s.id), ...UNFUZZED].sort()).toEqual(
-      ROUTE_SPECS.map((s) => s.id).sort(),
+      BUILT_IN_OPERATIONS.map((s) => s.id).sort(),
     );
     for (const spec of FUZZED_SPECS) {
       const model = MODELS[spec.id];

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ERRORS, type ErrorKind } from '../src/errors';
-import { ROUTE_SPECS } from '../src/routes/table';
+import { BUILT_IN_OPERATIONS } from '../src/operations/table';
 import { ALL_SCOPES, requiredScope } from '../src/tenants/scopes';
 import {
   admin,
@@ -322,7 +322,7 @@ describe('tokens', () => {
 });
 
 describe('scopes', () => {
-  it.each(ROUTE_SPECS.map((s) => [`${s.method} ${s.path}`, s] as const))(
+  it.each(BUILT_IN_OPERATIONS.map((s) => [`${s.method} ${s.path}`, s] as const))(
     '%s needs its scope',
     async (_, spec) => {
       const needed = requiredScope(spec);

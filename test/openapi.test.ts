@@ -1,9 +1,9 @@
 /**
- * The partner contract (GET /openapi.json) against the route table it is
- * generated from: every ROUTE_SPECS entry and nothing else, with parameters,
+ * The partner contract (GET /openapi.json) against the operation table it is
+ * generated from: every BUILT_IN_OPERATIONS entry and nothing else, with parameters,
  * required flags, bounds, enums, formats and defaults that match what the
  * zod schemas actually accept; the per-token view; the operator document
- * against the operator API's real routes; the README's route table; /docs.
+ * against the operator API's real routes; the README's operation table; /docs.
  */
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -13,9 +13,9 @@ import { adminRoutes } from '../src/admin';
 import { ERRORS } from '../src/errors';
 import { openApiPath } from '../src/openapi/document';
 import { DOCS_CSP } from '../src/openapi/routes';
-import { ROUTE_SPECS, takesIdempotencyKey } from '../src/routes/table';
-import type { RouteSpec } from '../src/routes/types';
+import { BUILT_IN_OPERATIONS, takesIdempotencyKey } from '../src/operations/table';
 import { expandScopes, hasScope, requiredScope } from '../src/tenants/scopes';
+import type { PlatformOperation } from '../src/types/operations';
 import { admin, createTenant, envelope, gateway, gatewayWith, revokeWhileKvLags } from './helpers';
 
 type Json = Record<string, any>;
@@ -119,7 +119,7 @@ describe('GET /openapi.json, without a token', () => {
       ({ path, method, op }) => `${op.operationId} ${method} ${path}`,
     );
     const expected = [
-      ...ROUTE_SPECS.map((s) => `${s.id} ${s.method.toLowerCase()} ${openApiPath(s.path)}`),
+      ...BUILT_IN_OPERATIONS.map((s) => `${s.id} ${s.method.toLowerCase()} ${openApiPath(s.path)}`),
       'auth.browser_token post /auth/browser-token',
       'usage.own get /usage',
       'usage.requests get /usage/requests',
@@ -130,9 +130,9 @@ describe('GET /openapi.json, without a token', () => {
     expect(listed.sort()).toEqual(expected.sort());
   });
 
-  it.each(ROUTE_SPECS.map((s) => [s.id, s] as const))(
+  it.each(BUILT_IN_OPERATIONS.map((s) => [s.id, s] as const))(
     '%s: tag, scope, parameters, bounds, enums, formats and defaults as zod has them',
-    async (_id, spec: RouteSpec) => {
+    async (_id, spec: PlatformOperation) => {
       const doc = await documentFor();
       const op = doc.paths[openApiPath(spec.path)][spec.method.toLowerCase()];
       expect(op.tags).toEqual([spec.group]);
@@ -188,7 +188,7 @@ describe('GET /openapi.json, without a token', () => {
 
   it('answers cached reads with X-Cache and Age, and every operation with the headers of limits', async () => {
     const doc = await documentFor();
-    for (const spec of ROUTE_SPECS) {
+    for (const spec of BUILT_IN_OPERATIONS) {
       const ok = doc.paths[openApiPath(spec.path)][spec.method.toLowerCase()].responses['200'];
       const headers = Object.keys(ok.headers);
       expect(headers).toEqual(
@@ -224,7 +224,7 @@ describe('GET /openapi.json, without a token', () => {
     expect(Object.keys(doc.components.responses)).toHaveLength(statuses.length);
   });
 
-  it("matches the README's route table: operation, method and path, scope", async () => {
+  it("matches the README's operation table: operation, method and path, scope", async () => {
     const doc = await documentFor();
     const rows = [
       ...readme.matchAll(
@@ -257,7 +257,7 @@ describe('GET /openapi.json with a token: its own view', () => {
     const tenant = await createTenant(undefined, 'openapi view', names);
     const doc = await documentFor({ authorization: `Bearer ${tenant.token}` });
     const granted = expandScopes(names).scopes;
-    const expected = ROUTE_SPECS.filter((s) => hasScope(granted, requiredScope(s))).map(
+    const expected = BUILT_IN_OPERATIONS.filter((s) => hasScope(granted, requiredScope(s))).map(
       (s) => s.id,
     );
     expected.push('auth.browser_token', 'token.own');

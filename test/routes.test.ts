@@ -4,8 +4,8 @@
  * path, query, body and the platform key in the route's header.
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { resolveRoute } from '../src/routes/overrides';
-import { ROUTE_SPECS } from '../src/routes/table';
+import { configureOperation } from '../src/operations/overrides';
+import { BUILT_IN_OPERATIONS } from '../src/operations/table';
 import {
   asTenant,
   countExactly,
@@ -270,18 +270,19 @@ const cases: Record<string, () => Case> = {
   }),
 };
 
-describe('route table', () => {
+describe('operation table', () => {
   it('has a happy-path case for every one of its 26 operations', () => {
-    expect(ROUTE_SPECS).toHaveLength(26);
-    expect(Object.keys(cases).sort()).toEqual(ROUTE_SPECS.map((r) => r.id).sort());
+    expect(BUILT_IN_OPERATIONS).toHaveLength(26);
+    expect(Object.keys(cases).sort()).toEqual(BUILT_IN_OPERATIONS.map((r) => r.id).sort());
   });
 
   it('keeps the platform paths and methods', () => {
-    for (const spec of ROUTE_SPECS) expect(resolveRoute(spec, {}).upstreamPath).toBe(spec.path);
+    for (const spec of BUILT_IN_OPERATIONS)
+      expect(configureOperation(spec, {}).upstreamPath).toBe(spec.path);
   });
 });
 
-describe.each(ROUTE_SPECS.map((spec) => [spec.id, spec] as const))('%s', (id, spec) => {
+describe.each(BUILT_IN_OPERATIONS.map((spec) => [spec.id, spec] as const))('%s', (id, spec) => {
   it('forwards with the platform key in its header and returns the envelope', async () => {
     const c = cases[id]!();
     // no-cache: cacheable reads must still reach the platform in this test.

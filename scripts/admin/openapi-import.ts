@@ -171,7 +171,7 @@ function groupOf(op: Json, path: string): string {
   return slug(tag ?? segment ?? 'platform', '_').slice(0, 32) || 'platform';
 }
 
-/** The gateway's own rule for an operation id (src/routes/declared.ts). */
+/** The gateway's own rule for an operation id (src/operations/declared.ts). */
 const GATEWAY_ID = /^[a-z][a-z0-9_-]{0,31}(\.[a-z][a-z0-9_-]{0,31}){0,3}$/;
 
 /**

@@ -74,7 +74,7 @@ function steps(env: Env): Record<string, () => unknown> {
         keyFingerprint: 'f1e2d3c4b5a69788',
         version: '3',
         upstreamBase: 'http://127.0.0.1:8799',
-        routeId: 'team.list',
+        operationId: 'team.list',
         upstreamPath: '/team/lists',
         credential: 'authorization',
         params: {},

@@ -1,6 +1,6 @@
 /** The operator API's audit log (newest first, paged) and key maintenance. */
 import * as z from 'zod';
-import { intFieldOr } from '../routes/schemas';
+import { intFieldOr } from '../operations/schemas';
 import type { AuditPage } from '../types/wire';
 import { instant, int, tenantIdField } from './fields';
 import { adminOperation, answerOf } from './operation';

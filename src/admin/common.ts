@@ -51,7 +51,7 @@ export async function changeGuard<T>(
  * Issues a token: its secret is made here, the token (with its own limits, so it
  * never works without them) is decided and written by the tenant's TenantGuard.
  */
-export async function issueToken(
+export async function mintToken(
   c: AdminContext,
   stores: Stores,
   tenantId: string,

@@ -6,7 +6,7 @@
  */
 import * as z from 'zod';
 import { limitsSchema, tokenLimitsSchema } from '../metering/policy';
-import { nameField } from '../routes/schemas';
+import { nameField } from '../operations/schemas';
 import { alertsBody } from './alerts.contract';
 import { planName } from './plans.contract';
 import { corsOrigins } from './tenants.contract';

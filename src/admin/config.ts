@@ -11,7 +11,7 @@ import { GatewayError } from '../errors';
 import { sha256Hex } from '../hash';
 import { configBook } from '../objects/config/config-book';
 import type { RestoredToken } from '../objects/tenant/tokens/token-changes';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import { isSealed, keyRing, open } from '../tenants/crypto';
 import { grantScopes } from '../tenants/scopes';
 import type { HonoEnv } from '../types/context';

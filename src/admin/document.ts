@@ -4,7 +4,7 @@
  * their paths, parameters, bodies and answers from the same zod schemas that
  * validate the requests and type the answers; never written by hand.
  */
-import { envelopeOf, errorEnvelope, openApiPath } from '../openapi/document';
+import { envelopeSchemaOf, errorEnvelope, openApiPath } from '../openapi/document';
 import { jsonBody, outputSchema, parametersOf } from '../openapi/schema';
 import { GATEWAY_VERSION } from '../version';
 import { ADMIN_OPERATIONS } from './contract';
@@ -71,7 +71,7 @@ function operation(name: string, op: AdminOperation): Json {
             ? op.summary
             : 'The envelope `{code: 0, msg, data}`, with the data.',
         content: {
-          'application/json': { schema: op.envelope === false ? answer : envelopeOf(answer) },
+          'application/json': { schema: op.envelope === false ? answer : envelopeSchemaOf(answer) },
         },
       },
       default: {

@@ -5,7 +5,7 @@
  * tried with one cheap read; the answer says what the platform said, never the key.
  */
 import { GatewayError } from '../errors';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import type { HonoEnv } from '../types/context';
 import { checkPlatformKey, KEY_CHECK_OPERATION } from '../upstream/key-check';
 import { adminStores } from './common';
@@ -14,9 +14,9 @@ import * as contract from './key-check.contract';
 
 export function keyCheckRoutes(app: AdminApp): void {
   const check = (settings: HonoEnv['Variables']['settings'], key: string, requestId: string) => {
-    const route = catalogOf(settings).byId.get(KEY_CHECK_OPERATION);
-    if (!route) throw new Error(`${KEY_CHECK_OPERATION} is not in the route table`);
-    return checkPlatformKey(settings, route, key, requestId);
+    const operation = catalogOf(settings).byId.get(KEY_CHECK_OPERATION);
+    if (!operation) throw new Error(`${KEY_CHECK_OPERATION} is not in the operation table`);
+    return checkPlatformKey(settings, operation, key, requestId);
   };
 
   handle(app, contract.checkKey, async (c) => {

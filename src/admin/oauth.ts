@@ -4,7 +4,7 @@
  */
 import { GatewayError, invalidField } from '../errors';
 import { oauthClients } from '../objects/clients/oauth-clients';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import { grantScopes } from '../tenants/scopes';
 import type { PartnerAccess } from '../types/wire';
 import { adminStores, audit, existingTenant, guardFor } from './common';

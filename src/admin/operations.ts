@@ -1,16 +1,16 @@
 /**
  * The platform operations these settings serve, for operators:
  * - `GET /admin/operations`: built-in ones (ROUTE_OVERRIDES applied) and those
- *   PLATFORM_OPERATIONS declares, the route groups, and the scopes and presets a
+ *   PLATFORM_OPERATIONS declares, the operation groups, and the scopes and presets a
  *   token may be given. The console builds its scope pickers from it.
  * - `POST /admin/operations/check`: whether a PLATFORM_OPERATIONS value would
  *   parse here, with each problem's entry and field, before it is deployed
  *   (`npm run admin -- operations import` checks what it prints).
  */
 import { openApiPath } from '../openapi/document';
-import { catalogOf } from '../routes/catalog';
-import { platformOperationsSchema } from '../routes/declared';
-import { ROUTE_GROUPS } from '../routes/types';
+import { catalogOf } from '../operations/catalog';
+import { platformOperationsSchema } from '../operations/declared';
+import { OPERATION_GROUPS } from '../operations/groups';
 import { PRESET_NAMES, requiredScope, scopesOf } from '../tenants/scopes';
 import { type AdminApp, handle } from './handle';
 import * as contract from './operations.contract';
@@ -19,7 +19,7 @@ export function operationRoutes(app: AdminApp): void {
   handle(app, contract.listOperations, async (c) => {
     const catalog = catalogOf(c.get('settings'));
     return {
-      operations: catalog.routes.map((r) => ({
+      operations: catalog.operations.map((r) => ({
         id: r.id,
         method: r.method,
         path: openApiPath(r.path),
@@ -33,7 +33,7 @@ export function operationRoutes(app: AdminApp): void {
         declared: r.declared === true,
       })),
       groups: catalog.groups,
-      quota_groups: ROUTE_GROUPS,
+      quota_groups: OPERATION_GROUPS,
       scopes: scopesOf(catalog.groups),
       presets: PRESET_NAMES,
     };

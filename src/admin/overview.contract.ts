@@ -1,6 +1,6 @@
 /** The operator API's fleet overview (docs/OBSERVABILITY.md, "Fleet overview"). */
 import * as z from 'zod';
-import { intFieldOr } from '../routes/schemas';
+import { intFieldOr } from '../operations/schemas';
 import type { FleetSeries, Overview } from '../types/wire';
 import { instant, int } from './fields';
 import { adminOperation, answerOf } from './operation';

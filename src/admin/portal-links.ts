@@ -10,7 +10,7 @@
  */
 import { GatewayError } from '../errors';
 import { PARTNER_SCOPE, USAGE_SCOPE } from '../tenants/scopes';
-import { adminStores, audit, existingTenant, issueToken } from './common';
+import { adminStores, audit, existingTenant, mintToken } from './common';
 import { type AdminApp, handle } from './handle';
 import * as contract from './portal-links.contract';
 
@@ -38,7 +38,7 @@ export function portalLinkRoutes(app: AdminApp): void {
     const expiresAt = new Date(Date.now() + expires_in_s * 1000).toISOString();
     const scopes = manage ? [USAGE_SCOPE, PARTNER_SCOPE] : [USAGE_SCOPE];
     const spec = { name: PORTAL_LINK_TOKEN_NAME, scopes, expires_at: expiresAt };
-    const issued = await issueToken(c, stores, id, spec, null);
+    const issued = await mintToken(c, stores, id, spec, null);
     await audit(c, op.audit, {
       tenant_id: id,
       token_id: issued.record.id,

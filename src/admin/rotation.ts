@@ -32,7 +32,7 @@ export interface Rotated {
  * has not seen; the answer comes once KV holds the decided records.
  * `actor`: who rotates (audited): the operator, or `token:<id>` for itself.
  */
-export async function rotateToken(
+export async function decideRotation(
   c: Context<HonoEnv>,
   stores: Stores,
   tenantId: string,

@@ -1,7 +1,7 @@
 /** Operator API about itself (system.contract.ts): who calls, this isolate's counters, its contract. */
 import { l1Stats } from '../cache/read-through';
 import { GatewayError } from '../errors';
-import { isolateStats } from '../stats';
+import { isolateCounters } from '../stats';
 import { breakerStates } from '../upstream/resilient';
 import { adminDocument } from './document';
 import { type AdminApp, handle } from './handle';
@@ -25,7 +25,7 @@ export function systemRoutes(app: AdminApp): void {
   });
   // This isolate's work counters, for the benchmark and for operators (docs/OBSERVABILITY.md, "Work counters").
   handle(app, contract.isolateStats, async () => ({
-    isolate: { ...isolateStats, l1: l1Stats(), breakers: breakerStates() },
+    isolate: { ...isolateCounters, l1: l1Stats(), breakers: breakerStates() },
   }));
   // The operator API's own contract (partners get /openapi.json).
   handle(app, contract.adminOpenApi, async () => adminDocument());

@@ -1,7 +1,7 @@
 /** The operator API's tenants. No operation ever answers with a platform key. */
 import * as z from 'zod';
 import { tokenLimitsSchema } from '../metering/policy';
-import { intFieldOr, nameField, originField, textField } from '../routes/schemas';
+import { intFieldOr, nameField, originField, textField } from '../operations/schemas';
 import type { CreatedTenant, ListedTenant, PublicTenant, TenantPage } from '../types/wire';
 import { instant, tenantParams } from './fields';
 import { adminOperation, answerOf } from './operation';

@@ -2,7 +2,7 @@
 import type { Context } from 'hono';
 import { GatewayError } from '../errors';
 import { planBook } from '../objects/plans/plan-book';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import type { Stores } from '../tenants/stores';
 import { publicTenant, type TenantPatch } from '../tenants/tenant-store';
 import type { HonoEnv } from '../types/context';
@@ -13,7 +13,7 @@ import {
   changeGuard,
   existingTenant,
   guardFor,
-  issueToken,
+  mintToken,
   noSuchTenant,
   welcomeTenant,
 } from './common';
@@ -45,7 +45,7 @@ export function tenantRoutes(app: AdminApp): void {
     const plan = joined?.kind === 'joined' ? joined.plan : null;
     await welcomeTenant(c, stores, tenant);
     const limits = body.token.limits ?? null;
-    const issued = await issueToken(c, stores, tenant.id, firstToken, limits);
+    const issued = await mintToken(c, stores, tenant.id, firstToken, limits);
     await audit(c, op.audit, {
       tenant_id: tenant.id,
       token_id: issued.record.id,

@@ -5,7 +5,7 @@ import { grantScopes, PRESET_NAMES, scopesOf } from '../tenants/scopes';
 import { MAX_TOKEN_LIFETIME_S, type TokenSpec } from './tokens.contract';
 
 /**
- * A token to issue. `groups` are the route groups the gateway serves now
+ * A token to issue. `groups` are the operation groups the gateway serves now
  * (catalogOf(settings).groups): a scope of another group is unknown.
  */
 export function newToken(

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { tokenLimitsSchema } from '../metering/policy';
-import { nameField } from '../routes/schemas';
+import { nameField } from '../operations/schemas';
 import { rotateBody } from '../tenants/rotate-body';
 import type { TokenRecord } from '../types/tenants';
 import type { IssuedToken, RevokedToken, RotatedToken, TokenListing } from '../types/wire';

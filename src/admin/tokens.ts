@@ -8,12 +8,12 @@ import type { Context } from 'hono';
 import { GatewayError } from '../errors';
 import { isolateAdmission } from '../limits/admission';
 import type { TokenLimits } from '../metering/policy';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import type { HonoEnv } from '../types/context';
 import type { TokenListing } from '../types/wire';
-import { adminStores, audit, auditContext, existingTenant, guardFor, issueToken } from './common';
+import { adminStores, audit, auditContext, existingTenant, guardFor, mintToken } from './common';
 import { type AdminApp, handle } from './handle';
-import { rotateToken } from './rotation';
+import { decideRotation } from './rotation';
 import { newToken } from './token-spec';
 import * as contract from './tokens.contract';
 
@@ -41,7 +41,7 @@ export function tokenRoutes(app: AdminApp): void {
     const spec = c.req.valid('json');
     const limits = spec.limits ?? null;
     const groups = catalogOf(c.get('settings')).groups;
-    const issued = await issueToken(c, stores, id, newToken(spec, groups), limits);
+    const issued = await mintToken(c, stores, id, newToken(spec, groups), limits);
     await audit(c, op.audit, {
       tenant_id: id,
       token_id: issued.record.id,
@@ -86,7 +86,7 @@ export function tokenRoutes(app: AdminApp): void {
     const { id, token_id } = c.req.valid('param');
     const stores = await adminStores(c);
     await existingTenant(stores, id);
-    const { issued, oldUntil } = await rotateToken(c, stores, id, token_id, c.req.valid('json'));
+    const { issued, oldUntil } = await decideRotation(c, stores, id, token_id, c.req.valid('json'));
     return {
       ...issued.record,
       token: issued.token,

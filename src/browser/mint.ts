@@ -3,18 +3,13 @@
  * a short-lived browser token bound to one origin and a subset of its scopes.
  */
 import { Hono } from 'hono';
-import { createMiddleware } from 'hono/factory';
 import { GatewayError, invalidField, ok } from '../errors';
-import { tenantAuth } from '../middleware/auth';
+import { notFromBrowser, tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { validated } from '../middleware/validate';
 import { operationId } from '../observability/operation-id';
-import { catalogOf } from '../routes/catalog';
-import {
-  BROWSER_TOKEN_MIN_TTL_S,
-  BROWSER_TOKEN_PREFIX,
-  signBrowserToken,
-} from '../tenants/browser-token';
+import { catalogOf } from '../operations/catalog';
+import { BROWSER_TOKEN_MIN_TTL_S, signBrowserToken } from '../tenants/browser-token';
 import { keyRing } from '../tenants/crypto';
 import { expandScopes, hasScope, isExplicitScope, scopesOf, USAGE_SCOPE } from '../tenants/scopes';
 import { randomBase62 } from '../tenants/token';
@@ -26,21 +21,13 @@ const isBrowserScope = (scope: string) => !isExplicitScope(scope);
 /** What a browser gets unasked: no platform secrets, and not the tenant's usage and limits. */
 const isDefaultBrowserScope = (scope: string) => isBrowserScope(scope) && scope !== USAGE_SCOPE;
 
-/** Refused before the limiter counts anything: a browser token cannot mint. */
-const notFromBrowser = createMiddleware<HonoEnv>(async (c, next) => {
-  if (c.get('token').prefix === BROWSER_TOKEN_PREFIX) {
-    throw new GatewayError('BROWSER_TOKEN_CANNOT_MINT');
-  }
-  await next();
-});
-
 export function browserTokenRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();
   app.post(
     '/auth/browser-token',
     operationId('auth.browser_token'),
     tenantAuth(),
-    notFromBrowser,
+    notFromBrowser(() => new GatewayError('BROWSER_TOKEN_CANNOT_MINT')),
     // Counted before the body is read: a flood of bad bodies still spends the tenant's limits.
     tenantLimits('auth', () => 1),
     validated('json', mintBody),

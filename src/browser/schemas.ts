@@ -3,7 +3,7 @@
  * OpenAPI document (openapi/document.ts) can use them without the runtime.
  */
 import * as z from 'zod';
-import { opaqueId, originField } from '../routes/schemas';
+import { opaqueId, originField } from '../operations/schemas';
 import { BROWSER_TOKEN_MAX_TTL_S, BROWSER_TOKEN_MIN_TTL_S } from '../tenants/browser-token';
 import { requiredScope } from '../tenants/scopes';
 

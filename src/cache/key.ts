@@ -1,7 +1,7 @@
 /**
  * Cache keys. A key covers the identity of the upstream key (its
  * fingerprint, itself a hash), the cache version of that key, the configured
- * route and its normalized parameters. Neither a platform key nor a tenant
+ * operation and its normalized parameters. Neither a platform key nor a tenant
  * token can appear in it, and two different platform keys never share one.
  * The in-memory tier uses the canonical text itself; the Cache API gets a
  * SHA-256 of it, as a URL.
@@ -13,7 +13,7 @@ export interface CacheKeyParts {
   version: string;
   /** Everything that decides what the platform answers. */
   upstreamBase: string;
-  routeId: string;
+  operationId: string;
   upstreamPath: string;
   credential: string;
   params: Record<string, unknown>;
@@ -29,7 +29,7 @@ export function cacheKey(p: CacheKeyParts): string {
     p.keyFingerprint,
     p.version,
     p.upstreamBase,
-    p.routeId,
+    p.operationId,
     p.upstreamPath,
     p.credential,
     sorted(p.params),

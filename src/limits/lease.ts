@@ -45,7 +45,7 @@ export type Decision =
   | { kind: 'refused'; refusal: Refusal; meters: MeterState[] };
 
 /** What the lease says of a request: a decision, or "ask the guard". */
-export type Admission = Decision | { kind: 'ask' };
+export type LeaseVerdict = Decision | { kind: 'ask' };
 
 interface ScopeState extends ScopeTerms {
   /** Units this isolate admitted of the scope since the last call, and since when. */
@@ -86,7 +86,7 @@ export class TenantLease {
    * once the lease has ended, while the window is known to be full: a refusal lease);
    * else "ask".
    */
-  admit(scope: Scope, cost: number, now: number): Admission {
+  admit(scope: Scope, cost: number, now: number): LeaseVerdict {
     const key = scopeKey(scope);
     const state = this.scopes.get(key);
     if (state) state.lastSeen = now;

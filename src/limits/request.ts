@@ -8,7 +8,8 @@
 import type { Context } from 'hono';
 import { brokerFor } from '../objects/broker/lease-broker';
 import { guardFor } from '../objects/tenant/tenant-guard';
-import { catalogOf } from '../routes/catalog';
+import { oncePer } from '../once-per';
+import { catalogOf } from '../operations/catalog';
 import { count } from '../stats';
 import type { HonoEnv } from '../types/context';
 import type { Settings } from '../types/settings';
@@ -88,26 +89,19 @@ export function admissionIo(
   };
 }
 
-// Lease settings change only with the settings object (parsed once per env).
-const leaseSettingsFor = new WeakMap<Settings, LeaseSettings>();
-
-export function leaseSettings(settings: Settings): LeaseSettings {
-  let ls = leaseSettingsFor.get(settings);
-  if (!ls) {
-    ls = {
-      leaseMaxMs: settings.LEASE_MAX_MS,
-      defaults: settings.DEFAULT_LIMITS,
-      usageRetentionDays: settings.USAGE_RETENTION_DAYS,
-      meterOptions: {
-        partitionShare: settings.BROWSER_PARTITION_SHARE,
-        largestCost: catalogOf(settings).largestCost,
-        selfServicePerMinute: settings.SELF_SERVICE_PER_MINUTE,
-      },
-    };
-    leaseSettingsFor.set(settings, ls);
-  }
-  return ls;
-}
+/** Lease settings change only with the settings object (parsed once per env). */
+export const leaseSettings = oncePer(
+  (settings: Settings): LeaseSettings => ({
+    leaseMaxMs: settings.LEASE_MAX_MS,
+    defaults: settings.DEFAULT_LIMITS,
+    usageRetentionDays: settings.USAGE_RETENTION_DAYS,
+    meterOptions: {
+      partitionShare: settings.BROWSER_PARTITION_SHARE,
+      largestCost: catalogOf(settings).largestCost,
+      selfServicePerMinute: settings.SELF_SERVICE_PER_MINUTE,
+    },
+  }),
+);
 
 /**
  * Adds a finished request of a known tenant to its usage history, when limits

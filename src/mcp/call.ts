@@ -116,7 +116,7 @@ function toolRequest(
   args: Record<string, unknown>,
   meta: Record<string, unknown>,
 ): Request | GatewayError {
-  const { route, plan } = entry;
+  const { operation, plan } = entry;
   const rest = { ...args };
   let key: unknown = meta[GATEWAY_META.idempotencyKey];
   if (plan.keyArgument && rest[IDEMPOTENCY_ARGUMENT] !== undefined) {
@@ -134,7 +134,7 @@ function toolRequest(
       return invalidField('path', name, `${name} must not be . or ..`);
     filled[name] = encodeURIComponent(segment);
   }
-  const path = route.path
+  const path = operation.path
     .split('/')
     .map((part) => (part.startsWith(':') ? (filled[part.slice(1)] ?? part) : part))
     .join('/');
@@ -168,7 +168,7 @@ function toolRequest(
     headers.set('content-type', 'application/json');
     payload = JSON.stringify(body);
   }
-  return new Request(url, { method: route.method, headers, body: payload, cf: c.req.raw.cf });
+  return new Request(url, { method: operation.method, headers, body: payload, cf: c.req.raw.cf });
 }
 
 const textOf = (value: unknown): string =>

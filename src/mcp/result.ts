@@ -8,27 +8,31 @@
 import type { GatewayError } from '../errors';
 import { GATEWAY_META, isObject, META, SERVER_INFO } from './protocol';
 
-export interface Envelope {
+/**
+ * An answer's envelope as a tool call reads it, the gateway's or the platform's: any object
+ * with a `code`, its other members unknowns (the strict read of the platform's is
+ * upstream/normalize.ts's parseEnvelope).
+ */
+export interface LooseEnvelope {
   code: unknown;
   msg: unknown;
   data: unknown;
 }
 
-export function envelopeOf(text: string): Envelope | null {
+export function envelopeOf(text: string): LooseEnvelope | null {
   try {
     const value: unknown = JSON.parse(text);
-    return isEnvelope(value) ? value : null;
+    return isLooseEnvelope(value) ? value : null;
   } catch {
     return null;
   }
 }
 
-/** An object with a `code`: its other members are read as unknowns, where they are. */
-function isEnvelope(value: unknown): value is Envelope {
+function isLooseEnvelope(value: unknown): value is LooseEnvelope {
   return isObject(value) && 'code' in value;
 }
 
-export function refusalEnvelope(err: GatewayError, requestId: string): Envelope {
+export function refusalEnvelope(err: GatewayError, requestId: string): LooseEnvelope {
   return { code: err.code, msg: err.message, data: { request_id: requestId, ...err.details } };
 }
 
@@ -41,7 +45,7 @@ const DATA_MEMBER = ',"data":';
  * the text from `"data":` to the closing brace, taken as it came: serializing it again would
  * cost more than the rest of the call (BENCHMARKS.md, "MCP"). Any other form is serialized.
  */
-export function dataTextOf(text: string, envelope: Envelope): string {
+export function dataTextOf(text: string, envelope: LooseEnvelope): string {
   const members = Object.keys(envelope);
   if (
     text.startsWith(ENVELOPE_HEAD) &&
@@ -91,7 +95,7 @@ export function success(
  * and as the envelope itself; a 429 or 503 also says when to retry.
  */
 export function failure(
-  envelope: Envelope,
+  envelope: LooseEnvelope,
   requestId: string,
   modern: boolean,
   retryAfter: string | null,

@@ -18,7 +18,7 @@ import { presentedToken, tenantAuth } from '../middleware/auth';
 import { bearerChallenge, mcpResource } from '../middleware/bearer';
 import { tenantLimits } from '../middleware/limits';
 import { operationId } from '../observability/operation-id';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import { hasScope } from '../tenants/scopes';
 import type { HonoEnv } from '../types/context';
 import { argumentsRefused, type CallOutcome, callTool, type Dispatch } from './call';

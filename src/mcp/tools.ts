@@ -8,12 +8,13 @@
  * tools its scopes allow, in name order, a page at a time.
  */
 import { utf8 } from '../bytes';
+import { oncePer } from '../once-per';
 import { MODELS, SUCCESS_DATA } from '../openapi/models';
 import { fieldsOf, inputSchema, type JsonSchema } from '../openapi/schema';
-import type { Catalog } from '../routes/catalog';
-import { takesIdempotencyKey } from '../routes/table';
-import type { ResolvedRoute } from '../routes/types';
+import type { Catalog } from '../operations/catalog';
+import { takesIdempotencyKey } from '../operations/table';
 import { hasScope, requiredScope } from '../tenants/scopes';
+import type { ConfiguredOperation } from '../types/operations';
 import { base64Text, isObject } from './protocol';
 
 /** Tools in one `tools/list` answer (docs/MCP.md, "Limits"). */
@@ -48,7 +49,7 @@ export interface ArgumentPlan {
 }
 
 export interface ToolEntry {
-  route: ResolvedRoute;
+  operation: ConfiguredOperation;
   scope: string;
   plan: ArgumentPlan;
   /** 2026-07-28: any output schema. */
@@ -63,22 +64,16 @@ export interface Toolbox {
   byName: ReadonlyMap<string, ToolEntry>;
 }
 
-const made = new WeakMap<Catalog, Toolbox>();
-
-export function toolboxOf(catalog: Catalog): Toolbox {
-  let box = made.get(catalog);
-  if (!box) {
-    const entries = catalog.routes
-      .flatMap((route) => {
-        const entry = toolOf(route);
-        return entry ? [entry] : [];
-      })
-      .sort((a, b) => (a.modern.name < b.modern.name ? -1 : 1));
-    box = { entries, byName: new Map(entries.map((e) => [e.modern.name, e])) };
-    made.set(catalog, box);
-  }
-  return box;
-}
+/** The catalog's tools, made once per catalog. */
+export const toolboxOf = oncePer((catalog: Catalog): Toolbox => {
+  const entries = catalog.operations
+    .flatMap((operation) => {
+      const entry = toolOf(operation);
+      return entry ? [entry] : [];
+    })
+    .sort((a, b) => (a.modern.name < b.modern.name ? -1 : 1));
+  return { entries, byName: new Map(entries.map((e) => [e.modern.name, e])) };
+});
 
 /** The tools a token's scopes allow, one page from `after` (a name; '' from the start). */
 export function toolPage(
@@ -110,13 +105,13 @@ export function nameOfCursor(cursor: unknown): string | null {
  * body), and an operation whose query and body name the same field (an argument could not
  * say which it is).
  */
-function toolOf(route: ResolvedRoute): ToolEntry | null {
-  if (route.upload) return null;
-  const path = [...route.path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1] ?? '');
-  const params = route.params ? fieldsOf(route.params) : { properties: {}, required: [] };
-  const query = route.query ? fieldsOf(route.query) : { properties: {}, required: [] };
+function toolOf(operation: ConfiguredOperation): ToolEntry | null {
+  if (operation.upload) return null;
+  const path = [...operation.path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1] ?? '');
+  const params = operation.params ? fieldsOf(operation.params) : { properties: {}, required: [] };
+  const query = operation.query ? fieldsOf(operation.query) : { properties: {}, required: [] };
   // The body's JSON Schema as OpenAPI shows it (from its zod schema or the operator's).
-  const body = route.body ? inputSchema(route.body) : null;
+  const body = operation.body ? inputSchema(operation.body) : null;
   const bodyProperties = isSchemaMap(body?.properties) ? body.properties : {};
   const inQuery = Object.keys(query.properties);
   if (inQuery.some((name) => name in bodyProperties && !path.includes(name))) return null;
@@ -131,7 +126,7 @@ function toolOf(route: ResolvedRoute): ToolEntry | null {
     ...query.required,
     ...(Array.isArray(body?.required) ? body.required.map(String) : []),
   ]);
-  const keyArgument = takesIdempotencyKey(route) && !(IDEMPOTENCY_ARGUMENT in properties);
+  const keyArgument = takesIdempotencyKey(operation) && !(IDEMPOTENCY_ARGUMENT in properties);
   if (keyArgument) properties[IDEMPOTENCY_ARGUMENT] = IDEMPOTENCY_KEY_SCHEMA;
 
   const input: JsonSchema = {
@@ -143,21 +138,21 @@ function toolOf(route: ResolvedRoute): ToolEntry | null {
       body && body.additionalProperties !== undefined ? body.additionalProperties : false,
     ...(body && isSchemaMap(body.$defs) ? { $defs: body.$defs } : {}),
   };
-  const output = outputSchemaOf(route.id);
+  const output = outputSchemaOf(operation.id);
   const modern: Tool = {
-    name: route.id,
-    title: route.title ?? route.id,
-    description: describe(route, keyArgument),
+    name: operation.id,
+    title: operation.title ?? operation.id,
+    description: describe(operation, keyArgument),
     inputSchema: input,
     ...(output ? { outputSchema: output } : {}),
-    annotations: annotationsOf(route),
+    annotations: annotationsOf(operation),
   };
   const { outputSchema: _any, ...withoutOutput } = modern;
   const legacy = output?.type === 'object' ? modern : withoutOutput;
   return {
-    route,
-    scope: requiredScope(route),
-    plan: { path, query: new Set(inQuery), hasBody: Boolean(route.body), keyArgument },
+    operation,
+    scope: requiredScope(operation),
+    plan: { path, query: new Set(inQuery), hasBody: Boolean(operation.body), keyArgument },
     modern,
     legacy,
   };
@@ -178,31 +173,34 @@ const isSchemaMap = (v: unknown): v is Record<string, JsonSchema> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The catalog's text, and what the gateway adds to it: cache, masking, cost, retries. */
-function describe(route: ResolvedRoute, keyArgument: boolean): string {
+function describe(operation: ConfiguredOperation, keyArgument: boolean): string {
   const parts = [
-    route.description ?? route.title ?? `${route.method} ${route.path} on the platform.`,
+    operation.description ??
+      operation.title ??
+      `${operation.method} ${operation.path} on the platform.`,
   ];
-  if (route.declared) parts.push("Declared by this gateway's operator.");
-  if (route.cache) {
+  if (operation.declared) parts.push("Declared by this gateway's operator.");
+  if (operation.cache) {
     parts.push(
-      `Answers may come from the gateway's read cache (fresh for ${route.cache.ttl_s} s).`,
+      `Answers may come from the gateway's read cache (fresh for ${operation.cache.ttl_s} s).`,
     );
   }
-  if (route.secrets) parts.push('API key values are masked unless the token holds apikeys:admin.');
-  if (route.cost > 1) parts.push(`Counts ${route.cost} units against the rate limit.`);
+  if (operation.secrets)
+    parts.push('API key values are masked unless the token holds apikeys:admin.');
+  if (operation.cost > 1) parts.push(`Counts ${operation.cost} units against the rate limit.`);
   if (keyArgument) {
     parts.push(`Pass ${IDEMPOTENCY_ARGUMENT} to make a retry safe.`);
   }
   return parts.join(' ');
 }
 
-function annotationsOf(route: ResolvedRoute): Tool['annotations'] {
-  const read = route.method === 'GET';
+function annotationsOf(operation: ConfiguredOperation): Tool['annotations'] {
+  const read = operation.method === 'GET';
   return {
     readOnlyHint: read,
-    destructiveHint: !read && (route.effect?.destructive ?? route.method !== 'POST'),
-    idempotentHint: read || route.method === 'PUT' || route.method === 'DELETE',
-    openWorldHint: route.effect?.openWorld ?? false,
+    destructiveHint: !read && (operation.effect?.destructive ?? operation.method !== 'POST'),
+    idempotentHint: read || operation.method === 'PUT' || operation.method === 'DELETE',
+    openWorldHint: operation.effect?.openWorld ?? false,
   };
 }
 

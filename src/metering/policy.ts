@@ -10,8 +10,8 @@
  *   (docs/LIMITS.md, "Leased and exact admission").
  */
 import * as z from 'zod';
-import { ROUTE_GROUPS } from '../routes/types';
-import type { Limits, RatePolicy, RouteGroup, TokenLimits } from '../types/settings';
+import { OPERATION_GROUPS } from '../operations/groups';
+import type { Limits, OperationGroup, RatePolicy, TokenLimits } from '../types/settings';
 
 export type { Limits, RatePolicy, TokenLimits };
 
@@ -50,7 +50,7 @@ const policiesSchema = z
 export const limitsSchema = z.strictObject({
   policies: policiesSchema,
   quota: quotaAmounts
-    .extend({ groups: z.partialRecord(z.enum(ROUTE_GROUPS), quotaAmounts).optional() })
+    .extend({ groups: z.partialRecord(z.enum(OPERATION_GROUPS), quotaAmounts).optional() })
     .default({}),
   limiter: z.enum(['leased', 'exact']).optional(),
 }) satisfies z.ZodType<Limits>;
@@ -90,7 +90,7 @@ export interface Meter {
 }
 
 /**
- * What a request is counted as, for group quotas: a route group (built-in, or one a
+ * What a request is counted as, for group quotas: an operation group (built-in, or one a
  * declared operation names, which has no group quota), or `auth` (minting browser
  * tokens, rotating) or `usage` (a token's own API document). `self` is a token
  * reading itself (GET /token, GET /usage): counted against that token's own small
@@ -104,7 +104,8 @@ export const SELF_SERVICE_PER_MINUTE = 60;
 /** The self-service meter's name on the wire (RateLimit fields, refusals). */
 export const SELF_SERVICE_POLICY = 'self-service';
 
-const isRouteGroup = (g: LimitGroup): g is RouteGroup => ROUTE_GROUPS.some((r) => r === g);
+const isOperationGroup = (g: LimitGroup): g is OperationGroup =>
+  OPERATION_GROUPS.some((r) => r === g);
 
 /** Who a request is counted for, besides its tenant. */
 export interface Scope {
@@ -118,7 +119,7 @@ export interface MeterOptions {
   /** Fraction of each rate policy a browser partition may use. */
   partitionShare: number;
   /**
-   * The dearest single request (configured route costs): a partition's share is
+   * The dearest single request (configured operation costs): a partition's share is
    * never below it, so a browser token with small limits can still make any call.
    */
   largestCost: number;
@@ -156,7 +157,7 @@ export function metersFor(
   }
   const { groups, ...tenantWide } = limits.quota;
   meters.push(...quotaMeters(tenantWide, 'quota:', ''));
-  const forGroup = isRouteGroup(scope.group) ? groups?.[scope.group] : undefined;
+  const forGroup = isOperationGroup(scope.group) ? groups?.[scope.group] : undefined;
   if (forGroup) meters.push(...quotaMeters(forGroup, `quota:${scope.group}-`, `${scope.group}-`));
   if (tokenLimits) {
     const prefix = `token:${scope.tokenId}:`;
@@ -173,34 +174,31 @@ function rateMeter(p: RatePolicy, key: string, name: string): Meter {
   return { key, name, kind: 'rate', limit: p.limit, window_s: p.window_s, counting };
 }
 
+/**
+ * The quota periods, in order. `window_s` is what RateLimit-Policy's `w` says: a month is
+ * nominally 30 days; the window itself is the calendar month.
+ */
+const QUOTA_PERIODS = [
+  { period: 'daily', window_s: 86_400, counting: 'day' },
+  { period: 'monthly', window_s: 30 * 86_400, counting: 'month' },
+] as const;
+
 function quotaMeters(
   q: { daily?: number; monthly?: number },
   keyPrefix: string,
   namePrefix: string,
 ): Meter[] {
-  const out: Meter[] = [];
-  if (q.daily) {
-    const name = `${namePrefix}daily`;
-    out.push({
-      key: `${keyPrefix}daily`,
-      name,
+  return QUOTA_PERIODS.flatMap(({ period, window_s, counting }): Meter[] => {
+    const limit = q[period];
+    if (!limit) return [];
+    const meter: Meter = {
+      key: `${keyPrefix}${period}`,
+      name: `${namePrefix}${period}`,
       kind: 'quota',
-      limit: q.daily,
-      window_s: 86_400,
-      counting: 'day',
-    });
-  }
-  if (q.monthly) {
-    const name = `${namePrefix}monthly`;
-    // `w` in RateLimit-Policy: a 30-day month, nominally; the window itself is the calendar month.
-    out.push({
-      key: `${keyPrefix}monthly`,
-      name,
-      kind: 'quota',
-      limit: q.monthly,
-      window_s: 30 * 86_400,
-      counting: 'month',
-    });
-  }
-  return out;
+      limit,
+      window_s,
+      counting,
+    };
+    return [meter];
+  });
 }

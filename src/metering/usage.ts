@@ -54,9 +54,9 @@ export interface UsageRow {
   units: number;
   /** Requests per latency bucket (LATENCY_BUCKETS_MS, then one for above). */
   latency: number[];
-  /** Reads of a cached route answered from the read cache (L1, L2 or stale). */
+  /** Reads of a cached operation answered from the read cache (L1, L2 or stale). */
   cacheHits?: number;
-  /** Reads of a cached route that looked in the read cache (hits and misses). */
+  /** Reads of a cached operation that looked in the read cache (hits and misses). */
   cacheLookups?: number;
 }
 

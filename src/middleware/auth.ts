@@ -10,13 +10,13 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
-import type { RouteSpec } from '../routes/types';
 import { BROWSER_TOKEN_PREFIX, verifyBrowserToken } from '../tenants/browser-token';
 import { keyRing } from '../tenants/crypto';
 import { hasScope, requiredScope } from '../tenants/scopes';
 import { memoizedStores, type Stores } from '../tenants/stores';
 import { checkPresentedToken, TOKEN_PREFIX } from '../tenants/token';
 import type { HonoEnv } from '../types/context';
+import type { PlatformOperation } from '../types/operations';
 import type { Tenant, TokenRecord } from '../types/tenants';
 import { bearerChallenge, resourceOf } from './bearer';
 import { countAgainstClient, isThrottled, throttled } from './preauth';
@@ -195,9 +195,9 @@ export async function notePrincipal(c: Context<HonoEnv>): Promise<void> {
   }
 }
 
-/** A token without the scope a route needs gets a 403 that names the scope. */
-export function requireScope(spec: Pick<RouteSpec, 'group' | 'method'> | string) {
-  const needed = typeof spec === 'string' ? spec : requiredScope(spec);
+/** A token without the scope an operation needs gets a 403 that names the scope. */
+export function requireScope(op: Pick<PlatformOperation, 'group' | 'method'> | string) {
+  const needed = typeof op === 'string' ? op : requiredScope(op);
   return createMiddleware<HonoEnv>(async function requireScope(c, next) {
     if (!hasScope(c.get('token').scopes, needed)) {
       // RFC 6750 3.1: what to ask for (an OAuth client can ask its partner again).
@@ -211,6 +211,17 @@ export function requireScope(spec: Pick<RouteSpec, 'group' | 'method'> | string)
         headers: { 'WWW-Authenticate': challenge },
       });
     }
+    await next();
+  });
+}
+
+/**
+ * Refuses a browser token with `refusal()`, before the limiter counts anything: what
+ * only the token it was minted from may do (mint, rotate).
+ */
+export function notFromBrowser(refusal: () => GatewayError) {
+  return createMiddleware<HonoEnv>(async function notFromBrowser(c, next) {
+    if (c.get('token').prefix === BROWSER_TOKEN_PREFIX) throw refusal();
     await next();
   });
 }

@@ -8,7 +8,7 @@
  * in flight is a 409 (40901), with another request a 422 (42200). Reads are
  * untouched: no guard call.
  *
- * @example app.post('/session/create', …, tenantLimits(…), idempotency(spec), handler)
+ * @example app.post('/session/create', …, tenantLimits(…), idempotency(op), handler)
  */
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
@@ -18,9 +18,9 @@ import { sha256Hex } from '../hash';
 import { log } from '../log';
 import type { StoredAnswer } from '../objects/tenant/idempotency/idempotency-part';
 import { guardFor } from '../objects/tenant/tenant-guard';
-import { takesIdempotencyKey } from '../routes/table';
-import type { RouteSpec } from '../routes/types';
+import { takesIdempotencyKey } from '../operations/table';
 import type { HonoEnv } from '../types/context';
+import type { PlatformOperation } from '../types/operations';
 import { parseEnvelope } from '../upstream/normalize';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -32,18 +32,18 @@ const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 /** A claim left by an isolate that died is free again this long after the write's deadline. */
 const ABANDONED_AFTER_MS = 60_000;
 
-/** For writes only: proxy.ts gives GET routes no idempotency step. */
-export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
+/** For writes only: proxy.ts gives GET operations no idempotency step. */
+export function idempotency(op: Pick<PlatformOperation, 'id' | 'method' | 'upload'>) {
   return createMiddleware<HonoEnv>(async function idempotency(c, next) {
     const settings = c.get('settings');
     const key = c.req.header(IDEMPOTENCY_HEADER);
     // An upload's body streams through unkept: a repeat could not be told from another file.
-    if (!takesIdempotencyKey(spec)) {
+    if (!takesIdempotencyKey(op)) {
       if (key !== undefined) throw new GatewayError('IDEMPOTENCY_KEY_NOT_TAKEN');
       return next();
     }
     if (key === undefined) {
-      if (settings.IDEMPOTENCY_REQUIRED.includes(spec.id)) {
+      if (settings.IDEMPOTENCY_REQUIRED.includes(op.id)) {
         throw new GatewayError('IDEMPOTENCY_KEY_REQUIRED');
       }
       return next();
@@ -51,7 +51,7 @@ export function idempotency(spec: Pick<RouteSpec, 'id' | 'method' | 'upload'>) {
     if (!VALID_KEY.test(key)) throw new GatewayError('IDEMPOTENCY_KEY_INVALID');
 
     const fingerprint = await sha256Hex(
-      `${spec.method}\n${c.req.path}\n${JSON.stringify(c.get('input').body ?? null)}`,
+      `${op.method}\n${c.req.path}\n${JSON.stringify(c.get('input').body ?? null)}`,
     );
     const keys = guardFor(c.env, c.get('tenant').id).idempotency();
     // Keys are the sending token's (its line's), a browser token's its own: never shared.

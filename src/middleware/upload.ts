@@ -4,8 +4,8 @@
  * - 415 unless it is multipart/form-data with a boundary;
  * - 413 at once when its Content-Length is over MAX_UPLOAD_BYTES, else as soon
  *   as the stream runs past it, after at most that many bytes were read;
- * - each part must be a file under the route's file field (at most `maxFiles`)
- *   or one of its short text fields, checked by the route's schema at the end;
+ * - each part must be a file under the operation's file field (at most `maxFiles`)
+ *   or one of its short text fields, checked by the operation's schema at the end;
  * - a refusal errors the stream, so the platform's request is cut off before its
  *   closing boundary and never completes; the caller gets the refusal;
  * - a deadline that passes while the gateway waits for the caller's next bytes is
@@ -19,7 +19,7 @@ import type { Context } from 'hono';
 import { type ErrorKind, GatewayError, invalidField } from '../errors';
 import { type CredentialsEnd, watchCredentials } from '../limits/credentials-watch';
 import type { HonoEnv } from '../types/context';
-import type { UploadBody, UploadSpec } from '../types/routes';
+import type { UploadBody, UploadSpec } from '../types/operations';
 import { boundaryOf, MalformedMultipart, MultipartScanner, type PartHead } from './multipart';
 
 /** A text part's value may be at most this long (docs/BOUNDS.md). */
@@ -72,7 +72,7 @@ export function uploadBody(c: Context<HonoEnv>, spec: UploadSpec): UploadBody {
         // Refused already: nothing more goes on; the aborted call cancels the stream.
         if (failure) return new Promise<void>(() => undefined);
         // Watched from the first byte the platform asks for until the last is sent.
-        stopWatching ??= watchCredentials(c, (why) => refuse(credentialsEnded(why)));
+        stopWatching ??= watchCredentials(c, (why) => refuse(credentialsEndedError(why)));
         try {
           awaitingCaller = true;
           const { done, value } = await readOrBroken(reader);
@@ -121,7 +121,7 @@ const ENDED_BY: Record<CredentialsEnd, { kind: ErrorKind; what: string }> = {
 };
 
 /** The refusal of an upload whose credentials ended while it streamed. */
-function credentialsEnded(why: CredentialsEnd): GatewayError {
+function credentialsEndedError(why: CredentialsEnd): GatewayError {
   const { kind, what } = ENDED_BY[why];
   return new GatewayError(kind, {
     message: `${what} while the upload was streaming; the platform's request was cut off`,

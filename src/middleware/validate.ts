@@ -1,12 +1,12 @@
 /**
  * Validation before anything goes upstream. Path, query and body are parsed
- * with the route's zod schemas, and every failure becomes one envelope that
+ * with the operation's zod schemas, and every failure becomes one envelope that
  * names the field and its bound. Bodies are read once, within MAX_BODY_BYTES.
  * Routes outside the table validate with @hono/zod-validator (`validated`);
- * the platform routes' table entries with `validateInput`, which parses path,
+ * the platform operations' table entries with `validateInput`, which parses path,
  * query and body in one step and checks the body against the path.
  *
- * @example app.get('/team/lists', validateInput(spec), (c) => c.get('input').query)
+ * @example app.get('/team/lists', validateInput(operation), (c) => c.get('input').query)
  * @example app.post('/admin/tenants', validated('json', createBody), (c) => c.req.valid('json'))
  */
 import { zValidator } from '@hono/zod-validator';
@@ -15,37 +15,38 @@ import { createMiddleware } from 'hono/factory';
 import type { z } from 'zod';
 import { decodeUtf8, readCapped } from '../bytes';
 import { GatewayError, type InputLocation, invalidField } from '../errors';
-import { describeIssue } from '../routes/json-schema';
-import { noQuery } from '../routes/schemas';
-import type { RouteSpec } from '../routes/types';
+import { describeIssue } from '../operations/json-schema';
+import { noQuery } from '../operations/schemas';
 import type { HonoEnv } from '../types/context';
+import type { PlatformOperation } from '../types/operations';
 import { uploadBody } from './upload';
 
 type Target = 'param' | 'query' | 'json';
 const LOCATION: Record<Target, InputLocation> = { param: 'path', query: 'query', json: 'body' };
 
-type InputSpec = Pick<RouteSpec, 'params' | 'query' | 'body' | 'upload'>;
+/** What validation reads of an operation: its input schemas. */
+type InputSchemas = Pick<PlatformOperation, 'params' | 'query' | 'body' | 'upload'>;
 
 const NO_QUERY = noQuery();
 
 /**
- * A platform route's path, query and body, validated with its configured route's
- * schemas (ROUTE_OVERRIDES applied; proxy.ts resolves it first) or else the table
+ * A platform operation's path, query and body, validated with its configured schemas
+ * (ROUTE_OVERRIDES applied; proxy.ts sets the operation first) or else the table
  * entry's (defaults applied, unknown fields refused), set as `c.get('input')`. An
  * upload's body is not read here: it is checked as it streams upstream.
  */
-export function validateInput(spec: InputSpec) {
+export function validateInput(operation: InputSchemas) {
   return createMiddleware<HonoEnv>(async function validateInput(c, next) {
-    const route: InputSpec = c.get('route') ?? spec;
-    const path = c.get('routeParams') ?? c.req.param();
-    const params = route.params ? parsed(route.params, path, 'path') : {};
-    const query = parsed(route.query ?? NO_QUERY, queryValues(c), 'query');
+    const schemas: InputSchemas = c.get('operation') ?? operation;
+    const path = c.get('declaredParams') ?? c.req.param();
+    const params = schemas.params ? parsed(schemas.params, path, 'path') : {};
+    const query = parsed(schemas.query ?? NO_QUERY, queryValues(c), 'query');
     let body: Record<string, unknown> | undefined;
-    if (route.body) {
-      body = parsed(route.body, await readJsonBody(c), 'body');
+    if (schemas.body) {
+      body = parsed(schemas.body, await readJsonBody(c), 'body');
       bodyMatchesPath(params, body);
     }
-    const upload = route.upload ? uploadBody(c, route.upload) : undefined;
+    const upload = schemas.upload ? uploadBody(c, schemas.upload) : undefined;
     c.set('input', { params, query, body, ...(upload ? { upload } : {}) });
     try {
       await next();
@@ -134,7 +135,7 @@ function parsed<S extends z.ZodType>(
   value: unknown,
   location: InputLocation,
 ): z.output<S> {
-  // Operators' schemas (routes/json-schema.ts) bring no messages of their own: these name the bound.
+  // Operators' schemas (operations/json-schema.ts) bring no messages of their own: these name the bound.
   const result = schema.safeParse(value, { error: describeIssue });
   if (!result.success) throw validationError(location, result.error);
   return result.data;

@@ -7,7 +7,7 @@
  * code: the operator API's definitions use these schemas.
  */
 import * as z from 'zod';
-import { nameField } from '../routes/schemas';
+import { nameField } from '../operations/schemas';
 
 /** Bounds of one registration (docs/BOUNDS.md). */
 export const REDIRECT_URI_MAX_CHARS = 512;

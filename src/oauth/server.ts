@@ -6,7 +6,7 @@
 import type { Context } from 'hono';
 import { GatewayError } from '../errors';
 import { apiResource, mcpResource } from '../middleware/bearer';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import { expandScopes, PRESET_NAMES } from '../tenants/scopes';
 import type { HonoEnv } from '../types/context';
 

@@ -10,7 +10,7 @@ import type { HonoEnv } from '../types/context';
 
 export function operationId(id: string) {
   return createMiddleware<HonoEnv>(async function operationId(c, next) {
-    c.set('operation', id);
+    c.set('operationId', id);
     await next();
   });
 }

@@ -8,7 +8,7 @@
  */
 import * as z from 'zod';
 import type { RecentCursor, RecentQuery } from '../objects/tenant/recent/recent-requests-part';
-import { intFieldOr } from '../routes/schemas';
+import { intFieldOr } from '../operations/schemas';
 
 const tokenId = z.string().regex(/^tok_[0-9A-Za-z]{16}$/, 'token_id must be a token id (tok_...)');
 

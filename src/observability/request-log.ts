@@ -89,7 +89,7 @@ function logLine(c: Context<HonoEnv>, duration: number, tool: string | null) {
     // The token's id, never the token (also of a token refused after it was found).
     token_id: c.get('token')?.id ?? c.get('principal')?.tokenId ?? null,
     // The operation id, under the field name dashboards already read (docs/OBSERVABILITY.md).
-    route: c.get('operation') ?? null,
+    route: c.get('operationId') ?? null,
     method: c.req.method,
     status,
     code: answerCode(c, status, answered),

@@ -1,7 +1,7 @@
 /**
  * The partner contract: an OpenAPI 3.1 document generated from the operations
- * the settings serve (routes/catalog.ts: the route table, ROUTE_OVERRIDES'
- * amended schemas, PLATFORM_OPERATIONS), never written by hand per route.
+ * the settings serve (operations/catalog.ts: the operation table, ROUTE_OVERRIDES'
+ * amended schemas, PLATFORM_OPERATIONS), never written by hand per operation.
  * Parameters, bodies, bounds, enums, formats and defaults come from the zod
  * schemas (or the operator's JSON Schema they were made from); success answers
  * from the platform's models (openapi/models.ts); errors from the ERRORS
@@ -11,11 +11,12 @@
 import { mintBody, STREAM_SCOPE, streamParams } from '../browser/schemas';
 import { ERRORS } from '../errors';
 import { recentQuerySchema } from '../observability/recent-query';
-import type { Catalog } from '../routes/catalog';
-import { takesIdempotencyKey } from '../routes/table';
-import type { RouteSpec, UploadSpec } from '../routes/types';
+import { oncePer } from '../once-per';
+import type { Catalog } from '../operations/catalog';
+import { takesIdempotencyKey } from '../operations/table';
 import { rotateBody } from '../tenants/rotate-body';
 import { hasScope, ROTATE_SCOPE, requiredScope, USAGE_SCOPE } from '../tenants/scopes';
+import type { PlatformOperation, UploadSpec } from '../types/operations';
 import { GATEWAY_VERSION } from '../version';
 import { anyValue, MODELS, SUCCESS_DATA } from './models';
 import { fieldsOf, type JsonSchema, jsonBody, parametersOf } from './schema';
@@ -97,15 +98,9 @@ const OWN_TOKEN_OPERATION_ID = 'token.own';
  * allow (its own view). The whole document is built once per catalog (per isolate).
  */
 export function partnerDocument(catalog: Catalog, view: TokenView | null): OpenApiDocument {
-  let whole = built.get(catalog);
-  if (!whole) {
-    whole = build(catalog);
-    built.set(catalog, whole);
-  }
+  const whole = wholeDocument(catalog);
   return view ? viewOf(whole, view) : whole;
 }
-
-const built = new WeakMap<Catalog, OpenApiDocument>();
 
 function viewOf(doc: OpenApiDocument, view: TokenView): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
@@ -124,13 +119,16 @@ function visibleTo(op: Operation, view: TokenView): boolean {
   return typeof scope === 'string' && hasScope(view.scopes, scope);
 }
 
+/** The whole document, built once per catalog. */
+const wholeDocument = oncePer(build);
+
 function build(catalog: Catalog): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   const add = (path: string, method: string, operation: Operation) => {
     paths[path] = { ...paths[path], [method]: operation };
   };
-  for (const spec of catalog.routes) {
-    add(openApiPath(spec.path), spec.method.toLowerCase(), operation(spec));
+  for (const op of catalog.operations) {
+    add(openApiPath(op.path), op.method.toLowerCase(), operation(op));
   }
   add('/auth/browser-token', 'post', mintOperation());
   add('/usage', 'get', usageOperation());
@@ -182,32 +180,32 @@ function build(catalog: Catalog): OpenApiDocument {
   };
 }
 
-function operation(spec: RouteSpec): Operation {
-  const scope = requiredScope(spec);
-  const keyed = takesIdempotencyKey(spec);
+function operation(op: PlatformOperation): Operation {
+  const scope = requiredScope(op);
+  const keyed = takesIdempotencyKey(op);
   const parameters = [
-    ...parametersOf(spec.params, 'path'),
-    ...parametersOf(spec.query, 'query'),
+    ...parametersOf(op.params, 'path'),
+    ...parametersOf(op.query, 'query'),
     ...(keyed ? [IDEMPOTENCY_KEY_PARAMETER] : []),
   ];
   const statuses = [
     ...COMMON_ERRORS,
-    ...(spec.body || spec.upload ? [413, 415] : []),
+    ...(op.body || op.upload ? [413, 415] : []),
     ...(keyed ? [409, 422] : []),
   ].sort((a, b) => a - b);
   return {
-    operationId: spec.id,
-    tags: [spec.group],
-    summary: SUMMARIES[spec.id] ?? spec.id,
+    operationId: op.id,
+    tags: [op.group],
+    summary: SUMMARIES[op.id] ?? op.id,
     description: [
       `Needs the scope \`${scope}\`.`,
-      spec.declared ? 'Declared by the operator (PLATFORM_OPERATIONS).' : '',
-      RULES[spec.id] ?? '',
-      spec.cache
+      op.declared ? 'Declared by the operator (PLATFORM_OPERATIONS).' : '',
+      RULES[op.id] ?? '',
+      op.cache
         ? 'Served from the read cache (see `X-Cache`, `Age`); `Cache-Control: no-cache` ' +
           'revalidates, `no-store` bypasses.'
         : '',
-      spec.secrets ? 'API key values are masked unless the token has `apikeys:admin`.' : '',
+      op.secrets ? 'API key values are masked unless the token has `apikeys:admin`.' : '',
       keyed
         ? 'Send an `Idempotency-Key` to make a retry safe: a repeat within 24 h gets the first ' +
           'answer back (`Idempotent-Replayed: true`) without a second platform call.'
@@ -217,10 +215,10 @@ function operation(spec: RouteSpec): Operation {
       .join(' '),
     'x-required-scope': scope,
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...jsonBody(spec.body),
-    ...(spec.upload ? uploadBody(spec.upload) : {}),
+    ...jsonBody(op.body),
+    ...(op.upload ? uploadBody(op.upload) : {}),
     responses: {
-      '200': success(SUCCESS_DATA[spec.id] ?? anyValue, Boolean(spec.cache), keyed),
+      '200': success(SUCCESS_DATA[op.id] ?? anyValue, Boolean(op.cache), keyed),
       ...errorRefs(statuses),
     },
   };
@@ -285,7 +283,7 @@ function success(data: JsonSchema, cached: boolean, write = false) {
     content: {
       'application/json': {
         schema: {
-          anyOf: [envelopeOf(data), ref('schemas', 'PlatformEnvelope')],
+          anyOf: [envelopeSchemaOf(data), ref('schemas', 'PlatformEnvelope')],
         },
       },
     },
@@ -433,7 +431,7 @@ function gatewayAnswer(
     description,
     headers: { 'X-Request-ID': ref('headers', 'X-Request-ID') },
     content: {
-      'application/json': { schema: envelopeOf({ type: 'object', properties, required }) },
+      'application/json': { schema: envelopeSchemaOf({ type: 'object', properties, required }) },
     },
   };
 }
@@ -461,7 +459,7 @@ function streamOperation() {
 const errorRefs = (statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [String(s), ref('responses', `E${s}`)]));
 
-export function envelopeOf(data: JsonSchema): JsonSchema {
+export function envelopeSchemaOf(data: JsonSchema): JsonSchema {
   return {
     type: 'object',
     properties: { code: { const: 0 }, msg: { type: 'string' }, data },

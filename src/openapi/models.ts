@@ -3,7 +3,7 @@
  * specification) as JSON Schema, for the OpenAPI document's success answers. The
  * platform adds fields freely, so objects stay open; types are what the
  * specification states. Request schemas are not here: they come from the
- * route table's zod schemas.
+ * operation table's zod schemas.
  */
 type Schema = Record<string, unknown>;
 

@@ -9,7 +9,7 @@ import { Hono } from 'hono';
 import { presentedToken, tenantAuth } from '../middleware/auth';
 import { tenantLimits } from '../middleware/limits';
 import { operationId } from '../observability/operation-id';
-import { catalogOf } from '../routes/catalog';
+import { catalogOf } from '../operations/catalog';
 import { BROWSER_TOKEN_PREFIX } from '../tenants/browser-token';
 import type { HonoEnv } from '../types/context';
 import { type OpenApiDocument, partnerDocument } from './document';

@@ -1,11 +1,11 @@
 /**
  * zod to JSON Schema for the OpenAPI documents: what a caller sends (the
  * schemas' input side), with the wire form a field declares for itself
- * (routes/schemas.ts `WIRE`: an integer that travels as query text, say), and
+ * (operations/schemas.ts `WIRE`: an integer that travels as query text, say), and
  * what the gateway answers (the output side).
  */
 import * as z from 'zod';
-import { WIRE } from '../routes/schemas';
+import { WIRE } from '../operations/schemas';
 
 export type JsonSchema = Record<string, unknown>;
 

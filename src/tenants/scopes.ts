@@ -1,8 +1,8 @@
 /**
- * Token scopes, derived from the route groups: `<group>:read` for GET routes
+ * Token scopes, derived from the operation groups: `<group>:read` for GET operations
  * and `<group>:write` for the others, plus `usage:read` (a tenant's own usage,
  * GET /usage) and `token:rotate` (a token rotating itself, POST /token/rotate:
- * only by explicit grant). API keys are platform secrets: their routes need an
+ * only by explicit grant). API keys are platform secrets: their operations need an
  * explicit grant (no preset reaches an `apikeys:` scope), and only
  * `apikeys:admin`, which implies read and write, sees `api_key` values unmasked
  * (docs/OPERATING.md, "Scopes").
@@ -14,7 +14,10 @@
  * then (beside explicit-only scopes) counts as the preset (docs/OPERATING.md,
  * "Presets follow new groups").
  */
-import { ROUTE_GROUPS, type RouteSpec } from '../routes/types';
+
+import { oncePer } from '../once-per';
+import { OPERATION_GROUPS } from '../operations/groups';
+import type { PlatformOperation } from '../types/operations';
 
 /** A tenant's own usage and limits (GET /usage). */
 export const USAGE_SCOPE = 'usage:read';
@@ -29,7 +32,7 @@ export const ROTATE_SCOPE = 'token:rotate';
  */
 export const PARTNER_SCOPE = 'partner:manage';
 
-/** Every scope there is for these route groups. */
+/** Every scope there is for these operation groups. */
 export function scopesOf(groups: readonly string[]): string[] {
   return [
     ...groups.flatMap((g) => [`${g}:read`, `${g}:write`]),
@@ -41,7 +44,7 @@ export function scopesOf(groups: readonly string[]): string[] {
 }
 
 /** The scopes of the built-in groups (declared operations may add groups: catalog.groups). */
-export const ALL_SCOPES: readonly string[] = scopesOf(ROUTE_GROUPS);
+export const ALL_SCOPES: readonly string[] = scopesOf(OPERATION_GROUPS);
 
 /** Scopes that reach the platform's own API keys: never granted by a preset. */
 export const isApiKeyScope = (scope: string) => scope.startsWith('apikeys:');
@@ -72,7 +75,7 @@ const PRESET_RULES: ReadonlyMap<string, (scope: string) => boolean> = new Map([
 export const PRESET_NAMES: readonly string[] = [...PRESET_RULES.keys()];
 
 /** What a preset grants over these groups, listed (a browser token's scopes, the docs). */
-export function presetScopes(name: string, groups: readonly string[] = ROUTE_GROUPS): string[] {
+export function presetScopes(name: string, groups: readonly string[] = OPERATION_GROUPS): string[] {
   const rule = PRESET_RULES.get(name);
   return rule ? scopesOf(groups).filter(rule) : [];
 }
@@ -84,7 +87,7 @@ export function presetScopes(name: string, groups: readonly string[] = ROUTE_GRO
  */
 export function grantScopes(
   names: readonly string[],
-  groups: readonly string[] = ROUTE_GROUPS,
+  groups: readonly string[] = OPERATION_GROUPS,
 ): { scopes: string[]; unknown: string[] } {
   const known = new Set(scopesOf(groups));
   const presets = PRESET_NAMES.filter((p) => names.includes(p));
@@ -98,7 +101,7 @@ export function grantScopes(
 /** Presets expanded over these groups: the listed scopes a grant asks for, for a browser token. */
 export function expandScopes(
   names: readonly string[],
-  groups: readonly string[] = ROUTE_GROUPS,
+  groups: readonly string[] = OPERATION_GROUPS,
 ): { scopes: string[]; unknown: string[] } {
   const { scopes, unknown } = grantScopes(names, groups);
   const listed = new Set(
@@ -107,8 +110,8 @@ export function expandScopes(
   return { scopes: [...listed].sort(), unknown };
 }
 
-export function requiredScope(spec: Pick<RouteSpec, 'group' | 'method'>): string {
-  return `${spec.group}:${spec.method === 'GET' ? 'read' : 'write'}`;
+export function requiredScope(op: Pick<PlatformOperation, 'group' | 'method'>): string {
+  return `${op.group}:${op.method === 'GET' ? 'read' : 'write'}`;
 }
 
 export function hasScope(granted: readonly string[], needed: string): boolean {
@@ -136,25 +139,18 @@ interface Grant {
 }
 
 /** A stored scope list as a grant, once per list (token records are memoized per isolate). */
-const grants = new WeakMap<readonly string[], Grant>();
-
-function grantOf(granted: readonly string[]): Grant {
-  let grant = grants.get(granted);
-  if (!grant) {
-    const scopes = new Set(granted);
-    const presets = granted.filter((s) => PRESET_RULES.has(s));
-    // Exactly what a preset was expanded to (explicit-only scopes aside): issued as that preset.
-    const listed = granted.filter((s) => !isExplicitScope(s));
-    for (const earlier of EARLIER_PRESETS) {
-      const same =
-        listed.length === earlier.scopes.length && earlier.scopes.every((s) => scopes.has(s));
-      if (same) presets.push(earlier.name);
-    }
-    grant = { scopes, presets };
-    grants.set(granted, grant);
+const grantOf = oncePer((granted: readonly string[]): Grant => {
+  const scopes = new Set(granted);
+  const presets = granted.filter((s) => PRESET_RULES.has(s));
+  // Exactly what a preset was expanded to (explicit-only scopes aside): issued as that preset.
+  const listed = granted.filter((s) => !isExplicitScope(s));
+  for (const earlier of EARLIER_PRESETS) {
+    const same =
+      listed.length === earlier.scopes.length && earlier.scopes.every((s) => scopes.has(s));
+    if (same) presets.push(earlier.name);
   }
-  return grant;
-}
+  return { scopes, presets };
+});
 
 /**
  * What a partner may give an app or a key of its own (docs/OAUTH.md, "Settings"): the
@@ -164,7 +160,7 @@ function grantOf(granted: readonly string[]): Grant {
 export function grantable(
   asked: readonly string[],
   ceiling: readonly string[],
-  groups: readonly string[] = ROUTE_GROUPS,
+  groups: readonly string[] = OPERATION_GROUPS,
 ): { scopes: string[]; unknown: string[] } {
   const { scopes, unknown } = expandScopes(asked, groups);
   return {

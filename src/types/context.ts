@@ -4,8 +4,8 @@
  * every layer, errors.ts included, may use them (docs/ARCHITECTURE.md).
  */
 import type { RequestIdVariables } from 'hono/request-id';
+import type { ConfiguredOperation, ValidatedInput } from './operations';
 import type { ForwardOutcome, IdempotencyClaim, LimiterVerdict } from './outcomes';
-import type { ResolvedRoute, ValidatedInput } from './routes';
 import type { Settings } from './settings';
 import type { Tenant, TokenRecord } from './tenants';
 import type { Operator } from './wire';
@@ -85,12 +85,12 @@ export interface Variables extends RequestIdVariables {
    * counted in that tenant's usage history too (observability/request-log.ts).
    */
   principal?: { tenantId: string; tokenId: string };
-  /** A platform route's validated path, query and body (middleware/validate.ts). */
+  /** A platform operation's validated path, query and body (middleware/validate.ts). */
   input: ValidatedInput;
-  /** A platform route's configured route (ROUTE_OVERRIDES applied), resolved once by proxy.ts. */
-  route?: ResolvedRoute;
+  /** The platform operation as configured (ROUTE_OVERRIDES applied), set once by proxy.ts. */
+  operation?: ConfiguredOperation;
   /** A declared operation's path parameters, as its match found them (proxy.ts). */
-  routeParams?: Record<string, string>;
+  declaredParams?: Record<string, string>;
   /** From the TenantGuard's verdict; part of every cache key (absent = bypass). */
   cacheVersion?: string;
   /** Set for browser tokens: their own rate-limit partition inside the tenant's. */
@@ -107,7 +107,7 @@ export interface Variables extends RequestIdVariables {
    * Operation id (`team.list`, …), or what else answers (`admin`, `auth.browser_token`):
    * observability/operation-id.ts, proxy.ts. The log line calls it `route`.
    */
-  operation?: string;
+  operationId?: string;
   /** What the tenant's limits decided (middleware/limits.ts). */
   limiter?: LimiterVerdict;
   /** What an Idempotency-Key's claim found (middleware/idempotency.ts). */

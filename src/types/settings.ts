@@ -1,20 +1,20 @@
 /**
  * Settings as the gateway reads them once parsed (docs/CONFIGURATION.md, "Vars"), and
  * the shapes inside them. Declared here, apart from the zod schemas that
- * parse them (settings.ts, metering/policy.ts, routes/overrides.ts), so that the
+ * parse them (settings.ts, metering/policy.ts, operations/overrides.ts), so that the
  * request context (types/context.ts) needs no runtime module; each schema is
  * checked against its type here with `satisfies`.
  */
 
-import type { CachePolicy, InputSchema, RouteSpec } from './routes';
+import type { CachePolicy, InputSchema, PlatformOperation } from './operations';
 
 export type { CachePolicy };
 
 /**
- * Resource groups of the built-in route table (routes/types.ts lists them); scopes and group
+ * Resource groups of the built-in operation table (operations/groups.ts lists them); scopes and group
  * quotas use them. Operations an operator declares may name other groups.
  */
-export type RouteGroup =
+export type OperationGroup =
   | 'apikeys'
   | 'calls'
   | 'teams'
@@ -25,7 +25,7 @@ export type RouteGroup =
   | 'reports';
 
 /** One operation's entry in ROUTE_OVERRIDES. */
-export interface RouteOverride {
+export interface OperationOverride {
   upstream_path?: string;
   credential?: 'authorization' | 'x-api-key';
   cost?: number;
@@ -39,7 +39,7 @@ export interface RouteOverride {
 }
 
 /** ROUTE_OVERRIDES: by operation id. */
-export type RouteOverrides = Record<string, RouteOverride>;
+export type OperationOverrides = Record<string, OperationOverride>;
 
 export interface RatePolicy {
   name: string;
@@ -56,7 +56,7 @@ export interface QuotaAmounts {
 /** A tenant's limits (DEFAULT_LIMITS, or its own): rate policies, quotas, how isolates admit. */
 export interface Limits {
   policies: RatePolicy[];
-  quota: QuotaAmounts & { groups?: Partial<Record<RouteGroup, QuotaAmounts>> };
+  quota: QuotaAmounts & { groups?: Partial<Record<OperationGroup, QuotaAmounts>> };
   limiter?: 'leased' | 'exact';
 }
 
@@ -88,9 +88,9 @@ export interface Settings {
   KEY_ENCRYPTION_KEY: string;
   UPSTREAM_TIMEOUT_MS: number;
   PLATFORM_AUTH_SCHEME: string;
-  ROUTE_OVERRIDES: RouteOverrides;
-  /** Operations an operator declared (routes/declared.ts), in the setting's order. */
-  PLATFORM_OPERATIONS: RouteSpec[];
+  ROUTE_OVERRIDES: OperationOverrides;
+  /** Operations an operator declared (operations/declared.ts), in the setting's order. */
+  PLATFORM_OPERATIONS: PlatformOperation[];
   TENANT_MEMO_TTL_MS: number;
   MAX_BODY_BYTES: number;
   /** Largest multipart upload body, streamed (middleware/upload.ts). */

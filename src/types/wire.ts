@@ -308,7 +308,7 @@ export interface SeriesPoint {
    */
   p50_ms: number | null;
   p95_ms: number | null;
-  /** Reads answered from the read cache, and reads that looked in it (cached routes only). */
+  /** Reads answered from the read cache, and reads that looked in it (cached operations only). */
   cache_hits: number;
   cache_lookups: number;
 }

@@ -9,11 +9,11 @@
  * goes through; its success closes the breaker, its failure opens it again.
  * Time is always passed in, so the state machine is tested without waiting.
  *
- * The window is counted in two halves (the current one and the one before),
- * so an outcome counts for between half a window and a whole one, and a
- * breaker is a dozen numbers however busy its key (docs/RESILIENCE.md, "What
- * tenants share").
+ * The window is counted in two halves (half-windows.ts), so an outcome counts
+ * for between half a window and a whole one, and a breaker is a dozen numbers
+ * however busy its key (docs/RESILIENCE.md, "What tenants share").
  */
+import { HalfWindowCounts } from './half-windows';
 
 export interface BreakerOptions {
   consecutiveFailures: number;
@@ -31,24 +31,19 @@ export type BreakerState = 'closed' | 'open' | 'half-open';
 /** What a caller may do now: call (perhaps as the probe), or answer at once. */
 export type Permit = { allowed: true; probe: boolean } | { allowed: false; retryAfterMs: number };
 
-/** Which half-window `now` falls in (breakers and retry budgets count in halves). */
-export function halfOf(now: number, windowMs: number): number {
-  return Math.floor(now / Math.max(1, windowMs / 2));
-}
-
-export class CircuitBreaker {
+export class CircuitBreaker extends HalfWindowCounts {
   private current: BreakerState = 'closed';
   private inARow = 0;
   /** Open: when it opened. Half-open: when the probe out now went through, or -1. */
   private since = 0;
-  /** Outcomes of the current half-window and of the one before it. */
-  private half = 0;
-  private calls = 0;
-  private failures = 0;
-  private prevCalls = 0;
-  private prevFailures = 0;
+  /** Its counts (HalfWindowCounts): calls, and failures among them, over the window. */
+  constructor(readonly options: BreakerOptions) {
+    super();
+  }
 
-  constructor(readonly options: BreakerOptions) {}
+  protected windowMs(): number {
+    return this.options.windowMs;
+  }
 
   /** The state at `now`: an open breaker whose cool-down is over reads as half-open. */
   state(now: number): BreakerState {
@@ -82,7 +77,7 @@ export class CircuitBreaker {
   }
 
   success(now: number): void {
-    this.count(now, false);
+    this.tally(now, 1, 0);
     this.inARow = 0;
     // Only the probe closes it: a call that began before the breaker opened proves little.
     if (this.current === 'half-open') this.close();
@@ -90,13 +85,13 @@ export class CircuitBreaker {
 
   /** Counts a failure; true when it opened the breaker. */
   failure(now: number): boolean {
-    this.count(now, true);
+    this.tally(now, 1, 1);
     this.inARow++;
     if (this.current === 'open') return false;
     const tripped =
       this.current === 'half-open' ||
       this.inARow >= this.options.consecutiveFailures ||
-      this.ratioTripped();
+      this.ratioTripped(now);
     if (tripped) this.trip(now);
     return tripped;
   }
@@ -110,25 +105,12 @@ export class CircuitBreaker {
   /** Closes it now (the upstream-wide breaker, once the platform answered any key). */
   close(): void {
     this.current = 'closed';
-    this.calls = this.failures = this.prevCalls = this.prevFailures = 0;
+    this.clearCounts();
   }
 
-  private count(now: number, failed: boolean): void {
-    const half = halfOf(now, this.options.windowMs);
-    if (half !== this.half) {
-      const next = half === this.half + 1;
-      this.prevCalls = next ? this.calls : 0;
-      this.prevFailures = next ? this.failures : 0;
-      this.calls = this.failures = 0;
-      this.half = half;
-    }
-    this.calls++;
-    if (failed) this.failures++;
-  }
-
-  private ratioTripped(): boolean {
-    const calls = this.calls + this.prevCalls;
-    const failures = this.failures + this.prevFailures;
+  private ratioTripped(now: number): boolean {
+    const calls = this.callsIn(now);
+    const failures = this.markedIn(now);
     return calls >= this.options.minCalls && failures / calls >= this.options.failureRatio;
   }
 }

@@ -1,13 +1,13 @@
 /**
  * "Check key" (docs/OPERATING.md, "Checking a platform key"): one cheap read with a
  * platform key, `calls.filter_values` (a small answer that holds no secret), as the
- * route table sends it (its credential header, ROUTE_OVERRIDES applied). It goes
+ * operation table sends it (its credential header, ROUTE_OVERRIDES applied). It goes
  * around the breakers, pauses and key health that guard tenants' calls, so it sees
  * the platform's own answer and leaves no trace on a key's failure state. The
  * outcome never holds the key.
  */
 import { GatewayError } from '../errors';
-import type { ResolvedRoute } from '../routes/types';
+import type { ConfiguredOperation } from '../types/operations';
 import type { Settings } from '../types/settings';
 import type { KeyCheck } from '../types/wire';
 import { callPlatform } from './fetch';
@@ -20,13 +20,13 @@ const KEY_CHECK_TIMEOUT_MS = 5000;
 
 export async function checkPlatformKey(
   settings: Settings,
-  route: ResolvedRoute,
+  operation: ConfiguredOperation,
   platformKey: string,
   requestId: string,
 ): Promise<KeyCheck> {
   const ms = Math.min(KEY_CHECK_TIMEOUT_MS, settings.UPSTREAM_TIMEOUT_MS);
   const request = buildUpstreamRequest(settings, {
-    route,
+    operation,
     params: {},
     query: {},
     platformKey,
@@ -38,7 +38,7 @@ export async function checkPlatformKey(
     result,
     status,
     code,
-    operation: route.id,
+    operation: operation.id,
     ms: Date.now() - started,
   });
   try {

@@ -7,7 +7,8 @@
  * the key, for at most MAX_KEYS keys; a few hundred bytes each (measured by
  * `npm run chaos`).
  */
-import { type BreakerOptions, CircuitBreaker, halfOf } from './breaker';
+import { type BreakerOptions, CircuitBreaker } from './breaker';
+import { HalfWindowCounts } from './half-windows';
 import { type RetryBudgetOptions, retryFits } from './retry-budget';
 import { NEVER_COUNTED } from './several-keys';
 
@@ -47,43 +48,31 @@ export class KeyHealth extends CircuitBreaker {
 
 /**
  * A key's own retry budget: the upstream's rule (retry-budget.ts) over the
- * key's own calls, counted in two halves of the window like the breaker, so
- * it is five numbers. The upstream's budget, counted exactly, stays the
- * ceiling above it.
+ * key's own calls, counted in two halves of the window like the breaker
+ * (half-windows.ts), so it is a handful of numbers. The upstream's budget,
+ * counted exactly, stays the ceiling above it.
  */
-export class KeyRetryBudget {
-  private half = 0;
-  private calls = 0;
-  private retries = 0;
-  private prevCalls = 0;
-  private prevRetries = 0;
+export class KeyRetryBudget extends HalfWindowCounts {
+  /** Its counts (HalfWindowCounts): first attempts, and retries, over the window. */
+  constructor(readonly options: RetryBudgetOptions) {
+    super();
+  }
 
-  constructor(readonly options: RetryBudgetOptions) {}
+  protected windowMs(): number {
+    return this.options.windowMs;
+  }
 
   /** A first attempt: it earns retry room. */
   noteCall(now: number): void {
-    this.roll(now);
-    this.calls++;
+    this.tally(now, 1, 0);
   }
 
   hasRoom(now: number): boolean {
-    this.roll(now);
-    return retryFits(this.calls + this.prevCalls, this.retries + this.prevRetries, this.options);
+    return retryFits(this.callsIn(now), this.markedIn(now), this.options);
   }
 
   spend(now: number): void {
-    this.roll(now);
-    this.retries++;
-  }
-
-  private roll(now: number): void {
-    const half = halfOf(now, this.options.windowMs);
-    if (half === this.half) return;
-    const next = half === this.half + 1;
-    this.prevCalls = next ? this.calls : 0;
-    this.prevRetries = next ? this.retries : 0;
-    this.calls = this.retries = 0;
-    this.half = half;
+    this.tally(now, 0, 1);
   }
 }
 

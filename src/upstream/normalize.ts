@@ -6,23 +6,18 @@
 import { type Bytes, decodeUtf8, readCapped } from '../bytes';
 import { humanDuration } from '../duration';
 import { ERRORS, GatewayError } from '../errors';
+import type { Envelope } from '../types/wire';
 import { retryAfterSeconds } from './retry-after';
 
 /** Largest upstream body the gateway will read, in bytes (docs/BOUNDS.md). */
 export const MAX_UPSTREAM_BYTES = 8 * 1024 * 1024;
-
-export interface Envelope {
-  code: number;
-  msg: string;
-  data: unknown;
-}
 
 export interface UpstreamResult {
   status: number;
   /** The body exactly as the platform sent it (or as masked, for secrets). */
   body: Bytes;
   /** Parsed envelope; null when served from the cache (only successes are cached). */
-  envelope: Envelope | null;
+  envelope: Envelope<unknown> | null;
   /** The body decoded, where it already was (a fresh answer), so nothing decodes it twice. */
   text?: string;
 }
@@ -129,7 +124,7 @@ async function readBody(res: Response, tooLarge: () => Error): Promise<Bytes> {
 }
 
 /** The envelope in a body, or null when it is not one. */
-export function parseEnvelope(body: Bytes): Envelope | null {
+export function parseEnvelope(body: Bytes): Envelope<unknown> | null {
   try {
     const parsed: unknown = JSON.parse(decodeUtf8(body));
     return isEnvelope(parsed) ? parsed : null;
@@ -138,7 +133,7 @@ export function parseEnvelope(body: Bytes): Envelope | null {
   }
 }
 
-function isEnvelope(value: unknown): value is Envelope {
+function isEnvelope(value: unknown): value is Envelope<unknown> {
   if (typeof value !== 'object' || value === null) return false;
   return (
     Number.isInteger(Reflect.get(value, 'code')) &&

@@ -6,6 +6,15 @@ const shapes = { pattern: /sk-[A-Za-z0-9_-]{16,}/g, tenantKey: 'tenant-own-key-0
 const masked = (value: unknown) =>
   JSON.parse(new TextDecoder().decode(maskSecrets(utf8(JSON.stringify(value)), shapes)));
 
+/** Numbers in [0, 1) from a seed (a linear congruential generator): the same texts every run. */
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+}
+
 describe('masking platform secrets', () => {
   it('masks strings under fields that name a key or a secret, in any case or style', () => {
     const body = {
@@ -120,11 +129,7 @@ describe('the secret-field scan', () => {
   it('agrees with the regex on 20,000 random texts', () => {
     const parts = ['key', 'KEY', 'Token', 'secrets', 'passwd', 'credential', 'x', 'é', '1'];
     const joints = ['"', '":"', '" : "', '"\u00a0:\n"', ':', ' ', '\u2028', '""'];
-    let seed = 42;
-    const random = () => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
-      return seed / 2 ** 31;
-    };
+    const random = seeded(42);
     let found = 0;
     for (let n = 0; n < 20_000; n++) {
       let text = '';
@@ -149,11 +154,7 @@ describe('the escaped-name scan', () => {
 
   it('agrees with the forward regex on 50,000 random texts of quotes, escapes and colons', () => {
     const alphabet = ['a', 'key', '"', '\\', ':', ' ', 'u', '0079', ',', '{', '}', 'n'];
-    let seed = 7;
-    const random = () => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
-      return seed / 2 ** 31;
-    };
+    const random = seeded(7);
     let found = 0;
     for (let n = 0; n < 50_000; n++) {
       let text = '';

@@ -1,23 +1,22 @@
 /**
  * Builds the upstream request from validated parts only: nothing the caller
- * sent reaches the platform unless it passed the route's schema or the
+ * sent reaches the platform unless it passed the operation's schema or the
  * header allow-list below. The caller's Authorization, x-api-key, Cookie and
  * hop-by-hop headers are therefore never forwarded.
  */
 
-import type { ResolvedRoute } from '../routes/types';
-import type { UploadBody } from '../types/routes';
+import type { ConfiguredOperation, UploadBody } from '../types/operations';
 import type { Settings } from '../types/settings';
 
 /** Caller headers worth passing on; everything else is dropped. */
 const FORWARDED_HEADERS = ['accept-language', 'user-agent'] as const;
 
 export interface UpstreamCall {
-  route: ResolvedRoute;
+  operation: ConfiguredOperation;
   params: Record<string, unknown>;
   query: Record<string, unknown>;
   body?: Record<string, unknown>;
-  /** An upload route's multipart body, streamed as it arrives (middleware/upload.ts). */
+  /** An upload operation's multipart body, streamed as it arrives (middleware/upload.ts). */
   upload?: UploadBody;
   platformKey: string;
   requestId: string;
@@ -28,14 +27,14 @@ export interface UpstreamCall {
 
 function upstreamUrl(
   base: string,
-  route: ResolvedRoute,
+  operation: ConfiguredOperation,
   params: Record<string, unknown>,
   query: Record<string, unknown>,
 ): string {
   // Most paths have no placeholder: no regex pass for them.
-  const path = !route.upstreamPath.includes(':')
-    ? route.upstreamPath
-    : route.upstreamPath.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
+  const path = !operation.upstreamPath.includes(':')
+    ? operation.upstreamPath
+    : operation.upstreamPath.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
         // Own properties only: an operator's `:constructor` placeholder is empty, not a function.
         encodeURIComponent(String(Object.hasOwn(params, name) ? params[name] : '')),
       );
@@ -74,12 +73,12 @@ export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): Up
     if (value) headers[name] = value;
   }
   const scheme = settings.PLATFORM_AUTH_SCHEME;
-  headers[call.route.credential] =
-    call.route.credential === 'authorization' && scheme
+  headers[call.operation.credential] =
+    call.operation.credential === 'authorization' && scheme
       ? `${scheme} ${call.platformKey}`
       : call.platformKey;
 
-  const url = upstreamUrl(settings.PLATFORM_BASE_URL, call.route, call.params, call.query);
+  const url = upstreamUrl(settings.PLATFORM_BASE_URL, call.operation, call.params, call.query);
   const { upload } = call;
   if (upload) {
     headers['content-type'] = upload.contentType;
@@ -88,7 +87,7 @@ export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): Up
       upload.length === null
         ? upload.stream
         : upload.stream.pipeThrough(new FixedLengthStream(upload.length));
-    const init = { method: call.route.method, headers, body, redirect: 'manual' as const };
+    const init = { method: call.operation.method, headers, body, redirect: 'manual' as const };
     return {
       url,
       init,
@@ -102,7 +101,7 @@ export function buildUpstreamRequest(settings: Settings, call: UpstreamCall): Up
   return {
     url,
     init: {
-      method: call.route.method,
+      method: call.operation.method,
       headers,
       body: hasBody ? JSON.stringify(call.body) : null,
       redirect: 'manual',

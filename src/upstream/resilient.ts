@@ -22,9 +22,9 @@ import { callPlatform, failedBeforeAnswer, failedByCaller } from './fetch';
 import { backoffAsHeld, type UpstreamResult } from './normalize';
 import type { UpstreamRequest } from './request';
 import {
+  type HealthRefusal,
   type HealthSummary,
   type Outcome,
-  type Refusal,
   type ResilienceOptions,
   UpstreamHealth,
 } from './upstream-health';
@@ -118,7 +118,7 @@ export async function callResilient(call: ResilientCall): Promise<UpstreamResult
 }
 
 /** The answer to a call refused without calling the platform. */
-function refusal(r: Refusal, now: number): GatewayError {
+function refusal(r: HealthRefusal, now: number): GatewayError {
   const forKey = r.scope === 'key' ? ' for this platform key' : '';
   if (r.refused === 'held') {
     count('held_refusals');

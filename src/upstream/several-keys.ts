@@ -4,13 +4,13 @@
  * several platform keys (platform-verdict.ts). This counts distinct keys that
  * did something, and calls, within a window.
  *
- * Counting is in the same two half-windows as the breakers (breaker.ts): a
+ * Counting is in the same two half-windows as the breakers (half-windows.ts): a
  * key counts from when it did it for between half a window and a whole one.
  * Each key remembers only the half in which it was last counted (one number
  * in its KeyHealth), so counting costs nothing per key beyond that, and
  * nothing is ever iterated.
  */
-import { halfOf } from './breaker';
+import { HalfWindowCounts, halfOf } from './half-windows';
 
 /** Fewest keys that can speak for the upstream, however few keys call it. */
 export const MIN_SEVERAL_KEYS = 3;
@@ -18,11 +18,15 @@ export const MIN_SEVERAL_KEYS = 3;
 /** The half a key never counted remembers. */
 export const NEVER_COUNTED = -2;
 
-/** Counts in the current half-window and the one before, with a way to start afresh. */
-abstract class HalfWindows {
+/** Distinct keys that did one thing (failed, stopped, were paused) within the window. */
+export class DistinctKeys {
   private half = NEVER_COUNTED;
   /** Added to every half: forget() moves it on, so no earlier mark still counts. */
   private shift = 0;
+  /** Keys counted in the current half; those of them not counted in the half before. */
+  private current = 0;
+  private fresh = 0;
+  private previous = 0;
 
   constructor(private readonly windowMs: number) {}
 
@@ -30,27 +34,6 @@ abstract class HalfWindows {
   forget(): void {
     this.shift += 2;
   }
-
-  /** The current half; when it changed, the counts move on first. */
-  protected roll(now: number): number {
-    const half = halfOf(now, this.windowMs) + this.shift;
-    if (half !== this.half) {
-      this.moveOn(half === this.half + 1);
-      this.half = half;
-    }
-    return half;
-  }
-
-  /** A new half began: the current counts become the previous half's, or none if not adjacent. */
-  protected abstract moveOn(adjacent: boolean): void;
-}
-
-/** Distinct keys that did one thing (failed, stopped, were paused) within the window. */
-export class DistinctKeys extends HalfWindows {
-  /** Keys counted in the current half; those of them not counted in the half before. */
-  private current = 0;
-  private fresh = 0;
-  private previous = 0;
 
   /**
    * Counts a key at `now`, given the half in which it was last counted
@@ -70,29 +53,41 @@ export class DistinctKeys extends HalfWindows {
     return this.previous + this.fresh;
   }
 
-  protected moveOn(adjacent: boolean): void {
-    this.previous = adjacent ? this.current : 0;
-    this.current = this.fresh = 0;
+  /**
+   * The current half; when it changed, the counts move on first: the current ones become
+   * the previous half's, or none if not adjacent.
+   */
+  private roll(now: number): number {
+    const half = halfOf(now, this.windowMs) + this.shift;
+    if (half !== this.half) {
+      this.previous = half === this.half + 1 ? this.current : 0;
+      this.current = this.fresh = 0;
+      this.half = half;
+    }
+    return half;
   }
 }
 
 /** Calls (of any key) within the window. */
-export class RecentCalls extends HalfWindows {
-  private current = 0;
-  private previous = 0;
+export class RecentCalls extends HalfWindowCounts {
+  constructor(private readonly window: number) {
+    super();
+  }
+
+  protected windowMs(): number {
+    return this.window;
+  }
 
   add(now: number): void {
-    this.roll(now);
-    this.current++;
+    this.tally(now, 1, 0);
   }
 
   count(now: number): number {
-    this.roll(now);
-    return this.previous + this.current;
+    return this.callsIn(now);
   }
 
-  protected moveOn(adjacent: boolean): void {
-    this.previous = adjacent ? this.current : 0;
-    this.current = 0;
+  /** Starts counting afresh (the platform answered a call). */
+  forget(): void {
+    this.clearCounts();
   }
 }

@@ -23,11 +23,11 @@ export interface ResilienceOptions {
 }
 
 /** Whose state refused a call: the caller's platform key's, or the whole upstream's. */
-export type Scope = 'key' | 'upstream';
+export type HealthScope = 'key' | 'upstream';
 
-export type Refusal =
-  | { refused: 'held'; scope: Scope; kind: PauseKind; until: number }
-  | { refused: 'open'; scope: Scope; retryAfterMs: number };
+export type HealthRefusal =
+  | { refused: 'held'; scope: HealthScope; kind: PauseKind; until: number }
+  | { refused: 'open'; scope: HealthScope; retryAfterMs: number };
 
 /** A call let through: its key's state, and whether it is a breaker's probe. */
 export interface Ticket {
@@ -77,7 +77,7 @@ export class UpstreamHealth {
   }
 
   /** Lets a call with this key through, or says why not. */
-  admit(keyId: string, now: number): Ticket | Refusal {
+  admit(keyId: string, now: number): Ticket | HealthRefusal {
     const key = this.keys.use(keyId);
     const held = this.heldAt(key, now);
     if (held) return held;
@@ -159,7 +159,7 @@ export class UpstreamHealth {
   }
 
   /** The pause that holds this key now, its own or the upstream's, the longer if both. */
-  private heldAt(key: KeyHealth, now: number): Refusal | null {
+  private heldAt(key: KeyHealth, now: number): HealthRefusal | null {
     // The upstream's hold, like its breaker, holds only a key whose own latest call failed.
     const upstreamUntil = key.lastFailed ? this.heldUntil : 0;
     const own = key.pauseUntil > now && key.pauseUntil >= upstreamUntil;

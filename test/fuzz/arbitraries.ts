@@ -6,8 +6,8 @@
  */
 import fc from 'fast-check';
 import { ERRORS } from '../../src/errors';
-import { ROUTE_SPECS } from '../../src/routes/table';
-import type { RouteSpec } from '../../src/routes/types';
+import { BUILT_IN_OPERATIONS } from '../../src/operations/table';
+import type { PlatformOperation } from '../../src/types/operations';
 import { type Field, INT_MAX, MAX_DIGITS, MODELS, type RouteModel, UNFUZZED } from './model';
 
 type G = fc.GeneratorValue;
@@ -424,7 +424,7 @@ function renderBody(body: NonNullable<Draft['body']>): string {
 
 /** Methods each gateway path answers. */
 const METHODS_BY_PATH = new Map<string, string[]>();
-for (const spec of ROUTE_SPECS) {
+for (const spec of BUILT_IN_OPERATIONS) {
   METHODS_BY_PATH.set(spec.path, [...(METHODS_BY_PATH.get(spec.path) ?? []), spec.method]);
 }
 
@@ -438,7 +438,7 @@ interface Built {
   paramSegments: Record<string, number>;
 }
 
-function buildValid(g: G, spec: RouteSpec, model: RouteModel, ctx: FuzzContext): Built {
+function buildValid(g: G, spec: PlatformOperation, model: RouteModel, ctx: FuzzContext): Built {
   const paramValues: Record<string, string> = {};
   const paramSegments: Record<string, number> = {};
   const forwardedParams: Record<string, string> = {};
@@ -585,7 +585,7 @@ function orderPair(
   forwarded[b] = second.value;
 }
 
-function validAuth(g: G, ctx: FuzzContext, spec: RouteSpec): [string, string][] {
+function validAuth(g: G, ctx: FuzzContext, spec: PlatformOperation): [string, string][] {
   const readOnlyFits = spec.method === 'GET' && spec.group !== 'apikeys';
   const token = readOnlyFits && chance(g, 15) ? ctx.readOnlyToken : ctx.token;
   return pick(g, [
@@ -606,12 +606,12 @@ function validAuth(g: G, ctx: FuzzContext, spec: RouteSpec): [string, string][] 
 interface Mutation {
   name: string;
   aspect: 'route' | 'param' | 'query' | 'body' | 'auth' | 'header';
-  applies: (spec: RouteSpec, model: RouteModel, d: Draft) => boolean;
+  applies: (spec: PlatformOperation, model: RouteModel, d: Draft) => boolean;
   /** Changes the draft; returns the codes the gateway may answer with. */
   apply: (
     g: G,
     d: Draft,
-    spec: RouteSpec,
+    spec: PlatformOperation,
     model: RouteModel,
     ctx: FuzzContext,
     b: Built,
@@ -619,8 +619,8 @@ interface Mutation {
 }
 
 const always = () => true;
-const hasQuery = (_: RouteSpec, m: RouteModel) => m.query.length > 0;
-const hasBody = (_: RouteSpec, m: RouteModel, d: Draft) =>
+const hasQuery = (_: PlatformOperation, m: RouteModel) => m.query.length > 0;
+const hasBody = (_: PlatformOperation, m: RouteModel, d: Draft) =>
   m.body !== undefined && d.body !== undefined;
 
 function flip(token: string, at: number): string {
@@ -1017,7 +1017,9 @@ export const MUTATIONS: Mutation[] = [
 
 // ---------------------------------------------------------------- the case
 
-const PATHS_WITH_PARAMS = new Set(ROUTE_SPECS.filter((s) => s.path.includes(':')).map((s) => s.id));
+const PATHS_WITH_PARAMS = new Set(
+  BUILT_IN_OPERATIONS.filter((s) => s.path.includes(':')).map((s) => s.id),
+);
 
 function requestIdForm(g: G, mustBePlain: boolean): RequestIdForm {
   if (mustBePlain) return 'plain';
@@ -1042,7 +1044,7 @@ export function batchArbitrary(ctx: FuzzContext, size: number): fc.Arbitrary<Cas
 }
 
 /** The operations fuzzed: every one but those with their own tests (model.ts, UNFUZZED). */
-export const FUZZED_SPECS = ROUTE_SPECS.filter((s) => !UNFUZZED.includes(s.id));
+export const FUZZED_SPECS = BUILT_IN_OPERATIONS.filter((s) => !UNFUZZED.includes(s.id));
 
 function buildCase(g: G, ctx: FuzzContext): CasePlan {
   const spec = pick(g, FUZZED_SPECS);

@@ -2,7 +2,7 @@
  * The fuzzer's own model of every operation's inputs, written from
  * PLATFORM.md's bounds and docs/BOUNDS.md (not read out of the zod
  * schemas), so the gateway is checked against an independent oracle.
- * fuzz.test.ts checks that it names exactly the routes and fields of ROUTE_SPECS.
+ * fuzz.test.ts checks that it names exactly the routes and fields of BUILT_IN_OPERATIONS.
  */
 
 /** Decimal integers: the schema's regex takes at most 16 digits, leading zeros included. */

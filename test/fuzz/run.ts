@@ -5,7 +5,7 @@
 import { expect } from 'vitest';
 import errorsDoc from '../../docs/ERRORS.md?raw';
 import { ERRORS } from '../../src/errors';
-import { ROUTE_SPECS } from '../../src/routes/table';
+import { BUILT_IN_OPERATIONS } from '../../src/operations/table';
 import { gateway, injectFault, type UpstreamRecord, upstreamSaw } from '../helpers';
 import type { CasePlan, FuzzContext } from './arbitraries';
 
@@ -15,7 +15,7 @@ const DOCUMENTED = new Set<number>(
   [...errorsDoc.matchAll(/^\| (\d{5}) \|/gm)].map((m) => Number(m[1])),
 );
 
-const SPECS = new Map(ROUTE_SPECS.map((s) => [s.id, s]));
+const SPECS = new Map(BUILT_IN_OPERATIONS.map((s) => [s.id, s]));
 const FILTER_VALUES = '/user/call/filter_values';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

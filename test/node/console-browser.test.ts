@@ -382,7 +382,7 @@ describe('the console in Chromium', () => {
     expect(csvText.split('\n')[0]).toBe(
       't,token,requests,units,p50_ms,p95_ms,cache_hits,cache_lookups',
     );
-    // The partner's reads are of a cached route: they looked in the read cache, and the
+    // The partner's reads are of a cached operation: they looked in the read cache, and the
     // page draws the hit ratio.
     const lookups = csvText
       .trim()
@@ -390,7 +390,7 @@ describe('the console in Chromium', () => {
       .slice(1)
       .reduce((sum, line) => sum + Number(line.split(',')[7] ?? 0), 0);
     expect(lookups).toBeGreaterThan(0);
-    await page.getByText('Cache hit ratio (reads of cached routes)').waitFor();
+    await page.getByText('Cache hit ratio (reads of cached operations)').waitFor();
     problems.push(...(await axeProblems(page, 'usage')));
 
     // What remains of the token's own limits (exact mode: its 6 requests counted at once).
@@ -662,7 +662,7 @@ describe('the console in Chromium', () => {
     await page.locator('#new-plan-p0-window').fill('3600');
     await page.locator('#new-plan-p0-alg').selectOption('fixed');
     await page.getByRole('radio', { name: /^exact/ }).check();
-    // A route-group quota is editable too.
+    // An operation-group quota is editable too.
     await page.locator('#new-plan-add-group').selectOption('sessions');
     await page.getByRole('button', { name: 'Add group quota' }).click();
     await page.getByLabel('sessions: a day').fill('50');

@@ -359,7 +359,7 @@ describe('requests sampled from the document', () => {
   });
 });
 
-describe("the gateway's bounds are the platform's (src/routes/bounds.ts)", () => {
+describe("the gateway's bounds are the platform's (src/operations/bounds.ts)", () => {
   it('page_num at its largest reaches the platform, which answers it; one more is refused', async () => {
     const max = Number.MAX_SAFE_INTEGER;
     const at = await call('GET', '/team/lists', { page_num: String(max) });

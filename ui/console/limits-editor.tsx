@@ -1,6 +1,6 @@
 /**
  * The editor of a set of limits (admin only): rate policies, the daily and monthly
- * quotas, quotas per route group, and the mode. A tenant's own limits and a plan
+ * quotas, quotas per operation group, and the mode. A tenant's own limits and a plan
  * use it alike (PUT .../limits, PUT /admin/plans/{name}: the same body). The
  * browser checks the API's bounds first (src/metering/policy.ts); what the API still
  * refuses lands next to the field it names.
@@ -42,7 +42,7 @@ export function LimitsEditor(props: {
   /** What saving does, said under the title (which limits win). */
   hint?: string;
   limits: Limits;
-  /** Route groups that may have quotas of their own. */
+  /** Operation groups that may have quotas of their own. */
   quotaGroups: readonly string[];
   saveLabel: string;
   save: (limits: Limits) => Promise<string>;
@@ -250,7 +250,7 @@ export function LimitsEditor(props: {
         </div>
       </fieldset>
       <fieldset>
-        <legend>Quotas of a route group (counted besides the tenant's)</legend>
+        <legend>Quotas of an operation group (counted besides the tenant's)</legend>
         {groups.map((g, i) => (
           <div class="row" key={g.group}>
             <Field

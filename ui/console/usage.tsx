@@ -1,6 +1,6 @@
 /**
  * A tenant's usage over 24 h, 7 d, 30 d or 90 d, from the hourly rollups
- * (GET /admin/tenants/:id/analytics): requests by status class, route or
+ * (GET /admin/tenants/:id/analytics): requests by status class, operation or
  * token, refusals by policy, p50/p95 latency and the read cache's hit ratio,
  * drawn with uPlot; a CSV of what the chart shows (docs/CONSOLE.md).
  */
@@ -229,7 +229,7 @@ export function UsageSection(props: { tenantId: string }) {
             status class
           </option>
           <option value="route" selected={split === 'route'}>
-            route
+            operation
           </option>
           <option value="token" selected={split === 'token'}>
             token
@@ -289,7 +289,7 @@ export function UsageSection(props: { tenantId: string }) {
             onDrawn={onDrawn}
           />
           <Chart
-            title="Cache hit ratio (reads of cached routes)"
+            title="Cache hit ratio (reads of cached operations)"
             x={data.x}
             series={[{ label: 'hits', values: data.hitRatio }]}
             unit="%"

@@ -18,6 +18,28 @@ const tokenA: Scope = { group: 'teams', tokenId: 'tok_a' };
 const tokenB: Scope = { group: 'teams', tokenId: 'tok_b' };
 
 /** An isolate's lease settings under `limits`. */
+/** A broker (region enam) over a root reached through `acquire`, on the clock `now`. */
+function brokerOver(
+  acquire: BrokerIo['acquire'],
+  now: () => number = () => START,
+  more: Partial<BrokerIo> = {},
+): BrokerCore {
+  return new BrokerCore(
+    { name: 't@enam', leaseMs: 5000 },
+    { acquire, now, wakeAt: () => undefined, ...more },
+  );
+}
+
+/** An isolate's way to `broker`, at START. */
+function isolateIo(broker: BrokerCore): AdmissionIo {
+  return {
+    acquire: (req) => broker.acquire(req),
+    record: async () => undefined,
+    waitUntil: () => undefined,
+    now: () => START,
+  };
+}
+
 function isolateSettings(limits: Limits): LeaseSettings {
   return {
     leaseMaxMs: 1000,
@@ -44,19 +66,15 @@ function brokerOverHeldRoot(
   const root = guard.limits;
   let rootCalls = 0;
   let held: Promise<void> | null = null;
-  const broker = new BrokerCore(
-    { name: 't@enam', leaseMs: 5000 },
-    {
-      acquire: async (req) => {
-        rootCalls++;
-        const answer = root.acquire(req);
-        if (held) await held;
-        return answer;
-      },
-      now,
-      wakeAt: () => undefined,
-      onRootDecides,
+  const broker = brokerOver(
+    async (req) => {
+      rootCalls++;
+      const answer = root.acquire(req);
+      if (held) await held;
+      return answer;
     },
+    now,
+    { onRootDecides },
   );
   const hold = () => {
     let release = () => {};
@@ -218,24 +236,12 @@ describe('BrokerCore', () => {
     // a call can be answered before the push and land after it.
     const held: (() => void)[] = [];
     let holding = true;
-    const broker = new BrokerCore(
-      { name: 't@enam', leaseMs: 5000 },
-      {
-        acquire: (req) => {
-          const answer = root.acquire(req);
-          if (!holding) return Promise.resolve(answer);
-          return new Promise((resolve) => held.push(() => resolve(answer)));
-        },
-        now: () => START,
-        wakeAt: () => undefined,
-      },
-    );
-    const io: AdmissionIo = {
-      acquire: (req) => broker.acquire(req),
-      record: async () => undefined,
-      waitUntil: () => undefined,
-      now: () => START,
-    };
+    const broker = brokerOver((req) => {
+      const answer = root.acquire(req);
+      if (!holding) return Promise.resolve(answer);
+      return new Promise((resolve) => held.push(() => resolve(answer)));
+    });
+    const io = isolateIo(broker);
     const settings = isolateSettings(limits);
     // tok_b is known to the broker and its pool.
     holding = false;
@@ -419,17 +425,10 @@ describe('BrokerCore', () => {
     const guard = detachedGuard(limits);
     const root = guard.limits;
     let rootCalls = 0;
-    const broker = new BrokerCore(
-      { name: 't@enam', leaseMs: 5000 },
-      {
-        acquire: async (req) => {
-          rootCalls++;
-          return root.acquire(req);
-        },
-        now: () => START,
-        wakeAt: () => undefined,
-      },
-    );
+    const broker = brokerOver(async (req) => {
+      rootCalls++;
+      return root.acquire(req);
+    });
     const request = () => askFor(limits, START);
     for (let i = 0; i < 100; i++) {
       expect((await broker.acquire(request())).scopes[0]?.refusal).toBeNull();
@@ -447,23 +446,11 @@ describe('BrokerCore', () => {
     let down = true;
     const root = detachedGuard().limits;
     const limits: Limits = { policies: [{ name: 'burst', limit: 10, window_s: 60 }], quota: {} };
-    const broker = new BrokerCore(
-      { name: 't@enam', leaseMs: 5000 },
-      {
-        acquire: async (req) => {
-          if (down) throw new Error('Network connection lost.');
-          return root.acquire(req);
-        },
-        now: () => START,
-        wakeAt: () => undefined,
-      },
-    );
-    const io: AdmissionIo = {
-      acquire: (req) => broker.acquire(req),
-      record: async () => undefined,
-      waitUntil: () => undefined,
-      now: () => START,
-    };
+    const broker = brokerOver(async (req) => {
+      if (down) throw new Error('Network connection lost.');
+      return root.acquire(req);
+    });
+    const io = isolateIo(broker);
     const settings = isolateSettings(limits);
     expect((await new Admission().admit('t', tokenA, 1, settings, io)).kind).toBe('unavailable');
     down = false;
@@ -645,20 +632,16 @@ describe('BrokerCore: refusal leases', () => {
       release = resolve;
     });
     let selfCalls = 0;
-    const broker = new BrokerCore(
-      { name: 't@enam', leaseMs: 5000 },
-      {
-        acquire: async (req) => {
-          const answer = root.acquire(req);
-          if (req.scopes[0]?.group === 'self') {
-            selfCalls++;
-            await hold;
-          }
-          return answer;
-        },
-        now: () => now,
-        wakeAt: () => undefined,
+    const broker = brokerOver(
+      async (req) => {
+        const answer = root.acquire(req);
+        if (req.scopes[0]?.group === 'self') {
+          selfCalls++;
+          await hold;
+        }
+        return answer;
       },
+      () => now,
     );
     const request = (scope: Scope) => askFor(limits, now, scope);
     // tok_a fills its window of a second.
@@ -747,17 +730,13 @@ describe('BrokerCore: refusal leases', () => {
     const root = guard.limits;
     let now = START;
     const brokerAsks: number[] = [];
-    const broker = new BrokerCore(
-      { name: 't@enam', leaseMs: 5000 },
-      {
-        acquire: async (req) => {
-          // The broker's own calls name it; an isolate's passed through do not.
-          if (req.holder) brokerAsks.push(req.scopes.length);
-          return root.acquire(req);
-        },
-        now: () => now,
-        wakeAt: () => undefined,
+    const broker = brokerOver(
+      async (req) => {
+        // The broker's own calls name it; an isolate's passed through do not.
+        if (req.holder) brokerAsks.push(req.scopes.length);
+        return root.acquire(req);
       },
+      () => now,
     );
     const request = (scope: Scope) => askFor(limits, now, scope);
     // Two minutes of browser tokens, each seen once: a new partition every 100 ms.

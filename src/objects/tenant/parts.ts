@@ -21,7 +21,7 @@ import { type Chores, SWEEP_EVERY_MS } from './part';
 import { RecentRequestsPart } from './recent/recent-requests-part';
 import { TenantRecordPart } from './record/tenant-record-part';
 import { TenantStanding } from './record/tenant-standing';
-import { Settings } from './settings';
+import { GuardSettings } from './settings';
 import type { Sql } from './sql';
 import { TokenStanding } from './tokens/token-standing';
 import { TokensPart } from './tokens/tokens-part';
@@ -43,7 +43,7 @@ export class TenantParts {
   private readonly chores: Chores[];
 
   constructor(sql: Sql, io: TenantIo) {
-    const settings = new Settings(sql);
+    const settings = new GuardSettings(sql);
     const tellBrokers = (push: Parameters<LimitsPart['tellBrokers']>[0]) =>
       this.limits.tellBrokers(push);
     this.tokenStanding = new TokenStanding(sql);

@@ -22,7 +22,7 @@ export interface SettingsView<N extends SettingName> {
   put(name: N, value: string | null): void;
 }
 
-export class Settings implements SettingsView<SettingName> {
+export class GuardSettings implements SettingsView<SettingName> {
   private readonly values = new Map<SettingName, string | null>();
 
   constructor(private readonly sql: Sql) {

@@ -11,7 +11,7 @@ import { detachedIo } from '../../../../scripts/sim/tenant-io';
 import type { UsageRow } from '../../../metering/usage';
 import { HistoryPart } from '../history/history-part';
 import { usageRow } from '../history/usage-row.fixture';
-import { Settings } from '../settings';
+import { GuardSettings } from '../settings';
 import type { AlertConfig, QuotaUse } from './alerts';
 import { AlertsPart } from './alerts-part';
 import { SERVER_ERROR_MIN_REQUESTS } from './health-alerts';
@@ -32,7 +32,7 @@ function part() {
   const wakes: number[] = [];
   const sql = memorySql();
   const io = detachedIo(() => clock.now, { tenantId: 'ten_a', wakeBy: (at) => wakes.push(at) });
-  const history = new HistoryPart(sql, new Settings(sql), io);
+  const history = new HistoryPart(sql, new GuardSettings(sql), io);
   return { clock, wakes, history, alerts: new AlertsPart(sql, history, io) };
 }
 

@@ -23,7 +23,7 @@ import {
   noteQuotaUse,
   type QuotaUse,
   readAlertConfig,
-  recentAlerts,
+  readAlertLog,
   sendTestAlert,
   sweepAlertsSent,
   writeAlertConfig,
@@ -80,7 +80,7 @@ export class AlertsPart implements Chores {
 
   /** The alert log, newest first. */
   recent(): RecentAlert[] {
-    return recentAlerts(this.sql);
+    return readAlertLog(this.sql);
   }
 
   /** One signed test delivery to the webhook, now; null when none is set. */

@@ -226,7 +226,7 @@ export function raiseAlert(
 }
 
 /** The alert log, newest first: what was raised, and what became of its delivery. */
-export function recentAlerts(sql: Sql): RecentAlert[] {
+export function readAlertLog(sql: Sql): RecentAlert[] {
   return sql
     .exec<{ id: number; at: number; body: string; delivery: string }>(
       'SELECT id, at, body, delivery FROM alert_log ORDER BY id DESC',

@@ -68,7 +68,7 @@ export interface ConsentRequest {
   codeChallenge: string;
   /** Who approves: `token:<id>` of the portal's token. */
   grantedBy: string;
-  /** The route groups there are now (declared operations add some). */
+  /** The operation groups there are now (declared operations add some). */
   groups: string[];
   now: number;
   codeTtlMs: number;

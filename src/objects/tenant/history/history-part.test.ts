@@ -10,7 +10,7 @@ import { detachedIo } from '../../../../scripts/sim/tenant-io';
 import type { UsageBatch } from '../../../metering/usage';
 import type { FleetHour } from '../../fleet/fleet-board';
 import type { TenantIo } from '../io';
-import { Settings } from '../settings';
+import { GuardSettings } from '../settings';
 import { FLEET_REPORT_MS, FLEET_SETTLE_MS } from './fleet-report';
 import { HistoryPart } from './history-part';
 import type { HistoryQuery } from './rollups';
@@ -27,7 +27,7 @@ function part(io: Partial<TenantIo> = {}) {
   const sql = memorySql();
   const history = new HistoryPart(
     sql,
-    new Settings(sql),
+    new GuardSettings(sql),
     detachedIo(() => clock.now, io),
   );
   return { clock, history };

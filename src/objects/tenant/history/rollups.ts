@@ -1,6 +1,6 @@
 /**
- * The history part's rollups (history-part.ts): hourly usage per token, route and
- * status class, and refusals per policy and operation (docs/STORAGE.md), in the
+ * The history part's rollups (history-part.ts): hourly usage per token, operation (the
+ * column `route`) and status class, and refusals per policy and operation (docs/STORAGE.md), in the
  * tables `usage_hourly` and `refusals_hourly`. Batches from isolates add up; rows
  * older than the retention go.
  */

@@ -24,7 +24,7 @@ import {
 import { meterState, secondsUntil } from '../../../metering/meter-state';
 import { type Limits, type Meter, type MeterOptions, metersFor } from '../../../metering/policy';
 import type { UsageBatch } from '../../../metering/usage';
-import { ROUTE_GROUPS } from '../../../routes/types';
+import { OPERATION_GROUPS } from '../../../operations/groups';
 import type { TenantUsage } from '../../../types/wire';
 import type { AlertsPart } from '../alerts/alerts-part';
 import type { HistoryPart } from '../history/history-part';
@@ -284,7 +284,7 @@ export class LimitsPart implements Chores {
   usage(now: number, defaults: Limits, tokenId?: string): TenantUsage {
     const own = this.store.ownLimits();
     const limits = this.limitsInForce(defaults);
-    const groups = ROUTE_GROUPS.filter((g) => limits.quota.groups?.[g]);
+    const groups = OPERATION_GROUPS.filter((g) => limits.quota.groups?.[g]);
     const meters = new Map<string, Meter>();
     for (const group of ['teams' as const, ...groups]) {
       for (const m of metersFor(limits, null, { group, tokenId: '' }, NO_OPTIONS)) {

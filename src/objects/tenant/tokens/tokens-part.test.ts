@@ -13,7 +13,7 @@ import { detachedIo } from '../../../../scripts/sim/tenant-io';
 import type { BrokerPush } from '../../../metering/lease-protocol';
 import type { TokenEntry } from '../../../tenants/token-store';
 import type { NewAuditEntry } from '../../audit/audit-log';
-import { Settings } from '../settings';
+import { GuardSettings } from '../settings';
 import type { MintedToken } from './token-registry';
 import { TokenStanding } from './token-standing';
 import { TokensPart } from './tokens-part';
@@ -43,7 +43,7 @@ function part(stored: TokenEntry[] = []) {
   const sql = memorySql();
   const standing = new TokenStanding(sql);
   const tokens = new TokensPart(sql, {
-    settings: new Settings(sql),
+    settings: new GuardSettings(sql),
     standing,
     io: detachedIo(() => T0, {
       audit: async (entry) => {

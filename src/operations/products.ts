@@ -3,8 +3,8 @@
  * queries (the current client's dashboard, PLATFORM.md version 0.3.2; x-api-key).
  */
 import * as z from 'zod';
+import type { PlatformOperation } from '../types/operations';
 import { opaqueId, textField, urlField } from './schemas';
-import type { RouteSpec } from './types';
 
 /** Longest product text and most attachments accepted (docs/BOUNDS.md). */
 export const PRODUCT_MAX_CHARS = 2000;
@@ -15,7 +15,7 @@ const attachment = z.strictObject({
   file_url: urlField('file_url'),
 });
 
-export const productRoutes: RouteSpec[] = [
+export const productOperations: PlatformOperation[] = [
   {
     id: 'product.create',
     title: 'Submit a product for analysis',

@@ -1,5 +1,5 @@
 /**
- * The shape of a platform operation (routes/types.ts builds the table on it).
+ * The shape of a platform operation (src/operations/ builds the table on it).
  * Declared here, below settings, because an operator declares operations in a
  * setting (PLATFORM_OPERATIONS, docs/CONFIGURATION.md) and amends built-in
  * ones in another (ROUTE_OVERRIDES): types/settings.ts carries both.
@@ -56,22 +56,23 @@ export interface UploadBody {
 export interface ValidatedInput {
   params: Record<string, unknown>;
   query: Record<string, unknown>;
-  /** Absent for routes without a JSON body. */
+  /** Absent for operations without a JSON body. */
   body?: Record<string, unknown>;
-  /** Upload routes only: the body as a checked stream. */
+  /** Upload operations only: the body as a checked stream. */
   upload?: UploadBody;
 }
 
 /** Lets a check read another operation's data, through the cache where it has one. */
 export interface PlatformReader {
-  data(routeId: string): Promise<unknown>;
+  data(operationId: string): Promise<unknown>;
 }
 
 /**
- * One upstream operation. Everything the gateway does for a route is driven
- * by this entry: matching, validation, forwarding, credential injection.
+ * One platform operation, built in (src/operations/) or declared (PLATFORM_OPERATIONS).
+ * Everything the gateway does for it is driven by this entry: matching, validation,
+ * forwarding, credential injection.
  */
-export interface RouteSpec {
+export interface PlatformOperation {
   /** Stable operation id: used in ROUTE_OVERRIDES, logs and docs. */
   id: string;
   method: HttpMethod;
@@ -82,7 +83,7 @@ export interface RouteSpec {
   credential: CredentialHeader;
   /** Resource group: scopes `<group>:read` and `<group>:write`, group quotas, OpenAPI tags. */
   group: string;
-  /** Units this request counts against rate policies and quotas; see routeCost(). */
+  /** Units this request counts against rate policies and quotas; operations/overrides.ts sets the default. */
   cost?: number;
   /** Responses carry platform secrets (`api_key`): masked without apikeys:admin. */
   secrets?: boolean;
@@ -121,5 +122,9 @@ export interface RouteSpec {
   effect?: { destructive?: boolean; openWorld?: boolean };
 }
 
-/** A route as configured: overrides applied, upstream path and cost settled. */
-export type ResolvedRoute = RouteSpec & { upstreamPath: string; cost: number; timeoutMs: number };
+/** An operation as configured: overrides applied, upstream path, cost and deadline settled. */
+export type ConfiguredOperation = PlatformOperation & {
+  upstreamPath: string;
+  cost: number;
+  timeoutMs: number;
+};

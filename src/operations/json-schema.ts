@@ -11,18 +11,18 @@
  *   do, unless the schema sets `additionalProperties` itself;
  * - anything it cannot convert (`not`, `if`, an external `$ref`) is a settings error
  *   that names the field;
- * - a `pattern` is taken only when it cannot backtrack badly (routes/pattern-check.ts)
+ * - a `pattern` is taken only when it cannot backtrack badly (operations/pattern-check.ts)
  *   and its string has a `maxLength` of at most MAX_PATTERN_TEXT, which the pattern
  *   itself checks first (zod runs a pattern even on a text its maxLength refused);
  *   `patternProperties` are not taken.
  *
  * The schema as the operator wrote it rides along as the wire form
- * (routes/schemas.ts `WIRE`), which is what OpenAPI and /docs show.
+ * (operations/schemas.ts `WIRE`), which is what OpenAPI and /docs show.
  */
 import * as z from 'zod';
+import type { InputSchema } from '../types/operations';
 import { patternProblem } from './pattern-check';
 import { opaqueId, WIRE } from './schemas';
-import type { InputSchema } from './types';
 
 type Json = Record<string, unknown>;
 

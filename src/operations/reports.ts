@@ -4,8 +4,8 @@
  * x-api-key).
  */
 import * as z from 'zod';
+import type { PlatformOperation } from '../types/operations';
 import { opaqueId, textField, urlField } from './schemas';
-import type { RouteSpec } from './types';
 
 /** Bounds of a report update (docs/BOUNDS.md). */
 export const REPORT_TEXT_MAX_CHARS = 5000;
@@ -57,7 +57,7 @@ const reportUpdate = z
     message: 'name at least one report field to change',
   });
 
-export const reportRoutes: RouteSpec[] = [
+export const reportOperations: PlatformOperation[] = [
   {
     // Changed by report.update through the gateway: a cached copy would hide the change.
     id: 'report.info',

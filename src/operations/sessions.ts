@@ -1,5 +1,6 @@
 /** `session.*`: sessions and their messages (x-api-key operations). */
 import * as z from 'zod';
+import type { PlatformOperation } from '../types/operations';
 import {
   dateTimeField,
   enumField,
@@ -12,7 +13,6 @@ import {
   uuidField,
   wordField,
 } from './schemas';
-import type { RouteSpec } from './types';
 
 /** Longest task text accepted for a new session (docs/BOUNDS.md). */
 export const TASK_MAX_CHARS = 20_000;
@@ -69,7 +69,7 @@ const createBody = z
     body.team_id !== undefined && body.task === undefined ? { ...body, task: '' } : body,
   );
 
-export const sessionRoutes: RouteSpec[] = [
+export const sessionOperations: PlatformOperation[] = [
   {
     id: 'session.create',
     title: 'Start a session',

@@ -1,11 +1,11 @@
 /** `browser.*`: browser instances and their pages (x-api-key operations). */
 import * as z from 'zod';
+import type { PlatformOperation } from '../types/operations';
 import { opaqueId, pageNum, pageSize } from './schemas';
-import type { RouteSpec } from './types';
 
 const browserParams = z.object({ browser_id: opaqueId('browser_id') });
 
-export const browserRoutes: RouteSpec[] = [
+export const browserOperations: PlatformOperation[] = [
   {
     id: 'browser.info',
     title: 'Get a browser instance',

@@ -1,9 +1,9 @@
 /** `apikey.create`, `apikey.delete` and `apikey.list`: the platform's API keys. */
 import * as z from 'zod';
+import type { PlatformOperation } from '../types/operations';
 import { intField, pageNum, pageSize, textField } from './schemas';
-import type { RouteSpec } from './types';
 
-export const apiKeyRoutes: RouteSpec[] = [
+export const apiKeyOperations: PlatformOperation[] = [
   {
     id: 'apikey.create',
     title: 'Create a platform API key',

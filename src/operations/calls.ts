@@ -1,11 +1,10 @@
 /** `calls.list` and `calls.filter_values`: credit consumption history and its filter values. */
 import * as z from 'zod';
 import { invalidField } from '../errors';
-import type { ValidatedInput } from '../types/routes';
+import type { PlatformOperation, PlatformReader, ValidatedInput } from '../types/operations';
 import { dateField, enumField, orderedPair, pageNum, pageSize, textField } from './schemas';
-import type { PlatformReader, RouteSpec } from './types';
 
-export const callRoutes: RouteSpec[] = [
+export const callOperations: PlatformOperation[] = [
   {
     id: 'calls.filter_values',
     title: 'Call-history filter values',

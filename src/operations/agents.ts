@@ -1,9 +1,9 @@
 /** `agent.list` and `agent.info`: agents (x-api-key operations). */
 import * as z from 'zod';
+import type { PlatformOperation } from '../types/operations';
 import { enumField, pageNum, pageSize, uuidField } from './schemas';
-import type { RouteSpec } from './types';
 
-export const agentRoutes: RouteSpec[] = [
+export const agentOperations: PlatformOperation[] = [
   {
     id: 'agent.list',
     title: 'List agents',

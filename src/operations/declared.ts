@@ -5,11 +5,12 @@
  * `{"product.search": {"method": "GET", "path": "/dashboard/product/search",
  * "credential": "x-api-key", "group": "products", "query": {"type": "object",
  * "properties": {"q": {"type": "string", "maxLength": 200}}, "required": ["q"]}}}`.
- * Each entry becomes a route spec like a built-in one; its schemas become zod
- * schemas here (routes/json-schema.ts). An id or path that a built-in operation
+ * Each entry becomes an operation like a built-in one; its schemas become zod
+ * schemas here (operations/json-schema.ts). An id or path that a built-in operation
  * or the gateway itself already answers is refused, naming both.
  */
 import * as z from 'zod';
+import type { HttpMethod, InputSchema, PlatformOperation } from '../types/operations';
 import {
   bodyFromJsonSchema,
   paramsFromJsonSchema,
@@ -18,8 +19,7 @@ import {
 } from './json-schema';
 import { keyedByOperationId, prototypeNameProblem } from './operation-ids';
 import { cachePolicySchema, costSchema, timeoutSchema } from './overrides';
-import { ROUTE_SPECS } from './table';
-import type { HttpMethod, InputSchema, RouteSpec } from './types';
+import { BUILT_IN_OPERATIONS } from './table';
 
 /** What the gateway answers itself: no declared path may reach under these. */
 const GATEWAY_PATHS = [
@@ -111,14 +111,14 @@ const entrySchema = z.strictObject({
 type Entry = z.output<typeof entrySchema>;
 
 export const platformOperationsSchema = keyedByOperationId.transform((value, ctx) => {
-  const specs: RouteSpec[] = [];
+  const operations: PlatformOperation[] = [];
   for (const [id, raw] of Object.entries(value)) {
-    const { problems, spec } = declare(id, raw, specs);
+    const { problems, op } = declare(id, raw, operations);
     for (const { path, message } of problems)
       ctx.addIssue({ code: 'custom', path: [id, ...path], message });
-    if (spec) specs.push(spec);
+    if (op) operations.push(op);
   }
-  return specs;
+  return operations;
 });
 
 interface Problem {
@@ -126,20 +126,20 @@ interface Problem {
   message: string;
 }
 
-type Declared = { problems: Problem[]; spec: RouteSpec | null };
-const refused = (problems: Problem[]): Declared => ({ problems, spec: null });
+type Declared = { problems: Problem[]; op: PlatformOperation | null };
+const refused = (problems: Problem[]): Declared => ({ problems, op: null });
 
 /**
- * One entry as a route spec, its schemas converted once; or what is wrong with it, each
+ * One entry as an operation, its schemas converted once; or what is wrong with it, each
  * problem with the field it is in.
  */
-function declare(id: string, raw: unknown, earlier: RouteSpec[]): Declared {
+function declare(id: string, raw: unknown, earlier: PlatformOperation[]): Declared {
   const inherited = prototypeNameProblem(id);
   if (inherited) return refused([{ path: [], message: inherited }]);
   const idOk = operationId.safeParse(id);
   if (!idOk.success)
     return refused([{ path: [], message: `operation id ${idOk.error.issues[0]?.message}` }]);
-  if (ROUTE_SPECS.some((s) => s.id === id)) {
+  if (BUILT_IN_OPERATIONS.some((s) => s.id === id)) {
     return refused([
       { path: [], message: 'is the id of a built-in operation: amend it with ROUTE_OVERRIDES' },
     ]);
@@ -177,10 +177,12 @@ function declare(id: string, raw: unknown, earlier: RouteSpec[]): Declared {
       problems.push({ path: [field, ...err.path], message: err.message });
     }
   }
-  return problems.length > 0 ? refused(problems) : { problems, spec: toSpec(id, entry, schemas) };
+  return problems.length > 0
+    ? refused(problems)
+    : { problems, op: toOperation(id, entry, schemas) };
 }
 
-/** `{name}` placeholders in Hono's `:name` form, the route table's. */
+/** `{name}` placeholders in Hono's `:name` form, the operation table's. */
 const honoPath = (path: string) => path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
 
 const placeholders = (path: string) =>
@@ -197,11 +199,11 @@ function schemaOf(
   return field === 'query' ? queryFromJsonSchema(json) : bodyFromJsonSchema(json);
 }
 
-function toSpec(
+function toOperation(
   id: string,
   entry: Entry,
   schemas: Partial<Record<'query' | 'params' | 'body', InputSchema>>,
-): RouteSpec {
+): PlatformOperation {
   return {
     id,
     method: entry.method satisfies HttpMethod,
@@ -222,10 +224,10 @@ function toSpec(
 }
 
 /** Why this method and path cannot be declared: a route already answers them. */
-function collision(method: string, path: string, declared: RouteSpec[]): string | null {
+function collision(method: string, path: string, declared: PlatformOperation[]): string | null {
   const own = GATEWAY_PATHS.find((p) => overlaps(path, p));
   if (own) return `overlaps the gateway's own ${own}`;
-  const builtIn = ROUTE_SPECS.find((s) => overlaps(path, s.path));
+  const builtIn = BUILT_IN_OPERATIONS.find((s) => overlaps(path, s.path));
   if (builtIn) {
     return `overlaps the built-in operation ${builtIn.id} (${builtIn.method} ${builtIn.path}): amend it with ROUTE_OVERRIDES`;
   }

@@ -1,5 +1,5 @@
 /**
- * Field schemas shared by the route table. Each carries a message that names
+ * Field schemas shared by the operation table. Each carries a message that names
  * the field and its bound, because that text is what the caller reads.
  */
 import * as z from 'zod';

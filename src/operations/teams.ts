@@ -1,9 +1,9 @@
 /** `team.list` and `team.info`: teams, each with its agents and model. */
 import * as z from 'zod';
+import type { PlatformOperation } from '../types/operations';
 import { enumField, pageNum, pageSize, uuidField } from './schemas';
-import type { RouteSpec } from './types';
 
-export const teamRoutes: RouteSpec[] = [
+export const teamOperations: PlatformOperation[] = [
   {
     id: 'team.list',
     title: 'List teams',

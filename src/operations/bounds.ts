@@ -1,5 +1,5 @@
 /**
- * Paging bounds, the one source for the gateway's schemas (routes/schemas.ts)
+ * Paging bounds, the one source for the gateway's schemas (operations/schemas.ts)
  * and the platform emulator (emulator/http.ts), so the two agree
  * (docs/BOUNDS.md, "Paging"). No imports: the emulator reads this file as it is.
  */

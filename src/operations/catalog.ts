@@ -3,23 +3,26 @@
  * ROUTE_OVERRIDES applied, then PLATFORM_OPERATIONS. Made once per settings
  * object (settings are parsed once per isolate), never per request.
  */
+
+import { oncePer } from '../once-per';
+import type { ConfiguredOperation } from '../types/operations';
 import type { Settings } from '../types/settings';
-import { resolveRoute } from './overrides';
-import { ROUTE_SPECS, takesIdempotencyKey } from './table';
-import { type ResolvedRoute, ROUTE_GROUPS } from './types';
+import { OPERATION_GROUPS } from './groups';
+import { configureOperation } from './overrides';
+import { BUILT_IN_OPERATIONS, takesIdempotencyKey } from './table';
 
 export type CatalogSettings = Pick<Settings, 'ROUTE_OVERRIDES' | 'PLATFORM_OPERATIONS'>;
 
 /** What a declared path matched: the operation and its decoded path parameters, or the methods it takes. */
 export type DeclaredMatch =
-  | { route: ResolvedRoute; params: Record<string, string> }
+  | { operation: ConfiguredOperation; params: Record<string, string> }
   | { allow: string[] };
 
 export interface Catalog {
   /** Every operation, built-in ones first, as configured. */
-  routes: readonly ResolvedRoute[];
-  byId: ReadonlyMap<string, ResolvedRoute>;
-  declared: readonly ResolvedRoute[];
+  operations: readonly ConfiguredOperation[];
+  byId: ReadonlyMap<string, ConfiguredOperation>;
+  declared: readonly ConfiguredOperation[];
   /** Built-in groups, then any group only a declared operation names. */
   groups: readonly string[];
   /** The dearest single request (a browser partition never holds less). */
@@ -30,40 +33,34 @@ export interface Catalog {
   matchDeclared(method: string, path: string): DeclaredMatch | null;
 }
 
-const made = new WeakMap<CatalogSettings, Catalog>();
-
-export function catalogOf(settings: CatalogSettings): Catalog {
-  let catalog = made.get(settings);
-  if (!catalog) {
-    catalog = build(settings);
-    made.set(settings, catalog);
-  }
-  return catalog;
-}
+export const catalogOf: (settings: CatalogSettings) => Catalog = oncePer(build);
 
 function build(settings: CatalogSettings): Catalog {
-  const builtIn = ROUTE_SPECS.map((spec) => resolveRoute(spec, settings.ROUTE_OVERRIDES));
-  const declared = settings.PLATFORM_OPERATIONS.map((spec) => resolveRoute(spec, {}));
-  const routes = [...builtIn, ...declared];
-  const groups: string[] = [...ROUTE_GROUPS];
-  for (const r of declared) if (!groups.includes(r.group)) groups.push(r.group);
-  const patterns = declared.map((route) => ({ route, segments: route.path.split('/').slice(1) }));
+  const builtIn = BUILT_IN_OPERATIONS.map((op) => configureOperation(op, settings.ROUTE_OVERRIDES));
+  const declared = settings.PLATFORM_OPERATIONS.map((op) => configureOperation(op, {}));
+  const operations = [...builtIn, ...declared];
+  const groups: string[] = [...OPERATION_GROUPS];
+  for (const op of declared) if (!groups.includes(op.group)) groups.push(op.group);
+  const patterns = declared.map((operation) => ({
+    operation,
+    segments: operation.path.split('/').slice(1),
+  }));
   return {
-    routes,
-    byId: new Map(routes.map((r) => [r.id, r])),
+    operations,
+    byId: new Map(operations.map((op) => [op.id, op])),
     declared,
     groups,
-    largestCost: Math.max(1, ...routes.map((r) => r.cost)),
-    writes: routes.filter(takesIdempotencyKey).map((r) => r.id),
+    largestCost: Math.max(1, ...operations.map((op) => op.cost)),
+    writes: operations.filter(takesIdempotencyKey).map((op) => op.id),
     matchDeclared(method, path) {
       if (patterns.length === 0) return null;
       const parts = path.split('/').slice(1);
       const allow: string[] = [];
-      for (const { route, segments } of patterns) {
+      for (const { operation, segments } of patterns) {
         const params = matchSegments(segments, parts);
         if (!params) continue;
-        if (route.method === method) return { route, params };
-        allow.push(route.method);
+        if (operation.method === method) return { operation, params };
+        allow.push(operation.method);
       }
       return allow.length > 0 ? { allow } : null;
     },

@@ -7,11 +7,11 @@
  * "cost": 20, "timeout_ms": 45000, "body": {"type": "object", "properties": {…}}}}`.
  */
 import * as z from 'zod';
-import type { RouteOverride, RouteOverrides } from '../types/settings';
+import type { ConfiguredOperation, InputSchema, PlatformOperation } from '../types/operations';
+import type { OperationOverride, OperationOverrides } from '../types/settings';
 import { bodyFromJsonSchema, queryFromJsonSchema, SchemaProblem } from './json-schema';
 import { keyedByOperationId, prototypeNameProblem } from './operation-ids';
-import { ROUTE_SPECS } from './table';
-import type { InputSchema, ResolvedRoute, RouteSpec } from './types';
+import { BUILT_IN_OPERATIONS } from './table';
 
 /** A request's units (docs/LIMITS.md, "Policies, quotas and costs"). */
 export const costSchema = z.number().int().min(0).max(1000);
@@ -43,13 +43,13 @@ const override = z.strictObject({
   body: z.unknown().optional(),
 });
 
-const byId = new Map(ROUTE_SPECS.map((r) => [r.id, r]));
+const byId = new Map(BUILT_IN_OPERATIONS.map((r) => [r.id, r]));
 
-export const routeOverridesSchema = keyedByOperationId.transform((value, ctx) => {
-  const out: RouteOverrides = {};
+export const operationOverridesSchema = keyedByOperationId.transform((value, ctx) => {
+  const out: OperationOverrides = {};
   for (const [id, raw] of Object.entries(value)) {
-    const spec = byId.get(id);
-    if (!spec) {
+    const op = byId.get(id);
+    if (!op) {
       const message = prototypeNameProblem(id) ?? 'is not a known operation id';
       ctx.addIssue({ code: 'custom', path: [id], message });
       continue;
@@ -62,10 +62,10 @@ export const routeOverridesSchema = keyedByOperationId.transform((value, ctx) =>
       continue;
     }
     const { query, body, ...rest } = parsed.data;
-    const entry: RouteOverride = rest;
+    const entry: OperationOverride = rest;
     try {
-      if (query !== undefined) entry.query = amended(spec, 'query', query);
-      if (body !== undefined) entry.body = amended(spec, 'body', body);
+      if (query !== undefined) entry.query = amended(op, 'query', query);
+      if (body !== undefined) entry.body = amended(op, 'body', body);
     } catch (err) {
       if (!(err instanceof SchemaProblem)) throw err;
       ctx.addIssue({ code: 'custom', path: [id, ...err.path], message: err.message });
@@ -73,12 +73,12 @@ export const routeOverridesSchema = keyedByOperationId.transform((value, ctx) =>
     out[id] = entry;
   }
   return out;
-}) satisfies z.ZodType<RouteOverrides>;
+}) satisfies z.ZodType<OperationOverrides>;
 
 /** The operator's schema for a built-in operation's query or body, where it has one to amend. */
-function amended(spec: RouteSpec, field: 'query' | 'body', json: unknown): InputSchema {
-  if (field === 'body' && !spec.body) {
-    const why = spec.upload ? 'its body is a multipart upload' : 'it takes no JSON body';
+function amended(op: PlatformOperation, field: 'query' | 'body', json: unknown): InputSchema {
+  if (field === 'body' && !op.body) {
+    const why = op.upload ? 'its body is a multipart upload' : 'it takes no JSON body';
     throw new SchemaProblem([field], `cannot be amended: ${why}`);
   }
   try {
@@ -90,39 +90,42 @@ function amended(spec: RouteSpec, field: 'query' | 'body', json: unknown): Input
 }
 
 /** Default cost: reads 1, other writes 2; entries may set their own (docs/LIMITS.md, "Policies, quotas and costs"). */
-function defaultCost(spec: RouteSpec): number {
-  return spec.cost ?? (spec.method === 'GET' ? 1 : 2);
+function defaultCost(op: PlatformOperation): number {
+  return op.cost ?? (op.method === 'GET' ? 1 : 2);
 }
 
 /** Deadlines by kind: reads are quick or failing; a write may start work upstream. */
 export const READ_TIMEOUT_MS = 10_000;
 export const WRITE_TIMEOUT_MS = 15_000;
 
-function defaultTimeout(spec: RouteSpec): number {
-  return spec.timeoutMs ?? (spec.method === 'GET' ? READ_TIMEOUT_MS : WRITE_TIMEOUT_MS);
+function defaultTimeout(op: PlatformOperation): number {
+  return op.timeoutMs ?? (op.method === 'GET' ? READ_TIMEOUT_MS : WRITE_TIMEOUT_MS);
 }
 
-/** The route as configured: the table entry with the operator's override applied. */
-export function resolveRoute(spec: RouteSpec, overrides: RouteOverrides): ResolvedRoute {
-  const o = overrides[spec.id];
+/** The operation as configured: the table entry with the operator's override applied. */
+export function configureOperation(
+  op: PlatformOperation,
+  overrides: OperationOverrides,
+): ConfiguredOperation {
+  const o = overrides[op.id];
   // The platform's own path unless the entry or an operator says otherwise.
   if (!o) {
     return {
-      ...spec,
-      upstreamPath: spec.upstreamPath ?? spec.path,
-      cost: defaultCost(spec),
-      timeoutMs: defaultTimeout(spec),
+      ...op,
+      upstreamPath: op.upstreamPath ?? op.path,
+      cost: defaultCost(op),
+      timeoutMs: defaultTimeout(op),
     };
   }
   return {
-    ...spec,
-    upstreamPath: o.upstream_path ?? spec.upstreamPath ?? spec.path,
-    credential: o.credential ?? spec.credential,
-    cost: o.cost ?? defaultCost(spec),
-    timeoutMs: o.timeout_ms ?? defaultTimeout(spec),
-    // Only routes the table marks cacheable can be cached.
-    cache: spec.cache && (o.cache ?? spec.cache),
-    query: o.query ?? spec.query,
-    body: o.body ?? spec.body,
+    ...op,
+    upstreamPath: o.upstream_path ?? op.upstreamPath ?? op.path,
+    credential: o.credential ?? op.credential,
+    cost: o.cost ?? defaultCost(op),
+    timeoutMs: o.timeout_ms ?? defaultTimeout(op),
+    // Only operations the table marks cacheable can be cached.
+    cache: op.cache && (o.cache ?? op.cache),
+    query: o.query ?? op.query,
+    body: o.body ?? op.body,
   };
 }
