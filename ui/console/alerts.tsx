@@ -2,6 +2,7 @@
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { AlertPayload, AlertSettings, AlertTest, RecentAlert } from '../../src/types/wire';
 import { fmtTime, plural } from '../lib/format';
+import { ColumnHeads } from '../lib/table';
 import { api } from './api';
 import {
   ConfirmButton,
@@ -251,13 +252,7 @@ function RecentAlerts(props: { tenantId: string }) {
   return (
     <table class="grid" data-testid="recent-alerts">
       <caption>Alerts raised (the last 100)</caption>
-      <thead>
-        <tr>
-          <th scope="col">When</th>
-          <th scope="col">What</th>
-          <th scope="col">Webhook</th>
-        </tr>
-      </thead>
+      <ColumnHeads names={['When', 'What', 'Webhook']} />
       <tbody>
         {alerts.map((a) => (
           <tr key={a.id} class={a.alert.kind === 'quota' ? undefined : 'alert-row'}>

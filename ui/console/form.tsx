@@ -264,6 +264,15 @@ export function FormError({ errors }: { errors: Errors }) {
   ) : null;
 }
 
+/** Why a page could not load or act, announced (role=alert); nothing while all is well. */
+export function PageError({ error }: { error: string | null }) {
+  return error ? (
+    <p class="form-error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
 /** A message the page announces (role=status), e.g. "Saved". */
 export function Notice({ text }: { text: string }) {
   return (

@@ -6,8 +6,17 @@
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { KeyCheck, ListedTenant, Plan } from '../../src/types/wire';
 import { ApiError } from '../lib/api';
+import { ColumnHeads } from '../lib/table';
 import { api } from './api';
-import { FormError, focusFirstError, refusal, SecretOnce, useCursorPages, useDraft } from './form';
+import {
+  FormError,
+  focusFirstError,
+  PageError,
+  refusal,
+  SecretOnce,
+  useCursorPages,
+  useDraft,
+} from './form';
 import {
   TENANT_FIELDS,
   type TenantDraft,
@@ -68,11 +77,7 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
           onInput={(e: Event) => setQ((e.target as HTMLInputElement).value)}
         />
       </search>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <PageError error={error} />
       {rows === null ? (
         <p class="loading">Loading…</p>
       ) : (
@@ -82,16 +87,7 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
               ? 'No tenant on this page.'
               : `${rows.length} tenant${rows.length === 1 ? '' : 's'} on page ${pages.number}`}
           </caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Id</th>
-              <th scope="col">Status</th>
-              <th scope="col">Plan</th>
-              <th scope="col">Key fingerprint</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
+          <ColumnHeads names={['Name', 'Id', 'Status', 'Plan', 'Key fingerprint', 'Created']} />
           <tbody data-testid="tenant-rows">
             {rows.map((t) => (
               <tr key={t.id}>

@@ -8,6 +8,7 @@
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { TokenLimits, TokenListing } from '../../src/types/wire';
 import { plural } from '../lib/format';
+import { ColumnHeads } from '../lib/table';
 import { api } from './api';
 import {
   ConfirmButton,
@@ -17,6 +18,7 @@ import {
   fmtTime,
   focusFirstError,
   Notice,
+  PageError,
   refusal,
   SecretOnce,
   useModal,
@@ -126,11 +128,7 @@ export function TokensSection(props: { tenantId: string; canChange: boolean }) {
   return (
     <section aria-labelledby="tokens-title">
       <h2 id="tokens-title">Tokens</h2>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <PageError error={error} />
       {notice ? <Notice text={notice} /> : null}
       {secret ? (
         <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} />
@@ -191,19 +189,19 @@ function TokenTable(props: {
         {plural(props.tokens.length, 'token')}; the secrets are never shown again after issue.
         Tokens of one rotation line are listed together as a family.
       </caption>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Token</th>
-          <th scope="col">Scopes</th>
-          <th scope="col">Expires</th>
-          <th scope="col">State</th>
-          <th scope="col">Last used</th>
-          <th scope="col">Rotation</th>
-          <th scope="col">Own limits</th>
-          {props.canChange ? <th scope="col">Actions</th> : null}
-        </tr>
-      </thead>
+      <ColumnHeads
+        names={[
+          'Name',
+          'Token',
+          'Scopes',
+          'Expires',
+          'State',
+          'Last used',
+          'Rotation',
+          'Own limits',
+          props.canChange && 'Actions',
+        ]}
+      />
       <tbody data-testid="token-rows">
         {byFamily(props.tokens).map((t) => {
           const size = familySize.get(t.family_id) ?? 1;

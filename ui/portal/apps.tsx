@@ -7,6 +7,7 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import { call } from '../lib/api';
 import { fmtTime } from '../lib/format';
+import { ColumnHeads } from '../lib/table';
 import { RevokeDialog } from './revoke-dialog';
 import { messageOf } from './rotate';
 import type { PartnerApp } from './types';
@@ -54,16 +55,9 @@ export function Apps(props: { token: string }) {
       {apps && apps.length > 0 && (
         <table data-testid="apps">
           <caption class="visually-hidden">Each app: where it answers, what it may do</caption>
-          <thead>
-            <tr>
-              <th scope="col">App</th>
-              <th scope="col">Sends you back to</th>
-              <th scope="col">May</th>
-              <th scope="col">Approved</th>
-              <th scope="col">Last used</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
+          <ColumnHeads
+            names={['App', 'Sends you back to', 'May', 'Approved', 'Last used', 'State']}
+          />
           <tbody>
             {apps.map((app) => (
               <tr>
