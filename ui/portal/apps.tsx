@@ -8,7 +8,7 @@ import { useEffect, useState } from 'hono/jsx/dom';
 import { call } from '../lib/api';
 import { fmtTime } from '../lib/format';
 import { ColumnHeads } from '../lib/table';
-import { RevokeDialog } from './revoke-dialog';
+import { RevokeCell, RevokeDialog } from './revoke-dialog';
 import { messageOf } from './rotate';
 import type { PartnerApp } from './types';
 
@@ -68,15 +68,11 @@ export function Apps(props: { token: string }) {
                 </td>
                 <td>{fmtTime(app.created_at)}</td>
                 <td>{fmtTime(app.last_used_at)}</td>
-                <td>
-                  {app.revoked_at ? (
-                    `revoked ${fmtTime(app.revoked_at)}`
-                  ) : (
-                    <button type="button" class="secondary" onClick={() => setRevoking(app)}>
-                      Revoke {app.client_name}
-                    </button>
-                  )}
-                </td>
+                <RevokeCell
+                  name={app.client_name}
+                  revokedAt={app.revoked_at}
+                  onRevoke={() => setRevoking(app)}
+                />
               </tr>
             ))}
           </tbody>

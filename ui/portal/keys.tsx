@@ -8,7 +8,7 @@ import { useEffect, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
 import { fmtTime } from '../lib/format';
 import { ColumnHeads } from '../lib/table';
-import { RevokeDialog } from './revoke-dialog';
+import { RevokeCell, RevokeDialog } from './revoke-dialog';
 import { messageOf } from './rotate';
 import type { CreatedPartnerKey, PartnerKey, PartnerKeys } from './types';
 
@@ -163,15 +163,11 @@ export function Keys(props: { token: string }) {
                 </td>
                 <td>{k.expires_at ? fmtTime(k.expires_at) : 'never'}</td>
                 <td>{fmtTime(k.last_used_at)}</td>
-                <td>
-                  {k.revoked_at ? (
-                    `revoked ${fmtTime(k.revoked_at)}`
-                  ) : (
-                    <button type="button" class="secondary" onClick={() => setRevoking(k)}>
-                      Revoke {k.name}
-                    </button>
-                  )}
-                </td>
+                <RevokeCell
+                  name={k.name}
+                  revokedAt={k.revoked_at}
+                  onRevoke={() => setRevoking(k)}
+                />
               </tr>
             ))}
           </tbody>
