@@ -14,7 +14,7 @@ import { auditContext } from '../admin/common';
 import { GatewayError } from '../errors';
 import { isolateAdmission } from '../limits/admission';
 import type { Issued, TokenRefusal } from '../objects/tenant/grants/grants-part';
-import { guardFor } from '../objects/tenant/tenant-guard';
+import { type GuardParts, guardFor } from '../objects/tenant/tenant-guard';
 import { operationId } from '../observability/operation-id';
 import { keyRing, toBase64Url } from '../tenants/crypto';
 import {
@@ -80,43 +80,55 @@ async function exchange(
       message: 'code_verifier is 43 to 128 characters of A-Z a-z 0-9 - . _ ~',
     });
   }
-  const presented = await presentedSecret(c, CODE_PREFIX, code, 'unknown authorization code');
-  const { tenantId } = presented;
-  const { token, refresh, minted, refreshHash } = await newSecrets(c, tenantId);
-  const issued = await guardFor(c.env, tenantId)
-    .grants()
-    .exchange({
+  const { tenantId, hash } = await presentedSecret(c, CODE_PREFIX, code);
+  const challenge = await s256(verifier);
+  return issue(c, tenantId, (grants, { minted, refreshHash }) =>
+    grants.exchange({
       tenantId,
-      codeHash: presented.hash,
+      codeHash: hash,
       clientId: client.client_id,
       redirectUri,
-      challenge: await s256(verifier),
+      challenge,
       resource: resourceOf(c, params),
       minted,
       refreshHash,
       ...terms(c, client),
-    });
-  return { issued, refresh, tenantId, token };
+    }),
+  );
 }
 
 async function refresh(c: Context<HonoEnv>, params: Params, client: OAuthClient): Promise<Outcome> {
   const refreshToken = required(params, 'refresh_token');
-  const presented = await presentedSecret(c, REFRESH_PREFIX, refreshToken, 'unknown refresh token');
-  const { tenantId } = presented;
+  const { tenantId, hash } = await presentedSecret(c, REFRESH_PREFIX, refreshToken);
   const scope = params.get('scope');
-  const { token, refresh, minted, refreshHash } = await newSecrets(c, tenantId);
-  const issued = await guardFor(c.env, tenantId)
-    .grants()
-    .refresh({
+  return issue(c, tenantId, (grants, { minted, refreshHash }) =>
+    grants.refresh({
       tenantId,
-      refreshHash: presented.hash,
+      refreshHash: hash,
       clientId: client.client_id,
       resource: resourceOf(c, params),
       scopes: scope ? scope.split(' ').filter(Boolean) : null,
       minted,
       newRefreshHash: refreshHash,
       ...terms(c, client),
-    });
+    }),
+  );
+}
+
+/**
+ * New secrets for a grant of `tenantId`, and what its guard decided with them (`decide`:
+ * the exchange or the refresh); the secrets are answered only if issued.
+ */
+async function issue(
+  c: Context<HonoEnv>,
+  tenantId: string,
+  decide: (
+    grants: ReturnType<GuardParts['grants']>,
+    made: Pick<Awaited<ReturnType<typeof newSecrets>>, 'minted' | 'refreshHash'>,
+  ) => Promise<Issued>,
+): Promise<Outcome> {
+  const { token, refresh, minted, refreshHash } = await newSecrets(c, tenantId);
+  const issued = await decide(guardFor(c.env, tenantId).grants(), { minted, refreshHash });
   return { issued, refresh, tenantId, token };
 }
 
@@ -129,16 +141,17 @@ async function newSecrets(c: Context<HonoEnv>, tenantId: string) {
   return { token, refresh: secret, minted, refreshHash: hash };
 }
 
+/** What invalid_grant says of a code or a refresh token the gateway did not make. */
+const UNKNOWN: Record<OauthSecretKind, string> = {
+  [CODE_PREFIX]: 'unknown authorization code',
+  [REFRESH_PREFIX]: 'unknown refresh token',
+};
+
 /** A code or refresh token this gateway made (its tenant, its hash); invalid_grant if not. */
-async function presentedSecret(
-  c: Context<HonoEnv>,
-  prefix: OauthSecretKind,
-  secret: string,
-  unknown: string,
-) {
+async function presentedSecret(c: Context<HonoEnv>, kind: OauthSecretKind, secret: string) {
   const ring = await keyRing(c.get('settings').KEY_ENCRYPTION_KEY);
-  const presented = await checkOauthSecret(ring, prefix, secret);
-  if (!presented) throw invalidGrant(unknown);
+  const presented = await checkOauthSecret(ring, kind, secret);
+  if (!presented) throw invalidGrant(UNKNOWN[kind]);
   return presented;
 }
 
