@@ -1,5 +1,5 @@
 /** Quota alert webhook (with a test alert) and the cache purge, for one tenant. */
-import { useEffect, useRef, useState } from 'hono/jsx/dom';
+import { useEffect, useState } from 'hono/jsx/dom';
 import type { AlertPayload, AlertSettings, AlertTest, RecentAlert } from '../../src/types/wire';
 import { fmtTime, plural } from '../lib/format';
 import { ColumnHeads } from '../lib/table';
@@ -9,10 +9,10 @@ import {
   type Errors,
   Field,
   FormError,
-  focusFirstError,
   Notice,
   refusal,
   SecretOnce,
+  useFormErrors,
 } from './form';
 
 /** What a test delivery came to, in words (the receiver's status, or why there is none). */
@@ -39,7 +39,7 @@ export function AlertsSection(props: {
   const [errors, setErrors] = useState<Errors>({});
   const [notice, setNotice] = useState('');
   const [secret, setSecret] = useState('');
-  const form = useRef<HTMLFormElement>(null);
+  const { form, showErrors, showRefusal } = useFormErrors(setErrors);
 
   useEffect(() => {
     api
@@ -76,8 +76,7 @@ export function AlertsSection(props: {
     if (!/^\d+$/.test(errorShare.trim()) || share < 1 || share > 100) {
       found.server_error_percent = 'A percent from 1 to 100';
     }
-    setErrors(found);
-    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
+    if (showErrors(found)) return;
     try {
       const set = await api.setAlerts(props.tenantId, {
         url: url.trim(),
@@ -91,9 +90,7 @@ export function AlertsSection(props: {
       });
       setSecret(set.secret);
     } catch (err) {
-      const found = refusal(err, ['url', 'thresholds', 'server_error_percent']);
-      setErrors(found);
-      focusFirstError(form.current, found);
+      showRefusal(err, ['url', 'thresholds', 'server_error_percent']);
     }
   };
 

@@ -4,9 +4,9 @@
  * platform on demand) and its browser origins, with the browser's own checks (the API's
  * bounds, tenant-rules.ts). Field names are the API's, so its refusal lands by the field.
  */
-import { useRef, useState } from 'hono/jsx/dom';
+import { useState } from 'hono/jsx/dom';
 import type { KeyCheck } from '../../src/types/wire';
-import { type Errors, Field, focusFirstError, refusal, useDraft } from './form';
+import { type Errors, Field, useDraft, useFormErrors } from './form';
 import { KeyCheckNote } from './key-check';
 import {
   originsProblem,
@@ -52,28 +52,20 @@ export function useKeyCheck() {
 /**
  * A tenant form's state, the same for Create and Settings: the draft and its errors
  * (useDraft), the key check, and the form element. `invalid(keyRequired)` checks the
- * draft and, when it cannot be sent, shows why and focuses the first field at fault;
- * `showRefusal(err, fields)` does the same with the API's refusal.
+ * draft and, when it cannot be sent, shows why and focuses the first field at fault
+ * (useFormErrors); `showRefusal(err, fields)` does the same with the API's refusal.
  */
 export function useTenantForm(initial: TenantDraft) {
   const state = useDraft<TenantDraft>(initial);
   const keyCheck = useKeyCheck();
-  const form = useRef<HTMLFormElement>(null);
-  const show = (found: Errors) => {
-    state.setErrors(found);
-    if (Object.keys(found).length > 0) focusFirstError(form.current, found);
-  };
+  const { form, showErrors, showRefusal } = useFormErrors(state.setErrors);
   return {
     ...state,
     keyCheck,
     form,
     key: state.draft.platform_key,
-    invalid: (keyRequired: boolean) => {
-      const found = tenantProblems(state.draft, keyRequired);
-      show(found);
-      return Object.keys(found).length > 0;
-    },
-    showRefusal: (err: unknown, fields: readonly string[]) => show(refusal(err, fields)),
+    invalid: (keyRequired: boolean) => showErrors(tenantProblems(state.draft, keyRequired)),
+    showRefusal,
   };
 }
 
