@@ -65,6 +65,11 @@ export const LAYERS: Layer[] = [
     what: 'the only code that calls the platform, and the read cache',
   },
   {
+    name: 'storage',
+    members: ['objects/tables.ts'],
+    what: "how the fleet's own Durable Objects start: their SQLite tables made and brought up to date",
+  },
+  {
     name: 'reports',
     members: ['objects/audit/', 'objects/fleet/', 'objects/config/'],
     what: "Durable Objects that call no other: AuditLog, FleetBoard (a tenant's guard reports to them), ConfigBook",

@@ -2,21 +2,23 @@ import { describe, expect, it } from 'vitest';
 import { humanDuration } from './duration';
 
 describe('humanDuration', () => {
-  it('says seconds as people say them, at most two units', () => {
-    expect(humanDuration(0)).toBe('0 s');
-    expect(humanDuration(3)).toBe('3 s');
-    expect(humanDuration(119)).toBe('119 s');
-    expect(humanDuration(120)).toBe('2 min');
-    expect(humanDuration(1799)).toBe('30 min');
-    expect(humanDuration(3569)).toBe('59 min');
-    expect(humanDuration(3570)).toBe('1 h');
-    expect(humanDuration(3600)).toBe('1 h');
+  it.each([
+    [0, '0 s'],
+    [3, '3 s'],
+    [119, '119 s'],
+    [120, '2 min'],
+    [1799, '30 min'],
+    [3569, '59 min'],
+    [3570, '1 h'],
+    [3600, '1 h'],
     // The walk's own figures (issue 42): a quota's reset and a pause's retry.
-    expect(humanDuration(6919)).toBe('1 h 55 min');
-    expect(humanDuration(86_399)).toBe('24 h');
-    expect(humanDuration(172_799)).toBe('48 h');
-    expect(humanDuration(179_273)).toBe('2 days 2 h');
-    expect(humanDuration(30 * 86_400)).toBe('30 days');
+    [6919, '1 h 55 min'],
+    [86_399, '24 h'],
+    [172_799, '48 h'],
+    [179_273, '2 days 2 h'],
+    [30 * 86_400, '30 days'],
+  ])('says %d s as people say it (%j), at most two units', (seconds, said) => {
+    expect(humanDuration(seconds)).toBe(said);
   });
 
   it('never says a negative or fractional time', () => {

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { limitsSchema } from '../metering/policy';
 import { PLAN_NAME } from '../objects/tenant/plan-protocol';
 import type { Plan } from '../types/wire';
-import { instant } from './fields';
+import { instant, int } from './fields';
 import { adminOperation, answerOf } from './operation';
 
 export const planName = (field: string) =>
@@ -17,11 +17,11 @@ const plan = () =>
     z.object({
       name: z.string(),
       limits: limitsSchema,
-      version: z.number().int(),
+      version: int(),
       updated_at: instant(),
       updated_by: z.string(),
-      tenants: z.number().int(),
-      pending: z.number().int(),
+      tenants: int(),
+      pending: int(),
     }),
   );
 

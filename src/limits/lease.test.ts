@@ -12,6 +12,12 @@ const settings: LeaseSettings = {
   usageRetentionDays: 90,
 };
 
+/** A new lease and its first request: one unit for `scope` at NOW, `queued` more waiting. */
+function firstAsk(queued = 0): { lease: TenantLease; req: LeaseRequest } {
+  const lease = new TenantLease();
+  return { lease, req: lease.request(NOW, settings, { scope, cost: 1, queued }) };
+}
+
 /** The settings' one meter (100 per 10 s) as a guard grants it, in the slot of `req`. */
 function burstGrant(
   req: LeaseRequest,
@@ -50,15 +56,13 @@ function answer(req: LeaseRequest, leased: number, disabled = false, clockAhead 
 
 describe('TenantLease', () => {
   it('admits from a lease it was given', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    const { lease, req } = firstAsk();
     expect(lease.apply(req, answer(req, 10), req.now)?.kind).toBe('admitted');
     expect(lease.admit(scope, 1, NOW + 10).kind).toBe('admitted');
   });
 
   it('drops an answer to a request made before forget(), and gives its units back', () => {
-    const lease = new TenantLease();
-    const first = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    const { lease, req: first } = firstAsk();
     lease.apply(first, answer(first, 10), first.now);
     // A renewal is in flight when an operator change makes this isolate forget the tenant.
     const renewal = lease.request(NOW + 600, settings, null);
@@ -72,16 +76,14 @@ describe('TenantLease', () => {
   });
 
   it('still decides the request that waited on a call made before forget()', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    const { lease, req } = firstAsk();
     lease.forget();
     expect(lease.apply(req, answer(req, 10), req.now)?.kind).toBe('admitted');
     expect(lease.admit(scope, 1, NOW + 10).kind).toBe('ask');
   });
 
   it("uses a lease for now at once, though the broker's clock is a few ms ahead", () => {
-    const lease = new TenantLease();
-    const first = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    const { lease, req: first } = firstAsk();
     lease.apply(first, answer(first, 1), first.now);
     expect(lease.admit(scope, 1, NOW + 1).kind).toBe('admitted');
     // The lease is used up; the next call's answer starts by the broker's clock, 3 ms on.
@@ -94,8 +96,7 @@ describe('TenantLease', () => {
   });
 
   it("holds a lease no longer than asked by its own clock, whatever the broker's says", () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    const { lease, req } = firstAsk();
     // The broker's clock is 5 s ahead: its lease of a second is this isolate's [NOW, NOW + 1000).
     lease.apply(req, answer(req, 100, false, 5000), req.now);
     expect(lease.admit(scope, 1, NOW + 999).kind).toBe('admitted');
@@ -103,8 +104,7 @@ describe('TenantLease', () => {
   });
 
   it('refuses a request dearer than a whole window as the guard would, also while the meter is spent', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    const { lease, req } = firstAsk();
     const spent = answer(req, 0);
     for (const m of spent.meters) Object.assign(m, { remaining: 0, fitsAgainAt: NOW + 5000 });
     lease.apply(req, spent, req.now);
@@ -120,8 +120,7 @@ describe('TenantLease', () => {
   });
 
   it('keeps the whole lease when its answer took a while (a root call on the way)', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    const { lease, req } = firstAsk();
     // The broker asked the root first: its lease starts 200 ms on, and arrives 10 ms later.
     lease.apply(req, answer(req, 100, false, 200), NOW + 210);
     expect(lease.admit(scope, 1, NOW + 1199).kind).toBe('admitted');
@@ -176,8 +175,7 @@ function full(
 
 /** A lease whose first request (one unit at NOW) the guard answered with `full(…)`, and what it decided. */
 function leaseAfterFull(options: Parameters<typeof full>[1]) {
-  const lease = new TenantLease();
-  const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+  const { lease, req } = firstAsk();
   const decision = lease.apply(req, full(req, options), NOW);
   return { lease, decision };
 }
@@ -195,8 +193,7 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('after taking the last unit, refuses the next requests without asking', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    const { lease, req } = firstAsk();
     expect(lease.apply(req, full(req, { fitsIn: 300, admitted: true }), NOW)?.kind).toBe(
       'admitted',
     );
@@ -253,8 +250,7 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('asks, rather than refuses, while units of the full meter it held wait to go back', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 10 });
+    const { lease, req } = firstAsk(10);
     // Its lease (cut to 200 ms by the slot's end) holds the window's last 10 units.
     lease.apply(req, full(req, { fitsIn: 5000, slotEnds: 200, admitted: true, leased: 10 }), NOW);
     expect(lease.admit(scope, 1, NOW + 10).kind).toBe('admitted');
@@ -306,8 +302,7 @@ describe('TenantLease: refusal leases', () => {
   });
 
   it('counts nothing for requests refused by a quota', () => {
-    const lease = new TenantLease();
-    const req = lease.request(NOW, settings, { scope, cost: 1, queued: 0 });
+    const { lease, req } = firstAsk();
     const answer = full(req, { fitsIn: 500 });
     for (const m of answer.meters) m.kind = 'quota';
     for (const s of answer.scopes) {

@@ -15,12 +15,11 @@
  */
 import { type Context, Hono } from 'hono';
 import { ERRORS, type ErrorKind, GatewayError } from '../errors';
-import { oauthClients } from '../objects/clients/oauth-clients';
 import { operationId } from '../observability/operation-id';
 import { keyRing } from '../tenants/crypto';
 import { signRequest } from '../tenants/oauth-secret';
 import type { HonoEnv } from '../types/context';
-import type { OAuthClient } from '../types/wire';
+import { knownClient } from './clients';
 import { type Params, required, uniqueParams } from './params';
 import { type AuthorizationRequest, redirectWith } from './request';
 import { issuerOf, REQUEST_TTL_MS, resourceNamed, scopesAsked } from './server';
@@ -73,18 +72,6 @@ export function authorizeRoutes(): Hono<HonoEnv> {
     return c.redirect(`${issuerOf(c)}/portal/#authorize=${signed}`, 302);
   });
   return app;
-}
-
-/** The client named, or the 400 that is answered instead of any redirect. */
-async function knownClient(c: Context<HonoEnv>, params: Params): Promise<OAuthClient> {
-  const clientId = required(params, 'client_id');
-  const client = clientId.length <= 64 ? await oauthClients(c.env).client(clientId) : null;
-  if (!client) {
-    throw new GatewayError('OAUTH_INVALID_REQUEST', {
-      message: 'client_id names no client registered with this gateway',
-    });
-  }
-  return client;
 }
 
 interface Checked {

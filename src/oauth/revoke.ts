@@ -19,8 +19,8 @@ import { checkPresentedToken } from '../tenants/token';
 import type { HonoEnv } from '../types/context';
 import type { OAuthClient } from '../types/wire';
 import { clientCors, preflight } from './client-cors';
+import { usedClient } from './clients';
 import { formParams, required } from './params';
-import { usedClient } from './token';
 
 export function revokeRoutes(): Hono<HonoEnv> {
   const app = new Hono<HonoEnv>();

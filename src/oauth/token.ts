@@ -13,21 +13,22 @@ import { type Context, Hono } from 'hono';
 import { auditContext } from '../admin/common';
 import { GatewayError } from '../errors';
 import { isolateAdmission } from '../limits/admission';
-import { oauthClients } from '../objects/clients/oauth-clients';
 import type { Issued, TokenRefusal } from '../objects/tenant/grants/grants-part';
-import { guardFor } from '../objects/tenant/tenant-guard';
+import { type GuardParts, guardFor } from '../objects/tenant/tenant-guard';
 import { operationId } from '../observability/operation-id';
 import { keyRing, toBase64Url } from '../tenants/crypto';
 import {
   CODE_PREFIX,
   checkOauthSecret,
   mintOauthSecret,
+  type OauthSecretKind,
   REFRESH_PREFIX,
 } from '../tenants/oauth-secret';
 import { memoizedStores } from '../tenants/stores';
 import type { HonoEnv } from '../types/context';
 import type { OAuthClient } from '../types/wire';
 import { clientCors, preflight } from './client-cors';
+import { usedClient } from './clients';
 import { formParams, type Params, required } from './params';
 import { resourceNamed } from './server';
 
@@ -58,21 +59,6 @@ export function tokenRoutes(): Hono<HonoEnv> {
   return app;
 }
 
-/** The registered client the form names, noted as used (a removed one is refused). */
-export async function usedClient(c: Context<HonoEnv>, params: Params): Promise<OAuthClient> {
-  const clientId = params.get('client_id') ?? '';
-  const client =
-    clientId && clientId.length <= 64
-      ? await oauthClients(c.env).use(clientId, Date.now(), false)
-      : null;
-  if (!client) {
-    throw new GatewayError('OAUTH_INVALID_CLIENT', {
-      message: 'client_id names no client registered with this gateway',
-    });
-  }
-  return client;
-}
-
 /** What the guard decided, and the secrets made for it (answered only if issued). */
 interface Outcome {
   issued: Issued;
@@ -94,50 +80,55 @@ async function exchange(
       message: 'code_verifier is 43 to 128 characters of A-Z a-z 0-9 - . _ ~',
     });
   }
-  const ring = await keyRing(c.get('settings').KEY_ENCRYPTION_KEY);
-  const presented = await checkOauthSecret(ring, CODE_PREFIX, code);
-  if (!presented) throw invalidGrant('unknown authorization code');
-  const { tenantId } = presented;
-  const { token, refresh, minted, refreshHash } = await newSecrets(c, tenantId);
-  const issued = await guardFor(c.env, tenantId)
-    .grants()
-    .exchange({
+  const { tenantId, hash } = await presentedSecret(c, CODE_PREFIX, code);
+  const challenge = await s256(verifier);
+  return issue(c, tenantId, (grants, { minted, refreshHash }) =>
+    grants.exchange({
       tenantId,
-      codeHash: presented.hash,
+      codeHash: hash,
       clientId: client.client_id,
       redirectUri,
-      challenge: await s256(verifier),
+      challenge,
       resource: resourceOf(c, params),
       minted,
       refreshHash,
-      ...lives(c),
-      now: Date.now(),
-      ctx: auditContext(c, `oauth:${client.client_id}`),
-    });
-  return { issued, refresh, tenantId, token };
+      ...terms(c, client),
+    }),
+  );
 }
 
 async function refresh(c: Context<HonoEnv>, params: Params, client: OAuthClient): Promise<Outcome> {
-  const ring = await keyRing(c.get('settings').KEY_ENCRYPTION_KEY);
-  const presented = await checkOauthSecret(ring, REFRESH_PREFIX, required(params, 'refresh_token'));
-  if (!presented) throw invalidGrant('unknown refresh token');
-  const { tenantId } = presented;
+  const refreshToken = required(params, 'refresh_token');
+  const { tenantId, hash } = await presentedSecret(c, REFRESH_PREFIX, refreshToken);
   const scope = params.get('scope');
-  const { token, refresh, minted, refreshHash } = await newSecrets(c, tenantId);
-  const issued = await guardFor(c.env, tenantId)
-    .grants()
-    .refresh({
+  return issue(c, tenantId, (grants, { minted, refreshHash }) =>
+    grants.refresh({
       tenantId,
-      refreshHash: presented.hash,
+      refreshHash: hash,
       clientId: client.client_id,
       resource: resourceOf(c, params),
       scopes: scope ? scope.split(' ').filter(Boolean) : null,
       minted,
       newRefreshHash: refreshHash,
-      ...lives(c),
-      now: Date.now(),
-      ctx: auditContext(c, `oauth:${client.client_id}`),
-    });
+      ...terms(c, client),
+    }),
+  );
+}
+
+/**
+ * New secrets for a grant of `tenantId`, and what its guard decided with them (`decide`:
+ * the exchange or the refresh); the secrets are answered only if issued.
+ */
+async function issue(
+  c: Context<HonoEnv>,
+  tenantId: string,
+  decide: (
+    grants: ReturnType<GuardParts['grants']>,
+    made: Pick<Awaited<ReturnType<typeof newSecrets>>, 'minted' | 'refreshHash'>,
+  ) => Promise<Issued>,
+): Promise<Outcome> {
+  const { token, refresh, minted, refreshHash } = await newSecrets(c, tenantId);
+  const issued = await decide(guardFor(c.env, tenantId).grants(), { minted, refreshHash });
   return { issued, refresh, tenantId, token };
 }
 
@@ -150,11 +141,28 @@ async function newSecrets(c: Context<HonoEnv>, tenantId: string) {
   return { token, refresh: secret, minted, refreshHash: hash };
 }
 
-function lives(c: Context<HonoEnv>) {
+/** What invalid_grant says of a code or a refresh token the gateway did not make. */
+const UNKNOWN: Record<OauthSecretKind, string> = {
+  [CODE_PREFIX]: 'unknown authorization code',
+  [REFRESH_PREFIX]: 'unknown refresh token',
+};
+
+/** A code or refresh token this gateway made (its tenant, its hash); invalid_grant if not. */
+async function presentedSecret(c: Context<HonoEnv>, kind: OauthSecretKind, secret: string) {
+  const ring = await keyRing(c.get('settings').KEY_ENCRYPTION_KEY);
+  const presented = await checkOauthSecret(ring, kind, secret);
+  if (!presented) throw invalidGrant(UNKNOWN[kind]);
+  return presented;
+}
+
+/** What every grant decision is also told: the tokens' lives, the time, who asked (audit). */
+function terms(c: Context<HonoEnv>, client: OAuthClient) {
   const settings = c.get('settings');
   return {
     accessTtlMs: settings.OAUTH_ACCESS_TOKEN_TTL_S * 1000,
     refreshTtlMs: settings.OAUTH_REFRESH_TOKEN_TTL_S * 1000,
+    now: Date.now(),
+    ctx: auditContext(c, `oauth:${client.client_id}`),
   };
 }
 

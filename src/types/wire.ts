@@ -611,20 +611,16 @@ export interface PartnerApp {
   revoked_at: string | null;
 }
 
-/** A partner's own key, as the portal lists it (GET /partner/keys). */
-export interface PartnerKey {
-  id: string;
-  name: string;
-  prefix: string;
-  last4: string;
-  scopes: string[];
-  created_at: string;
-  expires_at: string | null;
+/** A partner's own key, as the portal lists it (GET /partner/keys): fields of its token's record. */
+export type PartnerKey = Pick<
+  TokenRecord,
+  'id' | 'name' | 'prefix' | 'last4' | 'scopes' | 'created_at' | 'expires_at'
+> & {
   revoked_at: string | null;
   made_by: string;
   limits: TokenLimits | null;
   last_used_at: string | null;
-}
+};
 
 /** GET /oauth/consent: an app's authorization request, as the portal's consent page shows it. */
 export interface ConsentView {

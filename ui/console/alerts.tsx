@@ -1,17 +1,18 @@
 /** Quota alert webhook (with a test alert) and the cache purge, for one tenant. */
-import { useEffect, useRef, useState } from 'hono/jsx/dom';
+import { useEffect, useState } from 'hono/jsx/dom';
 import type { AlertPayload, AlertSettings, AlertTest, RecentAlert } from '../../src/types/wire';
 import { fmtTime, plural } from '../lib/format';
+import { ColumnHeads } from '../lib/table';
 import { api } from './api';
 import {
   ConfirmButton,
   type Errors,
   Field,
   FormError,
-  focusFirstError,
   Notice,
   refusal,
   SecretOnce,
+  useFormErrors,
 } from './form';
 
 /** What a test delivery came to, in words (the receiver's status, or why there is none). */
@@ -38,7 +39,7 @@ export function AlertsSection(props: {
   const [errors, setErrors] = useState<Errors>({});
   const [notice, setNotice] = useState('');
   const [secret, setSecret] = useState('');
-  const form = useRef<HTMLFormElement>(null);
+  const { form, showErrors, showRefusal } = useFormErrors(setErrors);
 
   useEffect(() => {
     api
@@ -75,8 +76,7 @@ export function AlertsSection(props: {
     if (!/^\d+$/.test(errorShare.trim()) || share < 1 || share > 100) {
       found.server_error_percent = 'A percent from 1 to 100';
     }
-    setErrors(found);
-    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
+    if (showErrors(found)) return;
     try {
       const set = await api.setAlerts(props.tenantId, {
         url: url.trim(),
@@ -90,9 +90,7 @@ export function AlertsSection(props: {
       });
       setSecret(set.secret);
     } catch (err) {
-      const found = refusal(err, ['url', 'thresholds', 'server_error_percent']);
-      setErrors(found);
-      focusFirstError(form.current, found);
+      showRefusal(err, ['url', 'thresholds', 'server_error_percent']);
     }
   };
 
@@ -251,13 +249,7 @@ function RecentAlerts(props: { tenantId: string }) {
   return (
     <table class="grid" data-testid="recent-alerts">
       <caption>Alerts raised (the last 100)</caption>
-      <thead>
-        <tr>
-          <th scope="col">When</th>
-          <th scope="col">What</th>
-          <th scope="col">Webhook</th>
-        </tr>
-      </thead>
+      <ColumnHeads names={['When', 'What', 'Webhook']} />
       <tbody>
         {alerts.map((a) => (
           <tr key={a.id} class={a.alert.kind === 'quota' ? undefined : 'alert-row'}>

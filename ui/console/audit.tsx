@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { AuditPage as Page } from '../../src/types/wire';
 import { localToIso } from '../lib/format';
+import { ColumnHeads } from '../lib/table';
 import { api } from './api';
 import {
   type Errors,
@@ -98,17 +99,9 @@ export function AuditPage(props: { tenant?: string | undefined }) {
               {page.total} entr{page.total === 1 ? 'y' : 'ies'}; page {page.page_num} of{' '}
               {Math.max(1, page.total_page)}
             </caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Operator</th>
-                <th scope="col">Action</th>
-                <th scope="col">Tenant</th>
-                <th scope="col">Token</th>
-                <th scope="col">From</th>
-                <th scope="col">Detail</th>
-              </tr>
-            </thead>
+            <ColumnHeads
+              names={['When', 'Operator', 'Action', 'Tenant', 'Token', 'From', 'Detail']}
+            />
             <tbody data-testid="audit-rows">
               {page.data.map((e) => (
                 <tr key={e.id}>

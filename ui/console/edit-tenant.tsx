@@ -3,17 +3,11 @@
  * once, cleared when saved; the fingerprint shows which key is in use). The
  * fields are the create form's (tenant-form.tsx).
  */
-import { useRef, useState } from 'hono/jsx/dom';
+import { useState } from 'hono/jsx/dom';
 import type { KeyCheck, PublicTenant } from '../../src/types/wire';
 import { api } from './api';
-import { FormError, focusFirstError, Notice, refusal, useDraft } from './form';
-import {
-  TENANT_FIELDS,
-  type TenantDraft,
-  TenantFields,
-  tenantProblems,
-  useKeyCheck,
-} from './tenant-form';
+import { FormError, Notice, refusal } from './form';
+import { TENANT_FIELDS, TenantFields, useTenantForm } from './tenant-form';
 import { parseOrigins, platformKeyProblem } from './tenant-rules';
 
 export function EditTenant(props: {
@@ -24,15 +18,13 @@ export function EditTenant(props: {
   /** What the platform said of the current key when checked here. */
   checkedCurrent: (result: KeyCheck) => void;
 }) {
-  const { draft, setDraft, errors, setErrors, field } = useDraft<TenantDraft>({
-    name: props.tenant.name,
-    platform_key: '',
-    cors_origins: props.tenant.cors_origins.join('\n'),
-  });
+  const { draft, setDraft, errors, setErrors, field, keyCheck, form, key, invalid, showRefusal } =
+    useTenantForm({
+      name: props.tenant.name,
+      platform_key: '',
+      cors_origins: props.tenant.cors_origins.join('\n'),
+    });
   const [notice, setNotice] = useState('');
-  const keyCheck = useKeyCheck();
-  const form = useRef<HTMLFormElement>(null);
-  const key = draft.platform_key;
 
   if (!props.canChange) {
     return (
@@ -49,9 +41,7 @@ export function EditTenant(props: {
   const submit = async (e: Event) => {
     e.preventDefault();
     setNotice('');
-    const found = tenantProblems(draft, false);
-    setErrors(found);
-    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
+    if (invalid(false)) return;
     try {
       const updated = await api.updateTenant(props.tenant.id, {
         name: draft.name.trim(),
@@ -66,9 +56,7 @@ export function EditTenant(props: {
       setNotice(key ? 'Saved, with the new platform key.' : 'Saved.');
       props.saved(updated, check);
     } catch (err) {
-      const found = refusal(err, TENANT_FIELDS);
-      setErrors(found);
-      focusFirstError(form.current, found);
+      showRefusal(err, TENANT_FIELDS);
     }
   };
 

@@ -7,9 +7,10 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { FleetFigure, FleetPoint, FleetSeries } from '../../src/types/wire';
 import { count } from '../lib/format';
+import { ColumnHeads } from '../lib/table';
 import { api } from './api';
 import { Chart, RangeButtons } from './chart';
-import { refusal } from './form';
+import { PageError, refusal } from './form';
 
 const RANGES = [
   { label: '24 h', hours: 24 },
@@ -71,11 +72,7 @@ export function FleetCharts(props: { open: (id: string) => void }) {
       <div class="toolbar">
         <RangeButtons ranges={RANGES} current={range} pick={setRange} />
       </div>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <PageError error={error} />
       {data ? (
         <>
           <Chart
@@ -132,13 +129,7 @@ function HourShares(props: {
         {p.p95_ms === null ? '—' : `≤ ${count(p.p95_ms)} ms`}
       </h3>
       <table class="grid">
-        <thead>
-          <tr>
-            <th scope="col">Figure</th>
-            <th scope="col">In the hour</th>
-            <th scope="col">Busiest tenants, their share</th>
-          </tr>
-        </thead>
+        <ColumnHeads names={['Figure', 'In the hour', 'Busiest tenants, their share']} />
         <tbody>
           {FIGURES.map(({ figure, label }) => (
             <tr key={figure}>

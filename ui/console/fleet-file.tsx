@@ -8,7 +8,7 @@ import type { ConfigApplyRecord } from '../../src/types/wire';
 import { fleetToYaml } from '../lib/fleet-yaml';
 import { fmtTime } from '../lib/format';
 import { api } from './api';
-import { refusal } from './form';
+import { PageError, refusal } from './form';
 
 /** Saves text as a file the browser downloads. */
 function save(name: string, text: string): void {
@@ -69,11 +69,7 @@ export function FleetFilePanel(props: { canDownload: boolean }) {
       ) : (
         <p class="hint">An admin can download the fleet as a file.</p>
       )}
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <PageError error={error} />
     </section>
   );
 }

@@ -102,6 +102,25 @@ export function Field(p: FieldProps) {
 }
 
 /**
+ * A form's element and how it shows errors: `showErrors(found)` sets them and, where there
+ * are any, focuses the first field at fault (true: there were); `showRefusal(err, fields)`
+ * does the same with the API's refusal (refusal()).
+ */
+export function useFormErrors(setErrors: (errors: Errors) => void) {
+  const form = useRef<HTMLFormElement>(null);
+  const showErrors = (found: Errors): boolean => {
+    setErrors(found);
+    if (Object.keys(found).length === 0) return false;
+    focusFirstError(form.current, found);
+    return true;
+  };
+  const showRefusal = (err: unknown, fields: readonly string[]): void => {
+    showErrors(refusal(err, fields));
+  };
+  return { form, showErrors, showRefusal };
+}
+
+/**
  * A form's draft and its errors, kept together: a field's error goes as soon as its
  * value changes (an operator who fixed a field is not told off for it until the next
  * submit). `field(name)` is a Field's `name`, `value`, `onValue` and `error`.
@@ -260,6 +279,15 @@ export function FormError({ errors }: { errors: Errors }) {
   return errors._form ? (
     <p class="form-error" role="alert" tabindex={-1}>
       {errors._form}
+    </p>
+  ) : null;
+}
+
+/** Why a page could not load or act, announced (role=alert); nothing while all is well. */
+export function PageError({ error }: { error: string | null }) {
+  return error ? (
+    <p class="form-error" role="alert">
+      {error}
     </p>
   ) : null;
 }

@@ -6,9 +6,9 @@
  * refuses lands next to the field it names.
  */
 import type { Child } from 'hono/jsx';
-import { useRef, useState } from 'hono/jsx/dom';
+import { useState } from 'hono/jsx/dom';
 import type { Limits } from '../../src/types/wire';
-import { type Errors, Field, FormError, focusFirstError, Notice, refusal } from './form';
+import { type Errors, Field, FormError, Notice, useFormErrors } from './form';
 
 interface PolicyDraft {
   name: string;
@@ -69,7 +69,7 @@ export function LimitsEditor(props: {
   const [mode, setMode] = useState(props.limits.limiter ?? 'leased');
   const [errors, setErrors] = useState<Errors>({});
   const [notice, setNotice] = useState('');
-  const form = useRef<HTMLFormElement>(null);
+  const { form, showErrors, showRefusal } = useFormErrors(setErrors);
   const id = props.id;
 
   const edit = (i: number, patch: Partial<PolicyDraft>) =>
@@ -108,8 +108,7 @@ export function LimitsEditor(props: {
     e.preventDefault();
     setNotice('');
     const found = check();
-    setErrors(found);
-    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
+    if (showErrors(found)) return;
     const groupQuotas: NonNullable<Limits['quota']['groups']> = {};
     for (const g of groups) {
       const q = { daily: amount(g.daily), monthly: amount(g.monthly) };
@@ -147,9 +146,7 @@ export function LimitsEditor(props: {
         'quota.daily',
         'quota.monthly',
       ];
-      const refused = refusal(err, fields);
-      setErrors(refused);
-      focusFirstError(form.current, refused);
+      showRefusal(err, fields);
     }
   };
 

@@ -6,6 +6,7 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { Limits, Plan, PublicTenant, TenantUsage, TokenListing } from '../../src/types/wire';
 import { duration, meterWindow } from '../lib/format';
+import { ColumnHeads } from '../lib/table';
 import { api } from './api';
 import { ConfirmButton, Notice, refusal } from './form';
 import { LimitsEditor } from './limits-editor';
@@ -110,16 +111,9 @@ export function LimitsSection(props: {
       ) : null}
       <table class="grid">
         <caption>What remains now</caption>
-        <thead>
-          <tr>
-            <th scope="col">Policy or quota</th>
-            <th scope="col">Limit</th>
-            <th scope="col">Window</th>
-            <th scope="col">Used</th>
-            <th scope="col">Remaining</th>
-            <th scope="col">Resets in</th>
-          </tr>
-        </thead>
+        <ColumnHeads
+          names={['Policy or quota', 'Limit', 'Window', 'Used', 'Remaining', 'Resets in']}
+        />
         <tbody data-testid="meters">
           {usage.meters.map((m) => (
             <tr key={m.name}>

@@ -7,9 +7,10 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { FleetTenant, Overview } from '../../src/types/wire';
 import { count, fmtTime } from '../lib/format';
+import { ColumnHeads } from '../lib/table';
 import { api } from './api';
 import { FleetCharts } from './fleet-charts';
-import { refusal } from './form';
+import { PageError, refusal } from './form';
 
 const share = (part: number, whole: number) =>
   whole > 0 ? `${((100 * part) / whole).toFixed(part * 1000 < whole ? 2 : 1)} %` : '—';
@@ -98,11 +99,7 @@ export function OverviewPage(props: { open: (id: string) => void }) {
   return (
     <section aria-labelledby="overview-title" data-drawn-ms={took ?? undefined}>
       <h1 id="overview-title">Overview</h1>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <PageError error={error} />
       {data === null ? (
         <p class="loading">Loading…</p>
       ) : (
@@ -134,14 +131,9 @@ export function OverviewPage(props: { open: (id: string) => void }) {
                   These tenants' requests fail (502 50205) until their platform key is fixed: check
                   it on the tenant's Settings tab.
                 </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Tenant</th>
-                    <th scope="col">Refusals</th>
-                    <th scope="col">Platform's answer</th>
-                    <th scope="col">Last, in the hour of</th>
-                  </tr>
-                </thead>
+                <ColumnHeads
+                  names={['Tenant', 'Refusals', "Platform's answer", 'Last, in the hour of']}
+                />
                 <tbody>
                   {data.key_rejected.map((t) => (
                     <tr key={t.tenant_id}>

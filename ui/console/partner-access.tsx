@@ -4,10 +4,10 @@
  * whether apps that registered themselves may be approved, how many keys the partner may
  * have at once, and the own limits each new grant gets.
  */
-import { useEffect, useRef, useState } from 'hono/jsx/dom';
+import { useEffect, useState } from 'hono/jsx/dom';
 import type { PartnerAccess, TokenLimits } from '../../src/types/wire';
 import { api } from './api';
-import { type Errors, Field, FormError, focusFirstError, Notice, refusal } from './form';
+import { type Errors, Field, FormError, Notice, refusal, useFormErrors } from './form';
 
 /** A whole number from 1, or null for an empty field; NaN for anything else. */
 const whole = (text: string) =>
@@ -32,7 +32,7 @@ export function PartnerAccessSection(props: { tenantId: string; canChange: boole
   });
   const [errors, setErrors] = useState<Errors>({});
   const [notice, setNotice] = useState('');
-  const form = useRef<HTMLFormElement>(null);
+  const { form, showErrors, showRefusal } = useFormErrors(setErrors);
 
   const show = (a: PartnerAccess) => {
     setAccess(a);
@@ -63,8 +63,7 @@ export function PartnerAccessSection(props: { tenantId: string; canChange: boole
     if (!/^\d+$/.test(draft.maxKeys.trim())) found.max_keys = 'A whole number from 0';
     if (Number.isNaN(perMinute)) found.per_minute = 'A whole number from 1, or empty';
     if (Number.isNaN(perDay)) found.per_day = 'A whole number from 1, or empty';
-    setErrors(found);
-    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
+    if (showErrors(found)) return;
     try {
       const saved = await api.setPartnerAccess(props.tenantId, {
         grantable_scopes: scopes,
@@ -75,9 +74,7 @@ export function PartnerAccessSection(props: { tenantId: string; canChange: boole
       show(saved);
       setNotice('Saved: it holds for the next consent and the next key; grants made keep theirs.');
     } catch (err) {
-      const found = refusal(err, ['grantable_scopes', 'max_keys']);
-      setErrors(found);
-      focusFirstError(form.current, found);
+      showRefusal(err, ['grantable_scopes', 'max_keys']);
     }
   };
 

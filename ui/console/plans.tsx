@@ -6,8 +6,9 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { Limits, Plan } from '../../src/types/wire';
 import { duration, fmtTime, plural } from '../lib/format';
+import { ColumnHeads } from '../lib/table';
 import { api } from './api';
-import { ConfirmButton, Field, Notice, refusal } from './form';
+import { ConfirmButton, Field, Notice, PageError, refusal } from './form';
 import { LimitsEditor } from './limits-editor';
 
 const PLAN_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -71,27 +72,16 @@ export function PlansPage(props: { canChange: boolean }) {
         new limits from its next request (within 1 s everywhere). A tenant's own limits still win
         over its plan's. Tenants join a plan on their Limits tab.
       </p>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <PageError error={error} />
       {notice ? <Notice text={notice} /> : null}
       {plans === null ? (
         <p class="loading">Loading…</p>
       ) : (
         <table class="grid">
           <caption>{plans.length === 0 ? 'No plans yet.' : plural(plans.length, 'plan')}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Plan</th>
-              <th scope="col">Limits</th>
-              <th scope="col">Mode</th>
-              <th scope="col">Tenants</th>
-              <th scope="col">Changed</th>
-              {props.canChange ? <th scope="col">Actions</th> : null}
-            </tr>
-          </thead>
+          <ColumnHeads
+            names={['Plan', 'Limits', 'Mode', 'Tenants', 'Changed', props.canChange && 'Actions']}
+          />
           <tbody data-testid="plan-rows">
             {plans.map((p) => (
               <tr key={p.name} data-plan={p.name}>

@@ -11,6 +11,7 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { Analytics, RecentRequestPage, TokenListing } from '../../src/types/wire';
 import { count, localToIso, msToLocal, plural } from '../lib/format';
+import { ColumnHeads } from '../lib/table';
 import { api } from './api';
 import { type Errors, Field, FilterForm, refusal, useCursorPages, useFilters } from './form';
 
@@ -188,21 +189,21 @@ export function RequestsSection(props: { tenantId: string }) {
               ? 'No request kept matches.'
               : `${plural(page.requests.length, 'request')}, newest first`}
           </caption>
-          <thead>
-            <tr>
-              <th scope="col">When (UTC)</th>
-              <th scope="col">Request id</th>
-              <th scope="col">Token</th>
-              <th scope="col">Operation</th>
-              <th scope="col">Status</th>
-              <th scope="col">Why</th>
-              <th scope="col">Limiter</th>
-              <th scope="col">Cache</th>
-              <th scope="col">Platform</th>
-              <th scope="col">Latency</th>
-              <th scope="col">Trace id</th>
-            </tr>
-          </thead>
+          <ColumnHeads
+            names={[
+              'When (UTC)',
+              'Request id',
+              'Token',
+              'Operation',
+              'Status',
+              'Why',
+              'Limiter',
+              'Cache',
+              'Platform',
+              'Latency',
+              'Trace id',
+            ]}
+          />
           <tbody>
             {page.requests.map((r) => (
               <tr

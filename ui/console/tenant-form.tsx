@@ -6,7 +6,7 @@
  */
 import { useState } from 'hono/jsx/dom';
 import type { KeyCheck } from '../../src/types/wire';
-import { type Errors, Field } from './form';
+import { type Errors, Field, useDraft, useFormErrors } from './form';
 import { KeyCheckNote } from './key-check';
 import {
   originsProblem,
@@ -46,6 +46,26 @@ export function useKeyCheck() {
     of: (key: string | null) => (checked && checked.key === key ? checked.result : null),
     set: (key: string | null, result: KeyCheck) => setChecked({ key, result }),
     clear: () => setChecked(null),
+  };
+}
+
+/**
+ * A tenant form's state, the same for Create and Settings: the draft and its errors
+ * (useDraft), the key check, and the form element. `invalid(keyRequired)` checks the
+ * draft and, when it cannot be sent, shows why and focuses the first field at fault
+ * (useFormErrors); `showRefusal(err, fields)` does the same with the API's refusal.
+ */
+export function useTenantForm(initial: TenantDraft) {
+  const state = useDraft<TenantDraft>(initial);
+  const keyCheck = useKeyCheck();
+  const { form, showErrors, showRefusal } = useFormErrors(state.setErrors);
+  return {
+    ...state,
+    keyCheck,
+    form,
+    key: state.draft.platform_key,
+    invalid: (keyRequired: boolean) => showErrors(tenantProblems(state.draft, keyRequired)),
+    showRefusal,
   };
 }
 

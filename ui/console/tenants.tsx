@@ -3,18 +3,13 @@
  * so the page stays as quick at 1,000 tenants as at ten; and, for an admin,
  * creating one (the platform key is typed once and never shown again).
  */
-import { useEffect, useRef, useState } from 'hono/jsx/dom';
+import { useEffect, useState } from 'hono/jsx/dom';
 import type { KeyCheck, ListedTenant, Plan } from '../../src/types/wire';
 import { ApiError } from '../lib/api';
+import { ColumnHeads } from '../lib/table';
 import { api } from './api';
-import { FormError, focusFirstError, refusal, SecretOnce, useCursorPages, useDraft } from './form';
-import {
-  TENANT_FIELDS,
-  type TenantDraft,
-  TenantFields,
-  tenantProblems,
-  useKeyCheck,
-} from './tenant-form';
+import { FormError, focusFirstError, PageError, refusal, SecretOnce, useCursorPages } from './form';
+import { TENANT_FIELDS, type TenantDraft, TenantFields, useTenantForm } from './tenant-form';
 import { parseOrigins, platformKeyProblem } from './tenant-rules';
 
 const PAGE_SIZE = 50;
@@ -68,11 +63,7 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
           onInput={(e: Event) => setQ((e.target as HTMLInputElement).value)}
         />
       </search>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <PageError error={error} />
       {rows === null ? (
         <p class="loading">Loading…</p>
       ) : (
@@ -82,16 +73,7 @@ export function TenantsPage(props: { canChange: boolean; open: (id: string) => v
               ? 'No tenant on this page.'
               : `${rows.length} tenant${rows.length === 1 ? '' : 's'} on page ${pages.number}`}
           </caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Id</th>
-              <th scope="col">Status</th>
-              <th scope="col">Plan</th>
-              <th scope="col">Key fingerprint</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
+          <ColumnHeads names={['Name', 'Id', 'Status', 'Plan', 'Key fingerprint', 'Created']} />
           <tbody data-testid="tenant-rows">
             {rows.map((t) => (
               <tr key={t.id}>
@@ -151,15 +133,13 @@ function CreateTenant(props: {
   done: (id: string) => void;
   open: (id: string) => void;
 }) {
-  const { draft, setDraft, errors, setErrors, field } = useDraft<TenantDraft>(EMPTY);
+  const { draft, setDraft, errors, setErrors, field, keyCheck, form, key, invalid, showRefusal } =
+    useTenantForm(EMPTY);
   const [plan, setPlan] = useState('');
   const [plans, setPlans] = useState<Plan[]>([]);
   const [busy, setBusy] = useState(false);
-  const keyCheck = useKeyCheck();
   const [twin, setTwin] = useState<string | null>(null);
   const [made, setMade] = useState<{ id: string; name: string; token: string } | null>(null);
-  const form = useRef<HTMLFormElement>(null);
-  const key = draft.platform_key;
 
   useEffect(() => {
     api.plans().then(
@@ -183,9 +163,7 @@ function CreateTenant(props: {
   const submit = async (e: Event) => {
     e.preventDefault();
     setTwin(null);
-    const found = tenantProblems(draft, true);
-    setErrors(found);
-    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
+    if (invalid(true)) return;
     setBusy(true);
     try {
       // Not checked yet (or another key since): check first, and stop when it is not valid.
@@ -207,13 +185,11 @@ function CreateTenant(props: {
       setMade({ id: answer.tenant_id, name, token: answer.token });
       props.created(answer.tenant_id);
     } catch (err) {
-      const found = refusal(err, FIELDS);
       if (err instanceof ApiError && err.status === 409) {
         const id = /ten_[0-9A-Za-z]{16}/.exec(err.message)?.[0] ?? null;
         setTwin(id);
       }
-      setErrors(found);
-      focusFirstError(form.current, found);
+      showRefusal(err, FIELDS);
     } finally {
       setBusy(false);
     }

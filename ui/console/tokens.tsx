@@ -5,9 +5,10 @@
  * and when. The scopes picker never preselects an `apikeys:` scope and warns
  * when one is chosen.
  */
-import { useEffect, useRef, useState } from 'hono/jsx/dom';
+import { useEffect, useState } from 'hono/jsx/dom';
 import type { TokenLimits, TokenListing } from '../../src/types/wire';
 import { plural } from '../lib/format';
+import { ColumnHeads } from '../lib/table';
 import { api } from './api';
 import {
   ConfirmButton,
@@ -15,10 +16,11 @@ import {
   Field,
   FormError,
   fmtTime,
-  focusFirstError,
   Notice,
+  PageError,
   refusal,
   SecretOnce,
+  useFormErrors,
   useModal,
 } from './form';
 import { isApiKeyScope } from './scopes';
@@ -126,11 +128,7 @@ export function TokensSection(props: { tenantId: string; canChange: boolean }) {
   return (
     <section aria-labelledby="tokens-title">
       <h2 id="tokens-title">Tokens</h2>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <PageError error={error} />
       {notice ? <Notice text={notice} /> : null}
       {secret ? (
         <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} />
@@ -191,19 +189,19 @@ function TokenTable(props: {
         {plural(props.tokens.length, 'token')}; the secrets are never shown again after issue.
         Tokens of one rotation line are listed together as a family.
       </caption>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Token</th>
-          <th scope="col">Scopes</th>
-          <th scope="col">Expires</th>
-          <th scope="col">State</th>
-          <th scope="col">Last used</th>
-          <th scope="col">Rotation</th>
-          <th scope="col">Own limits</th>
-          {props.canChange ? <th scope="col">Actions</th> : null}
-        </tr>
-      </thead>
+      <ColumnHeads
+        names={[
+          'Name',
+          'Token',
+          'Scopes',
+          'Expires',
+          'State',
+          'Last used',
+          'Rotation',
+          'Own limits',
+          props.canChange && 'Actions',
+        ]}
+      />
       <tbody data-testid="token-rows">
         {byFamily(props.tokens).map((t) => {
           const size = familySize.get(t.family_id) ?? 1;
@@ -340,7 +338,7 @@ function IssueToken(props: { tenantId: string; issued: (label: string, token: st
   const [daily, setDaily] = useState('');
   const [errors, setErrors] = useState<Errors>({});
   const [busy, setBusy] = useState(false);
-  const form = useRef<HTMLFormElement>(null);
+  const { form, showErrors, showRefusal } = useFormErrors(setErrors);
   const risky = scopes.filter(isApiKeyScope);
   // What the gateway grants today: its groups' scopes (declared ones included) and presets.
   const [offered, setOffered] = useState<{
@@ -373,8 +371,7 @@ function IssueToken(props: { tenantId: string; issued: (label: string, token: st
     if (day !== undefined && !(Number.isInteger(day) && day >= 1 && day <= 1e9)) {
       found['limits.quota'] = 'The daily quota must be a whole number from 1';
     }
-    setErrors(found);
-    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
+    if (showErrors(found)) return;
     const days = EXPIRIES.find(([label]) => label === expiry)?.[1] ?? null;
     const limits: TokenLimits | undefined =
       rate !== undefined || day !== undefined
@@ -397,9 +394,7 @@ function IssueToken(props: { tenantId: string; issued: (label: string, token: st
       setDaily('');
       props.issued(`The new token ${token.name}`, token.token);
     } catch (err) {
-      const found = refusal(err, FIELDS);
-      setErrors(found);
-      focusFirstError(form.current, found);
+      showRefusal(err, FIELDS);
     } finally {
       setBusy(false);
     }
@@ -520,7 +515,7 @@ function TokenLimitsButton(props: {
   const [perMinute, setPerMinute] = useState(saved.perMinute);
   const [daily, setDaily] = useState(saved.daily);
   const [errors, setErrors] = useState<Errors>({});
-  const form = useRef<HTMLFormElement>(null);
+  const { form, showErrors, showRefusal } = useFormErrors(setErrors);
   // Every opening starts from what is saved: a value refused and then cancelled is gone.
   const show = () => {
     setPerMinute(saved.perMinute);
@@ -535,8 +530,7 @@ function TokenLimitsButton(props: {
     const found: Errors = {};
     if (perMinute && !isWhole(perMinute)) found['limits.rate'] = 'A whole number from 1, or empty';
     if (daily && !isWhole(daily)) found['limits.daily'] = 'A whole number from 1, or empty';
-    setErrors(found);
-    if (Object.keys(found).length > 0) return focusFirstError(form.current, found);
+    if (showErrors(found)) return;
     const limits: TokenLimits | null =
       perMinute || daily
         ? {
@@ -559,9 +553,7 @@ function TokenLimitsButton(props: {
           : `${props.token.name} has no limits of its own now.`,
       );
     } catch (err) {
-      const found = refusal(err, ['policies', 'quota']);
-      setErrors(found);
-      focusFirstError(form.current, found);
+      showRefusal(err, ['policies', 'quota']);
     }
   };
   return (

@@ -7,7 +7,8 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import { call } from '../lib/api';
 import { fmtTime } from '../lib/format';
-import { RevokeDialog } from './revoke-dialog';
+import { ColumnHeads } from '../lib/table';
+import { RevokeCell, RevokeDialog } from './revoke-dialog';
 import { messageOf } from './rotate';
 import type { PartnerApp } from './types';
 
@@ -54,16 +55,9 @@ export function Apps(props: { token: string }) {
       {apps && apps.length > 0 && (
         <table data-testid="apps">
           <caption class="visually-hidden">Each app: where it answers, what it may do</caption>
-          <thead>
-            <tr>
-              <th scope="col">App</th>
-              <th scope="col">Sends you back to</th>
-              <th scope="col">May</th>
-              <th scope="col">Approved</th>
-              <th scope="col">Last used</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
+          <ColumnHeads
+            names={['App', 'Sends you back to', 'May', 'Approved', 'Last used', 'State']}
+          />
           <tbody>
             {apps.map((app) => (
               <tr>
@@ -74,15 +68,11 @@ export function Apps(props: { token: string }) {
                 </td>
                 <td>{fmtTime(app.created_at)}</td>
                 <td>{fmtTime(app.last_used_at)}</td>
-                <td>
-                  {app.revoked_at ? (
-                    `revoked ${fmtTime(app.revoked_at)}`
-                  ) : (
-                    <button type="button" class="secondary" onClick={() => setRevoking(app)}>
-                      Revoke {app.client_name}
-                    </button>
-                  )}
-                </td>
+                <RevokeCell
+                  name={app.client_name}
+                  revokedAt={app.revoked_at}
+                  onRevoke={() => setRevoking(app)}
+                />
               </tr>
             ))}
           </tbody>

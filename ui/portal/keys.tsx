@@ -7,7 +7,8 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
 import { fmtTime } from '../lib/format';
-import { RevokeDialog } from './revoke-dialog';
+import { ColumnHeads } from '../lib/table';
+import { RevokeCell, RevokeDialog } from './revoke-dialog';
 import { messageOf } from './rotate';
 import type { CreatedPartnerKey, PartnerKey, PartnerKeys } from './types';
 
@@ -147,16 +148,7 @@ export function Keys(props: { token: string }) {
       {state && state.keys.length > 0 && (
         <table data-testid="keys">
           <caption class="visually-hidden">Each key you made</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Key</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Last used</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
+          <ColumnHeads names={['Name', 'Key', 'Scopes', 'Expires', 'Last used', 'State']} />
           <tbody>
             {state.keys.map((k) => (
               <tr>
@@ -171,15 +163,11 @@ export function Keys(props: { token: string }) {
                 </td>
                 <td>{k.expires_at ? fmtTime(k.expires_at) : 'never'}</td>
                 <td>{fmtTime(k.last_used_at)}</td>
-                <td>
-                  {k.revoked_at ? (
-                    `revoked ${fmtTime(k.revoked_at)}`
-                  ) : (
-                    <button type="button" class="secondary" onClick={() => setRevoking(k)}>
-                      Revoke {k.name}
-                    </button>
-                  )}
-                </td>
+                <RevokeCell
+                  name={k.name}
+                  revokedAt={k.revoked_at}
+                  onRevoke={() => setRevoking(k)}
+                />
               </tr>
             ))}
           </tbody>

@@ -10,6 +10,7 @@ import { render, useEffect, useRef, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
 import { count, duration, quotaPeriod, when } from '../lib/format';
 import { storedToken, storeToken, takeTokenFromFragment } from '../lib/session-token';
+import { ColumnHeads } from '../lib/table';
 import { Apps } from './apps';
 import { Consent, pendingRequest, takeAuthorizeRequest } from './consent';
 import { Keys } from './keys';
@@ -181,14 +182,7 @@ function RateStanding({ standing }: { standing: Meter[] }) {
       ) : (
         <table>
           <caption class="visually-hidden">Each policy: its allowance and what remains</caption>
-          <thead>
-            <tr>
-              <th scope="col">Policy</th>
-              <th scope="col">Allows</th>
-              <th scope="col">Remaining</th>
-              <th scope="col">Full again in</th>
-            </tr>
-          </thead>
+          <ColumnHeads names={['Policy', 'Allows', 'Remaining', 'Full again in']} />
           <tbody>
             {standing.map((s) => (
               <tr>

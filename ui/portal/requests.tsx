@@ -6,6 +6,7 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { RecentRequestPage } from '../../src/types/wire';
 import { call } from '../lib/api';
+import { ColumnHeads } from '../lib/table';
 import { messageOf } from './rotate';
 
 const time = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
@@ -75,15 +76,7 @@ export function RecentFailures(props: { token: string }) {
       ) : (
         <table data-testid="failure-rows">
           <caption class="visually-hidden">Refused and failed requests, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Request id</th>
-              <th scope="col">Operation</th>
-              <th scope="col">Status</th>
-              <th scope="col">Why</th>
-            </tr>
-          </thead>
+          <ColumnHeads names={['When', 'Request id', 'Operation', 'Status', 'Why']} />
           <tbody>
             {page.requests.map((r) => (
               <tr data-request-id={r.request_id}>

@@ -85,12 +85,7 @@ export function planChanges(live: LiveFleet, desired: Desired, options: PlanOpti
   if (deletes) {
     for (const have of [...live.plans].sort(byRef)) {
       if (matchedPlans.has(have.ref) || !inSelection(have.tags)) continue;
-      steps.push({
-        change: change('delete', 'plan', have, null),
-        kind: 'plan',
-        desired: null,
-        live: have,
-      });
+      steps.push(planStep(change('delete', 'plan', have, null), null, have));
     }
   }
 
@@ -106,13 +101,7 @@ export function planChanges(live: LiveFleet, desired: Desired, options: PlanOpti
   if (deletes) {
     for (const have of [...live.tenants].sort(byRef)) {
       if (matchedTenants.has(have.ref) || !inSelection(have.tags)) continue;
-      steps.push({
-        change: change('delete', 'tenant', have, null),
-        kind: 'tenant',
-        desired: null,
-        live: have,
-        key: 'keep',
-      });
+      steps.push(tenantStep(change('delete', 'tenant', have, null), null, have, 'keep'));
     }
   }
   return ORDER.flatMap((op) =>
@@ -124,19 +113,12 @@ export function planChanges(live: LiveFleet, desired: Desired, options: PlanOpti
   function planSteps(want: PlanEntry, have: LivePlan | null): Step[] {
     if (!have) {
       const fields = [diff('limits', null, want.limits), diff('tags', null, want.tags)];
-      return [
-        { change: change('create', 'plan', want, fields), kind: 'plan', desired: want, live: null },
-      ];
+      return [planStep(change('create', 'plan', want, fields), want, null)];
     }
     const out: Step[] = [];
     if (want.name !== have.name) {
       const fields = [diff('name', have.name, want.name)];
-      out.push({
-        change: change('rename', 'plan', have, fields),
-        kind: 'plan',
-        desired: want,
-        live: have,
-      });
+      out.push(planStep(change('rename', 'plan', have, fields), want, have));
     }
     const fields = changed([
       ['ref', have.ref, want.ref],
@@ -144,12 +126,7 @@ export function planChanges(live: LiveFleet, desired: Desired, options: PlanOpti
       ['tags', have.tags, want.tags],
     ]);
     if (fields.length > 0) {
-      out.push({
-        change: change('update', 'plan', have, fields, want.name),
-        kind: 'plan',
-        desired: want,
-        live: have,
-      });
+      out.push(planStep(change('update', 'plan', have, fields, want.name), want, have));
     }
     return out;
   }
@@ -167,25 +144,13 @@ export function planChanges(live: LiveFleet, desired: Desired, options: PlanOpti
         ['alerts', null, want.alerts],
         ['tags', [], want.tags],
       ]);
-      out.push({
-        change: change('create', 'tenant', want, fields),
-        kind: 'tenant',
-        desired: want,
-        live: null,
-        key,
-      });
+      out.push(tenantStep(change('create', 'tenant', want, fields), want, null, key));
       for (const token of want.tokens) out.push(tokenCreate(want.ref, token, null, o));
       return out;
     }
     if (want.name !== have.name) {
       const fields = [diff('name', have.name, want.name)];
-      out.push({
-        change: change('rename', 'tenant', have, fields),
-        kind: 'tenant',
-        desired: want,
-        live: have,
-        key,
-      });
+      out.push(tenantStep(change('rename', 'tenant', have, fields), want, have, key));
     }
     const keyChange: [string, unknown, unknown][] =
       typeof key === 'object' && key.fingerprint !== have.key_fingerprint
@@ -202,13 +167,7 @@ export function planChanges(live: LiveFleet, desired: Desired, options: PlanOpti
       ['tags', have.tags, want.tags],
     ]);
     if (fields.length > 0) {
-      out.push({
-        change: change('update', 'tenant', have, fields, want.name),
-        kind: 'tenant',
-        desired: want,
-        live: have,
-        key,
-      });
+      out.push(tenantStep(change('update', 'tenant', have, fields, want.name), want, have, key));
     }
     const liveTokens = new Map(have.tokens.map((t) => [t.ref, t]));
     for (const token of want.tokens) {
@@ -258,6 +217,19 @@ function tokenCreate(
   const source = o.tokenSource(tenantRef, token.ref);
   if (source) Object.assign(made, source);
   return tokenStep(made, token, null, tenantId);
+}
+
+function planStep(c: ConfigChange, desired: PlanEntry | null, live: LivePlan | null): Step {
+  return { change: c, kind: 'plan', desired, live };
+}
+
+function tenantStep(
+  c: ConfigChange,
+  desired: TenantEntry | null,
+  live: LiveTenant | null,
+  key: KeyGiven,
+): Step {
+  return { change: c, kind: 'tenant', desired, live, key };
 }
 
 function tokenStep(

@@ -5,6 +5,7 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 import type { AuditEntry, AuditPage } from '../../types/wire';
+import { openTables } from '../tables';
 
 /** Oldest entries beyond this many are dropped (docs/BOUNDS.md). */
 export const AUDIT_MAX_ENTRIES = 100_000;
@@ -34,30 +35,30 @@ export function auditLog(env: { AUDIT_LOG: DurableObjectNamespace<AuditLog> }) {
   return env.AUDIT_LOG.get(env.AUDIT_LOG.idFromName('global'));
 }
 
-export class AuditLog extends DurableObject {
-  private readonly sql: SqlStorage;
+/** The tables, made where missing at every start. */
+const TABLES = `
+  CREATE TABLE IF NOT EXISTS entries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, action TEXT NOT NULL,
+    tenant_id TEXT, token_id TEXT, request_id TEXT NOT NULL, detail TEXT NOT NULL);
+  CREATE INDEX IF NOT EXISTS entries_by_tenant ON entries (tenant_id, id);
+  CREATE TABLE IF NOT EXISTS episodes (key TEXT PRIMARY KEY, until INTEGER NOT NULL);
+`;
 
-  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
-    super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS entries (
-        id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, action TEXT NOT NULL,
-        tenant_id TEXT, token_id TEXT, request_id TEXT NOT NULL, detail TEXT NOT NULL);
-      CREATE INDEX IF NOT EXISTS entries_by_tenant ON entries (tenant_id, id);
-      CREATE TABLE IF NOT EXISTS episodes (key TEXT PRIMARY KEY, until INTEGER NOT NULL);
+/** Entries written before operators were told apart have no actor: they were all the admin token. */
+function addOperatorColumns(sql: SqlStorage): void {
+  const columns = sql.exec<{ name: string }>('PRAGMA table_info(entries)').toArray();
+  if (!columns.some((c) => c.name === 'actor')) {
+    sql.exec(`
+      ALTER TABLE entries ADD COLUMN actor TEXT NOT NULL DEFAULT 'admin-token';
+      ALTER TABLE entries ADD COLUMN ip TEXT;
+      ALTER TABLE entries ADD COLUMN colo TEXT;
+      CREATE INDEX IF NOT EXISTS entries_by_actor ON entries (actor, id);
     `);
-    // Entries written before operators were told apart have no actor: they were all the admin token.
-    const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(entries)').toArray();
-    if (!columns.some((c) => c.name === 'actor')) {
-      this.sql.exec(`
-        ALTER TABLE entries ADD COLUMN actor TEXT NOT NULL DEFAULT 'admin-token';
-        ALTER TABLE entries ADD COLUMN ip TEXT;
-        ALTER TABLE entries ADD COLUMN colo TEXT;
-        CREATE INDEX IF NOT EXISTS entries_by_actor ON entries (actor, id);
-      `);
-    }
   }
+}
+
+export class AuditLog extends DurableObject {
+  private readonly sql = openTables(this.ctx, TABLES, addOperatorColumns);
 
   record(entry: NewAuditEntry): void {
     this.sql.exec(

@@ -13,6 +13,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { randomBase62 } from '../../tenants/token';
 import type { OAuthClient } from '../../types/wire';
+import { openTables } from '../tables';
 
 /** A dynamically registered client no partner approved is removed after a day. */
 export const UNAPPROVED_KEPT_MS = 86_400_000;
@@ -60,20 +61,17 @@ const fromRow = (r: Row): OAuthClient => ({
   approved: r.approved === 1,
 });
 
-export class OAuthClients extends DurableObject {
-  private readonly sql: SqlStorage;
+/** The tables, made where missing at every start. */
+const TABLES = `
+  CREATE TABLE IF NOT EXISTS clients (
+    client_id TEXT PRIMARY KEY, client_name TEXT NOT NULL, redirect_uris TEXT NOT NULL,
+    kind TEXT NOT NULL, created_by TEXT, created_at INTEGER NOT NULL,
+    last_used_at INTEGER, approved INTEGER NOT NULL DEFAULT 0);
+  CREATE INDEX IF NOT EXISTS clients_by_created ON clients (created_at);
+`;
 
-  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
-    super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS clients (
-        client_id TEXT PRIMARY KEY, client_name TEXT NOT NULL, redirect_uris TEXT NOT NULL,
-        kind TEXT NOT NULL, created_by TEXT, created_at INTEGER NOT NULL,
-        last_used_at INTEGER, approved INTEGER NOT NULL DEFAULT 0);
-      CREATE INDEX IF NOT EXISTS clients_by_created ON clients (created_at);
-    `);
-  }
+export class OAuthClients extends DurableObject {
+  private readonly sql = openTables(this.ctx, TABLES);
 
   /** A new client, unless `max` are registered already. */
   async register(request: ClientRequest, max: number, now: number): Promise<Registered> {

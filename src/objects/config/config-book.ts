@@ -12,6 +12,7 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 import type { ConfigApplyRecord } from '../../types/wire';
+import { openTables } from '../tables';
 
 export type RefKind = 'tenant' | 'plan' | 'token';
 
@@ -46,25 +47,22 @@ export function configBook(env: { CONFIG_BOOK: DurableObjectNamespace<ConfigBook
   return env.CONFIG_BOOK.get(env.CONFIG_BOOK.idFromName('global'));
 }
 
-export class ConfigBook extends DurableObject<Cloudflare.Env> {
-  private readonly sql: SqlStorage;
+/** The tables, made where missing at every start. */
+const TABLES = `
+  CREATE TABLE IF NOT EXISTS refs (
+    kind TEXT NOT NULL, scope TEXT NOT NULL, ref TEXT NOT NULL, target TEXT NOT NULL,
+    tags TEXT NOT NULL DEFAULT '[]', key_ref TEXT, PRIMARY KEY (kind, scope, ref));
+  CREATE UNIQUE INDEX IF NOT EXISTS refs_by_target ON refs (kind, target);
+  CREATE TABLE IF NOT EXISTS applies (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL, at INTEGER NOT NULL,
+    actor TEXT NOT NULL, request_id TEXT NOT NULL, changes INTEGER NOT NULL,
+    applied INTEGER NOT NULL, complete INTEGER NOT NULL);
+  CREATE TABLE IF NOT EXISTS apply_lock (
+    id INTEGER PRIMARY KEY CHECK (id = 1), hash TEXT NOT NULL, until INTEGER NOT NULL);
+`;
 
-  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
-    super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS refs (
-        kind TEXT NOT NULL, scope TEXT NOT NULL, ref TEXT NOT NULL, target TEXT NOT NULL,
-        tags TEXT NOT NULL DEFAULT '[]', key_ref TEXT, PRIMARY KEY (kind, scope, ref));
-      CREATE UNIQUE INDEX IF NOT EXISTS refs_by_target ON refs (kind, target);
-      CREATE TABLE IF NOT EXISTS applies (
-        id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL, at INTEGER NOT NULL,
-        actor TEXT NOT NULL, request_id TEXT NOT NULL, changes INTEGER NOT NULL,
-        applied INTEGER NOT NULL, complete INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS apply_lock (
-        id INTEGER PRIMARY KEY CHECK (id = 1), hash TEXT NOT NULL, until INTEGER NOT NULL);
-    `);
-  }
+export class ConfigBook extends DurableObject<Cloudflare.Env> {
+  private readonly sql = openTables(this.ctx, TABLES);
 
   refs(): RefRow[] {
     return this.sql

@@ -16,6 +16,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { fnv1a } from '../../hash';
 import { LATENCY_COLUMNS } from '../../metering/usage';
 import type { FleetTenant } from '../../types/wire';
+import { openTables } from '../tables';
 import { type BoardSeries, boardSeries, migrateSeriesColumns } from './fleet-series';
 
 /** One hour of a tenant's figures, as it reports them to its fleet board. */
@@ -93,21 +94,17 @@ type Row = Record<string, SqlStorageValue> & {
   key_at: number | null;
 };
 
-export class FleetBoard extends DurableObject<Cloudflare.Env> {
-  private readonly sql: SqlStorage;
+/** The tables, made where missing at every start. */
+const TABLES = `
+  CREATE TABLE IF NOT EXISTS tenant_hours (
+    tenant_id TEXT NOT NULL, hour INTEGER NOT NULL, requests INTEGER NOT NULL,
+    refused INTEGER NOT NULL, errors_5xx INTEGER NOT NULL, key_rejected INTEGER NOT NULL,
+    key_status INTEGER, PRIMARY KEY (tenant_id, hour));
+  CREATE INDEX IF NOT EXISTS tenant_hours_by_hour ON tenant_hours (hour);
+`;
 
-  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
-    super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS tenant_hours (
-        tenant_id TEXT NOT NULL, hour INTEGER NOT NULL, requests INTEGER NOT NULL,
-        refused INTEGER NOT NULL, errors_5xx INTEGER NOT NULL, key_rejected INTEGER NOT NULL,
-        key_status INTEGER, PRIMARY KEY (tenant_id, hour));
-      CREATE INDEX IF NOT EXISTS tenant_hours_by_hour ON tenant_hours (hour);
-    `);
-    migrateSeriesColumns(this.sql);
-  }
+export class FleetBoard extends DurableObject<Cloudflare.Env> {
+  private readonly sql = openTables(this.ctx, TABLES, migrateSeriesColumns);
 
   /** A guard's figures for the hours it names (they replace what the board had). */
   report(tenantId: string, hours: FleetHour[], now: number): void {

@@ -22,6 +22,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { type Limits, limitsSchema } from '../../metering/policy';
 import type { Plan } from '../../types/wire';
+import { openTables } from '../tables';
 import type { PlanPush } from '../tenant/plan-protocol';
 import { guardFor } from '../tenant/tenant-guard';
 
@@ -69,29 +70,26 @@ interface MemberRow extends Record<string, SqlStorageValue> {
   tries: number;
 }
 
+/** The tables, made where missing at every start. */
+const TABLES = `
+  CREATE TABLE IF NOT EXISTS plans (
+    name TEXT PRIMARY KEY, limits TEXT NOT NULL, version INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL, updated_by TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS members (
+    tenant_id TEXT PRIMARY KEY, plan TEXT, target INTEGER NOT NULL,
+    applied INTEGER NOT NULL DEFAULT 0, tries INTEGER NOT NULL DEFAULT 0,
+    next_at INTEGER NOT NULL DEFAULT 0);
+  CREATE INDEX IF NOT EXISTS members_by_plan ON members (plan);
+  CREATE TABLE IF NOT EXISTS counter (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+`;
+
 export class PlanBook extends DurableObject<Cloudflare.Env> {
-  private readonly sql: SqlStorage;
+  private readonly sql = openTables(this.ctx, TABLES);
   /**
    * Members one rollout call pushes. Test-only knob: tests set it through
    * runInDurableObject to cut a rollout short; an evicted object starts at PLAN_WAVE.
    */
   waveSize = PLAN_WAVE;
-
-  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
-    super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS plans (
-        name TEXT PRIMARY KEY, limits TEXT NOT NULL, version INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL, updated_by TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS members (
-        tenant_id TEXT PRIMARY KEY, plan TEXT, target INTEGER NOT NULL,
-        applied INTEGER NOT NULL DEFAULT 0, tries INTEGER NOT NULL DEFAULT 0,
-        next_at INTEGER NOT NULL DEFAULT 0);
-      CREATE INDEX IF NOT EXISTS members_by_plan ON members (plan);
-      CREATE TABLE IF NOT EXISTS counter (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
-    `);
-  }
 
   /** Every plan, by name, with how many tenants it has and how many have yet to take it. */
   list(): Plan[] {

@@ -24,7 +24,6 @@ import {
   type RevokeOutcome,
   type TokenAmendment,
   TokenChanges,
-  type TokenMarks,
   type TokenSpecOf,
 } from './token-changes';
 import {
@@ -48,20 +47,10 @@ export interface TokenDecider {
   ready(tenantId: string): Promise<void>;
   /** A token's record as decided, or null. */
   get(tokenId: string): TokenRecord | null;
-  issue(
-    tenantId: string,
-    minted: MintedToken,
-    spec: TokenSpecOf,
-    limits: TokenLimits | null,
-    now: number,
-    marks: TokenMarks,
-  ): TokenEntry;
+  /** Issues a token, as token-changes.ts decides it (`issue`). */
+  issue: TokenChanges['issue'];
   /** A grant's token gets a new secret (token-changes.ts `renew`); null: gone or revoked. */
-  renew(
-    tokenId: string,
-    minted: MintedToken,
-    change: Pick<TokenRecord, 'expires_at' | 'scopes' | 'grant' | 'resource'>,
-  ): TokenEntry | null;
+  renew: TokenChanges['renew'];
   /** Revokes one token; the entries it revoked (none when it already was). */
   revoke(tokenId: string, now: number, ctx: AuditContext): TokenEntry[];
   /** The records of the tokens that work at `now`. */
