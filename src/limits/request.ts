@@ -6,8 +6,6 @@
  * use these; none of them builds the guard calls itself.
  */
 import type { Context } from 'hono';
-import type { LeaseAnswer, LeaseRequest, Returned } from '../metering/lease-protocol';
-import type { UsageBatch } from '../metering/usage';
 import { brokerFor } from '../objects/broker/lease-broker';
 import { guardFor } from '../objects/tenant/tenant-guard';
 import { catalogOf } from '../routes/catalog';
@@ -51,67 +49,43 @@ export function admissionIo(
   c: Context<HonoEnv>,
   opts: { direct?: boolean; tenantId?: string } = {},
 ): AdmissionIo {
-  return new RequestAdmissionIo(c, opts.tenantId ?? c.get('tenant').id, opts.direct ?? false);
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/**
- * A class, not an object of closures: made twice a request (admission, then the usage
- * record), and four closures each time showed in the miss's profile (issue 48).
- */
-class RequestAdmissionIo implements AdmissionIo {
-  private readonly c: Context<HonoEnv>;
-  private readonly tenantId: string;
-  private readonly direct: boolean;
-  readonly later?: (ms: number) => Promise<void>;
-
-  constructor(c: Context<HonoEnv>, tenantId: string, direct: boolean) {
-    this.c = c;
-    this.tenantId = tenantId;
-    this.direct = direct;
-    if (c.get('settings').USAGE_FLUSH_TIMER) this.later = sleep;
-  }
-
-  async acquire(req: LeaseRequest): Promise<LeaseAnswer> {
-    const { c, tenantId } = this;
-    const settings = c.get('settings');
-    count('guard_calls');
-    // Worked out only when a call is made: most requests are admitted from the lease.
-    const region = settings.LEASE_BROKERS && !this.direct ? regionOf(c.req.raw.cf) : null;
-    const advice = brokerAdvice.get(tenantId);
-    if (!region || (advice && advice.directUntil > req.now)) {
-      return guardFor(c.env, tenantId).limits().acquire(req);
-    }
-    const shards = advice?.shards ?? 1;
-    const colo = c.req.raw.cf?.colo;
-    const place = { region, shard: shardOf(typeof colo === 'string' ? colo : '', shards) };
-    const answer = await brokerFor(c.env, tenantId, place).acquire(
-      tenantId,
-      place,
-      shards,
-      settings.BROKER_LEASE_MS,
-      req,
-    );
-    if (answer.spread !== undefined && answer.spread > shards) {
-      advise(tenantId, { shards: answer.spread });
-    }
-    if (answer.direct) advise(tenantId, { directUntil: req.now + DIRECT_FOR_MS });
-    return answer;
-  }
-
-  record(batch: UsageBatch, retentionDays: number, returns?: Returned[]): Promise<void> {
-    count('guard_calls');
-    return guardFor(this.c.env, this.tenantId).limits().record(batch, retentionDays, returns);
-  }
-
-  waitUntil(promise: Promise<unknown>): void {
-    this.c.executionCtx.waitUntil(promise);
-  }
-
-  now(): number {
-    return Date.now();
-  }
+  const tenantId = opts.tenantId ?? c.get('tenant').id;
+  const settings = c.get('settings');
+  return {
+    acquire: async (req) => {
+      count('guard_calls');
+      // Worked out only when a call is made: most requests are admitted from the lease.
+      const region = settings.LEASE_BROKERS && !opts.direct ? regionOf(c.req.raw.cf) : null;
+      const advice = brokerAdvice.get(tenantId);
+      if (!region || (advice && advice.directUntil > req.now)) {
+        return guardFor(c.env, tenantId).limits().acquire(req);
+      }
+      const shards = advice?.shards ?? 1;
+      const colo = c.req.raw.cf?.colo;
+      const place = { region, shard: shardOf(typeof colo === 'string' ? colo : '', shards) };
+      const answer = await brokerFor(c.env, tenantId, place).acquire(
+        tenantId,
+        place,
+        shards,
+        settings.BROKER_LEASE_MS,
+        req,
+      );
+      if (answer.spread !== undefined && answer.spread > shards) {
+        advise(tenantId, { shards: answer.spread });
+      }
+      if (answer.direct) advise(tenantId, { directUntil: req.now + DIRECT_FOR_MS });
+      return answer;
+    },
+    record: (batch, retentionDays, returns) => {
+      count('guard_calls');
+      return guardFor(c.env, tenantId).limits().record(batch, retentionDays, returns);
+    },
+    ...(settings.USAGE_FLUSH_TIMER
+      ? { later: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) }
+      : {}),
+    waitUntil: (p) => c.executionCtx.waitUntil(p),
+    now: () => Date.now(),
+  };
 }
 
 // Lease settings change only with the settings object (parsed once per env).

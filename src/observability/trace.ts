@@ -33,36 +33,15 @@ export function readTrace(header: string | undefined, state: string | undefined)
     !/^0+$/.test(match[2] ?? '') &&
     !/^0+$/.test(match[3] ?? '');
   // One draw for both ids: the span id's 8 bytes, and the trace id's 16 when it is new.
-  const at = takeRandom();
-  const traceId =
-    valid && match?.[2] ? match[2] : (hexOf(randomPool, at + 8, at + 24) ?? randomHex(16));
-  const spanId = hexOf(randomPool, at, at + 8) ?? randomHex(8);
+  const random = crypto.getRandomValues(new Uint8Array(24));
+  const traceId = valid && match?.[2] ? match[2] : (hexOf(random, 8, 24) ?? randomHex(16));
+  const spanId = hexOf(random, 0, 8) ?? randomHex(8);
   const flags = valid && match?.[4] ? match[4] : '01';
   const trace: TraceContext = { traceId, traceparent: `00-${traceId}-${spanId}-${flags}` };
   // Passed on only with a valid traceparent, and only when it is a valid list.
   const tracestate = valid ? validTracestate(state) : undefined;
   if (tracestate) trace.tracestate = tracestate;
   return trace;
-}
-
-/**
- * Random bytes for the ids, drawn from the CSPRNG 256 requests' worth at a time: one
- * getRandomValues call per request was a native call of about 10 µs (BENCHMARKS.md,
- * issue 48). Each request's 24 bytes are used once.
- */
-const ID_BYTES = 24;
-const randomPool = new Uint8Array(ID_BYTES * 256);
-let poolAt = randomPool.length;
-
-/** Where this request's 24 fresh random bytes start in randomPool. */
-function takeRandom(): number {
-  if (poolAt + ID_BYTES > randomPool.length) {
-    crypto.getRandomValues(randomPool);
-    poolAt = 0;
-  }
-  const at = poolAt;
-  poolAt += ID_BYTES;
-  return at;
 }
 
 /** Bytes `from` to `to` in hex; null when all are zero (an invalid id: 2^-64 and less). */
