@@ -33,7 +33,7 @@ if (values.help) {
   --latency A,B,…     one upstream run per value: ms added to each emulator answer (default ${DEFAULT_CONFIG.latenciesMs.join(',')})
   --via direct|entry  requests reach each Worker on a workerd socket of its own (default), or
                       through Miniflare's entry Worker (one more hop, as dispatchFetch and wrangler dev)
-  --only A,B,…        run only these scenarios (the bare Worker always runs), e.g. gateway-miss,gateway-hit`);
+  --only A,B,…        run only these scenarios (the bare Worker and the checking floor always run), e.g. gateway-miss,gateway-hit`);
   process.exit(0);
 }
 

@@ -28,6 +28,7 @@ import {
   type WorkerHost,
 } from '../workerd-host';
 import { cpuMs, pidListeningOn } from './cpu';
+import { FLOOR_TOKEN, startFloorWorker } from './floor';
 import { median, percentile, type RoundResult } from './load';
 import { LoadThread, type ThreadTarget } from './load-thread';
 import {
@@ -57,7 +58,7 @@ export interface WorkerdBenchConfig {
   requestTimeoutMs: number;
   /** A scenario with more failed requests than this share makes the bench exit non-zero. */
   maxErrorRate: number;
-  /** Run only these scenarios (and `bare`, the baseline); default: all. */
+  /** Run only these scenarios (and the baselines `bare` and `floor`); default: all. */
   only?: string[];
 }
 
@@ -119,12 +120,24 @@ interface TargetResult {
   detail?: string;
 }
 
+/** Worker CPU of a twin scenario against its original: the median ratio, and each round's. */
+interface AaPair {
+  twin: string;
+  of: string;
+  /** Ratio of the two medians over rounds. */
+  ratio: number | null;
+  /** Each round's ratio (twin / original), in round order. */
+  perRound: number[];
+}
+
 interface UpstreamRun {
   latencyMs: number;
   scenarios: ScenarioSummary[];
   targets: TargetResult[];
   /** Per gateway: the bench tenant's `guard_calls` from GET /admin/tenants/{id}/usage, or null. */
   guardUsage: Partial<Record<WorkerId, unknown>>;
+  /** Each A/A pair: the same build measured twice in the same run. */
+  aa: AaPair[];
   /** workerd warnings and errors, per Worker (at most 5 each). */
   warnings: Partial<Record<WorkerId, string[]>>;
   seconds: number;
@@ -266,15 +279,22 @@ async function runUpstream(
                 via: config.via,
                 onLog,
               })
-            : await startGateway({
-                platformBaseUrl: emulator.url,
-                vars: spec.vars,
-                bundle,
-                via: config.via,
-                onLog,
-                // The gateway's own costs: Miniflare's asset router hops are not Cloudflare's.
-                staticAssets: false,
-              });
+            : spec.kind === 'floor'
+              ? await startFloorWorker({
+                  upstreamUrl: emulator.url,
+                  platformKey: DEMO_PLATFORM_KEY,
+                  via: config.via,
+                  ...(onLog ? { onLog } : {}),
+                })
+              : await startGateway({
+                  platformBaseUrl: emulator.url,
+                  vars: spec.vars,
+                  bundle,
+                  via: config.via,
+                  onLog,
+                  // The gateway's own costs: Miniflare's asset router hops are not Cloudflare's.
+                  staticAssets: false,
+                });
         running.add(host.stop);
         stops.push(host.stop);
         hosts.set(id, host);
@@ -290,7 +310,8 @@ async function runUpstream(
 
     const runs: Run[] = selected.map((scenario) => {
       const gw = gateways.get(scenario.worker);
-      const { path: p, headers, body } = scenario.request(gw?.token ?? '');
+      const token = gw?.token ?? (scenario.worker === 'floor' ? FLOOR_TOKEN : '');
+      const { path: p, headers, body } = scenario.request(token);
       return {
         scenario,
         target: {
@@ -369,6 +390,7 @@ async function runUpstream(
       latencyMs,
       scenarios: summaries,
       targets: evaluateTargets(summaries, warnings),
+      aa: aaPairs(runs, summaries),
       guardUsage,
       warnings,
       seconds: (performance.now() - began) / 1000,
@@ -377,6 +399,29 @@ async function runUpstream(
     for (const stop of stops) running.delete(stop);
     await Promise.allSettled(stops.map((stop) => stop()));
   }
+}
+
+/** Each twin scenario's Worker CPU against its original's, by medians and round by round. */
+function aaPairs(runs: Run[], summaries: ScenarioSummary[]): AaPair[] {
+  const pairs: AaPair[] = [];
+  for (const twin of runs) {
+    const of = twin.scenario.twinOf;
+    const original = runs.find((r) => r.scenario.name === of);
+    if (!of || !original) continue;
+    const a = summaries.find((s) => s.scenario === of)?.cpuUs.worker ?? null;
+    const b = summaries.find((s) => s.scenario === twin.scenario.name)?.cpuUs.worker ?? null;
+    const perRound = twin.cpu.flatMap(([us], i) => {
+      const base = original.cpu[i]?.[0];
+      return us === null || base === null || base === undefined || base === 0 ? [] : [us / base];
+    });
+    pairs.push({
+      twin: twin.scenario.name,
+      of,
+      ratio: a === null || b === null || a === 0 ? null : b / a,
+      perRound,
+    });
+  }
+  return pairs;
 }
 
 /** The operator API of a gateway the bench runs. */
@@ -510,7 +555,9 @@ function selectedScenarios(config: WorkerdBenchConfig): Scenario[] {
       `unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`,
     );
   }
-  return scenarios.filter((s) => s.worker === 'bare' || config.only?.includes(s.name));
+  return scenarios.filter(
+    (s) => s.worker === 'bare' || s.worker === 'floor' || config.only?.includes(s.name),
+  );
 }
 
 function evaluateTargets(
@@ -566,12 +613,13 @@ function evaluateTargets(
 
 function printRun(run: UpstreamRun): void {
   const bare = run.scenarios.find((s) => s.worker === 'bare');
+  const floor = run.scenarios.find((s) => s.worker === 'floor');
   console.log(
     `\n== upstream: the emulator, +${run.latencyMs} ms per answer (${run.seconds.toFixed(1)} s)`,
   );
   console.log(
     `${'scenario'.padEnd(NAME_WIDTH)}  ${'worker'.padEnd(WORKER_WIDTH)}  ${'req/s'.padStart(6)} ${'(min–max)'.padStart(11)}  ` +
-      `${'× bare'.padStart(6)}  ${'p50 ms'.padStart(6)}  ${'p99 ms'.padStart(6)}  x-cache  ${'errors'.padStart(9)}  ` +
+      `${'× bare'.padStart(6)}  ${'× floor'.padStart(7)}  ${'p50 ms'.padStart(6)}  ${'p99 ms'.padStart(6)}  x-cache  ${'errors'.padStart(9)}  ` +
       `KV/req  cache/req  guard/req`,
   );
   for (const s of run.scenarios) {
@@ -580,13 +628,14 @@ function printRun(run: UpstreamRun): void {
       s.perRequest ? fmt(s.perRequest[c], 2) : s.worker === 'bare' ? '–' : 'n/a';
     console.log(
       `${s.scenario.padEnd(NAME_WIDTH)}  ${WORKERS[s.worker].label.padEnd(WORKER_WIDTH)}  ${fmt(s.rps, 0).padStart(6)} ${range.padStart(11)}  ` +
-        `${(bare ? ratio(s.rps / bare.rps) : '–').padStart(6)}  ${fmt(s.p50, 2).padStart(6)}  ${fmt(s.p99, 2).padStart(6)}  ` +
+        `${(bare ? ratio(s.rps / bare.rps) : '–').padStart(6)}  ${(floor ? ratio(s.rps / floor.rps) : '–').padStart(7)}  ${fmt(s.p50, 2).padStart(6)}  ${fmt(s.p99, 2).padStart(6)}  ` +
         `${s.xCache.padEnd(7)}  ${`${s.errors}/${s.requests}`.padStart(9)}  ${per('kv_reads').padStart(6)}  ` +
         `${per('cache_api_calls').padStart(9)}  ${per('guard_calls').padStart(9)}`,
     );
     for (const e of s.errorSamples) console.log(`    error: ${e}`);
   }
   printCpu(run.scenarios);
+  printAa(run.aa);
   printRefusals(run.scenarios, bare);
   const notes = [
     ...new Set(
@@ -623,6 +672,19 @@ function printRun(run: UpstreamRun): void {
     );
 }
 
+/** How far two measurements of the same build differ: the spread any A/B figure must beat. */
+function printAa(pairs: AaPair[]): void {
+  for (const p of pairs) {
+    if (p.perRound.length === 0) continue;
+    const sorted = [...p.perRound].sort((a, b) => a - b);
+    console.log(
+      `A/A, Worker CPU ${p.twin} / ${p.of} (same build, another workerd process, interleaved): ` +
+        `medians ${p.ratio === null ? '–' : ratio(p.ratio)}, per round median ${ratio(median(sorted))} ` +
+        `(${ratio(sorted[0]!)}–${ratio(sorted.at(-1)!)})`,
+    );
+  }
+}
+
 /** What a flood's refusals cost, and how long they took next to the bare Worker's forward. */
 function printRefusals(all: ScenarioSummary[], bare: ScenarioSummary | undefined): void {
   for (const s of all) {
@@ -647,25 +709,33 @@ function printCpu(all: ScenarioSummary[]): void {
     return;
   }
   const us = (v: number | null) => (v === null ? '–' : fmt(v, 0)).padStart(8);
+  const workerOf = (kind: WorkerId) => all.find((s) => s.worker === kind)?.cpuUs.worker ?? null;
+  const bare = workerOf('bare');
+  const floor = workerOf('floor');
+  const times = (v: number | null, base: number | null) =>
+    (v === null || base === null || base === 0 ? '–' : ratio(v / base)).padStart(7);
   console.log(
     'CPU µs per request (medians over rounds, from /proc; 10 ms ticks, so ±10 µs at 1000 requests a round):',
   );
   console.log(
-    `${'scenario'.padEnd(NAME_WIDTH)}  ${'Worker'.padStart(8)}  ${'emulator'.padStart(8)}  ${'bench'.padStart(8)}  ${'total'.padStart(8)}` +
-      '   (bench = load generator + Miniflare reading workerd log lines)',
+    `${'scenario'.padEnd(NAME_WIDTH)}  ${'Worker'.padStart(8)}  ${'× bare'.padStart(7)}  ${'× floor'.padStart(7)}  ` +
+      `${'emulator'.padStart(8)}  ${'bench'.padStart(8)}  ${'total'.padStart(8)}` +
+      "   (Worker × the bare Worker's and the checking floor's; bench = load generator + Miniflare reading workerd log lines)",
   );
   for (const s of all) {
     const { worker, emulator, bench } = s.cpuUs;
     const total =
       worker === null || emulator === null || bench === null ? null : worker + emulator + bench;
     console.log(
-      `${s.scenario.padEnd(NAME_WIDTH)}  ${us(worker)}  ${us(emulator)}  ${us(bench)}  ${us(total)}`,
+      `${s.scenario.padEnd(NAME_WIDTH)}  ${us(worker)}  ${times(worker, bare)}  ${times(worker, floor)}  ` +
+        `${us(emulator)}  ${us(bench)}  ${us(total)}`,
     );
   }
 }
 
 function runJson(run: UpstreamRun) {
   const bare = run.scenarios.find((s) => s.worker === 'bare');
+  const floor = run.scenarios.find((s) => s.worker === 'floor');
   return {
     upstreamLatencyMs: run.latencyMs,
     seconds: round3(run.seconds),
@@ -681,6 +751,7 @@ function runJson(run: UpstreamRun) {
       errors: s.errors,
       xCache: s.xCache,
       vsBare: bare ? round3(s.rps / bare.rps) : null,
+      vsFloor: floor ? round3(s.rps / floor.rps) : null,
       derivedMsPerRequest: round3(1000 / s.rps),
       perRequest: s.perRequest
         ? Object.fromEntries(Object.entries(s.perRequest).map(([k, v]) => [k, round3(v)]))
@@ -708,6 +779,11 @@ function runJson(run: UpstreamRun) {
     targets: run.targets.map((t) => ({
       ...t,
       ...(t.value !== undefined ? { value: round3(t.value) } : {}),
+    })),
+    aa: run.aa.map((p) => ({
+      ...p,
+      ratio: p.ratio === null ? null : round3(p.ratio),
+      perRound: p.perRound.map(round3),
     })),
     guardUsage: run.guardUsage,
     workerdWarnings: run.warnings,
