@@ -367,7 +367,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       const data = await api.data(tenant.usage.$get(at(sub)));
       const rows = data.meters.map(
         (m) =>
-          `${m.name.padEnd(16)} ${String(m.used).padStart(8)} used of ${m.limit}, ${m.remaining} left, resets in ${m.reset_s} s`,
+          `${m.name.padEnd(16)} ${String(m.used).padStart(8)} used of ${m.limit}, ${m.reserved ?? 0} reserved, ${m.remaining} left, resets in ${m.reset_s} s`,
       );
       return { data, say: rows.join('\n') };
     }

@@ -9,9 +9,11 @@ import {
   hourOf,
   type KeyRejectionRow,
   LATENCY_BUCKETS_MS,
+  type MeterCharge,
   type RefusalRow,
   type RequestRow,
   RequestSample,
+  type SpentRow,
   statusClass,
   type UsageBatch,
   type UsageRow,
@@ -38,6 +40,12 @@ export interface UsageEntry {
   keyRejected?: number;
   /** The request itself, for the tenant's recent requests (objects/tenant/recent/). */
   request?: RequestRow;
+  /** A billable request (metering/billable.ts): an admitted data request. */
+  billable?: boolean;
+  /** A self-service request: the token reading or rotating itself, MCP discovery. */
+  selfService?: boolean;
+  /** Admitted: the units it spent and the meters' slots they were counted in. */
+  spent?: { units: number; charges: readonly MeterCharge[] };
 }
 
 /**
@@ -58,6 +66,7 @@ export class UsageBuffer {
   private rows = new Map<string, UsageRow>();
   private refusals = new Map<string, RefusalRow>();
   private keyRejections = new Map<string, KeyRejectionRow>();
+  private spent = new Map<string, SpentRow>();
   private readonly requests = new RequestSample(REQUESTS_PER_BATCH);
   /** When the oldest entry still waiting arrived (0: none waits). */
   oldestAt = 0;
@@ -84,6 +93,16 @@ export class UsageBuffer {
     }
     row.requests++;
     row.units += e.units;
+    if (e.billable) row.billable = (row.billable ?? 0) + 1;
+    if (e.selfService) row.selfService = (row.selfService ?? 0) + 1;
+    if (e.spent && e.spent.units > 0) {
+      for (const { meter, slot } of e.spent.charges) {
+        const skey = `${meter}|${slot}`;
+        const spent = this.spent.get(skey);
+        if (spent) spent.units += e.spent.units;
+        else this.spent.set(skey, { meter, slot, units: e.spent.units });
+      }
+    }
     if (e.cache) {
       row.cacheLookups = (row.cacheLookups ?? 0) + 1;
       if (e.cache === 'hit') row.cacheHits = (row.cacheHits ?? 0) + 1;
@@ -128,10 +147,12 @@ export class UsageBuffer {
       refusals: [...this.refusals.values()],
       ...(this.keyRejections.size > 0 ? { keyRejections: [...this.keyRejections.values()] } : {}),
       ...(this.requests.size > 0 ? { requests: this.requests.take() } : {}),
+      ...(this.spent.size > 0 ? { spent: [...this.spent.values()] } : {}),
     };
     this.rows = new Map();
     this.refusals = new Map();
     this.keyRejections = new Map();
+    this.spent = new Map();
     this.oldestAt = 0;
     return batch;
   }

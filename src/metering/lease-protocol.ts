@@ -94,6 +94,11 @@ export interface ScopeGrant {
   tokenEnd: { at: number; reason: 'revoked' | 'expired' } | null;
   /** Null while the token and tenant stand and `cost` (if any) fits; else why not. */
   refusal: Refusal | null;
+  /**
+   * The TenantGuard admitted `cost` itself and counted it as spent: the isolate reports
+   * none of it (limits/usage-buffer.ts reports what leases admitted).
+   */
+  spent?: boolean;
 }
 
 export interface LeaseAnswer {

@@ -13,6 +13,7 @@ import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
 import { recordRequestUsage } from '../limits/request';
 import { log } from '../log';
+import { isBillable, isSelfService } from '../metering/billable';
 import { statusClass } from '../metering/usage';
 import type { HonoEnv } from '../types/context';
 import type { ForwardOutcome } from '../types/outcomes';
@@ -41,12 +42,20 @@ export function requestLog() {
       // An unknown path under a valid token names no operation.
       const operation = line.route ?? 'unmatched';
       const limiter = c.get('limiter');
+      const billable = isBillable(operation, limiter, c.get('forwarded') !== undefined);
+      const admitted = limiter?.result === 'admitted';
       recordRequestUsage(c, principal.tenantId, {
         at: started,
         tokenId: principal.tokenId,
         operation,
         status: line.status,
-        units: limiter?.result === 'admitted' ? limiter.cost : 0,
+        // Units of data spent: a self-service request spends its own meter's only.
+        units: billable ? (limiter?.cost ?? 0) : 0,
+        billable,
+        selfService: isSelfService(operation),
+        ...(admitted && limiter.charges
+          ? { spent: { units: limiter.cost, charges: limiter.charges } }
+          : {}),
         latencyMs: duration,
         refusedBy: limiter?.refusedBy,
         cache: cacheLookup(line.cache),

@@ -78,7 +78,16 @@ export interface MeterState {
   kind: 'rate' | 'quota';
   limit: number;
   window_s: number;
+  /**
+   * Units admitted requests spent (the TenantGuard's views); what a RateLimit view counts
+   * as gone (limit − remaining) where `reserved` is absent.
+   */
   used: number;
+  /**
+   * The TenantGuard's views: units counted beyond `used`, leased to isolates and regional
+   * brokers and not yet spent or given back (docs/LIMITS.md, "Counting").
+   */
+  reserved?: number;
   remaining: number;
   /** Seconds until the current count has drained. */
   reset_s: number;
@@ -222,6 +231,8 @@ export interface FleetTenant {
   errors_5xx: number;
   /** The platform refused its platform key (401 or 403). */
   key_rejected: number;
+  /** Self-service requests (never billed), apart from `requests`, which are data requests. */
+  self_service: number;
   /** The platform's status of the last such refusal, and its hour. */
   key_status: number | null;
   key_at: string | null;
@@ -233,7 +244,13 @@ export interface Overview {
   hours: number;
   /** Tenants with traffic in those hours. */
   tenants: number;
-  totals: { requests: number; refused: number; errors_5xx: number; key_rejected: number };
+  totals: {
+    requests: number;
+    refused: number;
+    errors_5xx: number;
+    key_rejected: number;
+    self_service: number;
+  };
   top_requests: FleetTenant[];
   top_refused: FleetTenant[];
   top_errors: FleetTenant[];
@@ -276,6 +293,13 @@ export interface SeriesPoint {
   /** Reads answered from the read cache, and reads that looked in it (cached routes only). */
   cache_hits: number;
   cache_lookups: number;
+  /**
+   * Billable requests (admitted data requests, docs/BILLING.md): what the usage export
+   * sends, one event each. `units` are theirs.
+   */
+  billable: number;
+  /** Self-service requests (the portal's, a token's own view and rotation, MCP discovery): never billed. */
+  self_service: number;
 }
 
 export interface RefusalPoint {

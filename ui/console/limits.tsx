@@ -112,6 +112,12 @@ export function LimitsSection(props: {
             <th scope="col">Limit</th>
             <th scope="col">Window</th>
             <th scope="col">Used</th>
+            <th
+              scope="col"
+              title="Leased to isolates and regional brokers, not yet spent or given back"
+            >
+              Reserved
+            </th>
             <th scope="col">Remaining</th>
             <th scope="col">Resets in</th>
           </tr>
@@ -125,6 +131,7 @@ export function LimitsSection(props: {
               <td>{m.limit}</td>
               <td>{duration(m.window_s)}</td>
               <td>{m.used}</td>
+              <td>{m.reserved ?? 0}</td>
               <td>
                 <meter
                   min={0}

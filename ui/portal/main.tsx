@@ -202,6 +202,7 @@ function Quotas({ usage }: { usage: Usage }) {
             <li>
               <span id={`quota-${m.name}`}>
                 {m.name}: {count(m.used)} of {count(m.limit)} used per {duration(m.window_s)},{' '}
+                {m.reserved ? `${count(m.reserved)} reserved for requests in flight, ` : ''}
                 {count(m.remaining)} left
               </span>
               <meter

@@ -51,6 +51,7 @@ import {
   type KeyRejectionRow,
   type RefusalRow,
   RequestSample,
+  type SpentRow,
   type UsageBatch,
   type UsageRow,
 } from '../../metering/usage';
@@ -866,7 +867,14 @@ export class BrokerCore {
         state.demand.add(ask.cost, now);
       }
       state.lastSeen = now;
-      return { meters: state.meters, tokenEnd: state.tokenEnd, refusal };
+      // The root admitted the waiting cost itself: it counted it as spent.
+      const spent = i === 0 && decided?.spent === true;
+      return {
+        meters: state.meters,
+        tokenEnd: state.tokenEnd,
+        refusal,
+        ...(spent ? { spent } : {}),
+      };
     });
 
     // Lease on: what each scope wants, within a share of what the pool holds.
@@ -1066,6 +1074,7 @@ class PendingUsage {
   private rows: UsageRow[] = [];
   private refusals: RefusalRow[] = [];
   private keyRejections: KeyRejectionRow[] = [];
+  private spent: SpentRow[] = [];
   private readonly requests = new RequestSample(RECENT_KEPT);
 
   add(batch: UsageBatch): void {
@@ -1073,6 +1082,7 @@ class PendingUsage {
     for (const r of batch.refusals) this.refusals.push(r);
     for (const r of batch.keyRejections ?? []) this.keyRejections.push(r);
     for (const r of batch.requests ?? []) this.requests.add(r);
+    for (const r of batch.spent ?? []) this.spent.push(r);
   }
 
   get rowCount(): number {
@@ -1089,10 +1099,12 @@ class PendingUsage {
       refusals: this.refusals,
       ...(this.keyRejections.length > 0 ? { keyRejections: this.keyRejections } : {}),
       ...(this.requests.size > 0 ? { requests: this.requests.take() } : {}),
+      ...(this.spent.length > 0 ? { spent: this.spent } : {}),
     };
     this.rows = [];
     this.refusals = [];
     this.keyRejections = [];
+    this.spent = [];
     return batch;
   }
 }

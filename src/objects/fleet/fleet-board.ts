@@ -19,7 +19,10 @@ import type { FleetTenant } from '../../types/wire';
 export interface FleetHour {
   /** The hour's start, ms. */
   hour: number;
+  /** Data requests: every request of a known token but the self-service surface's. */
   requests: number;
+  /** Self-service requests (the portal's, a token's own view and rotation, MCP discovery). */
+  self_service?: number;
   /** Refused by a rate policy or quota (429). */
   refused: number;
   /** Answered 5xx (the key's refusals included: the gateway answers them 502). */
@@ -62,7 +65,7 @@ export interface BoardTops {
 }
 
 const FIGURES = `SUM(requests) AS requests, SUM(refused) AS refused, SUM(errors_5xx) AS errors_5xx,
-  SUM(key_rejected) AS key_rejected`;
+  SUM(key_rejected) AS key_rejected, SUM(self_service) AS self_service`;
 
 /** The sums over every tenant: null where no row was summed. */
 type Totals = Record<string, SqlStorageValue> & {
@@ -71,6 +74,7 @@ type Totals = Record<string, SqlStorageValue> & {
   refused: number | null;
   errors_5xx: number | null;
   key_rejected: number | null;
+  self_service: number | null;
 };
 
 type Row = Record<string, SqlStorageValue> & {
@@ -79,6 +83,7 @@ type Row = Record<string, SqlStorageValue> & {
   refused: number;
   errors_5xx: number;
   key_rejected: number;
+  self_service: number;
   key_status: number | null;
   key_at: number | null;
 };
@@ -96,6 +101,11 @@ export class FleetBoard extends DurableObject<Cloudflare.Env> {
         key_status INTEGER, PRIMARY KEY (tenant_id, hour));
       CREATE INDEX IF NOT EXISTS tenant_hours_by_hour ON tenant_hours (hour);
     `);
+    // Boards from before self-service requests were counted apart (their hours say 0).
+    const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(tenant_hours)').toArray();
+    if (!columns.some((c) => c.name === 'self_service')) {
+      this.sql.exec('ALTER TABLE tenant_hours ADD COLUMN self_service INTEGER NOT NULL DEFAULT 0');
+    }
   }
 
   /** A guard's figures for the hours it names (they replace what the board had). */
@@ -105,8 +115,8 @@ export class FleetBoard extends DurableObject<Cloudflare.Env> {
       if (h.hour < oldest) continue;
       this.sql.exec(
         `INSERT OR REPLACE INTO tenant_hours
-           (tenant_id, hour, requests, refused, errors_5xx, key_rejected, key_status)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+           (tenant_id, hour, requests, refused, errors_5xx, key_rejected, key_status, self_service)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         tenantId,
         h.hour,
         h.requests,
@@ -114,6 +124,7 @@ export class FleetBoard extends DurableObject<Cloudflare.Env> {
         h.errors_5xx,
         h.key_rejected,
         h.key_status,
+        h.self_service ?? 0,
       );
     }
     this.sql.exec('DELETE FROM tenant_hours WHERE hour < ?', oldest);
@@ -145,6 +156,7 @@ export class FleetBoard extends DurableObject<Cloudflare.Env> {
             refused: r.refused,
             errors_5xx: r.errors_5xx,
             key_rejected: r.key_rejected,
+            self_service: r.self_service,
             key_status: r.key_status,
             key_at: r.key_at === null ? null : new Date(r.key_at).toISOString(),
           }),
@@ -162,6 +174,7 @@ export class FleetBoard extends DurableObject<Cloudflare.Env> {
         refused: Number(totals.refused ?? 0),
         errors_5xx: Number(totals.errors_5xx ?? 0),
         key_rejected: Number(totals.key_rejected ?? 0),
+        self_service: Number(totals.self_service ?? 0),
       },
       by_requests: top('requests', 'HAVING SUM(requests) > 0'),
       by_refused: top('refused', 'HAVING SUM(refused) > 0'),

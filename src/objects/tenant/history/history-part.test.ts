@@ -94,7 +94,15 @@ describe('the history part', () => {
       { status: 403, count: 1 },
     ]);
     expect(history.figures(T0)).toEqual([
-      { hour: T0, requests: 14, refused: 3, errors_5xx: 4, key_rejected: 3, key_status: 403 },
+      {
+        hour: T0,
+        requests: 14,
+        self_service: 0,
+        refused: 3,
+        errors_5xx: 4,
+        key_rejected: 3,
+        key_status: 403,
+      },
     ]);
   });
 

@@ -47,19 +47,29 @@ export function hourFigures(sql: Sql, from: number): FleetHour[] {
   const at = (hour: number) => {
     let h = hours.get(hour);
     if (!h) {
-      h = { hour, requests: 0, refused: 0, errors_5xx: 0, key_rejected: 0, key_status: null };
+      h = {
+        hour,
+        requests: 0,
+        self_service: 0,
+        refused: 0,
+        errors_5xx: 0,
+        key_rejected: 0,
+        key_status: null,
+      };
       hours.set(hour, h);
     }
     return h;
   };
-  for (const r of sql.exec<{ hour: number; requests: number; errors: number }>(
-    `SELECT hour, SUM(requests) AS requests,
+  for (const r of sql.exec<{ hour: number; requests: number; errors: number; self: number }>(
+    `SELECT hour, SUM(requests) AS requests, SUM(self_service) AS self,
        SUM(CASE WHEN status = '5xx' THEN requests ELSE 0 END) AS errors
      FROM usage_hourly WHERE hour >= ? GROUP BY hour`,
     from,
   )) {
     const h = at(r.hour);
-    h.requests = r.requests;
+    // Data requests and self-service ones apart (docs/BILLING.md, "What is billable").
+    h.requests = r.requests - r.self;
+    h.self_service = r.self;
     h.errors_5xx = r.errors;
   }
   for (const r of sql.exec<{ hour: number; n: number }>(
