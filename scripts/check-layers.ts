@@ -86,6 +86,7 @@ export const LAYERS: Layer[] = [
       'browser/',
       'openapi/',
       'mcp/',
+      'billing/',
     ],
     what: 'routes and their handlers',
   },
@@ -151,6 +152,11 @@ export const TABLE_OWNERS: TableOwner[] = [
     // Refusals from before operations were named: copied under the new key, then dropped.
     migrated: ['refusals_hourly_before_routes'],
     settings: ['retention_days'],
+  },
+  {
+    place: 'objects/tenant/export/',
+    owner: 'TenantGuard, usage export',
+    tables: ['export_days', 'export_minutes'],
   },
   {
     place: 'objects/tenant/alerts/',

@@ -81,6 +81,11 @@ export const ERRORS = {
     status: 409,
     msg: 'This token family is already rotating: one rotation at a time',
   },
+  USAGE_EXPORT_OFF: {
+    code: 40903,
+    status: 409,
+    msg: 'The usage export is off: it needs USAGE_SINK_URL, the USAGE_EVENTS queue and the USAGE_ARCHIVE bucket',
+  },
   IDEMPOTENCY_KEY_REUSED: {
     code: 42200,
     status: 422,
@@ -116,6 +121,7 @@ export const ERRORS = {
     msg: "Platform rejected this tenant's platform key",
   },
   UPSTREAM_TOO_LARGE: { code: 50206, status: 502, msg: 'Platform response too large' },
+  USAGE_SINK_FAILED: { code: 50207, status: 502, msg: 'The usage sink did not accept the events' },
   LIMITER_UNAVAILABLE: { code: 50300, status: 503, msg: 'Rate limiter unavailable' },
   UPSTREAM_UNAVAILABLE: {
     code: 50301,

@@ -76,6 +76,8 @@ export class TenantLease {
   mode: LimiterMode | null = null;
   disabled = false;
   cacheVersion = '0';
+  /** The tenant's plan, as the last answer said (its usage events carry it). */
+  plan: string | null = null;
   /** The lease in use and the one renewed ahead (metering/lease-window.ts). */
   private readonly windows = new LeaseWindows();
   private readonly scopes = new Map<string, ScopeState>();
@@ -224,6 +226,7 @@ export class TenantLease {
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
+    this.plan = answer.plan ?? null;
     const answered = answeredScopes(req, answer);
     // A window it says is full is refused here until it frees, for one lease time at most:
     // a change that frees room early reaches this isolate with its next answer.

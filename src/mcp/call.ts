@@ -55,7 +55,7 @@ export async function callTool(
     const json = failure(refusalEnvelope(request, requestId), requestId, modern, null, {});
     return { kind: 'result', json, headers: {} };
   }
-  markToolCall(request, entry.modern.name);
+  markToolCall(c, request, entry.modern.name);
   const res = await dispatch(request, c);
   // The call's own request wrote the log line and the usage row (observability/via.ts).
   handOn(c);

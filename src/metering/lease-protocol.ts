@@ -105,6 +105,8 @@ export interface LeaseAnswer {
   mode: LimiterMode;
   disabled: boolean;
   cacheVersion: string;
+  /** The plan the tenant is on (null: none), for its usage events; absent from older guards. */
+  plan?: string | null;
   /** The lease holds from `start` until `expiresAt` (ms); nothing is leased in exact mode. */
   start: number;
   expiresAt: number;

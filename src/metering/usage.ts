@@ -89,6 +89,24 @@ export type RequestRow = Omit<RecentRequest, 'at' | 'reason' | 'via'> & {
   via?: RecentRequest['via'];
 };
 
+/**
+ * One token's billable requests of one operation in one minute, for the usage export's
+ * aggregate mode (objects/tenant/export/): sums only.
+ */
+export interface MinuteRow {
+  /** The minute's start, ms. */
+  minute: number;
+  tokenId: string;
+  operation: string;
+  requests: number;
+  cost: number;
+  bytes: number;
+  /** Duration in the gateway, ms, summed. */
+  ms: number;
+  /** Requests answered 400 or above. */
+  errors: number;
+}
+
 export interface UsageBatch {
   rows: UsageRow[];
   refusals: RefusalRow[];
@@ -98,6 +116,8 @@ export interface UsageBatch {
   requests?: RequestRow[];
   /** Units the batch's admitted requests spent, per meter and slot. */
   spent?: SpentRow[];
+  /** Billable requests by minute, token and operation (USAGE_EXPORT=aggregate). */
+  minutes?: MinuteRow[];
 }
 
 export function statusClass(status: number): StatusClass {

@@ -482,3 +482,46 @@ export interface OwnUsage {
     hours: { operation: string; count: number }[];
   };
 }
+
+/** One UTC day of a tenant's usage export (docs/BILLING.md, "Reconciliation"). */
+export interface ExportDay {
+  /** The UTC day, YYYY-MM-DD. */
+  day: string;
+  /** Billable requests the usage history counted: what the export owes. */
+  billable: number;
+  /** Events the sink accepted, as the consumer reported them. */
+  delivered: number;
+  /** Events dead-lettered after the retries, not yet re-sent by a replay. */
+  dead: number;
+  /** Events re-sent by replays (repeated ids at the sink). */
+  replayed: number;
+  /** billable − delivered − dead: produced and not yet delivered (queued, retrying). */
+  backlog: number;
+  /** How long the oldest event of the last delivered batch waited for it, ms. */
+  lag_ms: number | null;
+  last_delivered_at: string | null;
+  /** With `archive=true`: the events the archive holds for the day, delivered and dead. */
+  archived?: { delivered: number; dead: number };
+}
+
+/** GET /admin/tenants/{id}/usage/export: the export's state, by day, newest first. */
+export interface ExportStatus {
+  tenant_id: string;
+  /** The export's mode (`events`, `aggregate`) and whether a sink is set. */
+  mode: 'events' | 'aggregate' | 'off';
+  sink: boolean;
+  days: ExportDay[];
+}
+
+/** POST /admin/tenants/{id}/usage/replay: one step of a replay. */
+export interface ReplayStep {
+  tenant_id: string;
+  /** Events sent to the sink in this step (their own ids: repeated ones for the sink). */
+  sent: number;
+  /** Archived batches read. */
+  batches: number;
+  /** Dead-lettered events among them, now delivered. */
+  recovered: number;
+  /** Where the next step starts; null: the range is done. */
+  cursor: string | null;
+}

@@ -209,6 +209,20 @@ export function refusalsByOperation(
     .map((r) => ({ operation: r.route, count: r.count }));
 }
 
+/**
+ * Billable requests by UTC day (the day's start, ms) from `from` to `to` (inclusive days):
+ * what the usage export must have delivered (docs/BILLING.md, "Reconciliation").
+ */
+export function billableByDay(sql: Sql, from: number, to: number): Map<number, number> {
+  const rows = sql.exec<{ day: number; n: number }>(
+    `SELECT (hour / 86400000) * 86400000 AS day, SUM(billable) AS n FROM usage_hourly
+     WHERE hour >= ? AND hour < ? GROUP BY day`,
+    from,
+    to + 86_400_000,
+  );
+  return new Map([...rows].map((r) => [r.day, r.n]));
+}
+
 /** Deletes rollups older than `before` (ms). */
 export function sweepRollups(sql: Sql, before: number): void {
   sql.exec('DELETE FROM usage_hourly WHERE hour < ?', before);

@@ -208,6 +208,7 @@ export class LimitsPart implements Chores {
       mode,
       disabled,
       cacheVersion: tenant.cacheVersion() ?? '0',
+      plan: this.planName(),
       start,
       expiresAt: Math.max(expiresAt, start),
       scopes,
@@ -381,6 +382,11 @@ export class LimitsPart implements Chores {
     if (kept && push.version <= kept.version) return;
     this.store.putPlan(push);
     if (this.store.ownLimits() === null) await this.tellBrokers({ kind: 'reset' });
+  }
+
+  /** The plan the tenant is on (null: none), for its usage events. */
+  planName(): string | null {
+    return this.store.plan()?.name ?? null;
   }
 
   /** Brokers that may hold a lease now: they are told of operator changes. */

@@ -1,0 +1,60 @@
+/**
+ * The usage export's producer (docs/BILLING.md): a billable request becomes one message
+ * on the USAGE_EVENTS queue, sent off the request path (waitUntil) from what the request
+ * log gathered; the queue's consumer (src/billing/) makes it a CloudEvent and delivers
+ * it. It holds ids and figures only: the token's id, never the token, no key, no query.
+ */
+import type { Context } from 'hono';
+import { log } from '../log';
+import { count } from '../stats';
+import type { UsageRecord, Via } from '../types/billing';
+import type { Bindings, HonoEnv } from '../types/context';
+import type { Settings } from '../types/settings';
+import { callerChoseId } from './via';
+
+/**
+ * How billable requests are exported: `events` (one message each, here), `aggregate`
+ * (summed by minute in the usage batch; the TenantGuard produces one per minute), or
+ * null: the export is off, or lacks its sink or its queue.
+ */
+export function exportMode(env: Bindings, settings: Settings): 'events' | 'aggregate' | null {
+  if (settings.USAGE_EXPORT === 'off' || !settings.USAGE_SINK_URL || !env.USAGE_EVENTS) {
+    return null;
+  }
+  return settings.USAGE_EXPORT;
+}
+
+/**
+ * The event's id: the request id, unique since the gateway made it; a caller that chose
+ * its own X-Request-ID could send one twice, and a sink drops repeated ids, so its
+ * events get the request id with a suffix of the gateway's (`data.request_id` keeps it).
+ */
+function eventIdOf(c: Context<HonoEnv>, requestId: string): string {
+  return callerChoseId(c) ? `${requestId}.${crypto.randomUUID().slice(0, 8)}` : requestId;
+}
+
+export function produceUsageEvent(
+  c: Context<HonoEnv>,
+  queue: Queue<UsageRecord>,
+  fields: Omit<UsageRecord, 'id' | 'rid' | 'via'> & { mcp: boolean },
+): void {
+  const rid = c.get('requestId');
+  const { mcp, ...rest } = fields;
+  const via: Via = mcp ? 'mcp' : c.req.header('upgrade') === 'websocket' ? 'ws' : 'http';
+  const record: UsageRecord = { id: eventIdOf(c, rid), rid, ...rest, via };
+  const send = () => queue.send(record, { contentType: 'json' });
+  count('usage_events');
+  // One more try a second later; a message that still cannot be sent is logged, and
+  // shows as backlog in the tenant's export status (docs/BILLING.md, "Reconciliation").
+  const sent = send()
+    .catch(() => new Promise((r) => setTimeout(r, 1000)).then(send))
+    .catch((err: unknown) => {
+      count('usage_events_lost');
+      log.error('usage.event_not_sent', {
+        request_id: rid,
+        tenant_id: record.tenant,
+        error: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
+      });
+    });
+  c.executionCtx.waitUntil(sent);
+}
