@@ -70,6 +70,8 @@ console.log(`
   MCP (agents): ${stack.gatewayUrl}/mcp   one-line client configuration (docs/MCP.md):
     ${mcpClientConfig(stack.gatewayUrl, demo.token)}
   Operator CLI: npm run admin -- --help   (operator token ADMIN_TOKEN is in .dev.vars)
+  Usage events (docs/BILLING.md), one per billable request, at the local sink:
+    ${stack.emulatorUrl}/__emulator/usage/main
   Emulator platform keys, for more tenants: ${DEMO_PLATFORM_KEY} (account Demo),
     ${OTHER_PLATFORM_KEY} (account Other)
   Ctrl-C stops everything.

@@ -4,6 +4,7 @@ import type { PublicTenant, RecentAlert, Whoami } from '../../src/types/wire';
 import { AlertsSection, alertText } from './alerts';
 import { api } from './api';
 import { EditTenant } from './edit-tenant';
+import { ExportSection } from './export';
 import { ConfirmButton, fmtTime, Notice, refusal } from './form';
 import { LimitsSection } from './limits';
 import { RequestsSection } from './requests';
@@ -146,7 +147,12 @@ export function TenantPage(props: {
       {section === 'Limits' ? (
         <LimitsSection tenantId={tenant.id} canChange={props.canChange} updated={setTenant} />
       ) : null}
-      {section === 'Usage' ? <UsageSection tenantId={tenant.id} /> : null}
+      {section === 'Usage' ? (
+        <>
+          <UsageSection tenantId={tenant.id} />
+          <ExportSection tenantId={tenant.id} />
+        </>
+      ) : null}
       {section === 'Requests' ? <RequestsSection tenantId={tenant.id} /> : null}
       {section === 'Alerts and cache' ? (
         <AlertsSection
