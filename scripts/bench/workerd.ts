@@ -41,6 +41,7 @@ import {
   type WorkerId,
 } from './scenarios';
 import { COUNTERS, type Counter, type Counts, IsolateStats, zeroCounts } from './stats';
+import { checkUsageExport, type ExportCheck } from './usage-sink';
 import { codeVersion, fmt, ratio, round3 } from './util';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -132,6 +133,8 @@ interface UpstreamRun {
   guardUsage: Partial<Record<WorkerId, unknown>>;
   /** workerd warnings and errors, per Worker (at most 5 each). */
   warnings: Partial<Record<WorkerId, string[]>>;
+  /** Per gateway with the usage export on: what it produced, and what reached the sink. */
+  usageExport: Partial<Record<WorkerId, ExportCheck | string>>;
   seconds: number;
 }
 
@@ -374,6 +377,19 @@ async function runUpstream(
 
     const guardUsage: Partial<Record<WorkerId, unknown>> = {};
     for (const [id, gw] of gateways) guardUsage[id] = await readGuardUsage(gw);
+    const usageExport: Partial<Record<WorkerId, ExportCheck | string>> = {};
+    for (const [id, gw] of gateways) {
+      const vars = withEmulatorUrl(
+        (WORKERS[id] as { vars: Record<string, string> }).vars,
+        emulator.url,
+      );
+      if (vars.USAGE_EXPORT !== 'events' || !vars.USAGE_SINK_URL) continue;
+      usageExport[id] = await checkUsageExport(
+        gw.host.url,
+        gw.host.adminToken,
+        vars.USAGE_SINK_URL,
+      );
+    }
     const warnings: Partial<Record<WorkerId, string[]>> = {};
     for (const id of used) warnings[id] = workerdWarnings(hosts.get(id)!.logs());
 
@@ -381,9 +397,10 @@ async function runUpstream(
     return {
       latencyMs,
       scenarios: summaries,
-      targets: evaluateTargets(summaries, warnings),
+      targets: [...evaluateTargets(summaries, warnings), ...exportTargets(usageExport)],
       guardUsage,
       warnings,
+      usageExport,
       seconds: (performance.now() - began) / 1000,
     };
   } finally {
@@ -623,6 +640,19 @@ function cpuTarget(t: (typeof cpuTargets)[number], a: ScenarioSummary, b: Scenar
   };
 }
 
+/** Every event a gateway with the export on produced reached the sink, none lost. */
+function exportTargets(checks: Partial<Record<WorkerId, ExportCheck | string>>): TargetResult[] {
+  return Object.entries(checks).map(([id, c]) => {
+    const label = `usage export (${WORKERS[id as WorkerId].label}): every event produced at the sink, none lost`;
+    if (typeof c === 'string' || c === undefined) return { label, pass: false, detail: c ?? 'n/a' };
+    return {
+      label,
+      pass: c.lost === 0 && c.atSink === c.produced,
+      detail: `${c.produced} produced, ${c.lost} lost, ${c.atSink} at the sink, ${c.repeats} repeated ids`,
+    };
+  });
+}
+
 function printRun(run: UpstreamRun): void {
   const bare = run.scenarios.find((s) => s.worker === 'bare');
   console.log(
@@ -772,6 +802,7 @@ function runJson(run: UpstreamRun) {
       ...(t.value !== undefined ? { value: round3(t.value) } : {}),
     })),
     guardUsage: run.guardUsage,
+    usageExport: run.usageExport,
     workerdWarnings: run.warnings,
   };
 }

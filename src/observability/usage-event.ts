@@ -1,15 +1,16 @@
 /**
  * The usage export's producer (docs/BILLING.md): a billable request becomes one message
- * on the USAGE_EVENTS queue, sent off the request path (waitUntil) from what the request
- * log gathered; the queue's consumer (src/billing/) makes it a CloudEvent and delivers
- * it. It holds ids and figures only: the token's id, never the token, no key, no query.
+ * on the USAGE_EVENTS queue, sent off the request path (waitUntil), with the isolate's
+ * other messages of the moment (usage-event-batch.ts), from what the request log
+ * gathered; the queue's consumer (src/billing/) makes it a CloudEvent and delivers it.
+ * It holds ids and figures only: the token's id, never the token, no key, no query.
  */
 import type { Context } from 'hono';
-import { log } from '../log';
 import { count } from '../stats';
 import type { UsageRecord, Via } from '../types/billing';
 import type { Bindings, HonoEnv } from '../types/context';
 import type { Settings } from '../types/settings';
+import { usageEventBatch } from './usage-event-batch';
 import { callerChoseId } from './via';
 
 /**
@@ -42,19 +43,7 @@ export function produceUsageEvent(
   const { mcp, ...rest } = fields;
   const via: Via = mcp ? 'mcp' : c.req.header('upgrade') === 'websocket' ? 'ws' : 'http';
   const record: UsageRecord = { id: eventIdOf(c, rid), rid, ...rest, via };
-  const send = () => queue.send(record, { contentType: 'json' });
   count('usage_events');
-  // One more try a second later; a message that still cannot be sent is logged, and
-  // shows as backlog in the tenant's export status (docs/BILLING.md, "Reconciliation").
-  const sent = send()
-    .catch(() => new Promise((r) => setTimeout(r, 1000)).then(send))
-    .catch((err: unknown) => {
-      count('usage_events_lost');
-      log.error('usage.event_not_sent', {
-        request_id: rid,
-        tenant_id: record.tenant,
-        error: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
-      });
-    });
-  c.executionCtx.waitUntil(sent);
+  // With the isolate's other events: one sendBatch, not a send each (usage-event-batch.ts).
+  usageEventBatch.add(queue, record, (p) => c.executionCtx.waitUntil(p));
 }
