@@ -232,6 +232,25 @@ describe('the consumer', () => {
     expect(delivered).toBe(30);
   });
 
+  it("delivers an isolate's packs of events in sink batches of at most 100, each event once", async () => {
+    const t = await createTenant();
+    const name = `packs-${crypto.randomUUID()}`;
+    const all = records(t, 150);
+    const packs: UsageMessage[] = [
+      { kind: 'pack', records: all.slice(0, 100) },
+      { kind: 'pack', records: all.slice(100) },
+    ];
+    const result = await consume('usage-events', packs, 1, sinkAt(name));
+    expect(result.ackAll).toBe(true);
+    const sink = await sinkOf(name, t.id);
+    expect(sink.deliveries.map((d) => d.events)).toEqual([100, 50]);
+    expect(sink.unique).toBe(150);
+    expect(sink.repeats).toBe(0);
+    expect(sink.events.map((e) => e.id)).toEqual(all.map((r) => r.id));
+    const days = (await exportStatus(t, true)).days;
+    expect(days.reduce((n: number, d: any) => n + d.archived.delivered, 0)).toBe(150);
+  });
+
   it('signs with the configured key: a sink checking another key refuses, and nothing is lost', async () => {
     const t = await createTenant();
     const name = `signed-${crypto.randomUUID()}`;

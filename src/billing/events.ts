@@ -4,7 +4,7 @@
  * customer, `data` the values its meters read). Made by the consumer, not on the request
  * path.
  */
-import type { UsageCloudEvent, UsageMessage } from '../types/billing';
+import type { UsageAggregate, UsageCloudEvent, UsageMessage, UsageRecord } from '../types/billing';
 
 /** One billable request. */
 export const REQUEST_EVENT = 'com.agent-platform.gateway.request';
@@ -16,7 +16,18 @@ export function requestsOf(e: UsageCloudEvent): number {
   return e.type === MINUTE_EVENT ? Number(e.data.requests) : 1;
 }
 
-export function cloudEventOf(message: UsageMessage, source: string): UsageCloudEvent {
+/** The events a queue message holds: one, or a pack's (an isolate's batch). */
+export function cloudEventsOf(message: UsageMessage, source: string): UsageCloudEvent[] {
+  if ('kind' in message && message.kind === 'pack') {
+    return message.records.map((r) => cloudEventOf(r, source));
+  }
+  return [cloudEventOf(message, source)];
+}
+
+export function cloudEventOf(
+  message: UsageRecord | UsageAggregate,
+  source: string,
+): UsageCloudEvent {
   if ('kind' in message) {
     const m = message;
     const time = new Date(m.minute).toISOString();

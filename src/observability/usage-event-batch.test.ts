@@ -1,20 +1,25 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isolateStats } from '../stats';
-import type { UsageRecord } from '../types/billing';
+import type { UsageMessage, UsageRecord } from '../types/billing';
 import { BATCH_WAIT_MS, MAX_EVENTS, UsageEventBatch } from './usage-event-batch';
 
-/** A stand-in for the Queue binding: what each sendBatch carried; the first `failures` calls throw. */
+/** A stand-in for the Queue binding: the request ids each message carried; the first `failures` sends throw. */
 function queue(failures = 0) {
-  const batches: string[][] = [];
+  const messages: string[][] = [];
+  const sizes: number[] = [];
   let calls = 0;
   const q = {
-    sendBatch: async (messages: Iterable<MessageSendRequest<UsageRecord>>) => {
+    send: async (body: UsageMessage, options?: QueueSendOptions) => {
       calls++;
       if (calls <= failures) throw new Error('queue unavailable');
-      batches.push([...messages].map((m) => m.body.id));
+      if (!('kind' in body) || body.kind !== 'pack' || options?.contentType !== 'json') {
+        throw new Error('not a JSON pack');
+      }
+      messages.push(body.records.map((r) => r.id));
+      sizes.push(new TextEncoder().encode(JSON.stringify(body)).byteLength);
     },
   };
-  return { q: q as unknown as Queue<UsageRecord>, batches, calls: () => calls };
+  return { q: q as unknown as Queue<UsageMessage>, batches: messages, sizes, calls: () => calls };
 }
 
 const record = (i: number): UsageRecord => ({
@@ -46,7 +51,7 @@ describe('UsageEventBatch', () => {
     vi.restoreAllMocks();
   });
 
-  it('sends a full batch at once and the rest once the first of it waited, each event once', async () => {
+  it('sends a full batch at once as one message, the rest once the first of it waited, each event once', async () => {
     const { q, batches } = queue();
     const batch = new UsageEventBatch();
     const n = 2 * MAX_EVENTS + 50;
@@ -61,7 +66,21 @@ describe('UsageEventBatch', () => {
     expect(kept.length).toBe(5);
   });
 
-  it('tries a refused batch once more, then counts and logs it as lost', async () => {
+  it("keeps a message under the queue's size limit whatever its records hold", async () => {
+    const { q, batches, sizes } = queue();
+    const batch = new UsageEventBatch();
+    // Long caller-chosen request ids: 2 KB records, so about 19 of them make a message.
+    const big = (i: number) => ({ ...record(i), id: `${'x'.repeat(2000)}-${i}` });
+    for (let i = 0; i < 50; i++) batch.add(q, big(i), waitUntil);
+    await vi.advanceTimersByTimeAsync(BATCH_WAIT_MS);
+    await Promise.all(kept);
+    expect(batches.flat()).toHaveLength(50);
+    expect(batches.length).toBeGreaterThan(1);
+    // Queues takes a message of at most 128 KB.
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(128 * 1024);
+  });
+
+  it('tries a refused message once more, then counts and logs its events as lost', async () => {
     const once = queue(1);
     const batch = new UsageEventBatch();
     batch.add(once.q, record(1), waitUntil);

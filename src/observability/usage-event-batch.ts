@@ -1,8 +1,9 @@
 /**
  * An isolate's usage events on their way to the queue (docs/BILLING.md, "Delivery"): they
- * go together, one `sendBatch` of at most MAX_EVENTS, or what BATCH_WAIT_MS gathered,
- * not one `send` each. A send is a subrequest, and per request it was most of what the
- * export cost the Worker (BENCHMARKS.md, "Usage export").
+ * go together, as one message (a pack) of at most MAX_EVENTS, or what BATCH_WAIT_MS
+ * gathered, not one message each. A message costs a subrequest here, and the queue and
+ * its consumer work per message: per request, that was most of what the export cost the
+ * Worker (BENCHMARKS.md, "Usage export"), and Queues bills by the message.
  *
  * The batch's first request keeps the isolate alive until the batch goes (its waitUntil
  * holds the timer); the request that fills it sends it at once. Each sends from its own
@@ -11,22 +12,31 @@
  */
 import { log } from '../log';
 import { count } from '../stats';
-import type { UsageRecord } from '../types/billing';
+import type { UsageMessage, UsageRecord } from '../types/billing';
 
-/** Queues takes at most 100 messages a batch (256 KB: a record is well under 1 KB). */
+/** Events in one pack: the consumer's sink batches are 100 too. */
 export const MAX_EVENTS = 100;
+/**
+ * A pack's JSON at most this many characters: under Queues' 128 KB a message even if
+ * each took 3 bytes (a record is about 300).
+ */
+const MAX_PACK_CHARS = 40_000;
 /** How long a batch's first event waits for company: far inside waitUntil's 30 s. */
 export const BATCH_WAIT_MS = 1_000;
-/** A refused batch is tried once more after this long. */
+/** A refused pack is tried once more after this long. */
 const RETRY_AFTER_MS = 1_000;
 
 type WaitUntil = (promise: Promise<unknown>) => void;
 
 export class UsageEventBatch {
   private records: UsageRecord[] = [];
+  private chars = 0;
 
-  add(queue: Queue<UsageRecord>, record: UsageRecord, waitUntil: WaitUntil): void {
+  add(queue: Queue<UsageMessage>, record: UsageRecord, waitUntil: WaitUntil): void {
+    const chars = JSON.stringify(record).length + 1;
+    if (this.chars + chars > MAX_PACK_CHARS) waitUntil(this.sendWaiting(queue));
     this.records.push(record);
+    this.chars += chars;
     if (this.records.length >= MAX_EVENTS) {
       waitUntil(this.sendWaiting(queue));
     } else if (this.records.length === 1) {
@@ -39,14 +49,17 @@ export class UsageEventBatch {
     }
   }
 
-  private async sendWaiting(queue: Queue<UsageRecord>): Promise<void> {
+  private async sendWaiting(queue: Queue<UsageMessage>): Promise<void> {
     const records = this.records;
     this.records = [];
-    const messages = records.map((body) => ({ body, contentType: 'json' as const }));
+    this.chars = 0;
+    if (records.length === 0) return;
+    const pack: UsageMessage = { kind: 'pack', records };
+    const send = () => queue.send(pack, { contentType: 'json' });
     try {
-      await queue.sendBatch(messages).catch(async () => {
+      await send().catch(async () => {
         await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_MS));
-        await queue.sendBatch(messages);
+        await send();
       });
     } catch (err) {
       // Logged and counted; each shows as backlog in its tenant's export status.

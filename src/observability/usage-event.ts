@@ -7,7 +7,7 @@
  */
 import type { Context } from 'hono';
 import { count } from '../stats';
-import type { UsageRecord, Via } from '../types/billing';
+import type { UsageMessage, UsageRecord, Via } from '../types/billing';
 import type { Bindings, HonoEnv } from '../types/context';
 import type { Settings } from '../types/settings';
 import { usageEventBatch } from './usage-event-batch';
@@ -36,7 +36,7 @@ function eventIdOf(c: Context<HonoEnv>, requestId: string): string {
 
 export function produceUsageEvent(
   c: Context<HonoEnv>,
-  queue: Queue<UsageRecord>,
+  queue: Queue<UsageMessage>,
   fields: Omit<UsageRecord, 'id' | 'rid' | 'via'> & { mcp: boolean },
 ): void {
   const rid = c.get('requestId');

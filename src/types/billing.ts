@@ -58,7 +58,16 @@ export interface UsageAggregate {
   errors: number;
 }
 
-export type UsageMessage = UsageRecord | UsageAggregate;
+/**
+ * An isolate's records of the moment in one queue message (observability/usage-event-batch.ts):
+ * one message, not one each, so the queue and its consumer handle a message per batch.
+ */
+export interface UsagePack {
+  kind: 'pack';
+  records: UsageRecord[];
+}
+
+export type UsageMessage = UsageRecord | UsageAggregate | UsagePack;
 
 /** A CloudEvents 1.0 event in the JSON format, as the sink receives it (docs/BILLING.md). */
 export interface UsageCloudEvent {
