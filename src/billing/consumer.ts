@@ -4,10 +4,10 @@
  * pack of events, one event, or a minute's aggregate) goes to the sink as CloudEvents
  * batches of at most 100 events; once the sink took them all, each tenant's events of each
  * day are archived (R2) and counted in the tenant's export status, and the batch is
- * acknowledged. A sink that fails gets the whole batch again after a backoff (USAGE_RETRY_BASE_S, doubling, at most
- * 300 s); after the queue's max_retries the messages go to the dead-letter queue, whose
- * batches are archived as dead letters, for `usage replay`. At least once, with stable
- * ids: a repeat at the sink is a repeated id.
+ * acknowledged. A sink that fails gets the whole batch again after a backoff
+ * (USAGE_RETRY_BASE_S, doubling, at most 300 s); after the queue's max_retries the
+ * messages go to the dead-letter queue, whose batches are archived as dead letters, for
+ * `usage replay`. At least once, with stable ids: a repeat at the sink is a repeated id.
  */
 import { log } from '../log';
 import { guardFor } from '../objects/tenant/tenant-guard';

@@ -1,9 +1,10 @@
 /**
- * The usage export's producer (docs/BILLING.md): a billable request becomes one message
- * on the USAGE_EVENTS queue, sent off the request path (waitUntil), with the isolate's
- * other messages of the moment (usage-event-batch.ts), from what the request log
- * gathered; the queue's consumer (src/billing/) makes it a CloudEvent and delivers it.
- * It holds ids and figures only: the token's id, never the token, no key, no query.
+ * The usage export's producer (docs/BILLING.md): a billable request becomes one record,
+ * made from what the request log gathered, and goes to the USAGE_EVENTS queue off the
+ * request path (waitUntil), packed with the isolate's other records of the moment into
+ * one message (usage-event-batch.ts); the queue's consumer (src/billing/) makes each a
+ * CloudEvent and delivers it. A record holds ids and figures only: the token's id, never
+ * the token, no key, no query.
  */
 import type { Context } from 'hono';
 import { count } from '../stats';
@@ -14,7 +15,7 @@ import { usageEventBatch } from './usage-event-batch';
 import { callerChoseId } from './via';
 
 /**
- * How billable requests are exported: `events` (one message each, here), `aggregate`
+ * How billable requests are exported: `events` (one record each, here), `aggregate`
  * (summed by minute in the usage batch; the TenantGuard produces one per minute), or
  * null: the export is off, or lacks its sink or its queue.
  */
@@ -44,6 +45,6 @@ export function produceUsageEvent(
   const via: Via = mcp ? 'mcp' : c.req.header('upgrade') === 'websocket' ? 'ws' : 'http';
   const record: UsageRecord = { id: eventIdOf(c, rid), rid, ...rest, via };
   count('usage_events');
-  // With the isolate's other events: one sendBatch, not a send each (usage-event-batch.ts).
+  // With the isolate's other records: one message, not one each (usage-event-batch.ts).
   usageEventBatch.add(queue, record, (p) => c.executionCtx.waitUntil(p));
 }
