@@ -9,11 +9,16 @@ import { freePort } from './scripts/free-port.ts';
  * a real gateway from outside, as the operator CLI and a browser would;
  * `emulator` tests the platform emulator itself, in Node.
  */
+/** The usage sink's signing key in tests (not a secret: the emulator checks with it). */
+const USAGE_SINK_SECRET = 'test-usage-sink-secret-0123456789abcdef';
+
 export default defineConfig(async () => {
   // wrangler.toml's [assets] directory must exist before the Workers pool reads it.
   buildAssets();
   const port = Number(process.env.EMULATOR_PORT) || (await freePort());
   process.env.EMULATOR_PORT = String(port);
+  // The usage export's batches are signed with this; the emulator's sink checks them.
+  process.env.EMULATOR_USAGE_SECRET = USAGE_SINK_SECRET;
   return {
     test: {
       projects: [
@@ -33,6 +38,10 @@ export default defineConfig(async () => {
                   TENANT_MEMO_TTL_MS: '0',
                   // Where portal links point: the tests' own gateway origin (test/helpers.ts).
                   PORTAL_ORIGIN: 'https://gateway.test',
+                  // The usage export delivers to the emulator's sink (docs/BILLING.md).
+                  USAGE_SINK_URL: `http://127.0.0.1:${port}/__emulator/usage/tests`,
+                  USAGE_SINK_SECRET,
+                  USAGE_RETRY_BASE_S: '1',
                   // Generous defaults so functional tests never trip them; limit tests set their own.
                   DEFAULT_LIMITS: JSON.stringify({
                     policies: [{ name: 'burst', limit: 100000, window_s: 10 }],

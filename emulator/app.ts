@@ -9,6 +9,7 @@ import { accountRoutes } from './routes';
 import { sessionRoutes } from './sessions';
 import { EmulatorState } from './store';
 import { uploadRoutes } from './uploads';
+import { usageSinkRoutes } from './usage-sink';
 
 export interface Emulator {
   app: Hono<EmuEnv>;
@@ -18,6 +19,11 @@ export interface Emulator {
 export interface EmulatorOptions {
   /** Added to every platform route's answer (not the control routes), in ms; e.g. a network round trip. */
   latencyMs?: number;
+  /**
+   * The key usage batches are signed with (the gateway's USAGE_SINK_SECRET), so the usage
+   * sink checks signatures; default EMULATOR_USAGE_SECRET, else it does not check.
+   */
+  usageSecret?: string;
 }
 
 /** A fresh emulator with its own seeded state (usable in-process via app.request()). */
@@ -37,6 +43,10 @@ export function createEmulator(opts: EmulatorOptions = {}): Emulator {
         await new Promise((resolve) => setTimeout(resolve, latencyMs));
     });
   app.use('*', recordAndFault);
+  app.route(
+    `${CONTROL_PREFIX}/usage`,
+    usageSinkRoutes(opts.usageSecret ?? process.env.EMULATOR_USAGE_SECRET),
+  );
   app.route(CONTROL_PREFIX, controlRoutes);
   app.route('/', accountRoutes);
   app.route('/', sessionRoutes);

@@ -16,6 +16,7 @@ import { historyTable } from './admin/history-table';
 import { importOperations } from './admin/openapi-import';
 import { printable } from './admin/printable';
 import { tokenRow } from './admin/token-row';
+import { exportStatus, replay } from './admin/usage-export';
 import { localGatewayUrl } from './local-gateway';
 
 const HELP = `Usage: npm run admin -- <command> [arguments] [options]
@@ -53,6 +54,10 @@ Limits, cache, audit
                         [--limiter leased|exact]
   limits reset TENANT_ID
   usage TENANT_ID [--history 7d]        (with --history: requests per day, with a bar chart)
+  usage export TENANT_ID [--from DATE] [--to DATE] [--archive]
+                                        (the usage export by day: billable, delivered, dead, backlog, lag)
+  usage replay --tenant TENANT_ID --from DATE|ISO --to DATE|ISO
+                                        (re-sends the range's archived events to the sink, same ids)
   cache purge TENANT_ID
   audit [--tenant TENANT_ID] [--actor EMAIL|admin-token] [--action NAME|PREFIX.]
         [--since ISO] [--until ISO] [--page N] [--page-size N]
@@ -120,6 +125,9 @@ const { values: o, positionals } = parseArgs({
     'dynamic-clients': { type: 'string' },
     'max-keys': { type: 'string' },
     redirect: { type: 'string', multiple: true },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    archive: { type: 'boolean' },
   },
 });
 
@@ -393,6 +401,19 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       );
       return { data: imported.operations, say: JSON.stringify(imported.operations, null, 2) };
     }
+    case 'usage export':
+      return exportStatus(api, need(args[0] ?? o.tenant, 'TENANT_ID'), {
+        from: o.from,
+        to: o.to,
+        archive: o.archive,
+      });
+    case 'usage replay':
+      return replay(
+        api,
+        need(o.tenant ?? args[0], '--tenant'),
+        { from: need(o.from, '--from'), to: need(o.to, '--to') },
+        (line) => console.error(line),
+      );
     case 'portal link': {
       const expires = o['expires-in'] ? { expires_in_s: num('expires-in', o['expires-in']) } : {};
       const json = { ...expires, ...(o.manage ? { manage: true } : {}) };
@@ -452,7 +473,7 @@ async function run(api: Client): Promise<{ data: unknown; say: string }> {
       const data = await api.data(tenant.usage.$get(at(sub)));
       const rows = data.meters.map(
         (m) =>
-          `${m.name.padEnd(16)} ${String(m.used).padStart(8)} used of ${m.limit}, ${m.remaining} left, resets in ${humanDuration(m.reset_s)}`,
+          `${m.name.padEnd(16)} ${String(m.used).padStart(8)} used of ${m.limit}, ${m.reserved ?? 0} reserved, ${m.remaining} left, resets in ${humanDuration(m.reset_s)}`,
       );
       return { data, say: rows.join('\n') };
     }

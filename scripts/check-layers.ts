@@ -113,6 +113,7 @@ export const LAYERS: Layer[] = [
       'mcp/',
       'oauth/',
       'partner/',
+      'billing/',
     ],
     what: 'routes and their handlers',
   },
@@ -184,6 +185,11 @@ export const TABLE_OWNERS: TableOwner[] = [
     // Refusals from before operations were named: copied under the new key, then dropped.
     migrated: ['refusals_hourly_before_routes'],
     settings: ['retention_days'],
+  },
+  {
+    place: 'objects/tenant/export/',
+    owner: 'TenantGuard, usage export',
+    tables: ['export_days', 'export_minutes'],
   },
   {
     place: 'objects/tenant/alerts/',

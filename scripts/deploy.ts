@@ -8,6 +8,9 @@
  *    upstream, or no custom domain or route (scripts/deploy/checks.ts).
  * 3. Finds the KV namespace for TENANTS (`wrangler kv namespace list`) or
  *    creates it, and writes its id into `[env.production]`.
+ * 3b. Creates the usage export's queues (usage-events, usage-events-dlq) and archive
+ *    bucket where the account lacks them (scripts/deploy/usage-export.ts), the bucket with
+ *    a lifecycle rule deleting archived batches after USAGE_ARCHIVE_DAYS (default 35).
  * 4. Generates ADMIN_TOKEN and KEY_ENCRYPTION_KEY where the Worker has none
  *    (`wrangler secret list`), keeps them in .dev/<env>-secrets.env (mode
  *    0600, beside the config) and puts them through stdin; never prints them.
@@ -44,6 +47,7 @@ import {
   consoleProblems,
 } from './deploy/console';
 import { hasTomlTable, setTomlKey } from './deploy/toml';
+import { createUsageExportResources, type UsageExportBindings } from './deploy/usage-export';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Tests point this at a stand-in for wrangler, so the whole flow runs offline. */
@@ -103,6 +107,7 @@ async function main(): Promise<void> {
     );
   }
   const dryRun = opts['dry-run'];
+  const keepArchiveDays = archiveDays();
   console.log(`${dryRun ? 'Checking' : 'Deploying'} [env.${env}] of ${rel(configPath)}`);
 
   await applySettings(configPath, env);
@@ -148,6 +153,7 @@ async function main(): Promise<void> {
     console.log(`KV namespace TENANTS: ${id} (written into [env.${env}])`);
   }
 
+  await createUsageExportResources(config, configPath, keepArchiveDays, wrangler);
   await putMissingSecrets(configPath, env);
   refuseIf(checkDeployConfig(config, await secretNames(configPath, env), { env, topLevel }));
 
@@ -301,6 +307,7 @@ function edit(file: string, change: (text: string) => string): void {
 
 /** wrangler's resolved config for the environment (wrangler's own types for it are loose). */
 type ResolvedConfig = DeployConfig &
+  UsageExportBindings &
   Required<Pick<DeployConfig, 'vars' | 'kv_namespaces'>> & { name?: string; topLevelName?: string };
 
 /** `env` '' is the top level. */
@@ -331,6 +338,15 @@ async function tenantsNamespace(configPath: string, env: string, worker: string)
     findIn((await wrangler(['kv', 'namespace', 'list', '--config', configPath], {})).stdout);
   if (!id) throw new Error(`created KV namespace "${title}" but could not read its id`);
   return id;
+}
+
+/** How long the usage archive keeps a delivered batch: the bucket's lifecycle rule, in days. */
+function archiveDays(): number {
+  const days = Number(process.env.USAGE_ARCHIVE_DAYS ?? 35);
+  if (!Number.isInteger(days) || days < 1) {
+    throw new Refused(`USAGE_ARCHIVE_DAYS must be a whole number of days, at least 1`);
+  }
+  return days;
 }
 
 /** The names of the Worker's secrets; none when the Worker does not exist yet. */

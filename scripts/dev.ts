@@ -95,6 +95,8 @@ const banner = `
     ${mcpClientConfig(stack.gatewayUrl, demo.token)}
   Operator CLI: npm run admin -- --help   (run here, it finds this gateway${cliUrl};
     the operator token ADMIN_TOKEN is in .dev.vars)
+  Usage events (docs/BILLING.md), one per billable request, at the local sink:
+    ${stack.emulatorUrl}/__emulator/usage/main
   Emulator platform keys, for more tenants: ${DEMO_PLATFORM_KEY} (account Demo),
     ${OTHER_PLATFORM_KEY} (account Other)
   ${requestLines}

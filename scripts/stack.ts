@@ -34,6 +34,8 @@ const DEV_VARS = '.dev.vars';
 const LOCAL_SECRETS: Record<string, () => string> = {
   ADMIN_TOKEN: () => randomBytes(24).toString('base64url'),
   KEY_ENCRYPTION_KEY: () => `local1:${randomBytes(32).toString('base64')}`,
+  // The usage export's signing key: the emulator's sink checks batches with it.
+  USAGE_SINK_SECRET: () => randomBytes(32).toString('base64url'),
 };
 
 /** Local secrets live in .dev.vars (git-ignored, never committed). */
@@ -63,16 +65,23 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const io = opts.quiet ? 'ignore' : 'inherit';
 
   const emulator = spawn('tsx', ['emulator/server.ts'], {
-    env: { ...process.env, EMULATOR_PORT: String(opts.emulatorPort) },
+    env: {
+      ...process.env,
+      EMULATOR_PORT: String(opts.emulatorPort),
+      EMULATOR_USAGE_SECRET: secrets.USAGE_SINK_SECRET,
+    },
     stdio: ['ignore', 'ignore', io],
     detached: true,
   });
   // Local development: quota alert webhooks may go to the emulator's receiver on loopback,
-  // and partner portal links point at this gateway.
+  // partner portal links point at this gateway, and usage events go to the emulator's sink
+  // (docs/BILLING.md, "Locally"), retried soon after it fails.
   const vars = {
     PLATFORM_BASE_URL: emulatorUrl,
     WEBHOOK_LOCAL_TARGETS: 'allow',
     PORTAL_ORIGIN: gatewayUrl,
+    USAGE_SINK_URL: `${emulatorUrl}/__emulator/usage/main`,
+    USAGE_RETRY_BASE_S: '2',
     ...opts.vars,
   };
   const gateway = spawn(

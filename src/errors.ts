@@ -113,6 +113,11 @@ export const ERRORS = {
     status: 428,
     msg: "An apply names the plan it applies: If-Match with the plan's hash",
   },
+  USAGE_EXPORT_OFF: {
+    code: 40904,
+    status: 409,
+    msg: 'The usage export is off: it needs USAGE_SINK_URL, the USAGE_EVENTS queue and the USAGE_ARCHIVE bucket',
+  },
   IDEMPOTENCY_KEY_REUSED: {
     code: 42200,
     status: 422,
@@ -149,6 +154,7 @@ export const ERRORS = {
     msg: "Platform rejected this tenant's platform key",
   },
   UPSTREAM_TOO_LARGE: { code: 50206, status: 502, msg: 'Platform response too large' },
+  USAGE_SINK_FAILED: { code: 50207, status: 502, msg: 'The usage sink did not accept the events' },
   LIMITER_UNAVAILABLE: { code: 50300, status: 503, msg: 'Rate limiter unavailable' },
   UPSTREAM_UNAVAILABLE: {
     code: 50301,

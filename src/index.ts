@@ -1,7 +1,12 @@
-/** Worker entry: the gateway app, the CONNECT refusal, the operator entrypoint and the Durable Object classes. */
+/**
+ * Worker entry: the gateway app, the CONNECT refusal, the usage export's queue consumer,
+ * the operator entrypoint and the Durable Object classes.
+ */
 import { newApp } from './app';
+import { consumeUsage } from './billing/consumer';
 import { refuseTunnel } from './connect';
 import { operatorEntrypoint } from './operator-entrypoint';
+import type { UsageMessage } from './types/billing';
 import type { Bindings } from './types/context';
 
 export { AuditLog } from './objects/audit/audit-log';
@@ -20,4 +25,6 @@ export const OperatorApi = operatorEntrypoint(app);
 export default {
   fetch: app.fetch,
   connect: refuseTunnel,
-} satisfies ExportedHandler<Bindings>;
+  // The usage export: delivers usage-events to the sink, archives dead letters (docs/BILLING.md).
+  queue: consumeUsage,
+} satisfies ExportedHandler<Bindings, UsageMessage>;

@@ -240,8 +240,44 @@ export const settingsSchema = z
     OAUTH_ACCESS_TOKEN_TTL_S: intSetting(60, 3600, 3600),
     OAUTH_REFRESH_TOKEN_TTL_S: intSetting(3600, 60 * 86_400, 30 * 86_400),
     OAUTH_CLIENTS_MAX: intSetting(1, 1_000_000, 10_000),
+    // The usage export (docs/BILLING.md).
+    USAGE_EXPORT: z
+      .enum(['events', 'aggregate', 'off'], { error: 'must be events, aggregate or off' })
+      .default('events'),
+    USAGE_SINK_URL: z
+      .string()
+      .optional()
+      .transform((v) => v?.trim() || undefined)
+      .pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional()),
+    USAGE_SINK_KEY_ID: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1..64 of A-Z a-z 0-9 . _ -')
+      .default('k1'),
+    USAGE_SINK_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    USAGE_SINK_TOKEN: z.string().min(1).max(4096).optional(),
+    USAGE_EVENT_SOURCE: z
+      .string()
+      .regex(/^[\x21-\x7e]{1,200}$/, 'must be 1..200 printable characters, no spaces')
+      .default('agent-platform-gateway'),
+    USAGE_RETRY_BASE_S: intSetting(1, 3600, 10),
   })
   .superRefine((s, ctx) => {
+    // Usage events leave the gateway signed, over https (plain http for local development).
+    const sink = s.USAGE_SINK_URL && new URL(s.USAGE_SINK_URL);
+    if (sink && (sink.username || sink.password)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['USAGE_SINK_URL'],
+        message: 'must not carry credentials',
+      });
+    } else if (sink && sink.protocol !== 'https:' && !s.WEBHOOK_LOCAL_TARGETS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['USAGE_SINK_URL'],
+        message:
+          'must be https (plain http only with WEBHOOK_LOCAL_TARGETS=allow, for local development)',
+      });
+    }
     // Declared writes may be named too: checked once both settings have parsed.
     const writes = catalogOf(s).writes;
     for (const id of s.IDEMPOTENCY_REQUIRED) {

@@ -19,6 +19,9 @@ export const isolateCounters = {
   breaker_refusals: 0,
   held_refusals: 0,
   stale_if_error: 0,
+  /** Usage events produced to the export's queue, and those that could not be (docs/BILLING.md). */
+  usage_events: 0,
+  usage_events_lost: 0,
 };
 
 export type CountedWork = Exclude<keyof typeof isolateCounters, 'started_at'>;

@@ -76,7 +76,8 @@ export function ownTokenRoutes(): Hono<HonoEnv> {
     tenantAuth(),
     notFromBrowser(cannotRotate),
     requireScope(ROTATE_SCOPE),
-    tenantLimits('auth', () => 1),
+    // A security action: on the self-service meter, never refused for a spent data quota.
+    tenantLimits('self', () => 1),
     validated('json', rotateBody),
     async (c) => {
       const tenantId = c.get('tenant').id;

@@ -149,6 +149,9 @@ describe('every operation’s answer', () => {
     expect(history.series.length).toBeGreaterThan(0);
     const kept = await call('GET', `/tenants/${id}/requests`);
     expect(kept.requests.length).toBeGreaterThan(0);
+    await call('GET', `/tenants/${id}/usage/export?archive=true`);
+    const today = new Date().toISOString().slice(0, 10);
+    await call('POST', `/tenants/${id}/usage/replay`, { from: today, to: today });
     await call('GET', `/tenants/${id}/alerts`);
     await call('POST', `/tenants/${id}/alerts/test`);
     const raised = await call('GET', `/tenants/${id}/alerts/recent`);

@@ -349,7 +349,9 @@ describe('operator analytics API', () => {
     });
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     const [header, ...rows] = (await res.text()).trim().split('\n');
-    expect(header).toBe('t,route,requests,units,p50_ms,p95_ms,cache_hits,cache_lookups');
+    expect(header).toBe(
+      't,route,requests,units,p50_ms,p95_ms,cache_hits,cache_lookups,billable,self_service',
+    );
     expect(rows.some((r) => /^\d{4}-\d{2}-\d{2}T00:00:00\.000Z,team\.list,\d+,\d+,/.test(r))).toBe(
       true,
     );

@@ -14,12 +14,17 @@ export type WorkerId =
   | 'limits-flat'
   | 'limits-off'
   | 'quiet'
-  | 'small';
+  | 'small'
+  | 'export-on'
+  | 'export-off';
 
 export type WorkerSpec =
   | { kind: 'bare'; label: string }
   | { kind: 'floor'; label: string }
   | { kind: 'gateway'; label: string; vars: Record<string, string> };
+
+/** In a gateway's vars, replaced by the emulator's URL when the gateway starts. */
+export const EMULATOR_URL = '{emulator}';
 
 const HUGE = 1_000_000_000;
 /** The flood's limit a second (gateway-flood), whose requests are sent at ten times it. */
@@ -31,6 +36,18 @@ const NEVER_REFUSED = JSON.stringify({
   ],
   quota: { daily: HUGE, monthly: HUGE },
 });
+
+function usageExport(mode: 'events' | 'off'): Record<string, string> {
+  return {
+    LIMITS_ENABLED: 'true',
+    DEFAULT_LIMITS: NEVER_REFUSED,
+    USAGE_EXPORT: mode,
+    USAGE_SINK_URL: `${EMULATOR_URL}/__emulator/usage/bench`,
+    // The sink is on loopback, plain http; batches are signed as in production.
+    WEBHOOK_LOCAL_TARGETS: 'allow',
+    USAGE_SINK_SECRET: 'bench-usage-sink-secret-0123456789abcdef',
+  };
+}
 
 export const WORKERS: Record<WorkerId, WorkerSpec> = {
   // The baseline: one route, a fixed platform key, fetch upstream, stream the body back.
@@ -79,6 +96,20 @@ export const WORKERS: Record<WorkerId, WorkerSpec> = {
         quota: {},
       }),
     },
+  },
+  // As limits-on, with the usage export on (docs/BILLING.md): each request is one message on
+  // the queue, which the same Worker consumes, signs and delivers to the emulator's sink
+  // (and archives in R2). Miniflare's queue broker runs in this workerd process too.
+  'export-on': {
+    kind: 'gateway',
+    label: 'gateway, usage export on',
+    vars: usageExport('events'),
+  },
+  // The same vars with USAGE_EXPORT=off: no message, no consumer.
+  'export-off': {
+    kind: 'gateway',
+    label: 'gateway, usage export off',
+    vars: usageExport('off'),
   },
   // No TenantGuard: no limits, no instant revocation.
   'limits-off': {
@@ -239,6 +270,18 @@ export const scenarios: Scenario[] = [
       'nine in ten refused (refusal leases: the guard is asked about once a second, not per refusal)',
   },
   {
+    name: 'gateway-export',
+    worker: 'export-on',
+    request: teamLists('no-store'),
+    what: 'as gateway-miss, with the usage export on: one queue message a request, consumed and delivered',
+  },
+  {
+    name: 'gateway-export-off',
+    worker: 'export-off',
+    request: teamLists('no-store'),
+    what: 'as gateway-export, with USAGE_EXPORT=off (its A/A twin: gateway-miss, no sink set)',
+  },
+  {
     name: 'gateway-limits-off',
     worker: 'limits-off',
     request: teamLists('no-store'),
@@ -283,6 +326,13 @@ export interface CpuTarget {
   scenario: string;
   vs: string;
   max: number;
+  /**
+   * `round` (default): the Worker's process during the scenario's rounds. `cycle`: from the
+   * start of one of its rounds to the start of its next, so what the Worker does off the
+   * request path while other scenarios run (a queue consumer, the usage flushes) counts
+   * too; only for a Worker that serves no other scenario in the run.
+   */
+  measure?: 'round' | 'cycle';
 }
 
 export const cpuTargets: CpuTarget[] = [
@@ -307,6 +357,29 @@ export const cpuTargets: CpuTarget[] = [
     scenario: 'mcp-hit-small',
     vs: 'gateway-hit-small',
     max: 1.3,
+  },
+  // Issue 46's closing figure: what the usage export adds, all of it (producer, Miniflare's
+  // queue broker, consumer, signing, R2 archive), next to the same Worker with it off.
+  {
+    label: 'usage export on / off ≤ 1.05, Worker CPU round to round (consumer included)',
+    scenario: 'gateway-export',
+    vs: 'gateway-export-off',
+    max: 1.05,
+    measure: 'cycle',
+  },
+  {
+    label: 'the same within the rounds only (informational)',
+    scenario: 'gateway-export',
+    vs: 'gateway-export-off',
+    max: 1.05,
+  },
+  // A/A: two Workers doing the same (no export), so the noise of the figure above.
+  {
+    label: 'A/A: export off / gateway-miss, round to round (informational: the noise)',
+    scenario: 'gateway-export-off',
+    vs: 'gateway-miss',
+    max: 1.05,
+    measure: 'cycle',
   },
 ];
 

@@ -33,6 +33,7 @@ import { median, percentile, type RoundResult } from './load';
 import { LoadThread, type ThreadTarget } from './load-thread';
 import {
   cpuTargets,
+  EMULATOR_URL,
   refusalTargets,
   type Scenario,
   scenarios,
@@ -41,6 +42,7 @@ import {
   type WorkerId,
 } from './scenarios';
 import { COUNTERS, type Counter, type Counts, IsolateStats, zeroCounts } from './stats';
+import { checkUsageExport, type ExportCheck } from './usage-sink';
 import { codeVersion, fmt, ratio, round3 } from './util';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -92,6 +94,10 @@ interface ScenarioSummary {
   perRequestNote?: string;
   /** CPU µs per request sent, medians over rounds (/proc; null elsewhere than Linux). */
   cpuUs: CpuPerRequest;
+  /** The Worker's CPU µs per request of each round, and of each cycle (round start to next start). */
+  workerCpuRounds: (number | null)[];
+  /** Null where the Worker serves other scenarios too (or no /proc). */
+  workerCpuCycles: number[] | null;
   /** Refusals the scenario expects (a flood): how many, their latency, and what they cost. */
   refusals: RefusalSummary | null;
 }
@@ -140,6 +146,8 @@ interface UpstreamRun {
   aa: AaPair[];
   /** workerd warnings and errors, per Worker (at most 5 each). */
   warnings: Partial<Record<WorkerId, string[]>>;
+  /** Per gateway with the usage export on: what it produced, and what reached the sink. */
+  usageExport: Partial<Record<WorkerId, ExportCheck | string>>;
   seconds: number;
 }
 
@@ -232,6 +240,10 @@ interface Run {
   rounds: RoundResult[];
   /** Per round: CPU µs per request of the Worker's process, the emulator, this process. */
   cpu: CpuSample[];
+  /** The Worker's process CPU ms at the start of each round, then at the end of the last. */
+  cycleMarks: (number | null)[];
+  /** Whether another scenario of the run uses the same Worker (no cycle figure then). */
+  sharesWorker: boolean;
   /** The workerd process serving this scenario's Worker. */
   workerPid: number | null;
   xCache: string;
@@ -288,7 +300,7 @@ async function runUpstream(
                 })
               : await startGateway({
                   platformBaseUrl: emulator.url,
-                  vars: spec.vars,
+                  vars: withEmulatorUrl(spec.vars, emulator.url),
                   bundle,
                   via: config.via,
                   onLog,
@@ -325,6 +337,8 @@ async function runUpstream(
         },
         rounds: [],
         cpu: [],
+        cycleMarks: [],
+        sharesWorker: selected.filter((s) => s.worker === scenario.worker).length > 1,
         workerPid: pidListeningOn(Number(new URL(hosts.get(scenario.worker)!.url).port)),
         xCache: '',
         counts: zeroCounts(),
@@ -363,6 +377,7 @@ async function runUpstream(
         for (const run of order) {
           const pids = [run.workerPid, emulator.pid, process.pid];
           const cpuBefore = pids.map(cpuMs);
+          run.cycleMarks.push(cpuBefore[0] ?? null);
           const result = await round(run.target, config.requestsPerRound);
           const cpuAfter = pids.map(cpuMs);
           run.rounds.push(result);
@@ -376,12 +391,26 @@ async function runUpstream(
           );
         }
       }
+      for (const run of runs) run.cycleMarks.push(cpuMs(run.workerPid));
     } finally {
       await load.close();
     }
 
     const guardUsage: Partial<Record<WorkerId, unknown>> = {};
     for (const [id, gw] of gateways) guardUsage[id] = await readGuardUsage(gw);
+    const usageExport: Partial<Record<WorkerId, ExportCheck | string>> = {};
+    for (const [id, gw] of gateways) {
+      const vars = withEmulatorUrl(
+        (WORKERS[id] as { vars: Record<string, string> }).vars,
+        emulator.url,
+      );
+      if (vars.USAGE_EXPORT !== 'events' || !vars.USAGE_SINK_URL) continue;
+      usageExport[id] = await checkUsageExport(
+        gw.host.url,
+        gw.host.adminToken,
+        vars.USAGE_SINK_URL,
+      );
+    }
     const warnings: Partial<Record<WorkerId, string[]>> = {};
     for (const id of used) warnings[id] = workerdWarnings(hosts.get(id)!.logs());
 
@@ -389,10 +418,11 @@ async function runUpstream(
     return {
       latencyMs,
       scenarios: summaries,
-      targets: evaluateTargets(summaries, warnings),
+      targets: [...evaluateTargets(summaries, warnings), ...exportTargets(usageExport)],
       aa: aaPairs(runs, summaries),
       guardUsage,
       warnings,
+      usageExport,
       seconds: (performance.now() - began) / 1000,
     };
   } finally {
@@ -493,6 +523,27 @@ function perRequestUs(
   return [us(0), us(1), us(2)];
 }
 
+/** The Worker's CPU µs per request from each round's start to the next's (or the end). */
+function cycleCpu(run: Run): number[] | null {
+  if (run.sharesWorker) return null;
+  const marks = run.cycleMarks;
+  const cycles = run.rounds.map((r, i) => {
+    const a = marks[i];
+    const b = marks[i + 1];
+    return a === null || a === undefined || b === null || b === undefined || r.sent === 0
+      ? null
+      : ((b - a) * 1000) / r.sent;
+  });
+  return cycles.every((c) => c !== null) && cycles.length > 0 ? (cycles as number[]) : null;
+}
+
+/** `{emulator}` in a gateway's vars is the emulator's URL (the usage sink's host). */
+function withEmulatorUrl(vars: Record<string, string>, url: string): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(vars).map(([k, v]) => [k, v.replaceAll(EMULATOR_URL, url)]),
+  );
+}
+
 function medianCpu(samples: CpuSample[], i: 0 | 1 | 2): number | null {
   const values = samples.map((s) => s[i]).filter((v): v is number => v !== null);
   return values.length === samples.length && values.length > 0 ? median(values) : null;
@@ -543,6 +594,8 @@ function summarize(run: Run, config: WorkerdBenchConfig, gw: Gateway | undefined
       emulator: medianCpu(run.cpu, 1),
       bench: medianCpu(run.cpu, 2),
     },
+    workerCpuRounds: run.cpu.map((c) => c[0]),
+    workerCpuCycles: cycleCpu(run),
   };
 }
 
@@ -574,14 +627,10 @@ function evaluateTargets(
     return { label: t.label, pass: value >= t.min, value };
   });
   for (const t of cpuTargets) {
-    const a = byName.get(t.scenario)?.cpuUs.worker;
-    const b = byName.get(t.vs)?.cpuUs.worker;
+    const a = byName.get(t.scenario);
+    const b = byName.get(t.vs);
     if (a === undefined || b === undefined) continue;
-    results.push(
-      a === null || b === null
-        ? { label: t.label, pass: false, detail: 'no CPU readings (needs Linux /proc)' }
-        : { label: t.label, pass: a / b <= t.max, value: a / b },
-    );
+    results.push(cpuTarget(t, a, b));
   }
   for (const t of refusalTargets) {
     const value = byName.get(t.scenario)?.refusals?.[
@@ -609,6 +658,46 @@ function evaluateTargets(
     ...(warned.length ? { detail: warned.map(([id]) => id).join(', ') } : {}),
   });
   return results;
+}
+
+/**
+ * A CPU ratio: the ratio of the medians, with the range of the per-round ratios (round i
+ * of one next to round i of the other: they ran close together) as its spread.
+ */
+function cpuTarget(t: (typeof cpuTargets)[number], a: ScenarioSummary, b: ScenarioSummary) {
+  const cycle = t.measure === 'cycle';
+  const samples = (s: ScenarioSummary) => (cycle ? s.workerCpuCycles : s.workerCpuRounds);
+  const [as, bs] = [samples(a), samples(b)];
+  if (!as || !bs || [...as, ...bs].some((v) => v === null)) {
+    const why = cycle
+      ? 'no cycle figure: a Worker serves other scenarios too (use --only), or no /proc'
+      : 'no CPU readings (needs Linux /proc)';
+    return { label: t.label, pass: false, detail: why };
+  }
+  const [av, bv] = [as as number[], bs as number[]];
+  const value = median(av) / median(bv);
+  const perRound = av.map((v, i) => v / bv[i]!);
+  return {
+    label: t.label,
+    pass: value <= t.max,
+    value,
+    detail:
+      `${fmt(median(av), 0)} / ${fmt(median(bv), 0)} µs; per-round ratios ` +
+      `${ratio(Math.min(...perRound))}–${ratio(Math.max(...perRound))}`,
+  };
+}
+
+/** Every event a gateway with the export on produced reached the sink, none lost. */
+function exportTargets(checks: Partial<Record<WorkerId, ExportCheck | string>>): TargetResult[] {
+  return Object.entries(checks).map(([id, c]) => {
+    const label = `usage export (${WORKERS[id as WorkerId].label}): every event produced at the sink, none lost`;
+    if (typeof c === 'string' || c === undefined) return { label, pass: false, detail: c ?? 'n/a' };
+    return {
+      label,
+      pass: c.lost === 0 && c.atSink === c.produced,
+      detail: `${c.produced} produced, ${c.lost} lost, ${c.atSink} at the sink, ${c.repeats} repeated ids`,
+    };
+  });
 }
 
 function printRun(run: UpstreamRun): void {
@@ -719,16 +808,17 @@ function printCpu(all: ScenarioSummary[]): void {
   );
   console.log(
     `${'scenario'.padEnd(NAME_WIDTH)}  ${'Worker'.padStart(8)}  ${'× bare'.padStart(7)}  ${'× floor'.padStart(7)}  ` +
-      `${'emulator'.padStart(8)}  ${'bench'.padStart(8)}  ${'total'.padStart(8)}` +
-      "   (Worker × the bare Worker's and the checking floor's; bench = load generator + Miniflare reading workerd log lines)",
+      `${'emulator'.padStart(8)}  ${'bench'.padStart(8)}  ${'total'.padStart(8)}  ${'Worker ↻'.padStart(8)}` +
+      "   (Worker × the bare Worker's and the checking floor's; bench = load generator + Miniflare reading workerd log lines; Worker ↻ = round start to next round start, for a Worker serving one scenario)",
   );
   for (const s of all) {
     const { worker, emulator, bench } = s.cpuUs;
     const total =
       worker === null || emulator === null || bench === null ? null : worker + emulator + bench;
+    const cycle = s.workerCpuCycles ? median(s.workerCpuCycles) : null;
     console.log(
       `${s.scenario.padEnd(NAME_WIDTH)}  ${us(worker)}  ${times(worker, bare)}  ${times(worker, floor)}  ` +
-        `${us(emulator)}  ${us(bench)}  ${us(total)}`,
+        `${us(emulator)}  ${us(bench)}  ${us(total)}  ${us(cycle)}`,
     );
   }
 }
@@ -775,6 +865,8 @@ function runJson(run: UpstreamRun) {
         emulator: s.cpuUs.emulator === null ? null : round3(s.cpuUs.emulator),
         bench: s.cpuUs.bench === null ? null : round3(s.cpuUs.bench),
       },
+      workerCpuUsPerRound: s.workerCpuRounds.map((v) => (v === null ? null : round3(v))),
+      workerCpuUsPerCycle: s.workerCpuCycles?.map(round3) ?? null,
     })),
     targets: run.targets.map((t) => ({
       ...t,
@@ -786,6 +878,7 @@ function runJson(run: UpstreamRun) {
       perRound: p.perRound.map(round3),
     })),
     guardUsage: run.guardUsage,
+    usageExport: run.usageExport,
     workerdWarnings: run.warnings,
   };
 }

@@ -23,6 +23,7 @@ export function detachedIo(now: Clock = () => Date.now(), io: Partial<TenantIo> 
       erase: async () => undefined,
     },
     sendToBroker: async () => undefined,
+    produceUsage: async () => undefined,
     // No KV on Node: a call to it fails.
     kv: { TENANTS: {} as KVNamespace },
     otherGuard: () => ({

@@ -48,6 +48,8 @@ export const getAnalytics = adminOperation({
             p95_ms: bucketMs(),
             cache_hits: int(),
             cache_lookups: int(),
+            billable: int(),
+            self_service: int(),
           }),
         ),
         refusals: z.array(

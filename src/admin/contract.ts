@@ -20,11 +20,13 @@ import * as requests from './requests.contract';
 import * as system from './system.contract';
 import * as tenants from './tenants.contract';
 import * as tokens from './tokens.contract';
+import * as usageExport from './usage-export.contract';
 
 const AREAS = [
   tenants,
   tokens,
   limits,
+  usageExport,
   analytics,
   requests,
   alerts,
@@ -42,6 +44,7 @@ const AREAS = [
 export type AdminOperations = OperationsIn<typeof tenants> &
   OperationsIn<typeof tokens> &
   OperationsIn<typeof limits> &
+  OperationsIn<typeof usageExport> &
   OperationsIn<typeof analytics> &
   OperationsIn<typeof requests> &
   OperationsIn<typeof alerts> &

@@ -51,6 +51,8 @@ export function historyCsv(history: History, groupBy: HistoryGroup[]): string {
     'p95_ms',
     'cache_hits',
     'cache_lookups',
+    'billable',
+    'self_service',
   ] as const;
   const cell = (v: unknown) => {
     const text = v === null || v === undefined ? '' : String(v);

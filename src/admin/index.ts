@@ -22,6 +22,7 @@ import { requestRoutes } from './requests';
 import { systemRoutes } from './system';
 import { tenantRoutes } from './tenants';
 import { tokenRoutes } from './tokens';
+import { usageExportRoutes } from './usage-export';
 
 /** Mounted at ADMIN_BASE (app.ts); its routes are the definitions' paths below it. */
 export function adminRoutes(): Hono<HonoEnv> {
@@ -32,6 +33,7 @@ export function adminRoutes(): Hono<HonoEnv> {
     tenantRoutes,
     tokenRoutes,
     limitRoutes,
+    usageExportRoutes,
     analyticsRoutes,
     requestRoutes,
     alertRoutes,

@@ -13,7 +13,10 @@ const meter = () =>
     kind: z.enum(['rate', 'quota']),
     limit: int(),
     window_s: int(),
+    /** Units admitted requests spent. */
     used: int(),
+    /** Units leased to isolates and brokers, not yet spent or given back. */
+    reserved: int().optional(),
     remaining: int(),
     /** Seconds until the current count has drained. */
     reset_s: z.number(),

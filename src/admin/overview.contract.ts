@@ -21,6 +21,7 @@ const fleetTenant = () =>
     refused: int(),
     errors_5xx: int(),
     key_rejected: int(),
+    self_service: int(),
     key_status: int().nullable(),
     key_at: instant().nullable(),
   });
@@ -46,6 +47,7 @@ export const getOverview = adminOperation({
           refused: int(),
           errors_5xx: int(),
           key_rejected: int(),
+          self_service: int(),
         }),
         top_requests: z.array(fleetTenant()),
         top_refused: z.array(fleetTenant()),

@@ -90,6 +90,7 @@ export function overviewRoutes(app: AdminApp): void {
         refused: shards.reduce((n, s) => n + s.totals.refused, 0),
         errors_5xx: shards.reduce((n, s) => n + s.totals.errors_5xx, 0),
         key_rejected: shards.reduce((n, s) => n + s.totals.key_rejected, 0),
+        self_service: shards.reduce((n, s) => n + s.totals.self_service, 0),
       },
       top_requests: named(answer.top_requests),
       top_refused: named(answer.top_refused),

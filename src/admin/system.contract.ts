@@ -42,6 +42,8 @@ export const isolateStats = adminOperation({
         breaker_refusals: int(),
         held_refusals: int(),
         stale_if_error: int(),
+        usage_events: int(),
+        usage_events_lost: int(),
         l1: z.object({ bytes: int(), entries: int(), max_bytes: int() }),
         breakers: z.record(
           z.string(),

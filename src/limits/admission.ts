@@ -169,6 +169,11 @@ export class Admission {
     }
   }
 
+  /** The tenant's plan as its guard last said (null: none, or not asked yet). */
+  planOf(tenantId: string): string | null {
+    return this.tenants.get(tenantId)?.lease.plan ?? null;
+  }
+
   /** Tenants this isolate holds a lease for (the simulation measures their memory). */
   get size(): number {
     return this.tenants.size;

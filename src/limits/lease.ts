@@ -30,6 +30,7 @@ import {
 } from '../metering/lease-window';
 import { type MeterState, meterState } from '../metering/meter-state';
 import type { LimiterMode, Limits, MeterOptions, Scope } from '../metering/policy';
+import type { MeterCharge } from '../metering/usage';
 
 export interface LeaseSettings {
   leaseMaxMs: number;
@@ -39,9 +40,12 @@ export interface LeaseSettings {
   usageRetentionDays: number;
 }
 
-/** A request admitted (with its RateLimit view) or refused. */
+/**
+ * A request admitted (with its RateLimit view, and the meters' slots its units were
+ * counted in: what it spent, docs/LIMITS.md "Counting") or refused.
+ */
 export type Decision =
-  | { kind: 'admitted'; meters: MeterState[]; cacheVersion: string }
+  | { kind: 'admitted'; meters: MeterState[]; cacheVersion: string; charges: MeterCharge[] }
   | { kind: 'refused'; refusal: Refusal; meters: MeterState[] };
 
 /** What the lease says of a request: a decision, or "ask the guard". */
@@ -72,6 +76,8 @@ export class TenantLease {
   mode: LimiterMode | null = null;
   disabled = false;
   cacheVersion = '0';
+  /** The tenant's plan, as the last answer said (its usage events carry it). */
+  plan: string | null = null;
   /** The lease in use and the one renewed ahead (metering/lease-window.ts). */
   private readonly windows = new LeaseWindows();
   private readonly scopes = new Map<string, ScopeState>();
@@ -103,7 +109,12 @@ export class TenantLease {
         if (held && verdict === null) {
           for (const h of held) h.left -= cost;
           state.admitted += cost;
-          return { kind: 'admitted', meters: views(held, now), cacheVersion: this.cacheVersion };
+          return {
+            kind: 'admitted',
+            meters: views(held, now),
+            cacheVersion: this.cacheVersion,
+            charges: chargesOf(held),
+          };
         }
         if (held && verdict && verdict !== 'ask') {
           noteRefused(state, verdict, cost, held);
@@ -196,7 +207,13 @@ export class TenantLease {
     });
     return grant.refusal
       ? { kind: 'refused', refusal: grant.refusal, meters: views(held, req.now) }
-      : { kind: 'admitted', meters: views(held, req.now), cacheVersion: answer.cacheVersion };
+      : {
+          kind: 'admitted',
+          meters: views(held, req.now),
+          cacheVersion: answer.cacheVersion,
+          // Admitted by the TenantGuard itself: already spent there.
+          charges: grant.spent ? [] : chargesOf(held),
+        };
   }
 
   /** Makes an answer this lease's state: the tenant's, its scopes', and the period it leases. */
@@ -209,6 +226,7 @@ export class TenantLease {
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
+    this.plan = answer.plan ?? null;
     const answered = answeredScopes(req, answer);
     // A window it says is full is refused here until it frees, for one lease time at most:
     // a change that frees room early reaches this isolate with its next answer.
@@ -336,6 +354,11 @@ function noteRefused(state: ScopeState, refusal: Refusal, cost: number, held: He
   if (rate === Number.POSITIVE_INFINITY) return;
   state.refused += cost;
   state.refusedRate = Math.min(state.refusedRate, rate);
+}
+
+/** Where an admitted request's units were counted: each meter's slot, as its grant says. */
+function chargesOf(held: Held[]): MeterCharge[] {
+  return held.map((h) => ({ meter: h.grant.key, slot: h.grant.slot }));
 }
 
 /** This isolate's view of a meter: what nobody holds, plus what it holds itself. */

@@ -9,9 +9,12 @@ import {
   hourOf,
   type KeyRejectionRow,
   LATENCY_BUCKETS_MS,
+  type MeterCharge,
+  type MinuteRow,
   type RefusalRow,
   type RequestRow,
   RequestSample,
+  type SpentRow,
   statusClass,
   type UsageBatch,
   type UsageRow,
@@ -38,6 +41,14 @@ export interface UsageEntry {
   keyRejected?: number;
   /** The request itself, for the tenant's recent requests (objects/tenant/recent/). */
   request?: RequestRow;
+  /** A billable request (metering/billable.ts): an admitted data request. */
+  billable?: boolean;
+  /** A self-service request: the token reading or rotating itself, MCP discovery. */
+  selfService?: boolean;
+  /** Admitted: the units it spent and the meters' slots they were counted in. */
+  spent?: { units: number; charges: readonly MeterCharge[] };
+  /** A billable request's figures, summed by minute (USAGE_EXPORT=aggregate). */
+  sums?: { cost: number; bytes: number };
 }
 
 /**
@@ -58,6 +69,8 @@ export class UsageBuffer {
   private rows = new Map<string, UsageRow>();
   private refusals = new Map<string, RefusalRow>();
   private keyRejections = new Map<string, KeyRejectionRow>();
+  private spent = new Map<string, SpentRow>();
+  private minutes = new Map<string, MinuteRow>();
   private readonly requests = new RequestSample(REQUESTS_PER_BATCH);
   /** When the oldest entry still waiting arrived (0: none waits). */
   oldestAt = 0;
@@ -84,6 +97,16 @@ export class UsageBuffer {
     }
     row.requests++;
     row.units += e.units;
+    if (e.billable) row.billable = (row.billable ?? 0) + 1;
+    if (e.selfService) row.selfService = (row.selfService ?? 0) + 1;
+    if (e.spent && e.spent.units > 0) {
+      for (const { meter, slot } of e.spent.charges) {
+        const skey = `${meter}|${slot}`;
+        const spent = this.spent.get(skey);
+        if (spent) spent.units += e.spent.units;
+        else this.spent.set(skey, { meter, slot, units: e.spent.units });
+      }
+    }
     if (e.cache) {
       row.cacheLookups = (row.cacheLookups ?? 0) + 1;
       if (e.cache === 'hit') row.cacheHits = (row.cacheHits ?? 0) + 1;
@@ -102,6 +125,7 @@ export class UsageBuffer {
       r.count++;
       this.refusals.set(rkey, r);
     }
+    if (e.sums) this.addMinute(e, e.sums);
     if (e.request) this.requests.add(e.request);
     if (e.keyRejected) {
       const kkey = `${hour}|${e.keyRejected}`;
@@ -111,6 +135,30 @@ export class UsageBuffer {
       this.keyRejections.set(kkey, k);
     }
     if (this.oldestAt === 0) this.oldestAt = e.at;
+  }
+
+  private addMinute(e: UsageEntry, sums: { cost: number; bytes: number }): void {
+    const minute = Math.floor(e.at / 60_000) * 60_000;
+    const key = `${minute}|${e.tokenId}|${e.operation}`;
+    let m = this.minutes.get(key);
+    if (!m) {
+      m = {
+        minute,
+        tokenId: e.tokenId,
+        operation: e.operation,
+        requests: 0,
+        cost: 0,
+        bytes: 0,
+        ms: 0,
+        errors: 0,
+      };
+      this.minutes.set(key, m);
+    }
+    m.requests++;
+    m.cost += sums.cost;
+    m.bytes += sums.bytes;
+    m.ms += e.latencyMs;
+    if (e.status >= 400) m.errors++;
   }
 
   /** Whether the batch should go now: old enough, or large. */
@@ -128,10 +176,14 @@ export class UsageBuffer {
       refusals: [...this.refusals.values()],
       ...(this.keyRejections.size > 0 ? { keyRejections: [...this.keyRejections.values()] } : {}),
       ...(this.requests.size > 0 ? { requests: this.requests.take() } : {}),
+      ...(this.spent.size > 0 ? { spent: [...this.spent.values()] } : {}),
+      ...(this.minutes.size > 0 ? { minutes: [...this.minutes.values()] } : {}),
     };
     this.rows = new Map();
     this.refusals = new Map();
     this.keyRejections = new Map();
+    this.spent = new Map();
+    this.minutes = new Map();
     this.oldestAt = 0;
     return batch;
   }

@@ -67,7 +67,7 @@ export async function callTool(
   const requestId = c.get('requestId');
   const request = toolRequest(c, entry, args, meta);
   if (request instanceof GatewayError) return { kind: 'bad_arguments', error: request };
-  markToolCall(request, entry.modern.name);
+  markToolCall(c, request, entry.modern.name);
   const res = await dispatch(request, c);
   // The call's own request wrote the log line and the usage row (observability/via.ts).
   handOn(c);

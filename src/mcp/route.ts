@@ -144,11 +144,12 @@ const methodNotFoundStatus = (era: Era) => (era.modern ? 404 : 200);
 
 /**
  * The token's checks that a call passes, its standing in the TenantGuard (revocation)
- * included, counting nothing (as its own OpenAPI view does): for everything but a
- * `tools/call`, whose own request checks them.
+ * included, for everything but a `tools/call`, whose own request checks them. Discovery
+ * is self-service (metering/billable.ts): it spends one unit of the token's own
+ * self-service meter, never the tenant's data limits.
  */
 const checkToken = tenantAuth();
-const checkStanding = tenantLimits('usage', () => 0);
+const checkStanding = tenantLimits('self', () => 1);
 
 async function standing(c: Context<HonoEnv>): Promise<GatewayError | null> {
   try {

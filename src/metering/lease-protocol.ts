@@ -94,12 +94,19 @@ export interface ScopeGrant {
   tokenEnd: { at: number; reason: 'revoked' | 'expired' } | null;
   /** Null while the token and tenant stand and `cost` (if any) fits; else why not. */
   refusal: Refusal | null;
+  /**
+   * The TenantGuard admitted `cost` itself and counted it as spent: the isolate reports
+   * none of it (limits/usage-buffer.ts reports what leases admitted).
+   */
+  spent?: boolean;
 }
 
 export interface LeaseAnswer {
   mode: LimiterMode;
   disabled: boolean;
   cacheVersion: string;
+  /** The plan the tenant is on (null: none), for its usage events; absent from older guards. */
+  plan?: string | null;
   /** The lease holds from `start` until `expiresAt` (ms); nothing is leased in exact mode. */
   start: number;
   expiresAt: number;

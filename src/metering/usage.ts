@@ -58,6 +58,29 @@ export interface UsageRow {
   cacheHits?: number;
   /** Reads of a cached operation that looked in the read cache (hits and misses). */
   cacheLookups?: number;
+  /**
+   * Billable requests among them (metering/billable.ts): admitted data requests. Absent
+   * from batches of isolates older than this field.
+   */
+  billable?: number;
+  /** Self-service requests among them (the token reading or rotating itself, MCP discovery). */
+  selfService?: number;
+}
+
+/** A meter's slot that admitted requests were counted in (a lease's or the guard's). */
+export interface MeterCharge {
+  /** The meter's key (`rate:burst`, `quota:daily`, `self:<token>` …). */
+  meter: string;
+  /** The slot's start, ms: the slot the units were leased or admitted in. */
+  slot: number;
+}
+
+/**
+ * Units admitted requests spent, per meter and slot: what the TenantGuard shows as `used`
+ * (units merely leased are `reserved`; docs/LIMITS.md, "Counting").
+ */
+export interface SpentRow extends MeterCharge {
+  units: number;
 }
 
 export interface RefusalRow {
@@ -88,6 +111,24 @@ export type RequestRow = Omit<RecentRequest, 'at' | 'reason' | 'via'> & {
   via?: RecentRequest['via'];
 };
 
+/**
+ * One token's billable requests of one operation in one minute, for the usage export's
+ * aggregate mode (objects/tenant/export/): sums only.
+ */
+export interface MinuteRow {
+  /** The minute's start, ms. */
+  minute: number;
+  tokenId: string;
+  operation: string;
+  requests: number;
+  cost: number;
+  bytes: number;
+  /** Duration in the gateway, ms, summed. */
+  ms: number;
+  /** Requests answered 400 or above. */
+  errors: number;
+}
+
 export interface UsageBatch {
   rows: UsageRow[];
   refusals: RefusalRow[];
@@ -95,6 +136,10 @@ export interface UsageBatch {
   keyRejections?: KeyRejectionRow[];
   /** The requests themselves (at most the newest of each kind; limits/usage-buffer.ts). */
   requests?: RequestRow[];
+  /** Units the batch's admitted requests spent, per meter and slot. */
+  spent?: SpentRow[];
+  /** Billable requests by minute, token and operation (USAGE_EXPORT=aggregate). */
+  minutes?: MinuteRow[];
 }
 
 export function statusClass(status: number): StatusClass {

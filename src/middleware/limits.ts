@@ -43,6 +43,7 @@ export function tenantLimits(group: LimitGroup, cost: (c: Context<HonoEnv>) => n
         result.kind === 'refused' && 'violated' in result.refusal
           ? result.refusal.violated
           : undefined,
+      ...(result.kind === 'admitted' ? { charges: result.charges } : {}),
     });
 
     if (result.kind === 'unavailable') {

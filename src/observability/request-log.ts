@@ -11,12 +11,15 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { GatewayError } from '../errors';
+import { isolateAdmission } from '../limits/admission';
 import { recordRequestUsage } from '../limits/request';
 import { log } from '../log';
+import { isBillable, isSelfService } from '../metering/billable';
 import { statusClass } from '../metering/usage';
 import type { HonoEnv } from '../types/context';
 import type { ForwardOutcome } from '../types/outcomes';
 import { rejectedKeyStatus } from '../upstream/normalize';
+import { exportMode, produceUsageEvent } from './usage-event';
 import { toolCallOf, wasHandedOn } from './via';
 
 export function requestLog() {
@@ -41,12 +44,27 @@ export function requestLog() {
       // An unknown path under a valid token names no operation.
       const operation = line.route ?? 'unmatched';
       const limiter = c.get('limiter');
+      const billable = isBillable(operation, limiter, c.get('forwarded') !== undefined);
+      const admitted = limiter?.result === 'admitted';
+      // A billable request is one usage event for the export (docs/BILLING.md) as it is one
+      // in the history: both or neither (the history is kept with limits on).
+      const keeps = settings.LIMITS_ENABLED && settings.USAGE_HISTORY;
+      const exported = billable && keeps ? exportMode(c.env, settings) : null;
+      const cost = line.cost ?? 0;
+      const bytes = answeredBy(c)?.answer?.body.byteLength ?? 0;
       recordRequestUsage(c, principal.tenantId, {
         at: started,
         tokenId: principal.tokenId,
         operation,
         status: line.status,
-        units: limiter?.result === 'admitted' ? limiter.cost : 0,
+        // Units of data spent: a self-service request spends its own meter's only.
+        units: billable ? (limiter?.cost ?? 0) : 0,
+        billable,
+        selfService: isSelfService(operation),
+        ...(admitted && limiter.charges
+          ? { spent: { units: limiter.cost, charges: limiter.charges } }
+          : {}),
+        ...(exported === 'aggregate' ? { sums: { cost, bytes } } : {}),
         latencyMs: duration,
         refusedBy: limiter?.refusedBy,
         cache: cacheLookup(line.cache),
@@ -70,6 +88,21 @@ export function requestLog() {
           via: line.via,
         },
       });
+      if (exported === 'events' && c.env.USAGE_EVENTS) {
+        produceUsageEvent(c, c.env.USAGE_EVENTS, {
+          at: started,
+          tenant: principal.tenantId,
+          token: principal.tokenId,
+          op: operation,
+          plan: isolateAdmission.planOf(principal.tenantId),
+          status: line.status,
+          cost,
+          ms: duration,
+          bytes,
+          cache: line.cache,
+          mcp: tool !== null,
+        });
+      }
     }
   });
 }

@@ -7,19 +7,32 @@
  */
 import type { Context } from 'hono';
 
-/** The requests the gateway made for MCP tool calls, with the tool's name. */
-const toolCalls = new WeakMap<Request, string>();
+/**
+ * The requests the gateway made for MCP tool calls, with the tool's name and whether the
+ * `/mcp` request's id was the caller's own.
+ */
+const toolCalls = new WeakMap<Request, { tool: string; callerId: boolean }>();
 
 /** `/mcp` requests whose tool call went through as its own request, which logs it. */
 const handedOn = new WeakSet<Context>();
 
-export function markToolCall(request: Request, tool: string): void {
-  toolCalls.set(request, tool);
+export function markToolCall(c: Context, request: Request, tool: string): void {
+  toolCalls.set(request, { tool, callerId: callerChoseId(c) });
 }
 
 /** The tool whose call this request is, if it is one. */
 export function toolCallOf(request: Request): string | undefined {
-  return toolCalls.get(request);
+  return toolCalls.get(request)?.tool;
+}
+
+/**
+ * Whether the request id is one the caller chose (an X-Request-ID it sent, which the
+ * gateway keeps), not one the gateway made: a tool call's is its `/mcp` request's.
+ */
+export function callerChoseId(c: Context): boolean {
+  const call = toolCalls.get(c.req.raw);
+  if (call) return call.callerId;
+  return c.req.header('x-request-id') === c.get('requestId');
 }
 
 export function handOn(c: Context): void {

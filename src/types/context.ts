@@ -58,7 +58,14 @@ type OptionalSettings = Partial<
     | 'OAUTH_REGISTRATION'
     | 'OAUTH_ACCESS_TOKEN_TTL_S'
     | 'OAUTH_REFRESH_TOKEN_TTL_S'
-    | 'OAUTH_CLIENTS_MAX',
+    | 'OAUTH_CLIENTS_MAX'
+    | 'USAGE_EXPORT'
+    | 'USAGE_SINK_URL'
+    | 'USAGE_SINK_KEY_ID'
+    | 'USAGE_SINK_SECRET'
+    | 'USAGE_SINK_TOKEN'
+    | 'USAGE_EVENT_SOURCE'
+    | 'USAGE_RETRY_BASE_S',
     string | Record<string, unknown>
   >
 >;
@@ -68,8 +75,12 @@ type OptionalSettings = Partial<
  * wrangler.toml and .dev.vars.example (worker-configuration.d.ts), plus the
  * optional settings. Secrets may be unset, which the settings parser reports.
  */
-export type Bindings = Omit<Env, 'ADMIN_TOKEN' | 'KEY_ENCRYPTION_KEY'> &
-  Partial<Pick<Env, 'ADMIN_TOKEN' | 'KEY_ENCRYPTION_KEY'>> &
+export type Bindings = Omit<
+  Env,
+  'ADMIN_TOKEN' | 'KEY_ENCRYPTION_KEY' | 'USAGE_EVENTS' | 'USAGE_ARCHIVE'
+> &
+  // The usage export's queue and archive (docs/BILLING.md): without them, no export.
+  Partial<Pick<Env, 'ADMIN_TOKEN' | 'KEY_ENCRYPTION_KEY' | 'USAGE_EVENTS' | 'USAGE_ARCHIVE'>> &
   OptionalSettings & {
     /** Optional Workers Analytics Engine dataset: one point per request (docs/ANALYTICS.md). */
     ANALYTICS?: AnalyticsEngineDataset;

@@ -56,6 +56,11 @@ export interface LimiterVerdict {
   cost: number;
   /** The policy that refused it. */
   refusedBy: string | undefined;
+  /**
+   * Admitted: each meter's slot its units were counted in (metering/usage.ts's MeterCharge),
+   * reported with the usage batch as units spent.
+   */
+  charges?: readonly { meter: string; slot: number }[];
 }
 
 /** What an Idempotency-Key's claim found (objects/tenant/idempotency/idempotency-part.ts's Claim, as far as it is read). */

@@ -158,4 +158,22 @@ export interface Settings {
   OAUTH_REFRESH_TOKEN_TTL_S: number;
   /** Most OAuth clients registered at once, fleet-wide. */
   OAUTH_CLIENTS_MAX: number;
+  /**
+   * The usage export (docs/BILLING.md): one event per billable request (`events`), one per
+   * tenant, token and operation a minute (`aggregate`), or none; it runs only with a sink
+   * and the USAGE_EVENTS queue.
+   */
+  USAGE_EXPORT: 'events' | 'aggregate' | 'off';
+  /** Where the consumer delivers batches of CloudEvents. */
+  USAGE_SINK_URL?: string;
+  /** Names the signing key in each batch's signature (X-Gateway-Signature `kid`). */
+  USAGE_SINK_KEY_ID: string;
+  /** HMAC-SHA256 key the batches are signed with (a secret); unset: unsigned. */
+  USAGE_SINK_SECRET?: string;
+  /** Sent as `Authorization: Bearer` (a secret): OpenMeter's API token. */
+  USAGE_SINK_TOKEN?: string;
+  /** The events' CloudEvents `source`. */
+  USAGE_EVENT_SOURCE: string;
+  /** The first retry's delay; each next one doubles, at most 300 s. */
+  USAGE_RETRY_BASE_S: number;
 }

@@ -78,7 +78,16 @@ export interface MeterState {
   kind: 'rate' | 'quota';
   limit: number;
   window_s: number;
+  /**
+   * Units admitted requests spent (the TenantGuard's views); what a RateLimit view counts
+   * as gone (limit − remaining) where `reserved` is absent.
+   */
   used: number;
+  /**
+   * The TenantGuard's views: units counted beyond `used`, leased to isolates and regional
+   * brokers and not yet spent or given back (docs/LIMITS.md, "Counting").
+   */
+  reserved?: number;
   remaining: number;
   /** Seconds until the current count has drained. */
   reset_s: number;
@@ -222,6 +231,8 @@ export interface FleetTenant {
   errors_5xx: number;
   /** The platform refused its platform key (401 or 403). */
   key_rejected: number;
+  /** Self-service requests (never billed), apart from `requests`, which are data requests. */
+  self_service: number;
   /** The platform's status of the last such refusal, and its hour. */
   key_status: number | null;
   key_at: string | null;
@@ -233,7 +244,13 @@ export interface Overview {
   hours: number;
   /** Tenants with traffic in those hours. */
   tenants: number;
-  totals: { requests: number; refused: number; errors_5xx: number; key_rejected: number };
+  totals: {
+    requests: number;
+    refused: number;
+    errors_5xx: number;
+    key_rejected: number;
+    self_service: number;
+  };
   top_requests: FleetTenant[];
   top_refused: FleetTenant[];
   top_errors: FleetTenant[];
@@ -311,6 +328,13 @@ export interface SeriesPoint {
   /** Reads answered from the read cache, and reads that looked in it (cached operations only). */
   cache_hits: number;
   cache_lookups: number;
+  /**
+   * Billable requests (admitted data requests, docs/BILLING.md): what the usage export
+   * sends, one event each. `units` are theirs.
+   */
+  billable: number;
+  /** Self-service requests (the portal's, a token's own view and rotation, MCP discovery): never billed. */
+  self_service: number;
 }
 
 export interface RefusalPoint {
@@ -659,4 +683,46 @@ export interface PartnerKeys {
   max_keys: number;
   /** The most a key may hold (scope names, presets by name). */
   grantable_scopes: string[];
+}
+/** One UTC day of a tenant's usage export (docs/BILLING.md, "Reconciliation"). */
+export interface ExportDay {
+  /** The UTC day, YYYY-MM-DD. */
+  day: string;
+  /** Billable requests the usage history counted: what the export owes. */
+  billable: number;
+  /** Events the sink accepted, as the consumer reported them. */
+  delivered: number;
+  /** Events dead-lettered after the retries, not yet re-sent by a replay. */
+  dead: number;
+  /** Events re-sent by replays (repeated ids at the sink). */
+  replayed: number;
+  /** billable − delivered − dead: produced and not yet delivered (queued, retrying). */
+  backlog: number;
+  /** How long the oldest event of the last delivered batch waited for it, ms. */
+  lag_ms: number | null;
+  last_delivered_at: string | null;
+  /** With `archive=true`: the events the archive holds for the day, delivered and dead. */
+  archived?: { delivered: number; dead: number };
+}
+
+/** GET /admin/tenants/{id}/usage/export: the export's state, by day, newest first. */
+export interface ExportStatus {
+  tenant_id: string;
+  /** The export's mode (`events`, `aggregate`) and whether a sink is set. */
+  mode: 'events' | 'aggregate' | 'off';
+  sink: boolean;
+  days: ExportDay[];
+}
+
+/** POST /admin/tenants/{id}/usage/replay: one step of a replay. */
+export interface ReplayStep {
+  tenant_id: string;
+  /** Events sent to the sink in this step (their own ids: repeated ones for the sink). */
+  sent: number;
+  /** Archived batches read. */
+  batches: number;
+  /** Dead-lettered events among them, now delivered. */
+  recovered: number;
+  /** Where the next step starts; null: the range is done. */
+  cursor: string | null;
 }

@@ -380,7 +380,7 @@ describe('the console in Chromium', () => {
     let csvText = '';
     for await (const chunk of csv) csvText += chunk;
     expect(csvText.split('\n')[0]).toBe(
-      't,token,requests,units,p50_ms,p95_ms,cache_hits,cache_lookups',
+      't,token,requests,units,p50_ms,p95_ms,cache_hits,cache_lookups,billable,self_service',
     );
     // The partner's reads are of a cached operation: they looked in the read cache, and the
     // page draws the hit ratio.

@@ -329,7 +329,10 @@ interface Run {
 }
 
 /** `npm run deploy -- …` as an operator runs it (stdin not a terminal, so no prompts). */
-function deploy(args: string[], opts: { state?: string; realWrangler?: boolean } = {}) {
+function deploy(
+  args: string[],
+  opts: { state?: string; realWrangler?: boolean; env?: NodeJS.ProcessEnv } = {},
+) {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     // With the real wrangler, anything that tried the network would fail fast, not reach Cloudflare.
@@ -341,6 +344,7 @@ function deploy(args: string[], opts: { state?: string; realWrangler?: boolean }
     CLOUDFLARE_API_TOKEN: '',
     DEPLOY_WRANGLER_BIN: opts.realWrangler ? undefined : FAKE_WRANGLER,
     FAKE_WRANGLER_STATE: opts.state,
+    ...opts.env,
   };
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
   return new Promise<Run>((resolve) => {
@@ -496,11 +500,38 @@ describe('npm run deploy, deploying (wrangler stand-in)', () => {
         'production',
         '--config',
       ],
+      // The usage export's queues and archive (docs/BILLING.md), each looked up by name.
+      ['queues', 'info', 'usage-events', '--config'],
+      ['queues', 'create', 'usage-events', '--config'],
+      ['queues', 'info', 'usage-events-dlq', '--config'],
+      ['queues', 'create', 'usage-events-dlq', '--config'],
+      ['r2', 'bucket', 'info', 'usage-archive', '--config'],
+      ['r2', 'bucket', 'create', 'usage-archive', '--config'],
+      ['r2', 'bucket', 'lifecycle', 'list', 'usage-archive', '--config'],
+      [
+        'r2',
+        'bucket',
+        'lifecycle',
+        'add',
+        'usage-archive',
+        'expire-archive',
+        '--expire-days',
+        '35',
+        '--force',
+        '--config',
+      ],
       ['secret', 'list', '--env', 'production', '--format', 'json', '--config'],
       ['secret', 'put', 'ADMIN_TOKEN', '--env', 'production', '--config'],
       ['secret', 'put', 'KEY_ENCRYPTION_KEY', '--env', 'production', '--config'],
       ['secret', 'list', '--env', 'production', '--format', 'json', '--config'],
       ['deploy', '--env', 'production', '--config'],
+    ]);
+    expect(state.queues.map((q: { name: string }) => q.name)).toEqual([
+      'usage-events',
+      'usage-events-dlq',
+    ]);
+    expect(state.buckets).toEqual([
+      { name: 'usage-archive', rules: [{ id: 'expire-archive', expireDays: 35 }] },
     ]);
     // The namespace's id is in [env.production]; the top level keeps the placeholder.
     const ns = state.namespaces[0];
@@ -535,12 +566,86 @@ describe('npm run deploy, deploying (wrangler stand-in)', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('Secret ADMIN_TOKEN: already set on the Worker, left as it is');
     const after = JSON.parse(readFileSync(t.state, 'utf8'));
-    expect((after.calls as string[][]).map((c) => c.slice(0, 2).join(' '))).toEqual([
-      'secret list',
-      'secret list',
-      'deploy --env',
+    expect((after.calls as string[][]).map((c) => c.slice(0, 4).join(' '))).toEqual([
+      'queues info usage-events --config',
+      'queues info usage-events-dlq --config',
+      'r2 bucket info usage-archive',
+      'r2 bucket lifecycle list',
+      'secret list --env production',
+      'secret list --env production',
+      'deploy --env production --config',
     ]);
+    expect(after.queues).toEqual(state.queues);
+    expect(after.buckets).toEqual(state.buckets);
+    expect(again.stdout).toContain('Queue usage-events: exists, left as it is');
     expect(after.secrets).toEqual(state.secrets);
+  });
+
+  it('creates only the usage export resources the account lacks, and the archive rule a bucket lacks', async () => {
+    const t = tempConfig(
+      production({ url: 'https://platform.example.com', id: KV_ID, domain: 'gw.example.com' }),
+    );
+    const dlq = { id: 'd'.repeat(32), name: 'usage-events-dlq' };
+    writeFileSync(
+      t.state,
+      JSON.stringify({
+        workerExists: true,
+        secrets: { ADMIN_TOKEN: 'x', KEY_ENCRYPTION_KEY: 'y' },
+        // A queue whose name starts with the wanted one's is not taken for it.
+        queues: [{ id: 'e'.repeat(32), name: 'usage-events-old' }, dlq],
+        // A bucket made by hand, or by a deploy stopped before its rule.
+        buckets: [{ name: 'usage-archive', rules: [] }],
+      }),
+    );
+    const run = await deploy(['--config', t.config], {
+      state: t.state,
+      env: { USAGE_ARCHIVE_DAYS: '90' },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const state = JSON.parse(readFileSync(t.state, 'utf8'));
+    const creates = (state.calls as string[][]).filter(
+      (c) => c.includes('create') || c.includes('add'),
+    );
+    expect(creates.map((c) => c.slice(0, 6).join(' '))).toEqual([
+      `queues create usage-events --config ${t.config}`,
+      'r2 bucket lifecycle add usage-archive expire-archive',
+    ]);
+    expect(state.queues.map((q: { name: string }) => q.name)).toEqual([
+      'usage-events-old',
+      'usage-events-dlq',
+      'usage-events',
+    ]);
+    expect(state.queues[1]).toEqual(dlq);
+    expect(state.buckets).toEqual([
+      { name: 'usage-archive', rules: [{ id: 'expire-archive', expireDays: 90 }] },
+    ]);
+    expect(state.deployed).toEqual({ env: 'production', config: t.config });
+  });
+
+  it('stops before creating anything when a lookup fails for another reason than absence', async () => {
+    const t = tempConfig(
+      production({ url: 'https://platform.example.com', id: KV_ID, domain: 'gw.example.com' }),
+    );
+    writeFileSync(t.state, JSON.stringify({ lookupsForbidden: true }));
+    const run = await deploy(['--config', t.config], { state: t.state });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('wrangler could not say whether it exists');
+    expect(run.stderr).toContain('Authentication error [code: 10000]');
+    expect(calls(t.state).map((c) => c.slice(0, 2).join(' '))).toEqual(['queues info']);
+  });
+
+  it('refuses a USAGE_ARCHIVE_DAYS that is not a whole number of days, before any wrangler call', async () => {
+    const t = tempConfig(
+      production({ url: 'https://platform.example.com', id: KV_ID, domain: 'gw.example.com' }),
+    );
+    const run = await deploy(['--config', t.config], {
+      state: t.state,
+      env: { USAGE_ARCHIVE_DAYS: '35 days' },
+    });
+    expect(refusals(run)).toEqual([
+      'USAGE_ARCHIVE_DAYS must be a whole number of days, at least 1',
+    ]);
+    expect(calls(t.state)).toEqual([]);
   });
 
   it('--route writes a route (the zone is found from its host)', async () => {
@@ -655,7 +760,8 @@ describe('npm run deploy, deploying (wrangler stand-in)', () => {
     const run = await deploy(['--config', t.config], { state: t.state });
     expect(run.code, run.stderr).toBe(0);
     const state = JSON.parse(readFileSync(t.state, 'utf8'));
-    expect((state.calls as string[][]).some((c) => c[2] === 'create')).toBe(false);
+    const kvCreate = (c: string[]) => c[0] === 'kv' && c[2] === 'create';
+    expect((state.calls as string[][]).some(kvCreate)).toBe(false);
     expect(run.stdout).toContain(
       'Reusing KV namespace "production-agent-platform-gateway-TENANTS"',
     );

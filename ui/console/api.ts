@@ -64,6 +64,7 @@ export const api = {
   analytics: (id: string, query: QueryOf<'getAnalytics'>) =>
     dataOf(tenant.analytics.$get({ ...at(id), query })),
   purge: (id: string) => dataOf(tenant.cache.purge.$post(at(id))),
+  usageExport: (id: string) => dataOf(tenant.usage.export.$get({ ...at(id), query: {} })),
   alerts: (id: string) => dataOf(tenant.alerts.$get(at(id))),
   setAlerts: (id: string, json: BodyOf<'setAlerts'>) =>
     dataOf(tenant.alerts.$put({ ...at(id), json })),

@@ -112,7 +112,18 @@ export function LimitsSection(props: {
       <table class="grid">
         <caption>What remains now</caption>
         <ColumnHeads
-          names={['Policy or quota', 'Limit', 'Window', 'Used', 'Remaining', 'Resets in']}
+          names={[
+            'Policy or quota',
+            'Limit',
+            'Window',
+            'Used',
+            {
+              name: 'Reserved',
+              title: 'Leased to isolates and regional brokers, not yet spent or given back',
+            },
+            'Remaining',
+            'Resets in',
+          ]}
         />
         <tbody data-testid="meters">
           {usage.meters.map((m) => (
@@ -123,6 +134,7 @@ export function LimitsSection(props: {
               <td>{m.limit}</td>
               <td>{meterWindow(m)}</td>
               <td>{m.used}</td>
+              <td>{m.reserved ?? 0}</td>
               <td>
                 <meter
                   min={0}

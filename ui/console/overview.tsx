@@ -107,9 +107,10 @@ export function OverviewPage(props: { open: (id: string) => void }) {
           <p data-testid="overview-totals">
             The last {data.hours} h (since {fmtTime(data.since)}): {count(data.tenants)}{' '}
             {data.tenants === 1 ? 'tenant' : 'tenants'} with traffic, {count(data.totals.requests)}{' '}
-            requests, {count(data.totals.refused)} refused, {count(data.totals.errors_5xx)} answered
-            5xx, of which {count(data.totals.key_rejected)} because the platform refused a tenant's
-            key.{' '}
+            data requests (and {count(data.totals.self_service)} self-service ones, never billed:
+            the portal's, a token's own view and rotation, MCP discovery),{' '}
+            {count(data.totals.refused)} refused, {count(data.totals.errors_5xx)} answered 5xx, of
+            which {count(data.totals.key_rejected)} because the platform refused a tenant's key.{' '}
             <button type="button" class="link" onClick={() => setReload(reload + 1)}>
               Refresh
             </button>

@@ -4,6 +4,7 @@ import type { KeyCheck, PublicTenant, RecentAlert, Whoami } from '../../src/type
 import { AlertsSection, alertText } from './alerts';
 import { api } from './api';
 import { EditTenant } from './edit-tenant';
+import { ExportSection } from './export';
 import { ConfirmButton, fmtTime, Notice, refusal } from './form';
 import { LimitsSection } from './limits';
 import { PartnerAccessSection } from './partner-access';
@@ -149,7 +150,12 @@ export function TenantPage(props: {
       {section === 'Limits' ? (
         <LimitsSection tenantId={tenant.id} canChange={props.canChange} updated={setTenant} />
       ) : null}
-      {section === 'Usage' ? <UsageSection tenantId={tenant.id} /> : null}
+      {section === 'Usage' ? (
+        <>
+          <UsageSection tenantId={tenant.id} />
+          <ExportSection tenantId={tenant.id} />
+        </>
+      ) : null}
       {section === 'Requests' ? <RequestsSection tenantId={tenant.id} /> : null}
       {section === 'Alerts and cache' ? (
         <AlertsSection

@@ -221,6 +221,7 @@ function Quotas({ usage }: { usage: Usage }) {
             <li>
               <span id={`quota-${m.name}`}>
                 {m.name}: {count(m.used)} of {count(m.limit)} used {quotaText(m)},{' '}
+                {m.reserved ? `${count(m.reserved)} reserved for requests in flight, ` : ''}
                 {count(m.remaining)} left; resets in {duration(m.reset_s)}
               </span>
               <meter

@@ -49,8 +49,10 @@ import {
 import type { LimiterMode, Limits, MeterOptions, Scope } from '../../metering/policy';
 import {
   type KeyRejectionRow,
+  type MinuteRow,
   type RefusalRow,
   RequestSample,
+  type SpentRow,
   type UsageBatch,
   type UsageRow,
 } from '../../metering/usage';
@@ -179,6 +181,7 @@ export class BrokerCore {
   private plenty = false;
   private disabled = false;
   private cacheVersion = '0';
+  private plan: string | null = null;
   /**
    * The pool in use and the one renewed ahead (metering/lease-window.ts), and the
    * units to give back to the root with the next call.
@@ -481,6 +484,7 @@ export class BrokerCore {
     this.mode = answer.mode;
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
+    this.plan = answer.plan ?? null;
     const answered = answeredScopes(req, answer);
     this.hear(answered, answer.meters);
     this.noteScopes(answered, req.now);
@@ -819,6 +823,7 @@ export class BrokerCore {
     this.plenty = hasPlenty(answer);
     this.disabled = answer.disabled;
     this.cacheVersion = answer.cacheVersion;
+    this.plan = answer.plan ?? null;
     this.noteScopes(answered, req.now);
     const pool = windowOf(answer);
     // A pool asked to start later within the slots in use now (for an isolate renewing
@@ -866,7 +871,14 @@ export class BrokerCore {
         state.demand.add(ask.cost, now);
       }
       state.lastSeen = now;
-      return { meters: state.meters, tokenEnd: state.tokenEnd, refusal };
+      // The root admitted the waiting cost itself: it counted it as spent.
+      const spent = i === 0 && decided?.spent === true;
+      return {
+        meters: state.meters,
+        tokenEnd: state.tokenEnd,
+        refusal,
+        ...(spent ? { spent } : {}),
+      };
     });
 
     // Lease on: what each scope wants, within a share of what the pool holds.
@@ -896,6 +908,7 @@ export class BrokerCore {
       mode: this.mode ?? 'leased',
       disabled: this.disabled,
       cacheVersion: this.cacheVersion,
+      plan: this.plan,
       start,
       expiresAt: this.mode === 'leased' || this.disabled ? expiresAt : now,
       scopes,
@@ -933,6 +946,7 @@ export class BrokerCore {
       mode: this.mode ?? 'leased',
       disabled: this.disabled,
       cacheVersion: this.cacheVersion,
+      plan: this.plan,
       start: now,
       expiresAt: now,
       scopes,
@@ -1066,6 +1080,8 @@ class PendingUsage {
   private rows: UsageRow[] = [];
   private refusals: RefusalRow[] = [];
   private keyRejections: KeyRejectionRow[] = [];
+  private spent: SpentRow[] = [];
+  private minutes: MinuteRow[] = [];
   private readonly requests = new RequestSample(RECENT_KEPT);
 
   add(batch: UsageBatch): void {
@@ -1073,6 +1089,8 @@ class PendingUsage {
     for (const r of batch.refusals) this.refusals.push(r);
     for (const r of batch.keyRejections ?? []) this.keyRejections.push(r);
     for (const r of batch.requests ?? []) this.requests.add(r);
+    for (const r of batch.spent ?? []) this.spent.push(r);
+    for (const r of batch.minutes ?? []) this.minutes.push(r);
   }
 
   get rowCount(): number {
@@ -1089,10 +1107,14 @@ class PendingUsage {
       refusals: this.refusals,
       ...(this.keyRejections.length > 0 ? { keyRejections: this.keyRejections } : {}),
       ...(this.requests.size > 0 ? { requests: this.requests.take() } : {}),
+      ...(this.spent.length > 0 ? { spent: this.spent } : {}),
+      ...(this.minutes.length > 0 ? { minutes: this.minutes } : {}),
     };
     this.rows = [];
     this.refusals = [];
     this.keyRejections = [];
+    this.spent = [];
+    this.minutes = [];
     return batch;
   }
 }

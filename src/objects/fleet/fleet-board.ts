@@ -23,7 +23,10 @@ import { type BoardSeries, boardSeries, migrateSeriesColumns } from './fleet-ser
 export interface FleetHour {
   /** The hour's start, ms. */
   hour: number;
+  /** Data requests: every request of a known token but the self-service surface's. */
   requests: number;
+  /** Self-service requests (the portal's, a token's own view and rotation, MCP discovery). */
+  self_service?: number;
   /** Refused by a rate policy or quota (429). */
   refused: number;
   /** Answered 5xx (the key's refusals included: the gateway answers them 502). */
@@ -73,7 +76,7 @@ export interface BoardTops {
 }
 
 const FIGURES = `SUM(requests) AS requests, SUM(refused) AS refused, SUM(errors_5xx) AS errors_5xx,
-  SUM(key_rejected) AS key_rejected`;
+  SUM(key_rejected) AS key_rejected, SUM(self_service) AS self_service`;
 
 /** The sums over every tenant: null where no row was summed. */
 type Totals = Record<string, SqlStorageValue> & {
@@ -82,6 +85,7 @@ type Totals = Record<string, SqlStorageValue> & {
   refused: number | null;
   errors_5xx: number | null;
   key_rejected: number | null;
+  self_service: number | null;
 };
 
 type Row = Record<string, SqlStorageValue> & {
@@ -90,6 +94,7 @@ type Row = Record<string, SqlStorageValue> & {
   refused: number;
   errors_5xx: number;
   key_rejected: number;
+  self_service: number;
   key_status: number | null;
   key_at: number | null;
 };
@@ -115,8 +120,8 @@ export class FleetBoard extends DurableObject<Cloudflare.Env> {
       this.sql.exec(
         `INSERT OR REPLACE INTO tenant_hours
            (tenant_id, hour, requests, refused, errors_5xx, key_rejected, key_status, errors_4xx,
-            ${LATENCY_COLUMNS.join(', ')})
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${LATENCY_COLUMNS.map(() => '?').join(', ')})`,
+            self_service, ${LATENCY_COLUMNS.join(', ')})
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ${LATENCY_COLUMNS.map(() => '?').join(', ')})`,
         tenantId,
         h.hour,
         h.requests,
@@ -125,6 +130,7 @@ export class FleetBoard extends DurableObject<Cloudflare.Env> {
         h.key_rejected,
         h.key_status,
         h.errors_4xx ?? 0,
+        h.self_service ?? 0,
         ...latency,
       );
     }
@@ -162,6 +168,7 @@ export class FleetBoard extends DurableObject<Cloudflare.Env> {
             refused: r.refused,
             errors_5xx: r.errors_5xx,
             key_rejected: r.key_rejected,
+            self_service: r.self_service,
             key_status: r.key_status,
             key_at: r.key_at === null ? null : new Date(r.key_at).toISOString(),
           }),
@@ -179,6 +186,7 @@ export class FleetBoard extends DurableObject<Cloudflare.Env> {
         refused: Number(totals.refused ?? 0),
         errors_5xx: Number(totals.errors_5xx ?? 0),
         key_rejected: Number(totals.key_rejected ?? 0),
+        self_service: Number(totals.self_service ?? 0),
       },
       by_requests: top('requests', 'HAVING SUM(requests) > 0'),
       by_refused: top('refused', 'HAVING SUM(refused) > 0'),

@@ -26,7 +26,7 @@ export interface BoardSeries {
   tops: HourTenant[];
 }
 
-/** Columns a board added once the series were kept (tables made before them get them, at 0). */
+/** Columns a board added after its first tables (the series', self-service apart): older tables get them, at 0. */
 export function migrateSeriesColumns(sql: SqlStorage): void {
   const columns = new Set(
     sql
@@ -34,7 +34,8 @@ export function migrateSeriesColumns(sql: SqlStorage): void {
       .toArray()
       .map((c) => c.name),
   );
-  for (const column of ['errors_4xx', ...LATENCY_COLUMNS]) {
+  // self_service: boards from before self-service requests were counted apart say 0.
+  for (const column of ['errors_4xx', 'self_service', ...LATENCY_COLUMNS]) {
     if (!columns.has(column)) {
       sql.exec(`ALTER TABLE tenant_hours ADD COLUMN ${column} INTEGER NOT NULL DEFAULT 0`);
     }

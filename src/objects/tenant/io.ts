@@ -6,6 +6,7 @@
 import type { BrokerPush } from '../../metering/lease-protocol';
 import type { KeyRing } from '../../tenants/crypto';
 import type { TokenEntry } from '../../tenants/token-store';
+import type { UsageAggregate } from '../../types/billing';
 import type { NewAuditEntry } from '../audit/audit-log';
 import type { FleetHour } from '../fleet/fleet-board';
 
@@ -37,6 +38,8 @@ export interface TenantIo {
   sendToBroker(name: string, push: BrokerPush): Promise<void>;
   /** KV and the key ring's setting, where the tenant's record and its indexes live. */
   kv: { TENANTS: KVNamespace; KEY_ENCRYPTION_KEY?: string };
+  /** Aggregates to the usage export's queue (docs/BILLING.md); rejects when there is none. */
+  produceUsage(aggregates: UsageAggregate[]): Promise<void>;
   /** Another tenant's guard, for the cache version of a platform key they share. */
   otherGuard(tenantId: string): {
     cacheVersion(): Promise<string | null>;

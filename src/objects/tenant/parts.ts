@@ -12,6 +12,7 @@
  */
 import type { UsageBatch } from '../../metering/usage';
 import { AlertsPart } from './alerts/alerts-part';
+import { ExportPart } from './export/export-part';
 import { GrantsPart } from './grants/grants-part';
 import { HistoryPart } from './history/history-part';
 import { IdempotencyPart } from './idempotency/idempotency-part';
@@ -35,6 +36,7 @@ export class TenantParts {
   readonly history: HistoryPart;
   readonly alerts: AlertsPart;
   readonly grants: GrantsPart;
+  readonly export: ExportPart;
   /** What admission reads of the tokens (the tokens part decides it). */
   readonly tokenStanding: TokenStanding;
   /** The disabled flag and cache version (the tenant-record part decides them). */
@@ -51,6 +53,11 @@ export class TenantParts {
     this.history = new HistoryPart(sql, settings, io);
     this.recentRequests = new RecentRequestsPart(sql, io.now);
     this.alerts = new AlertsPart(sql, this.history, io);
+    this.export = new ExportPart(sql, {
+      history: this.history,
+      plan: () => this.limits.planName(),
+      io,
+    });
     this.idempotency = new IdempotencyPart(sql, (id) => this.tokenStanding.lineOf(id), io);
     this.tokens = new TokensPart(sql, {
       settings,
@@ -83,6 +90,7 @@ export class TenantParts {
       this.history,
       this.recentRequests,
       this.alerts,
+      this.export,
       this.idempotency,
       this.tokens,
       this.grants,
@@ -98,7 +106,13 @@ export class TenantParts {
   async alarm(now: number): Promise<number> {
     for (const part of this.chores) part.sweep?.(now);
     let next = now + SWEEP_EVERY_MS;
-    const catchingUp: Chores[] = [this.tokens, this.tenantRecord, this.alerts, this.history];
+    const catchingUp: Chores[] = [
+      this.tokens,
+      this.tenantRecord,
+      this.alerts,
+      this.history,
+      this.export,
+    ];
     for (const part of catchingUp) next = Math.min(next, (await part.catchUp?.(now)) ?? next);
     return next;
   }
@@ -106,6 +120,7 @@ export class TenantParts {
   /** A usage batch an isolate gathered: history, recent requests, the alerts it may raise. */
   private takeUsage(batch: UsageBatch, retentionDays?: number): void {
     this.history.take(batch, retentionDays);
+    if (batch.minutes) this.export.takeMinutes(batch.minutes);
     if (batch.requests) this.recentRequests.take(batch.requests);
     this.alerts.noteBatch(batch);
   }

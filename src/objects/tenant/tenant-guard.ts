@@ -18,6 +18,7 @@ import { auditLog } from '../audit/audit-log';
 import { fleetBoardOf } from '../fleet/fleet-board';
 import { AlarmClock } from './alarm-clock';
 import { ALERTS_CALLS } from './alerts/alerts-part';
+import { EXPORT_CALLS } from './export/export-part';
 import { GRANTS_CALLS } from './grants/grants-part';
 import { HISTORY_CALLS } from './history/history-part';
 import { IDEMPOTENCY_CALLS } from './idempotency/idempotency-part';
@@ -46,6 +47,7 @@ const PARTS = {
   history: HISTORY_CALLS,
   alerts: ALERTS_CALLS,
   grants: GRANTS_CALLS,
+  export: EXPORT_CALLS,
 } as const satisfies { [P in keyof TenantParts]?: readonly (keyof TenantParts[P])[] };
 
 type PartName = keyof typeof PARTS;
@@ -133,5 +135,13 @@ function runtimeIo(ctx: DurableObjectState, env: Cloudflare.Env, clock: AlarmClo
       env.LEASE_BROKER.get(env.LEASE_BROKER.idFromName(name)).apply(push),
     kv: env,
     otherGuard: (tenantId) => guardFor(env, tenantId).tenantRecord(),
+    produceUsage: async (aggregates) => {
+      const queue = (env as { USAGE_EVENTS?: Queue }).USAGE_EVENTS;
+      if (!queue) throw new Error('no USAGE_EVENTS queue');
+      for (let i = 0; i < aggregates.length; i += 100) {
+        const chunk = aggregates.slice(i, i + 100);
+        await queue.sendBatch(chunk.map((body) => ({ body, contentType: 'json' as const })));
+      }
+    },
   };
 }

@@ -99,6 +99,7 @@ describe('the history part', () => {
       {
         hour: T0,
         requests: 17,
+        self_service: 0,
         refused: 3,
         errors_5xx: 4,
         errors_4xx: 3,

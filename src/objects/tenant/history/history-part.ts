@@ -21,6 +21,7 @@ import {
   sweepKeyRejections,
 } from './key-rejections';
 import {
+  billableByDay,
   type History,
   type HistoryQuery,
   lastUsedHour,
@@ -73,6 +74,16 @@ export class HistoryPart implements Chores {
     return refusalsByOperation(this.sql, from, to);
   }
 
+  /** Billable requests by UTC day, from day `from` to day `to` (ms, inclusive). */
+  billableByDay(from: number, to: number): Map<number, number> {
+    return billableByDay(this.sql, from, to);
+  }
+
+  /** The retention, in days, the isolates last sent. */
+  retentionDays(): number {
+    return Number(this.settings.get('retention_days') ?? DEFAULT_USAGE_RETENTION_DAYS);
+  }
+
   /** The start of the last hour a token made a request in; null: none the history keeps. */
   lastUsedHour(tokenId: string): number | null {
     return lastUsedHour(this.sql, tokenId);
@@ -90,7 +101,7 @@ export class HistoryPart implements Chores {
 
   /** Rows older than the retention. */
   sweep(now: number): void {
-    const days = Number(this.settings.get('retention_days') ?? DEFAULT_USAGE_RETENTION_DAYS);
+    const days = this.retentionDays();
     sweepRollups(this.sql, now - days * 86_400_000);
     sweepKeyRejections(this.sql, now - days * 86_400_000);
   }

@@ -51,6 +51,7 @@ export function hourFigures(sql: Sql, from: number): FleetHour[] {
       h = {
         hour,
         requests: 0,
+        self_service: 0,
         refused: 0,
         errors_5xx: 0,
         errors_4xx: 0,
@@ -63,7 +64,7 @@ export function hourFigures(sql: Sql, from: number): FleetHour[] {
     return h;
   };
   for (const r of sql.exec<Record<string, number>>(
-    `SELECT hour, SUM(requests) AS requests,
+    `SELECT hour, SUM(requests) AS requests, SUM(self_service) AS self,
        SUM(CASE WHEN status = '5xx' THEN requests ELSE 0 END) AS errors,
        SUM(CASE WHEN status = '4xx' THEN requests ELSE 0 END) AS client_errors,
        ${LATENCY_COLUMNS.map((c) => `SUM(${c}) AS ${c}`).join(', ')}
@@ -71,7 +72,9 @@ export function hourFigures(sql: Sql, from: number): FleetHour[] {
     from,
   )) {
     const h = at(r.hour ?? 0);
-    h.requests = r.requests ?? 0;
+    // Data requests and self-service ones apart (docs/BILLING.md, "What is billable").
+    h.self_service = r.self ?? 0;
+    h.requests = (r.requests ?? 0) - h.self_service;
     h.errors_5xx = r.errors ?? 0;
     h.errors_4xx = r.client_errors ?? 0;
     h.latency = LATENCY_COLUMNS.map((c) => r[c] ?? 0);

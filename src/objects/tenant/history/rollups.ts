@@ -66,6 +66,14 @@ export function migrateRollups(sql: Sql): void {
       ALTER TABLE usage_hourly ADD COLUMN cache_lookups INTEGER NOT NULL DEFAULT 0;
     `);
   }
+  // Rollups made before billable and self-service requests were told apart: at 0, so an
+  // hour from before says nothing of either (docs/BILLING.md, "What is billable").
+  if (!columns.some((c) => c.name === 'billable')) {
+    sql.exec(`
+      ALTER TABLE usage_hourly ADD COLUMN billable INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE usage_hourly ADD COLUMN self_service INTEGER NOT NULL DEFAULT 0;
+    `);
+  }
 }
 
 /** Adds a batch to the rollups (one upsert per row). */
@@ -76,12 +84,15 @@ export function recordRollups(sql: Sql, batch: UsageBatch): void {
     const latency = Array.from({ length: BUCKETS }, (_, i) => r.latency[i] ?? 0);
     sql.exec(
       `INSERT INTO usage_hourly
-         (hour, token_id, route, status, requests, units, cache_hits, cache_lookups, ${lats})
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${LAT_COLUMNS.map(() => '?').join(', ')})
+         (hour, token_id, route, status, requests, units, cache_hits, cache_lookups,
+          billable, self_service, ${lats})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${LAT_COLUMNS.map(() => '?').join(', ')})
        ON CONFLICT (hour, token_id, route, status) DO UPDATE SET
          requests = requests + excluded.requests, units = units + excluded.units,
          cache_hits = cache_hits + excluded.cache_hits,
-         cache_lookups = cache_lookups + excluded.cache_lookups, ${addLats}`,
+         cache_lookups = cache_lookups + excluded.cache_lookups,
+         billable = billable + excluded.billable,
+         self_service = self_service + excluded.self_service, ${addLats}`,
       r.hour,
       r.tokenId,
       r.route,
@@ -90,6 +101,8 @@ export function recordRollups(sql: Sql, batch: UsageBatch): void {
       r.units,
       r.cacheHits ?? 0,
       r.cacheLookups ?? 0,
+      r.billable ?? 0,
+      r.selfService ?? 0,
       ...latency,
     );
   }
@@ -116,6 +129,8 @@ export function queryHistory(sql: Sql, q: HistoryQuery): History {
     'SUM(units) AS units',
     'SUM(cache_hits) AS cache_hits',
     'SUM(cache_lookups) AS cache_lookups',
+    'SUM(billable) AS billable',
+    'SUM(self_service) AS self_service',
     ...LAT_COLUMNS.map((c) => `SUM(${c}) AS ${c}`),
   ];
   const rows = sql
@@ -136,6 +151,8 @@ export function queryHistory(sql: Sql, q: HistoryQuery): History {
       p95_ms: percentile(counts, 0.95),
       cache_hits: Number(r.cache_hits ?? 0),
       cache_lookups: Number(r.cache_lookups ?? 0),
+      billable: Number(r.billable ?? 0),
+      self_service: Number(r.self_service ?? 0),
     };
     for (const g of q.groupBy) point[g] = String(r[COLUMN[g]]);
     return point;
@@ -195,6 +212,20 @@ export function refusalsByOperation(
     )
     .toArray()
     .map((r) => ({ operation: r.route, count: r.count }));
+}
+
+/**
+ * Billable requests by UTC day (the day's start, ms) from `from` to `to` (inclusive days):
+ * what the usage export must have delivered (docs/BILLING.md, "Reconciliation").
+ */
+export function billableByDay(sql: Sql, from: number, to: number): Map<number, number> {
+  const rows = sql.exec<{ day: number; n: number }>(
+    `SELECT (hour / 86400000) * 86400000 AS day, SUM(billable) AS n FROM usage_hourly
+     WHERE hour >= ? AND hour < ? GROUP BY day`,
+    from,
+    to + 86_400_000,
+  );
+  return new Map([...rows].map((r) => [r.day, r.n]));
 }
 
 /** Deletes rollups older than `before` (ms). */

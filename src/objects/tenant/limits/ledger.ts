@@ -1,7 +1,9 @@
 /**
- * The TenantGuard's counts: units used per meter per slot (slots.ts),
- * kept in memory and written through to storage. Pure apart from the storage
- * it is given, so the counting rules are tested on their own.
+ * The TenantGuard's counts: units counted per meter per slot (slots.ts), which the
+ * limits enforce (admitted and leased alike), and of them the units admitted requests
+ * spent, which the views show as `used` (docs/LIMITS.md, "Counting"); kept in
+ * memory and written through to storage. Pure apart from the storage it is given, so
+ * the counting rules are tested on their own.
  */
 import type { Meter } from '../../../metering/policy';
 import { countedFrom, keptUntil, type Slot, slotAt } from './slots';
@@ -9,15 +11,21 @@ import { countedFrom, keptUntil, type Slot, slotAt } from './slots';
 export interface SlotRow {
   meter: string;
   slot: number;
+  /** Units counted: admitted, and leased out but not given back. */
   used: number;
+  /** Units admitted requests spent, as their usage batches report them. */
+  spent: number;
   /** When the row no longer counts anywhere and may be deleted. */
   keepUntil: number;
 }
 
 export interface LedgerStorage {
   /** A meter's rows that still count at `now`. */
-  load(meterKey: string, now: number): { slot: number; used: number; keepUntil: number }[];
-  /** Writes (upserts) changed rows; a row with `used` 0 may be deleted instead. */
+  load(
+    meterKey: string,
+    now: number,
+  ): { slot: number; used: number; spent: number; keepUntil: number }[];
+  /** Writes (upserts) changed rows. */
   save(rows: SlotRow[]): void;
 }
 
@@ -34,27 +42,53 @@ export class Ledger {
    * Units a check in `slot` counts: that slot, the ones before it it covers, and any charged ahead.
    */
   counted(meter: MeterRef, slot: Slot, now: number): number {
+    return this.sum(meter, slot, now, 'used');
+  }
+
+  /** Of those, the units admitted requests spent (what the views call `used`). */
+  spentIn(meter: MeterRef, slot: Slot, now: number): number {
+    return this.sum(meter, slot, now, 'spent');
+  }
+
+  private sum(meter: MeterRef, slot: Slot, now: number, column: 'used' | 'spent'): number {
     const from = countedFrom(meter, slot.start);
     let sum = 0;
     for (const row of this.meterRows(meter.key, now).values()) {
-      if (row.slot >= from) sum += row.used;
+      if (row.slot >= from) sum += row[column];
     }
     return sum;
   }
 
-  /** Adds units to a slot (admitted requests, or units leased out). */
-  charge(meter: MeterRef, slot: Slot, units: number, now: number): void {
+  /**
+   * Adds units to a slot (admitted requests, or units leased out); `spent`: a request
+   * admitted here, whose units are spent as they are counted.
+   */
+  charge(meter: MeterRef, slot: Slot, units: number, now: number, spent = false): void {
     if (units <= 0) return;
     const rows = this.meterRows(meter.key, now);
     const row = rows.get(slot.start) ?? {
       meter: meter.key,
       slot: slot.start,
       used: 0,
+      spent: 0,
       keepUntil: keptUntil(meter, slot),
     };
     row.used += units;
+    if (spent) row.spent += units;
     rows.set(slot.start, row);
     this.dirty.set(`${meter.key}@${slot.start}`, row);
+  }
+
+  /**
+   * Units admitted requests spent in a slot whose units were counted before (leased, or
+   * admitted here): the slot's row exists until it no longer counts anywhere, and a
+   * report for a row gone (swept) counts nowhere either.
+   */
+  spend(meterKey: string, slotStart: number, units: number, now: number): void {
+    const row = this.meterRows(meterKey, now).get(slotStart);
+    if (!row || units <= 0) return;
+    row.spent += units;
+    this.dirty.set(`${meterKey}@${slotStart}`, row);
   }
 
   /** Takes back units leased out and never used; never below zero. */
@@ -121,7 +155,7 @@ export class Ledger {
     if (!rows) {
       rows = new Map();
       for (const r of this.storage.load(key, now)) {
-        rows.set(r.slot, { meter: key, slot: r.slot, used: r.used, keepUntil: r.keepUntil });
+        rows.set(r.slot, { meter: key, ...r });
       }
       this.rows.set(key, rows);
     }

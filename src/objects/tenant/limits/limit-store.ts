@@ -141,7 +141,8 @@ function migrate(sql: Sql): void {
   sql.exec(`
     CREATE TABLE IF NOT EXISTS slots (
       meter TEXT NOT NULL, slot_start INTEGER NOT NULL, used INTEGER NOT NULL,
-      keep_until INTEGER NOT NULL, PRIMARY KEY (meter, slot_start));
+      keep_until INTEGER NOT NULL, spent INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (meter, slot_start));
     CREATE TABLE IF NOT EXISTS stats (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
     CREATE TABLE IF NOT EXISTS lease_holders (name TEXT PRIMARY KEY, seen INTEGER NOT NULL);
   `);
@@ -154,6 +155,13 @@ function migrate(sql: Sql): void {
               SELECT key, window_start, used, reset_at FROM counters`);
     sql.exec('DROP TABLE counters');
   }
+  // Slots from before units spent were kept apart: what they counted is taken as spent,
+  // as `used` said then (their leases end within seconds of the object starting).
+  const columns = sql.exec<{ name: string }>('PRAGMA table_info(slots)').toArray();
+  if (!columns.some((c) => c.name === 'spent')) {
+    sql.exec('ALTER TABLE slots ADD COLUMN spent INTEGER NOT NULL DEFAULT 0');
+    sql.exec('UPDATE slots SET spent = used');
+  }
 }
 
 /** The ledger's slot rows in the `slots` table. */
@@ -161,22 +169,28 @@ export function sqlLedgerStorage(sql: Sql): LedgerStorage {
   return {
     load: (meter, now) =>
       sql
-        .exec<{ slot_start: number; used: number; keep_until: number }>(
-          'SELECT slot_start, used, keep_until FROM slots WHERE meter = ? AND keep_until > ?',
+        .exec<{ slot_start: number; used: number; spent: number; keep_until: number }>(
+          `SELECT slot_start, used, spent, keep_until FROM slots
+           WHERE meter = ? AND keep_until > ?`,
           meter,
           now,
         )
         .toArray()
-        .map((r) => ({ slot: r.slot_start, used: r.used, keepUntil: r.keep_until })),
+        .map((r) => ({
+          slot: r.slot_start,
+          used: r.used,
+          spent: r.spent,
+          keepUntil: r.keep_until,
+        })),
     save: (rows: SlotRow[]) => {
       // SQLite in Durable Objects binds at most 100 values per statement.
-      for (let i = 0; i < rows.length; i += 25) {
-        const chunk = rows.slice(i, i + 25);
+      for (let i = 0; i < rows.length; i += 20) {
+        const chunk = rows.slice(i, i + 20);
         sql.exec(
-          `INSERT INTO slots (meter, slot_start, used, keep_until)
-           VALUES ${chunk.map(() => '(?, ?, ?, ?)').join(', ')}
-           ON CONFLICT(meter, slot_start) DO UPDATE SET used = excluded.used`,
-          ...chunk.flatMap((r) => [r.meter, r.slot, r.used, r.keepUntil]),
+          `INSERT INTO slots (meter, slot_start, used, spent, keep_until)
+           VALUES ${chunk.map(() => '(?, ?, ?, ?, ?)').join(', ')}
+           ON CONFLICT(meter, slot_start) DO UPDATE SET used = excluded.used, spent = excluded.spent`,
+          ...chunk.flatMap((r) => [r.meter, r.slot, r.used, r.spent, r.keepUntil]),
         );
       }
     },

@@ -95,6 +95,30 @@ describe('the limits part', () => {
     expect(limits.usage(T0, leased).guard_calls).toMatchObject({ acquires: 1 });
   });
 
+  it('shows leased units as reserved until the requests that spent them report it', () => {
+    const leased: Limits = { policies: [{ name: 'burst', limit: 800, window_s: 60 }], quota: {} };
+    const { limits } = detachedGuard(leased);
+    const answer = limits.acquire(isolateAsk(leased, T0, scope, { cost: 1, want: 40 }));
+    const grant = answer.meters[0];
+    const onLease = grant?.leased ?? 0;
+    expect(onLease).toBeGreaterThan(3);
+    const shown = () => limits.usage(T0, leased).meters.map((m) => [m.used, m.reserved]);
+    // The waiting request was admitted here (spent); the lease is only reserved.
+    expect(shown()).toEqual([[1, onLease]]);
+    // The isolate admitted 3 from its lease, and reports them with its batch.
+    limits.record({
+      rows: [],
+      refusals: [],
+      spent: [{ meter: grant?.key ?? '', slot: grant?.slot ?? 0, units: 3 }],
+    });
+    expect(shown()).toEqual([[4, onLease - 3]]);
+    // Its lease ends: the rest comes back, and nothing is reserved any more.
+    limits.record({ rows: [], refusals: [] }, 90, [
+      { meter: grant?.key ?? '', slot: grant?.slot ?? 0, units: onLease - 3 },
+    ]);
+    expect(shown()).toEqual([[4, 0]]);
+  });
+
   it("shows a token its own meters beside the tenant's, and its history in its own view", () => {
     const guard = detachedGuard(hourly(10));
     guard.tokenStanding.putLimits('tok_a', {
@@ -102,10 +126,12 @@ describe('the limits part', () => {
       quota: {},
     });
     guard.limits.acquire(exact(hourly(10), T0));
-    const usage = guard.limits.usage(T0, hourly(10), 'tok_a');
-    expect(usage.meters.map((m) => [m.name, m.used])).toEqual([
-      ['hourly', 1],
-      ['own-token', 1],
+    // Admitted by the guard itself: spent at once, nothing reserved.
+    const shown = () =>
+      guard.limits.usage(T0, hourly(10), 'tok_a').meters.map((m) => [m.name, m.used, m.reserved]);
+    expect(shown()).toEqual([
+      ['hourly', 1, 0],
+      ['own-token', 1, 0],
     ]);
     guard.limits.record({
       rows: [
@@ -121,6 +147,7 @@ describe('the limits part', () => {
       ],
       refusals: [],
     });
+    const usage = guard.limits.usage(T0, hourly(10), 'tok_a');
     const view = guard.limits.ownView(T0, hourly(10), 'tok_a', [
       { from: T0, to: T0, granularity: 'hour', groupBy: [] },
     ]);

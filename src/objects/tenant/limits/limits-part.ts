@@ -25,7 +25,7 @@ import { meterState, secondsUntil } from '../../../metering/meter-state';
 import { type Limits, type Meter, type MeterOptions, metersFor } from '../../../metering/policy';
 import type { UsageBatch } from '../../../metering/usage';
 import { OPERATION_GROUPS } from '../../../operations/groups';
-import type { TenantUsage } from '../../../types/wire';
+import type { MeterState, TenantUsage } from '../../../types/wire';
 import type { AlertsPart } from '../alerts/alerts-part';
 import type { HistoryPart } from '../history/history-part';
 import type { HistoryQuery } from '../history/rollups';
@@ -77,6 +77,8 @@ export class LimitsPart implements Chores {
   private readonly store: LimitStore;
   private readonly ledger: Ledger;
   private readonly brokerWants = new BrokerWants();
+  /** The DEFAULT_LIMITS the last lease call sent (record() has none of its own). */
+  private defaultsSeen: Limits | undefined;
 
   constructor(
     sql: Sql,
@@ -93,6 +95,7 @@ export class LimitsPart implements Chores {
    */
   acquire(req: LeaseRequest): LeaseAnswer {
     const now = req.now;
+    this.defaultsSeen = req.defaults;
     if (req.usage) this.record(req.usage, req.usageRetentionDays);
     for (const r of req.returns) this.ledger.refund(r.meter, r.slot, r.units, now);
     const limits = this.limitsInForce(req.defaults);
@@ -130,7 +133,10 @@ export class LimitsPart implements Chores {
       if (disabled) refusal = { reason: 'disabled' };
       else if (ended) refusal = { reason: ended };
       else if (ask.cost > 0) refusal = this.admitCost(scopeMeters, ask.cost, now);
-      return { meters: scopeMeters.map((m) => m.key), tokenEnd, refusal };
+      const meterKeys = scopeMeters.map((m) => m.key);
+      return ask.cost > 0 && !refusal
+        ? { meters: meterKeys, tokenEnd, refusal, spent: true }
+        : { meters: meterKeys, tokenEnd, refusal };
     });
 
     // A lease holds from `start`, never past any slot end or the lease limit. In exact
@@ -202,6 +208,7 @@ export class LimitsPart implements Chores {
       mode,
       disabled,
       cacheVersion: tenant.cacheVersion() ?? '0',
+      plan: this.planName(),
       start,
       expiresAt: Math.max(expiresAt, start),
       scopes,
@@ -215,12 +222,19 @@ export class LimitsPart implements Chores {
    */
   record(batch: UsageBatch, retentionDays?: number, returns: Returned[] = []): void {
     const { io } = this.deps;
-    if (returns.length > 0) {
-      for (const r of returns) this.ledger.refund(r.meter, r.slot, r.units, io.now());
-      this.ledger.flush();
+    const now = io.now();
+    for (const r of returns) this.ledger.refund(r.meter, r.slot, r.units, now);
+    // Units spent arrive with the history rows of the same requests, so `used` and the
+    // history move together (docs/LIMITS.md, "Counting").
+    for (const s of batch.spent ?? []) this.ledger.spend(s.meter, s.slot, s.units, now);
+    this.ledger.flush();
+    // Quotas crossed by what was spent: the tenant's meters, as the last lease call's
+    // defaults make them (an object that has had none yet notes them at its first).
+    if (batch.spent?.length && this.defaultsSeen) {
+      this.noteQuotas([...this.tenantMeters(this.limitsInForce(this.defaultsSeen)).values()], now);
     }
     this.deps.takeUsage(batch, retentionDays);
-    io.wakeBy(io.now() + SWEEP_EVERY_MS);
+    io.wakeBy(now + SWEEP_EVERY_MS);
   }
 
   /** Checks `cost` against every meter of a scope and counts it; the refusal otherwise. */
@@ -240,7 +254,8 @@ export class LimitsPart implements Chores {
       const at = Math.max(...fits.map((f) => f.at));
       return { reason: kind, violated: named.m.name, retryAfter: secondsUntil(at, now) };
     }
-    for (const m of meters) this.ledger.charge(m, slotAt(m, now), cost, now);
+    // Admitted here: spent at once (its isolate reports none of it; ScopeGrant.spent).
+    for (const m of meters) this.ledger.charge(m, slotAt(m, now), cost, now, true);
     return null;
   }
 
@@ -284,13 +299,7 @@ export class LimitsPart implements Chores {
   usage(now: number, defaults: Limits, tokenId?: string): TenantUsage {
     const own = this.store.ownLimits();
     const limits = this.limitsInForce(defaults);
-    const groups = OPERATION_GROUPS.filter((g) => limits.quota.groups?.[g]);
-    const meters = new Map<string, Meter>();
-    for (const group of ['teams' as const, ...groups]) {
-      for (const m of metersFor(limits, null, { group, tokenId: '' }, NO_OPTIONS)) {
-        meters.set(m.key, m);
-      }
-    }
+    const meters = this.tenantMeters(limits);
     const { tokens } = this.deps;
     const tokenLimits = tokenId ? tokens.limitsOf(tokenId) : null;
     if (tokenId && tokenLimits) {
@@ -304,9 +313,40 @@ export class LimitsPart implements Chores {
       limits,
       custom: own !== null,
       plan: this.store.plan()?.name ?? null,
-      meters: [...meters.values()].map((m) => meterState(this.grant(m, now, now, 0), now)),
+      meters: [...meters.values()].map((m) => this.shown(m, now)),
       guard_calls: { ...this.store.guardCalls() },
       ...(tokenId ? { token_limits: tokenLimits } : {}),
+    };
+  }
+
+  /**
+   * The tenant's meters (its policies, quotas and group quotas) by key, under `limits`.
+   */
+  private tenantMeters(limits: Limits): Map<string, Meter> {
+    const groups = OPERATION_GROUPS.filter((g) => limits.quota.groups?.[g]);
+    const meters = new Map<string, Meter>();
+    for (const group of ['teams' as const, ...groups]) {
+      for (const m of metersFor(limits, null, { group, tokenId: '' }, NO_OPTIONS)) {
+        meters.set(m.key, m);
+      }
+    }
+    return meters;
+  }
+
+  /**
+   * A meter as the views show it: `used`, the units admitted requests spent; `reserved`,
+   * the units counted beyond them, leased to isolates and brokers and not yet spent or
+   * given back (or spent and not yet reported); `remaining`, what the limiter would still
+   * admit (docs/LIMITS.md, "Counting").
+   */
+  private shown(m: Meter, now: number): MeterState {
+    const slot = slotAt(m, now);
+    const counted = this.ledger.counted(m, slot, now);
+    const spent = this.ledger.spentIn(m, slot, now);
+    return {
+      ...meterState(this.grant(m, now, now, 0), now),
+      used: spent,
+      reserved: Math.max(0, counted - spent),
     };
   }
 
@@ -342,6 +382,11 @@ export class LimitsPart implements Chores {
     if (kept && push.version <= kept.version) return;
     this.store.putPlan(push);
     if (this.store.ownLimits() === null) await this.tellBrokers({ kind: 'reset' });
+  }
+
+  /** The plan the tenant is on (null: none), for its usage events. */
+  planName(): string | null {
+    return this.store.plan()?.name ?? null;
   }
 
   /** Brokers that may hold a lease now: they are told of operator changes. */
@@ -383,7 +428,8 @@ export class LimitsPart implements Chores {
       .filter((m) => m.kind === 'quota')
       .map((m) => {
         const slot = slotAt(m, now);
-        const used = this.ledger.counted(m, slot, now);
+        // What was spent, never what is merely leased: an alert says what was used.
+        const used = this.ledger.spentIn(m, slot, now);
         return {
           meter: m.key,
           policy: m.name,
