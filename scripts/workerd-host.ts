@@ -290,7 +290,8 @@ function replicaOf(gateway: V4WorkerOptions, name: string): V4WorkerOptions {
     const className = typeof target === 'string' ? target : target.className;
     objects[binding] = { className, scriptName: gateway.name ?? 'gateway' };
   }
-  const { assets: _assets, ...rest } = gateway;
+  // A queue has one consumer Worker (the first): replicas produce to it, as isolates do.
+  const { assets: _assets, queueConsumers: _consumers, ...rest } = gateway;
   return { ...rest, name, durableObjects: objects };
 }
 

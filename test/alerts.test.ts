@@ -210,7 +210,11 @@ describe('quota alerts', () => {
 
   it('refuses a webhook a production gateway must not call, naming the field', async () => {
     const t = await createTenant();
-    const production = { WEBHOOK_LOCAL_TARGETS: 'refuse' };
+    // A production gateway's usage sink is https too (the tests' local sink is plain http).
+    const production = {
+      WEBHOOK_LOCAL_TARGETS: 'refuse',
+      USAGE_SINK_URL: 'https://sink.example.com/usage',
+    };
     const put = (url: string) =>
       gatewayWith(production, `/admin/tenants/${t.id}/alerts`, {
         method: 'PUT',

@@ -66,7 +66,8 @@ async function expectAnsweredByPlatform(r: Awaited<ReturnType<typeof read>>): Pr
   expect(await upstreamSaw(r.id)).toHaveLength(1);
 }
 
-describe("one key's failures", () => {
+// Six tenants and dozens of calls a test: more than the default 20 s on a loaded machine.
+describe("one key's failures", { timeout: 60_000 }, () => {
   const settings = { CIRCUIT_COOLDOWN_S: '1' };
 
   it("B's 500s open B's breaker only: A's reads stay 200, and /admin/stats names no key", async () => {
@@ -353,7 +354,7 @@ describe('pauses the platform asks of one key', () => {
   });
 });
 
-describe('the read cache', () => {
+describe('the read cache', { timeout: 60_000 }, () => {
   /** Request log lines printed while `run` runs, by request id. */
   async function logged(run: () => Promise<void>): Promise<Map<string, Record<string, unknown>>> {
     const lines = new Map<string, Record<string, unknown>>();

@@ -49,7 +49,7 @@ export async function consumeUsage(batch: MessageBatch<UsageMessage>, env: Bindi
 
 /**
  * A sink gets at most this many events a request: a queue batch of packs holds up to
- * 100 × 100 (docs/BILLING.md, "Delivery").
+ * 100 × 100 (docs/BILLING.md, "Delivery, retries and dead letters").
  */
 export const SINK_BATCH = 100;
 

@@ -1,5 +1,5 @@
 /**
- * An isolate's usage events on their way to the queue (docs/BILLING.md, "Delivery"): they
+ * An isolate's usage events on their way to the queue (docs/BILLING.md, "Delivery, retries and dead letters"): they
  * go together, as one message (a pack) of at most MAX_EVENTS, or what BATCH_WAIT_MS
  * gathered, not one message each. A message costs a subrequest here, and the queue and
  * its consumer work per message: per request, that was most of what the export cost the

@@ -59,11 +59,13 @@ beforeAll(async () => {
     expect((await asToken(a.token, '/team/lists')).status).toBe(200);
     expect((await asToken(tenantB.token, '/team/lists')).status).toBe(200);
   }
-  // The hourly rollups are written after the answers: wait (bounded) until A's show.
+  // The hourly rollups are written after the answers: wait (bounded) until all five of A's
+  // show (the meters' spent units come in the same usage batches as the rollups).
   const until = Date.now() + 20_000;
   while (Date.now() < until) {
     const usage = await asToken(a.token, '/usage');
-    if (usage.body.data.days.some((d: { requests: number }) => d.requests > 0)) break;
+    const days: { requests: number }[] = usage.body.data.days;
+    if (days.reduce((n, d) => n + d.requests, 0) >= 5) break;
     await new Promise((r) => setTimeout(r, 250));
   }
   browser = await chromium.launch({

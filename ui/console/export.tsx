@@ -40,7 +40,7 @@ export function ExportSection(props: { tenantId: string }) {
           ? `Each billable request is one event at the sink (${status.mode}); self-service requests are never billed.`
           : 'No sink is set (USAGE_SINK_URL): nothing is exported.'}{' '}
         <button type="button" class="link" onClick={() => setReload(reload + 1)}>
-          Refresh
+          Reload figures
         </button>
       </p>
       <table class="grid">
