@@ -292,6 +292,22 @@ export function PageError({ error }: { error: string | null }) {
   ) : null;
 }
 
+/** A select's options as [value, label] pairs, the current value selected. */
+export function Options<V extends string>(p: {
+  choices: readonly (readonly [V, string])[];
+  current: V;
+}) {
+  return (
+    <>
+      {p.choices.map(([value, label]) => (
+        <option value={value} selected={value === p.current}>
+          {label}
+        </option>
+      ))}
+    </>
+  );
+}
+
 /** A message the page announces (role=status), e.g. "Saved". */
 export function Notice({ text }: { text: string }) {
   return (

@@ -8,7 +8,7 @@
 import type { Child } from 'hono/jsx';
 import { useState } from 'hono/jsx/dom';
 import type { Limits } from '../../src/types/wire';
-import { type Errors, Field, FormError, Notice, useFormErrors } from './form';
+import { type Errors, Field, FormError, Notice, Options, useFormErrors } from './form';
 
 interface PolicyDraft {
   name: string;
@@ -16,6 +16,17 @@ interface PolicyDraft {
   window_s: string;
   algorithm: 'sliding' | 'fixed';
 }
+
+/** A policy's text fields, in the order a row shows them (id: the field id's last part). */
+const POLICY_FIELDS = [
+  { key: 'name', id: 'name', label: 'Name', inputmode: undefined },
+  { key: 'limit', id: 'limit', label: 'Requests', inputmode: 'numeric' },
+  { key: 'window_s', id: 'window', label: 'Window (s)', inputmode: 'numeric' },
+] as const;
+const ALGORITHMS = [
+  ['sliding', 'sliding'],
+  ['fixed', 'fixed'],
+] as const;
 
 interface GroupDraft {
   group: string;
@@ -160,32 +171,17 @@ export function LimitsEditor(props: {
         <legend>Rate policies (at most 8)</legend>
         {policies.map((p, i) => (
           <div class="row" key={i}>
-            <Field
-              id={`${id}-p${i}-name`}
-              name={`policies.${i}.name`}
-              label="Name"
-              value={p.name}
-              onValue={(v) => edit(i, { name: v })}
-              error={errors[`policies.${i}.name`]}
-            />
-            <Field
-              id={`${id}-p${i}-limit`}
-              name={`policies.${i}.limit`}
-              label="Requests"
-              inputmode="numeric"
-              value={p.limit}
-              onValue={(v) => edit(i, { limit: v })}
-              error={errors[`policies.${i}.limit`]}
-            />
-            <Field
-              id={`${id}-p${i}-window`}
-              name={`policies.${i}.window_s`}
-              label="Window (s)"
-              inputmode="numeric"
-              value={p.window_s}
-              onValue={(v) => edit(i, { window_s: v })}
-              error={errors[`policies.${i}.window_s`]}
-            />
+            {POLICY_FIELDS.map((f) => (
+              <Field
+                id={`${id}-p${i}-${f.id}`}
+                name={`policies.${i}.${f.key}`}
+                label={f.label}
+                inputmode={f.inputmode}
+                value={p[f.key]}
+                onValue={(v) => edit(i, { [f.key]: v })}
+                error={errors[`policies.${i}.${f.key}`]}
+              />
+            ))}
             <div class="field">
               <label for={`${id}-p${i}-alg`}>Counting</label>
               <select
@@ -196,12 +192,7 @@ export function LimitsEditor(props: {
                   })
                 }
               >
-                <option value="sliding" selected={p.algorithm === 'sliding'}>
-                  sliding
-                </option>
-                <option value="fixed" selected={p.algorithm === 'fixed'}>
-                  fixed
-                </option>
+                <Options choices={ALGORITHMS} current={p.algorithm} />
               </select>
             </div>
             <button type="button" onClick={() => setPolicies(policies.filter((_, j) => j !== i))}>
