@@ -292,14 +292,14 @@ export function PageError({ error }: { error: string | null }) {
   ) : null;
 }
 
-/** A select's options as [value, label] pairs, the current value selected. */
-export function Options<V extends string>(p: {
-  choices: readonly (readonly [V, string])[];
+/** A select's options as [label, value] pairs, the current value selected. */
+export function Options<V extends string | number>(p: {
+  choices: readonly (readonly [string, V])[];
   current: V;
 }) {
   return (
     <>
-      {p.choices.map(([value, label]) => (
+      {p.choices.map(([label, value]) => (
         <option value={value} selected={value === p.current}>
           {label}
         </option>

@@ -23,6 +23,7 @@ const POLICY_FIELDS = [
   { key: 'limit', id: 'limit', label: 'Requests', inputmode: 'numeric' },
   { key: 'window_s', id: 'window', label: 'Window (s)', inputmode: 'numeric' },
 ] as const;
+/** [label, value], as Options takes them. */
 const ALGORITHMS = [
   ['sliding', 'sliding'],
   ['fixed', 'fixed'],
@@ -32,6 +33,39 @@ interface GroupDraft {
   group: string;
   daily: string;
   monthly: string;
+}
+
+type Period = 'daily' | 'monthly';
+const PERIODS = [
+  ['daily', 'a day'],
+  ['monthly', 'a month'],
+] as const;
+
+/** A quota's two fields, a day's and a month's: ids `${id}-daily`, names `${name}.daily`. */
+function QuotaFields(p: {
+  id: string;
+  name: string;
+  /** What is counted, the label's first word(s): "Requests" a day. */
+  subject: string;
+  values: Record<Period, string>;
+  onValue: (period: Period, v: string) => void;
+  errors: Errors;
+}) {
+  return (
+    <>
+      {PERIODS.map(([period, span]) => (
+        <Field
+          id={`${p.id}-${period}`}
+          name={`${p.name}.${period}`}
+          label={`${p.subject} ${span}`}
+          inputmode="numeric"
+          value={p.values[period]}
+          onValue={(v) => p.onValue(period, v)}
+          error={p.errors[`${p.name}.${period}`]}
+        />
+      ))}
+    </>
+  );
 }
 
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -217,23 +251,13 @@ export function LimitsEditor(props: {
       <fieldset>
         <legend>Quotas (UTC day and month)</legend>
         <div class="row">
-          <Field
-            id={`${id}-quota-daily`}
-            name="quota.daily"
-            label="Requests a day"
-            inputmode="numeric"
-            value={daily}
-            onValue={setDaily}
-            error={errors['quota.daily']}
-          />
-          <Field
-            id={`${id}-quota-monthly`}
-            name="quota.monthly"
-            label="Requests a month"
-            inputmode="numeric"
-            value={monthly}
-            onValue={setMonthly}
-            error={errors['quota.monthly']}
+          <QuotaFields
+            id={`${id}-quota`}
+            name="quota"
+            subject="Requests"
+            values={{ daily, monthly }}
+            onValue={(period, v) => (period === 'daily' ? setDaily : setMonthly)(v)}
+            errors={errors}
           />
         </div>
       </fieldset>
@@ -241,23 +265,13 @@ export function LimitsEditor(props: {
         <legend>Quotas of an operation group (counted besides the tenant's)</legend>
         {groups.map((g, i) => (
           <div class="row" key={g.group}>
-            <Field
-              id={`${id}-g-${g.group}-daily`}
-              name={`quota.groups.${g.group}.daily`}
-              label={`${g.group}: a day`}
-              inputmode="numeric"
-              value={g.daily}
-              onValue={(v) => editGroup(i, { daily: v })}
-              error={errors[`quota.groups.${g.group}.daily`]}
-            />
-            <Field
-              id={`${id}-g-${g.group}-monthly`}
-              name={`quota.groups.${g.group}.monthly`}
-              label={`${g.group}: a month`}
-              inputmode="numeric"
-              value={g.monthly}
-              onValue={(v) => editGroup(i, { monthly: v })}
-              error={errors[`quota.groups.${g.group}.monthly`]}
+            <QuotaFields
+              id={`${id}-g-${g.group}`}
+              name={`quota.groups.${g.group}`}
+              subject={`${g.group}:`}
+              values={g}
+              onValue={(period, v) => editGroup(i, { [period]: v })}
+              errors={errors}
             />
             <button type="button" onClick={() => setGroups(groups.filter((_, j) => j !== i))}>
               Remove the {g.group} quota

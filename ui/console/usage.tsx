@@ -17,14 +17,15 @@ const RANGES = [
   { label: '90 d', days: 90, granularity: 'day' },
 ] as const;
 type Split = 'status' | 'route' | 'token';
+/** [label, value], as Options takes them. */
 const SPLITS = [
-  ['status', 'status class'],
-  ['route', 'operation'],
+  ['status class', 'status'],
+  ['operation', 'route'],
   ['token', 'token'],
 ] as const;
 const BUCKETS = [
-  ['hour', 'hours'],
-  ['day', 'days'],
+  ['hours', 'hour'],
+  ['days', 'day'],
 ] as const;
 const MAX_LINES = 8;
 /** Charts on the page: requests, refusals, latency, cache hit ratio. */
