@@ -8,7 +8,7 @@ import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { Analytics } from '../../src/types/wire';
 import { api } from './api';
 import { Chart, type Line, RangeButtons } from './chart';
-import { Options, refusal } from './form';
+import { Options, PageError, refusal } from './form';
 
 const RANGES = [
   { label: '24 h', days: 1, granularity: 'hour' },
@@ -280,11 +280,7 @@ export function UsageSection(props: { tenantId: string }) {
           Download CSV
         </button>
       </div>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <PageError error={error} />
       {data ? (
         <>
           <p data-testid="usage-totals">
