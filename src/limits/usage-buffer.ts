@@ -62,6 +62,16 @@ function latencyBucket(ms: number): number {
   return i === -1 ? LATENCY_BUCKETS_MS.length : i;
 }
 
+/** The map's entry at `key`, made by `fresh` and added where there is none yet. */
+function entryOf<V>(map: Map<string, V>, key: string, fresh: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = fresh();
+    map.set(key, value);
+  }
+  return value;
+}
+
 /** Most rows one tenant's buffer holds before it is sent whatever its age. */
 const MAX_ROWS = 500;
 
@@ -79,22 +89,17 @@ export class UsageBuffer {
     const hour = hourOf(e.at);
     const status = statusClass(e.status);
     const key = `${hour}|${e.tokenId}|${e.operation}|${status}`;
-    let row = this.rows.get(key);
-    if (!row) {
-      row = {
-        hour,
-        tokenId: e.tokenId,
-        route: e.operation,
-        status,
-        requests: 0,
-        units: 0,
-        latency: [],
-        cacheHits: 0,
-        cacheLookups: 0,
-      };
-      row.latency = Array.from({ length: LATENCY_BUCKETS_MS.length + 1 }, () => 0);
-      this.rows.set(key, row);
-    }
+    const row = entryOf(this.rows, key, () => ({
+      hour,
+      tokenId: e.tokenId,
+      route: e.operation,
+      status,
+      requests: 0,
+      units: 0,
+      latency: Array.from({ length: LATENCY_BUCKETS_MS.length + 1 }, () => 0),
+      cacheHits: 0,
+      cacheLookups: 0,
+    }));
     row.requests++;
     row.units += e.units;
     if (e.billable) row.billable = (row.billable ?? 0) + 1;
@@ -115,24 +120,29 @@ export class UsageBuffer {
     row.latency[bucket] = (row.latency[bucket] ?? 0) + 1;
     if (e.refusedBy) {
       const rkey = `${hour}|${e.tokenId}|${e.refusedBy}|${e.operation}`;
-      const r = this.refusals.get(rkey) ?? {
+      const policy = e.refusedBy;
+      const r = entryOf(this.refusals, rkey, () => ({
         hour,
         tokenId: e.tokenId,
-        policy: e.refusedBy,
+        policy,
         route: e.operation,
         count: 0,
-      };
+      }));
       r.count++;
-      this.refusals.set(rkey, r);
     }
     if (e.sums) this.addMinute(e, e.sums);
     if (e.request) this.requests.add(e.request);
     if (e.keyRejected) {
       const kkey = `${hour}|${e.keyRejected}`;
-      const k = this.keyRejections.get(kkey) ?? { hour, status: e.keyRejected, count: 0, at: 0 };
+      const keyStatus = e.keyRejected;
+      const k = entryOf(this.keyRejections, kkey, () => ({
+        hour,
+        status: keyStatus,
+        count: 0,
+        at: 0,
+      }));
       k.count++;
       k.at = Math.max(k.at, e.at);
-      this.keyRejections.set(kkey, k);
     }
     if (this.oldestAt === 0) this.oldestAt = e.at;
   }
@@ -140,20 +150,16 @@ export class UsageBuffer {
   private addMinute(e: UsageEntry, sums: { cost: number; bytes: number }): void {
     const minute = Math.floor(e.at / 60_000) * 60_000;
     const key = `${minute}|${e.tokenId}|${e.operation}`;
-    let m = this.minutes.get(key);
-    if (!m) {
-      m = {
-        minute,
-        tokenId: e.tokenId,
-        operation: e.operation,
-        requests: 0,
-        cost: 0,
-        bytes: 0,
-        ms: 0,
-        errors: 0,
-      };
-      this.minutes.set(key, m);
-    }
+    const m = entryOf(this.minutes, key, () => ({
+      minute,
+      tokenId: e.tokenId,
+      operation: e.operation,
+      requests: 0,
+      cost: 0,
+      bytes: 0,
+      ms: 0,
+      errors: 0,
+    }));
     m.requests++;
     m.cost += sums.cost;
     m.bytes += sums.bytes;

@@ -50,13 +50,14 @@ const model = obj({
   updated_at: str,
 });
 
+const uuid: Schema = { type: 'string', format: 'uuid' };
+/** The fields an agent and a team (both components) start with, after their id. */
+const componentHead = { user_id: str, avatar: str, name: str, description: str };
+
 const agent = obj(
   {
-    agent_id: { type: 'string', format: 'uuid' },
-    user_id: str,
-    avatar: str,
-    name: str,
-    description: str,
+    agent_id: uuid,
+    ...componentHead,
     system_message: str,
     component_type: str,
     agent_type: str,
@@ -70,11 +71,8 @@ const agent = obj(
 
 const team = obj(
   {
-    team_id: { type: 'string', format: 'uuid' },
-    user_id: str,
-    avatar: str,
-    name: str,
-    description: str,
+    team_id: uuid,
+    ...componentHead,
     component_type: str,
     team_type: str,
     agents: arrayOf(ref('Agent')),

@@ -22,6 +22,12 @@ function failMany(h: UpstreamHealth, key: string, n: number, at: number): void {
   }
 }
 
+/** The upstream's state 100 ms after `n` failed calls with this key from `at`. */
+function stateAfterFailing(h: UpstreamHealth, key: string, n: number, at: number) {
+  failMany(h, key, n, at);
+  return h.summary(at + 100).state;
+}
+
 const succeed = (h: UpstreamHealth, key: string, now: number) =>
   h.settle(ticket(h, key, now), { failed: false }, now);
 
@@ -97,8 +103,7 @@ describe('failure state per platform key', () => {
     failMany(h, 'a', 5, 1000);
     failMany(h, 'b', 5, 1000);
     expect(h.summary(2000).state).toBe('closed');
-    failMany(h, 'c', 5, 2000);
-    expect(h.summary(2100).state).toBe('open');
+    expect(stateAfterFailing(h, 'c', 5, 2000)).toBe('open');
     // D's latest call succeeded: it still reaches the platform, once, not as the probe.
     const d = ticket(h, 'd', 2100);
     expect(d.upstreamProbe).toBe(false);
@@ -113,10 +118,8 @@ describe('failure state per platform key', () => {
     // Three keys' breakers open after 15 calls: not enough calls, and none of the keys was working.
     for (const k of ['a', 'b', 'c']) failMany(h, k, 5, 0);
     expect(h.summary(100).state).toBe('closed');
-    failMany(h, 'd', 4, 200);
-    expect(h.summary(300).state).toBe('closed');
-    failMany(h, 'd', 1, 300);
-    expect(h.summary(400).state).toBe('open');
+    expect(stateAfterFailing(h, 'd', 4, 200)).toBe('closed');
+    expect(stateAfterFailing(h, 'd', 1, 300)).toBe('open');
   });
 
   it("any key's answer, a 4xx too, starts the count afresh", () => {
@@ -126,12 +129,9 @@ describe('failure state per platform key', () => {
     failMany(h, 'b', 5, 1000);
     // A 4xx counts as { failed: false }: the platform answered.
     succeed(h, 'e', 1100);
-    failMany(h, 'c', 5, 1200);
-    expect(h.summary(1300).state).toBe('closed');
-    failMany(h, 'd', 5, 1300);
-    expect(h.summary(1400).state).toBe('closed');
-    failMany(h, 'f', 5, 1400);
-    expect(h.summary(1500).state).toBe('open');
+    expect(stateAfterFailing(h, 'c', 5, 1200)).toBe('closed');
+    expect(stateAfterFailing(h, 'd', 5, 1300)).toBe('closed');
+    expect(stateAfterFailing(h, 'f', 5, 1400)).toBe('open');
   });
 
   it('keys whose breakers opened longer than a window ago no longer count', () => {
@@ -139,8 +139,7 @@ describe('failure state per platform key', () => {
     for (const k of ['a', 'b', 'c']) succeed(h, k, 0);
     failMany(h, 'a', 5, 0);
     failMany(h, 'b', 5, 0);
-    failMany(h, 'c', 5, 11_000);
-    expect(h.summary(11_100).state).toBe('closed');
+    expect(stateAfterFailing(h, 'c', 5, 11_000)).toBe('closed');
   });
 
   it('a key that keeps succeeding goes through while it is open, and its answer closes it', () => {
@@ -169,8 +168,7 @@ describe('failure state per platform key', () => {
     h.settle(probe, { failed: false }, 5200);
     expect(h.summary(5200).state).toBe('closed');
     // Key a's own breaker is still cooling down, but one more key stopping is not three.
-    failMany(h, 'e', 5, 5300);
-    expect(h.summary(5400).state).toBe('closed');
+    expect(stateAfterFailing(h, 'e', 5, 5300)).toBe('closed');
   });
 
   it("a failed upstream probe opens it for another cool-down; a refused key's probe is given back", () => {

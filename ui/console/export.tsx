@@ -6,7 +6,7 @@
 import { useEffect, useState } from 'hono/jsx/dom';
 import type { ExportStatus } from '../../src/types/wire';
 import { api } from './api';
-import { fmtTime, refusal } from './form';
+import { fmtTime, PageError, refusal } from './form';
 
 export function ExportSection(props: { tenantId: string }) {
   const [status, setStatus] = useState<ExportStatus | null>(null);
@@ -24,13 +24,7 @@ export function ExportSection(props: { tenantId: string }) {
     };
   }, [props.tenantId, reload]);
 
-  if (error) {
-    return (
-      <p class="form-error" role="alert">
-        {error}
-      </p>
-    );
-  }
+  if (error) return <PageError error={error} />;
   if (!status) return <p class="loading">Loading…</p>;
   return (
     <section aria-labelledby="export-title" data-testid="usage-export">

@@ -292,6 +292,22 @@ export function PageError({ error }: { error: string | null }) {
   ) : null;
 }
 
+/** A select's options as [label, value] pairs, the current value selected. */
+export function Options<V extends string | number>(p: {
+  choices: readonly (readonly [string, V])[];
+  current: V;
+}) {
+  return (
+    <>
+      {p.choices.map(([label, value]) => (
+        <option value={value} selected={value === p.current}>
+          {label}
+        </option>
+      ))}
+    </>
+  );
+}
+
 /** A message the page announces (role=status), e.g. "Saved". */
 export function Notice({ text }: { text: string }) {
   return (

@@ -8,7 +8,7 @@
 import type { Child } from 'hono/jsx';
 import { useState } from 'hono/jsx/dom';
 import type { Limits } from '../../src/types/wire';
-import { type Errors, Field, FormError, Notice, useFormErrors } from './form';
+import { type Errors, Field, FormError, Notice, Options, useFormErrors } from './form';
 
 interface PolicyDraft {
   name: string;
@@ -17,10 +17,55 @@ interface PolicyDraft {
   algorithm: 'sliding' | 'fixed';
 }
 
+/** A policy's text fields, in the order a row shows them (id: the field id's last part). */
+const POLICY_FIELDS = [
+  { key: 'name', id: 'name', label: 'Name', inputmode: undefined },
+  { key: 'limit', id: 'limit', label: 'Requests', inputmode: 'numeric' },
+  { key: 'window_s', id: 'window', label: 'Window (s)', inputmode: 'numeric' },
+] as const;
+/** [label, value], as Options takes them. */
+const ALGORITHMS = [
+  ['sliding', 'sliding'],
+  ['fixed', 'fixed'],
+] as const;
+
 interface GroupDraft {
   group: string;
   daily: string;
   monthly: string;
+}
+
+type Period = 'daily' | 'monthly';
+const PERIODS = [
+  ['daily', 'a day'],
+  ['monthly', 'a month'],
+] as const;
+
+/** A quota's two fields, a day's and a month's: ids `${id}-daily`, names `${name}.daily`. */
+function QuotaFields(p: {
+  id: string;
+  name: string;
+  /** What is counted, the label's first word(s): "Requests" a day. */
+  subject: string;
+  values: Record<Period, string>;
+  onValue: (period: Period, v: string) => void;
+  errors: Errors;
+}) {
+  return (
+    <>
+      {PERIODS.map(([period, span]) => (
+        <Field
+          id={`${p.id}-${period}`}
+          name={`${p.name}.${period}`}
+          label={`${p.subject} ${span}`}
+          inputmode="numeric"
+          value={p.values[period]}
+          onValue={(v) => p.onValue(period, v)}
+          error={p.errors[`${p.name}.${period}`]}
+        />
+      ))}
+    </>
+  );
 }
 
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -160,32 +205,17 @@ export function LimitsEditor(props: {
         <legend>Rate policies (at most 8)</legend>
         {policies.map((p, i) => (
           <div class="row" key={i}>
-            <Field
-              id={`${id}-p${i}-name`}
-              name={`policies.${i}.name`}
-              label="Name"
-              value={p.name}
-              onValue={(v) => edit(i, { name: v })}
-              error={errors[`policies.${i}.name`]}
-            />
-            <Field
-              id={`${id}-p${i}-limit`}
-              name={`policies.${i}.limit`}
-              label="Requests"
-              inputmode="numeric"
-              value={p.limit}
-              onValue={(v) => edit(i, { limit: v })}
-              error={errors[`policies.${i}.limit`]}
-            />
-            <Field
-              id={`${id}-p${i}-window`}
-              name={`policies.${i}.window_s`}
-              label="Window (s)"
-              inputmode="numeric"
-              value={p.window_s}
-              onValue={(v) => edit(i, { window_s: v })}
-              error={errors[`policies.${i}.window_s`]}
-            />
+            {POLICY_FIELDS.map((f) => (
+              <Field
+                id={`${id}-p${i}-${f.id}`}
+                name={`policies.${i}.${f.key}`}
+                label={f.label}
+                inputmode={f.inputmode}
+                value={p[f.key]}
+                onValue={(v) => edit(i, { [f.key]: v })}
+                error={errors[`policies.${i}.${f.key}`]}
+              />
+            ))}
             <div class="field">
               <label for={`${id}-p${i}-alg`}>Counting</label>
               <select
@@ -196,12 +226,7 @@ export function LimitsEditor(props: {
                   })
                 }
               >
-                <option value="sliding" selected={p.algorithm === 'sliding'}>
-                  sliding
-                </option>
-                <option value="fixed" selected={p.algorithm === 'fixed'}>
-                  fixed
-                </option>
+                <Options choices={ALGORITHMS} current={p.algorithm} />
               </select>
             </div>
             <button type="button" onClick={() => setPolicies(policies.filter((_, j) => j !== i))}>
@@ -226,23 +251,13 @@ export function LimitsEditor(props: {
       <fieldset>
         <legend>Quotas (UTC day and month)</legend>
         <div class="row">
-          <Field
-            id={`${id}-quota-daily`}
-            name="quota.daily"
-            label="Requests a day"
-            inputmode="numeric"
-            value={daily}
-            onValue={setDaily}
-            error={errors['quota.daily']}
-          />
-          <Field
-            id={`${id}-quota-monthly`}
-            name="quota.monthly"
-            label="Requests a month"
-            inputmode="numeric"
-            value={monthly}
-            onValue={setMonthly}
-            error={errors['quota.monthly']}
+          <QuotaFields
+            id={`${id}-quota`}
+            name="quota"
+            subject="Requests"
+            values={{ daily, monthly }}
+            onValue={(period, v) => (period === 'daily' ? setDaily : setMonthly)(v)}
+            errors={errors}
           />
         </div>
       </fieldset>
@@ -250,23 +265,13 @@ export function LimitsEditor(props: {
         <legend>Quotas of an operation group (counted besides the tenant's)</legend>
         {groups.map((g, i) => (
           <div class="row" key={g.group}>
-            <Field
-              id={`${id}-g-${g.group}-daily`}
-              name={`quota.groups.${g.group}.daily`}
-              label={`${g.group}: a day`}
-              inputmode="numeric"
-              value={g.daily}
-              onValue={(v) => editGroup(i, { daily: v })}
-              error={errors[`quota.groups.${g.group}.daily`]}
-            />
-            <Field
-              id={`${id}-g-${g.group}-monthly`}
-              name={`quota.groups.${g.group}.monthly`}
-              label={`${g.group}: a month`}
-              inputmode="numeric"
-              value={g.monthly}
-              onValue={(v) => editGroup(i, { monthly: v })}
-              error={errors[`quota.groups.${g.group}.monthly`]}
+            <QuotaFields
+              id={`${id}-g-${g.group}`}
+              name={`quota.groups.${g.group}`}
+              subject={`${g.group}:`}
+              values={g}
+              onValue={(period, v) => editGroup(i, { [period]: v })}
+              errors={errors}
             />
             <button type="button" onClick={() => setGroups(groups.filter((_, j) => j !== i))}>
               Remove the {g.group} quota

@@ -8,7 +8,7 @@ import type { Limits, Plan, PublicTenant, TenantUsage, TokenListing } from '../.
 import { duration, meterWindow } from '../lib/format';
 import { ColumnHeads } from '../lib/table';
 import { api } from './api';
-import { ConfirmButton, Notice, refusal } from './form';
+import { ConfirmButton, Notice, PageError, refusal } from './form';
 import { LimitsEditor } from './limits-editor';
 
 export function LimitsSection(props: {
@@ -53,13 +53,7 @@ export function LimitsSection(props: {
     );
   }, [props.tenantId, reload]);
 
-  if (error) {
-    return (
-      <p class="form-error" role="alert">
-        {error}
-      </p>
-    );
-  }
+  if (error) return <PageError error={error} />;
   if (!usage) return <p class="loading">Loading…</p>;
   const saved = (text: string) => {
     setNotice(text);

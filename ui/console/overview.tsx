@@ -15,13 +15,41 @@ import { PageError, refusal } from './form';
 const share = (part: number, whole: number) =>
   whole > 0 ? `${((100 * part) / whole).toFixed(part * 1000 < whole ? 2 : 1)} %` : '—';
 
-function TenantLink(props: { t: FleetTenant; open: (id: string) => void }) {
+/** A row's heading cell: the tenant's name, a link to its page. */
+function TenantHead(props: { t: FleetTenant; open: (id: string) => void }) {
   return (
-    <button type="button" class="link" onClick={() => props.open(props.t.tenant_id)}>
-      {props.t.name ?? `${props.t.tenant_id} (deleted)`}
-    </button>
+    <th scope="row">
+      <button type="button" class="link" onClick={() => props.open(props.t.tenant_id)}>
+        {props.t.name ?? `${props.t.tenant_id} (deleted)`}
+      </button>
+    </th>
   );
 }
+
+/** The three top lists, in the order the page shows them. */
+const TOP_LISTS = [
+  {
+    id: 'top-requests',
+    title: 'Most requests',
+    rows: 'top_requests',
+    figure: 'requests',
+    empty: 'No requests in these hours.',
+  },
+  {
+    id: 'top-refused',
+    title: 'Most refused (rate limits and quotas)',
+    rows: 'top_refused',
+    figure: 'refused',
+    empty: 'No request was refused by a limit.',
+  },
+  {
+    id: 'top-errors',
+    title: 'Most 5xx',
+    rows: 'top_errors',
+    figure: 'errors_5xx',
+    empty: 'No 5xx answers.',
+  },
+] as const;
 
 /** One top list: the tenants, the figure it is sorted by first. */
 function TopTable(props: {
@@ -54,9 +82,7 @@ function TopTable(props: {
           <tbody>
             {props.rows.map((t) => (
               <tr key={t.tenant_id}>
-                <th scope="row">
-                  <TenantLink t={t} open={props.open} />
-                </th>
+                <TenantHead t={t} open={props.open} />
                 <td>{count(t[props.figure])}</td>
                 <td>
                   {props.figure === 'requests'
@@ -138,9 +164,7 @@ export function OverviewPage(props: { open: (id: string) => void }) {
                 <tbody>
                   {data.key_rejected.map((t) => (
                     <tr key={t.tenant_id}>
-                      <th scope="row">
-                        <TenantLink t={t} open={props.open} />
-                      </th>
+                      <TenantHead t={t} open={props.open} />
                       <td>{count(t.key_rejected)}</td>
                       <td>HTTP {t.key_status ?? '?'}</td>
                       <td>{fmtTime(t.key_at)}</td>
@@ -152,33 +176,18 @@ export function OverviewPage(props: { open: (id: string) => void }) {
           </section>
           <FleetCharts open={props.open} />
           <div class="tops">
-            <TopTable
-              id="top-requests"
-              title="Most requests"
-              rows={data.top_requests}
-              figure="requests"
-              total={data.totals.requests}
-              empty="No requests in these hours."
-              open={props.open}
-            />
-            <TopTable
-              id="top-refused"
-              title="Most refused (rate limits and quotas)"
-              rows={data.top_refused}
-              figure="refused"
-              total={data.totals.requests}
-              empty="No request was refused by a limit."
-              open={props.open}
-            />
-            <TopTable
-              id="top-errors"
-              title="Most 5xx"
-              rows={data.top_errors}
-              figure="errors_5xx"
-              total={data.totals.requests}
-              empty="No 5xx answers."
-              open={props.open}
-            />
+            {TOP_LISTS.map((list) => (
+              <TopTable
+                key={list.id}
+                id={list.id}
+                title={list.title}
+                rows={data[list.rows]}
+                figure={list.figure}
+                total={data.totals.requests}
+                empty={list.empty}
+                open={props.open}
+              />
+            ))}
           </div>
         </>
       )}

@@ -13,6 +13,23 @@ import { type Errors, Field, FormError, Notice, refusal, useFormErrors } from '.
 const whole = (text: string) =>
   text.trim() === '' ? null : /^\d+$/.test(text.trim()) && Number(text) > 0 ? Number(text) : NaN;
 
+/** The form's number fields: the API's field name, the draft's key. */
+const COUNT_FIELDS = [
+  { id: 'pa-max-keys', name: 'max_keys', draft: 'maxKeys', label: 'Partner keys at once' },
+  {
+    id: 'pa-per-minute',
+    name: 'per_minute',
+    draft: 'perMinute',
+    label: 'Each new grant: requests per minute (optional)',
+  },
+  {
+    id: 'pa-per-day',
+    name: 'per_day',
+    draft: 'perDay',
+    label: 'Each new grant: requests per day (optional)',
+  },
+] as const;
+
 function limitsOf(perMinute: number | null, perDay: number | null): TokenLimits | null {
   if (perMinute === null && perDay === null) return null;
   return {
@@ -120,33 +137,17 @@ export function PartnerAccessSection(props: { tenantId: string; canChange: boole
             />{' '}
             Apps that registered themselves may be approved
           </label>
-          <Field
-            id="pa-max-keys"
-            name="max_keys"
-            label="Partner keys at once"
-            inputmode="numeric"
-            value={draft.maxKeys}
-            onValue={(v) => setDraft({ ...draft, maxKeys: v })}
-            error={errors.max_keys}
-          />
-          <Field
-            id="pa-per-minute"
-            name="per_minute"
-            label="Each new grant: requests per minute (optional)"
-            inputmode="numeric"
-            value={draft.perMinute}
-            onValue={(v) => setDraft({ ...draft, perMinute: v })}
-            error={errors.per_minute}
-          />
-          <Field
-            id="pa-per-day"
-            name="per_day"
-            label="Each new grant: requests per day (optional)"
-            inputmode="numeric"
-            value={draft.perDay}
-            onValue={(v) => setDraft({ ...draft, perDay: v })}
-            error={errors.per_day}
-          />
+          {COUNT_FIELDS.map((f) => (
+            <Field
+              id={f.id}
+              name={f.name}
+              label={f.label}
+              inputmode="numeric"
+              value={draft[f.draft]}
+              onValue={(v) => setDraft({ ...draft, [f.draft]: v })}
+              error={errors[f.name]}
+            />
+          ))}
           <button type="submit">Save partner access</button>
           {notice ? <Notice text={notice} /> : null}
         </form>

@@ -17,6 +17,7 @@ import {
   FormError,
   fmtTime,
   Notice,
+  Options,
   PageError,
   refusal,
   SecretOnce,
@@ -623,11 +624,7 @@ function RotateButton(props: {
               id={fieldId}
               onChange={(e: Event) => setOverlap(Number((e.target as HTMLSelectElement).value))}
             >
-              {OVERLAPS.map(([label, seconds]) => (
-                <option value={seconds} selected={seconds === overlap}>
-                  {label}
-                </option>
-              ))}
+              <Options choices={OVERLAPS} current={overlap} />
             </select>
           </div>
         </>
@@ -670,11 +667,7 @@ function PortalLinkForm(props: {
         id="portal-link-life"
         onChange={(e: Event) => setLife(Number((e.target as HTMLSelectElement).value))}
       >
-        {LINK_LIVES.map(([label, seconds]) => (
-          <option value={seconds} selected={seconds === life}>
-            {label}
-          </option>
-        ))}
+        <Options choices={LINK_LIVES} current={life} />
       </select>
       <label class="inline">
         <input

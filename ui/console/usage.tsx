@@ -7,8 +7,8 @@
 import { useEffect, useRef, useState } from 'hono/jsx/dom';
 import type { Analytics } from '../../src/types/wire';
 import { api } from './api';
-import { Chart, RangeButtons } from './chart';
-import { refusal } from './form';
+import { Chart, type Line, RangeButtons } from './chart';
+import { Options, PageError, refusal } from './form';
 
 const RANGES = [
   { label: '24 h', days: 1, granularity: 'hour' },
@@ -17,9 +17,26 @@ const RANGES = [
   { label: '90 d', days: 90, granularity: 'day' },
 ] as const;
 type Split = 'status' | 'route' | 'token';
+/** [label, value], as Options takes them. */
+const SPLITS = [
+  ['status class', 'status'],
+  ['operation', 'route'],
+  ['token', 'token'],
+] as const;
+const BUCKETS = [
+  ['hours', 'hour'],
+  ['days', 'day'],
+] as const;
 const MAX_LINES = 8;
 /** Charts on the page: requests, refusals, latency, cache hit ratio. */
 const CHARTS = 4;
+
+interface Panel {
+  title: string;
+  series: Line[];
+  unit: string;
+  yRange?: [number, number];
+}
 
 interface Charts {
   x: number[];
@@ -117,6 +134,28 @@ function charts(
     refused: grouped.refusals.reduce((a, r) => a + r.count, 0),
     caption: '',
   };
+}
+
+/** The page's charts, in order (CHARTS of them). */
+function panels(data: Charts, split: Split): Panel[] {
+  return [
+    { title: `Requests by ${split}`, series: data.requests, unit: 'requests' },
+    { title: 'Refusals by policy', series: data.refusals, unit: 'refusals' },
+    {
+      title: 'Latency (upper bound of the bucket)',
+      series: [
+        { label: 'p50', values: data.p50 },
+        { label: 'p95', values: data.p95 },
+      ],
+      unit: 'ms',
+    },
+    {
+      title: 'Cache hit ratio (reads of cached operations)',
+      series: [{ label: 'hits', values: data.hitRatio }],
+      unit: '%',
+      yRange: [0, 100],
+    },
+  ];
 }
 
 export function UsageSection(props: { tenantId: string }) {
@@ -225,27 +264,14 @@ export function UsageSection(props: { tenantId: string }) {
           id="usage-split"
           onChange={(e: Event) => setSplit((e.target as HTMLSelectElement).value as Split)}
         >
-          <option value="status" selected={split === 'status'}>
-            status class
-          </option>
-          <option value="route" selected={split === 'route'}>
-            operation
-          </option>
-          <option value="token" selected={split === 'token'}>
-            token
-          </option>
+          <Options choices={SPLITS} current={split} />
         </select>
         <label for="usage-bucket">Buckets</label>
         <select
           id="usage-bucket"
           onChange={(e: Event) => setByHour((e.target as HTMLSelectElement).value === 'hour')}
         >
-          <option value="hour" selected={granularity === 'hour'}>
-            hours
-          </option>
-          <option value="day" selected={granularity === 'day'}>
-            days
-          </option>
+          <Options choices={BUCKETS} current={granularity} />
         </select>
         <button type="button" onClick={() => setReload(reload + 1)}>
           Refresh
@@ -254,48 +280,23 @@ export function UsageSection(props: { tenantId: string }) {
           Download CSV
         </button>
       </div>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <PageError error={error} />
       {data ? (
         <>
           <p data-testid="usage-totals">
             {data.total} requests and {data.refused} refusals in the last {data.caption}.
           </p>
-          <Chart
-            title={`Requests by ${split}`}
-            x={data.x}
-            series={data.requests}
-            unit="requests"
-            onDrawn={onDrawn}
-          />
-          <Chart
-            title="Refusals by policy"
-            x={data.x}
-            series={data.refusals}
-            unit="refusals"
-            onDrawn={onDrawn}
-          />
-          <Chart
-            title="Latency (upper bound of the bucket)"
-            x={data.x}
-            series={[
-              { label: 'p50', values: data.p50 },
-              { label: 'p95', values: data.p95 },
-            ]}
-            unit="ms"
-            onDrawn={onDrawn}
-          />
-          <Chart
-            title="Cache hit ratio (reads of cached operations)"
-            x={data.x}
-            series={[{ label: 'hits', values: data.hitRatio }]}
-            unit="%"
-            yRange={[0, 100]}
-            onDrawn={onDrawn}
-          />
+          {panels(data, split).map((panel) => (
+            <Chart
+              key={panel.title}
+              title={panel.title}
+              x={data.x}
+              series={panel.series}
+              unit={panel.unit}
+              yRange={panel.yRange}
+              onDrawn={onDrawn}
+            />
+          ))}
           {rendered ? <p class="hint">Drawn in {rendered.ms.toFixed(0)} ms.</p> : null}
         </>
       ) : (

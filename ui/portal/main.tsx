@@ -13,6 +13,7 @@ import { storedToken, storeToken, takeTokenFromFragment } from '../lib/session-t
 import { ColumnHeads } from '../lib/table';
 import { Apps } from './apps';
 import { Consent, pendingRequest, takeAuthorizeRequest } from './consent';
+import { FieldRow } from './field-row';
 import { Keys } from './keys';
 import { RecentFailures } from './requests';
 import { messageOf, NewTokenOnce, RotateToken } from './rotate';
@@ -76,26 +77,14 @@ function SignIn(props: { onToken: (token: string) => void; error: string | null 
     <section aria-labelledby="sign-in-title">
       <h2 id="sign-in-title">Sign in with your gateway token</h2>
       <form onSubmit={submit} noValidate>
-        <label for="token">Gateway token</label>
-        <div class="row">
-          <input
-            id="token"
-            name="token"
-            type="password"
-            autocomplete="off"
-            spellcheck={false}
-            aria-invalid={shown ? 'true' : 'false'}
-            aria-describedby="token-hint token-error"
-          />
-          <button type="submit">Open</button>
-        </div>
-        <p id="token-hint" class="hint">
-          Kept in this browser tab only (sessionStorage) and sent to this gateway alone. Or open the
-          portal link your operator gave you.
-        </p>
-        <p id="token-error" class="error" role="alert">
-          {shown ?? ''}
-        </p>
+        <FieldRow
+          id="token"
+          label="Gateway token"
+          input={{ name: 'token', type: 'password', autocomplete: 'off', spellcheck: false }}
+          button={<button type="submit">Open</button>}
+          hint="Kept in this browser tab only (sessionStorage) and sent to this gateway alone. Or open the portal link your operator gave you."
+          error={shown}
+        />
       </form>
     </section>
   );

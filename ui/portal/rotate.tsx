@@ -7,6 +7,7 @@ import { useEffect, useState } from 'hono/jsx/dom';
 import { ApiError, call } from '../lib/api';
 import { duration } from '../lib/format';
 import { useModal } from '../lib/modal';
+import { FieldRow } from './field-row';
 import type { Rotated } from './types';
 
 const MAX_OVERLAP_S = 30 * 86_400;
@@ -62,27 +63,25 @@ export function RotateToken(props: { token: string; onRotated: (rotated: Rotated
 
   return (
     <form onSubmit={submit} noValidate>
-      <label for="overlap">Old token keeps working for (seconds)</label>
-      <div class="row">
-        <input
-          id="overlap"
-          name="overlap_s"
-          inputMode="numeric"
-          value={overlap}
-          aria-invalid={fieldError ? 'true' : 'false'}
-          aria-describedby="overlap-hint overlap-error"
-          onInput={(e: Event) => setOverlap((e.target as HTMLInputElement).value)}
-        />
-        <button type="submit" disabled={busy}>
-          {busy ? 'Rotating…' : 'Rotate my token'}
-        </button>
-      </div>
-      <p id="overlap-hint" class="hint">
-        0 ends the old token at once; at most 30 days. Now: {duration(Number(overlap) || 0)}.
-      </p>
-      <p id="overlap-error" class="error" role="alert">
-        {fieldError ?? ''}
-      </p>
+      <FieldRow
+        id="overlap"
+        label="Old token keeps working for (seconds)"
+        input={{
+          name: 'overlap_s',
+          inputMode: 'numeric',
+          value: overlap,
+          onInput: (e: Event) => setOverlap((e.target as HTMLInputElement).value),
+        }}
+        button={
+          <button type="submit" disabled={busy}>
+            {busy ? 'Rotating…' : 'Rotate my token'}
+          </button>
+        }
+        hint={
+          <>0 ends the old token at once; at most 30 days. Now: {duration(Number(overlap) || 0)}.</>
+        }
+        error={fieldError}
+      />
       {banner && (
         <p class="error" role="alert">
           {banner}

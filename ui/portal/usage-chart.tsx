@@ -157,6 +157,20 @@ function UsageChart(props: ChartProps) {
 
 const number = (v: number | null) => count(v ?? 0);
 
+/** Each line: the bucket's figure it draws, how it looks and reads (a chart's second is dashed). */
+const LINES: Record<Line['key'], Omit<Line, 'key' | 'values'> & { figure: keyof Bucket }> = {
+  requests: { figure: 'requests', label: 'Requests', color: '#0b57d0', text: number },
+  refusals: { figure: 'refusals', label: 'Refusals', color: '#b3261e', dashed: true, text: number },
+  p50: { figure: 'p50_ms', label: 'p50', color: '#1a7f37', text: ms },
+  p95: { figure: 'p95_ms', label: 'p95', color: '#8250df', dashed: true, text: ms },
+};
+
+const linesOf = (rows: Bucket[], ...keys: Line['key'][]): Line[] =>
+  keys.map((key) => {
+    const { figure, ...look } = LINES[key];
+    return { key, ...look, values: rows.map((r) => r[figure]) };
+  });
+
 export function UsageCharts({ usage }: { usage: Usage }) {
   const [range, setRange] = useState<Range>('hours');
   const { label, per } = RANGES[range];
@@ -201,23 +215,7 @@ export function UsageCharts({ usage }: { usage: Usage }) {
         summary={`Requests and refusals per ${per} over the last ${label}: ${count(total)} requests, ${count(refused)} refusals`}
         at={at}
         source={source}
-        lines={[
-          {
-            key: 'requests',
-            label: 'Requests',
-            values: rows.map((r) => r.requests),
-            color: '#0b57d0',
-            text: number,
-          },
-          {
-            key: 'refusals',
-            label: 'Refusals',
-            values: rows.map((r) => r.refusals),
-            color: '#b3261e',
-            dashed: true,
-            text: number,
-          },
-        ]}
+        lines={linesOf(rows, 'requests', 'refusals')}
       />
       <UsageChart
         id="latency"
@@ -226,23 +224,7 @@ export function UsageCharts({ usage }: { usage: Usage }) {
         summary={`Latency per ${per} over the last ${label}; the slowest ${per}'s 95th percentile is at most ${count(worst95)} ms`}
         at={at}
         source={source}
-        lines={[
-          {
-            key: 'p50',
-            label: 'p50',
-            values: rows.map((r) => r.p50_ms),
-            color: '#1a7f37',
-            text: ms,
-          },
-          {
-            key: 'p95',
-            label: 'p95',
-            values: rows.map((r) => r.p95_ms),
-            color: '#8250df',
-            dashed: true,
-            text: ms,
-          },
-        ]}
+        lines={linesOf(rows, 'p50', 'p95')}
       />
       <RefusalsBy
         label={label}

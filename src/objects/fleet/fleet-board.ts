@@ -88,16 +88,10 @@ type Totals = Record<string, SqlStorageValue> & {
   self_service: number | null;
 };
 
-type Row = Record<string, SqlStorageValue> & {
-  tenant_id: string;
-  requests: number;
-  refused: number;
-  errors_5xx: number;
-  key_rejected: number;
-  self_service: number;
-  key_status: number | null;
-  key_at: number | null;
-};
+/** A tenant's row of the board: its figures as the answer has them, less the name (the
+ *  board keeps none), and the hour of its key's last refusal in epoch ms. */
+type Row = Record<string, SqlStorageValue> &
+  Omit<FleetTenant, 'name' | 'key_at'> & { key_at: number | null };
 
 /** The tables, made where missing at every start. */
 const TABLES = `
