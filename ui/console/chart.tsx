@@ -59,6 +59,9 @@ export function Chart(props: {
   useEffect(() => {
     const el = box.current;
     if (!el) return;
+    // One plot a figure, whatever order the renderer runs effects and cleanups in when
+    // the data arrives twice in quick succession (seen under load: two plots, one box).
+    el.replaceChildren();
     const stroke = colours(props.series);
     const range = props.yRange;
     const hover = props.onHover;
