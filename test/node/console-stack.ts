@@ -10,6 +10,7 @@ import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
 import { type LocalAccess, startLocalAccess } from '../../scripts/local-access';
 import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+import { operatorCall } from './operator-call';
 
 export interface ConsoleStack {
   gateway: GatewayHost;
@@ -41,21 +42,8 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
-  const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${gateway.url}/admin${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${gateway.adminToken}`,
-        'content-type': 'application/json',
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await res.json()) as { code: number; data: T };
-    if (json.code !== 0) {
-      throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    }
-    return json.data;
-  };
+  const admin = <T>(method: string, path: string, body?: unknown) =>
+    operatorCall<T>(gateway, method, path, body);
   return {
     gateway,
     access,

@@ -22,21 +22,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
 import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+import { operatorCall } from './operator-call';
 
 let emulator: RunningEmulator;
 let gateway: GatewayHost;
 let tenantId = '';
 
-async function adminCall(path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${gateway.url}/admin${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${gateway.adminToken}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as { data: any };
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
+/** A GET without a body, a POST with one. */
+const adminCall = (path: string, body?: unknown): Promise<any> =>
+  operatorCall(gateway, body === undefined ? 'GET' : 'POST', path, body);
 
 /** What a desktop agent keeps: its registration, tokens, verifier and discovery, in memory. */
 class MemoryProvider implements OAuthClientProvider {

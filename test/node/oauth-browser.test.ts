@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
 import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+import { operatorCall } from './operator-call';
 
 const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
@@ -26,16 +27,9 @@ let app: Server;
 let appOrigin = '';
 const tenant = { id: '', name: 'Acme travel' };
 
-async function adminCall(path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${gateway.url}/admin${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${gateway.adminToken}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as { data: any };
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
+/** A GET without a body, a POST with one. */
+const adminCall = (path: string, body?: unknown): Promise<any> =>
+  operatorCall(gateway, body === undefined ? 'GET' : 'POST', path, body);
 
 /**
  * The public client: one page, no backend. `/` registers and starts the flow; `/callback`

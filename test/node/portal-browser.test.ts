@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_PLATFORM_KEY, OTHER_PLATFORM_KEY } from '../../emulator/seed';
 import { type RunningEmulator, startEmulator } from '../../emulator/server';
 import { type GatewayHost, startGateway } from '../../scripts/workerd-host';
+import { operatorCall } from './operator-call';
 import { untilRecorded } from './recorded';
 
 const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
@@ -23,16 +24,9 @@ let browser: Browser;
 const a = { id: '', token: '', name: 'Acme partner' };
 const b = { id: '', tokenId: '', name: 'Bystander tenant' };
 
-async function adminCall(path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${gateway.url}/admin${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${gateway.adminToken}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as { code: number; data: any };
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
+/** A GET without a body, a POST with one. */
+const adminCall = (path: string, body?: unknown): Promise<any> =>
+  operatorCall(gateway, body === undefined ? 'GET' : 'POST', path, body);
 
 async function asToken(token: string, path: string): Promise<any> {
   const res = await fetch(`${gateway.url}${path}`, {
