@@ -196,6 +196,19 @@ describe('a public client with PKCE', () => {
     );
     await expectRefusal(elsewhere, 'ORIGIN_NOT_ALLOWED');
   });
+
+  it("an app's own scheme gives its token no browser origin: Origin: null is refused", async () => {
+    const tenant = await createTenant(platformKeys.demo, 'oauth native');
+    const client = await registerClient({ redirect_uris: ['com.example.tool:/cb'] });
+    const tokens = await grantTokens(tenant, client);
+    expect((await gateway('/team/lists', bearer(tokens.access_token))).status).toBe(200);
+    // A sandboxed page or a data: URL sends "null", which is what such a URI's URL origin reads.
+    const sandboxed = await gateway(
+      '/team/lists',
+      bearer(tokens.access_token, { headers: { origin: 'null' } }),
+    );
+    await expectRefusal(sandboxed, 'ORIGIN_NOT_ALLOWED');
+  });
 });
 
 describe('refresh tokens rotate; a reused one ends the grant', () => {

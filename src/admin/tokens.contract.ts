@@ -54,7 +54,7 @@ const tokenRecord = () =>
         .object({
           client_id: z.string(),
           client_name: z.string(),
-          origin: z.string(),
+          origin: z.string().nullable(),
           granted_by: z.string(),
           refresh_until: instant(),
         })

@@ -5,6 +5,7 @@
  * by itself, the answer to the request then carries the grant or not.
  */
 import type { Context } from 'hono';
+import { webOriginOf } from '../tenants/redirect-uri';
 import type { HonoEnv } from '../types/context';
 import type { OAuthClient } from '../types/wire';
 
@@ -34,8 +35,5 @@ export function clientCors(c: Context<HonoEnv>, client: OAuthClient): void {
 }
 
 function originsOf(client: OAuthClient): string[] {
-  return client.redirect_uris.flatMap((uri) => {
-    const url = new URL(uri);
-    return url.protocol === 'https:' || url.protocol === 'http:' ? [url.origin] : [];
-  });
+  return client.redirect_uris.flatMap((uri) => webOriginOf(uri) ?? []);
 }

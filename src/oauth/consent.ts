@@ -21,6 +21,7 @@ import { catalogOf } from '../operations/catalog';
 import { partnerToken } from '../partner/routes';
 import { keyRing } from '../tenants/crypto';
 import { CODE_PREFIX, mintOauthSecret } from '../tenants/oauth-secret';
+import { redirectHostOf, webOriginOf } from '../tenants/redirect-uri';
 import { expandScopes, grantable } from '../tenants/scopes';
 import { memoizedStores } from '../tenants/stores';
 import { newTokenId } from '../tenants/token-store';
@@ -104,7 +105,7 @@ export function consentRoutes(): Hono<HonoEnv> {
       }
       await oauthClients(c.env).use(client.client_id, now, true);
       // Its browser calls come from the redirect URI's origin: preflights must pass.
-      const origin = webOrigin(request.ru);
+      const origin = webOriginOf(request.ru);
       if (origin) {
         const stores = await memoizedStores(c.env, c.get('settings'));
         const until = now + c.get('settings').OAUTH_REFRESH_TOKEN_TTL_S * 1000;
@@ -155,7 +156,7 @@ async function view(
     tenant: { id: tenant.id, name: tenant.name },
     client: { id: client.client_id, name: client.client_name, kind: client.kind },
     redirect_uri: request.ru,
-    redirect_host: hostOf(request.ru),
+    redirect_host: redirectHostOf(request.ru),
     resource: request.res,
     scopes_asked: request.sc,
     scopes_offered: offered,
@@ -167,15 +168,4 @@ async function view(
         : null,
     expires_at: new Date(request.exp).toISOString(),
   };
-}
-
-function hostOf(uri: string): string {
-  const url = new URL(uri);
-  return url.host || url.protocol.slice(0, -1);
-}
-
-/** The origin a browser app at this redirect URI calls from (null: not a web page). */
-function webOrigin(uri: string): string | null {
-  const url = new URL(uri);
-  return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : null;
 }

@@ -61,8 +61,11 @@ export interface TokenRecord {
 export interface TokenGrant {
   client_id: string;
   client_name: string;
-  /** The origin of the redirect URI the grant was made for: its browser calls may come from it. */
-  origin: string;
+  /**
+   * The origin of the redirect URI the grant was made for, its browser calls may come from
+   * it; null for an app's own scheme (no browser origin).
+   */
+  origin: string | null;
   /** Who approved it in the partner portal (`token:<id>`). */
   granted_by: string;
   /** The refresh token's end: the grant ends then unless refreshed. */

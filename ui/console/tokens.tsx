@@ -38,7 +38,7 @@ const stateOf = (t: TokenListing) => {
 function originText(t: TokenListing): string | null {
   if (t.grant) {
     const resource = t.resource ? `, for ${t.resource}` : '';
-    return `OAuth app ${t.grant.client_name} (${t.grant.client_id}) from ${t.grant.origin}, granted by ${t.grant.granted_by}${resource}; refreshes until ${fmtTime(t.grant.refresh_until)}`;
+    return `OAuth app ${t.grant.client_name} (${t.grant.client_id}) ${t.grant.origin ? ` from ${t.grant.origin}` : ''}, granted by ${t.grant.granted_by}${resource}; refreshes until ${fmtTime(t.grant.refresh_until)}`;
   }
   return t.made_by ? `partner key, made by ${t.made_by}` : null;
 }

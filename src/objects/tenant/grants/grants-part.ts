@@ -11,6 +11,7 @@
  */
 import type { TokenLimits } from '../../../metering/policy';
 import { DEFAULT_PARTNER_ACCESS, partnerAccessSchema } from '../../../tenants/partner-access';
+import { redirectHostOf, webOriginOf } from '../../../tenants/redirect-uri';
 import {
   expandScopes,
   grantable,
@@ -232,7 +233,7 @@ export class GrantsPart implements Chores {
       detail: {
         client_id: grant.clientId,
         client_name: grant.clientName,
-        redirect_host: hostOf(grant.redirectUri),
+        redirect_host: redirectHostOf(grant.redirectUri),
         scopes: grant.scopes,
         resource: grant.resource,
         granted_by: grant.grantedBy,
@@ -338,7 +339,7 @@ export class GrantsPart implements Chores {
         id: g.tokenId,
         client_id: g.clientId,
         client_name: g.clientName,
-        redirect_host: hostOf(g.redirectUri),
+        redirect_host: redirectHostOf(g.redirectUri),
         scopes: record?.scopes ?? g.scopes,
         resource: g.resource,
         granted_by: g.grantedBy,
@@ -467,16 +468,8 @@ function tokenGrant(grant: GrantRow, refreshUntil: number): NonNullable<TokenRec
   return {
     client_id: grant.clientId,
     client_name: grant.clientName,
-    origin: new URL(grant.redirectUri).origin,
+    origin: webOriginOf(grant.redirectUri),
     granted_by: grant.grantedBy,
     refresh_until: new Date(refreshUntil).toISOString(),
   };
-}
-
-function hostOf(uri: string): string {
-  try {
-    return new URL(uri).host || uri;
-  } catch {
-    return uri;
-  }
 }
