@@ -136,6 +136,8 @@ export class ExportPart implements Chores {
    */
   async catchUp(now: number): Promise<number> {
     const { io } = this.deps;
+    // A guard not yet told its tenant produces nothing; a later usage batch wakes it again.
+    if (!io.tenantId) return Number.POSITIVE_INFINITY;
     const closed = now - MINUTE_CLOSES_AFTER_MS - 60_000;
     const rows = this.sql
       .exec<MinuteSums>(
@@ -144,7 +146,23 @@ export class ExportPart implements Chores {
         AGGREGATES_PER_ALARM,
       )
       .toArray();
-    if (rows.length > 0 && io.tenantId) {
+    // Taken in the same step as read, before the queue is awaited (other calls run then):
+    // a request of the minute arriving meanwhile opens the next revision instead of joining
+    // sums already on their way, and a second catch-up at once does not produce them again.
+    const markSent = (sent: 0 | 1) => {
+      for (const r of rows) {
+        this.sql.exec(
+          'UPDATE export_minutes SET sent = ? WHERE minute = ? AND token_id = ? AND operation = ? AND rev = ?',
+          sent,
+          r.minute,
+          r.token_id,
+          r.operation,
+          r.rev,
+        );
+      }
+    };
+    markSent(1);
+    if (rows.length > 0) {
       const tenant = io.tenantId;
       const plan = this.deps.plan();
       const aggregates = rows.map(
@@ -166,22 +184,14 @@ export class ExportPart implements Chores {
       try {
         await io.produceUsage(aggregates);
       } catch (err) {
-        // Not produced (no queue, or it failed): kept, and tried again a minute later.
+        // Not produced (no queue, or it failed): unmarked, and tried again a minute later.
         log.error('usage.aggregates_not_sent', {
           tenant_id: tenant,
           aggregates: aggregates.length,
           error: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
         });
+        markSent(0);
         return now + 60_000;
-      }
-      for (const r of rows) {
-        this.sql.exec(
-          'UPDATE export_minutes SET sent = 1 WHERE minute = ? AND token_id = ? AND operation = ? AND rev = ?',
-          r.minute,
-          r.token_id,
-          r.operation,
-          r.rev,
-        );
       }
     }
     const next = this.sql
