@@ -65,7 +65,7 @@ export function cloudEventOf(
     data: {
       request_id: r.rid,
       token_id: r.token,
-      ...(r.grant ? { grant_id: r.grant } : {}),
+      ...(r.client ? { client_id: r.client } : {}),
       operation: r.op,
       plan: r.plan,
       status: r.status,

@@ -93,6 +93,7 @@ export function requestLog() {
           at: started,
           tenant: principal.tenantId,
           token: principal.tokenId,
+          client: c.get('token')?.grant?.client_id,
           op: operation,
           plan: isolateAdmission.planOf(principal.tenantId),
           status: line.status,

@@ -19,8 +19,8 @@ export interface UsageRecord {
   at: number;
   tenant: string;
   token: string;
-  /** The OAuth grant the token belongs to, when it came from one (issue 45). */
-  grant?: string;
+  /** The OAuth client (the app) whose grant the token came from, when it did. */
+  client?: string;
   /** The operation id (`team.list`, …). */
   op: string;
   /** The plan the tenant is on, as its TenantGuard last said (null: none). */
